@@ -1,0 +1,126 @@
+import {
+  ChangeMessageVisibilityBatchCommand,
+  DeleteMessageBatchCommand,
+  ReceiveMessageCommand,
+  type Message,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { lambdaContext } from './lambda-runtime.ts';
+
+// The local stand-in for a Lambda SQS event source mapping: receives batches, hands the
+// function a real SQS event, deletes what succeeded and leaves failed messages to reappear
+// after the visibility timeout; the queue's redrive policy moves them to the DLQ.
+
+export interface PollerOptions {
+  name: string;
+  sqs: SQSClient;
+  queueUrl: string;
+  queueArn: string;
+  batchSize: number;
+  concurrency: number;
+  timeoutSeconds: number;
+  memoryMb: number;
+  /** Delay before a failed message is visible again (seconds); the queue default when unset. */
+  retryDelaySeconds?: number;
+  loadHandler: () => Promise<unknown>;
+  onError?: (err: unknown) => void;
+}
+
+export interface Poller {
+  stop(): Promise<void>;
+}
+
+function toRecord(m: Message, queueArn: string): SQSRecord {
+  const attrs = m.Attributes ?? {};
+  return {
+    messageId: m.MessageId!,
+    receiptHandle: m.ReceiptHandle!,
+    body: m.Body ?? '',
+    attributes: {
+      ApproximateReceiveCount: attrs.ApproximateReceiveCount ?? '1',
+      SentTimestamp: attrs.SentTimestamp ?? String(Date.now()),
+      SenderId: attrs.SenderId ?? 'local',
+      ApproximateFirstReceiveTimestamp: attrs.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
+    },
+    messageAttributes: Object.fromEntries(
+      Object.entries(m.MessageAttributes ?? {}).map(([k, v]) => [
+        k,
+        { stringValue: v.StringValue, dataType: v.DataType ?? 'String', stringListValues: [], binaryListValues: [] },
+      ]),
+    ),
+    md5OfBody: m.MD5OfBody ?? '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: queueArn,
+    awsRegion: 'us-east-1',
+  };
+}
+
+export function startPoller(o: PollerOptions): Poller {
+  const abort = new AbortController();
+  let stopped = false;
+
+  async function runBatch(messages: Message[]): Promise<void> {
+    const event: SQSEvent = { Records: messages.map((m) => toRecord(m, o.queueArn)) };
+    let failed: Set<string>;
+    try {
+      const handler = (await o.loadHandler()) as (e: SQSEvent, c: unknown) => Promise<SQSBatchResponse | void>;
+      const result = await handler(event, lambdaContext(o.name, o.timeoutSeconds * 1000, o.memoryMb));
+      failed = new Set((result?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+      // An identifier that is not in the batch makes Lambda retry the whole batch.
+      if ([...failed].some((id) => !messages.some((m) => m.MessageId === id))) failed = new Set(messages.map((m) => m.MessageId!));
+    } catch (err) {
+      o.onError?.(err);
+      failed = new Set(messages.map((m) => m.MessageId!));
+    }
+    const done = messages.filter((m) => !failed.has(m.MessageId!));
+    const retry = messages.filter((m) => failed.has(m.MessageId!));
+    if (done.length) {
+      await o.sqs.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: o.queueUrl,
+          Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })),
+        }),
+      );
+    }
+    if (retry.length && o.retryDelaySeconds !== undefined) {
+      await o.sqs.send(
+        new ChangeMessageVisibilityBatchCommand({
+          QueueUrl: o.queueUrl,
+          Entries: retry.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle!, VisibilityTimeout: o.retryDelaySeconds })),
+        }),
+      );
+    }
+  }
+
+  async function worker(): Promise<void> {
+    while (!stopped) {
+      try {
+        const out = await o.sqs.send(
+          new ReceiveMessageCommand({
+            QueueUrl: o.queueUrl,
+            MaxNumberOfMessages: o.batchSize,
+            WaitTimeSeconds: 1,
+            MessageSystemAttributeNames: ['All'],
+            MessageAttributeNames: ['All'],
+          }),
+          { abortSignal: abort.signal },
+        );
+        if (out.Messages?.length) await runBatch(out.Messages);
+      } catch (err) {
+        if (stopped) break;
+        o.onError?.(err);
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    }
+  }
+
+  const workers = Array.from({ length: o.concurrency }, () => worker());
+  return {
+    async stop() {
+      stopped = true;
+      abort.abort();
+      await Promise.allSettled(workers);
+    },
+  };
+}

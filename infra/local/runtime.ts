@@ -1,0 +1,175 @@
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { S3Client } from '@aws-sdk/client-s3';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { loadConfig, type Config } from '../../shared/config.ts';
+import { pipelineStageList, queueUrlVariable, type PipelineStageName } from '../routes.ts';
+import { LOCAL_CREDENTIALS, LOCAL_REGION, ensureTable, startEmulators, type Emulators } from './emulators.ts';
+import { ensureBucket, ensureQueues, type QueueInfo } from './queues.ts';
+import { startGateway, type Gateway } from './gateway.ts';
+import { startPoller, type Poller } from './poller.ts';
+import { installLambdaGlobals } from './lambda-runtime.ts';
+import { LOCAL_IDP_AUDIENCE, LOCAL_IDP_ISSUER, LOCAL_IDP_JWKS_PATH, localJwks, localServiceSecret } from './local-idp.ts';
+import { restoreBucket, saveBucket } from './s3-snapshot.ts';
+
+// The whole service on one machine: emulators, table/queues/bucket, the HTTP gateway, the
+// local identity provider and the SQS pollers, all built from the route manifest.
+
+export const projectRoot = resolve(fileURLToPath(new URL('.', import.meta.url)), '../..');
+
+export interface LocalRuntimeOptions {
+  /** 0 picks a free port. */
+  port: number;
+  dataDir: string;
+  /** Keep DynamoDB on disk and S3 across restarts (npm start); tests run in memory. */
+  persist: boolean;
+  /** Settings for the functions, over the local defaults (e.g. OPENAI_BASE_URL in tests). */
+  env?: Record<string, string | undefined>;
+  /** Use emulators that are already running (the test suite's) instead of starting new ones. */
+  emulators?: { dynamodbEndpoint: string; fauxqsEndpoint: string };
+  /** Prefix of table, queue and bucket names, so several runtimes can share emulators. */
+  resourcePrefix?: string;
+  pollers?: boolean;
+  /** Seconds before a failed SQS message is retried (fast in tests). */
+  retryDelaySeconds?: number;
+  log?: ((line: string) => void) | false;
+  /** Called once the runtime is up and before it serves traffic (e.g. to resume ingestions). */
+  onReady?: (runtime: Omit<LocalRuntime, 'stop'>) => Promise<void>;
+}
+
+export interface LocalRuntime {
+  url: string;
+  port: number;
+  config: Config;
+  env: Record<string, string>;
+  tableName: string;
+  bucket: string;
+  queues: Record<PipelineStageName, QueueInfo>;
+  endpoints: { dynamodb: string; fauxqs: string };
+  stop(): Promise<void>;
+}
+
+/** Imports a function's entry the way Lambda would at cold start, once per process. */
+export async function loadFunction(entry: string): Promise<unknown> {
+  const mod = (await import(join(projectRoot, entry))) as { handler?: unknown };
+  if (typeof mod.handler !== 'function') throw new Error(`${entry} does not export a handler`);
+  return mod.handler;
+}
+
+export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRuntime> {
+  // This machine runs Node 20 on purpose (DESIGN §10); the SDK's upgrade notice is noise here.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  installLambdaGlobals();
+  let owned: Emulators | undefined;
+  if (!o.emulators) owned = await startEmulators({ ...(o.persist && { dynamoDataPath: join(o.dataDir, 'dynamodb') }) });
+  const endpoints = {
+    dynamodb: o.emulators?.dynamodbEndpoint ?? owned!.dynamodbEndpoint,
+    fauxqs: o.emulators?.fauxqsEndpoint ?? owned!.fauxqsEndpoint,
+  };
+  const prefix = o.resourcePrefix ?? '';
+  const tableName = `${prefix}chat-service`;
+  const bucket = `${prefix}chat-service-files`.toLowerCase();
+
+  try {
+    await ensureTable(endpoints.dynamodb, tableName);
+    await ensureBucket(endpoints.fauxqs, bucket);
+    const stageTimeouts = Object.fromEntries(pipelineStageList.map((s) => [s.name, s.timeoutSeconds]));
+    const queues = await ensureQueues(endpoints.fauxqs, prefix, (stage) => stageTimeouts[stage]! * 6);
+
+    const gateway: Gateway = await startGateway({
+      port: o.port,
+      loadHandler: loadFunction,
+      log: o.log,
+      extraRoutes: {
+        [LOCAL_IDP_JWKS_PATH]: (_req, res) => {
+          localJwks(o.dataDir).then((jwks) => {
+            res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=60' });
+            res.end(JSON.stringify(jwks));
+          });
+        },
+      },
+    });
+
+    // What the stack sets on each function in AWS, pointed at this machine.
+    const env: Record<string, string> = {
+      AWS_REGION: LOCAL_REGION,
+      AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+      TABLE_NAME: tableName,
+      BUCKET_NAME: bucket,
+      DYNAMODB_ENDPOINT: endpoints.dynamodb,
+      S3_ENDPOINT: endpoints.fauxqs,
+      SQS_ENDPOINT: endpoints.fauxqs,
+      IDP_PRESET: 'local',
+      IDP_JWKS_URL: `http://127.0.0.1:${gateway.port}${LOCAL_IDP_JWKS_PATH}`,
+      IDP_ISSUER: LOCAL_IDP_ISSUER,
+      IDP_AUDIENCE: LOCAL_IDP_AUDIENCE,
+      SERVICE_JWT_SECRET: await localServiceSecret(o.dataDir),
+      PDF_ALLOW_LOOPBACK: 'true',
+      LOG_LEVEL: 'WARN',
+      ...Object.fromEntries(pipelineStageList.map((s) => [queueUrlVariable(s.name), queues[s.name].url])),
+    };
+    for (const [k, v] of Object.entries(o.env ?? {})) {
+      if (v === undefined) delete env[k];
+      else env[k] = v;
+    }
+    // Settings the developer exported win over the local defaults, except the wiring above.
+    const wiring = new Set(['TABLE_NAME', 'BUCKET_NAME', 'DYNAMODB_ENDPOINT', 'S3_ENDPOINT', 'SQS_ENDPOINT']);
+    for (const [k, v] of Object.entries(env)) {
+      if (wiring.has(k) || o.env?.[k] !== undefined || process.env[k] === undefined) process.env[k] = v;
+    }
+    const config = loadConfig(process.env);
+
+    const sqs = new SQSClient({ endpoint: endpoints.fauxqs, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+    const s3 = new S3Client({ endpoint: endpoints.fauxqs, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, forcePathStyle: true });
+    const snapshotDir = join(o.dataDir, 's3', bucket);
+    if (o.persist) await restoreBucket(s3, bucket, snapshotDir);
+
+    const pollers: Poller[] = [];
+    const runtime: Omit<LocalRuntime, 'stop'> = {
+      url: gateway.url,
+      port: gateway.port,
+      config,
+      env,
+      tableName,
+      bucket,
+      queues,
+      endpoints,
+    };
+    await o.onReady?.(runtime);
+    if (o.pollers !== false) {
+      for (const stage of pipelineStageList) {
+        pollers.push(
+          startPoller({
+            name: stage.name,
+            sqs,
+            queueUrl: queues[stage.name].url,
+            queueArn: queues[stage.name].arn,
+            batchSize: stage.batchSize,
+            concurrency: stage.maxConcurrency,
+            timeoutSeconds: stage.timeoutSeconds,
+            memoryMb: stage.memoryMb,
+            ...(o.retryDelaySeconds !== undefined && { retryDelaySeconds: o.retryDelaySeconds }),
+            loadHandler: () => loadFunction(stage.entry),
+            onError: (err) => o.log !== false && console.error(`[${stage.name}]`, (err as Error).message),
+          }),
+        );
+      }
+    }
+
+    return {
+      ...runtime,
+      async stop() {
+        await gateway.close();
+        await Promise.all(pollers.map((p) => p.stop()));
+        if (o.persist) await saveBucket(s3, bucket, snapshotDir);
+        sqs.destroy();
+        s3.destroy();
+        await owned?.stop();
+      },
+    };
+  } catch (err) {
+    await owned?.stop();
+    throw err;
+  }
+}

@@ -1,0 +1,32 @@
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { signLocalIdToken } from './local-idp.ts';
+
+// `npm run -s token -- --email E [--name N]`: prints an ID token of the local identity
+// provider, alone on stdout, for POST /auth under `npm start` (same DATA_DIR).
+
+const usage = 'usage: npm run -s token -- --email you@example.com [--name "Your Name"] [--ttl seconds]';
+try {
+  const { values } = parseArgs({
+    options: {
+      email: { type: 'string' },
+      name: { type: 'string' },
+      ttl: { type: 'string' },
+      unverified: { type: 'boolean' },
+    },
+  });
+  const email = z.email().safeParse(values.email);
+  if (!email.success) throw new Error(`--email must be an email address\n${usage}`);
+  const ttl = z.coerce.number().int().min(60).max(30 * 24 * 3600).default(3600).parse(values.ttl);
+  const token = await signLocalIdToken(resolve(process.env.DATA_DIR ?? '.data'), {
+    email: email.data,
+    ...(values.name && { name: values.name }),
+    verified: !values.unverified,
+    ttlSeconds: ttl,
+  });
+  process.stdout.write(`${token}\n`);
+} catch (err) {
+  console.error((err as Error).message);
+  process.exit(2);
+}

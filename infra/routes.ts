@@ -1,0 +1,142 @@
+// The route manifest: every HTTP route and every pipeline stage, with what each function may
+// touch. The CDK stack, the esbuild build and the local runtime are all generated from it, so
+// they cannot drift apart. A function's entry file is always functions/<name>.ts.
+
+import type { BodyShape } from '../shared/http/envelope.ts';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** `idp`: an identity-provider ID token (POST /auth only); `user`: any signed-in caller; `admin`: role admin. */
+export type AuthMode = 'idp' | 'user' | 'admin';
+
+/** What a function's code does with each resource; the stack grants exactly this (least privilege). */
+export interface Access {
+  table?: 'read' | 'write' | 'readwrite';
+  bucket?: 'read' | 'write' | 'readwrite';
+  /** Queues (by stage name) the function sends to. */
+  sendTo?: PipelineStageName[];
+  /** Reads the service JWT signing secret. */
+  jwtSecret?: boolean;
+  /** Reads the OpenAI API key secret (when one is configured). */
+  openAiSecret?: boolean;
+}
+
+export interface HttpRoute {
+  method: HttpMethod;
+  /** Relative to the base URL (which ends in /api/v1); `{param}` marks a path parameter. */
+  path: string;
+  auth: AuthMode;
+  shape: BodyShape;
+  /** Served through Lambda response streaming (REST API integration in STREAM mode). */
+  streaming?: boolean;
+  timeoutSeconds?: number;
+  memoryMb?: number;
+  access: Access;
+}
+
+export interface PipelineStage {
+  /** SQS queue feeding this stage; each has a dead-letter queue `<queue>-dlq`. */
+  queue: string;
+  batchSize: number;
+  /** Concurrent batches (Lambda maximum concurrency of the event source mapping). */
+  maxConcurrency: number;
+  timeoutSeconds: number;
+  memoryMb: number;
+  /** Receives before a message moves to the DLQ. */
+  maxReceiveCount: number;
+  access: Access;
+}
+
+export const pipelineStages = {
+  'pdf-fetch': {
+    queue: 'pdf-fetch',
+    batchSize: 1,
+    maxConcurrency: 4,
+    timeoutSeconds: 120,
+    memoryMb: 512,
+    maxReceiveCount: 5,
+    access: { table: 'readwrite', bucket: 'readwrite', sendTo: ['pdf-extract'] },
+  },
+  'pdf-extract': {
+    queue: 'pdf-extract',
+    batchSize: 1,
+    maxConcurrency: 4,
+    timeoutSeconds: 300,
+    memoryMb: 1536,
+    maxReceiveCount: 5,
+    access: { table: 'readwrite', bucket: 'readwrite', sendTo: ['pdf-embed'] },
+  },
+  'pdf-embed': {
+    queue: 'pdf-embed',
+    batchSize: 1,
+    maxConcurrency: 8,
+    timeoutSeconds: 300,
+    memoryMb: 1024,
+    maxReceiveCount: 5,
+    access: { table: 'readwrite', bucket: 'readwrite', openAiSecret: true },
+  },
+} as const satisfies Record<string, PipelineStage>;
+
+export type PipelineStageName = keyof typeof pipelineStages;
+
+export const httpRoutes = {
+  'sign-in': {
+    method: 'POST',
+    path: '/auth',
+    auth: 'idp',
+    shape: 'envelope',
+    access: { table: 'readwrite', jwtSecret: true },
+  },
+} as const satisfies Record<string, HttpRoute>;
+
+export type HttpRouteName = keyof typeof httpRoutes;
+
+export interface ManifestFunction {
+  name: string;
+  entry: string;
+  kind: 'http' | 'queue';
+  timeoutSeconds: number;
+  memoryMb: number;
+  access: Access;
+}
+
+const DEFAULT_HTTP_TIMEOUT_SECONDS = 29;
+const DEFAULT_HTTP_MEMORY_MB = 1024;
+
+export const entryOf = (name: string) => `functions/${name}.ts`;
+
+export const httpRouteList = Object.entries(httpRoutes).map(([name, route]) => ({
+  name,
+  entry: entryOf(name),
+  ...(route as HttpRoute),
+}));
+
+export const pipelineStageList = Object.entries(pipelineStages).map(([name, stage]) => ({
+  name: name as PipelineStageName,
+  entry: entryOf(name),
+  ...(stage as PipelineStage),
+}));
+
+/** Every Lambda function, HTTP and pipeline alike. */
+export const manifestFunctions: ManifestFunction[] = [
+  ...httpRouteList.map((r) => ({
+    name: r.name,
+    entry: r.entry,
+    kind: 'http' as const,
+    timeoutSeconds: r.timeoutSeconds ?? DEFAULT_HTTP_TIMEOUT_SECONDS,
+    memoryMb: r.memoryMb ?? DEFAULT_HTTP_MEMORY_MB,
+    access: r.access,
+  })),
+  ...pipelineStageList.map((s) => ({
+    name: s.name,
+    entry: s.entry,
+    kind: 'queue' as const,
+    timeoutSeconds: s.timeoutSeconds,
+    memoryMb: s.memoryMb,
+    access: s.access,
+  })),
+];
+
+/** The environment variable holding a stage's queue URL, e.g. PDF_FETCH_QUEUE_URL. */
+export const queueUrlVariable = (stage: PipelineStageName) =>
+  `${stage.replaceAll('-', '_').toUpperCase()}_QUEUE_URL` as const;

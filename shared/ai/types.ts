@@ -1,0 +1,60 @@
+// The one interface every AI provider implements (OpenAI-compatible or offline).
+
+export interface Usage {
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+}
+
+export interface ChatTurn {
+  role: 'user' | 'assistant';
+  content: string;
+}
+
+/** A retrieved passage of an ingested PDF, cited in a reply. */
+export interface Source {
+  fileId: string;
+  fileName?: string;
+  /** 1-based page number. */
+  page: number;
+  /** Chunk index within the file. */
+  chunk: number;
+  /** Cosine similarity to the prompt. */
+  score: number;
+  /** The chunk's full text (model context). */
+  text: string;
+  /** A short passage that appears verbatim in the chunk. */
+  quote: string;
+}
+
+export interface ChatInput {
+  system: string;
+  /** Oldest first, already trimmed to the token budget. */
+  history: ChatTurn[];
+  prompt: string;
+  /** Passages retrieved for a file chat; the provider puts them in the model's context. */
+  sources?: Source[];
+  /** True in a file chat (even when nothing was retrieved). */
+  fileChat?: boolean;
+  maxTokens: number;
+  signal?: AbortSignal;
+}
+
+export type StreamPart = { type: 'delta'; text: string } | { type: 'usage'; usage: Usage };
+
+export interface EmbeddingResult {
+  vectors: Float32Array[];
+  tokens: number;
+}
+
+export interface AiProvider {
+  readonly name: 'openai' | 'offline';
+  readonly chatModel: string;
+  readonly embeddingModel: string;
+  readonly embeddingDimensions: number;
+  /** The largest embedding request the provider accepts. */
+  readonly embeddingLimits: { maxInputs: number; maxTokens: number };
+  reply(input: ChatInput): Promise<{ text: string; usage: Usage }>;
+  streamReply(input: ChatInput): AsyncIterable<StreamPart>;
+  embed(texts: string[], options?: { signal?: AbortSignal }): Promise<EmbeddingResult>;
+}

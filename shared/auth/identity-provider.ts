@@ -1,0 +1,120 @@
+import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
+import { z } from 'zod';
+import { ConfigError, type Config } from '../config.ts';
+import { ServiceUnavailableError, UnauthorizedError } from '../http/errors.ts';
+
+// Verifies identity-provider ID tokens (POST /auth) against the provider's JWKS.
+
+export interface IdentityProviderSettings {
+  preset: NonNullable<Config['IDP_PRESET']>;
+  jwksUrl: string;
+  issuer: string | string[];
+  audience: string;
+}
+
+/** Resolves the preset (Firebase, Google, Cognito, local) and explicit IDP_* overrides. */
+export function identityProviderSettings(c: Config): IdentityProviderSettings {
+  const preset =
+    c.IDP_PRESET ??
+    (c.FIREBASE_PROJECT_ID ? 'firebase' : c.COGNITO_USER_POOL_ID ? 'cognito' : c.GOOGLE_CLIENT_ID ? 'google' : 'custom');
+  let defaults: Partial<IdentityProviderSettings> = {};
+  switch (preset) {
+    case 'firebase':
+      if (!c.FIREBASE_PROJECT_ID) throw new ConfigError('FIREBASE_PROJECT_ID is required for IDP_PRESET=firebase');
+      defaults = {
+        jwksUrl: 'https://www.googleapis.com/service_accounts/v1/jwk/securetoken@system.gserviceaccount.com',
+        issuer: `https://securetoken.google.com/${c.FIREBASE_PROJECT_ID}`,
+        audience: c.FIREBASE_PROJECT_ID,
+      };
+      break;
+    case 'google':
+      defaults = {
+        jwksUrl: 'https://www.googleapis.com/oauth2/v3/certs',
+        issuer: ['https://accounts.google.com', 'accounts.google.com'],
+        audience: c.GOOGLE_CLIENT_ID,
+      };
+      break;
+    case 'cognito': {
+      const pool = c.COGNITO_USER_POOL_ID;
+      if (!pool) throw new ConfigError('COGNITO_USER_POOL_ID is required for IDP_PRESET=cognito');
+      const region = pool.split('_')[0];
+      const issuer = `https://cognito-idp.${region}.amazonaws.com/${pool}`;
+      defaults = { jwksUrl: `${issuer}/.well-known/jwks.json`, issuer, audience: c.COGNITO_CLIENT_ID };
+      break;
+    }
+    default:
+      break;
+  }
+  const settings = {
+    preset,
+    jwksUrl: c.IDP_JWKS_URL ?? defaults.jwksUrl,
+    issuer: c.IDP_ISSUER ?? defaults.issuer,
+    audience: c.IDP_AUDIENCE ?? defaults.audience,
+  };
+  const missing = (['jwksUrl', 'issuer', 'audience'] as const)
+    .filter((k) => !settings[k])
+    .map((k) => ({ jwksUrl: 'IDP_JWKS_URL', issuer: 'IDP_ISSUER', audience: 'IDP_AUDIENCE' })[k]);
+  if (missing.length) {
+    throw new ConfigError(`Identity provider (${preset}) is missing: ${missing.join(', ')}`);
+  }
+  return settings as IdentityProviderSettings;
+}
+
+export interface IdentityClaims {
+  /** The provider's user id: `user_id` (Firebase) or `sub`. */
+  providerUserId: string;
+  email: string;
+  verified: boolean;
+  name?: string;
+  picture: string | null;
+}
+
+const claimsSchema = z.object({
+  sub: z.string().min(1).max(256),
+  user_id: z.string().min(1).max(256).optional(),
+  email: z.email({ error: 'The ID token carries no valid email' }).max(320),
+  email_verified: z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]).optional(),
+  name: z.string().max(256).optional(),
+  picture: z.url().max(2048).optional(),
+});
+
+export function mapClaims(payload: JWTPayload): IdentityClaims {
+  const parsed = claimsSchema.safeParse(payload);
+  if (!parsed.success) {
+    const emailIssue = parsed.error.issues.find((i) => i.path[0] === 'email');
+    throw new UnauthorizedError(emailIssue ? 'The ID token carries no valid email' : 'The ID token is missing required claims');
+  }
+  const c = parsed.data;
+  return {
+    providerUserId: c.user_id ?? c.sub,
+    email: c.email.toLowerCase(),
+    verified: c.email_verified ?? false,
+    ...(c.name !== undefined && { name: c.name }),
+    picture: c.picture ?? null,
+  };
+}
+
+/** Creates a verifier for one provider; the JWKS is fetched once and cached by jose. */
+export function identityTokenVerifier(settings: IdentityProviderSettings) {
+  const jwks = createRemoteJWKSet(new URL(settings.jwksUrl), { timeoutDuration: 5_000, cooldownDuration: 30_000 });
+  return async function verifyIdToken(token: string): Promise<IdentityClaims> {
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, jwks, {
+        issuer: settings.issuer,
+        audience: settings.audience,
+        // Providers sign ID tokens asymmetrically; HS* here would let a public key act as a secret.
+        algorithms: ['RS256', 'RS384', 'RS512', 'ES256', 'ES384', 'PS256'],
+        requiredClaims: ['sub', 'exp', 'iat'],
+        clockTolerance: 30,
+      }));
+    } catch (err) {
+      // A provider we cannot reach is our outage, not the caller's bad token.
+      const unreachable =
+        !(err instanceof errors.JOSEError) || err instanceof errors.JWKSTimeout || err instanceof errors.JWKSInvalid;
+      if (unreachable) throw new ServiceUnavailableError('The identity provider could not be reached', 5);
+      throw new UnauthorizedError('Invalid or expired ID token');
+    }
+    return mapClaims(payload);
+  };
+}

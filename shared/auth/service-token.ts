@@ -1,0 +1,79 @@
+import { SignJWT, jwtVerify } from 'jose';
+import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
+import { config, ConfigError } from '../config.ts';
+import { secretsClient } from '../clients.ts';
+import { UnauthorizedError } from '../http/errors.ts';
+
+// The service's own access token: HS256 only (pinned; `alg: none` and every other algorithm are
+// refused), checked issuer and audience, `sub` = user id, 30-day expiry.
+
+export const SERVICE_JWT_ALGORITHM = 'HS256';
+export const MIN_SECRET_LENGTH = 32;
+
+export type Role = 'user' | 'admin';
+
+export interface ServiceTokenClaims {
+  userId: string;
+  role: Role;
+}
+
+let keyPromise: Promise<Uint8Array> | undefined;
+
+/** The signing key of this cold start: from SERVICE_JWT_SECRET, else read once from Secrets Manager. */
+function signingKey(): Promise<Uint8Array> {
+  keyPromise ??= (async () => {
+    const { SERVICE_JWT_SECRET, SERVICE_JWT_SECRET_ARN } = config();
+    let secret = SERVICE_JWT_SECRET;
+    if (!secret && SERVICE_JWT_SECRET_ARN) {
+      const out = await secretsClient().send(new GetSecretValueCommand({ SecretId: SERVICE_JWT_SECRET_ARN }));
+      secret = out.SecretString;
+    }
+    if (!secret) throw new ConfigError('SERVICE_JWT_SECRET or SERVICE_JWT_SECRET_ARN must be set');
+    if (secret.length < MIN_SECRET_LENGTH) {
+      throw new ConfigError(`The service JWT secret must be at least ${MIN_SECRET_LENGTH} characters`);
+    }
+    return new TextEncoder().encode(secret);
+  })();
+  // A failed read (throttling, a network blip) must not poison every later invocation.
+  keyPromise.catch(() => (keyPromise = undefined));
+  return keyPromise;
+}
+
+export async function issueServiceToken(claims: ServiceTokenClaims): Promise<string> {
+  const { SERVICE_JWT_ISSUER, SERVICE_JWT_AUDIENCE, SERVICE_JWT_TTL_SECONDS } = config();
+  return new SignJWT({ role: claims.role })
+    .setProtectedHeader({ alg: SERVICE_JWT_ALGORITHM, typ: 'JWT' })
+    .setSubject(claims.userId)
+    .setIssuer(SERVICE_JWT_ISSUER)
+    .setAudience(SERVICE_JWT_AUDIENCE)
+    .setIssuedAt()
+    .setExpirationTime(Math.floor(Date.now() / 1000) + SERVICE_JWT_TTL_SECONDS)
+    .sign(await signingKey());
+}
+
+export async function verifyServiceToken(token: string): Promise<ServiceTokenClaims> {
+  const { SERVICE_JWT_ISSUER, SERVICE_JWT_AUDIENCE } = config();
+  const key = await signingKey();
+  try {
+    const { payload } = await jwtVerify(token, key, {
+      algorithms: [SERVICE_JWT_ALGORITHM],
+      issuer: SERVICE_JWT_ISSUER,
+      audience: SERVICE_JWT_AUDIENCE,
+      requiredClaims: ['sub', 'exp', 'iat'],
+    });
+    const role = payload.role === 'admin' ? 'admin' : 'user';
+    return { userId: payload.sub!, role };
+  } catch {
+    // jose says why (expired, bad signature, claim mismatch); the client only learns "invalid".
+    throw new UnauthorizedError('Invalid or expired token');
+  }
+}
+
+/** The token of an `Authorization: Bearer <token>` header, or a 401. */
+export function bearerToken(headers: Record<string, string | undefined>): string {
+  const value = headers.authorization;
+  if (!value) throw new UnauthorizedError('Missing Authorization header');
+  const match = /^Bearer +([A-Za-z0-9\-_.~+/]+=*)\s*$/i.exec(value);
+  if (!match) throw new UnauthorizedError('Authorization header must be "Bearer <token>"');
+  return match[1]!;
+}

@@ -1,0 +1,231 @@
+import middy, { type MiddlewareObj } from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { createId } from '@paralleldrive/cuid2';
+import type { Readable } from 'node:stream';
+import type { z } from 'zod';
+import { config } from '../config.ts';
+import { logger } from '../logger.ts';
+import { authenticate, type AuthUser } from '../auth/authenticate.ts';
+import type { HttpRoute } from '../../infra/routes.ts';
+import { errorBody, successBody, type BodyShape } from './envelope.ts';
+import {
+  BadRequestError,
+  HttpError,
+  PayloadTooLargeError,
+  UnsupportedMediaTypeError,
+  ValidationError,
+  type FieldIssue,
+} from './errors.ts';
+
+// The HTTP layer every API function shares, on middy. In order: request id and logging,
+// error mapping (the only place an error becomes a response), authentication, JSON body
+// parsing with a size limit, and zod validation of body, path and query. Handlers receive
+// typed input and return data; they never build a response or an error body.
+
+export interface Schemas {
+  body?: z.ZodType;
+  params?: z.ZodType;
+  query?: z.ZodType;
+}
+
+type Infer<T> = T extends z.ZodType ? z.infer<T> : undefined;
+
+export interface HttpRequest<S extends Schemas> {
+  body: Infer<S['body']>;
+  params: Infer<S['params']>;
+  query: Infer<S['query']>;
+  /** The signed-in caller (absent only on the `idp` route, POST /auth). */
+  user: AuthUser;
+  /** Lower-cased request headers. */
+  headers: Record<string, string | undefined>;
+  requestId: string;
+  event: APIGatewayProxyEvent;
+  context: Context;
+}
+
+export interface HttpResult {
+  statusCode?: number;
+  /** The payload: `data` of the envelope, or the bare body on order routes. */
+  data?: unknown;
+  message?: string;
+  headers?: Record<string, string>;
+  /** A streamed body (streaming routes only); its headers are fixed before the first byte. */
+  stream?: Readable;
+}
+
+interface RequestState {
+  requestId: string;
+  startedAt: number;
+  headers: Record<string, string | undefined>;
+  user?: AuthUser;
+  input: { body?: unknown; params?: unknown; query?: unknown };
+}
+
+type Event = APIGatewayProxyEvent & { state: RequestState };
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+
+function lowerCaseHeaders(event: APIGatewayProxyEvent): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  for (const [k, v] of Object.entries(event.headers ?? {})) out[k.toLowerCase()] = v ?? undefined;
+  return out;
+}
+
+function responseHeaders(state: RequestState | undefined, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    'content-type': 'application/json; charset=utf-8',
+    'cache-control': 'no-store',
+    'x-content-type-options': 'nosniff',
+    'access-control-allow-origin': config().CORS_ALLOW_ORIGIN,
+    'access-control-expose-headers': 'x-request-id, x-next-cursor',
+    ...(state && { 'x-request-id': state.requestId }),
+    ...extra,
+  };
+}
+
+/** Request id, structured log context and the final response (success or error). */
+function respond(shape: BodyShape): MiddlewareObj<Event, APIGatewayProxyResult | { body: Readable }> {
+  return {
+    before: (request) => {
+      const headers = lowerCaseHeaders(request.event);
+      const fromClient = headers['x-request-id'];
+      const requestId =
+        fromClient && REQUEST_ID.test(fromClient) ? fromClient : request.event.requestContext?.requestId ?? createId();
+      request.event.state = { requestId, startedAt: Date.now(), headers, input: {} };
+      logger.appendKeys({ requestId, path: request.event.path, method: request.event.httpMethod });
+    },
+    after: (request) => {
+      const result = (request.response ?? {}) as HttpResult;
+      const state = request.event.state;
+      const statusCode = result.statusCode ?? 200;
+      logger.info('request completed', { statusCode, ms: Date.now() - state.startedAt });
+      logger.resetKeys();
+      if (result.stream) {
+        request.response = { statusCode, headers: responseHeaders(state, result.headers), body: result.stream } as never;
+        return;
+      }
+      request.response = {
+        statusCode,
+        headers: responseHeaders(state, result.headers),
+        body: statusCode === 204 ? '' : JSON.stringify(successBody(shape, statusCode, result.data, result.message)),
+      };
+    },
+    onError: (request) => {
+      const err = request.error;
+      const state = request.event.state;
+      let statusCode = 500;
+      let message = 'Internal server error';
+      let errors: FieldIssue[] | undefined;
+      let headers: Record<string, string> = {};
+      if (err instanceof HttpError) {
+        ({ statusCode, message } = err);
+        errors = err.details.errors;
+        headers = err.details.headers ?? {};
+      } else if (err?.name === 'TimeoutError') {
+        statusCode = 504;
+        message = 'The request took too long';
+      }
+      if (statusCode >= 500) logger.error('request failed', { statusCode, error: err as Error });
+      else logger.info('request rejected', { statusCode, message });
+      logger.resetKeys();
+      request.response = {
+        statusCode,
+        headers: responseHeaders(state, headers),
+        body: JSON.stringify(errorBody(shape, statusCode, message, errors)),
+      };
+    },
+  };
+}
+
+function authentication(mode: HttpRoute['auth']): MiddlewareObj<Event> {
+  return {
+    before: async (request) => {
+      if (mode === 'idp') return; // POST /auth verifies the provider's ID token itself
+      request.event.state.user = await authenticate(request.event.state.headers, mode);
+    },
+  };
+}
+
+/** JSON bodies only, within MAX_BODY_BYTES; malformed JSON is a 400, not a 500. */
+function jsonBody(enabled: boolean): MiddlewareObj<Event> {
+  return {
+    before: (request) => {
+      const { event } = request;
+      if (!enabled) return; // routes without a body schema ignore any body
+      const raw = event.body ?? '';
+      if (raw === '') return;
+      const text = event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
+      const limit = config().MAX_BODY_BYTES;
+      if (Buffer.byteLength(text, 'utf8') > limit) throw new PayloadTooLargeError(limit);
+      const contentType = event.state.headers['content-type'];
+      if (contentType !== undefined && !JSON_TYPE.test(contentType)) throw new UnsupportedMediaTypeError();
+      try {
+        event.state.input.body = JSON.parse(text);
+      } catch {
+        throw new BadRequestError('Malformed JSON body', [{ path: 'body', message: 'Body is not valid JSON' }], 'MALFORMED_JSON');
+      }
+    },
+  };
+}
+
+function issuesOf(location: string, error: z.ZodError): FieldIssue[] {
+  return error.issues.map((i) => ({
+    path: [location, ...i.path.map(String)].join('.'),
+    message: i.message,
+    code: i.code,
+  }));
+}
+
+function validation(schemas: Schemas): MiddlewareObj<Event> {
+  return {
+    before: (request) => {
+      const { event } = request;
+      const sources = {
+        // An absent body validates as {}, so "field required" errors name the missing fields.
+        body: event.state.input.body ?? {},
+        params: event.pathParameters ?? {},
+        query: event.queryStringParameters ?? {},
+      };
+      const issues: FieldIssue[] = [];
+      for (const location of ['params', 'query', 'body'] as const) {
+        const schema = schemas[location];
+        if (!schema) continue;
+        const parsed = schema.safeParse(sources[location]);
+        if (parsed.success) event.state.input[location] = parsed.data;
+        else issues.push(...issuesOf(location, parsed.error));
+      }
+      if (issues.length) throw new ValidationError(issues);
+    },
+  };
+}
+
+/**
+ * Builds the Lambda handler of one route of the manifest. Streaming routes are wrapped with
+ * Lambda response streaming (middy `streamifyResponse`); their handler may return `stream`.
+ */
+export function httpHandler<S extends Schemas>(
+  route: HttpRoute,
+  schemas: S,
+  fn: (request: HttpRequest<S>) => Promise<HttpResult>,
+) {
+  config(); // a bad setting fails the cold start, not the first request
+  return middy<Event, APIGatewayProxyResult>({ streamifyResponse: route.streaming === true, timeoutEarlyInMillis: 0 })
+    .use(respond(route.shape) as MiddlewareObj<Event, APIGatewayProxyResult>)
+    .use(authentication(route.auth))
+    .use(jsonBody(schemas.body !== undefined))
+    .use(validation(schemas))
+    .handler(async (event, context) => {
+      const { state } = event;
+      return (await fn({
+        body: state.input.body as never,
+        params: state.input.params as never,
+        query: state.input.query as never,
+        user: state.user as AuthUser,
+        headers: state.headers,
+        requestId: state.requestId,
+        event,
+        context,
+      })) as never;
+    });
+}

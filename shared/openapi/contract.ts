@@ -1,0 +1,21 @@
+import type { z } from 'zod';
+import type { HttpRouteName } from '../../infra/routes.ts';
+
+/** What the OpenAPI document says about one route; the zod schemas are the ones the code uses. */
+export interface RouteContract {
+  summary: string;
+  description?: string;
+  body?: z.ZodType;
+  params?: z.ZodType;
+  query?: z.ZodType;
+  /** Success statuses and the schema of the payload (`data` of the envelope, or the bare body). */
+  responses: Partial<Record<200 | 201 | 202 | 204, z.ZodType | null>>;
+  /** Error statuses this route can answer. */
+  errors: number[];
+  /** Success content types other than JSON (the SSE stream). */
+  streams?: boolean;
+  /** Response headers worth naming (e.g. x-next-cursor). */
+  headers?: string[];
+}
+
+export type RouteContracts = Partial<Record<HttpRouteName, RouteContract>>;

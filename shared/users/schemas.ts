@@ -1,0 +1,30 @@
+import { z } from 'zod';
+import type { RouteContracts } from '../openapi/contract.ts';
+
+export const userSchema = z.object({
+  id: z.string(),
+  email: z.email(),
+  role: z.enum(['user', 'admin']),
+  name: z.string().optional(),
+  address: z.string().nullable(),
+  picture: z.string().nullable(),
+  user_id: z.string().describe("The identity provider's user id"),
+  verified: z.boolean(),
+  createdAt: z.iso.datetime(),
+  updatedAt: z.iso.datetime(),
+});
+
+export const signInResponse = z.object({
+  user: userSchema,
+  token: z.string().describe('Service JWT (HS256), valid for 30 days; send as Authorization: Bearer'),
+});
+
+export const contracts: RouteContracts = {
+  'sign-in': {
+    summary: 'Exchange an identity-provider ID token for a service JWT',
+    description:
+      'Send the ID token as Authorization: Bearer. Creates the user on first sign-in (201); refreshes name, picture and verified otherwise (200).',
+    responses: { 200: signInResponse, 201: signInResponse },
+    errors: [401, 503],
+  },
+};

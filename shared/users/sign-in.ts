@@ -1,0 +1,48 @@
+import { createId } from '@paralleldrive/cuid2';
+import type { IdentityClaims } from '../auth/identity-provider.ts';
+import { issueServiceToken, type Role } from '../auth/service-token.ts';
+import type { User, UserRepository } from './user-repository.ts';
+
+export interface SignInResult {
+  user: User;
+  token: string;
+  created: boolean;
+}
+
+/**
+ * Exchanges verified identity claims for a user and a service token:
+ * 1. decide the role (admin when the email is listed in ADMIN_EMAILS, else user);
+ * 2. find the user through the identity claim and refresh the provider's fields;
+ * 3. otherwise create the user; if a concurrent sign-in won the race, return its user;
+ * 4. sign a service JWT for the user.
+ */
+export async function signIn(users: UserRepository, claims: IdentityClaims, adminEmails: string[]): Promise<SignInResult> {
+  const role: Role = adminEmails.includes(claims.email) ? 'admin' : 'user';
+  const profile = { ...claims, role };
+  const now = new Date().toISOString();
+
+  // A few rounds settle any interleaving of concurrent sign-ins of the same identity.
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const existingId = await users.userIdForIdentity(claims.providerUserId);
+    if (existingId) {
+      const user = await users.refresh(existingId, profile, now);
+      if (user) return withToken(user, false);
+      // The identity points at a deleted user: the person signs up afresh, under a new id,
+      // so tokens issued to the deleted user stay dead.
+      const fresh = await users.createProfile(createId(), profile, now);
+      if (await users.repointIdentity(claims.providerUserId, existingId, fresh.id)) return withToken(fresh, true);
+      await users.deleteProfile(fresh.id);
+      continue;
+    }
+    const fresh = await users.createProfile(createId(), profile, now);
+    if (await users.claimIdentity(claims.providerUserId, fresh.id)) return withToken(fresh, true);
+    // Another sign-in claimed the identity first: drop ours and answer with theirs.
+    await users.deleteProfile(fresh.id);
+  }
+  throw new Error('Sign-in did not settle after concurrent updates');
+}
+
+async function withToken(user: User, created: boolean): Promise<SignInResult> {
+  const token = await issueServiceToken({ userId: user.id, role: user.role });
+  return { user, token, created };
+}

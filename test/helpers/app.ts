@@ -1,0 +1,89 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { startLocalRuntime, type LocalRuntime, type LocalRuntimeOptions } from '../../infra/local/runtime.ts';
+import { signLocalIdToken, type IdTokenOptions } from '../../infra/local/local-idp.ts';
+
+// Starts the service the way `npm start` does (same gateway, handlers, pollers), against the
+// suite's emulators, with its own table, queues and bucket. Tests talk to it over real HTTP.
+
+export interface TestResponse<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+export interface RequestOptions {
+  token?: string;
+  body?: unknown;
+  /** Sent as is (for malformed JSON and other raw payloads). */
+  rawBody?: string;
+  headers?: Record<string, string>;
+}
+
+export interface TestApp extends LocalRuntime {
+  dataDir: string;
+  request<T = any>(method: string, path: string, options?: RequestOptions): Promise<TestResponse<T>>;
+  idToken(options: IdTokenOptions): Promise<string>;
+  /** Signs in through POST /auth with a local-IdP token; returns the service token and user. */
+  signIn(email: string, name?: string): Promise<{ token: string; user: any; status: number }>;
+}
+
+export async function startTestApp(
+  options: Partial<Pick<LocalRuntimeOptions, 'env' | 'pollers' | 'retryDelaySeconds' | 'onReady'>> = {},
+): Promise<TestApp> {
+  const dynamodbEndpoint = process.env.TEST_DYNAMODB_ENDPOINT;
+  const fauxqsEndpoint = process.env.TEST_FAUXQS_ENDPOINT;
+  if (!dynamodbEndpoint || !fauxqsEndpoint) throw new Error('The jest global setup did not start the emulators');
+  const dataDir = await mkdtemp(join(tmpdir(), 'service-test-'));
+  const runtime = await startLocalRuntime({
+    port: 0,
+    dataDir,
+    persist: false,
+    emulators: { dynamodbEndpoint, fauxqsEndpoint },
+    resourcePrefix: `t${randomBytes(4).toString('hex')}-`,
+    log: false,
+    retryDelaySeconds: options.retryDelaySeconds ?? 0,
+    ...(options.pollers !== undefined && { pollers: options.pollers }),
+    ...(options.onReady && { onReady: options.onReady }),
+    env: { LOG_LEVEL: 'SILENT', ...options.env },
+  });
+
+  async function request<T>(method: string, path: string, o: RequestOptions = {}): Promise<TestResponse<T>> {
+    const headers: Record<string, string> = { ...o.headers };
+    if (o.token) headers.authorization = `Bearer ${o.token}`;
+    let body: string | undefined = o.rawBody;
+    if (o.body !== undefined) {
+      body = JSON.stringify(o.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const res = await fetch(`${runtime.url}${path}`, { method, headers, ...(body !== undefined && { body }) });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      // not JSON (an event stream): keep the text
+    }
+    return { status: res.status, headers: res.headers, body: parsed as T, text };
+  }
+
+  return {
+    ...runtime,
+    dataDir,
+    request,
+    idToken: (o) => signLocalIdToken(dataDir, o),
+    async signIn(email, name) {
+      const idToken = await signLocalIdToken(dataDir, { email, ...(name && { name }) });
+      const res = await request('POST', '/auth', { token: idToken });
+      if (res.status !== 200 && res.status !== 201) throw new Error(`sign-in failed: ${res.status} ${res.text}`);
+      return { token: res.body.data.token, user: res.body.data.user, status: res.status };
+    },
+    async stop() {
+      await runtime.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
