@@ -9,7 +9,16 @@ export function encodeCursor(key: Record<string, unknown> | undefined): string |
   return key ? Buffer.from(JSON.stringify(key), 'utf8').toString('base64url') : undefined;
 }
 
-export function decodeCursor(cursor: string | undefined, attributes: readonly string[]): Key | undefined {
+/**
+ * Decodes a cursor for a query over `attributes` (the table and index keys). `fixed` holds the
+ * key values the query itself pins (its partition key): a cursor from another partition, for
+ * example another user's list, is refused rather than handed to DynamoDB.
+ */
+export function decodeCursor(
+  cursor: string | undefined,
+  attributes: readonly string[],
+  fixed: Record<string, string> = {},
+): Key | undefined {
   if (cursor === undefined) return undefined;
   const invalid = () => new BadRequestError('Invalid cursor', [{ path: 'query.cursor', message: 'Not a cursor this list issued' }]);
   let key: unknown;
