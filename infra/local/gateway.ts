@@ -32,6 +32,8 @@ export interface GatewayOptions {
   corsAllowOrigin?: string;
   /** One line per request; false silences it. */
   log?: ((line: string) => void) | false;
+  /** The routes to serve; the manifest's by default. */
+  routes?: typeof httpRouteList;
   /** Extra non-API routes (the local identity provider's JWKS). */
   extraRoutes?: Record<string, (req: IncomingMessage, res: ServerResponse) => void>;
 }
@@ -48,8 +50,8 @@ interface CompiledRoute {
   params: string[];
 }
 
-function compile(): CompiledRoute[] {
-  return httpRouteList.map((r) => {
+function compile(list: typeof httpRouteList): CompiledRoute[] {
+  return list.map((r) => {
     const params: string[] = [];
     const source = r.path
       .split('/')
@@ -208,7 +210,7 @@ export interface Gateway {
 }
 
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
-  const routes = compile();
+  const routes = compile(options.routes ?? httpRouteList);
   const log = options.log === false ? undefined : (options.log ?? ((line: string) => console.log(line)));
   const corsOrigin = options.corsAllowOrigin ?? '*';
 

@@ -18,9 +18,10 @@ export interface ResponseStream extends Writable {
 type StreamingHandler = (event: unknown, stream: ResponseStream, context: Context) => Promise<void>;
 
 export function installLambdaGlobals(): void {
-  const g = globalThis as { awslambda?: unknown };
-  if (g.awslambda) return;
-  g.awslambda = {
+  const g = globalThis as { awslambda?: { streamifyResponse?: unknown } };
+  if (typeof g.awslambda?.streamifyResponse === 'function') return;
+  // Some hosts (jest's environment) pre-define an empty `awslambda`; fill it in place.
+  g.awslambda = Object.assign(g.awslambda ?? {}, {
     streamifyResponse(fn: StreamingHandler) {
       return Object.assign(fn, { [STREAMING]: true });
     },
@@ -32,7 +33,7 @@ export function installLambdaGlobals(): void {
         return stream;
       },
     },
-  };
+  });
 }
 
 export function isStreamingHandler(fn: unknown): fn is StreamingHandler {

@@ -1,0 +1,183 @@
+import { Readable } from 'node:stream';
+import { z } from 'zod';
+import { startGateway, type Gateway } from '#infra/local/gateway.ts';
+import { installLambdaGlobals } from '#infra/local/lambda-runtime.ts';
+import type { HttpRoute } from '#infra/routes.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+import { ConflictError } from '#shared/http/errors.ts';
+import { cuidSchema } from '#shared/http/schemas.ts';
+
+// The HTTP layer every route shares, exercised through the local gateway over real HTTP with
+// handlers made for the test: parsing, validation, error mapping, body shapes, headers, routing
+// and response streaming.
+
+process.env.TABLE_NAME = 'unused';
+process.env.MAX_BODY_BYTES = '2048';
+process.env.LOG_LEVEL = 'SILENT';
+installLambdaGlobals();
+
+const route = (over: Partial<HttpRoute> & Pick<HttpRoute, 'method' | 'path'>): HttpRoute => ({
+  auth: 'idp', // no service token needed: these tests are about the HTTP layer
+  shape: 'envelope',
+  access: {},
+  ...over,
+});
+
+const echoRoute = route({ method: 'POST', path: '/echo/{id}' });
+const bareRoute = route({ method: 'PUT', path: '/bare/{id}', shape: 'bare' });
+const failRoute = route({ method: 'GET', path: '/fail' });
+const streamRoute = route({ method: 'POST', path: '/stream', streaming: true });
+
+let releaseSecondChunk: () => void = () => undefined;
+
+const handlers: Record<string, unknown> = {
+  echo: httpHandler(
+    echoRoute,
+    {
+      params: z.strictObject({ id: cuidSchema }),
+      query: z.strictObject({ n: z.coerce.number().int().min(1).optional() }),
+      body: z.strictObject({ name: z.string().min(1), tags: z.array(z.string()).max(3).optional() }),
+    },
+    async ({ body, params, query }) => ({ statusCode: 201, data: { ...body, id: params.id, n: query.n ?? null } }),
+  ),
+  bare: httpHandler(bareRoute, { body: z.strictObject({ status: z.enum(['New', 'Done']) }) }, async ({ body }) => {
+    if (body.status === 'Done') throw new ConflictError('Cannot move order from New to Done');
+    return { data: { status: body.status } };
+  }),
+  fail: httpHandler(failRoute, {}, async () => {
+    throw new Error('secret internal detail: db password=hunter2');
+  }),
+  stream: httpHandler(streamRoute, {}, async () => {
+    async function* events() {
+      yield 'data: first\n\n';
+      await new Promise<void>((resolve) => (releaseSecondChunk = resolve));
+      yield 'data: second\n\n';
+    }
+    return { headers: { 'content-type': 'text/event-stream' }, stream: Readable.from(events()) };
+  }),
+};
+
+const routes = [
+  { name: 'echo', entry: 'echo', ...echoRoute },
+  { name: 'bare', entry: 'bare', ...bareRoute },
+  { name: 'fail', entry: 'fail', ...failRoute },
+  { name: 'stream', entry: 'stream', ...streamRoute },
+];
+
+let gateway: Gateway;
+beforeAll(async () => {
+  gateway = await startGateway({ port: 0, log: false, routes, loadHandler: async (entry) => handlers[entry] });
+});
+afterAll(() => gateway?.close());
+
+const id = 'a'.repeat(24);
+const post = (path: string, body: string | undefined, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
+  fetch(`${gateway.url}${path}`, { method: 'POST', headers, ...(body !== undefined && { body }) });
+
+test('valid input reaches the handler, typed and coerced, in the envelope', async () => {
+  const res = await post(`/echo/${id}?n=3`, JSON.stringify({ name: 'x' }));
+  expect(res.status).toBe(201);
+  expect(await res.json()).toEqual({ success: true, statusCode: 201, message: 'Created', data: { name: 'x', id, n: 3 } });
+  expect(res.headers.get('x-request-id')).toMatch(/^[a-z0-9]+$/);
+  expect(res.headers.get('access-control-allow-origin')).toBe('*');
+});
+
+test('a client request id is echoed back', async () => {
+  const res = await post(`/echo/${id}`, JSON.stringify({ name: 'x' }), { 'content-type': 'application/json', 'x-request-id': 'trace-123' });
+  expect(res.headers.get('x-request-id')).toBe('trace-123');
+});
+
+test('malformed JSON is a 400 in the envelope', async () => {
+  const res = await post(`/echo/${id}`, '{"name": ');
+  expect(res.status).toBe(400);
+  expect(await res.json()).toMatchObject({ success: false, statusCode: 400, message: 'Malformed JSON body' });
+});
+
+test('validation failures list every field, by location', async () => {
+  const res = await post(`/echo/not-a-cuid?n=0`, JSON.stringify({ tags: [1, 2, 3, 4], extra: true }));
+  expect(res.status).toBe(400);
+  const body = await res.json();
+  expect(body).toMatchObject({ success: false, statusCode: 400, message: 'Request validation failed' });
+  const paths = body.errors.map((e: { path: string }) => e.path);
+  expect(paths).toEqual(expect.arrayContaining(['params.id', 'query.n', 'body.name', 'body.tags', 'body']));
+  expect(body.data).toBeUndefined();
+});
+
+test('a missing body validates as empty and names the required fields', async () => {
+  const res = await post(`/echo/${id}`, undefined, {});
+  expect(res.status).toBe(400);
+  expect((await res.json()).errors).toEqual([expect.objectContaining({ path: 'body.name' })]);
+});
+
+test('a non-JSON content type is a 415', async () => {
+  const res = await post(`/echo/${id}`, 'name=x', { 'content-type': 'application/x-www-form-urlencoded' });
+  expect(res.status).toBe(415);
+  expect((await res.json()).statusCode).toBe(415);
+});
+
+test('a body over MAX_BODY_BYTES is a 413', async () => {
+  const res = await post(`/echo/${id}`, JSON.stringify({ name: 'x'.repeat(5000) }));
+  expect(res.status).toBe(413);
+  expect((await res.json()).message).toMatch(/2048 bytes/);
+});
+
+test('deeply nested JSON is refused as a client error, not a crash', async () => {
+  const res = await post(`/echo/${id}`, `${'['.repeat(1000)}${']'.repeat(1000)}`);
+  expect(res.status).toBe(400);
+  expect((await res.json()).errors).toEqual([expect.objectContaining({ path: 'body' })]);
+});
+
+test('bare routes answer bare objects and { message } errors', async () => {
+  const ok = await fetch(`${gateway.url}/bare/x`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{"status":"New"}' });
+  expect(await ok.json()).toEqual({ status: 'New' });
+  const conflict = await fetch(`${gateway.url}/bare/x`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{"status":"Done"}' });
+  expect(conflict.status).toBe(409);
+  expect(await conflict.json()).toEqual({ message: 'Cannot move order from New to Done' });
+  const invalid = await fetch(`${gateway.url}/bare/x`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{"status":"Lost"}' });
+  expect(invalid.status).toBe(400);
+  expect(await invalid.json()).toMatchObject({ message: 'Request validation failed', errors: [expect.objectContaining({ path: 'body.status' })] });
+});
+
+test('an unexpected error is a generic 500 that leaks nothing', async () => {
+  const res = await fetch(`${gateway.url}/fail`);
+  expect(res.status).toBe(500);
+  const text = await res.text();
+  expect(JSON.parse(text)).toEqual({ success: false, statusCode: 500, message: 'Internal server error' });
+  expect(text).not.toMatch(/hunter2|secret/);
+});
+
+test('unknown paths are 404 and known paths with another method are 405 with Allow', async () => {
+  const missing = await fetch(`${gateway.url}/nowhere`);
+  expect(missing.status).toBe(404);
+  expect(await missing.json()).toMatchObject({ success: false, statusCode: 404 });
+  const outside = await fetch(gateway.url.replace('/api/v1', '/elsewhere'));
+  expect(outside.status).toBe(404);
+  const wrong = await fetch(`${gateway.url}/echo/${id}`, { method: 'DELETE' });
+  expect(wrong.status).toBe(405);
+  expect(wrong.headers.get('allow')).toBe('POST');
+  const bareWrong = await fetch(`${gateway.url}/bare/x`, { method: 'GET' });
+  expect(await bareWrong.json()).toEqual({ message: 'Method GET not allowed on /api/v1/bare/x' });
+});
+
+test('CORS preflight names the allowed methods', async () => {
+  const res = await fetch(`${gateway.url}/echo/${id}`, { method: 'OPTIONS' });
+  expect(res.status).toBe(204);
+  expect(res.headers.get('access-control-allow-methods')).toBe('POST, OPTIONS');
+  expect(res.headers.get('access-control-allow-headers')).toMatch(/authorization/);
+});
+
+test('a streaming handler reaches the client chunk by chunk, before it finishes', async () => {
+  const res = await fetch(`${gateway.url}/stream`, { method: 'POST' });
+  expect(res.status).toBe(200);
+  expect(res.headers.get('content-type')).toBe('text/event-stream');
+  expect(res.headers.get('x-request-id')).toBeTruthy();
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  // The second chunk is only produced after the client has read the first one.
+  const first = await reader.read();
+  expect(decoder.decode(first.value)).toBe('data: first\n\n');
+  releaseSecondChunk();
+  let rest = '';
+  for (let r = await reader.read(); !r.done; r = await reader.read()) rest += decoder.decode(r.value);
+  expect(rest).toBe('data: second\n\n');
+});

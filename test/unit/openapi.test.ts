@@ -1,0 +1,21 @@
+import { readFile } from 'node:fs/promises';
+import { buildOpenApi, OPENAPI_PATH } from '#infra/openapi.ts';
+import { httpRouteList } from '#infra/routes.ts';
+
+// The OpenAPI document is generated from the same zod schemas the handlers validate with.
+
+test('docs/openapi.json is current (run `npm run openapi` after changing a schema or route)', async () => {
+  const generated = await buildOpenApi();
+  const committed = JSON.parse(await readFile(OPENAPI_PATH, 'utf8'));
+  expect(committed).toEqual(generated);
+});
+
+test('every manifest route is documented with its method and security', async () => {
+  const doc = (await buildOpenApi()) as { paths: Record<string, Record<string, { security: unknown[]; responses: Record<string, unknown> }>> };
+  for (const route of httpRouteList) {
+    const op = doc.paths[route.path]?.[route.method.toLowerCase()];
+    expect(op).toBeDefined();
+    expect(op!.security).toEqual([route.auth === 'idp' ? { identityProviderToken: [] } : { serviceToken: [] }]);
+    if (route.auth !== 'idp') expect(op!.responses['401']).toBeDefined();
+  }
+});
