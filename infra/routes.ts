@@ -47,6 +47,8 @@ export interface PipelineStage {
   access: Access;
 }
 
+export type PipelineStageName = 'pdf-fetch' | 'pdf-extract' | 'pdf-embed';
+
 export const pipelineStages = {
   'pdf-fetch': {
     queue: 'pdf-fetch',
@@ -75,9 +77,7 @@ export const pipelineStages = {
     maxReceiveCount: 5,
     access: { table: 'readwrite', bucket: 'readwrite', openAiSecret: true },
   },
-} as const satisfies Record<string, PipelineStage>;
-
-export type PipelineStageName = keyof typeof pipelineStages;
+} as const satisfies Record<PipelineStageName, PipelineStage>;
 
 export const httpRoutes = {
   'sign-in': {
@@ -87,6 +87,32 @@ export const httpRoutes = {
     shape: 'envelope',
     access: { table: 'readwrite', jwtSecret: true },
   },
+  // Chats and messages (envelope bodies). send-message streams (Lambda response streaming) and
+  // may wait on a long reply, hence its timeout; it reads the OpenAI key secret when deployed.
+  'create-chat': { method: 'POST', path: '/chat', auth: 'user', shape: 'envelope', access: { table: 'readwrite', jwtSecret: true } },
+  'list-chats': { method: 'GET', path: '/chat', auth: 'user', shape: 'envelope', access: { table: 'read', jwtSecret: true } },
+  'update-chat': { method: 'PUT', path: '/chat/{chatId}', auth: 'user', shape: 'envelope', access: { table: 'readwrite', jwtSecret: true } },
+  'delete-chat': { method: 'DELETE', path: '/chat/{chatId}', auth: 'user', shape: 'envelope', access: { table: 'readwrite', jwtSecret: true } },
+  'list-messages': { method: 'GET', path: '/chat/{chatId}/messages', auth: 'user', shape: 'envelope', access: { table: 'read', jwtSecret: true } },
+  'send-message': {
+    method: 'POST',
+    path: '/message/logged-in',
+    auth: 'user',
+    shape: 'envelope',
+    streaming: true,
+    timeoutSeconds: 300,
+    access: { table: 'readwrite', jwtSecret: true, openAiSecret: true },
+  },
+  // Orders and products: bare bodies and `{ message }` errors (the commerce side of the API).
+  'create-order': { method: 'POST', path: '/orders', auth: 'user', shape: 'bare', access: { table: 'readwrite', jwtSecret: true } },
+  'list-orders': { method: 'GET', path: '/orders', auth: 'user', shape: 'bare', access: { table: 'read', jwtSecret: true } },
+  'get-order': { method: 'GET', path: '/orders/{id}', auth: 'user', shape: 'bare', access: { table: 'read', jwtSecret: true } },
+  'update-order': { method: 'PUT', path: '/orders/{id}', auth: 'admin', shape: 'bare', access: { table: 'readwrite', jwtSecret: true } },
+  'create-product': { method: 'POST', path: '/products', auth: 'admin', shape: 'bare', access: { table: 'readwrite', jwtSecret: true } },
+  'list-products': { method: 'GET', path: '/products', auth: 'user', shape: 'bare', access: { table: 'read', jwtSecret: true } },
+  'get-product': { method: 'GET', path: '/products/{id}', auth: 'user', shape: 'bare', access: { table: 'read', jwtSecret: true } },
+  'update-product': { method: 'PATCH', path: '/products/{id}', auth: 'admin', shape: 'bare', access: { table: 'readwrite', jwtSecret: true } },
+  'delete-product': { method: 'DELETE', path: '/products/{id}', auth: 'admin', shape: 'bare', access: { table: 'readwrite', jwtSecret: true } },
 } as const satisfies Record<string, HttpRoute>;
 
 export type HttpRouteName = keyof typeof httpRoutes;

@@ -55,6 +55,8 @@ export const configSchema = z.object({
   OPENAI_BASE_URL: optionalUrl,
   OPENAI_CHAT_MODEL: z.string().min(1).default('gpt-4o-mini'),
   OPENAI_EMBEDDING_MODEL: z.string().min(1).default('text-embedding-3-small'),
+  // Output size of the embeddings, sent as `dimensions` when set (text-embedding-3-* accept it).
+  OPENAI_EMBEDDING_DIMENSIONS: int(1, 8192).optional(),
   OPENAI_TIMEOUT_MS: int(1000, 15 * 60 * 1000).default(60_000),
   OPENAI_MAX_RETRIES: int(0, 10).default(3),
   EMBEDDING_BATCH_SIZE: int(1, 2048).default(2048),

@@ -158,7 +158,7 @@ function responseStreamFor(res: ServerResponse): ResponseStream {
   let pending: Buffer | undefined = Buffer.alloc(0); // bytes before the prelude delimiter
   const stream = new Writable({
     write(chunk: Buffer, _enc, callback) {
-      let bytes = Buffer.from(chunk);
+      let bytes: Buffer = Buffer.from(chunk);
       if (pending !== undefined) {
         if (contentType !== HTTP_INTEGRATION_CONTENT_TYPE) {
           pending = undefined;

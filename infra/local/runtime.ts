@@ -74,7 +74,7 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
     await ensureTable(endpoints.dynamodb, tableName);
     await ensureBucket(endpoints.fauxqs, bucket);
     const stageTimeouts = Object.fromEntries(pipelineStageList.map((s) => [s.name, s.timeoutSeconds]));
-    const queues = await ensureQueues(endpoints.fauxqs, prefix, (stage) => stageTimeouts[stage]! * 6);
+    const queues = await ensureQueues(endpoints.fauxqs, prefix, (stage) => (stageTimeouts[stage] ?? 60) * 6);
 
     const gateway: Gateway = await startGateway({
       port: o.port,

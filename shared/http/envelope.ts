@@ -1,7 +1,7 @@
 import type { FieldIssue } from './errors.ts';
 
-// The two body shapes of the contract: the envelope (chat, message, auth, PDF, upload, product
-// routes) and bare objects with `{ message }` errors (order routes). statusCode always equals
+// The two body shapes of the contract: the envelope (chat, message, auth, PDF and upload
+// routes) and bare objects with `{ message }` errors (order and product routes). statusCode always equals
 // the HTTP status.
 
 export type BodyShape = 'envelope' | 'bare';

@@ -31,7 +31,8 @@ export function decodeCursor(
   const entries = Object.entries(key);
   const ok =
     entries.length === attributes.length &&
-    entries.every(([k, v]) => attributes.includes(k) && (typeof v === 'string' || typeof v === 'number') && String(v).length <= 1024);
+    entries.every(([k, v]) => attributes.includes(k) && (typeof v === 'string' || typeof v === 'number') && String(v).length <= 1024) &&
+    Object.entries(fixed).every(([k, v]) => (key as Key)[k] === v);
   if (!ok) throw invalid();
   return key as Key;
 }

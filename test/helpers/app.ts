@@ -51,7 +51,7 @@ export async function startTestApp(
     env: { LOG_LEVEL: 'SILENT', ...options.env },
   });
 
-  async function request<T>(method: string, path: string, o: RequestOptions = {}): Promise<TestResponse<T>> {
+  async function request<T = any>(method: string, path: string, o: RequestOptions = {}): Promise<TestResponse<T>> {
     const headers: Record<string, string> = { ...o.headers };
     if (o.token) headers.authorization = `Bearer ${o.token}`;
     let body: string | undefined = o.rawBody;

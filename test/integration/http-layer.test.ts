@@ -71,7 +71,7 @@ beforeAll(async () => {
 afterAll(() => gateway?.close());
 
 const id = 'a'.repeat(24);
-const post = (path: string, body: string | undefined, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
+const post = (path: string, body: string | undefined, headers: Record<string, string> = { 'content-type': 'application/json' }): Promise<Omit<Response, 'json'> & { json(): Promise<any> }> =>
   fetch(`${gateway.url}${path}`, { method: 'POST', headers, ...(body !== undefined && { body }) });
 
 test('valid input reaches the handler, typed and coerced, in the envelope', async () => {

@@ -1,0 +1,16 @@
+import { httpRoutes } from '#infra/routes.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+import { dynamo, tableName } from '#shared/clients.ts';
+import { OrderRepository } from '#shared/orders/order-repository.ts';
+import { ProductRepository } from '#shared/products/product-repository.ts';
+import { createOrder } from '#shared/orders/order-service.ts';
+import { createOrderBody } from '#shared/orders/schemas.ts';
+
+// POST /orders: an order for the caller, status New; 201 with the bare order.
+const orders = new OrderRepository(dynamo(), tableName());
+const products = new ProductRepository(dynamo(), tableName());
+
+export const handler = httpHandler(httpRoutes['create-order'], { body: createOrderBody }, async ({ user, body }) => ({
+  statusCode: 201,
+  data: await createOrder(orders, products, user, body),
+}));

@@ -1,0 +1,14 @@
+import { httpRoutes } from '#infra/routes.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+import { dynamo, tableName } from '#shared/clients.ts';
+import { ProductRepository } from '#shared/products/product-repository.ts';
+import { createProduct } from '#shared/products/product-service.ts';
+import { createProductBody } from '#shared/products/schemas.ts';
+
+// POST /products (admin): 201 with the bare product.
+const products = new ProductRepository(dynamo(), tableName());
+
+export const handler = httpHandler(httpRoutes['create-product'], { body: createProductBody }, async ({ body }) => ({
+  statusCode: 201,
+  data: await createProduct(products, body),
+}));

@@ -1,0 +1,14 @@
+import { httpRoutes } from '#infra/routes.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+import { dynamo, tableName } from '#shared/clients.ts';
+import { ProductRepository } from '#shared/products/product-repository.ts';
+import { deleteProduct } from '#shared/products/product-service.ts';
+import { productParams } from '#shared/products/schemas.ts';
+
+// DELETE /products/{id} (admin): 204 without a body.
+const products = new ProductRepository(dynamo(), tableName());
+
+export const handler = httpHandler(httpRoutes['delete-product'], { params: productParams }, async ({ params }) => {
+  await deleteProduct(products, params.id);
+  return { statusCode: 204 };
+});

@@ -1,0 +1,13 @@
+import { httpRoutes } from '#infra/routes.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+import { dynamo, tableName } from '#shared/clients.ts';
+import { OrderRepository } from '#shared/orders/order-repository.ts';
+import { getOrder } from '#shared/orders/order-service.ts';
+import { orderParams } from '#shared/orders/schemas.ts';
+
+// GET /orders/{id}: the owner or an admin; 404 for anyone else.
+const orders = new OrderRepository(dynamo(), tableName());
+
+export const handler = httpHandler(httpRoutes['get-order'], { params: orderParams }, async ({ user, params }) => ({
+  data: await getOrder(orders, user, params.id),
+}));

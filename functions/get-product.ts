@@ -1,0 +1,13 @@
+import { httpRoutes } from '#infra/routes.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+import { dynamo, tableName } from '#shared/clients.ts';
+import { ProductRepository } from '#shared/products/product-repository.ts';
+import { getProduct } from '#shared/products/product-service.ts';
+import { productParams } from '#shared/products/schemas.ts';
+
+// GET /products/{id}: any signed-in user.
+const products = new ProductRepository(dynamo(), tableName());
+
+export const handler = httpHandler(httpRoutes['get-product'], { params: productParams }, async ({ params }) => ({
+  data: await getProduct(products, params.id),
+}));

@@ -1,0 +1,15 @@
+import { httpRoutes } from '#infra/routes.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+import { dynamo, tableName } from '#shared/clients.ts';
+import { ProductRepository } from '#shared/products/product-repository.ts';
+import { updateProduct } from '#shared/products/product-service.ts';
+import { productParams, updateProductBody } from '#shared/products/schemas.ts';
+
+// PATCH /products/{id} (admin): change the given fields; 200 with the whole product.
+const products = new ProductRepository(dynamo(), tableName());
+
+export const handler = httpHandler(
+  httpRoutes['update-product'],
+  { params: productParams, body: updateProductBody },
+  async ({ params, body }) => ({ data: await updateProduct(products, params.id, body) }),
+);

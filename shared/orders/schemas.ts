@@ -1,0 +1,112 @@
+import { z } from 'zod';
+import type { RouteContracts } from '../openapi/contract.ts';
+import { cuidSchema, pageQuerySchema } from '../http/schemas.ts';
+import { ORDER_STATUSES } from './order-status.ts';
+
+// Orders: request schemas, the payload schema and the contracts of the order routes. Order
+// routes answer bare objects and `{ message, errors? }` errors (the spec's shape).
+
+export const MAX_ORDER_ITEMS = 100;
+export const MAX_ITEM_QUANTITY = 1000;
+
+export const orderStatusSchema = z.enum(ORDER_STATUSES, {
+  error: `Must be one of ${ORDER_STATUSES.join(', ')}`,
+});
+
+export const orderItemSchema = z.object({
+  productId: cuidSchema,
+  name: z.string().describe("The product's name when the order was placed"),
+  quantity: z.number().int(),
+  unitPriceCents: z.number().int().describe("The product's price when the order was placed"),
+  currency: z.string(),
+});
+export type OrderItem = z.infer<typeof orderItemSchema>;
+
+export const orderSchema = z.object({
+  id: cuidSchema,
+  userId: cuidSchema,
+  status: orderStatusSchema,
+  createdAt: z.iso.datetime(),
+  updatedAt: z.iso.datetime(),
+  providerPaymentIntentId: z.string().nullable().describe("The payment provider's payment intent id, if any"),
+  items: z.array(orderItemSchema),
+  totalCents: z.number().int().describe('Sum of quantity × unitPriceCents; 0 for an order without items'),
+  currency: z.string().nullable().describe("The items' currency; null for an order without items"),
+});
+export type Order = z.infer<typeof orderSchema>;
+
+const requestedItem = z.strictObject({
+  productId: cuidSchema,
+  quantity: z
+    .number()
+    .int('Must be a whole number')
+    .min(1, 'Must be at least 1')
+    .max(MAX_ITEM_QUANTITY, `Must be at most ${MAX_ITEM_QUANTITY}`),
+});
+
+export const createOrderBody = z.strictObject({
+  items: z
+    .array(requestedItem)
+    .max(MAX_ORDER_ITEMS, `At most ${MAX_ORDER_ITEMS} items`)
+    .superRefine((items, ctx) => {
+      // One line per product keeps totals and quantities unambiguous.
+      const seen = new Set<string>();
+      items.forEach((item, i) => {
+        if (seen.has(item.productId)) {
+          ctx.addIssue({ code: 'custom', path: [i, 'productId'], message: 'This product is already in the order; raise its quantity instead' });
+        }
+        seen.add(item.productId);
+      });
+    })
+    .default([]),
+  providerPaymentIntentId: z
+    .string()
+    .trim()
+    .min(1)
+    .max(255)
+    .regex(/^[\x21-\x7e]+$/, 'Must be printable ASCII without spaces')
+    .nullable()
+    .default(null),
+});
+export type CreateOrderInput = z.infer<typeof createOrderBody>;
+
+export const updateOrderBody = z.strictObject({ status: orderStatusSchema });
+
+export const orderParams = z.strictObject({ id: cuidSchema });
+export const orderListQuery = pageQuerySchema;
+
+export const contracts: RouteContracts = {
+  'create-order': {
+    summary: 'Place an order for the caller',
+    description:
+      'Status New. Optional items [{ productId, quantity }] are priced from the products at order time; all items must share one currency. An unknown product is a 400 naming it.',
+    body: createOrderBody,
+    responses: { 201: orderSchema },
+    errors: [400, 401],
+  },
+  'list-orders': {
+    summary: 'List orders, newest first',
+    description:
+      "An admin gets every order, anyone else their own. A bare array; pass the x-next-cursor header back as ?cursor= for the next page.",
+    query: orderListQuery,
+    responses: { 200: z.array(orderSchema) },
+    errors: [400, 401],
+    headers: ['x-next-cursor'],
+  },
+  'get-order': {
+    summary: 'Get one order',
+    description: 'The owner or an admin; anyone else gets 404.',
+    params: orderParams,
+    responses: { 200: orderSchema },
+    errors: [400, 401, 404],
+  },
+  'update-order': {
+    summary: "Change an order's status (admin)",
+    description:
+      'Allowed moves: New → Processing → Shipped → Delivered, and New or Processing → Cancelled. Any other move, setting the current status again, or losing a race with a concurrent update is a 409 naming the current status.',
+    params: orderParams,
+    body: updateOrderBody,
+    responses: { 200: orderSchema },
+    errors: [400, 401, 403, 404, 409],
+  },
+};

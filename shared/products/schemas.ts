@@ -1,0 +1,101 @@
+import { z } from 'zod';
+import type { RouteContracts } from '../openapi/contract.ts';
+import { cuidSchema, pageQuerySchema } from '../http/schemas.ts';
+
+// Products: request schemas, the payload schema and the contracts of the product routes.
+// Product routes answer bare objects and `{ message, errors? }` errors, like the order routes.
+
+/** Upper bound on a price: 1e10 minor units (a hundred million in a two-decimal currency). */
+export const MAX_PRICE_CENTS = 10_000_000_000;
+
+// ISO 4217 codes the runtime's ICU knows (full ICU ships with Node and Lambda).
+const CURRENCIES: ReadonlySet<string> = new Set(Intl.supportedValuesOf('currency'));
+
+export const currencySchema = z
+  .string()
+  .regex(/^[A-Z]{3}$/, 'Must be an upper-case ISO 4217 currency code, e.g. EUR')
+  .refine((code) => CURRENCIES.has(code), { message: 'Not an ISO 4217 currency code' })
+  .describe('ISO 4217 currency code, upper case');
+
+const name = z.string().trim().min(1, 'Must not be empty').max(200);
+const description = z.string().max(2000);
+const priceCents = z
+  .number()
+  .int('Must be an integer number of minor units (cents)')
+  .min(0, 'Must not be negative')
+  .max(MAX_PRICE_CENTS)
+  .describe('Price in minor units of the currency (e.g. cents)');
+
+export const productSchema = z.object({
+  id: cuidSchema,
+  name: z.string(),
+  description: z.string(),
+  priceCents: z.number().int(),
+  currency: z.string(),
+  createdAt: z.iso.datetime(),
+  updatedAt: z.iso.datetime(),
+});
+export type Product = z.infer<typeof productSchema>;
+
+export const createProductBody = z.strictObject({
+  name,
+  description: description.default(''),
+  priceCents,
+  currency: currencySchema,
+});
+export type CreateProductInput = z.infer<typeof createProductBody>;
+
+export const updateProductBody = z
+  .strictObject({
+    name: name.optional(),
+    description: description.optional(),
+    priceCents: priceCents.optional(),
+    currency: currencySchema.optional(),
+  })
+  .refine((b) => Object.values(b).some((v) => v !== undefined), {
+    message: 'Give at least one of name, description, priceCents, currency',
+  });
+export type UpdateProductInput = z.infer<typeof updateProductBody>;
+
+export const productParams = z.strictObject({ id: cuidSchema });
+export const productListQuery = pageQuerySchema;
+
+const byId = { params: productParams };
+
+export const contracts: RouteContracts = {
+  'create-product': {
+    summary: 'Create a product (admin)',
+    body: createProductBody,
+    responses: { 201: productSchema },
+    errors: [400, 401, 403],
+  },
+  'update-product': {
+    summary: 'Change some fields of a product (admin)',
+    description: 'Partial update: at least one of name, description, priceCents, currency. Orders already placed keep the price they were placed at.',
+    ...byId,
+    body: updateProductBody,
+    responses: { 200: productSchema },
+    errors: [400, 401, 403, 404],
+  },
+  'delete-product': {
+    summary: 'Delete a product (admin)',
+    description: 'Answers 204 without a body. Orders that name the product keep their copy of its name and price.',
+    ...byId,
+    responses: { 204: null },
+    errors: [400, 401, 403, 404],
+  },
+  'list-products': {
+    summary: 'List products by name',
+    description: 'A bare array ordered by name (case-insensitive). Pass the x-next-cursor header back as ?cursor= for the next page.',
+    query: productListQuery,
+    responses: { 200: z.array(productSchema) },
+    errors: [400, 401],
+    headers: ['x-next-cursor'],
+  },
+  'get-product': {
+    summary: 'Get one product',
+    ...byId,
+    responses: { 200: productSchema },
+    errors: [400, 401, 404],
+  },
+};
