@@ -101,8 +101,14 @@ export const httpRoutes = {
     shape: 'envelope',
     streaming: true,
     timeoutSeconds: 300,
-    access: { table: 'readwrite', jwtSecret: true, openAiSecret: true },
+    access: { table: 'readwrite', bucket: 'read', jwtSecret: true, openAiSecret: true },
   },
+  // PDF upload and ingestion (envelope bodies). ingest-pdf checks the URL and its size, starts the
+  // pipeline and waits up to PDF_SYNC_WAIT_MS for it (under API Gateway's 29 s).
+  'create-upload': { method: 'POST', path: '/upload', auth: 'user', shape: 'envelope', access: { table: 'readwrite', bucket: 'readwrite', jwtSecret: true } },
+  'delete-upload': { method: 'DELETE', path: '/upload/{fileId}', auth: 'user', shape: 'envelope', access: { table: 'readwrite', bucket: 'readwrite', jwtSecret: true } },
+  'ingest-pdf': { method: 'POST', path: '/message/pdf', auth: 'user', shape: 'envelope', access: { table: 'readwrite', sendTo: ['pdf-fetch'], jwtSecret: true } },
+  'get-pdf-status': { method: 'GET', path: '/message/pdf/{fileId}', auth: 'user', shape: 'envelope', access: { table: 'read', jwtSecret: true } },
   // Orders and products: bare bodies and `{ message }` errors (the commerce side of the API).
   'create-order': { method: 'POST', path: '/orders', auth: 'user', shape: 'bare', access: { table: 'readwrite', jwtSecret: true } },
   'list-orders': { method: 'GET', path: '/orders', auth: 'user', shape: 'bare', access: { table: 'read', jwtSecret: true } },

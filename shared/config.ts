@@ -77,7 +77,15 @@ export const configSchema = z.object({
   PDF_ALLOW_LOOPBACK: bool.default(false),
   CHUNK_TOKENS: int(50, 8_000).default(800),
   CHUNK_OVERLAP_TOKENS: int(0, 2_000).default(100),
-  CHUNKS_PER_PART: int(1, 10_000).default(256),
+  // A part is one embedding request filled to the provider's limits; a lower cap here buys more
+  // parallel parts at the price of more (smaller) requests.
+  CHUNKS_PER_PART: int(1, 10_000).default(2_048),
+  // Lifetime of the presigned upload/download URLs of POST /upload.
+  UPLOAD_URL_TTL_SECONDS: int(60, 7 * 24 * 3600).default(3600),
+  // Where pdfjs's standard font data is (the bundle ships it as standard_fonts/ beside index.mjs).
+  PDFJS_STANDARD_FONTS_DIR: z.string().min(1).optional(),
+  // Packed vectors kept in memory by warm functions for retrieval.
+  RETRIEVAL_CACHE_MB: int(0, 4_096).default(256),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -97,20 +97,25 @@ function readBody(req: IncomingMessage): Promise<Buffer | 'too-large'> {
   });
 }
 
+const own = <T>(o: Record<string, T>, key: string, value: T) =>
+  Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
+
 function toEvent(req: IncomingMessage, url: URL, route: CompiledRoute, match: RegExpExecArray, body: Buffer): APIGatewayProxyEvent {
+  // Own properties only, as in the JSON event Lambda parses: a header or query key named
+  // `__proto__` or `constructor` is data, not Object.prototype's.
   const headers: Record<string, string> = {};
   const multiValueHeaders: Record<string, string[]> = {};
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
     const name = req.rawHeaders[i]!;
     const value = req.rawHeaders[i + 1]!;
-    headers[name] = value;
-    (multiValueHeaders[name] ??= []).push(value);
+    own(headers, name, value);
+    own(multiValueHeaders, name, [...(Object.hasOwn(multiValueHeaders, name) ? multiValueHeaders[name]! : []), value]);
   }
   const query: Record<string, string> = {};
   const multiQuery: Record<string, string[]> = {};
   for (const [k, v] of url.searchParams) {
-    query[k] = v;
-    (multiQuery[k] ??= []).push(v);
+    own(query, k, v);
+    own(multiQuery, k, [...(Object.hasOwn(multiQuery, k) ? multiQuery[k]! : []), v]);
   }
   const pathParameters: Record<string, string> = {};
   route.params.forEach((name, i) => {
@@ -270,7 +275,10 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
           if (!res.writableFinished) stream.destroy(new Error('client disconnected'));
         });
         await Promise.race([handler(event, stream, context), limit.promise]);
-        if (!res.writableEnded) await new Promise((resolve) => (stream.writableFinished ? resolve(null) : stream.once('finish', resolve).once('close', resolve)));
+        // Wait for the last bytes, unless the stream already finished or broke off.
+        if (!res.writableEnded && !stream.writableFinished && !stream.destroyed) {
+          await new Promise((resolve) => stream.once('finish', resolve).once('close', resolve));
+        }
         return res.statusCode;
       }
       const result = (await Promise.race([

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from '../../shared/config.ts';
+import { describeAiProvider } from '../../shared/ai/provider.ts';
 import { startLocalRuntime } from './runtime.ts';
 
 // `npm start`: the whole service on this machine. PORT and DATA_DIR choose where; everything
@@ -20,12 +21,8 @@ const { PORT, DATA_DIR } = local.data;
 
 try {
   const runtime = await startLocalRuntime({ port: PORT, dataDir: resolve(DATA_DIR), persist: true });
-  const { OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_CHAT_MODEL, OPENAI_EMBEDDING_MODEL } = runtime.config;
-  const provider = OPENAI_API_KEY
-    ? `OpenAI-compatible (${OPENAI_CHAT_MODEL}, ${OPENAI_EMBEDDING_MODEL}${OPENAI_BASE_URL ? ` at ${OPENAI_BASE_URL}` : ''})`
-    : 'offline (no OPENAI_API_KEY: extractive answers from your PDFs, no language model)';
   console.log(`API:         ${runtime.url}`);
-  console.log(`AI provider: ${provider}`);
+  console.log(`AI provider: ${describeAiProvider(runtime.config)}`);
   console.log(`Data:        ${resolve(DATA_DIR)}`);
   console.log(`Sign in:     TOKEN=$(npm run -s token -- --email you@example.com)`);
   console.log(`             curl -XPOST -H "Authorization: Bearer $TOKEN" ${runtime.url}/auth`);

@@ -1,0 +1,17 @@
+import { httpRoutes } from '#infra/routes.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+import { dynamo, tableName } from '#shared/clients.ts';
+import { ChatRepository } from '#shared/chats/chat-repository.ts';
+import { chatIdParams, updateChatBody } from '#shared/chats/schemas.ts';
+
+// PUT /chat/{chatId}: rename, change the system message, deactivate or reactivate.
+const chats = new ChatRepository(dynamo(), tableName());
+
+export const handler = httpHandler(
+  httpRoutes['update-chat'],
+  { params: chatIdParams, body: updateChatBody },
+  async ({ params, body, user }) => ({
+    message: 'Chat updated',
+    data: await chats.update(params.chatId, user.id, body),
+  }),
+);

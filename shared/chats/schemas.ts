@@ -1,0 +1,166 @@
+import { z } from 'zod';
+import { config } from '../config.ts';
+import { cuidSchema, pageQuerySchema } from '../http/schemas.ts';
+import type { RouteContracts } from '../openapi/contract.ts';
+
+// Chats and messages: the API's shapes (spec "Chat", "Message") and the request schemas of
+// the chat and message routes.
+
+export const DEFAULT_CHAT_NAME = 'New Chat';
+export const DEFAULT_SYSTEM_MESSAGE =
+  'You are a helpful assistant. Answer clearly and concisely, and say so when you do not know.';
+export const CHAT_NAME_MAX_CHARS = 200;
+export const SYSTEM_MESSAGE_MAX_CHARS = 8_000;
+
+export const chatTypes = ['text', 'file'] as const;
+export const chatStatuses = ['active', 'deactivated'] as const;
+export const messageTypes = ['system', 'user', 'ai'] as const;
+export const contentTypes = ['file', 'message'] as const;
+
+export type ChatType = (typeof chatTypes)[number];
+export type ChatStatus = (typeof chatStatuses)[number];
+export type MessageType = (typeof messageTypes)[number];
+export type ContentType = (typeof contentTypes)[number];
+
+export const usageSchema = z.object({
+  promptTokens: z.number().int().min(0),
+  completionTokens: z.number().int().min(0),
+  totalTokens: z.number().int().min(0),
+});
+
+export const sourceSchema = z.object({
+  fileId: z.string(),
+  fileName: z.string().optional(),
+  page: z.number().int().describe('1-based page number'),
+  chunk: z.number().int().describe('Chunk index within the file'),
+  score: z.number().describe('Similarity of the passage to the prompt'),
+  quote: z.string().describe('A short passage that appears verbatim in the chunk'),
+});
+export type SourceRef = z.infer<typeof sourceSchema>;
+
+export const chatSchema = z.object({
+  id: z.string(),
+  userId: z.string(),
+  chatName: z.string(),
+  systemMessage: z.string(),
+  createdAt: z.iso.datetime(),
+  updatedAt: z.iso.datetime(),
+  status: z.enum(chatStatuses),
+  type: z.enum(chatTypes),
+});
+export type Chat = z.infer<typeof chatSchema>;
+
+export const messageSchema = z.object({
+  id: z.string(),
+  chatId: z.string(),
+  userId: z.string(),
+  message: z.string(),
+  messageType: z.enum(messageTypes),
+  type: z.enum(contentTypes),
+  sequenceNumber: z.number().int().min(1),
+  timestamp: z.iso.datetime(),
+  usage: usageSchema.optional().describe('Token counts of an ai reply'),
+  sources: z.array(sourceSchema).optional().describe('Passages an ai reply in a file chat was given'),
+  incomplete: z
+    .literal(true)
+    .optional()
+    .describe('Set on an ai reply that was cut short (the client went away or the model failed mid-reply)'),
+});
+export type Message = z.infer<typeof messageSchema>;
+
+const trimmed = (max: number) => z.string().trim().min(1).max(max);
+
+export const createChatBody = z.strictObject({
+  name: trimmed(CHAT_NAME_MAX_CHARS).optional(),
+  type: z.enum(chatTypes),
+  systemMessage: trimmed(SYSTEM_MESSAGE_MAX_CHARS).optional(),
+});
+
+export const updateChatBody = z
+  .strictObject({
+    name: trimmed(CHAT_NAME_MAX_CHARS).optional(),
+    systemMessage: trimmed(SYSTEM_MESSAGE_MAX_CHARS).optional(),
+    status: z.enum(chatStatuses).optional(),
+  })
+  .refine((b) => b.name !== undefined || b.systemMessage !== undefined || b.status !== undefined, {
+    message: 'Give at least one of name, systemMessage, status',
+  });
+
+export const chatIdParams = z.strictObject({ chatId: cuidSchema });
+
+export const listQuery = pageQuerySchema;
+
+export const sendMessageBody = z.strictObject({
+  // The cap is a setting (PROMPT_MAX_CHARS), read at validation time, not at import.
+  prompt: z
+    .string()
+    .describe('The prompt; not blank, at most PROMPT_MAX_CHARS characters (default 16000)')
+    .superRefine((p, ctx) => {
+      if (p.trim().length === 0) ctx.addIssue({ code: 'custom', message: 'Must not be empty' });
+      const max = config().PROMPT_MAX_CHARS;
+      if (p.length > max) ctx.addIssue({ code: 'custom', message: `Must be at most ${max} characters` });
+    }),
+  chatId: cuidSchema,
+  stream: z.boolean().default(false),
+});
+export type SendMessageBody = z.infer<typeof sendMessageBody>;
+
+export const replySchema = z.object({
+  response: z.string().describe("The assistant's reply"),
+  usage: usageSchema,
+  sources: z.array(sourceSchema).optional().describe('File chats: the passages the reply was given, best first'),
+  messageId: z.string().describe('Id of the stored ai message'),
+  sequenceNumber: z.number().int().describe('Sequence number of the stored ai message'),
+});
+
+const pagingHeaders = ['x-next-cursor'];
+
+export const contracts: RouteContracts = {
+  'create-chat': {
+    summary: 'Create a chat session',
+    description: `name defaults to "${DEFAULT_CHAT_NAME}"; systemMessage has a default; type is text or file.`,
+    body: createChatBody,
+    responses: { 201: chatSchema },
+    errors: [400, 401],
+  },
+  'list-chats': {
+    summary: "The caller's chats, newest first",
+    query: listQuery,
+    responses: { 200: z.array(chatSchema) },
+    errors: [400, 401],
+    headers: pagingHeaders,
+  },
+  'update-chat': {
+    summary: 'Rename a chat, change its system message, deactivate or reactivate it',
+    params: chatIdParams,
+    body: updateChatBody,
+    responses: { 200: chatSchema },
+    errors: [400, 401, 404],
+  },
+  'delete-chat': {
+    summary: 'Delete a chat with all its messages and attachments',
+    params: chatIdParams,
+    responses: { 200: z.object({ id: z.string(), deleted: z.literal(true) }) },
+    errors: [400, 401, 404],
+  },
+  'list-messages': {
+    summary: "A chat's messages in order (by sequence number)",
+    params: chatIdParams,
+    query: listQuery,
+    responses: { 200: z.array(messageSchema) },
+    errors: [400, 401, 404],
+    headers: pagingHeaders,
+  },
+  'send-message': {
+    summary: 'Send a prompt to the assistant; the reply whole or streamed',
+    description:
+      'stream false: 200 with data { response, usage, sources? }. stream true: text/event-stream with one ' +
+      '`data: {"content":"…"}` event per model delta, `event: sources` (file chats), `event: usage`, ' +
+      '`event: error` + `data: {"message":"…"}` on a failure after the stream began, and always `data: [DONE]` last. ' +
+      'A `: keep-alive` comment is sent while the model is quiet. 400 for a deactivated chat.',
+    body: sendMessageBody,
+    responses: { 200: replySchema },
+    errors: [400, 401, 403, 404, 502, 504],
+    streams: true,
+  },
+};

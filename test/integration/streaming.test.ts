@@ -1,0 +1,191 @@
+import { startTestApp, type TestApp } from '#test/helpers/app.ts';
+import { splitIntoDeltas, startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
+import { postSse, type SseResult } from '#test/helpers/sse.ts';
+
+// Streamed replies (stream: true) through the local gateway's Lambda response streaming,
+// against the loopback OpenAI-compatible server, read with a real SSE parser.
+
+let ai: OpenAiTestServer;
+let app: TestApp;
+let token: string;
+
+beforeAll(async () => {
+  ai = await startOpenAiTestServer();
+  app = await startTestApp({
+    pollers: false,
+    env: {
+      OPENAI_API_KEY: 'test-key',
+      OPENAI_BASE_URL: ai.baseURL,
+      OPENAI_TIMEOUT_MS: '1000',
+      OPENAI_MAX_RETRIES: '2',
+      STREAM_HEARTBEAT_MS: '150',
+    },
+  });
+  ({ token } = await app.signIn('streaming@example.com'));
+});
+afterAll(async () => {
+  await app?.stop();
+  await ai?.close();
+});
+beforeEach(() => ai.reset());
+
+const REPLY = 'The quick brown fox jumps over the lazy dog, twice.';
+
+const newChat = async () => (await app.request('POST', '/chat', { token, body: { type: 'text' } })).body.data;
+const stream = (chatId: string, prompt: string, options: Parameters<typeof postSse>[3] = {}) =>
+  postSse(`${app.url}/message/logged-in`, token, { chatId, prompt, stream: true }, options);
+const history = async (chatId: string) => (await app.request('GET', `/chat/${chatId}/messages`, { token })).body.data as any[];
+const kinds = (sse: SseResult) => sse.events.map((e) => (e.event ? `event:${e.event}` : e.data === '[DONE]' ? '[DONE]' : 'delta'));
+
+async function eventually<T>(read: () => Promise<T>, ok: (value: T) => boolean): Promise<T> {
+  for (let i = 0; ; i++) {
+    const value = await read();
+    if (ok(value) || i >= 100) return value;
+    await new Promise((r) => setTimeout(r, 30));
+  }
+}
+
+test('streams one event per delta in order, then usage, then [DONE] and a blank line; the reply is stored', async () => {
+  const chat = await newChat();
+  ai.setReply(REPLY);
+  const sse = await stream(chat.id, 'Tell me about the fox');
+
+  expect(sse.status).toBe(200);
+  expect(sse.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+  expect(sse.headers.get('cache-control')).toBe('no-cache');
+  expect(sse.headers.get('x-accel-buffering')).toBe('no');
+  expect(sse.deltas()).toEqual(splitIntoDeltas(REPLY));
+  expect(kinds(sse).slice(-2)).toEqual(['event:usage', '[DONE]']);
+  expect(sse.raw.endsWith('data: [DONE]\n\n')).toBe(true);
+  const [usage] = sse.named('usage');
+  expect(usage).toEqual({ promptTokens: expect.any(Number), completionTokens: splitIntoDeltas(REPLY).length, totalTokens: expect.any(Number) });
+
+  const sent = ai.chatRequests()[0]!;
+  expect(sent.stream).toBe(true);
+  expect(sent.stream_options).toEqual({ include_usage: true });
+
+  const stored = await history(chat.id);
+  expect(stored.map((m) => [m.sequenceNumber, m.messageType, m.message])).toEqual([
+    [1, 'user', 'Tell me about the fox'],
+    [2, 'ai', REPLY],
+  ]);
+  expect(stored[1].usage).toEqual(usage);
+  expect(stored[1]).not.toHaveProperty('incomplete');
+});
+
+test('bytes really stream: the first deltas arrive while the model is still generating', async () => {
+  const chat = await newChat();
+  ai.setReply(REPLY);
+  const release = ai.holdStreamAfter(2); // the model sends two deltas, then waits
+  let releasedByClient = false;
+  const safety = setTimeout(release, 10_000); // never hang the suite
+  const sse = await stream(chat.id, 'go', {
+    onChunk: (events) => {
+      if (!releasedByClient && events.filter((e) => !e.event && e.data.startsWith('{')).length >= 2) {
+        releasedByClient = true; // two deltas reached the client before the model could finish
+        release();
+      }
+    },
+  });
+  clearTimeout(safety);
+  expect(releasedByClient).toBe(true);
+  expect(sse.firstDataAt).toBeDefined();
+  expect(sse.deltas().join('')).toBe(REPLY);
+  expect(sse.last()).toBe('[DONE]');
+});
+
+test('a quiet model gets a keep-alive comment (STREAM_HEARTBEAT_MS)', async () => {
+  const chat = await newChat();
+  ai.setReply(REPLY);
+  const release = ai.holdStreamAfter(1);
+  const safety = setTimeout(release, 10_000);
+  const sse = await stream(chat.id, 'slowly', {
+    onChunk: (_events, comments) => {
+      if (comments.length) release();
+    },
+  });
+  clearTimeout(safety);
+  expect(sse.comments).toContain('keep-alive');
+  expect(sse.raw).toMatch(/\n\n: keep-alive\n\n/);
+  expect(sse.deltas().join('')).toBe(REPLY);
+  expect(sse.last()).toBe('[DONE]');
+});
+
+test('a stream cut upstream ends with event: error then [DONE]; the partial reply is stored as incomplete', async () => {
+  const chat = await newChat();
+  ai.setReply(REPLY);
+  ai.cutStreamAfter(3);
+  const sse = await stream(chat.id, 'cut me off');
+  expect(sse.status).toBe(200);
+  expect(sse.deltas()).toEqual(splitIntoDeltas(REPLY).slice(0, 3));
+  expect(kinds(sse).slice(-2)).toEqual(['event:error', '[DONE]']);
+  expect(sse.named('error')[0]).toEqual({ message: expect.stringMatching(/AI provider/) });
+  expect(sse.named('usage')).toEqual([]);
+  expect(sse.raw.endsWith('data: [DONE]\n\n')).toBe(true);
+
+  const stored = await history(chat.id);
+  expect(stored[1]).toMatchObject({ messageType: 'ai', message: sse.deltas().join(''), incomplete: true });
+});
+
+test('a stream that goes quiet mid-way times out with event: error then [DONE]', async () => {
+  const chat = await newChat();
+  ai.setReply(REPLY);
+  ai.stallStreamAfter(2);
+  const sse = await stream(chat.id, 'stall');
+  expect(sse.deltas()).toHaveLength(2);
+  expect(sse.named('error')[0].message).toMatch(/did not answer in time/);
+  expect(sse.last()).toBe('[DONE]');
+  expect(sse.comments).toContain('keep-alive'); // the client kept hearing from us meanwhile
+});
+
+test('429 and 500 before the stream starts are retried; exhausted retries end in event: error', async () => {
+  const chat = await newChat();
+  ai.setReply(REPLY);
+  ai.failNext(1, 429);
+  ai.failNext(1, 500);
+  const ok = await stream(chat.id, 'retry me');
+  expect(ok.deltas().join('')).toBe(REPLY);
+  expect(ai.count('/v1/chat/completions')).toBe(3);
+
+  ai.failNext(3, 500, { retryAfterSeconds: 0 });
+  const failed = await stream(chat.id, 'fail me');
+  expect(failed.status).toBe(200);
+  expect(kinds(failed)).toEqual(['event:error', '[DONE]']);
+  // Nothing was generated, so no ai message is stored for the failed prompt.
+  const stored = await history(chat.id);
+  expect(stored.map((m) => m.messageType)).toEqual(['user', 'ai', 'user']);
+});
+
+test('when the client goes away the model call is aborted and what was generated is stored', async () => {
+  const chat = await newChat();
+  ai.setReply(REPLY);
+  const release = ai.holdStreamAfter(2);
+  const sse = await stream(chat.id, 'I will leave', {
+    stopWhen: (events) => events.filter((e) => !e.event && e.data.startsWith('{')).length >= 2,
+  });
+  expect(sse.stoppedEarly).toBe(true);
+
+  const upstream = await eventually(async () => ai.requests.at(-1)!, (r) => r.clientClosedEarly);
+  expect(upstream.clientClosedEarly).toBe(true); // the service aborted its model call
+  release();
+  const stored = await eventually(() => history(chat.id), (m) => m.length === 2);
+  expect(stored[1]).toMatchObject({ messageType: 'ai', message: splitIntoDeltas(REPLY).slice(0, 2).join(''), incomplete: true });
+});
+
+test('concurrent streamed prompts to one chat get distinct sequence numbers', async () => {
+  const chat = await newChat();
+  const results = await Promise.all(['one', 'two', 'three'].map((p) => stream(chat.id, p)));
+  expect(results.every((r) => r.last() === '[DONE]')).toBe(true);
+  const stored = await history(chat.id);
+  expect(stored.map((m) => m.sequenceNumber)).toEqual([1, 2, 3, 4, 5, 6]);
+  // Each reply answers its own prompt.
+  for (const r of results) expect(stored.map((m) => m.message)).toContain(r.deltas().join(''));
+});
+
+test('errors before the stream starts are ordinary JSON envelopes', async () => {
+  const res = await app.request('POST', '/message/logged-in', { token, body: { chatId: 'zzzzzzzzzzzzzzzzzzzzzzzz', prompt: 'hi', stream: true } });
+  expect(res.status).toBe(404);
+  expect(res.headers.get('content-type')).toMatch(/application\/json/);
+  expect(res.body).toMatchObject({ success: false, statusCode: 404 });
+  expect(ai.count()).toBe(0);
+});
