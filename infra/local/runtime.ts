@@ -11,6 +11,7 @@ import { startPoller, type Poller } from './poller.ts';
 import { installLambdaGlobals } from './lambda-runtime.ts';
 import { LOCAL_IDP_AUDIENCE, LOCAL_IDP_ISSUER, LOCAL_IDP_JWKS_PATH, localJwks, localServiceSecret } from './local-idp.ts';
 import { restoreBucket, saveBucket } from './s3-snapshot.ts';
+import { lockDataDir } from './data-dir-lock.ts';
 
 // The whole service on one machine: emulators, table/queues/bucket, the HTTP gateway, the
 // local identity provider and the SQS pollers, all built from the route manifest.
@@ -49,17 +50,31 @@ export interface LocalRuntime {
   stop(): Promise<void>;
 }
 
-/** Imports a function's entry the way Lambda would at cold start, once per process. */
-export async function loadFunction(entry: string): Promise<unknown> {
-  const mod = (await import(join(projectRoot, entry))) as { handler?: unknown };
-  if (typeof mod.handler !== 'function') throw new Error(`${entry} does not export a handler`);
-  return mod.handler;
+const loadedFunctions = new Map<string, Promise<unknown>>();
+
+/**
+ * Imports a function's entry the way Lambda would at cold start, once per process. Memoized:
+ * an `import()` per request costs a module resolution through the TypeScript loader's hooks
+ * (about 1 ms a request on a busy machine, see bench/README.md), which Lambda never pays.
+ */
+export function loadFunction(entry: string): Promise<unknown> {
+  let loaded = loadedFunctions.get(entry);
+  if (!loaded) {
+    loaded = import(join(projectRoot, entry)).then((mod: { handler?: unknown }) => {
+      if (typeof mod.handler !== 'function') throw new Error(`${entry} does not export a handler`);
+      return mod.handler;
+    });
+    loadedFunctions.set(entry, loaded);
+    loaded.catch(() => loadedFunctions.delete(entry));
+  }
+  return loaded;
 }
 
 export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRuntime> {
   // This machine runs Node 20 on purpose (DESIGN §10); the SDK's upgrade notice is noise here.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   installLambdaGlobals();
+  const unlock = o.persist ? await lockDataDir(o.dataDir) : undefined;
   let owned: Emulators | undefined;
   if (!o.emulators) owned = await startEmulators({ ...(o.persist && { dynamoDataPath: join(o.dataDir, 'dynamodb') }) });
   const endpoints = {
@@ -138,6 +153,9 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
     };
     await o.onReady?.(runtime);
     if (o.pollers !== false) {
+      // PDF ingestions cut short by a restart lost their queued messages (fauxqs keeps queues in
+      // memory): queue each again at its stage (issue 5). Loaded now, once the settings are set.
+      await (await import('../../shared/files/recovery.ts')).resumeStuckIngestionsOnStart();
       for (const stage of pipelineStageList) {
         pollers.push(
           startPoller({
@@ -166,10 +184,12 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
         sqs.destroy();
         s3.destroy();
         await owned?.stop();
+        await unlock?.();
       },
     };
   } catch (err) {
     await owned?.stop();
+    await unlock?.();
     throw err;
   }
 }

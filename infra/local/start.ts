@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { ConfigError } from '../../shared/config.ts';
 import { describeAiProvider } from '../../shared/ai/provider.ts';
 import { startLocalRuntime } from './runtime.ts';
+import { DataDirInUseError } from './data-dir-lock.ts';
 
 // `npm start`: the whole service on this machine. PORT and DATA_DIR choose where; everything
 // else is configured like the deployed functions (see the README's configuration table).
@@ -38,7 +39,7 @@ try {
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
 } catch (err) {
-  if (err instanceof ConfigError) console.error(err.message);
+  if (err instanceof ConfigError || err instanceof DataDirInUseError) console.error(err.message);
   else if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') console.error(`Port ${PORT} is in use; set PORT to another one.`);
   else console.error(err);
   process.exit(1);

@@ -61,3 +61,16 @@ test('a bad setting stops start-up with a message naming the variable', async ()
   dirs.push(dataDir);
   await expect(startServerProcess({ DATA_DIR: dataDir, PDF_MAX_BYTES: 'huge' })).rejects.toThrow(/PDF_MAX_BYTES/);
 });
+
+test('a second copy on the same DATA_DIR stops with a message saying why', async () => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'shared-dir-'));
+  dirs.push(dataDir);
+  const first = await startServerProcess({ DATA_DIR: dataDir });
+  try {
+    await expect(startServerProcess({ DATA_DIR: dataDir })).rejects.toThrow(/is in use by another process \(pid \d+: is `npm start` running on it\?\)/);
+    // The first copy is unaffected.
+    expect((await signIn(first, dataDir, 'still@example.com')).status).toBe(201);
+  } finally {
+    expect(await first.stop()).toBe(0);
+  }
+});

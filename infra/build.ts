@@ -1,0 +1,257 @@
+import { access, cp, mkdir, rm, stat, readdir } from 'node:fs/promises';
+import { join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { build, type Metafile, type Plugin } from 'esbuild';
+import { manifestFunctions, type ManifestFunction } from './routes.ts';
+
+// `npm run build`: one minified ESM bundle per manifest function (HTTP routes and pipeline
+// stages) in dist/<name>/index.mjs, with a linked source map. The AWS SDK is bundled rather
+// than taken from the Lambda runtime, so what we test is what runs. Functions that bundle
+// pdfjs-dist also get its standard_fonts/ directory beside the bundle (DESIGN §10).
+
+export const projectRoot = resolve(fileURLToPath(new URL('.', import.meta.url)), '..');
+export const DEFAULT_OUT_DIR = join(projectRoot, 'dist');
+
+/** Size budgets for index.mjs (decimal MB): small API bundles keep cold starts short. */
+export const BUNDLE_BUDGET_BYTES: Record<string, number> = { 'pdf-extract': 4_000_000 };
+export const HTTP_BUNDLE_BUDGET_BYTES = 1_000_000;
+export const QUEUE_BUNDLE_BUDGET_BYTES = 4_000_000;
+export const budgetOf = (fn: Pick<ManifestFunction, 'name' | 'kind'>) =>
+  BUNDLE_BUDGET_BYTES[fn.name] ?? (fn.kind === 'http' ? HTTP_BUNDLE_BUDGET_BYTES : QUEUE_BUNDLE_BUDGET_BYTES);
+
+/** Where the bundle of a function that uses pdfjs finds the standard fonts (see shared/pdf). */
+export const STANDARD_FONTS_DIR = 'standard_fonts';
+const PDFJS_STANDARD_FONTS = join(projectRoot, 'node_modules/pdfjs-dist/standard_fonts');
+
+// ESM output with CommonJS dependencies inside: give them `require` (Node built-ins mostly).
+const BANNER = [
+  "import { createRequire as __bundleCreateRequire } from 'node:module';",
+  'const require = __bundleCreateRequire(import.meta.url);',
+].join('\n');
+
+// zod 4 re-exports every locale through the `z` namespace, which esbuild cannot tree-shake
+// once `z` is imported as an object: ~300 KB of error messages in 60 languages per bundle.
+// We only ever use English (zod registers it by default), so the bundles get just that one.
+const zodEnglishOnly: Plugin = {
+  name: 'zod-english-only',
+  setup(b) {
+    b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) => {
+      if (!/[\\/]zod[\\/]v4[\\/](classic[\\/]external|core[\\/]index)\.js$/.test(args.importer)) return undefined;
+      return { path: join(args.resolveDir, '../locales/index.js'), namespace: 'zod-locales' };
+    });
+    b.onLoad({ filter: /.*/, namespace: 'zod-locales' }, (args) => ({
+      contents: "export { default as en } from './en.js';",
+      resolveDir: join(args.path, '..'),
+      loader: 'js',
+    }));
+  },
+};
+
+// In Lambda the execution role's credentials are always in the environment. The SDK's default
+// chain would also bundle SSO, INI files, web identity, process and container/instance
+// metadata providers (~90 kB of every bundle) that can never apply there; the bundles get the
+// environment provider alone. (Unbundled code under npm start and tests keeps the full chain.)
+const lambdaCredentialsOnly: Plugin = {
+  name: 'lambda-credentials-only',
+  setup(b) {
+    b.onResolve({ filter: /^@aws-sdk\/credential-provider-node$/ }, (args) => ({
+      path: args.path,
+      namespace: 'lambda-credentials',
+      pluginData: { resolveDir: args.resolveDir },
+    }));
+    b.onLoad({ filter: /.*/, namespace: 'lambda-credentials' }, (args) => ({
+      contents: [
+        "import { fromEnv } from '@aws-sdk/credential-provider-env';",
+        'export const defaultProvider = (init = {}) => fromEnv(init);',
+        'export const credentialsWillNeedRefresh = (c) => c?.expiration !== undefined;',
+        'export const credentialsTreatedAsExpired = (c) => c?.expiration !== undefined && c.expiration.getTime() - Date.now() < 300000;',
+      ].join('\n'),
+      resolveDir: (args.pluginData as { resolveDir: string }).resolveDir,
+      loader: 'js',
+    }));
+  },
+};
+
+export interface BuildOptions {
+  /** Default: dist/ in the project. Each function gets <outDir>/<name>/. */
+  outDir?: string;
+  /** Default true (what is deployed); false gives readable bundles for debugging. */
+  minify?: boolean;
+  /** Build only these manifest functions (default: all of them). */
+  only?: string[];
+  /** The functions to build (default: the manifest's); tests pass their own. */
+  functions?: ManifestFunction[];
+}
+
+export interface BuiltFunction {
+  name: string;
+  kind: ManifestFunction['kind'];
+  dir: string;
+  /** Size of index.mjs in bytes (what the budget applies to). */
+  bytes: number;
+  mapBytes: number;
+  /** Everything in dir: bundle, map, licences, fonts. */
+  assetBytes: number;
+  budgetBytes: number;
+  /** Whether pdfjs-dist is in the bundle (and standard_fonts/ was copied). */
+  pdfjs: boolean;
+  /** Largest packages in the bundle, for finding what made it big. */
+  largestInputs: { path: string; bytes: number }[];
+}
+
+export class MissingEntryError extends Error {
+  override name = 'MissingEntryError';
+}
+
+async function exists(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+async function dirSize(dir: string): Promise<number> {
+  let total = 0;
+  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) total += (await stat(join(entry.parentPath, entry.name))).size;
+  }
+  return total;
+}
+
+/** The packages (or "project sources") taking most of a bundle, for finding what made it big. */
+function largestInputs(output: Metafile['outputs'][string]) {
+  const byPackage = new Map<string, number>();
+  for (const [path, { bytesInOutput }] of Object.entries(output.inputs)) {
+    const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path)?.[1] ?? '(project sources)';
+    byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + bytesInOutput);
+  }
+  return [...byPackage]
+    .map(([path, bytes]) => ({ path, bytes }))
+    .sort((a, b) => b.bytes - a.bytes)
+    .slice(0, 6);
+}
+
+/** Bundles each function; fails with a message naming every manifest entry whose file is missing. */
+export async function buildFunctions(options: BuildOptions = {}): Promise<BuiltFunction[]> {
+  const outDir = resolve(options.outDir ?? DEFAULT_OUT_DIR);
+  const minify = options.minify ?? true;
+  let functions = options.functions ?? manifestFunctions;
+  if (options.only?.length) {
+    const unknown = options.only.filter((n) => !functions.some((f) => f.name === n));
+    if (unknown.length) throw new Error(`Not in the manifest (infra/routes.ts): ${unknown.join(', ')}`);
+    functions = functions.filter((f) => options.only!.includes(f.name));
+  }
+
+  const missing: string[] = [];
+  for (const fn of functions) if (!(await exists(join(projectRoot, fn.entry)))) missing.push(`${fn.name} → ${fn.entry}`);
+  if (missing.length) {
+    throw new MissingEntryError(
+      `The manifest (infra/routes.ts) lists functions whose entry file does not exist:\n  ${missing.join('\n  ')}`,
+    );
+  }
+
+  // One esbuild run for every function: each entry is still bundled on its own (no shared
+  // chunks), but every module is parsed once instead of once per function.
+  await mkdir(outDir, { recursive: true });
+  await Promise.all(functions.map((fn) => rm(join(outDir, fn.name), { recursive: true, force: true })));
+  const result = await build({
+    entryPoints: Object.fromEntries(functions.map((fn) => [`${fn.name}/index`, join(projectRoot, fn.entry)])),
+    outdir: outDir,
+    outExtension: { '.js': '.mjs' },
+    absWorkingDir: projectRoot,
+    bundle: true,
+    splitting: false,
+    platform: 'node',
+    target: 'node20',
+    format: 'esm',
+    // ESM builds of dependencies first (the AWS SDK's dist-es tree-shakes far better).
+    mainFields: ['module', 'main'],
+    minify,
+    // Error classes name themselves after their constructor (`new.target.name`, jose's errors).
+    keepNames: true,
+    treeShaking: true,
+    sourcemap: 'linked',
+    // Stack traces only need the mappings; sources would double the asset for nothing.
+    sourcesContent: false,
+    legalComments: 'linked',
+    banner: { js: BANNER },
+    metafile: true,
+    plugins: [zodEnglishOnly, lambdaCredentialsOnly],
+    logLevel: 'silent',
+  }).catch((err: Error) => {
+    throw new Error(`esbuild failed:\n${err.message}`);
+  });
+
+  return Promise.all(
+    functions.map(async (fn): Promise<BuiltFunction> => {
+      const dir = join(outDir, fn.name);
+      const file = join(dir, 'index.mjs');
+      const outKey = relative(projectRoot, file).split(sep).join('/');
+      const output = result.metafile.outputs[outKey];
+      if (!output) throw new Error(`esbuild wrote no ${outKey}`);
+      const pdfjs = Object.keys(output.inputs).some((p) => p.includes('node_modules/pdfjs-dist/'));
+      if (pdfjs) await cp(PDFJS_STANDARD_FONTS, join(dir, STANDARD_FONTS_DIR), { recursive: true });
+      return {
+        name: fn.name,
+        kind: fn.kind,
+        dir,
+        bytes: (await stat(file)).size,
+        mapBytes: (await stat(`${file}.map`)).size,
+        assetBytes: await dirSize(dir),
+        budgetBytes: budgetOf(fn),
+        pdfjs,
+        largestInputs: largestInputs(output),
+      };
+    }),
+  );
+}
+
+const kb = (bytes: number) => `${(bytes / 1000).toFixed(1)} kB`;
+
+/** The size table `npm run build` prints. */
+export function sizeTable(built: BuiltFunction[], outDir = DEFAULT_OUT_DIR): string {
+  const rows = built.map((b) => [
+    b.name,
+    b.kind,
+    kb(b.bytes),
+    kb(b.mapBytes),
+    kb(b.assetBytes),
+    `${b.budgetBytes / 1_000_000} MB${b.bytes > b.budgetBytes ? '  OVER BUDGET' : ''}`,
+  ]);
+  const header = ['function', 'kind', 'index.mjs', 'map', 'asset', 'budget'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i >= 2 && i <= 4 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
+  const total = built.reduce((sum, b) => sum + b.bytes, 0);
+  return [
+    line(header),
+    line(widths.map((w) => '-'.repeat(w))),
+    ...rows.map(line),
+    `${built.length} bundles in ${relative(process.cwd(), outDir) || '.'}/, ${kb(total)} of index.mjs in all`,
+  ].join('\n');
+}
+
+// CLI: `npm run build [-- --no-minify] [-- name ...]`
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const args = process.argv.slice(2);
+  const started = Date.now();
+  try {
+    const built = await buildFunctions({
+      minify: !args.includes('--no-minify'),
+      only: args.filter((a) => !a.startsWith('--')),
+    });
+    console.log(sizeTable(built));
+    console.log(`built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    const over = built.filter((b) => b.bytes > b.budgetBytes);
+    for (const b of over) {
+      console.error(
+        `\n${b.name}: ${kb(b.bytes)} is over its ${b.budgetBytes / 1_000_000} MB budget. Largest packages:\n` +
+          b.largestInputs.map((i) => `  ${kb(i.bytes).padStart(10)}  ${i.path}`).join('\n'),
+      );
+    }
+    if (over.length) process.exitCode = 1;
+  } catch (err) {
+    console.error((err as Error).message);
+    process.exitCode = 1;
+  }
+}

@@ -1,0 +1,136 @@
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import { Construct } from 'constructs';
+import { queueUrlVariable, type Access, type ManifestFunction, type PipelineStageName } from '../routes.ts';
+import { tableDefinition } from '../table.ts';
+
+// Every Lambda of the service, with its defaults in one place (runtime, architecture, source
+// maps, log group and retention) and its permissions derived from the manifest's `access`:
+// each function gets its own role holding exactly the actions its code uses, on exactly the
+// resources it touches. No managed policies, no wildcard actions, no `*` resources.
+
+/** The data-plane actions behind each access level (kept short and explicit on purpose). */
+export const TABLE_READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:BatchGetItem'];
+export const TABLE_WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'];
+export const BUCKET_LIST_ACTIONS = ['s3:ListBucket'];
+export const BUCKET_READ_ACTIONS = ['s3:GetObject'];
+export const BUCKET_WRITE_ACTIONS = ['s3:PutObject', 's3:DeleteObject', 's3:AbortMultipartUpload'];
+
+export interface ServiceResources {
+  table: dynamodb.ITable;
+  bucket: s3.IBucket;
+  queues: Record<PipelineStageName, sqs.IQueue>;
+  jwtSecret: secretsmanager.ISecret;
+  /** The OpenAI key secret, when one is configured. */
+  openAiSecret?: secretsmanager.ISecret;
+}
+
+export interface ServiceFunctionProps {
+  fn: ManifestFunction;
+  code: lambda.Code;
+  resources: ServiceResources;
+  /** Settings shared by every function (passed-through configuration). */
+  settings: Record<string, string>;
+  logRetentionDays: number;
+  description?: string;
+}
+
+const reads = (level: Access['table'] | Access['bucket']) => level === 'read' || level === 'readwrite';
+const writes = (level: Access['table'] | Access['bucket']) => level === 'write' || level === 'readwrite';
+
+export class ServiceFunction extends Construct {
+  readonly function: lambda.Function;
+  readonly role: iam.Role;
+  readonly logGroup: logs.LogGroup;
+
+  constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
+    super(scope, id);
+    const { fn, resources } = props;
+    const access = fn.access;
+
+    this.logGroup = new logs.LogGroup(this, 'Logs', {
+      retention: props.logRetentionDays as logs.RetentionDays,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    this.role = new iam.Role(this, 'Role', {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: `${fn.name}: least privilege from infra/routes.ts`,
+    });
+
+    const environment: Record<string, string> = {
+      // Stack traces point at the TypeScript sources through the bundle's source map.
+      NODE_OPTIONS: '--enable-source-maps',
+      ...props.settings,
+      TABLE_NAME: resources.table.tableName,
+      BUCKET_NAME: resources.bucket.bucketName,
+      // Deployed functions never fetch from loopback (DESIGN §8); only npm start allows it.
+      PDF_ALLOW_LOOPBACK: 'false',
+    };
+    for (const stage of access.sendTo ?? []) environment[queueUrlVariable(stage)] = queueOf(resources, stage).queueUrl;
+    if (access.jwtSecret) environment.SERVICE_JWT_SECRET_ARN = resources.jwtSecret.secretArn;
+    if (access.openAiSecret && resources.openAiSecret) environment.OPENAI_API_KEY_SECRET_ARN = resources.openAiSecret.secretArn;
+
+    this.function = new lambda.Function(this, 'Function', {
+      description: props.description ?? fn.name,
+      runtime: lambda.Runtime.NODEJS_22_X,
+      architecture: lambda.Architecture.ARM_64,
+      handler: 'index.handler',
+      code: props.code,
+      timeout: Duration.seconds(fn.timeoutSeconds),
+      memorySize: fn.memoryMb,
+      role: this.role,
+      logGroup: this.logGroup,
+      environment,
+    });
+
+    this.grantAccess(access, resources);
+  }
+
+  /** The manifest's access, as IAM statements on this function's role. */
+  private grantAccess(access: Access, r: ServiceResources): void {
+    const allow = (actions: string[], resources: string[]) =>
+      this.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions, resources }));
+
+    // Logs: this function's own log group only.
+    allow(['logs:CreateLogStream', 'logs:PutLogEvents'], [this.logGroup.logGroupArn]);
+
+    if (reads(access.table)) {
+      const indexArns = tableDefinition.globalSecondaryIndexes.map((g) => `${r.table.tableArn}/index/${g.indexName}`);
+      allow(TABLE_READ_ACTIONS, [r.table.tableArn]);
+      allow(['dynamodb:Query'], indexArns);
+    }
+    if (writes(access.table)) allow(TABLE_WRITE_ACTIONS, [r.table.tableArn]);
+
+    // Object rights on bucket/* only, and listing on the bucket: deleting a run's work files
+    // goes by prefix, and without s3:ListBucket a missing key answers 403 instead of 404
+    // (NoSuchKey). No bucket configuration rights. Presigned URLs carry the signer's rights,
+    // so a function that presigns uploads needs `write` itself.
+    const objects = r.bucket.arnForObjects('*');
+    if (access.bucket) allow(BUCKET_LIST_ACTIONS, [r.bucket.bucketArn]);
+    if (reads(access.bucket)) allow(BUCKET_READ_ACTIONS, [objects]);
+    if (writes(access.bucket)) allow(BUCKET_WRITE_ACTIONS, [objects]);
+
+    const targets = (access.sendTo ?? []).map((stage: PipelineStageName) => queueOf(r, stage).queueArn);
+    if (targets.length) allow(['sqs:SendMessage'], targets);
+
+    if (access.jwtSecret) allow(['secretsmanager:GetSecretValue'], [r.jwtSecret.secretArn]);
+    if (access.openAiSecret && r.openAiSecret) allow(['secretsmanager:GetSecretValue'], [secretArnPattern(r.openAiSecret)]);
+  }
+}
+
+function queueOf(r: ServiceResources, stage: PipelineStageName): sqs.IQueue {
+  const queue = r.queues[stage];
+  if (!queue) throw new Error(`infra/routes.ts: sendTo names ${stage}, which is not a pipeline stage`);
+  return queue;
+}
+
+/** An imported secret known by name has an ARN without its random suffix; match that suffix. */
+function secretArnPattern(secret: secretsmanager.ISecret): string {
+  return secret.secretFullArn ?? `${secret.secretArn}-??????`;
+}

@@ -1,0 +1,211 @@
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { Writable } from 'node:stream';
+import { parseArgs } from 'node:util';
+import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { ConfigError } from '../../shared/config.ts';
+import { manifestFunctions, type ManifestFunction } from '../routes.ts';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from './emulators.ts';
+import { HTTP_INTEGRATION_CONTENT_TYPE, PRELUDE_DELIMITER, isStreamingHandler, lambdaContext, type ResponseStream } from './lambda-runtime.ts';
+import { signLocalIdToken } from './local-idp.ts';
+import { DataDirInUseError } from './data-dir-lock.ts';
+import { loadFunction, startLocalRuntime, type LocalRuntime } from './runtime.ts';
+
+// `npm run invoke -- <function> <event.json>`: runs one manifest function once, the way Lambda
+// would, against the local emulators and the data of `npm start` (DATA_DIR, default .data).
+// The result goes to stdout (a streaming function's prelude, then its body as it streams);
+// notes (messages the function queued, timing) go to stderr.
+
+const USAGE = `Usage: npm run invoke -- <function> <event.json> [--email you@example.com] [--var NAME=value ...]
+
+  <function>   a name from infra/routes.ts: ${manifestFunctions.map((f) => f.name).join(', ')}
+  <event.json> an API Gateway REST (v1) proxy event or an SQS event; see events/
+
+Placeholders in the event file:
+  {{ID_TOKEN}}       a local identity-provider ID token for --email (what POST /auth takes)
+  {{SERVICE_TOKEN}}  a service JWT for --email (signs in through POST /auth first)
+  {{EMAIL}}          the --email value (default dev@example.com)
+  {{NAME}}           any --var NAME=value
+
+Environment: DATA_DIR (default .data, shared with npm start, which must not be running on it),
+and any setting of shared/config.ts (e.g. LOG_LEVEL=INFO, OPENAI_API_KEY).`;
+
+class UsageError extends Error {}
+
+function parse(argv: string[]) {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      email: { type: 'string', default: 'dev@example.com' },
+      var: { type: 'string', multiple: true, default: [] },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  const [name, eventFile, ...rest] = positionals;
+  if (!name || !eventFile || rest.length) throw new UsageError(USAGE);
+  const fn = manifestFunctions.find((f) => f.name === name);
+  if (!fn) throw new UsageError(`No function "${name}" in infra/routes.ts.\n\n${USAGE}`);
+  const vars: Record<string, string> = {};
+  for (const pair of values.var) {
+    const at = pair.indexOf('=');
+    if (at < 1) throw new UsageError(`--var takes NAME=value, not "${pair}"`);
+    vars[pair.slice(0, at)] = pair.slice(at + 1);
+  }
+  return { fn, eventFile: resolve(eventFile), email: values.email, vars };
+}
+
+/** Fills the event's placeholders; tokens are only minted when the event asks for them. */
+async function renderEvent(text: string, runtime: LocalRuntime, dataDir: string, email: string, vars: Record<string, string>) {
+  const values: Record<string, string> = { EMAIL: email, ...vars };
+  if (text.includes('{{ID_TOKEN}}') || text.includes('{{SERVICE_TOKEN}}')) values.ID_TOKEN = await signLocalIdToken(dataDir, { email });
+  if (text.includes('{{SERVICE_TOKEN}}')) {
+    // Through the real sign-in route, so the user exists and gets its role as usual.
+    const res = await fetch(`${runtime.url}/auth`, { method: 'POST', headers: { authorization: `Bearer ${values.ID_TOKEN}` } });
+    const body = (await res.json()) as { data?: { token?: string }; message?: string };
+    if (!body.data?.token) throw new Error(`Signing in ${email} failed (${res.status}): ${body.message ?? 'no token'}`);
+    values.SERVICE_TOKEN = body.data.token;
+  }
+  const rendered = text.replace(/\{\{(\w+)\}\}/g, (whole, name: string) => {
+    const value = values[name];
+    if (value === undefined) throw new UsageError(`The event uses ${whole}: pass --var ${name}=...`);
+    // Inside a JSON string: escape what JSON would.
+    return JSON.stringify(value).slice(1, -1);
+  });
+  try {
+    return JSON.parse(rendered) as Record<string, unknown>;
+  } catch (err) {
+    throw new UsageError(`The event is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+/** A Lambda response stream printing the prelude (status, headers) and then the body as it comes. */
+function printingStream(out: NodeJS.WritableStream): ResponseStream {
+  let contentType = 'application/octet-stream';
+  let pending: Buffer | undefined = Buffer.alloc(0);
+  const stream = new Writable({
+    write(chunk: Buffer, _enc, callback) {
+      let bytes = Buffer.from(chunk);
+      if (pending !== undefined) {
+        if (contentType !== HTTP_INTEGRATION_CONTENT_TYPE) {
+          out.write(`content-type: ${contentType}\n\n`);
+          pending = undefined;
+        } else {
+          const all = Buffer.concat([pending, bytes]);
+          const at = all.indexOf(PRELUDE_DELIMITER);
+          if (at < 0) {
+            pending = all;
+            return callback();
+          }
+          const prelude = JSON.parse(all.subarray(0, at).toString('utf8')) as { statusCode?: number; headers?: Record<string, string> };
+          out.write(`HTTP ${prelude.statusCode ?? 200} (streaming)\n`);
+          for (const [k, v] of Object.entries(prelude.headers ?? {})) out.write(`${k}: ${v}\n`);
+          out.write('\n');
+          pending = undefined;
+          bytes = all.subarray(at + PRELUDE_DELIMITER.length);
+        }
+      }
+      if (bytes.length) out.write(bytes);
+      callback();
+    },
+  }) as ResponseStream;
+  stream.setContentType = (type) => {
+    contentType = type;
+  };
+  return stream;
+}
+
+function printResult(result: unknown, out: NodeJS.WritableStream): void {
+  const http = result as { statusCode?: number; headers?: Record<string, string>; body?: string; isBase64Encoded?: boolean };
+  if (typeof http?.statusCode === 'number') {
+    out.write(`HTTP ${http.statusCode}\n`);
+    for (const [k, v] of Object.entries(http.headers ?? {})) out.write(`${k}: ${v}\n`);
+    out.write('\n');
+    const body = http.isBase64Encoded ? Buffer.from(http.body ?? '', 'base64').toString('utf8') : (http.body ?? '');
+    try {
+      out.write(`${JSON.stringify(JSON.parse(body), null, 2)}\n`);
+    } catch {
+      out.write(`${body}\n`);
+    }
+    return;
+  }
+  out.write(`${result === undefined ? '(no result)' : JSON.stringify(result, null, 2)}\n`);
+}
+
+/** What the function sent to the pipeline queues (lost when this process ends: fauxqs is in memory). */
+async function printQueued(runtime: LocalRuntime): Promise<void> {
+  const sqs = new SQSClient({ endpoint: runtime.endpoints.fauxqs, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+  for (const [stage, queue] of Object.entries(runtime.queues)) {
+    const out = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queue.url, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }));
+    for (const m of out.Messages ?? []) {
+      console.error(`queued for ${stage} (invoke it with an SQS event carrying this body): ${m.Body}`);
+    }
+  }
+  sqs.destroy();
+}
+
+async function invoke(fn: ManifestFunction, event: Record<string, unknown>, runtime: LocalRuntime): Promise<void> {
+  if (fn.kind === 'queue' && Array.isArray(event.Records)) {
+    // The handler may check where a record came from: point it at the local queue.
+    const queue = (runtime.queues as Record<string, { arn: string } | undefined>)[fn.name];
+    for (const record of event.Records as Record<string, unknown>[]) record.eventSourceARN = queue?.arn;
+  }
+  const handler = await loadFunction(fn.entry);
+  const context = lambdaContext(fn.name, fn.timeoutSeconds * 1000, fn.memoryMb);
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`Task timed out after ${fn.timeoutSeconds} seconds`)), fn.timeoutSeconds * 1000);
+  });
+  try {
+    if (isStreamingHandler(handler)) {
+      const stream = printingStream(process.stdout);
+      const done = new Promise((res) => stream.once('finish', res).once('close', res));
+      await Promise.race([handler(event, stream, context), timeout]);
+      await Promise.race([done, timeout]);
+      process.stdout.write('\n');
+    } else {
+      const result = await Promise.race([(handler as (e: unknown, c: unknown) => Promise<unknown>)(event, context), timeout]);
+      printResult(result, process.stdout);
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function main(): Promise<number> {
+  const { fn, eventFile, email, vars } = parse(process.argv.slice(2));
+  const text = await readFile(eventFile, 'utf8').catch(() => {
+    throw new UsageError(`Cannot read the event file ${eventFile}`);
+  });
+  const dataDir = resolve(process.env.DATA_DIR || '.data');
+
+  const runtime = await startLocalRuntime({ port: 0, dataDir, persist: true, pollers: false, log: false });
+  const started = Date.now();
+  let code = 0;
+  try {
+    const event = await renderEvent(text, runtime, dataDir, email, vars);
+    await invoke(fn, event, runtime);
+  } catch (err) {
+    console.error(`${fn.name} failed:`, err instanceof UsageError ? err.message : err);
+    code = 1;
+  } finally {
+    console.error(`(${fn.name}: ${Date.now() - started} ms)`);
+    await printQueued(runtime).catch(() => undefined);
+    await runtime.stop();
+  }
+  return code;
+}
+
+try {
+  process.exitCode = await main();
+} catch (err) {
+  if (err instanceof UsageError || err instanceof ConfigError || err instanceof DataDirInUseError) console.error(err.message);
+  else console.error(err);
+  process.exitCode = 1;
+}
+// Handlers may leave sockets or timers behind (as in Lambda, where the sandbox freezes).
+process.exit(process.exitCode);

@@ -1,0 +1,119 @@
+import { z } from 'zod';
+import { configSchema, loadConfig, ConfigError } from '../shared/config.ts';
+import { identityProviderSettings } from '../shared/auth/identity-provider.ts';
+
+// What the CDK app reads at synth time. Two kinds of settings:
+// - stack settings (camelCase context keys: `-c retainData=false`, or cdk.json "context");
+// - function settings: any variable of shared/config.ts except the wiring the stack sets
+//   itself, under its own name (`-c ADMIN_EMAILS=a@b.c`, or exported in the shell when
+//   synthesizing). Context wins over the environment. Secrets never travel this way: the
+//   OpenAI key is read from Secrets Manager (`openAiKeySecret`), the JWT secret is generated.
+
+/** Set by the stack (resource names, secrets ARNs) or meaningful only on one machine. */
+const NOT_PASSED_THROUGH = new Set([
+  'AWS_REGION',
+  'TABLE_NAME',
+  'BUCKET_NAME',
+  'PDF_FETCH_QUEUE_URL',
+  'PDF_EXTRACT_QUEUE_URL',
+  'PDF_EMBED_QUEUE_URL',
+  'DYNAMODB_ENDPOINT',
+  'S3_ENDPOINT',
+  'SQS_ENDPOINT',
+  'SECRETS_MANAGER_ENDPOINT',
+  'SERVICE_JWT_SECRET',
+  'SERVICE_JWT_SECRET_ARN',
+  'OPENAI_API_KEY',
+  'OPENAI_API_KEY_SECRET_ARN',
+  'PDF_ALLOW_LOOPBACK',
+]);
+
+/** Function settings the stack passes through: every config variable not set by the stack. */
+export const functionSettingNames = (): string[] =>
+  Object.keys(configSchema.shape).filter((name) => !NOT_PASSED_THROUGH.has(name) && !name.endsWith('_QUEUE_URL'));
+
+const bool = z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]);
+const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+/** The retention periods CloudWatch Logs accepts. */
+export const LOG_RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653];
+
+const stackSettingsSchema = z.object({
+  /** Prefix of the stack names: <serviceName>Stateful, <serviceName>Stateless. */
+  serviceName: z.string().regex(/^[A-Za-z][A-Za-z0-9]{0,60}$/).default('ChatService'),
+  /** DynamoDB deletion protection (turn off for throw-away stacks). */
+  deletionProtection: bool.default(true),
+  /** Keep table, bucket and secret when the stack is deleted. */
+  retainData: bool.default(true),
+  logRetentionDays: int(1, 3653)
+    .refine((d) => LOG_RETENTION_DAYS.includes(d), `must be one of ${LOG_RETENTION_DAYS.join(', ')}`)
+    .default(30),
+  apiThrottleRateLimit: int(1, 10_000).default(50),
+  apiThrottleBurstLimit: int(1, 5_000).default(100),
+  /**
+   * Days an uploaded PDF (uploads/) is kept. Ingestion needs it only while it runs (the text and
+   * vectors live in the table and under vectors/), so this bounds abandoned uploads and how long
+   * original documents are retained; re-ingesting an expired one takes a new upload.
+   */
+  uploadExpirationDays: int(1, 3650).default(7),
+  /** Days after which incomplete multipart uploads are aborted. */
+  incompleteMultipartUploadDays: int(1, 30).default(1),
+  /** Subscribed to the alarm topic when set. */
+  alarmEmail: z.email().optional(),
+  /** Name or ARN of an existing Secrets Manager secret holding the OpenAI API key (plain string). */
+  openAiKeySecret: z.string().min(1).optional(),
+  /**
+   * Create the account-wide role API Gateway needs to write access logs (one per account and
+   * region: set false when another stack already set it).
+   */
+  apiGatewayCloudWatchRole: bool.default(true),
+  /** 5xx answers in 5 minutes that raise the API alarm. */
+  api5xxAlarmThreshold: int(1, 1_000_000).default(1),
+});
+
+export type StackSettings = z.infer<typeof stackSettingsSchema> & {
+  /** Function settings passed through to every function (validated with shared/config.ts). */
+  functionEnv: Record<string, string>;
+  /** CORS origin for the API and presigned uploads (CORS_ALLOW_ORIGIN, default '*'). */
+  corsAllowOrigin: string;
+  /** Problems worth a synth warning (e.g. no identity provider configured). */
+  warnings: string[];
+};
+
+export type ContextReader = (key: string) => unknown;
+
+/** Reads and validates every setting; a bad one fails the synth with a message naming it. */
+export function readSettings(context: ContextReader, env: NodeJS.ProcessEnv = process.env): StackSettings {
+  const raw: Record<string, unknown> = {};
+  for (const key of Object.keys(stackSettingsSchema.shape)) {
+    const value = context(key);
+    if (value !== undefined && value !== '') raw[key] = value;
+  }
+  const parsed = stackSettingsSchema.safeParse(raw);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`Invalid CDK context:\n  ${lines.join('\n  ')}`);
+  }
+
+  const functionEnv: Record<string, string> = {};
+  for (const name of functionSettingNames()) {
+    const value = context(name) ?? env[name];
+    if (value !== undefined && value !== '') functionEnv[name] = String(value);
+  }
+  // Validate as the functions will at cold start, with the stack's own wiring filled in.
+  const config = loadConfig({ TABLE_NAME: 'synth-check', ...functionEnv });
+
+  const warnings: string[] = [];
+  try {
+    identityProviderSettings(config);
+  } catch (err) {
+    warnings.push(
+      `No usable identity provider (${(err as Error).message}): POST /auth will fail until one is set, ` +
+        'e.g. -c IDP_PRESET=firebase -c FIREBASE_PROJECT_ID=my-project',
+    );
+  }
+  if (config.IDP_PRESET === 'local') throw new ConfigError('IDP_PRESET=local exists only under npm start; choose a real provider');
+  if (!parsed.data.openAiKeySecret) {
+    warnings.push('No openAiKeySecret: the functions use the offline AI provider (extractive answers, lexical embeddings)');
+  }
+  return { ...parsed.data, functionEnv, corsAllowOrigin: config.CORS_ALLOW_ORIGIN, warnings };
+}

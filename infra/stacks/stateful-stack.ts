@@ -1,0 +1,132 @@
+import { Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import { pipelineStageList, type PipelineStageName } from '../routes.ts';
+import { tableDefinition } from '../table.ts';
+import type { StackSettings } from '../settings.ts';
+
+// What holds data and outlives deployments: the table, the bucket, the JWT signing secret,
+// the pipeline queues with their dead-letter queues, and the alarm topic. The stateless stack
+// (functions, API) can be destroyed and redeployed freely on top of it.
+
+/** Presigned uploads land under this prefix (shared/files/storage.ts); they expire. */
+export const UPLOADS_PREFIX = 'uploads/';
+/** The pipeline's per-run work files; a run that never completes leaves them behind. */
+export const WORK_PREFIX = 'work/';
+/** Work files outlive any message that could still need them (DLQ retention). */
+const WORK_FILES_DAYS = 14;
+/** A stage's queue must stay invisible while its consumer may still be working on it. */
+export const VISIBILITY_TIMEOUT_FACTOR = 6;
+
+export interface StatefulStackProps extends StackProps {
+  settings: StackSettings;
+}
+
+export interface PipelineQueue {
+  queue: sqs.Queue;
+  dlq: sqs.Queue;
+}
+
+export class StatefulStack extends Stack {
+  readonly table: dynamodb.Table;
+  readonly bucket: s3.Bucket;
+  readonly jwtSecret: secretsmanager.Secret;
+  readonly queues: Record<PipelineStageName, PipelineQueue>;
+  readonly alarmTopic: sns.Topic;
+
+  constructor(scope: Construct, id: string, props: StatefulStackProps) {
+    super(scope, id, props);
+    const { settings } = props;
+    const removalPolicy = settings.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+
+    const { partitionKey, sortKey, globalSecondaryIndexes } = tableDefinition;
+    const key = (name: string) => ({ name, type: dynamodb.AttributeType.STRING });
+    this.table = new dynamodb.Table(this, 'Table', {
+      partitionKey: key(partitionKey),
+      sortKey: key(sortKey),
+      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      deletionProtection: settings.deletionProtection,
+      encryption: dynamodb.TableEncryption.AWS_MANAGED,
+      removalPolicy,
+    });
+    for (const g of globalSecondaryIndexes) {
+      this.table.addGlobalSecondaryIndex({
+        indexName: g.indexName,
+        partitionKey: key(g.partitionKey),
+        sortKey: key(g.sortKey),
+        projectionType: dynamodb.ProjectionType.ALL,
+      });
+    }
+
+    this.bucket = new s3.Bucket(this, 'Files', {
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      removalPolicy,
+      lifecycleRules: [
+        { id: 'abort-incomplete-multipart', abortIncompleteMultipartUploadAfter: Duration.days(settings.incompleteMultipartUploadDays) },
+        // Uploads (ingested or abandoned) expire; the pipeline's own work files are deleted by
+        // the pipeline, and the vectors it keeps live under another prefix (shared/files/storage.ts).
+        { id: 'expire-uploads', prefix: UPLOADS_PREFIX, expiration: Duration.days(settings.uploadExpirationDays) },
+        { id: 'expire-stale-work-files', prefix: WORK_PREFIX, expiration: Duration.days(WORK_FILES_DAYS) },
+      ],
+      // Browsers PUT to and GET from presigned URLs directly.
+      cors: [
+        {
+          allowedMethods: [s3.HttpMethods.PUT, s3.HttpMethods.GET, s3.HttpMethods.HEAD],
+          allowedOrigins: [settings.corsAllowOrigin],
+          allowedHeaders: ['content-type', 'content-length', 'content-md5', 'x-amz-*'],
+          exposedHeaders: ['etag'],
+          maxAge: 3600,
+        },
+      ],
+    });
+
+    this.jwtSecret = new secretsmanager.Secret(this, 'ServiceJwtSecret', {
+      description: 'Signing key of the service JWT (HS256); rotating it signs everyone out',
+      generateSecretString: { passwordLength: 64, excludePunctuation: true, includeSpace: false },
+      removalPolicy,
+    });
+
+    this.alarmTopic = new sns.Topic(this, 'Alarms', { displayName: `${settings.serviceName} alarms`, enforceSSL: true });
+    if (settings.alarmEmail) this.alarmTopic.addSubscription(new subscriptions.EmailSubscription(settings.alarmEmail));
+
+    this.queues = {} as Record<PipelineStageName, PipelineQueue>;
+    for (const stage of pipelineStageList) {
+      const dlq = new sqs.Queue(this, `${pascal(stage.queue)}Dlq`, {
+        retentionPeriod: Duration.days(WORK_FILES_DAYS),
+        encryption: sqs.QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+      });
+      const queue = new sqs.Queue(this, `${pascal(stage.queue)}Queue`, {
+        visibilityTimeout: Duration.seconds(stage.timeoutSeconds * VISIBILITY_TIMEOUT_FACTOR),
+        deadLetterQueue: { queue: dlq, maxReceiveCount: stage.maxReceiveCount },
+        encryption: sqs.QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+      });
+      this.queues[stage.name] = { queue, dlq };
+
+      // A message in a DLQ is a file that failed for good: someone should look.
+      const alarm = new cloudwatch.Alarm(this, `${pascal(stage.queue)}DlqAlarm`, {
+        alarmDescription: `Messages in the ${stage.queue} dead-letter queue`,
+        metric: dlq.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' }),
+        threshold: 0,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+      alarm.addAlarmAction(new cloudwatchActions.SnsAction(this.alarmTopic));
+    }
+  }
+}
+
+export const pascal = (name: string) => name.replace(/(^|[-_/{}])(\w)/g, (_, __, c: string) => c.toUpperCase()).replace(/\W/g, '');

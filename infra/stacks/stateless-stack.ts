@@ -1,0 +1,222 @@
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import * as apigateway from 'aws-cdk-lib/aws-apigateway';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import type { Construct } from 'constructs';
+import { httpRouteList, manifestFunctions, pipelineStageList, type ManifestFunction, type PipelineStageName } from '../routes.ts';
+import type { StackSettings } from '../settings.ts';
+import { ServiceFunction } from '../constructs/service-function.ts';
+import { pascal, type StatefulStack } from './stateful-stack.ts';
+
+// What can be redeployed at will: one Lambda per manifest function, the REST API in front of
+// the HTTP ones, the SQS event source mappings of the pipeline stages, and their alarms.
+
+/** API Gateway stage names cannot contain '/': the stage is `api`, every route lives under /v1. */
+export const API_STAGE = 'api';
+export const API_ROOT = 'v1';
+/** The longest a streamed reply may run (API Gateway's limit for STREAM integrations). */
+export const MAX_STREAM_INTEGRATION_SECONDS = 15 * 60;
+/** Non-streaming integrations stop at 29 s unless the account raised its quota. */
+export const MAX_BUFFERED_INTEGRATION_SECONDS = 29;
+
+export type CodeFactory = (fn: ManifestFunction) => lambda.Code;
+
+export interface StatelessStackProps extends StackProps {
+  settings: StackSettings;
+  stateful: StatefulStack;
+  code: CodeFactory;
+}
+
+export class StatelessStack extends Stack {
+  readonly api: apigateway.RestApi;
+  readonly functions: Record<string, ServiceFunction> = {};
+
+  constructor(scope: Construct, id: string, props: StatelessStackProps) {
+    super(scope, id, props);
+    const { settings, stateful } = props;
+
+    const openAiSecret = settings.openAiKeySecret ? importSecret(this, settings.openAiKeySecret) : undefined;
+    const resources = {
+      table: stateful.table,
+      bucket: stateful.bucket,
+      queues: Object.fromEntries(Object.entries(stateful.queues).map(([stage, q]) => [stage, q.queue])) as Record<
+        PipelineStageName,
+        typeof stateful.queues[PipelineStageName]['queue']
+      >,
+      jwtSecret: stateful.jwtSecret,
+      ...(openAiSecret && { openAiSecret }),
+    };
+    const alarmAction = new cloudwatchActions.SnsAction(stateful.alarmTopic);
+
+    const routes = new Map(httpRouteList.map((r) => [r.name, r]));
+    for (const fn of manifestFunctions) {
+      const route = routes.get(fn.name);
+      const sf = new ServiceFunction(this, pascal(fn.name), {
+        fn,
+        code: props.code(fn),
+        resources,
+        settings: settings.functionEnv,
+        logRetentionDays: settings.logRetentionDays,
+        description: route ? `${route.method} /api/v1${route.path}` : `SQS ${fn.name}`,
+      });
+      this.functions[fn.name] = sf;
+      const errors = new cloudwatch.Alarm(this, `${pascal(fn.name)}ErrorsAlarm`, {
+        alarmDescription: `${fn.name} failed (errors, timeouts or crashes)`,
+        metric: sf.function.metricErrors({ period: Duration.minutes(5), statistic: 'Sum' }),
+        threshold: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+      errors.addAlarmAction(alarmAction);
+    }
+
+    // Pipeline stages: partial batch responses, so one bad file never re-runs its neighbours.
+    for (const stage of pipelineStageList) {
+      this.functions[stage.name]!.function.addEventSource(
+        new SqsEventSource(stateful.queues[stage.name]!.queue, {
+          batchSize: stage.batchSize,
+          maxConcurrency: stage.maxConcurrency,
+          reportBatchItemFailures: true,
+        }),
+      );
+    }
+
+    this.api = this.restApi(settings);
+    const alarm5xx = new cloudwatch.Alarm(this, 'Api5xxAlarm', {
+      alarmDescription: 'The API answered 5xx (function failures, timeouts, integration errors)',
+      metric: this.api.metricServerError({ period: Duration.minutes(5), statistic: 'Sum' }),
+      threshold: settings.api5xxAlarmThreshold,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    alarm5xx.addAlarmAction(alarmAction);
+
+    new CfnOutput(this, 'ApiUrl', {
+      description: 'Base URL of the API (ends in /api/v1)',
+      value: `${this.api.url}${API_ROOT}`,
+    });
+  }
+
+  private restApi(settings: StackSettings): apigateway.RestApi {
+    const accessLogs = new logs.LogGroup(this, 'ApiAccessLogs', {
+      retention: settings.logRetentionDays as logs.RetentionDays,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    const origins = settings.corsAllowOrigin === '*' ? apigateway.Cors.ALL_ORIGINS : [settings.corsAllowOrigin];
+    const api = new apigateway.RestApi(this, 'Api', {
+      restApiName: `${settings.serviceName}-api`,
+      description: 'Chat, orders and PDF ingestion (routes from infra/routes.ts)',
+      // Regional: streamed replies may idle up to 5 minutes (30 s on edge-optimized endpoints).
+      endpointTypes: [apigateway.EndpointType.REGIONAL],
+      cloudWatchRole: settings.apiGatewayCloudWatchRole,
+      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
+      deployOptions: {
+        stageName: API_STAGE,
+        throttlingRateLimit: settings.apiThrottleRateLimit,
+        throttlingBurstLimit: settings.apiThrottleBurstLimit,
+        accessLogDestination: new apigateway.LogGroupLogDestination(accessLogs),
+        accessLogFormat: apigateway.AccessLogFormat.custom(
+          JSON.stringify({
+            requestId: apigateway.AccessLogField.contextRequestId(),
+            time: apigateway.AccessLogField.contextRequestTime(),
+            ip: apigateway.AccessLogField.contextIdentitySourceIp(),
+            userAgent: apigateway.AccessLogField.contextIdentityUserAgent(),
+            method: apigateway.AccessLogField.contextHttpMethod(),
+            path: apigateway.AccessLogField.contextPath(),
+            resource: apigateway.AccessLogField.contextResourcePath(),
+            status: apigateway.AccessLogField.contextStatus(),
+            responseLength: apigateway.AccessLogField.contextResponseLength(),
+            latencyMs: apigateway.AccessLogField.contextResponseLatency(),
+            integrationLatencyMs: apigateway.AccessLogField.contextIntegrationLatency(),
+            integrationStatus: apigateway.AccessLogField.contextIntegrationStatus(),
+            error: apigateway.AccessLogField.contextErrorMessage(),
+            integrationError: apigateway.AccessLogField.contextIntegrationErrorMessage(),
+          }),
+        ),
+      },
+      defaultCorsPreflightOptions: {
+        allowOrigins: origins,
+        allowMethods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
+        allowHeaders: ['authorization', 'content-type', 'x-request-id'],
+        exposeHeaders: ['x-request-id', 'x-next-cursor'],
+        maxAge: Duration.minutes(10),
+      },
+    });
+
+    // Answers API Gateway gives on its own (no function involved), shaped like ours and with CORS.
+    const corsHeader = { 'Access-Control-Allow-Origin': `'${settings.corsAllowOrigin}'` };
+    const gatewayResponse = (id: string, type: apigateway.ResponseType, statusCode?: number, message?: string) =>
+      api.addGatewayResponse(id, {
+        type,
+        ...(statusCode && { statusCode: String(statusCode) }),
+        responseHeaders: corsHeader,
+        templates: {
+          'application/json': `{"success":false,${statusCode ? `"statusCode":${statusCode},` : ''}"message":${
+            message ? JSON.stringify(message) : '$context.error.messageString'
+          }}`,
+        },
+      });
+    // No method uses IAM auth, so "missing authentication token" only means "no such route".
+    gatewayResponse('NoRoute', apigateway.ResponseType.MISSING_AUTHENTICATION_TOKEN, 404, 'Not found');
+    gatewayResponse('Throttled', apigateway.ResponseType.THROTTLED, 429, 'Too many requests');
+    gatewayResponse('TooLarge', apigateway.ResponseType.REQUEST_TOO_LARGE, 413, 'Request payload exceeds the 10 MB API Gateway limit');
+    gatewayResponse('Timeout', apigateway.ResponseType.INTEGRATION_TIMEOUT, 504, 'Endpoint request timed out');
+    gatewayResponse('Default4xx', apigateway.ResponseType.DEFAULT_4XX);
+    gatewayResponse('Default5xx', apigateway.ResponseType.DEFAULT_5XX);
+
+    const root = api.root.addResource(API_ROOT);
+    for (const route of httpRouteList) {
+      const fn = this.functions[route.name]!.function;
+      const fnTimeout = this.functions[route.name]!.function.timeout?.toSeconds() ?? MAX_BUFFERED_INTEGRATION_SECONDS;
+      const integration = route.streaming
+        ? new apigateway.LambdaIntegration(fn, {
+            allowTestInvoke: false,
+            responseTransferMode: apigateway.ResponseTransferMode.STREAM,
+            // As long as the function may run: a long reply must not be cut by the gateway.
+            timeout: Duration.seconds(Math.min(fnTimeout, MAX_STREAM_INTEGRATION_SECONDS)),
+          })
+        : new apigateway.LambdaIntegration(fn, { allowTestInvoke: false });
+      resourceFor(root, route.path).addMethod(route.method, integration);
+    }
+    return api;
+  }
+}
+
+/** The resource of a manifest path under root, refusing sibling path variables with different names. */
+export function resourceFor(root: apigateway.IResource, path: string): apigateway.IResource {
+  let resource = root;
+  for (const part of path.split('/').filter(Boolean)) {
+    const existing = resource.getResource(part);
+    if (existing) {
+      resource = existing;
+      continue;
+    }
+    if (part.startsWith('{')) {
+      const sibling = resource.node.children
+        .map((c) => (c as Partial<apigateway.IResource>).path?.split('/').pop())
+        .find((p) => p?.startsWith('{'));
+      if (sibling) {
+        throw new Error(
+          `infra/routes.ts: ${path} names a path variable ${part} where another route uses ${sibling}; ` +
+            'API Gateway allows one variable name per position',
+        );
+      }
+    }
+    resource = resource.addResource(part);
+  }
+  return resource;
+}
+
+/** An existing secret by name or ARN (complete ARNs end in -XXXXXX). */
+function importSecret(scope: Construct, nameOrArn: string): secretsmanager.ISecret {
+  if (!nameOrArn.startsWith('arn:')) return secretsmanager.Secret.fromSecretNameV2(scope, 'OpenAiKey', nameOrArn);
+  return /-[A-Za-z0-9]{6}$/.test(nameOrArn)
+    ? secretsmanager.Secret.fromSecretCompleteArn(scope, 'OpenAiKey', nameOrArn)
+    : secretsmanager.Secret.fromSecretPartialArn(scope, 'OpenAiKey', nameOrArn);
+}

@@ -1,0 +1,182 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { PDFDocument, StandardFonts } from 'pdf-lib';
+import { randomBytes } from 'node:crypto';
+import { SignJWT } from 'jose';
+import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { ensureTable, LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
+import { buildFunctions, MissingEntryError, projectRoot, STANDARD_FONTS_DIR, type BuiltFunction } from '#infra/build.ts';
+import { createServiceApp } from '#infra/app.ts';
+import { manifestFunctions, type ManifestFunction } from '#infra/routes.ts';
+
+// The real bundles: built once into a temporary directory exactly as `npm run build` builds
+// them, loaded by a plain Node process (as Lambda would), and synthesized into the stack.
+
+const run = promisify(execFile);
+
+let outDir: string;
+let built: BuiltFunction[];
+
+beforeAll(async () => {
+  outDir = await mkdtemp(join(tmpdir(), 'bundles-'));
+  built = await buildFunctions({ outDir });
+}, 180_000);
+afterAll(() => rm(outDir, { recursive: true, force: true }));
+
+/** Runs a module script in a fresh Node process with only what a deployed function would get. */
+async function node(script: string, env: Record<string, string>, cwd = outDir): Promise<string> {
+  const { stdout } = await run(process.execPath, ['--enable-source-maps', '--input-type=module', '-e', script], {
+    cwd,
+    env: { PATH: process.env.PATH, AWS_REGION: 'us-east-1', LOG_LEVEL: 'SILENT', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...env },
+    timeout: 60_000,
+  });
+  return stdout;
+}
+
+// What the Lambda runtime provides to streaming handlers (installed before a bundle loads).
+const LAMBDA_GLOBALS = `globalThis.awslambda = { streamifyResponse: (fn) => fn, HttpResponseStream: { from: (s) => s } };`;
+const FUNCTION_ENV = {
+  TABLE_NAME: 'table',
+  BUCKET_NAME: 'bucket',
+  IDP_PRESET: 'google',
+  GOOGLE_CLIENT_ID: 'client-id',
+  SERVICE_JWT_SECRET: 'a-test-secret-that-is-long-enough-for-hs256',
+  PDF_FETCH_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/pdf-fetch',
+  PDF_EXTRACT_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/pdf-extract',
+  PDF_EMBED_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/pdf-embed',
+};
+
+test('every manifest function has one minified ESM bundle with a linked source map, within its size budget', async () => {
+  expect(built.map((b) => b.name)).toEqual(manifestFunctions.map((f) => f.name));
+  for (const b of built) {
+    const code = await readFile(join(b.dir, 'index.mjs'), 'utf8');
+    expect(code.startsWith("import { createRequire as __bundleCreateRequire } from 'node:module';")).toBe(true);
+    expect(code.trimEnd().endsWith('//# sourceMappingURL=index.mjs.map')).toBe(true);
+    expect(code.length / code.split('\n').length).toBeGreaterThan(500); // minified: few, long lines (pdfjs keeps some multi-line strings)
+    const map = JSON.parse(await readFile(join(b.dir, 'index.mjs.map'), 'utf8')) as { sources: string[] };
+    expect(map.sources.some((s) => s.endsWith(manifestFunctions.find((f) => f.name === b.name)!.entry))).toBe(true);
+    expect([b.name, b.bytes <= b.budgetBytes]).toEqual([b.name, true]);
+  }
+  // The AWS SDK travels inside the bundle, never imported from the runtime.
+  const signIn = await readFile(join(outDir, 'sign-in', 'index.mjs'), 'utf8');
+  expect(signIn).not.toMatch(/from\s*["']@aws-sdk\//);
+});
+
+test('functions that bundle pdfjs (pdf-extract at least) get standard_fonts/ beside the bundle', async () => {
+  const withPdfjs = built.filter((b) => b.pdfjs).map((b) => b.name);
+  expect(withPdfjs).toContain('pdf-extract');
+  const fonts = (await readdir(join(projectRoot, 'node_modules/pdfjs-dist/standard_fonts'))).sort();
+  expect(fonts.length).toBeGreaterThan(5);
+  for (const name of withPdfjs) expect((await readdir(join(outDir, name, STANDARD_FONTS_DIR))).sort()).toEqual(fonts);
+  for (const b of built.filter((x) => !x.pdfjs)) expect(existsSync(join(b.dir, STANDARD_FONTS_DIR))).toBe(false);
+});
+
+test('every bundle loads in a plain Node process and exports a handler; the sign-in bundle answers 401 without a token', async () => {
+  const script = `${LAMBDA_GLOBALS}
+    const names = ${JSON.stringify(built.map((b) => b.name))};
+    const out = {};
+    for (const name of names) out[name] = typeof (await import('./' + name + '/index.mjs')).handler;
+    const { handler } = await import('./sign-in/index.mjs');
+    const res = await handler({ httpMethod: 'POST', path: '/v1/auth', resource: '/v1/auth', headers: {}, body: null,
+      requestContext: { requestId: 'bundle-test', stage: 'api' } }, { getRemainingTimeInMillis: () => 5000, awsRequestId: 'x' });
+    console.log(JSON.stringify({ out, res }));`;
+  const { out, res } = JSON.parse(await node(script, FUNCTION_ENV)) as { out: Record<string, string>; res: any };
+  expect(out).toEqual(Object.fromEntries(built.map((b) => [b.name, 'function'])));
+  expect(res.statusCode).toBe(401);
+  expect(JSON.parse(res.body)).toEqual({ success: false, statusCode: 401, message: 'Missing Authorization header' });
+  expect(res.headers['x-request-id']).toBe('bundle-test');
+});
+
+test('a bundle reaches DynamoDB with the credentials Lambda puts in the environment (list-products: 200 [])', async () => {
+  const endpoint = process.env.TEST_DYNAMODB_ENDPOINT!;
+  const table = `bundle-${randomBytes(4).toString('hex')}`;
+  await ensureTable(endpoint, table);
+  const db = new DynamoDBClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+  const userId = 'u'.padEnd(24, '0');
+  const now = new Date().toISOString();
+  await db.send(
+    new PutItemCommand({
+      TableName: table,
+      Item: {
+        PK: { S: `USER#${userId}` },
+        SK: { S: 'PROFILE' },
+        id: { S: userId },
+        email: { S: 'bundle@example.com' },
+        role: { S: 'user' },
+        createdAt: { S: now },
+        updatedAt: { S: now },
+      },
+    }),
+  );
+  db.destroy();
+  const token = await new SignJWT({ role: 'user' })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setSubject(userId)
+    .setIssuer('chat-orders-pdf-service')
+    .setAudience('chat-orders-pdf-service-api')
+    .setIssuedAt()
+    .setExpirationTime('5m')
+    .sign(new TextEncoder().encode(FUNCTION_ENV.SERVICE_JWT_SECRET));
+
+  const script = `${LAMBDA_GLOBALS}
+    const { handler } = await import('./list-products/index.mjs');
+    const call = (query) => handler({ httpMethod: 'GET', path: '/v1/products', resource: '/v1/products', body: null,
+      queryStringParameters: query, headers: { authorization: 'Bearer ${token}' }, requestContext: { requestId: 'r', stage: 'api' } },
+      { getRemainingTimeInMillis: () => 5000, awsRequestId: 'x' });
+    console.log(JSON.stringify([await call(null), await call({ limit: '0' })]));`;
+  const env = { ...FUNCTION_ENV, TABLE_NAME: table, DYNAMODB_ENDPOINT: endpoint, AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local' };
+  const [ok, invalid] = JSON.parse(await node(script, env));
+  expect([ok.statusCode, ok.body]).toEqual([200, '[]']);
+  // zod's English messages survive the build (only the other locales are left out).
+  expect(invalid.statusCode).toBe(400);
+  expect(JSON.stringify(JSON.parse(invalid.body))).toMatch(/limit.*(too small|>=\s*1)/i);
+});
+
+test('pdfjs-dist works inside a bundle: text per page, fonts read from beside the bundle', async () => {
+  const probe: ManifestFunction = { name: 'pdf-probe', entry: 'test/infra/fixtures/pdf-probe.ts', kind: 'queue', timeoutSeconds: 60, memoryMb: 512, access: {} };
+  const [b] = await buildFunctions({ outDir, functions: [probe] });
+  expect(b!.pdfjs).toBe(true);
+
+  const doc = await PDFDocument.create();
+  const font = await doc.embedFont(StandardFonts.Helvetica);
+  doc.addPage().drawText('First page of the bundled test.', { x: 50, y: 700, font, size: 14 });
+  doc.addPage().drawText('Second page, still readable.', { x: 50, y: 700, font, size: 14 });
+  const pdfPath = join(outDir, 'probe.pdf');
+  await writeFile(pdfPath, await doc.save());
+
+  // Run from a directory with no node_modules: nothing can come from the project's packages.
+  const script = `${LAMBDA_GLOBALS}
+    const { handler } = await import(${JSON.stringify(join(b!.dir, 'index.mjs'))});
+    console.log(JSON.stringify(await handler({ pdfPath: ${JSON.stringify(pdfPath)} })));`;
+  const result = JSON.parse(await node(script, {}, tmpdir()));
+  expect(result).toMatchObject({ pages: 2, textPages: 2, failedPages: 0 });
+  expect(result.texts).toEqual(['First page of the bundled test.', 'Second page, still readable.']);
+  expect(result.fontsDir).toBe(`${join(b!.dir, STANDARD_FONTS_DIR)}/`);
+});
+
+test('a manifest entry whose file is missing fails the build with a message naming it', async () => {
+  const ghost: ManifestFunction = { name: 'ghost', entry: 'functions/ghost-route.ts', kind: 'http', timeoutSeconds: 29, memoryMb: 1024, access: {} };
+  const attempt = buildFunctions({ outDir, functions: [ghost] });
+  await expect(attempt).rejects.toBeInstanceOf(MissingEntryError);
+  await expect(buildFunctions({ outDir, functions: [ghost] })).rejects.toThrow('ghost → functions/ghost-route.ts');
+});
+
+test('the app synthesizes from the real bundles: each function runs the asset of its own bundle', async () => {
+  const cdkOut = join(outDir, 'cdk.out');
+  const { stateless } = createServiceApp({ app: new App({ outdir: cdkOut }), distDir: outDir, env: {} });
+  const resources = Template.fromStack(stateless).toJSON().Resources as Record<string, any>;
+  const functions = Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::Function');
+  expect(functions).toHaveLength(manifestFunctions.length);
+  for (const fn of functions) expect(fn.Properties.Code.S3Key).toMatch(/^[0-9a-f]{64}\.zip$/);
+
+  // The staged assets are the bundles (what `cdk deploy` uploads and `sam local invoke` runs).
+  const staged = (await readdir(cdkOut)).filter((d) => d.startsWith('asset.'));
+  const names = await Promise.all(staged.map(async (d) => (await readdir(join(cdkOut, d))).sort().join(',')));
+  expect(names.filter((n) => n.includes('index.mjs,index.mjs.LEGAL.txt,index.mjs.map'))).toHaveLength(manifestFunctions.length);
+});

@@ -1,0 +1,397 @@
+import { App, Stack, type CfnElement } from 'aws-cdk-lib';
+import { Template, Match } from 'aws-cdk-lib/assertions';
+import * as apigateway from 'aws-cdk-lib/aws-apigateway';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { createServiceApp, type ServiceApp } from '#infra/app.ts';
+import { httpRouteList, manifestFunctions, pipelineStageList, queueUrlVariable, type ManifestFunction } from '#infra/routes.ts';
+import { tableDefinition } from '#infra/table.ts';
+import { resourceFor, API_STAGE, MAX_BUFFERED_INTEGRATION_SECONDS } from '#infra/stacks/stateless-stack.ts';
+import { UPLOADS_PREFIX, VISIBILITY_TIMEOUT_FACTOR, WORK_PREFIX } from '#infra/stacks/stateful-stack.ts';
+import { sourceKey, uploadKey, vectorsKey } from '#shared/files/storage.ts';
+import {
+  BUCKET_LIST_ACTIONS,
+  BUCKET_READ_ACTIONS,
+  BUCKET_WRITE_ACTIONS,
+  TABLE_READ_ACTIONS,
+  TABLE_WRITE_ACTIONS,
+} from '#infra/constructs/service-function.ts';
+
+// The stack as CloudFormation sees it, generated from the manifest: every check iterates
+// infra/routes.ts, so a route added tomorrow is covered without touching this file. Code is a
+// placeholder here (test/infra/build.test.ts synthesizes from the real bundles).
+
+type Resources = Record<string, { Type: string; Properties: any; DependsOn?: unknown }>;
+
+const placeholder = () => lambda.Code.fromInline('export const handler = async () => ({ statusCode: 200, body: "" });');
+
+function synth(context: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = {}): ServiceApp & {
+  stateful: Stack;
+  statefulTemplate: Template;
+  statelessTemplate: Template;
+} {
+  const app = new App({ context });
+  const service = createServiceApp({ app, code: placeholder, env });
+  return {
+    ...service,
+    statefulTemplate: Template.fromStack(service.stateful),
+    statelessTemplate: Template.fromStack(service.stateless),
+  };
+}
+
+const logicalId = (stack: Stack, construct: { node: { defaultChild?: unknown } }) =>
+  stack.getLogicalId(construct.node.defaultChild as CfnElement);
+
+/** Export name → logical id of the stateful resource it exports (cross-stack references). */
+function exportedIds(template: Template): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const output of Object.values(template.toJSON().Outputs ?? {}) as any[]) {
+    const value = output.Value;
+    const id = value?.Ref ?? value?.['Fn::GetAtt']?.[0];
+    if (output.Export?.Name && id) out.set(output.Export.Name, id);
+  }
+  return out;
+}
+
+let s: ReturnType<typeof synth>;
+let statelessResources: Resources;
+let statefulResources: Resources;
+
+beforeAll(() => {
+  s = synth();
+  statelessResources = s.statelessTemplate.toJSON().Resources;
+  statefulResources = s.statefulTemplate.toJSON().Resources;
+});
+
+const byType = (resources: Resources, type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
+
+function functionOf(fn: ManifestFunction) {
+  const id = logicalId(s.stateless, s.stateless.functions[fn.name]!.function);
+  const resource = statelessResources[id];
+  if (!resource) throw new Error(`no function resource for ${fn.name}`);
+  return { id, props: resource.Properties };
+}
+
+/** Every action a function's role may take, with the resources, from its inline policies. */
+function statementsOf(fn: ManifestFunction): { actions: string[]; resources: unknown[] }[] {
+  const roleId = logicalId(s.stateless, s.stateless.functions[fn.name]!.role);
+  return byType(statelessResources, 'AWS::IAM::Policy')
+    .filter(([, p]) => p.Properties.Roles.some((r: any) => r.Ref === roleId))
+    .flatMap(([, p]) => p.Properties.PolicyDocument.Statement)
+    .map((st: any) => ({ actions: [st.Action].flat(), resources: [st.Resource].flat() }));
+}
+
+describe('functions', () => {
+  test('one Lambda per manifest function, nodejs22.x on arm64 with the manifest timeout and memory', () => {
+    expect(byType(statelessResources, 'AWS::Lambda::Function')).toHaveLength(manifestFunctions.length);
+    for (const fn of manifestFunctions) {
+      const { props } = functionOf(fn);
+      expect(props).toMatchObject({
+        Runtime: 'nodejs22.x',
+        Architectures: ['arm64'],
+        Handler: 'index.handler',
+        Timeout: fn.timeoutSeconds,
+        MemorySize: fn.memoryMb,
+      });
+      expect(props.Environment.Variables).toMatchObject({ NODE_OPTIONS: '--enable-source-maps', PDF_ALLOW_LOOPBACK: 'false' });
+      expect(props.Environment.Variables.TABLE_NAME).toBeDefined();
+      expect(props.LoggingConfig.LogGroup).toBeDefined();
+    }
+  });
+
+  test('each function has its own log group with a retention', () => {
+    for (const fn of manifestFunctions) {
+      const group = statelessResources[functionOf(fn).props.LoggingConfig.LogGroup.Ref]!;
+      expect(group.Type).toBe('AWS::Logs::LogGroup');
+      expect(group.Properties.RetentionInDays).toBe(30);
+    }
+  });
+
+  test('queue URLs and secret ARNs are given to the functions whose access names them, and only those', () => {
+    for (const fn of manifestFunctions) {
+      const vars = functionOf(fn).props.Environment.Variables;
+      for (const stage of pipelineStageList) {
+        expect([stage.name, vars[queueUrlVariable(stage.name)] !== undefined]).toEqual([
+          stage.name,
+          (fn.access.sendTo ?? []).includes(stage.name),
+        ]);
+      }
+      expect(vars.SERVICE_JWT_SECRET_ARN !== undefined).toBe(fn.access.jwtSecret === true);
+      expect(vars.OPENAI_API_KEY_SECRET_ARN).toBeUndefined(); // no key secret configured here
+    }
+  });
+});
+
+describe('least privilege', () => {
+  test('no statement of any function has a wildcard action or a "*" resource', () => {
+    const policies = byType(statelessResources, 'AWS::IAM::Policy');
+    expect(policies.length).toBeGreaterThanOrEqual(manifestFunctions.length);
+    for (const [id, policy] of policies) {
+      for (const st of policy.Properties.PolicyDocument.Statement) {
+        for (const action of [st.Action].flat()) expect([id, action]).toEqual([id, expect.not.stringContaining('*')]);
+        for (const resource of [st.Resource].flat()) expect([id, resource]).not.toEqual([id, '*']);
+      }
+    }
+  });
+
+  test('function roles carry no managed policies (no AWSLambdaBasicExecutionRole and its "*" logs rights)', () => {
+    for (const fn of manifestFunctions) {
+      const role = statelessResources[logicalId(s.stateless, s.stateless.functions[fn.name]!.role)]!;
+      expect(role.Properties.ManagedPolicyArns).toBeUndefined();
+    }
+  });
+
+  test("each function may do exactly what its manifest access says, on its own resources", () => {
+    const consume = ['sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueUrl', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'];
+    for (const fn of manifestFunctions) {
+      const { access } = fn;
+      const expected = new Set(['logs:CreateLogStream', 'logs:PutLogEvents']);
+      if (access.table === 'read' || access.table === 'readwrite') TABLE_READ_ACTIONS.forEach((a) => expected.add(a));
+      if (access.table === 'write' || access.table === 'readwrite') TABLE_WRITE_ACTIONS.forEach((a) => expected.add(a));
+      if (access.bucket) BUCKET_LIST_ACTIONS.forEach((a) => expected.add(a));
+      if (access.bucket === 'read' || access.bucket === 'readwrite') BUCKET_READ_ACTIONS.forEach((a) => expected.add(a));
+      if (access.bucket === 'write' || access.bucket === 'readwrite') BUCKET_WRITE_ACTIONS.forEach((a) => expected.add(a));
+      if (access.sendTo?.length) expected.add('sqs:SendMessage');
+      if (access.jwtSecret) expected.add('secretsmanager:GetSecretValue');
+      if (fn.kind === 'queue') consume.forEach((a) => expected.add(a));
+
+      const statements = statementsOf(fn);
+      expect([fn.name, [...new Set(statements.flatMap((st) => st.actions))].sort()]).toEqual([fn.name, [...expected].sort()]);
+
+      // Object rights on objects only (bucket/*); the bucket itself only for listing.
+      for (const st of statements.filter((x) => x.actions.some((a) => a.startsWith('s3:')))) {
+        const onObjects = st.resources.every((r) => /\/\*"\]\]\}$/.test(JSON.stringify(r)));
+        expect([st.actions, onObjects]).toEqual([st.actions, !st.actions.includes('s3:ListBucket')]);
+      }
+      // Sends go to the named stages' queues only.
+      const sends = statements.filter((x) => x.actions.includes('sqs:SendMessage')).flatMap((x) => x.resources);
+      expect(sends).toHaveLength(access.sendTo?.length ?? 0);
+    }
+  });
+
+  test('table reads reach the table and its indexes by name, not index/*', () => {
+    const reader = manifestFunctions.find((f) => f.access.table)!;
+    const queryResources = statementsOf(reader)
+      .filter((st) => st.actions.includes('dynamodb:Query'))
+      .flatMap((st) => st.resources)
+      .map((r) => JSON.stringify(r));
+    for (const g of tableDefinition.globalSecondaryIndexes) expect(queryResources.some((r) => r.includes(`/index/${g.indexName}"`))).toBe(true);
+    expect(queryResources.some((r) => r.includes('/index/*'))).toBe(false);
+  });
+});
+
+describe('REST API', () => {
+  test('stage `api` with throttling and JSON access logs; every route under the /v1 root resource', () => {
+    s.statelessTemplate.hasResourceProperties('AWS::ApiGateway::Stage', {
+      StageName: API_STAGE,
+      MethodSettings: [Match.objectLike({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 })],
+      AccessLogSetting: { DestinationArn: Match.anyValue(), Format: Match.stringLikeRegexp('^\\{"requestId":"\\$context.requestId"') },
+    });
+    const format = byType(statelessResources, 'AWS::ApiGateway::Stage')[0]![1].Properties.AccessLogSetting.Format;
+    expect(() => JSON.parse(format)).not.toThrow();
+
+    const resources = byType(statelessResources, 'AWS::ApiGateway::Resource');
+    const v1 = resources.filter(([, r]) => r.Properties.ParentId['Fn::GetAtt']?.[1] === 'RootResourceId');
+    expect(v1.map(([, r]) => r.Properties.PathPart)).toEqual(['v1']);
+  });
+
+  test('every manifest route is a method at /v1<path>, integrated with its own function', () => {
+    const resources = statelessResources;
+    const pathOf = (id: string): string => {
+      const r = resources[id]!;
+      const parent = r.Properties.ParentId;
+      return `${parent.Ref ? pathOf(parent.Ref) : ''}/${r.Properties.PathPart}`;
+    };
+    const methods = byType(resources, 'AWS::ApiGateway::Method').filter(([, m]) => m.Properties.HttpMethod !== 'OPTIONS');
+    expect(methods).toHaveLength(httpRouteList.length);
+    for (const route of httpRouteList) {
+      const fnId = logicalId(s.stateless, s.stateless.functions[route.name]!.function);
+      const match = methods.filter(
+        ([, m]) => m.Properties.HttpMethod === route.method && m.Properties.ResourceId.Ref && pathOf(m.Properties.ResourceId.Ref) === `/v1${route.path}`,
+      );
+      expect([route.name, match.length]).toEqual([route.name, 1]);
+      expect(JSON.stringify(match[0]![1].Properties.Integration.Uri)).toContain(fnId);
+    }
+  });
+
+  test('streaming routes use the STREAM transfer mode and a timeout as long as their function', () => {
+    const streaming = httpRouteList.filter((r) => r.streaming);
+    expect(streaming.map((r) => r.path)).toContain('/message/logged-in');
+    for (const route of httpRouteList) {
+      const fnId = logicalId(s.stateless, s.stateless.functions[route.name]!.function);
+      const [, method] = byType(statelessResources, 'AWS::ApiGateway::Method').find(
+        ([, m]) => m.Properties.HttpMethod === route.method && JSON.stringify(m.Properties.Integration?.Uri ?? '').includes(fnId),
+      )!;
+      const integration = method.Properties.Integration;
+      if (route.streaming) {
+        const timeout = functionOf(manifestFunctions.find((f) => f.name === route.name)!).props.Timeout;
+        expect(integration).toMatchObject({ Type: 'AWS_PROXY', ResponseTransferMode: 'STREAM', TimeoutInMillis: timeout * 1000 });
+        expect(integration.TimeoutInMillis).toBeGreaterThan(MAX_BUFFERED_INTEGRATION_SECONDS * 1000);
+        expect(JSON.stringify(integration.Uri)).toContain('/response-streaming-invocations');
+      } else {
+        expect(integration.ResponseTransferMode).toBeUndefined();
+        expect(JSON.stringify(integration.Uri)).toContain('/invocations');
+      }
+    }
+  });
+
+  test('CORS preflight on the resources, and the API URL output ends in /api/v1', () => {
+    const options = byType(statelessResources, 'AWS::ApiGateway::Method').filter(([, m]) => m.Properties.HttpMethod === 'OPTIONS');
+    expect(options.length).toBeGreaterThan(httpRouteList.length / 2);
+    const outputs = s.statelessTemplate.toJSON().Outputs;
+    const url = JSON.stringify(outputs.ApiUrl.Value);
+    expect(url).toMatch(/\/v1"\]\]\}$/);
+    // The stage ref supplies "api" in the middle.
+    expect(url).toContain('ApiDeploymentStageapi');
+  });
+
+  test('two routes naming a path variable differently at one position are refused at synth', () => {
+    const api = new apigateway.RestApi(new Stack(new App(), 'S'), 'X');
+    const root = api.root.addResource('v1');
+    resourceFor(root, '/chat/{chatId}').addMethod('GET');
+    expect(() => resourceFor(root, '/chat/{id}/messages')).toThrow(/\{id\}.*\{chatId\}/);
+  });
+});
+
+describe('queues', () => {
+  test('each stage: a queue with a DLQ, the manifest receive count, and 6 × its consumer timeout of visibility', () => {
+    const exports = exportedIds(s.statefulTemplate);
+    const mappings = byType(statelessResources, 'AWS::Lambda::EventSourceMapping');
+    expect(mappings).toHaveLength(pipelineStageList.length);
+    for (const stage of pipelineStageList) {
+      const fnId = logicalId(s.stateless, s.stateless.functions[stage.name]!.function);
+      const [, mapping] = mappings.find(([, m]) => m.Properties.FunctionName.Ref === fnId)!;
+      expect(mapping.Properties).toMatchObject({
+        BatchSize: stage.batchSize,
+        ScalingConfig: { MaximumConcurrency: stage.maxConcurrency },
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+      });
+      const queueId = exports.get(mapping.Properties.EventSourceArn['Fn::ImportValue'])!;
+      expect(queueId).toBe(logicalId(s.stateful, s.stateful.queues[stage.name].queue));
+      const queue = statefulResources[queueId]!.Properties;
+      const consumerTimeout = statelessResources[fnId]!.Properties.Timeout;
+      expect(queue.VisibilityTimeout).toBeGreaterThanOrEqual(VISIBILITY_TIMEOUT_FACTOR * consumerTimeout);
+      expect(queue.RedrivePolicy.maxReceiveCount).toBe(stage.maxReceiveCount);
+      expect(stage.maxReceiveCount).toBe(5);
+      const dlqId = queue.RedrivePolicy.deadLetterTargetArn['Fn::GetAtt'][0];
+      expect(statefulResources[dlqId]).toMatchObject({ Type: 'AWS::SQS::Queue', Properties: { MessageRetentionPeriod: 14 * 24 * 3600 } });
+    }
+    expect(byType(statefulResources, 'AWS::SQS::Queue')).toHaveLength(2 * pipelineStageList.length);
+  });
+});
+
+describe('stateful resources', () => {
+  test('the table: on demand, point-in-time recovery, deletion protection, keys from infra/table.ts', () => {
+    s.statefulTemplate.hasResourceProperties('AWS::DynamoDB::Table', {
+      BillingMode: 'PAY_PER_REQUEST',
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      DeletionProtectionEnabled: true,
+      KeySchema: [
+        { AttributeName: tableDefinition.partitionKey, KeyType: 'HASH' },
+        { AttributeName: tableDefinition.sortKey, KeyType: 'RANGE' },
+      ],
+      GlobalSecondaryIndexes: tableDefinition.globalSecondaryIndexes.map((g) =>
+        Match.objectLike({ IndexName: g.indexName, Projection: { ProjectionType: 'ALL' } }),
+      ),
+    });
+    s.statefulTemplate.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Retain' });
+  });
+
+  test('deletion protection and retention follow the context', () => {
+    const t = synth({ deletionProtection: 'false', retainData: false });
+    t.statefulTemplate.hasResourceProperties('AWS::DynamoDB::Table', { DeletionProtectionEnabled: false });
+    t.statefulTemplate.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Delete' });
+  });
+
+  test('the bucket: public access blocked, encrypted, TLS only, uploads expire, CORS for presigned URLs', () => {
+    s.statefulTemplate.hasResourceProperties('AWS::S3::Bucket', {
+      PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
+      BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
+      LifecycleConfiguration: {
+        Rules: Match.arrayWith([
+          Match.objectLike({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' }),
+          Match.objectLike({ Prefix: UPLOADS_PREFIX, ExpirationInDays: 7, Status: 'Enabled' }),
+          Match.objectLike({ Prefix: WORK_PREFIX, ExpirationInDays: 14, Status: 'Enabled' }),
+        ]),
+      },
+      CorsConfiguration: { CorsRules: [Match.objectLike({ AllowedMethods: Match.arrayWith(['PUT', 'GET']) })] },
+    });
+    s.statefulTemplate.hasResourceProperties('AWS::S3::BucketPolicy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Action: 's3:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+        ]),
+      },
+    });
+  });
+
+  test("the lifecycle prefixes match the pipeline's key layout, and never touch the kept vectors", () => {
+    const [id, run] = ['f'.padEnd(24, '1'), 'r'.padEnd(24, '2')];
+    expect(uploadKey('u'.padEnd(24, '3'), id).startsWith(UPLOADS_PREFIX)).toBe(true);
+    expect(sourceKey(id, run).startsWith(WORK_PREFIX)).toBe(true);
+    const kept = vectorsKey(id, run);
+    expect(kept.startsWith(UPLOADS_PREFIX) || kept.startsWith(WORK_PREFIX)).toBe(false);
+  });
+
+  test('the service JWT secret is generated in Secrets Manager', () => {
+    s.statefulTemplate.hasResourceProperties('AWS::SecretsManager::Secret', {
+      GenerateSecretString: Match.objectLike({ PasswordLength: 64, ExcludePunctuation: true }),
+    });
+  });
+});
+
+describe('alarms', () => {
+  test('DLQ depth > 0 for each stage, API 5xx, and errors of each function, all notifying the alarm topic', () => {
+    const topicId = logicalId(s.stateful, s.stateful.alarmTopic);
+    const dlqAlarms = byType(statefulResources, 'AWS::CloudWatch::Alarm');
+    expect(dlqAlarms).toHaveLength(pipelineStageList.length);
+    for (const stage of pipelineStageList) {
+      const dlqId = logicalId(s.stateful, s.stateful.queues[stage.name].dlq);
+      const alarm = dlqAlarms.find(([, a]) => JSON.stringify(a.Properties.Dimensions).includes(dlqId));
+      expect(alarm?.[1].Properties).toMatchObject({
+        MetricName: 'ApproximateNumberOfMessagesVisible',
+        Threshold: 0,
+        ComparisonOperator: 'GreaterThanThreshold',
+        AlarmActions: [{ Ref: topicId }],
+      });
+    }
+
+    const alarms = byType(statelessResources, 'AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
+    expect(alarms.filter((a) => a.MetricName === '5XXError' && a.Namespace === 'AWS/ApiGateway')).toHaveLength(1);
+    for (const fn of manifestFunctions) {
+      const fnId = functionOf(fn).id;
+      const errors = alarms.filter((a) => a.MetricName === 'Errors' && JSON.stringify(a.Dimensions).includes(fnId));
+      expect([fn.name, errors.length]).toEqual([fn.name, 1]);
+    }
+    for (const a of alarms) expect(a.AlarmActions).toHaveLength(1);
+  });
+});
+
+describe('settings', () => {
+  test('function settings come from context (over the environment) and the OpenAI key from a named secret', () => {
+    const t = synth(
+      { ADMIN_EMAILS: 'boss@example.com', IDP_PRESET: 'firebase', FIREBASE_PROJECT_ID: 'my-project', openAiKeySecret: 'prod/openai' },
+      { ADMIN_EMAILS: 'ignored@example.com', OPENAI_CHAT_MODEL: 'gpt-4.1-mini', OPENAI_API_KEY: 'sk-never-in-a-template' },
+    );
+    expect(t.settings.warnings).toEqual([]);
+    const resources = t.statelessTemplate.toJSON().Resources as Resources;
+    for (const fn of manifestFunctions) {
+      const vars = resources[logicalId(t.stateless, t.stateless.functions[fn.name]!.function)]!.Properties.Environment.Variables;
+      expect(vars).toMatchObject({ ADMIN_EMAILS: 'boss@example.com', IDP_PRESET: 'firebase', OPENAI_CHAT_MODEL: 'gpt-4.1-mini' });
+      expect(vars.OPENAI_API_KEY).toBeUndefined();
+      expect(vars.OPENAI_API_KEY_SECRET_ARN !== undefined).toBe(fn.access.openAiSecret === true);
+    }
+    const readers = manifestFunctions.filter((f) => f.access.openAiSecret);
+    expect(readers.length).toBeGreaterThan(0);
+    expect(JSON.stringify(t.statelessTemplate.toJSON())).toContain(':secret:prod/openai-??????');
+  });
+
+  test('a bad setting fails the synth naming the variable; a local-only identity provider is refused', () => {
+    expect(() => synth({ PDF_MAX_BYTES: 'lots' })).toThrow(/PDF_MAX_BYTES/);
+    expect(() => synth({ logRetentionDays: 17 })).toThrow(/logRetentionDays/);
+    expect(() => synth({ IDP_PRESET: 'local' })).toThrow(/IDP_PRESET=local/);
+  });
+
+  test('without an identity provider the synth works and warns', () => {
+    expect(s.settings.warnings.join('\n')).toMatch(/identity provider/);
+  });
+});
