@@ -322,7 +322,9 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port, options.host ?? '127.0.0.1', () => resolve());
+    // A deep accept queue: a burst of connections (a load run) beyond Node's default 511 would
+    // otherwise be reset by the kernel after its SYN-ACK retries (~15 s), not served.
+    server.listen({ port: options.port, host: options.host ?? '127.0.0.1', backlog: 4096 }, () => resolve());
   });
   const { port } = server.address() as AddressInfo;
   return {

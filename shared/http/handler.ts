@@ -65,6 +65,7 @@ type Event = APIGatewayProxyEvent & { state: RequestState };
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+const LONE_SURROGATE = /\p{Cs}/u;
 
 function lowerCaseHeaders(event: APIGatewayProxyEvent): Record<string, string | undefined> {
   const out: Record<string, string | undefined> = {};
@@ -160,10 +161,19 @@ function jsonBody(enabled: boolean): MiddlewareObj<Event> {
       if (Buffer.byteLength(text, 'utf8') > limit) throw new PayloadTooLargeError(limit);
       const contentType = event.state.headers['content-type'];
       if (contentType !== undefined && !JSON_TYPE.test(contentType)) throw new UnsupportedMediaTypeError();
+      let ill = false;
       try {
-        event.state.input.body = JSON.parse(text);
+        // A lone surrogate (`"\ud800"`) is valid JSON but no valid text: UTF-8 stores (DynamoDB,
+        // S3, the model's API) cannot hold it, so it is refused here, once, for every route.
+        event.state.input.body = JSON.parse(text, (key, value) => {
+          if (LONE_SURROGATE.test(key) || (typeof value === 'string' && LONE_SURROGATE.test(value))) ill = true;
+          return value;
+        });
       } catch {
         throw new BadRequestError('Malformed JSON body', [{ path: 'body', message: 'Body is not valid JSON' }], 'MALFORMED_JSON');
+      }
+      if (ill) {
+        throw new BadRequestError('Malformed JSON body', [{ path: 'body', message: 'Body holds ill-formed Unicode (a lone surrogate)' }], 'MALFORMED_JSON');
       }
     },
   };
@@ -183,7 +193,7 @@ function validation(schemas: Schemas): MiddlewareObj<Event> {
       const { event } = request;
       const sources = {
         // An absent body validates as {}, so "field required" errors name the missing fields.
-        body: event.state.input.body ?? {},
+        body: 'body' in event.state.input ? event.state.input.body : {}, // JSON `null` is not an absent body
         params: event.pathParameters ?? {},
         query: event.queryStringParameters ?? {},
       };

@@ -1,0 +1,11 @@
+import { aiProvider } from '#shared/ai/provider.ts';
+import { estimateTokens } from '#shared/ai/tokens.ts';
+import { config } from '#shared/config.ts';
+import { embedMessageSchema } from '#shared/pdf/messages.ts';
+import { runEmbed } from '#shared/pdf/embed-stage.ts';
+import { stageHandler } from '#shared/pdf/stage-runner.ts';
+
+// pdf-embed (SQS): one part's embeddings into chunk items and packed vectors; the last part completes the file.
+export const handler = stageHandler('pdf-embed', embedMessageSchema, (deps, msg) =>
+  runEmbed(deps, msg, { provider: aiProvider(), concurrency: config().EMBEDDING_CONCURRENCY, estimateTokens }),
+);

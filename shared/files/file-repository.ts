@@ -1,0 +1,399 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import {
+  BatchGetCommand,
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
+import type { Failure } from '../pdf/failures.ts';
+
+// File records (DESIGN §5): FILE#<id> / META, listed per owner through GSI1 (USER#<userId> /
+// FILE#<createdAt>#<id>). GSI2 is sparse and holds one of two things at a time:
+//   PDF_INGESTING / <startedAt>#<id>                 while processing (restart recovery finds them)
+//   FILEHASH#<userId>#<sha256> / <model>#<chunker>#… once completed (same bytes → reuse)
+// Every pipeline write is conditional on the run id (`runId`): a forced re-ingestion starts a
+// new run, and messages of the superseded run then change nothing.
+
+export type FileStatus = 'uploaded' | 'processing' | 'completed' | 'failed';
+export type Stage = 'fetch' | 'extract' | 'embed' | 'done';
+
+export interface FileRecord {
+  id: string;
+  userId: string;
+  fileName: string;
+  contentType: string;
+  /** Size declared at upload, then the downloaded size. */
+  size: number;
+  /** The uploaded object (POST /upload). */
+  s3Key: string;
+  status: FileStatus;
+  stage?: Stage;
+  /** The current ingestion run; stale messages carry another one. */
+  runId?: string;
+  sourceUrl?: string;
+  /** The run was forced (force: true): it never reuses earlier embeddings. */
+  forced?: boolean;
+  sha256?: string;
+  pages?: number;
+  chunks?: number;
+  partsTotal?: number;
+  partsDone?: number;
+  model?: string;
+  dimensions?: number;
+  tokens?: number;
+  /** Chunker identity (version, encoding, sizes): embeddings are reusable only under the same one. */
+  chunker?: string;
+  /** The packed vectors of the completed run (S3). */
+  vectorsKey?: string;
+  /** Chats this file is attached to. */
+  chatIds?: string[];
+  reusedFrom?: string;
+  failure?: Failure;
+  startedAt?: string;
+  fetchedAt?: string;
+  extractedAt?: string;
+  completedAt?: string;
+  failedAt?: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export const INGESTING = 'PDF_INGESTING';
+const fileKey = (id: string) => ({ PK: `FILE#${id}`, SK: 'META' });
+const hashPk = (userId: string, sha256: string) => `FILEHASH#${userId}#${sha256}`;
+const hashSkPrefix = (model: string, chunker: string) => `${model}#${chunker}#`;
+const STORAGE = ['PK', 'SK', 'GSI1PK', 'GSI1SK', 'GSI2PK', 'GSI2SK', 'doneParts'];
+
+export function toFileRecord(item: Record<string, unknown>): FileRecord {
+  const out: Record<string, unknown> = { ...item };
+  for (const k of STORAGE) delete out[k];
+  if (out.chatIds instanceof Set) out.chatIds = [...out.chatIds].sort();
+  return out as unknown as FileRecord;
+}
+
+export const isConditionFailure = (err: unknown) =>
+  err instanceof ConditionalCheckFailedException || (err as Error)?.name === 'ConditionalCheckFailedException';
+
+/** Builds `SET a = :a, ...` and `REMOVE ...` from a plain object (undefined values are removed). */
+function updateParts(set: Record<string, unknown>, remove: string[] = []) {
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = {};
+  const sets: string[] = [];
+  const removes: string[] = [];
+  for (const [k, v] of Object.entries(set)) {
+    names[`#${k}`] = k;
+    if (v === undefined) removes.push(`#${k}`);
+    else {
+      values[`:${k}`] = v;
+      sets.push(`#${k} = :${k}`);
+    }
+  }
+  for (const k of remove) {
+    names[`#${k}`] = k;
+    removes.push(`#${k}`);
+  }
+  const expression = [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : '']
+    .filter(Boolean)
+    .join(' ');
+  return { expression, names, values };
+}
+
+export class FileRepository {
+  constructor(
+    private readonly db: DynamoDBDocumentClient,
+    private readonly table: string,
+  ) {}
+
+  async create(record: FileRecord): Promise<void> {
+    await this.db.send(
+      new PutCommand({
+        TableName: this.table,
+        Item: { ...fileKey(record.id), GSI1PK: `USER#${record.userId}`, GSI1SK: `FILE#${record.createdAt}#${record.id}`, ...record },
+        ConditionExpression: 'attribute_not_exists(PK)',
+      }),
+    );
+  }
+
+  async get(id: string): Promise<FileRecord | undefined> {
+    const out = await this.db.send(new GetCommand({ TableName: this.table, Key: fileKey(id), ConsistentRead: true }));
+    return out.Item ? toFileRecord(out.Item) : undefined;
+  }
+
+  /** The record with its storage-only attributes (doneParts), for the pipeline. */
+  async getRaw(id: string): Promise<(FileRecord & { doneParts?: Set<number> }) | undefined> {
+    const out = await this.db.send(new GetCommand({ TableName: this.table, Key: fileKey(id), ConsistentRead: true }));
+    if (!out.Item) return undefined;
+    return { ...toFileRecord(out.Item), ...(out.Item.doneParts instanceof Set && { doneParts: out.Item.doneParts as Set<number> }) };
+  }
+
+  /** Several records at once (retrieval); missing ids are left out. */
+  async getMany(ids: string[]): Promise<FileRecord[]> {
+    const out: FileRecord[] = [];
+    for (let i = 0; i < ids.length; i += 100) {
+      let keys: Record<string, unknown>[] = ids.slice(i, i + 100).map(fileKey);
+      for (let attempt = 0; keys.length && attempt < 8; attempt++) {
+        const res = await this.db.send(new BatchGetCommand({ RequestItems: { [this.table]: { Keys: keys } } }));
+        out.push(...(res.Responses?.[this.table] ?? []).map(toFileRecord));
+        keys = (res.UnprocessedKeys?.[this.table]?.Keys as Record<string, unknown>[] | undefined) ?? [];
+        if (keys.length) await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Starts an ingestion run: status processing, stage fetch, counters reset. Only from uploaded
+   * or failed, or from any state with `force`. Undefined when the condition refused it (a run is
+   * going or done, or the file is not the user's).
+   */
+  async startRun(p: { id: string; userId: string; runId: string; url: string; force: boolean; now: string }): Promise<FileRecord | undefined> {
+    const u = updateParts(
+      {
+        status: 'processing',
+        stage: 'fetch',
+        runId: p.runId,
+        sourceUrl: p.url,
+        forced: p.force,
+        partsDone: 0,
+        tokens: 0,
+        startedAt: p.now,
+        updatedAt: p.now,
+        GSI2PK: INGESTING,
+        GSI2SK: `${p.now}#${p.id}`,
+      },
+      ['failure', 'failedAt', 'partsTotal', 'pages', 'chunks', 'fetchedAt', 'extractedAt', 'completedAt', 'doneParts', 'reusedFrom'],
+    );
+    try {
+      const out = await this.db.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: fileKey(p.id),
+          UpdateExpression: u.expression,
+          ConditionExpression: p.force
+            ? 'attribute_exists(PK) AND userId = :user'
+            : 'attribute_exists(PK) AND userId = :user AND (#status = :uploaded OR #status = :failed)',
+          ExpressionAttributeNames: u.names,
+          ExpressionAttributeValues: { ...u.values, ':user': p.userId, ...(!p.force && { ':uploaded': 'uploaded', ':failed': 'failed' }) },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return toFileRecord(out.Attributes!);
+    } catch (err) {
+      if (isConditionFailure(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /** Updates a processing record of the given run; undefined when the run is no longer current. */
+  async updateRun(id: string, runId: string, set: Record<string, unknown>, remove: string[] = []): Promise<FileRecord | undefined> {
+    const u = updateParts({ ...set }, remove);
+    try {
+      const out = await this.db.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: fileKey(id),
+          UpdateExpression: u.expression,
+          ConditionExpression: '#runId = :runId AND #status = :processing',
+          ExpressionAttributeNames: { ...u.names, '#runId': 'runId', '#status': 'status' },
+          ExpressionAttributeValues: { ...u.values, ':runId': runId, ':processing': 'processing' },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return toFileRecord(out.Attributes!);
+    } catch (err) {
+      if (isConditionFailure(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /**
+   * Counts one embedded part, once: the part number goes into a set and the condition refuses a
+   * part already in it, so a redelivered message never counts twice. Undefined when refused.
+   */
+  async markPartDone(
+    id: string,
+    runId: string,
+    part: number,
+    tokens: number,
+    now: string,
+    embedding: { model: string; dimensions: number; reusedFrom?: string },
+  ): Promise<FileRecord | undefined> {
+    try {
+      const out = await this.db.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: fileKey(id),
+          UpdateExpression: `ADD #partsDone :one, #tokens :tokens, #doneParts :part SET #updatedAt = :now, #model = :model, #dims = :dims${
+            embedding.reusedFrom ? ', #reusedFrom = :reusedFrom' : ''
+          }`,
+          ConditionExpression: '#runId = :runId AND #status = :processing AND NOT contains(#doneParts, :n)',
+          ExpressionAttributeNames: {
+            '#status': 'status',
+            '#runId': 'runId',
+            '#partsDone': 'partsDone',
+            '#tokens': 'tokens',
+            '#doneParts': 'doneParts',
+            '#updatedAt': 'updatedAt',
+            '#model': 'model',
+            '#dims': 'dimensions',
+            ...(embedding.reusedFrom && { '#reusedFrom': 'reusedFrom' }),
+          },
+          ExpressionAttributeValues: {
+            ':one': 1,
+            ':tokens': tokens,
+            ':part': new Set([part]),
+            ':n': part,
+            ':now': now,
+            ':runId': runId,
+            ':processing': 'processing',
+            ':model': embedding.model,
+            ':dims': embedding.dimensions,
+            ...(embedding.reusedFrom && { ':reusedFrom': embedding.reusedFrom }),
+          },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return toFileRecord(out.Attributes!);
+    } catch (err) {
+      if (isConditionFailure(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /** Completes the run; the record as it was before (its old vectors key) or undefined when refused. */
+  async complete(
+    record: FileRecord,
+    runId: string,
+    p: { model: string; dimensions: number; chunker: string; sha256: string; vectorsKey: string; now: string; tokens?: number; extra?: Record<string, unknown> },
+  ): Promise<FileRecord | undefined> {
+    const u = updateParts({
+      status: 'completed',
+      stage: 'done',
+      model: p.model,
+      dimensions: p.dimensions,
+      chunker: p.chunker,
+      vectorsKey: p.vectorsKey,
+      completedAt: p.now,
+      updatedAt: p.now,
+      ...(p.tokens !== undefined && { tokens: p.tokens }),
+      ...p.extra,
+      GSI2PK: hashPk(record.userId, p.sha256),
+      GSI2SK: `${hashSkPrefix(p.model, p.chunker)}${p.now}#${record.id}`,
+    });
+    try {
+      const out = await this.db.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: fileKey(record.id),
+          UpdateExpression: u.expression,
+          ConditionExpression: '#runId = :runId AND #status = :processing',
+          ExpressionAttributeNames: { ...u.names, '#runId': 'runId', '#status': 'status' },
+          ExpressionAttributeValues: { ...u.values, ':runId': runId, ':processing': 'processing' },
+          ReturnValues: 'ALL_OLD',
+        }),
+      );
+      return toFileRecord(out.Attributes!);
+    } catch (err) {
+      if (isConditionFailure(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /** Fails the run with a typed reason; false when the run is no longer current. */
+  async fail(id: string, runId: string, failure: Failure, now: string): Promise<boolean> {
+    const u = updateParts({ status: 'failed', failure, failedAt: now, updatedAt: now }, ['GSI2PK', 'GSI2SK']);
+    try {
+      await this.db.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: fileKey(id),
+          UpdateExpression: u.expression,
+          ConditionExpression: '#runId = :runId AND #status = :processing',
+          ExpressionAttributeNames: { ...u.names, '#runId': 'runId' },
+          ExpressionAttributeValues: { ...u.values, ':runId': runId, ':processing': 'processing' },
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (isConditionFailure(err)) return false;
+      throw err;
+    }
+  }
+
+  /** Remembers a chat the file is attached to (so deleting the file can detach it). */
+  async addChat(id: string, chatId: string): Promise<void> {
+    await this.db.send(
+      new UpdateCommand({
+        TableName: this.table,
+        Key: fileKey(id),
+        UpdateExpression: 'ADD #chatIds :chat',
+        ExpressionAttributeNames: { '#chatIds': 'chatIds' },
+        ConditionExpression: 'attribute_exists(PK)',
+        ExpressionAttributeValues: { ':chat': new Set([chatId]) },
+      }),
+    );
+  }
+
+  /** Ends any run before the file is deleted: messages still in flight then change nothing. */
+  async retire(id: string, now: string): Promise<void> {
+    const u = updateParts({ status: 'failed', runId: `deleted-${now}`, updatedAt: now }, ['GSI2PK', 'GSI2SK']);
+    try {
+      await this.db.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: fileKey(id),
+          UpdateExpression: u.expression,
+          ConditionExpression: 'attribute_exists(PK)',
+          ExpressionAttributeNames: u.names,
+          ExpressionAttributeValues: u.values,
+        }),
+      );
+    } catch (err) {
+      if (!isConditionFailure(err)) throw err;
+    }
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.db.send(new DeleteCommand({ TableName: this.table, Key: fileKey(id) }));
+  }
+
+  /** Every record in processing (restart recovery). */
+  async listProcessing(): Promise<FileRecord[]> {
+    const out: FileRecord[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const res = await this.db.send(
+        new QueryCommand({
+          TableName: this.table,
+          IndexName: 'GSI2',
+          KeyConditionExpression: 'GSI2PK = :pk',
+          ExpressionAttributeValues: { ':pk': INGESTING },
+          ExclusiveStartKey: start,
+        }),
+      );
+      out.push(...(res.Items ?? []).map(toFileRecord));
+      start = res.LastEvaluatedKey;
+    } while (start);
+    return out;
+  }
+
+  /** A completed file of the user with the same bytes, embedding model and chunker. */
+  async findReusable(userId: string, sha256: string, model: string, chunker: string, exceptId: string): Promise<FileRecord | undefined> {
+    const res = await this.db.send(
+      new QueryCommand({
+        TableName: this.table,
+        IndexName: 'GSI2',
+        KeyConditionExpression: 'GSI2PK = :pk AND begins_with(GSI2SK, :prefix)',
+        ExpressionAttributeValues: { ':pk': hashPk(userId, sha256), ':prefix': hashSkPrefix(model, chunker) },
+        ScanIndexForward: false,
+        Limit: 10,
+      }),
+    );
+    return (res.Items ?? [])
+      .map(toFileRecord)
+      .find((f) => f.id !== exceptId && f.status === 'completed' && f.userId === userId && f.vectorsKey);
+  }
+}

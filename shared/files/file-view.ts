@@ -1,0 +1,37 @@
+import type { EmbeddingsData } from './schemas.ts';
+import type { FileRecord } from './file-repository.ts';
+
+// The API's view of a file record: `embeddingsData` of POST /message/pdf and GET /message/pdf/{id}.
+
+const ms = (from?: string, to?: string) => (from && to ? Math.max(0, Date.parse(to) - Date.parse(from)) : undefined);
+
+export function toEmbeddingsData(r: FileRecord): EmbeddingsData {
+  const timings = {
+    fetchMs: ms(r.startedAt, r.fetchedAt),
+    extractMs: ms(r.fetchedAt, r.extractedAt),
+    embedMs: ms(r.extractedAt, r.completedAt),
+    totalMs: ms(r.startedAt, r.completedAt ?? r.failedAt),
+  };
+  return {
+    fileId: r.id,
+    fileName: r.fileName,
+    status: r.status,
+    ...(r.stage && { stage: r.stage }),
+    ...(r.pages !== undefined && { pages: r.pages }),
+    ...(r.chunks !== undefined && { chunks: r.chunks }),
+    ...(r.status === 'processing' && { parts: { total: r.partsTotal, done: r.partsDone ?? 0 } }),
+    ...(r.model && { model: r.model }),
+    ...(r.dimensions && { dimensions: r.dimensions }),
+    ...(r.tokens !== undefined && r.status !== 'uploaded' && { tokens: r.tokens }),
+    size: r.size,
+    ...(r.sha256 && { sha256: r.sha256 }),
+    ...(r.reusedFrom && { reusedFrom: r.reusedFrom }),
+    ...(r.chatIds?.length && { chatIds: r.chatIds }),
+    ...(r.status === 'failed' && r.failure && { failure: r.failure }),
+    ...(r.startedAt && { timings: Object.fromEntries(Object.entries(timings).filter(([, v]) => v !== undefined)) }),
+    ...(r.startedAt && { startedAt: r.startedAt }),
+    ...(r.completedAt && r.status === 'completed' && { completedAt: r.completedAt }),
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+  };
+}

@@ -1,0 +1,148 @@
+import { createId } from '@paralleldrive/cuid2';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { z } from 'zod';
+import type { ChatRepository } from '../chats/chat-repository.ts';
+import type { MessageRepository } from '../chats/message-repository.ts';
+import { BadRequestError, HttpError, NotFoundError } from '../http/errors.ts';
+import { logger } from '../logger.ts';
+import { httpStatusOf, PermanentFailure, RetryableFailure } from '../pdf/failures.ts';
+import { parsePdfUrl, probeSize, type FetchPolicy } from '../pdf/guarded-fetch.ts';
+import { sendToStage } from '../pdf/queue.ts';
+import type { AttachmentRepository } from './attachment-repository.ts';
+import type { FileRecord, FileRepository } from './file-repository.ts';
+import { toEmbeddingsData } from './file-view.ts';
+import type { ingestPdfBody } from './schemas.ts';
+
+// POST /message/pdf and GET /message/pdf/{fileId}.
+
+export interface IngestDeps {
+  files: FileRepository;
+  attachments: AttachmentRepository;
+  chats: ChatRepository;
+  messages: MessageRepository;
+  sqs: SQSClient;
+  /** The SSRF guard's settings for the size probe. */
+  policy: FetchPolicy;
+  now?: () => string;
+}
+
+export interface IngestOptions {
+  /** How long to wait for the pipeline before answering 202. */
+  waitMs: number;
+}
+
+const FINISHED = new Set(['completed', 'failed']);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const fileNotFound = () => new NotFoundError('File not found');
+
+/** A failed ingestion as the error of the request that waited for it. */
+function failureError(record: FileRecord): HttpError {
+  const failure = record.failure ?? { reason: 'PROCESSING_FAILED' as const, message: 'Processing failed' };
+  return new HttpError(httpStatusOf(failure.reason), failure.message, {
+    errors: [{ path: 'fileId', message: failure.message, code: failure.reason }],
+    code: failure.reason,
+  });
+}
+
+/** A URL refused or a size check failed: 400 with the reason (TOO_LARGE, DOWNLOAD_FAILED). */
+function urlError(err: PermanentFailure | RetryableFailure): BadRequestError {
+  const message = err.reason === 'TOO_LARGE' ? err.message : `The URL failed the size check: ${err.message}`;
+  return new BadRequestError(message, [{ path: 'body.url', message: err.message, code: err.reason }], err.reason);
+}
+
+/**
+ * Steps: check the URL's form → the caller's file record (404 otherwise) → the caller's active
+ * file chat when chatId is given → a file already processing or completed is not ingested again
+ * (unless force) → SSRF guard and size probe (400 at once) → start a run (conditional, so two
+ * requests start one) → queue pdf-fetch → attach to the chat → wait for the run: 200 completed,
+ * 202 still processing, the typed failure as an error.
+ */
+export async function ingestPdf(deps: IngestDeps, userId: string, body: z.infer<typeof ingestPdfBody>, o: IngestOptions) {
+  let url: URL;
+  try {
+    url = parsePdfUrl(body.url);
+  } catch (err) {
+    throw urlError(err as PermanentFailure);
+  }
+  const record = await deps.files.get(body.fileId);
+  if (!record || record.userId !== userId) throw fileNotFound();
+  const chat = body.chatId ? await deps.chats.getOwned(body.chatId, userId) : undefined;
+  if (chat && chat.type !== 'file') {
+    throw new BadRequestError('PDFs can only be attached to a chat of type file', [{ path: 'body.chatId', message: 'Not a file chat' }]);
+  }
+  if (chat && chat.status !== 'active') {
+    throw new BadRequestError('The chat is deactivated', [{ path: 'body.chatId', message: 'The chat is deactivated' }]);
+  }
+
+  let current: FileRecord | undefined;
+  if (body.force || !(record.status === 'processing' || record.status === 'completed')) {
+    try {
+      await probeSize(url.href, deps.policy);
+    } catch (err) {
+      if (err instanceof PermanentFailure || err instanceof RetryableFailure) throw urlError(err);
+      throw err;
+    }
+    const runId = createId();
+    const now = deps.now?.() ?? new Date().toISOString();
+    current = await deps.files.startRun({ id: record.id, userId, runId, url: url.href, force: body.force === true, now });
+    if (current) {
+      try {
+        await sendToStage(deps.sqs, 'pdf-fetch', [{ fileId: record.id, runId }]);
+      } catch (err) {
+        logger.error('could not queue the ingestion', { fileId: record.id, error: err as Error });
+        await deps.files.fail(record.id, runId, { reason: 'PROCESSING_FAILED', message: 'The ingestion could not be queued' }, now);
+        throw err;
+      }
+    }
+  }
+  // Not started here: another request started or finished it; report that run.
+  current ??= (await deps.files.get(record.id)) ?? record;
+
+  if (chat) await attach(deps, current, chat.id, userId);
+  const final = await waitForRun(deps.files, current, o.waitMs);
+  if (final.status === 'failed') throw failureError(final);
+  const embeddingsData = toEmbeddingsData(final);
+  return final.status === 'completed'
+    ? { statusCode: 200, message: 'PDF ingested', data: { embeddingsData } }
+    : { statusCode: 202, message: 'PDF ingestion in progress', data: { embeddingsData } };
+}
+
+/** The file in the chat's partition and a `type: file` message, once per chat. */
+async function attach(deps: IngestDeps, record: FileRecord, chatId: string, userId: string): Promise<void> {
+  const attachedAt = deps.now?.() ?? new Date().toISOString();
+  await deps.files.addChat(record.id, chatId);
+  const added = await deps.attachments.attach({ chatId, fileId: record.id, fileName: record.fileName, userId, attachedAt });
+  if (!added) return;
+  await deps.messages.append({
+    chatId,
+    userId,
+    message: `Attached file: ${record.fileName} (${record.id})`,
+    messageType: 'user',
+    type: 'file',
+    timestamp: attachedAt,
+  });
+  record.chatIds = [...new Set([...(record.chatIds ?? []), chatId])].sort();
+}
+
+/** Polls the record (consistent reads) until the run finishes or `waitMs` passes. */
+async function waitForRun(files: FileRepository, start: FileRecord, waitMs: number): Promise<FileRecord> {
+  let record = start;
+  const deadline = Date.now() + waitMs;
+  let interval = 20;
+  while (!FINISHED.has(record.status) && Date.now() < deadline) {
+    await sleep(Math.min(interval, Math.max(0, deadline - Date.now())));
+    // At most 50 ms between reads: the caller waits for whatever the last interval overshoots
+    // (500 ms cost a 300-page PDF about 110 ms on average, see bench/README.md); 400 consistent
+    // reads over the longest wait are cheap.
+    interval = Math.min(50, interval + 10);
+    record = (await files.get(start.id)) ?? record;
+  }
+  return record;
+}
+
+/** GET /message/pdf/{fileId}: the caller's file (404 for anyone else). */
+export async function pdfStatus(files: FileRepository, userId: string, fileId: string) {
+  const record = await files.get(fileId);
+  if (!record || record.userId !== userId) throw fileNotFound();
+  return { embeddingsData: toEmbeddingsData(record) };
+}

@@ -1,0 +1,52 @@
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import { logger } from '../logger.ts';
+import { sendToStage } from '../pdf/queue.ts';
+import type { FileRepository } from './file-repository.ts';
+import { partKey, sourceKey } from './storage.ts';
+
+// Restart recovery for the local runtime: fauxqs keeps its queues in memory, so stopping
+// `npm start` in the middle of an ingestion loses the messages in flight while the records
+// (dynalite, on disk) still say processing. On start, each such run is queued again at the stage
+// it had reached. Every stage is idempotent (stale or repeated messages change nothing, parts
+// already embedded are not embedded again), so queuing too much is harmless.
+
+export interface RecoveryDeps {
+  files: FileRepository;
+  sqs: SQSClient;
+}
+
+/** Re-queues every processing run at its current stage; how many runs were resumed. */
+export async function resumeStuckIngestions(deps: RecoveryDeps): Promise<number> {
+  const stuck = await deps.files.listProcessing();
+  let resumed = 0;
+  for (const listed of stuck) {
+    const record = await deps.files.getRaw(listed.id);
+    if (!record || record.status !== 'processing' || !record.runId) continue;
+    const { id: fileId, runId } = record;
+    if (record.stage === 'fetch') {
+      await sendToStage(deps.sqs, 'pdf-fetch', [{ fileId, runId }]);
+    } else if (record.stage === 'extract' || record.partsTotal === undefined) {
+      await sendToStage(deps.sqs, 'pdf-extract', [{ fileId, runId, key: sourceKey(fileId, runId) }]);
+    } else {
+      // Parts not yet counted; when all are, one message lets pdf-embed finish the completion.
+      const parts = Array.from({ length: record.partsTotal }, (_, part) => part);
+      const missing = parts.filter((part) => !record.doneParts?.has(part));
+      const toSend = missing.length ? missing : [0];
+      await sendToStage(
+        deps.sqs,
+        'pdf-embed',
+        toSend.map((part) => ({ fileId, runId, part, key: partKey(fileId, runId, part) })),
+      );
+    }
+    resumed++;
+  }
+  if (resumed) logger.info('resumed interrupted ingestions', { resumed });
+  return resumed;
+}
+
+/** The same, with this process's clients and configuration (the local runtime's start-up hook). */
+export async function resumeStuckIngestionsOnStart(): Promise<number> {
+  const { dynamo, sqsClient, tableName } = await import('../clients.ts');
+  const { FileRepository } = await import('./file-repository.ts');
+  return resumeStuckIngestions({ files: new FileRepository(dynamo(), tableName()), sqs: sqsClient() });
+}

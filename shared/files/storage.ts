@@ -1,0 +1,69 @@
+import {
+  CopyObjectCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
+
+// Where a file's objects live in the bucket. Everything of a file is under a key that names the
+// file, so deleting it is a few prefix deletions:
+//   uploads/<userId>/<fileId>.pdf           the upload (presigned PUT)
+//   work/<fileId>/<runId>/source.pdf        the downloaded PDF of a run
+//   work/<fileId>/<runId>/part-<n>.json     chunks of one part (extract → embed)
+//   work/<fileId>/<runId>/part-<n>.vec      that part's packed vectors (embed → completion)
+//   vectors/<fileId>/<runId>.pvec           the completed file's packed vectors (retrieval)
+
+const pad = (n: number) => String(n).padStart(5, '0');
+export const uploadKey = (userId: string, fileId: string) => `uploads/${userId}/${fileId}.pdf`;
+export const workPrefix = (fileId: string) => `work/${fileId}/`;
+export const sourceKey = (fileId: string, runId: string) => `work/${fileId}/${runId}/source.pdf`;
+export const partKey = (fileId: string, runId: string, part: number) => `work/${fileId}/${runId}/part-${pad(part)}.json`;
+export const partVectorsKey = (fileId: string, runId: string, part: number) => `work/${fileId}/${runId}/part-${pad(part)}.vec`;
+export const vectorsPrefix = (fileId: string) => `vectors/${fileId}/`;
+export const vectorsKey = (fileId: string, runId: string) => `vectors/${fileId}/${runId}.pvec`;
+
+export class FileStorage {
+  constructor(
+    private readonly s3: S3Client,
+    readonly bucket: string,
+  ) {}
+
+  async get(key: string): Promise<Uint8Array> {
+    const out = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+    return out.Body!.transformToByteArray();
+  }
+
+  async put(key: string, body: Uint8Array | string, contentType: string): Promise<void> {
+    await this.s3.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: contentType }));
+  }
+
+  async copy(from: string, to: string): Promise<void> {
+    await this.s3.send(
+      new CopyObjectCommand({ Bucket: this.bucket, Key: to, CopySource: `${this.bucket}/${from.split('/').map(encodeURIComponent).join('/')}` }),
+    );
+  }
+
+  async deleteKeys(keys: string[]): Promise<void> {
+    for (let i = 0; i < keys.length; i += 1000) {
+      const batch = keys.slice(i, i + 1000);
+      if (!batch.length) continue;
+      await this.s3.send(new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true } }));
+    }
+  }
+
+  /** Deletes every object under a prefix; how many. */
+  async deletePrefix(prefix: string): Promise<number> {
+    let deleted = 0;
+    let token: string | undefined;
+    do {
+      const out = await this.s3.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }));
+      const keys = (out.Contents ?? []).map((o) => o.Key!).filter(Boolean);
+      await this.deleteKeys(keys);
+      deleted += keys.length;
+      token = out.IsTruncated ? out.NextContinuationToken : undefined;
+    } while (token);
+    return deleted;
+  }
+}

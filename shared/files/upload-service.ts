@@ -1,0 +1,92 @@
+import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { createId } from '@paralleldrive/cuid2';
+import type { z } from 'zod';
+import { BadRequestError, NotFoundError } from '../http/errors.ts';
+import type { AttachmentRepository } from './attachment-repository.ts';
+import type { ChunkRepository } from './chunk-repository.ts';
+import type { FileRecord, FileRepository } from './file-repository.ts';
+import type { createUploadBody } from './schemas.ts';
+import { uploadKey, vectorsPrefix, workPrefix, type FileStorage } from './storage.ts';
+
+// POST /upload and DELETE /upload/{fileId}.
+
+export interface UploadDeps {
+  files: FileRepository;
+  chunks: ChunkRepository;
+  attachments: AttachmentRepository;
+  storage: FileStorage;
+  /** The presigning client (s3Client(): no checksum parameters in the URLs). */
+  s3: S3Client;
+  settings: { maxBytes: number; urlTtlSeconds: number };
+  now?: () => string;
+}
+
+/**
+ * Steps: refuse a size above the limit → a new id and key → store the record (status uploaded)
+ * → presign a PUT (content type and length signed, so the upload cannot exceed what was
+ * declared) and a GET (the URL to give POST /message/pdf).
+ */
+export async function createUpload(deps: UploadDeps, userId: string, body: z.infer<typeof createUploadBody>) {
+  const { maxBytes, urlTtlSeconds } = deps.settings;
+  if (body.size > maxBytes) {
+    throw new BadRequestError(`The file is larger than the ${maxBytes}-byte limit`, [
+      { path: 'body.size', message: `Must be at most ${maxBytes}`, code: 'TOO_LARGE' },
+    ]);
+  }
+  const now = deps.now?.() ?? new Date().toISOString();
+  const id = createId();
+  const key = uploadKey(userId, id);
+  const record: FileRecord = {
+    id,
+    userId,
+    fileName: body.fileName,
+    contentType: body.contentType,
+    size: body.size,
+    s3Key: key,
+    status: 'uploaded',
+    createdAt: now,
+    updatedAt: now,
+  };
+  await deps.files.create(record);
+  const bucket = deps.storage.bucket;
+  const [uploadUrl, downloadUrl] = await Promise.all([
+    getSignedUrl(deps.s3, new PutObjectCommand({ Bucket: bucket, Key: key, ContentType: body.contentType, ContentLength: body.size }), {
+      expiresIn: urlTtlSeconds,
+    }),
+    getSignedUrl(deps.s3, new GetObjectCommand({ Bucket: bucket, Key: key }), { expiresIn: urlTtlSeconds }),
+  ]);
+  return {
+    fileId: id,
+    fileName: record.fileName,
+    contentType: 'application/pdf' as const,
+    size: record.size,
+    status: 'uploaded' as const,
+    uploadUrl,
+    uploadMethod: 'PUT' as const,
+    uploadHeaders: { 'content-type': body.contentType },
+    downloadUrl,
+    expiresIn: urlTtlSeconds,
+    createdAt: now,
+  };
+}
+
+/**
+ * Steps: the caller's record (404 for anyone else) → retire its run (pipeline messages in
+ * flight become no-ops) → detach it from its chats → delete its chunks → delete its objects
+ * (upload, work files, packed vectors) → delete the record last, so a failed delete can be
+ * retried.
+ */
+export async function deleteUpload(deps: UploadDeps, userId: string, fileId: string): Promise<void> {
+  const record = await deps.files.get(fileId);
+  if (!record || record.userId !== userId) throw new NotFoundError('File not found');
+  await deps.files.retire(fileId, deps.now?.() ?? new Date().toISOString());
+  await Promise.all((record.chatIds ?? []).map((chatId) => deps.attachments.detach(chatId, fileId)));
+  await deps.chunks.deleteFrom(fileId, 0);
+  await Promise.all([
+    deps.storage.deleteKeys([record.s3Key]),
+    deps.storage.deletePrefix(workPrefix(fileId)),
+    deps.storage.deletePrefix(vectorsPrefix(fileId)),
+  ]);
+  await deps.files.delete(fileId);
+}

@@ -1,0 +1,55 @@
+import { logger } from '../logger.ts';
+import type { FileRecord } from '../files/file-repository.ts';
+import { partVectorsKey, vectorsKey } from '../files/storage.ts';
+import { concatPacked, decodePacked, encodePacked } from '../retrieval/packed-vectors.ts';
+import { chunkerId } from './chunker.ts';
+import type { PipelineDeps } from './pipeline-deps.ts';
+
+// The end of a run, reached by whichever writer makes partsDone equal partsTotal (the last
+// embedded part, or pdf-extract when every part was embedded before it finished counting them).
+// Idempotent: run twice, it writes the same object and the second completion is refused.
+
+/** True when the record's run has every part embedded and only completion is left. */
+export const readyToComplete = (r: FileRecord | undefined, runId: string): r is FileRecord =>
+  !!r && r.runId === runId && r.status === 'processing' && r.partsTotal !== undefined && (r.partsDone ?? 0) >= r.partsTotal;
+
+/**
+ * Steps: read the parts' packed vectors → write the file's packed vectors → delete chunks left
+ * over from a longer earlier run → mark the record completed (conditional on the run) → delete
+ * the previous run's vectors and this run's work objects.
+ */
+export async function completeRun(deps: PipelineDeps, record: FileRecord): Promise<void> {
+  const runId = record.runId!;
+  const parts = await Promise.all(
+    Array.from({ length: record.partsTotal ?? 0 }, async (_, p) => decodePacked(await deps.storage.get(partVectorsKey(record.id, runId, p)))),
+  );
+  const packed = concatPacked(parts);
+  if (packed.count !== record.chunks) throw new Error(`Packed ${packed.count} vectors for ${record.chunks} chunks`);
+  const key = vectorsKey(record.id, runId);
+  await deps.storage.put(key, encodePacked(packed), 'application/octet-stream');
+  await deps.chunks.deleteFrom(record.id, record.chunks ?? 0);
+  const c = deps.config;
+  const before = await deps.files.complete(record, runId, {
+    model: record.model!,
+    dimensions: packed.dimensions || record.dimensions!,
+    chunker: chunkerId(c.CHUNK_TOKENS, c.CHUNK_OVERLAP_TOKENS),
+    sha256: record.sha256!,
+    vectorsKey: key,
+    now: deps.now(),
+  });
+  if (!before) return; // completed by another writer, or superseded
+  logger.info('file completed', { fileId: record.id, runId, chunks: record.chunks, parts: record.partsTotal });
+  await cleanUp(deps, record.id, runId, before.vectorsKey !== key ? before.vectorsKey : undefined);
+}
+
+/** Best effort: leftovers cost storage, never correctness. */
+export async function cleanUp(deps: PipelineDeps, fileId: string, runId: string, oldVectorsKey?: string): Promise<void> {
+  try {
+    await Promise.all([
+      deps.storage.deletePrefix(`work/${fileId}/${runId}/`),
+      oldVectorsKey ? deps.storage.deleteKeys([oldVectorsKey]) : undefined,
+    ]);
+  } catch (err) {
+    logger.warn('clean-up after completion failed', { fileId, error: err as Error });
+  }
+}

@@ -1,0 +1,143 @@
+import { AiProviderError } from '../ai/errors.ts';
+import type { AiProvider } from '../ai/types.ts';
+import { mapLimit, type ChunkItem } from '../files/chunk-repository.ts';
+import { partVectorsKey } from '../files/storage.ts';
+import type { FileRecord } from '../files/file-repository.ts';
+import { binaryToVector, encodePacked, packVectors, vectorToBinary } from '../retrieval/packed-vectors.ts';
+import { chunkerId } from './chunker.ts';
+import { completeRun, readyToComplete } from './completion.ts';
+import { PermanentFailure, RetryableFailure } from './failures.ts';
+import { partFileSchema, type EmbedMessage, type PartFile } from './messages.ts';
+import type { PipelineDeps } from './pipeline-deps.ts';
+
+// pdf-embed: one part's chunks → embeddings (as few requests as the provider's limits allow,
+// a bounded number at once; the provider retries 429/5xx with backoff) → chunk items with
+// float32 Binary embeddings → the part's packed vectors → the counter; the last part completes
+// the file.
+
+/** Splits texts into requests within the provider's limits (its own token estimate decides). */
+export function embeddingBatches(chunks: PartFile['chunks'], limits: AiProvider['embeddingLimits'], cost: (c: PartFile['chunks'][number]) => number) {
+  const out: PartFile['chunks'][] = [];
+  let batch: PartFile['chunks'] = [];
+  let tokens = 0;
+  for (const c of chunks) {
+    const t = cost(c);
+    if (batch.length && (batch.length >= limits.maxInputs || tokens + t > limits.maxTokens)) {
+      out.push(batch);
+      batch = [];
+      tokens = 0;
+    }
+    batch.push(c);
+    tokens += t;
+  }
+  if (batch.length) out.push(batch);
+  return out;
+}
+
+function embeddingFailure(err: unknown): Error {
+  if (err instanceof AiProviderError) {
+    const status = err.details.status;
+    // A request the provider refuses as invalid will be refused again.
+    if (status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 409 && status !== 429) {
+      return new PermanentFailure('EMBEDDING_FAILED', `The embedding provider refused the request (${status})`);
+    }
+    return new RetryableFailure('EMBEDDING_FAILED', `Embedding failed: ${err.kind}`, { cause: err });
+  }
+  return new RetryableFailure('EMBEDDING_FAILED', 'Embedding failed', { cause: err });
+}
+
+export interface EmbedContext {
+  provider: AiProvider;
+  /** Concurrent embedding requests within one part. */
+  concurrency: number;
+  estimateTokens: (text: string) => number;
+}
+
+/**
+ * The embeddings this user already paid for: a completed file with the same bytes (SHA-256),
+ * embedding model and dimensions, and chunker. Chunking is deterministic, so its chunk n is this
+ * file's chunk n; each is used only when its text is identical.
+ */
+async function reusableVectors(deps: PipelineDeps, record: FileRecord, part: PartFile, provider: AiProvider) {
+  const vectors = new Map<number, Float32Array>();
+  if (record.forced || !record.sha256) return { vectors }; // forced: ingest afresh
+  const c = deps.config;
+  const chunker = chunkerId(c.CHUNK_TOKENS, c.CHUNK_OVERLAP_TOKENS);
+  const source = await deps.files.findReusable(record.userId, record.sha256, provider.embeddingModel, chunker, record.id);
+  if (!source || source.dimensions !== provider.embeddingDimensions) return { vectors };
+  const texts = new Map(part.chunks.map((ch) => [ch.index, ch.text]));
+  for (const item of await deps.chunks.getMany(source.id, [...texts.keys()])) {
+    if (item.runId === source.runId && texts.get(item.n) === item.text) vectors.set(item.n, binaryToVector(item.embedding));
+  }
+  return { vectors, from: vectors.size ? source.id : undefined };
+}
+
+/**
+ * Steps: skip a stale message → a part already counted only re-checks completion → read the
+ * part → the embeddings of the same bytes this user already has, else embed → write chunk items
+ * and the part's packed vectors → count the part (once) → complete the file when it was the last.
+ */
+export async function runEmbed(deps: PipelineDeps, msg: EmbedMessage, ctx: EmbedContext): Promise<void> {
+  // The part is read while the record is checked (a stale message's part may be gone: then it is skipped).
+  const partBytes = deps.storage.get(msg.key);
+  partBytes.catch(() => undefined);
+  const record = await deps.files.getRaw(msg.fileId);
+  if (!record || record.runId !== msg.runId || record.status !== 'processing') return;
+  if (record.doneParts?.has(msg.part)) {
+    if (readyToComplete(record, msg.runId)) await completeRun(deps, record);
+    return;
+  }
+
+  const part = partFileSchema.parse(JSON.parse(Buffer.from(await partBytes).toString('utf8')));
+  const { provider } = ctx;
+  const reused = await reusableVectors(deps, record, part, provider);
+  const toEmbed = part.chunks.filter((c) => !reused.vectors.has(c.index));
+  const batches = embeddingBatches(toEmbed, provider.embeddingLimits, (c) => ctx.estimateTokens(c.text));
+  let tokens = 0;
+  const embedded = (
+    await mapLimit(batches, ctx.concurrency, async (batch) => {
+      let result;
+      try {
+        result = await provider.embed(batch.map((c) => c.text));
+      } catch (err) {
+        throw embeddingFailure(err);
+      }
+      if (result.vectors.length !== batch.length) throw new RetryableFailure('EMBEDDING_FAILED', 'The embedding provider returned too few vectors');
+      tokens += result.tokens;
+      return result.vectors;
+    })
+  ).flat();
+  const byIndex = new Map(reused.vectors);
+  toEmbed.forEach((c, i) => byIndex.set(c.index, embedded[i]!));
+  const vectors = part.chunks.map((c) => byIndex.get(c.index)!);
+  const dimensions = vectors[0]?.length ?? provider.embeddingDimensions;
+  if (vectors.some((v) => v.length !== dimensions)) throw new RetryableFailure('EMBEDDING_FAILED', 'Embeddings of different sizes');
+
+  const items: ChunkItem[] = part.chunks.map((c, i) => ({
+    fileId: msg.fileId,
+    runId: msg.runId,
+    n: c.index,
+    text: c.text,
+    page: c.page,
+    pageEnd: c.pageEnd,
+    pageStarts: c.pageStarts,
+    tokens: c.tokens,
+    embedding: vectorToBinary(vectors[i]!),
+  }));
+  const packed = packVectors(
+    part.chunks.map((c, i) => ({ chunk: c.index, page: c.page, vector: vectors[i]! })),
+    dimensions,
+  );
+  await Promise.all([
+    deps.chunks.putMany(items),
+    deps.storage.put(partVectorsKey(msg.fileId, msg.runId, msg.part), encodePacked(packed), 'application/octet-stream'),
+  ]);
+
+  let updated = await deps.files.markPartDone(msg.fileId, msg.runId, msg.part, tokens, deps.now(), {
+    model: provider.embeddingModel,
+    dimensions,
+    ...(reused.from && { reusedFrom: reused.from }),
+  });
+  updated ??= await deps.files.getRaw(msg.fileId); // counted before (a redelivery): completion may be left
+  if (readyToComplete(updated, msg.runId)) await completeRun(deps, updated);
+}

@@ -1,0 +1,141 @@
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { normalizeText } from './sentences.ts';
+import { PermanentFailure } from './failures.ts';
+
+// Text per page with pdfjs-dist 5 (legacy build) in Node and in an esbuild bundle (DESIGN §10):
+// the worker runs in-process (registered on globalThis.pdfjsWorker, so no worker file is looked
+// up), DOM classes that only rendering uses are stubbed, no eval, no font faces, no system fonts,
+// and the standard font data comes from a directory (PDFJS_STANDARD_FONTS_DIR, else
+// `standard_fonts/` beside the bundle, else the package in node_modules). Pages are read one at a
+// time and released, so memory stays bounded by one page plus the document's own structures.
+
+type PdfJs = typeof import('pdfjs-dist/legacy/build/pdf.mjs');
+
+let loading: Promise<PdfJs> | undefined;
+
+/** Stands in for DOMMatrix where pdfjs only needs the class to exist (text extraction never renders; ImageData and Path2D likewise). */
+class DOMMatrixStub {
+  a = 1; b = 0; c = 0; d = 1; e = 0; f = 0;
+  constructor(init?: number[]) {
+    if (Array.isArray(init) && init.length >= 6) [this.a, this.b, this.c, this.d, this.e, this.f] = init as [number, number, number, number, number, number];
+  }
+}
+
+export function loadPdfjs(): Promise<PdfJs> {
+  loading ??= (async () => {
+    const g = globalThis as Record<string, unknown>;
+    g.DOMMatrix ??= DOMMatrixStub;
+    g.ImageData ??= class ImageDataStub {};
+    g.Path2D ??= class Path2DStub {};
+    g.pdfjsWorker ??= await import('pdfjs-dist/legacy/build/pdf.worker.mjs');
+    return import('pdfjs-dist/legacy/build/pdf.mjs');
+  })();
+  return loading;
+}
+
+let fontsDir: string | undefined;
+
+/** The directory of pdfjs's standard font data, with a trailing slash. */
+export function standardFontsDir(): string {
+  if (fontsDir) return fontsDir;
+  const candidates = [process.env.PDFJS_STANDARD_FONTS_DIR];
+  try {
+    candidates.push(join(dirname(fileURLToPath(import.meta.url)), 'standard_fonts')); // beside the bundle
+  } catch {
+    // import.meta.url is not a file URL: skip
+  }
+  try {
+    candidates.push(join(dirname(createRequire(import.meta.url).resolve('pdfjs-dist/package.json')), 'standard_fonts'));
+  } catch {
+    // not installed beside us (a bundle): the directory beside the bundle is the one
+  }
+  const found = candidates.find((d) => d && existsSync(join(d, 'FoxitSans.pfb')));
+  fontsDir = `${found ?? candidates.find(Boolean) ?? 'standard_fonts'}/`.replace(/\/+$/, '/');
+  return fontsDir;
+}
+
+export interface ExtractOptions {
+  maxPages: number;
+  /** Called with each page's normalised text, in page order (awaited). */
+  onPage: (page: number, text: string) => void | Promise<void>;
+  /** Checked between pages: extraction stops with this error when it returns one. */
+  shouldStop?: () => Error | undefined;
+}
+
+export interface ExtractResult {
+  pages: number;
+  /** Pages that had text. */
+  textPages: number;
+  /** Pages pdfjs could not read (a damaged file). */
+  failedPages: number;
+}
+
+const errorName = (err: unknown) => (err as { name?: string })?.name ?? '';
+
+/**
+ * Reads the text of every page. Throws PermanentFailure for documents that can never be read:
+ * ENCRYPTED (a password is needed), NOT_PDF (damaged or not a PDF), TOO_MANY_PAGES, NO_TEXT_LAYER.
+ */
+export async function extractText(data: Uint8Array, o: ExtractOptions): Promise<ExtractResult> {
+  const pdfjs = await loadPdfjs();
+  const task = pdfjs.getDocument({
+    data,
+    isEvalSupported: false,
+    disableFontFace: true,
+    useSystemFonts: false,
+    standardFontDataUrl: standardFontsDir(),
+    verbosity: pdfjs.VerbosityLevel.ERRORS,
+    stopAtErrors: false,
+  });
+  let doc: Awaited<typeof task.promise>;
+  try {
+    doc = await task.promise;
+  } catch (err) {
+    await task.destroy().catch(() => undefined);
+    if (errorName(err) === 'PasswordException') throw new PermanentFailure('ENCRYPTED', 'The PDF is password-protected');
+    if (errorName(err) === 'InvalidPDFException') throw new PermanentFailure('NOT_PDF', 'The file is damaged or is not a valid PDF');
+    throw new PermanentFailure('NOT_PDF', `The PDF could not be read (${errorName(err) || 'unknown error'})`);
+  }
+  try {
+    if (doc.numPages > o.maxPages) {
+      throw new PermanentFailure('TOO_MANY_PAGES', `The PDF has ${doc.numPages} pages; at most ${o.maxPages} are accepted`);
+    }
+    let textPages = 0;
+    let failedPages = 0;
+    for (let n = 1; n <= doc.numPages; n++) {
+      const stop = o.shouldStop?.();
+      if (stop) throw stop;
+      let text = '';
+      try {
+        const page = await doc.getPage(n);
+        try {
+          const content = await page.getTextContent();
+          let raw = '';
+          for (const item of content.items) {
+            if ('str' in item) raw += item.hasEOL ? `${item.str}\n` : item.str;
+          }
+          // A word hyphenated at a line end is one word again ("inter-\npreter" → "interpreter").
+          text = normalizeText(raw.replace(/(\p{Ll})-\n(?=\p{Ll})/gu, '$1'));
+        } finally {
+          page.cleanup();
+        }
+      } catch (err) {
+        if (err instanceof PermanentFailure) throw err;
+        failedPages++;
+        continue;
+      }
+      if (text) textPages++;
+      await o.onPage(n, text);
+    }
+    if (failedPages === doc.numPages) throw new PermanentFailure('NOT_PDF', 'The file is damaged: no page could be read');
+    if (textPages === 0) {
+      throw new PermanentFailure('NO_TEXT_LAYER', 'The PDF has no text layer (a scanned document?); text recognition is not supported');
+    }
+    return { pages: doc.numPages, textPages, failedPages };
+  } finally {
+    await doc.destroy().catch(() => undefined);
+  }
+}

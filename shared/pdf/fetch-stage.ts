@@ -1,0 +1,55 @@
+import { createHash } from 'node:crypto';
+import { sourceKey } from '../files/storage.ts';
+import { PermanentFailure } from './failures.ts';
+import { download, MAX_REDIRECTS, type FetchPolicy } from './guarded-fetch.ts';
+import type { FetchMessage } from './messages.ts';
+import type { PipelineDeps } from './pipeline-deps.ts';
+import { sendToStage } from './queue.ts';
+
+// pdf-fetch: the PDF from its URL into the bucket.
+
+export function fetchPolicy(c: PipelineDeps['config'], remainingMs?: number): FetchPolicy {
+  const budget = remainingMs !== undefined ? Math.max(1000, remainingMs - 10_000) : c.PDF_FETCH_TIMEOUT_MS;
+  return {
+    allowLoopback: c.PDF_ALLOW_LOOPBACK,
+    maxBytes: c.PDF_MAX_BYTES,
+    timeoutMs: Math.min(c.PDF_FETCH_TIMEOUT_MS, budget),
+    maxRedirects: MAX_REDIRECTS,
+  };
+}
+
+/** True when the bytes look like a PDF: `%PDF-` within the first KiB, as readers accept it. */
+export function looksLikePdf(bytes: Uint8Array): boolean {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.byteLength, 1024)).includes('%PDF-');
+}
+
+export interface FetchContext {
+  remainingMs?: number;
+}
+
+/**
+ * Steps: skip a stale message → download through the SSRF guard with byte counting → check the
+ * `%PDF-` magic → SHA-256 (pdf-embed reuses the embeddings of the same bytes) → store the PDF,
+ * advance to extract, queue it.
+ */
+export async function runFetch(deps: PipelineDeps, msg: FetchMessage, ctx: FetchContext = {}): Promise<void> {
+  const record = await deps.files.get(msg.fileId);
+  if (!record || record.runId !== msg.runId || record.status !== 'processing') return; // superseded or finished
+  if (!record.sourceUrl) throw new PermanentFailure('DOWNLOAD_FAILED', 'The file has no URL to download');
+
+  const bytes = await download(record.sourceUrl, fetchPolicy(deps.config, ctx.remainingMs));
+  if (!looksLikePdf(bytes)) throw new PermanentFailure('NOT_PDF', 'The URL did not return a PDF (no %PDF- header)');
+  const sha256 = createHash('sha256').update(bytes).digest('hex');
+
+  const key = sourceKey(record.id, msg.runId);
+  await deps.storage.put(key, bytes, 'application/pdf');
+  const advanced = await deps.files.updateRun(record.id, msg.runId, {
+    stage: 'extract',
+    sha256,
+    size: bytes.byteLength,
+    fetchedAt: deps.now(),
+    updatedAt: deps.now(),
+  });
+  if (!advanced) return;
+  await sendToStage(deps.sqs, 'pdf-extract', [{ fileId: record.id, runId: msg.runId, key }]);
+}

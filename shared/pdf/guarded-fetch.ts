@@ -1,0 +1,184 @@
+import http, { type IncomingMessage } from 'node:http';
+import https from 'node:https';
+import { lookup as dnsLookup } from 'node:dns/promises';
+import type { LookupFunction } from 'node:net';
+import { classifyAddress, isAllowedAddress } from './address.ts';
+import { PermanentFailure, RetryableFailure } from './failures.ts';
+
+// Fetching a URL a user gave us without letting them point the service at itself or its
+// network (DESIGN §8): http(s) only, no credentials, every host resolved and every address
+// checked, redirects followed by hand (at most `maxRedirects`, each target checked again), and
+// the connection made to the address that was checked (the socket's DNS lookup is pinned), so
+// a DNS answer that changes between check and connect cannot smuggle a private address in.
+// Bodies are counted while they stream and cut at `maxBytes` whatever Content-Length said; one
+// deadline covers the whole exchange, a slow drip included.
+
+export interface FetchPolicy {
+  allowLoopback: boolean;
+  maxBytes: number;
+  timeoutMs: number;
+  maxRedirects: number;
+  /** DNS resolution (tests may replace it); all addresses of a host. */
+  resolve?: (hostname: string) => Promise<{ address: string; family: number }[]>;
+}
+
+/** Redirects followed at most (DESIGN §8). */
+export const MAX_REDIRECTS = 3;
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+const USER_AGENT = 'chat-orders-pdf-service/1 (+pdf ingestion)';
+
+const refused = (message: string) => new PermanentFailure('DOWNLOAD_FAILED', message);
+
+/** Parses and checks the form of a PDF URL (no network). Throws PermanentFailure. */
+export function parsePdfUrl(raw: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw refused('The URL is not valid');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw refused('Only http and https URLs are allowed');
+  if (url.username || url.password) throw refused('URLs with credentials are not allowed');
+  if (!url.hostname) throw refused('The URL has no host');
+  return url;
+}
+
+const defaultResolve = (hostname: string) => dnsLookup(hostname, { all: true, verbatim: true });
+
+/** Resolves the URL's host and checks every address; the address to connect to. */
+export async function resolveAllowed(url: URL, policy: FetchPolicy): Promise<{ address: string; family: 4 | 6 }> {
+  const host = url.hostname;
+  const literal = host.startsWith('[') ? host.slice(1, -1) : host;
+  let addresses: { address: string; family: number }[];
+  const literalClass = classifyAddress(literal);
+  if (literalClass !== 'invalid') {
+    addresses = [{ address: literal, family: literal.includes(':') ? 6 : 4 }];
+  } else {
+    try {
+      addresses = await (policy.resolve ?? defaultResolve)(host);
+    } catch {
+      throw refused(`The host ${host} could not be resolved`);
+    }
+    if (!addresses.length) throw refused(`The host ${host} could not be resolved`);
+  }
+  for (const a of addresses) {
+    const cls = classifyAddress(a.address);
+    if (!isAllowedAddress(cls, policy.allowLoopback)) {
+      throw refused(`The URL points to a ${cls === 'invalid' ? 'non-public' : cls} address, which is not allowed`);
+    }
+  }
+  const chosen = addresses[0]!;
+  return { address: chosen.address, family: chosen.family === 6 ? 6 : 4 };
+}
+
+interface Exchange {
+  response: IncomingMessage;
+  url: URL;
+}
+
+/** One request to an already-checked address. */
+function send(url: URL, method: string, pinned: { address: string; family: 4 | 6 }, headers: Record<string, string>, signal: AbortSignal) {
+  const lookup: LookupFunction = (_hostname, options, callback) => {
+    if (options.all) (callback as (e: null, a: { address: string; family: number }[]) => void)(null, [pinned]);
+    else callback(null, pinned.address, pinned.family);
+  };
+  const mod = url.protocol === 'https:' ? https : http;
+  return new Promise<IncomingMessage>((resolve, reject) => {
+    const req = mod.request(url, { method, headers: { 'user-agent': USER_AGENT, ...headers }, lookup, agent: false, signal }, resolve);
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** A request that follows up to `maxRedirects` redirects, checking each target first. */
+async function exchange(start: URL, method: string, headers: Record<string, string>, policy: FetchPolicy, signal: AbortSignal): Promise<Exchange> {
+  let url = start;
+  for (let hop = 0; ; hop++) {
+    const pinned = await resolveAllowed(url, policy);
+    let response: IncomingMessage;
+    try {
+      response = await send(url, method, pinned, headers, signal);
+    } catch (err) {
+      if (signal.aborted) throw new RetryableFailure('DOWNLOAD_FAILED', `The download took longer than ${policy.timeoutMs} ms`);
+      throw new RetryableFailure('DOWNLOAD_FAILED', `Could not connect to ${url.host}: ${(err as Error).message}`, { cause: err });
+    }
+    const status = response.statusCode ?? 0;
+    if (!REDIRECTS.has(status)) return { response, url };
+    response.resume();
+    response.destroy();
+    const location = response.headers.location;
+    if (!location) throw refused(`The server answered ${status} without a Location`);
+    if (hop >= policy.maxRedirects) throw refused(`Too many redirects (more than ${policy.maxRedirects})`);
+    url = parsePdfUrl(new URL(location, url).href);
+  }
+}
+
+function statusFailure(status: number, what: string) {
+  const message = `${what}: the server answered ${status}`;
+  // 4xx will not change on retry (except throttling and timeouts); 5xx may.
+  return status >= 500 || status === 429 || status === 408 ? new RetryableFailure('DOWNLOAD_FAILED', message) : refused(message);
+}
+
+const tooLarge = (maxBytes: number) => new PermanentFailure('TOO_LARGE', `The PDF is larger than the ${maxBytes}-byte limit`);
+
+/**
+ * The size the server announces, without downloading the body: HEAD, or when HEAD is refused
+ * (a presigned GET URL rejects HEAD on S3), a one-byte ranged GET. Undefined when unknown.
+ * Throws TOO_LARGE when the announced size exceeds the limit.
+ */
+export async function probeSize(raw: string, policy: FetchPolicy): Promise<number | undefined> {
+  const url = parsePdfUrl(raw);
+  const signal = AbortSignal.timeout(policy.timeoutMs);
+  let { response } = await exchange(url, 'HEAD', {}, policy, signal);
+  response.resume();
+  let size: number | undefined;
+  const status = response.statusCode ?? 0;
+  if (status === 403 || status === 405 || status === 501) {
+    ({ response } = await exchange(url, 'GET', { range: 'bytes=0-0' }, policy, signal));
+    response.destroy();
+    const ranged = response.statusCode ?? 0;
+    if (ranged === 206) size = Number(/\/(\d+)\s*$/.exec(String(response.headers['content-range'] ?? ''))?.[1] ?? NaN);
+    else if (ranged >= 200 && ranged < 300) size = Number(response.headers['content-length'] ?? NaN);
+    else throw statusFailure(ranged, 'The size check failed');
+  } else if (status >= 200 && status < 300) {
+    size = Number(response.headers['content-length'] ?? NaN);
+  } else {
+    throw statusFailure(status, 'The size check failed');
+  }
+  if (!Number.isFinite(size)) return undefined;
+  if (size! > policy.maxBytes) throw tooLarge(policy.maxBytes);
+  return size;
+}
+
+/** Downloads the body, at most `maxBytes` of it. */
+export async function download(raw: string, policy: FetchPolicy): Promise<Buffer> {
+  const url = parsePdfUrl(raw);
+  const signal = AbortSignal.timeout(policy.timeoutMs);
+  const { response } = await exchange(url, 'GET', { accept: 'application/pdf, */*;q=0.5' }, policy, signal);
+  const status = response.statusCode ?? 0;
+  if (status < 200 || status >= 300) {
+    response.destroy();
+    throw statusFailure(status, 'The download failed');
+  }
+  const declared = Number(response.headers['content-length'] ?? NaN);
+  if (Number.isFinite(declared) && declared > policy.maxBytes) {
+    response.destroy();
+    throw tooLarge(policy.maxBytes);
+  }
+  const chunks: Buffer[] = [];
+  let total = 0;
+  try {
+    for await (const chunk of response as AsyncIterable<Buffer>) {
+      total += chunk.length;
+      if (total > policy.maxBytes) throw tooLarge(policy.maxBytes);
+      chunks.push(chunk);
+    }
+  } catch (err) {
+    response.destroy();
+    if (err instanceof PermanentFailure) throw err;
+    if (signal.aborted) throw new RetryableFailure('DOWNLOAD_FAILED', `The download took longer than ${policy.timeoutMs} ms`);
+    throw new RetryableFailure('DOWNLOAD_FAILED', `The download was interrupted: ${(err as Error).message}`, { cause: err });
+  }
+  if (!response.complete) throw new RetryableFailure('DOWNLOAD_FAILED', 'The download ended early');
+  return Buffer.concat(chunks, total);
+}

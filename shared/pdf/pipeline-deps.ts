@@ -1,0 +1,35 @@
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import { dynamo, s3Client, sqsClient, tableName } from '../clients.ts';
+import { config, type Config } from '../config.ts';
+import { ChunkRepository } from '../files/chunk-repository.ts';
+import { FileRepository } from '../files/file-repository.ts';
+import { FileStorage } from '../files/storage.ts';
+
+// What every pipeline stage works with, created once per cold start.
+
+export interface PipelineDeps {
+  files: FileRepository;
+  chunks: ChunkRepository;
+  storage: FileStorage;
+  sqs: SQSClient;
+  config: Config;
+  now: () => string;
+}
+
+let cached: PipelineDeps | undefined;
+
+export function pipelineDeps(): PipelineDeps {
+  if (!cached) {
+    const c = config();
+    if (!c.BUCKET_NAME) throw new Error('BUCKET_NAME is not set');
+    cached = {
+      files: new FileRepository(dynamo(), tableName()),
+      chunks: new ChunkRepository(dynamo(), tableName()),
+      storage: new FileStorage(s3Client(), c.BUCKET_NAME),
+      sqs: sqsClient(),
+      config: c,
+      now: () => new Date().toISOString(),
+    };
+  }
+  return cached;
+}

@@ -1,0 +1,91 @@
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { z } from 'zod';
+import { config } from '../config.ts';
+import { logger } from '../logger.ts';
+import { pipelineStages, type PipelineStageName } from '../../infra/routes.ts';
+import { PermanentFailure, RetryableFailure, type Failure } from './failures.ts';
+import { pipelineDeps, type PipelineDeps } from './pipeline-deps.ts';
+
+// The SQS side of a pipeline stage: partial batch responses (Powertools batch), each body
+// validated, and the failure policy in one place:
+//   - a permanent failure (the document is the problem) fails the file and consumes the message;
+//   - any other error is reported, so SQS delivers the message again after its visibility
+//     timeout; on the last allowed receive (the queue's maxReceiveCount, from the manifest) the
+//     file is marked failed with the reason first, then the message goes on to the DLQ;
+//   - a body that does not validate is reported every time and ends in the DLQ untouched.
+
+interface StageMessage {
+  fileId: string;
+  runId: string;
+}
+
+export interface StageContext {
+  record: SQSRecord;
+  attempt: number;
+  lastAttempt: boolean;
+  remainingMs: () => number;
+}
+
+function failureOf(stage: PipelineStageName, err: unknown, attempts: number): Failure {
+  if (err instanceof PermanentFailure || err instanceof RetryableFailure) {
+    const suffix = err instanceof RetryableFailure ? ` (gave up after ${attempts} attempts)` : '';
+    return { reason: err.reason, message: `${err.message}${suffix}` };
+  }
+  // An internal error (storage, queue, a message naming a missing object): its text stays in
+  // the logs, the client gets a plain message.
+  return { reason: 'PROCESSING_FAILED', message: `Processing failed in ${stage} after ${attempts} attempts` };
+}
+
+export function stageHandler<S extends z.ZodType<StageMessage>>(
+  stage: PipelineStageName,
+  schema: S,
+  work: (deps: PipelineDeps, msg: z.infer<S>, ctx: StageContext) => Promise<void>,
+) {
+  config(); // a bad setting fails the cold start
+  const maxReceiveCount = pipelineStages[stage].maxReceiveCount;
+
+  const handleRecord = async (record: SQSRecord, context?: Context): Promise<void> => {
+    let body: unknown;
+    try {
+      body = JSON.parse(record.body);
+    } catch {
+      body = undefined;
+    }
+    const parsed = schema.safeParse(body);
+    if (!parsed.success) {
+      logger.error('invalid pipeline message', { stage, messageId: record.messageId, issues: parsed.error.issues });
+      throw new Error('Invalid message body');
+    }
+    const msg = parsed.data as z.infer<S> & StageMessage;
+    const attempt = Number(record.attributes.ApproximateReceiveCount ?? '1') || 1;
+    const lastAttempt = attempt >= maxReceiveCount;
+    const deps = pipelineDeps();
+    // Keys on each line rather than appended to the shared logger (the local runtime runs
+    // several invocations in one process).
+    const keys = { stage, fileId: msg.fileId, runId: msg.runId, attempt };
+    try {
+      await work(deps, msg, { record, attempt, lastAttempt, remainingMs: () => context?.getRemainingTimeInMillis() ?? 900_000 });
+    } catch (err) {
+      if (err instanceof PermanentFailure) {
+        logger.info('ingestion failed', { ...keys, reason: err.reason, detail: err.message });
+        await deps.files.fail(msg.fileId, msg.runId, failureOf(stage, err, attempt), deps.now());
+        return; // consumed: retrying cannot help
+      }
+      if (lastAttempt) {
+        const failure = failureOf(stage, err, attempt);
+        logger.error('ingestion failed on its last attempt', { ...keys, reason: failure.reason, error: err as Error });
+        await deps.files.fail(msg.fileId, msg.runId, failure, deps.now()).catch((e) => logger.error('could not record the failure', { error: e as Error }));
+      } else {
+        logger.warn('stage failed; SQS will retry', { ...keys, error: err as Error });
+      }
+      throw err;
+    }
+  };
+
+  return async (event: SQSEvent, context: Context) => {
+    // A processor per invocation: it holds the batch's state (the local runtime runs several at once).
+    const processor = new BatchProcessor(EventType.SQS);
+    return processPartialResponse(event, handleRecord, processor, { context, throwOnFullBatchFailure: false });
+  };
+}

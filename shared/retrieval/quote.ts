@@ -1,0 +1,71 @@
+import { words } from '../ai/lexical-embedding.ts';
+import { splitSentences } from '../pdf/sentences.ts';
+
+// The quote of a cited chunk: the sentence sharing the most words with the prompt, cut to at
+// most `maxChars` around its first shared word when it is long. Always a substring of the
+// chunk's stored text, so a client can find it verbatim in the source.
+
+export const QUOTE_MAX_CHARS = 300;
+
+// Words too common to say which sentence answers a question.
+const STOP_WORDS = new Set(
+  'a an and are as at be but by can did do does for from had has have how i if in is it its of on or so than that the their them then there these they this to was were what when where which who why will with would you your'.split(
+    ' ',
+  ),
+);
+
+export interface Quote {
+  quote: string;
+  /** Offset of the quote in the chunk text. */
+  offset: number;
+}
+
+export function pickQuote(text: string, prompt: string, maxChars = QUOTE_MAX_CHARS): Quote {
+  const terms = new Set(words(prompt).filter((w) => !STOP_WORDS.has(w)));
+  let best: Quote & { score: number } = { quote: '', offset: 0, score: -1 };
+  let from = 0;
+  for (const sentence of splitSentences(text)) {
+    const offset = text.indexOf(sentence, from);
+    if (offset < 0) continue;
+    from = offset + sentence.length;
+    const shared = new Set(words(sentence).filter((w) => terms.has(w)));
+    if (shared.size > best.score) best = { quote: sentence, offset, score: shared.size };
+  }
+  if (best.score < 0) return { quote: text.slice(0, maxChars), offset: 0 };
+  if (best.quote.length <= maxChars) return { quote: best.quote, offset: best.offset };
+  return trimAround(text, best, terms, maxChars);
+}
+
+/** A window of at most maxChars inside the sentence, starting near its first shared word, on word boundaries. */
+function trimAround(text: string, s: Quote, terms: Set<string>, maxChars: number): Quote {
+  const sentence = s.quote;
+  const lower = sentence.toLowerCase();
+  let first = sentence.length;
+  for (const t of terms) {
+    const at = lower.indexOf(t);
+    if (at >= 0 && at < first) first = at;
+  }
+  if (first === sentence.length) first = 0;
+  let start = Math.max(0, Math.min(first - 40, sentence.length - maxChars));
+  if (start > 0) {
+    const space = sentence.indexOf(' ', start);
+    start = space >= 0 && space - start < 30 ? space + 1 : start;
+  }
+  let end = Math.min(sentence.length, start + maxChars);
+  if (end < sentence.length) {
+    const space = sentence.lastIndexOf(' ', end);
+    if (space > start + maxChars / 2) end = space;
+  }
+  const quote = sentence.slice(start, end);
+  return { quote, offset: s.offset + start };
+}
+
+/** The page of an offset in a chunk, from its `[offset, page]` starts. */
+export function pageAt(pageStarts: [number, number][], offset: number, fallback: number): number {
+  let page = fallback;
+  for (const [at, p] of pageStarts) {
+    if (at <= offset) page = p;
+    else break;
+  }
+  return page;
+}

@@ -1,0 +1,154 @@
+import { startTestApp, type TestApp } from '#test/helpers/app.ts';
+import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
+import { fixturePdf, makeTextPdf } from '#test/helpers/make-pdf.ts';
+import { download, probeSize, type FetchPolicy } from '#shared/pdf/guarded-fetch.ts';
+import { PermanentFailure, RetryableFailure } from '#shared/pdf/failures.ts';
+
+// Downloading: the size probe, byte counting at the cap whatever Content-Length says, redirects
+// (at most 3, each target checked again), slow servers. A 100 KB cap makes "too large" cheap,
+// and a 5-page limit "too many pages".
+
+const CAP = 100_000;
+let app: TestApp;
+let pdfs: PdfServer;
+let token: string;
+let hello: Buffer;
+
+beforeAll(async () => {
+  pdfs = await startPdfServer();
+  app = await startTestApp({ env: { PDF_MAX_BYTES: String(CAP), PDF_MAX_PAGES: '5' } });
+  ({ token } = await app.signIn('downloader@example.com'));
+  hello = await fixturePdf('hello-world.pdf');
+});
+afterAll(async () => {
+  await app?.stop();
+  await pdfs?.close();
+});
+beforeEach(() => pdfs.reset());
+
+async function newFile(): Promise<string> {
+  const res = await app.request('POST', '/upload', { token, body: { fileName: 'x.pdf', contentType: 'application/pdf', size: 1000 } });
+  return res.body.data.fileId;
+}
+const ingest = async (path: string) => {
+  const fileId = await newFile();
+  const res = await app.request('POST', '/message/pdf', { token, body: { url: `${pdfs.url}${path}`, fileId } });
+  return { res, fileId };
+};
+const status = async (fileId: string) => (await app.request('GET', `/message/pdf/${fileId}`, { token })).body.data.embeddingsData;
+
+const HUGE = 30_000_000;
+
+test.each([
+  ['a HEAD that lies about the size, and a chunked body', { head: { contentLength: 1000 }, contentLength: 'none' as const }],
+  ['no Content-Length at all', { contentLength: 'none' as const }],
+])('a body larger than the cap with %s is cut off at the cap: TOO_LARGE', async (_, behaviour) => {
+  pdfs.serve('/big.pdf', { size: HUGE, ...behaviour });
+  const { res, fileId } = await ingest('/big.pdf');
+  expect(res.status).toBe(400);
+  expect(res.body.errors[0]).toMatchObject({ code: 'TOO_LARGE' });
+  expect(await status(fileId)).toMatchObject({ status: 'failed', failure: { reason: 'TOO_LARGE' } });
+  const gets = pdfs.responses('/big.pdf').filter((r) => r.method === 'GET');
+  expect(gets).toHaveLength(1); // not retried: too large stays too large
+  await gets[0]!.finished;
+  expect(gets[0]!.aborted).toBe(true); // the client hung up...
+  expect(gets[0]!.bytesWritten).toBeLessThan(HUGE / 2); // ...long before the end
+});
+
+test('a HEAD that lies, then a GET announcing the real size, is refused on the GET headers', async () => {
+  pdfs.serve('/big.pdf', { size: HUGE, head: { contentLength: 1000 } });
+  const { res } = await ingest('/big.pdf');
+  expect(res.status).toBe(400);
+  expect(res.body.errors[0]).toMatchObject({ code: 'TOO_LARGE' });
+  const [get] = pdfs.responses('/big.pdf').filter((r) => r.method === 'GET');
+  await get!.finished;
+  expect(get!.bytesWritten).toBeLessThan(HUGE / 2);
+});
+
+test('an honest Content-Length above the cap is refused by the size probe, before any download', async () => {
+  pdfs.serve('/honest.pdf', { size: CAP + 1 });
+  const { res, fileId } = await ingest('/honest.pdf');
+  expect(res.status).toBe(400);
+  expect(res.body).toMatchObject({ statusCode: 400, errors: [{ path: 'body.url', code: 'TOO_LARGE' }] });
+  expect(pdfs.requests.map((r) => r.method)).toEqual(['HEAD']);
+  expect(await status(fileId)).toMatchObject({ status: 'uploaded' });
+});
+
+test('a URL whose size check fails (404) is a 400 at once', async () => {
+  pdfs.serve('/gone.pdf', { status: 404 });
+  const { res } = await ingest('/gone.pdf');
+  expect(res.status).toBe(400);
+  expect(res.body.message).toMatch(/size check/);
+  expect(res.body.errors[0].code).toBe('DOWNLOAD_FAILED');
+});
+
+test('a server refusing HEAD is probed with a one-byte ranged GET', async () => {
+  pdfs.serve('/nohead.pdf', { body: hello, head: { status: 405 } });
+  const { res } = await ingest('/nohead.pdf');
+  expect(res.status).toBe(200);
+  expect(pdfs.requests.some((r) => r.method === 'GET' && r.headers.range === 'bytes=0-0')).toBe(true);
+});
+
+test('three redirects are followed; a fourth fails', async () => {
+  pdfs.serve('/final.pdf', { body: hello });
+  pdfs.redirect('/r1', '/r2');
+  pdfs.redirect('/r2', `${pdfs.url}/r3`, 301);
+  pdfs.redirect('/r3', '/final.pdf', 307);
+  const ok = await ingest('/r1');
+  expect(ok.res.status).toBe(200);
+  expect(ok.res.body.data.embeddingsData).toMatchObject({ status: 'completed', pages: 1 });
+
+  pdfs.redirect('/r0', '/r1');
+  const tooMany = await ingest('/r0');
+  expect(tooMany.res.status).toBe(400);
+  expect(tooMany.res.body.errors[0].message).toMatch(/Too many redirects/);
+});
+
+test('a download that keeps failing (500) fails the file with DOWNLOAD_FAILED after its retries', async () => {
+  pdfs.serve('/flaky.pdf', { body: hello, status: 500, head: { status: 200 } });
+  const { res, fileId } = await ingest('/flaky.pdf');
+  expect(res.status).toBe(500);
+  expect(res.body.errors[0].code).toBe('DOWNLOAD_FAILED');
+  expect(await status(fileId)).toMatchObject({ status: 'failed', failure: { reason: 'DOWNLOAD_FAILED' } });
+  expect(pdfs.responses('/flaky.pdf').filter((r) => r.method === 'GET')).toHaveLength(5); // maxReceiveCount of pdf-fetch
+});
+
+test('a PDF with more pages than PDF_MAX_PAGES fails TOO_MANY_PAGES', async () => {
+  pdfs.serve('/six.pdf', { body: await makeTextPdf(6, 2) });
+  const { res, fileId } = await ingest('/six.pdf');
+  expect(res.status).toBe(400);
+  expect(res.body.errors[0]).toMatchObject({ code: 'TOO_MANY_PAGES' });
+  expect((await status(fileId)).failure.message).toMatch(/6 pages; at most 5/);
+});
+
+describe('the guarded download itself', () => {
+  const policy = (o: Partial<FetchPolicy> = {}): FetchPolicy => ({ allowLoopback: true, maxBytes: CAP, timeoutMs: 2000, maxRedirects: 3, ...o });
+
+  test('a slow drip is stopped by the deadline', async () => {
+    pdfs.serve('/drip.pdf', { body: Buffer.alloc(50_000, 0x25), drip: { bytes: 100, everyMs: 20 } });
+    const started = Date.now();
+    const err = await download(`${pdfs.url}/drip.pdf`, policy({ timeoutMs: 300 })).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RetryableFailure);
+    expect((err as Error).message).toMatch(/longer than 300 ms/);
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+
+  test('a redirect to a private or metadata address is refused without connecting', async () => {
+    for (const target of ['http://169.254.169.254/latest/meta-data/', 'http://10.0.0.1/a.pdf', 'http://[fd00:ec2::254]/', 'http://private.test/a.pdf']) {
+      pdfs.redirect('/hop', target);
+      const err = await download(
+        `${pdfs.url}/hop`,
+        policy({ resolve: async (host) => (host === 'private.test' ? [{ address: '192.168.0.7', family: 4 }] : [{ address: '127.0.0.1', family: 4 }]) }),
+      ).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(PermanentFailure);
+      expect((err as Error).message).toMatch(/metadata|private|unique-local/);
+    }
+  });
+
+  test('the probe reports the announced size', async () => {
+    pdfs.serve('/a.pdf', { body: hello });
+    await expect(probeSize(`${pdfs.url}/a.pdf`, policy())).resolves.toBe(hello.length);
+    pdfs.serve('/b.pdf', { body: hello, contentLength: 'none' });
+    await expect(probeSize(`${pdfs.url}/b.pdf`, policy())).resolves.toBeUndefined();
+  });
+});

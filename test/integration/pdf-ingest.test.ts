@@ -1,0 +1,109 @@
+import { startTestApp, type TestApp } from '#test/helpers/app.ts';
+import { startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
+import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
+import { fixturePdf } from '#test/helpers/make-pdf.ts';
+
+// Ingestion of the real fixture PDFs, served from a loopback server, through the whole service:
+// POST /upload, POST /message/pdf, the SQS pipeline, GET /message/pdf/{id}, retrieval.
+
+let app: TestApp;
+let ai: OpenAiTestServer;
+let pdfs: PdfServer;
+let token: string;
+
+beforeAll(async () => {
+  [ai, pdfs] = await Promise.all([startOpenAiTestServer(), startPdfServer()]);
+  app = await startTestApp({ env: { OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: ai.baseURL } });
+  ({ token } = await app.signIn('reader@example.com'));
+  for (const name of ['tracemonkey', 'hello-world', 'no-text', 'encrypted-user-password', 'truncated']) {
+    pdfs.serve(`/${name}.pdf`, { body: await fixturePdf(`${name}.pdf`) });
+  }
+  pdfs.serve('/page.pdf', { body: '<!doctype html><html><body>Not a PDF</body></html>', contentType: 'text/html' });
+});
+afterAll(async () => {
+  await app?.stop();
+  await Promise.all([ai?.close(), pdfs?.close()]);
+});
+
+async function newFile(fileName = 'doc.pdf', size = 1000): Promise<string> {
+  const res = await app.request('POST', '/upload', { token, body: { fileName, contentType: 'application/pdf', size } });
+  expect(res.status).toBe(201);
+  return res.body.data.fileId;
+}
+
+const ingest = (body: object, t = token) => app.request('POST', '/message/pdf', { token: t, body });
+
+test('the text PDF completes with its 14 pages, and a known sentence is retrieved with its page', async () => {
+  const fileId = await newFile('tracemonkey.pdf');
+  const chat = await app.request('POST', '/chat', { token, body: { name: 'paper', type: 'file' } });
+  const chatId = chat.body.data.id;
+
+  const res = await ingest({ url: `${pdfs.url}/tracemonkey.pdf`, fileId, chatId });
+  expect(res.status).toBe(200);
+  expect(res.body.data.embeddingsData).toMatchObject({
+    fileId,
+    status: 'completed',
+    stage: 'done',
+    pages: 14,
+    model: 'text-embedding-3-small',
+    dimensions: 1536,
+  });
+  expect(res.body.data.embeddingsData.chunks).toBeGreaterThan(20);
+  expect(res.body.data.embeddingsData.tokens).toBeGreaterThan(0);
+
+  const status = await app.request('GET', `/message/pdf/${fileId}`, { token });
+  expect(status.status).toBe(200);
+  expect(status.body.data.embeddingsData).toMatchObject({ status: 'completed', pages: 14, chatIds: [chatId] });
+
+  // The attachment is a `type: file` message of the chat.
+  const messages = await app.request('GET', `/chat/${chatId}/messages`, { token });
+  expect(messages.body.data.some((m: any) => m.type === 'file' && m.message.includes(fileId))).toBe(true);
+
+  // A sentence of page 9 of the paper comes back as the best passage, cited with its page.
+  // (Imported only now: the service's modules read their settings when first loaded.)
+  const { retrieveSources } = await import('#shared/retrieval/retrieve.ts');
+  const { aiProvider } = await import('#shared/ai/provider.ts');
+  const sentence = 'When a trace call returns, the monitor restores the interpreter state.';
+  const sources = await retrieveSources({ chatId, prompt: sentence, provider: aiProvider(), k: 4 });
+  expect(sources).toHaveLength(4);
+  const best = sources[0]!;
+  expect(best).toMatchObject({ fileId, fileName: 'tracemonkey.pdf', page: 9, quote: sentence });
+  expect(best.text).toContain(best.quote);
+  expect(best.score).toBeGreaterThan(sources[3]!.score);
+
+  // Asked in the chat, the reply cites the page, with the passage in the model's context.
+  const reply = await app.request('POST', '/message/logged-in', { token, body: { chatId, prompt: sentence } });
+  expect(reply.status).toBe(200);
+  expect(reply.body.data.sources[0]).toMatchObject({ fileId, page: 9, quote: sentence });
+  const context = JSON.stringify(ai.chatRequests().at(-1)!.messages);
+  expect(context).toContain(sentence);
+});
+
+test('hello-world completes with one page and one chunk', async () => {
+  const fileId = await newFile('hello.pdf');
+  const res = await ingest({ url: `${pdfs.url}/hello-world.pdf`, fileId });
+  expect(res.status).toBe(200);
+  expect(res.body.data.embeddingsData).toMatchObject({ status: 'completed', pages: 1, chunks: 1 });
+});
+
+test.each([
+  ['no-text.pdf', 'NO_TEXT_LAYER'],
+  ['encrypted-user-password.pdf', 'ENCRYPTED'],
+  ['page.pdf', 'NOT_PDF'],
+])('%s fails with %s (400), and the status says why', async (name, reason) => {
+  const fileId = await newFile(name);
+  const res = await ingest({ url: `${pdfs.url}/${name}`, fileId });
+  expect(res.status).toBe(400);
+  expect(res.body).toMatchObject({ success: false, statusCode: 400, errors: [{ code: reason }] });
+  const status = await app.request('GET', `/message/pdf/${fileId}`, { token });
+  expect(status.body.data.embeddingsData).toMatchObject({ status: 'failed', failure: { reason } });
+  expect(status.body.data.embeddingsData.failure.message.length).toBeGreaterThan(10);
+});
+
+test('the truncated PDF fails cleanly (NOT_PDF), once, without retries', async () => {
+  const fileId = await newFile('truncated.pdf');
+  const res = await ingest({ url: `${pdfs.url}/truncated.pdf`, fileId });
+  expect(res.status).toBe(400);
+  expect(res.body.errors[0].code).toBe('NOT_PDF');
+  expect(pdfs.responses('/truncated.pdf').filter((r) => r.method === 'GET')).toHaveLength(1);
+});

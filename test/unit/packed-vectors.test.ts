@@ -1,0 +1,92 @@
+import { concatPacked, cosine, decodePacked, encodePacked, packVectors, topK, binaryToVector, vectorToBinary } from '#shared/retrieval/packed-vectors.ts';
+import { pickQuote, pageAt } from '#shared/retrieval/quote.ts';
+import { lexicalEmbedding } from '#shared/ai/lexical-embedding.ts';
+
+// The packed vectors format and ranking, and the verbatim quote of a cited chunk.
+
+function randomVector(dims: number, seed: number): Float32Array {
+  let x = seed * 2654435761;
+  const v = new Float32Array(dims);
+  for (let i = 0; i < dims; i++) {
+    x = (x * 1103515245 + 12345) & 0x7fffffff;
+    v[i] = x / 0x7fffffff - 0.5;
+  }
+  return v;
+}
+
+test('encode → decode gives the same pack, and parts concatenate in chunk order', () => {
+  const rows = Array.from({ length: 10 }, (_, i) => ({ chunk: i, page: i + 1, vector: randomVector(64, i + 1) }));
+  const a = packVectors(rows.slice(5), 64);
+  const b = packVectors(rows.slice(0, 5), 64);
+  const joined = concatPacked([a, b]);
+  expect(Array.from(joined.chunk)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  const decoded = decodePacked(encodePacked(joined));
+  expect(decoded).toEqual(joined);
+  expect(() => decodePacked(Buffer.from('not a pack at all'))).toThrow(/packed/);
+});
+
+test('int8 ranking finds the same best rows as exact cosine similarity', () => {
+  const dims = 256;
+  const rows = Array.from({ length: 500 }, (_, i) => ({ chunk: i, page: 1, vector: randomVector(dims, i + 7) }));
+  const pack = packVectors(rows, dims);
+  for (const q of [3, 77, 401]) {
+    const query = rows[q]!.vector.map((v, d) => v + (d % 7 === 0 ? 0.05 : 0));
+    const exact = rows
+      .map((r) => ({ chunk: r.chunk, score: cosine(query, r.vector) }))
+      .sort((x, y) => y.score - x.score)
+      .slice(0, 5);
+    const ranked = topK([pack], query, 5);
+    expect(ranked[0]!.chunk).toBe(q);
+    expect(ranked.map((r) => r.chunk).slice(0, 3)).toEqual(exact.map((e) => e.chunk).slice(0, 3));
+    for (const r of ranked) expect(Math.abs(r.score - cosine(query, rows[r.chunk]!.vector))).toBeLessThan(0.01);
+  }
+});
+
+test('topK keeps the best k across several packs, best first', () => {
+  const texts = ['the cat sat on the mat', 'dogs chase cats', 'quantum chromodynamics of quarks', 'a mat for the cat'];
+  const packs = [0, 1].map((p) =>
+    packVectors(
+      texts.slice(p * 2, p * 2 + 2).map((t, i) => ({ chunk: i, page: 1, vector: lexicalEmbedding(t) })),
+      512,
+    ),
+  );
+  const best = topK(packs, lexicalEmbedding('cat on a mat'), 2);
+  expect(best.map((b) => [b.pack, b.chunk])).toEqual([
+    [1, 1],
+    [0, 0],
+  ]);
+  expect(best[0]!.score).toBeGreaterThanOrEqual(best[1]!.score);
+});
+
+test('a float32 vector survives the Binary attribute round trip', () => {
+  const v = randomVector(1536, 3);
+  expect(binaryToVector(vectorToBinary(v))).toEqual(v);
+});
+
+test('the quote is the sentence sharing the most words with the prompt, verbatim', () => {
+  const text = 'Tracing starts at loop headers. The monitor restores the interpreter state when a trace call returns. Nothing else happens.';
+  const { quote, offset } = pickQuote(text, 'What does the monitor restore when a trace returns?');
+  expect(quote).toBe('The monitor restores the interpreter state when a trace call returns.');
+  expect(text.slice(offset, offset + quote.length)).toBe(quote);
+});
+
+test('a long sentence is cut to 300 characters around the words it shares with the prompt', () => {
+  const filler = Array.from({ length: 120 }, (_, i) => `filler${i}`).join(' ');
+  const text = `${filler} the zebra crossing appears here ${filler}.`;
+  const { quote, offset } = pickQuote(text, 'zebra crossing');
+  expect(quote.length).toBeLessThanOrEqual(300);
+  expect(quote).toContain('zebra crossing');
+  expect(text.slice(offset, offset + quote.length)).toBe(quote);
+});
+
+test('the page of a quote comes from where pages start in the chunk', () => {
+  const starts: [number, number][] = [
+    [0, 4],
+    [120, 5],
+    [300, 6],
+  ];
+  expect(pageAt(starts, 0, 4)).toBe(4);
+  expect(pageAt(starts, 119, 4)).toBe(4);
+  expect(pageAt(starts, 120, 4)).toBe(5);
+  expect(pageAt(starts, 999, 4)).toBe(6);
+});
