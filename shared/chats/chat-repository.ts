@@ -1,6 +1,4 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
-  BatchWriteCommand,
   DeleteCommand,
   GetCommand,
   PutCommand,
@@ -9,6 +7,7 @@ import {
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import { createId } from '@paralleldrive/cuid2';
+import { batchWriteAll, isConditionFailure } from '../dynamo.ts';
 import { NotFoundError } from '../http/errors.ts';
 import { decodeCursor } from '../http/pagination.ts';
 import { chatKey, chatPk, userChatsPk, userChatsSk, withoutStorageAttributes } from './keys.ts';
@@ -31,13 +30,7 @@ export interface ChatChanges {
   status?: ChatStatus;
 }
 
-const BATCH_WRITE_MAX = 25;
-const BATCH_RETRIES = 8;
-
-const isConditionFailure = (err: unknown) =>
-  err instanceof ConditionalCheckFailedException || (err as Error)?.name === 'ConditionalCheckFailedException';
 const chatNotFound = () => new NotFoundError('Chat not found');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export class ChatRepository {
   constructor(
@@ -179,9 +172,7 @@ export class ChatRepository {
         }),
       );
       const keys = (out.Items ?? []).filter((k) => k.SK !== 'META') as { PK: string; SK: string }[];
-      for (let i = 0; i < keys.length; i += BATCH_WRITE_MAX) {
-        await this.batchDelete(keys.slice(i, i + BATCH_WRITE_MAX));
-      }
+      await batchWriteAll(this.db, this.table, keys.map((Key) => ({ DeleteRequest: { Key } })));
       removed += keys.length;
       start = out.LastEvaluatedKey;
     } while (start);
@@ -189,14 +180,4 @@ export class ChatRepository {
     return removed + 1;
   }
 
-  /** BatchWriteItem deletes, retrying unprocessed items with backoff. */
-  private async batchDelete(keys: { PK: string; SK: string }[]): Promise<void> {
-    let requests = keys.map((Key) => ({ DeleteRequest: { Key } }));
-    for (let attempt = 0; requests.length > 0; attempt++) {
-      if (attempt > BATCH_RETRIES) throw new Error(`BatchWriteItem left ${requests.length} items unprocessed`);
-      if (attempt > 0) await sleep(Math.min(50 * 2 ** attempt, 2_000));
-      const out = await this.db.send(new BatchWriteCommand({ RequestItems: { [this.table]: requests } }));
-      requests = (out.UnprocessedItems?.[this.table] ?? []) as typeof requests;
-    }
-  }
 }

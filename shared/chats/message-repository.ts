@@ -1,4 +1,3 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createId } from '@paralleldrive/cuid2';
 import type { Usage } from '../ai/types.ts';
@@ -6,6 +5,7 @@ import { BadRequestError, NotFoundError } from '../http/errors.ts';
 import { decodeCursor, type Key } from '../http/pagination.ts';
 import { chatKey, chatPk, messageKey, messageSk, withoutStorageAttributes } from './keys.ts';
 import type { ContentType, Message, MessageType, SourceRef } from './schemas.ts';
+import { isConditionFailure } from '../dynamo.ts';
 
 // Messages: CHAT#<chatId> / MSG#<sequence, 10 digits>. A message's sequence number comes from an
 // atomic counter on the chat item (ADD messageCount 1, conditional on the chat existing, being
@@ -34,8 +34,6 @@ export interface Page<T> {
   lastKey?: Record<string, unknown>;
 }
 
-const isConditionFailure = (err: unknown) =>
-  err instanceof ConditionalCheckFailedException || (err as Error)?.name === 'ConditionalCheckFailedException';
 
 const chatNotFound = () => new NotFoundError('Chat not found');
 

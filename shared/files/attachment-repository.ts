@@ -1,5 +1,5 @@
 import { DeleteCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { isConditionFailure } from './file-repository.ts';
+import { isConditionFailure } from '../dynamo.ts';
 
 // A file attached to a chat: CHAT#<chatId> / FILE#<fileId> in the chat's partition, so deleting
 // the chat removes its attachments with it and retrieval lists a chat's files with one query.

@@ -1,4 +1,5 @@
-import { BatchGetCommand, BatchWriteCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { batchGetAll, batchWriteAll, type WriteRequest } from '../dynamo.ts';
 
 // Chunks of a file (DESIGN §5): FILE#<fileId> / CHUNK#<n, 6 digits>, with the text, its pages,
 // its token count, the run that wrote it and the embedding as a float32 Binary. The key is a
@@ -24,29 +25,9 @@ const chunkPk = (fileId: string) => `FILE#${fileId}`;
 const chunkSk = (n: number) => `CHUNK#${String(n).padStart(CHUNK_DIGITS, '0')}`;
 const chunkKey = (fileId: string, n: number) => ({ PK: chunkPk(fileId), SK: chunkSk(n) });
 
-const BATCH_WRITE_MAX = 25;
-const BATCH_GET_MAX = 100;
-const RETRIES = 10;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const backoff = (attempt: number) => sleep(Math.min(2000, 25 * 2 ** attempt) * (0.5 + Math.random() / 2));
-
 function toChunk(item: Record<string, unknown>): ChunkItem {
   const { PK: _pk, SK: _sk, ...rest } = item;
   return rest as unknown as ChunkItem;
-}
-
-/** Runs `fn` over `items` with at most `limit` running at once. */
-export async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!, i);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
 }
 
 export class ChunkRepository {
@@ -56,19 +37,8 @@ export class ChunkRepository {
     private readonly concurrency = 8,
   ) {}
 
-  /** Writes requests in batches of 25, in parallel, retrying unprocessed items with backoff. */
-  private async batchWrite(requests: Record<string, unknown>[]): Promise<void> {
-    const batches: Record<string, unknown>[][] = [];
-    for (let i = 0; i < requests.length; i += BATCH_WRITE_MAX) batches.push(requests.slice(i, i + BATCH_WRITE_MAX));
-    await mapLimit(batches, this.concurrency, async (batch) => {
-      let pending = batch;
-      for (let attempt = 0; pending.length; attempt++) {
-        if (attempt > RETRIES) throw new Error(`DynamoDB left ${pending.length} writes unprocessed`);
-        if (attempt > 0) await backoff(attempt);
-        const out = await this.db.send(new BatchWriteCommand({ RequestItems: { [this.table]: pending as never } }));
-        pending = (out.UnprocessedItems?.[this.table] as Record<string, unknown>[] | undefined) ?? [];
-      }
-    });
+  private batchWrite(requests: WriteRequest[]): Promise<void> {
+    return batchWriteAll(this.db, this.table, requests, this.concurrency);
   }
 
   async putMany(chunks: ChunkItem[]): Promise<void> {
@@ -81,18 +51,8 @@ export class ChunkRepository {
   }
 
   async getByKeys(keys: { fileId: string; n: number }[]): Promise<ChunkItem[]> {
-    const out: ChunkItem[] = [];
-    for (let i = 0; i < keys.length; i += BATCH_GET_MAX) {
-      let pending: Record<string, unknown>[] = keys.slice(i, i + BATCH_GET_MAX).map((k) => chunkKey(k.fileId, k.n));
-      for (let attempt = 0; pending.length; attempt++) {
-        if (attempt > RETRIES) throw new Error('DynamoDB left chunk reads unprocessed');
-        if (attempt > 0) await backoff(attempt);
-        const res = await this.db.send(new BatchGetCommand({ RequestItems: { [this.table]: { Keys: pending } } }));
-        out.push(...(res.Responses?.[this.table] ?? []).map(toChunk));
-        pending = (res.UnprocessedKeys?.[this.table]?.Keys as Record<string, unknown>[] | undefined) ?? [];
-      }
-    }
-    return out;
+    const items = await batchGetAll(this.db, this.table, keys.map((k) => chunkKey(k.fileId, k.n)));
+    return items.map(toChunk);
   }
 
   /** Every chunk of a file, page by page of the query (for copying a file's embeddings). */

@@ -1,6 +1,4 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
-  BatchGetCommand,
   DeleteCommand,
   GetCommand,
   PutCommand,
@@ -9,6 +7,7 @@ import {
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import type { Failure } from '../pdf/failures.ts';
+import { batchGetAll, isConditionFailure } from '../dynamo.ts';
 
 // File records (DESIGN §5): FILE#<id> / META, listed per owner through GSI1 (USER#<userId> /
 // FILE#<createdAt>#<id>). GSI2 is sparse and holds one of two things at a time:
@@ -74,9 +73,6 @@ export function toFileRecord(item: Record<string, unknown>): FileRecord {
   return out as unknown as FileRecord;
 }
 
-export const isConditionFailure = (err: unknown) =>
-  err instanceof ConditionalCheckFailedException || (err as Error)?.name === 'ConditionalCheckFailedException';
-
 /** Builds `SET a = :a, ...` and `REMOVE ...` from a plain object (undefined values are removed). */
 function updateParts(set: Record<string, unknown>, remove: string[] = []) {
   const names: Record<string, string> = {};
@@ -131,17 +127,7 @@ export class FileRepository {
 
   /** Several records at once (retrieval); missing ids are left out. */
   async getMany(ids: string[]): Promise<FileRecord[]> {
-    const out: FileRecord[] = [];
-    for (let i = 0; i < ids.length; i += 100) {
-      let keys: Record<string, unknown>[] = ids.slice(i, i + 100).map(fileKey);
-      for (let attempt = 0; keys.length && attempt < 8; attempt++) {
-        const res = await this.db.send(new BatchGetCommand({ RequestItems: { [this.table]: { Keys: keys } } }));
-        out.push(...(res.Responses?.[this.table] ?? []).map(toFileRecord));
-        keys = (res.UnprocessedKeys?.[this.table]?.Keys as Record<string, unknown>[] | undefined) ?? [];
-        if (keys.length) await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
-      }
-    }
-    return out;
+    return (await batchGetAll(this.db, this.table, ids.map(fileKey))).map(toFileRecord);
   }
 
   /**

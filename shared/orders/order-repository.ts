@@ -1,8 +1,8 @@
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { decodeCursor, type Key } from '../http/pagination.ts';
 import type { OrderStatus } from './order-status.ts';
 import type { Order } from './schemas.ts';
+import { isConditionFailure } from '../dynamo.ts';
 
 // Orders (DESIGN §5). One item per order: ORDER#<id> / META, with two list keys:
 //   GSI1 USER#<userId> / ORDER#<createdAt>#<id>  — a user's orders, newest first (the partition
@@ -41,8 +41,6 @@ function toOrder(item: Record<string, unknown>): Order {
   };
 }
 
-const isConditionFailure = (err: unknown) =>
-  err instanceof ConditionalCheckFailedException || (err as Error)?.name === 'ConditionalCheckFailedException';
 
 export interface Page<T> {
   items: T[];

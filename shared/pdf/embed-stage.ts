@@ -1,6 +1,7 @@
 import { AiProviderError } from '../ai/errors.ts';
 import type { AiProvider } from '../ai/types.ts';
-import { mapLimit, type ChunkItem } from '../files/chunk-repository.ts';
+import type { ChunkItem } from '../files/chunk-repository.ts';
+import { mapLimit } from '../dynamo.ts';
 import { partVectorsKey } from '../files/storage.ts';
 import type { FileRecord } from '../files/file-repository.ts';
 import { binaryToVector, encodePacked, packVectors, vectorToBinary } from '../retrieval/packed-vectors.ts';

@@ -1,5 +1,4 @@
 import {
-  BatchGetCommand,
   DeleteCommand,
   GetCommand,
   PutCommand,
@@ -7,9 +6,9 @@ import {
   UpdateCommand,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { decodeCursor, type Key } from '../http/pagination.ts';
 import type { Product } from './schemas.ts';
+import { batchGetAll, isConditionFailure } from '../dynamo.ts';
 
 // Products (DESIGN §5). One item per product: PRODUCT#<id> / META, listed by name through
 // GSI2 (PRODUCTS / <lower-cased name>#<id>; the id keeps equal names distinct and ordered).
@@ -19,9 +18,6 @@ import type { Product } from './schemas.ts';
 
 const KEY_ATTRIBUTES = ['PK', 'SK', 'GSI2PK', 'GSI2SK'] as const;
 const LIST_PARTITION = 'PRODUCTS';
-/** BatchGetItem accepts at most 100 keys per call. */
-const BATCH_GET_MAX = 100;
-const BATCH_GET_ATTEMPTS = 8;
 
 const key = (id: string) => ({ PK: `PRODUCT#${id}`, SK: 'META' });
 const listKeys = (p: Pick<Product, 'id' | 'name'>) => ({ GSI2PK: LIST_PARTITION, GSI2SK: `${p.name.toLowerCase()}#${p.id}` });
@@ -31,10 +27,7 @@ function toProduct(item: Record<string, unknown>): Product {
   return { id, name, description, priceCents, currency, createdAt, updatedAt };
 }
 
-const isConditionFailure = (err: unknown) =>
-  err instanceof ConditionalCheckFailedException || (err as Error)?.name === 'ConditionalCheckFailedException';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export interface Page<T> {
   items: T[];
@@ -64,23 +57,10 @@ export class ProductRepository {
     return out.Item ? toProduct(out.Item) : undefined;
   }
 
-  /** The products that exist among `ids`, by id; keys DynamoDB leaves unprocessed are retried. */
+  /** The products that exist among `ids`, by id (strongly consistent: a product just created can be ordered). */
   async getMany(ids: readonly string[]): Promise<Map<string, Product>> {
-    const found = new Map<string, Product>();
-    const unique = [...new Set(ids)];
-    for (let i = 0; i < unique.length; i += BATCH_GET_MAX) {
-      let keys: Record<string, unknown>[] = unique.slice(i, i + BATCH_GET_MAX).map(key);
-      for (let attempt = 0; keys.length; attempt++) {
-        if (attempt >= BATCH_GET_ATTEMPTS) throw new Error('BatchGetItem kept leaving keys unprocessed');
-        if (attempt > 0) await sleep(Math.min(1000, 25 * 2 ** attempt) * (0.5 + Math.random() / 2));
-        const out = await this.db.send(
-          new BatchGetCommand({ RequestItems: { [this.table]: { Keys: keys, ConsistentRead: true } } }),
-        );
-        for (const item of out.Responses?.[this.table] ?? []) found.set(item.id as string, toProduct(item));
-        keys = out.UnprocessedKeys?.[this.table]?.Keys ?? [];
-      }
-    }
-    return found;
+    const items = await batchGetAll(this.db, this.table, [...new Set(ids)].map(key), { consistentRead: true });
+    return new Map(items.map((item) => [item.id as string, toProduct(item)]));
   }
 
   /** Applies the changes; undefined when there is no such product. */

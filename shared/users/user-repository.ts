@@ -1,6 +1,6 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { Role } from '../auth/service-token.ts';
+import { isConditionFailure } from '../dynamo.ts';
 
 // Users. Two items per user: the profile (USER#<id> / PROFILE) and an identity claim
 // (IDP#<provider user id> / IDENTITY → userId). The claim is written with a condition, so two
@@ -36,8 +36,6 @@ function toUser(item: Record<string, unknown>): User {
   return user as unknown as User;
 }
 
-const isConditionFailure = (err: unknown) =>
-  err instanceof ConditionalCheckFailedException || (err as Error)?.name === 'ConditionalCheckFailedException';
 
 export class UserRepository {
   constructor(
