@@ -9,6 +9,9 @@ export const failureReasons = [
   'NO_TEXT_LAYER',
   'TOO_MANY_PAGES',
   'DOWNLOAD_FAILED',
+  // The URL (or a redirect) is not one the service may fetch: not http(s), credentials, or a
+  // private, loopback, link-local or metadata address (SSRF guard).
+  'URL_REFUSED',
   'EMBEDDING_FAILED',
   // An internal error that persisted through every retry (storage, queue); not the document's fault.
   'PROCESSING_FAILED',
@@ -52,7 +55,8 @@ export function httpStatusOf(reason: FailureReason): 400 | 500 {
     case 'ENCRYPTED':
     case 'NO_TEXT_LAYER':
     case 'TOO_MANY_PAGES':
-      return 400; // the document is the problem (the spec lists 400 and 500 only)
+    case 'URL_REFUSED':
+      return 400; // the document or its URL is the problem (the spec lists 400 and 500 only)
     default:
       return 500; // download, embedding or processing failure (spec: 500)
   }

@@ -28,6 +28,8 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const USER_AGENT = 'chat-orders-pdf-service/1 (+pdf ingestion)';
 
 const refused = (message: string) => new PermanentFailure('DOWNLOAD_FAILED', message);
+/** The URL itself is not allowed (SSRF guard): the caller's input, answered 400. */
+const notAllowed = (message: string) => new PermanentFailure('URL_REFUSED', message);
 
 /** Parses and checks the form of a PDF URL (no network). Throws PermanentFailure. */
 export function parsePdfUrl(raw: string): URL {
@@ -35,11 +37,11 @@ export function parsePdfUrl(raw: string): URL {
   try {
     url = new URL(raw);
   } catch {
-    throw refused('The URL is not valid');
+    throw notAllowed('The URL is not valid');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw refused('Only http and https URLs are allowed');
-  if (url.username || url.password) throw refused('URLs with credentials are not allowed');
-  if (!url.hostname) throw refused('The URL has no host');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw notAllowed('Only http and https URLs are allowed');
+  if (url.username || url.password) throw notAllowed('URLs with credentials are not allowed');
+  if (!url.hostname) throw notAllowed('The URL has no host');
   return url;
 }
 
@@ -64,7 +66,7 @@ export async function resolveAllowed(url: URL, policy: FetchPolicy): Promise<{ a
   for (const a of addresses) {
     const cls = classifyAddress(a.address);
     if (!isAllowedAddress(cls, policy.allowLoopback)) {
-      throw refused(`The URL points to a ${cls === 'invalid' ? 'non-public' : cls} address, which is not allowed`);
+      throw notAllowed(`The URL points to a ${cls === 'invalid' ? 'non-public' : cls} address, which is not allowed`);
     }
   }
   const chosen = addresses[0]!;

@@ -1,6 +1,7 @@
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 import { fixturePdf } from '#test/helpers/make-pdf.ts';
+import { installTripwire, type Tripwire } from '#test/helpers/loopback-tripwire.ts';
 
 // With PDF_ALLOW_LOOPBACK=false (the deployed setting), every spelling of a loopback URL is
 // refused with a 400 before anything is fetched: the test server never sees a request.
@@ -8,8 +9,11 @@ import { fixturePdf } from '#test/helpers/make-pdf.ts';
 let app: TestApp;
 let pdfs: PdfServer;
 let token: string;
+let tripwire: Tripwire;
 
 beforeAll(async () => {
+  // Some cases name non-loopback addresses: a broken guard must fail here, not reach a network.
+  tripwire = installTripwire();
   pdfs = await startPdfServer();
   app = await startTestApp({ env: { PDF_ALLOW_LOOPBACK: 'false' } });
   ({ token } = await app.signIn('attacker@example.com'));
@@ -19,6 +23,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.stop();
   await pdfs?.close();
+  tripwire?.uninstall();
 });
 
 test.each([
@@ -44,6 +49,7 @@ test.each([
   expect(res.body).toMatchObject({ success: false, statusCode: 400, errors: [{ path: 'body.url' }] });
   expect(res.body.message).toMatch(/not allowed|credentials|http/);
   expect(pdfs.count()).toBe(0);
+  expect(tripwire.attempts).toEqual([]); // refused before any connection was tried
   const status = await app.request('GET', `/message/pdf/${fileId}`, { token });
   expect(status.body.data.embeddingsData.status).toBe('uploaded'); // nothing started
 });

@@ -1,0 +1,142 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { LOCAL_CREDENTIALS, LOCAL_REGION, startDynalite } from '#infra/local/emulators.ts';
+import { signLocalIdToken } from '#infra/local/local-idp.ts';
+import { startServerProcess, type ServerProcess } from '#test/helpers/server-process.ts';
+import { startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
+import { makeTextPdf } from '#test/helpers/make-pdf.ts';
+
+// `npm start` stopped with Ctrl-C in the middle of an ingestion of a large PDF, with a slow
+// embedding server, then started again on the same DATA_DIR: the file reaches `completed`, the
+// parts embedded before the stop are not embedded again, and the table on disk holds every
+// chunk exactly once (read back with a dynalite of our own once the process has exited).
+
+let ai: OpenAiTestServer;
+let gate: http.Server;
+let dataDir: string;
+let server: ServerProcess | undefined;
+
+/** Embedding requests pass (after a delay) while `budget` lasts; then they are held unanswered. */
+let budget = Number.POSITIVE_INFINITY;
+let passed = 0;
+const held = new Set<http.ServerResponse>();
+
+beforeAll(async () => {
+  ai = await startOpenAiTestServer();
+  gate = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', async () => {
+      if (req.url?.endsWith('/embeddings')) {
+        if (budget <= 0) return void held.add(res);
+        budget--;
+        await new Promise((r) => setTimeout(r, 150)); // slow, so the stop lands mid-way
+        passed++;
+      }
+      const upstream = await fetch(`${ai.url}${req.url}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer test-key' }, body: Buffer.concat(chunks) });
+      if (!res.destroyed) res.writeHead(upstream.status, { 'content-type': 'application/json' }).end(Buffer.from(await upstream.arrayBuffer()));
+    });
+  });
+  await new Promise<void>((r) => gate.listen(0, '127.0.0.1', r));
+  dataDir = await mkdtemp(join(tmpdir(), 'restart-ingestion-'));
+});
+afterAll(async () => {
+  await server?.stop();
+  for (const res of held) res.destroy();
+  gate?.closeAllConnections();
+  await new Promise<void>((r) => gate?.close(() => r()));
+  await ai?.close();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+test('Ctrl-C mid-ingestion, start again: the file completes, nothing embedded twice, every chunk once', async () => {
+  const env = {
+    DATA_DIR: dataDir,
+    OPENAI_API_KEY: 'test-key',
+    OPENAI_BASE_URL: `http://127.0.0.1:${(gate.address() as AddressInfo).port}/v1`,
+    OPENAI_TIMEOUT_MS: '2000',
+    OPENAI_MAX_RETRIES: '0',
+    CHUNK_TOKENS: '120',
+    CHUNK_OVERLAP_TOKENS: '10',
+    CHUNKS_PER_PART: '4',
+    EMBEDDING_CONCURRENCY: '1',
+    PDF_SYNC_WAIT_MS: '0',
+  };
+  const pdf = await makeTextPdf(60);
+  budget = 4;
+  server = await startServerProcess(env);
+  const first = server;
+  const idToken = await signLocalIdToken(dataDir, { email: 'restart@example.com' });
+  const token = ((await (await fetch(`${first.url}/auth`, { method: 'POST', headers: { authorization: `Bearer ${idToken}` } })).json()) as any).data.token as string;
+  const call = async (base: string, method: string, path: string, body?: object) => {
+    const res = await fetch(`${base}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body && { 'content-type': 'application/json' }) },
+      ...(body && { body: JSON.stringify(body) }),
+    });
+    return { status: res.status, body: (await res.json()) as any };
+  };
+
+  // Upload through the presigned URL (the local S3), then ingest from the presigned GET URL.
+  const upload = (await call(first.url, 'POST', '/upload', { fileName: 'big.pdf', contentType: 'application/pdf', size: pdf.byteLength })).body.data;
+  const put = await fetch(upload.uploadUrl, { method: 'PUT', headers: upload.uploadHeaders, body: pdf });
+  expect(put.status).toBe(200);
+  const started = await call(first.url, 'POST', '/message/pdf', { url: upload.downloadUrl, fileId: upload.fileId });
+  expect(started.status).toBe(202);
+
+  // Wait until some parts are embedded and the rest wait on the (now silent) embedding server.
+  let before: any;
+  for (let i = 0; i < 600; i++) {
+    before = (await call(first.url, 'GET', `/message/pdf/${upload.fileId}`)).body.data.embeddingsData;
+    if (before.status === 'processing' && before.stage === 'embed' && before.parts?.done === 4 && held.size > 0) break;
+    await sleep(50);
+  }
+  expect(before).toMatchObject({ status: 'processing', stage: 'embed', parts: { done: 4 } });
+  const total = before.parts.total as number;
+  expect(total).toBeGreaterThan(8);
+
+  expect(await first.stop()).toBe(0); // Ctrl-C: a clean exit although an ingestion was under way
+  for (const res of held) res.destroy();
+  held.clear();
+  const passedBefore = passed;
+
+  budget = Number.POSITIVE_INFINITY;
+  server = await startServerProcess(env);
+  let after: any;
+  for (let i = 0; i < 600; i++) {
+    after = (await call(server.url, 'GET', `/message/pdf/${upload.fileId}`)).body.data.embeddingsData;
+    if (after.status !== 'processing') break;
+    await sleep(100);
+  }
+  expect(after).toMatchObject({ status: 'completed', stage: 'done', pages: 60 });
+  // Only the parts that were not done were embedded after the restart (one request per part).
+  expect(passed - passedBefore).toBe(total - 4);
+  expect(await server.stop()).toBe(0);
+  server = undefined;
+
+  // The table on disk: chunk items 0..n-1, each once.
+  const dynalite = await startDynalite(join(dataDir, 'dynamodb'));
+  try {
+    const db = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: dynalite.endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }));
+    const indexes: number[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await db.send(
+        new QueryCommand({ TableName: 'chat-service', KeyConditionExpression: 'PK = :pk AND begins_with(SK, :c)', ExpressionAttributeValues: { ':pk': `FILE#${upload.fileId}`, ':c': 'CHUNK#' }, ExclusiveStartKey: start }),
+      );
+      indexes.push(...(page.Items ?? []).map((item) => Number(String(item.SK).slice('CHUNK#'.length))));
+      start = page.LastEvaluatedKey;
+    } while (start);
+    db.destroy();
+    expect(indexes).toEqual(Array.from({ length: after.chunks }, (_, k) => k));
+  } finally {
+    await dynalite.stop();
+  }
+}, 120_000);
