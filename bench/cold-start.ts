@@ -1,0 +1,186 @@
+import { execFile } from 'node:child_process';
+import { access } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { buildFunctions, HTTP_BUNDLE_BUDGET_BYTES, type BuiltFunction } from '../infra/build.ts';
+import { manifestFunctions, type ManifestFunction } from '../infra/routes.ts';
+import { projectRoot } from '../infra/local/runtime.ts';
+import type { Benchmark } from './lib/context.ts';
+import { absoluteCheck, info, median, ratioCheck, type Check } from './lib/report.ts';
+
+// Cold start: every function bundle built exactly as `npm run build` builds it (infra/build.ts),
+// its size, and the median time to import it in a fresh Node process, against a baseline bundle
+// that only creates a DynamoDB document client, built the same way in the same run.
+// Targets: every API bundle ≤ 1 MB and its import ≤ 1.5 × the baseline's; pdf-extract ≤ 4 MB.
+
+const run = promisify(execFile);
+
+export const RUNS = 10;
+const IMPORT_RATIO_MAX = 1.5;
+const PDF_EXTRACT_MAX_BYTES = 4_000_000;
+
+export const BASELINE: ManifestFunction = {
+  name: 'baseline-dynamodb-client',
+  entry: 'bench/fixtures/baseline-handler.ts',
+  kind: 'http',
+  timeoutSeconds: 29,
+  memoryMb: 1024,
+  access: {},
+};
+
+/** Bundles between the baseline and a real API function, each adding one layer (the breakdown). */
+export const LAYERS: { fn: ManifestFunction; adds: string; alternative?: boolean }[] = [
+  ['1-zod', 'zod (classic API), one schema'],
+  ['2-config', 'the configuration: shared/config.ts schema built and parsed'],
+  ['3-libraries', 'middy, jose, Powertools logger, cuid2'],
+  ['4-http-layer', 'the shared HTTP layer (shared/http/handler.ts) around a no-op route'],
+  ['alt-zod-mini', 'proposal, instead of layer 1: the same schema with zod/mini', true],
+].map(([name, adds, alternative]) => ({
+  fn: { name: `layer-${name}`, entry: `bench/fixtures/import-layers/${name}.ts`, kind: 'http', timeoutSeconds: 29, memoryMb: 1024, access: {} },
+  adds: adds as string,
+  ...(alternative === true && { alternative: true }),
+}));
+
+/** What the functions read at module scope, as the stack sets it (values never used here). */
+export const BUNDLE_ENV: Record<string, string> = {
+  AWS_REGION: 'us-east-1',
+  AWS_ACCESS_KEY_ID: 'bench',
+  AWS_SECRET_ACCESS_KEY: 'bench',
+  TABLE_NAME: 'bench',
+  BUCKET_NAME: 'bench',
+  PDF_FETCH_QUEUE_URL: 'http://127.0.0.1:9/queue/pdf-fetch',
+  PDF_EXTRACT_QUEUE_URL: 'http://127.0.0.1:9/queue/pdf-extract',
+  PDF_EMBED_QUEUE_URL: 'http://127.0.0.1:9/queue/pdf-embed',
+  SERVICE_JWT_SECRET: 'bench-secret-bench-secret-bench-secret!',
+  IDP_JWKS_URL: 'http://127.0.0.1:9/jwks.json',
+  IDP_ISSUER: 'https://idp.bench.invalid',
+  IDP_AUDIENCE: 'bench',
+  LOG_LEVEL: 'SILENT',
+  AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+};
+
+const exists = (p: string) =>
+  access(p).then(
+    () => true,
+    () => false,
+  );
+
+/** The useful end of a failed child's stderr (a minified bundle's source line is left out). */
+export function childError(err: unknown): string {
+  const stderr = String((err as { stderr?: string }).stderr ?? (err as Error).message);
+  return stderr
+    .split('\n')
+    .filter((l) => l.length < 400)
+    .join('\n')
+    .trim()
+    .slice(-1500);
+}
+
+/** One import of a bundle in a fresh process; ms. */
+async function importOnce(bundle: string): Promise<number> {
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...BUNDLE_ENV };
+  try {
+    const { stdout } = await run(process.execPath, [join(projectRoot, 'bench/lib/import-child.mjs'), pathToFileURL(bundle).href], { env, timeout: 60_000 });
+    return (JSON.parse(stdout) as { ms: number }).ms;
+  } catch (err) {
+    throw new Error(`importing ${bundle} failed: ${childError(err)}`);
+  }
+}
+
+/** Bundles every manifest function whose entry exists, plus the baseline, into `outDir`. */
+export async function buildAll(outDir: string): Promise<{ built: BuiltFunction[]; missing: string[] }> {
+  const present: ManifestFunction[] = [];
+  const missing: string[] = [];
+  for (const fn of manifestFunctions) {
+    if (await exists(join(projectRoot, fn.entry))) present.push(fn);
+    else missing.push(fn.name);
+  }
+  const built = await buildFunctions({ outDir, functions: [BASELINE, ...LAYERS.map((l) => l.fn), ...present] });
+  return { built, missing };
+}
+
+/** The bundle of one manifest function: the one cold-start built in this run, else built now. */
+export async function bundleOf(tmpDir: string, name: string): Promise<string> {
+  const built = join(tmpDir, 'dist', name, 'index.mjs');
+  if (await exists(built)) return built;
+  const fn = name === BASELINE.name ? BASELINE : manifestFunctions.find((f) => f.name === name);
+  if (!fn) throw new Error(`${name} is not in the manifest`);
+  const [one] = await buildFunctions({ outDir: join(tmpDir, 'dist-single'), functions: [fn] });
+  return join(one!.dir, 'index.mjs');
+}
+
+export const coldStart: Benchmark = {
+  name: 'cold-start',
+  title: 'bundle size and import time in a fresh Node process, against a DynamoDB-client-only bundle',
+  async run(ctx) {
+    ctx.log('cold-start: building the bundles');
+    const { built, missing } = await buildAll(join(ctx.tmpDir, 'dist'));
+    const bundle = (b: BuiltFunction) => join(b.dir, 'index.mjs');
+
+    // One unmeasured import each (disk cache), then RUNS rounds, each in a shuffled order, so
+    // drift in the machine's load spreads evenly over the bundles.
+    ctx.log(`cold-start: importing ${built.length} bundles ${RUNS} times each`);
+    for (const b of built) await importOnce(bundle(b));
+    const samples = new Map<string, number[]>(built.map((b) => [b.name, []]));
+    for (let round = 0; round < RUNS; round++) {
+      const order = [...built].sort(() => Math.random() - 0.5);
+      for (const b of order) samples.get(b.name)!.push(await importOnce(bundle(b)));
+    }
+
+    const base = built.find((b) => b.name === BASELINE.name)!;
+    const baseImport = median(samples.get(base.name)!);
+    const layerNames = new Set(LAYERS.map((l) => l.fn.name));
+    const layerRows: (string | number)[][] = [];
+    let previous = baseImport;
+    for (const layer of LAYERS) {
+      const b = built.find((x) => x.name === layer.fn.name)!;
+      const p50 = median(samples.get(b.name)!);
+      // An alternative is compared with the baseline, not with the layer before it.
+      const from = layer.alternative ? baseImport : previous;
+      layerRows.push([b.name, layer.adds, b.bytes / 1000, p50, p50 - from, `${(p50 / baseImport).toFixed(2)} ×`]);
+      if (!layer.alternative) previous = p50;
+    }
+    const checks: Check[] = [info('baseline bundle size', base.bytes / 1000, 'KB'), info('baseline import p50', baseImport, 'ms')];
+    const rows: (string | number)[][] = [];
+    for (const b of built) {
+      if (b === base || layerNames.has(b.name)) continue;
+      const p50 = median(samples.get(b.name)!);
+      const s = samples.get(b.name)!;
+      rows.push([b.name, b.kind, b.bytes / 1000, `${(b.bytes / base.bytes).toFixed(2)} ×`, p50, Math.min(...s), Math.max(...s), `${(p50 / baseImport).toFixed(2)} ×`]);
+      if (b.kind === 'http') {
+        checks.push(absoluteCheck(`${b.name} size`, b.bytes / 1000, 'KB', { max: HTTP_BUNDLE_BUDGET_BYTES / 1000 }, { baseline: base.bytes / 1000, ratio: b.bytes / base.bytes }));
+        checks.push(ratioCheck(`${b.name} import p50`, p50, baseImport, 'ms', { max: IMPORT_RATIO_MAX }));
+      } else if (b.name === 'pdf-extract') {
+        checks.push(absoluteCheck(`${b.name} size`, b.bytes / 1000, 'KB', { max: PDF_EXTRACT_MAX_BYTES / 1000 }, { baseline: base.bytes / 1000, ratio: b.bytes / base.bytes }));
+        checks.push(info(`${b.name} import p50`, p50, 'ms', { baseline: baseImport, ratio: p50 / baseImport }));
+      } else {
+        checks.push(info(`${b.name} size`, b.bytes / 1000, 'KB', { baseline: base.bytes / 1000, ratio: b.bytes / base.bytes }));
+        checks.push(info(`${b.name} import p50`, p50, 'ms', { baseline: baseImport, ratio: p50 / baseImport }));
+      }
+    }
+    const notes = [
+      `import time: median of ${RUNS} fresh \`node\` processes per bundle (bench/lib/import-child.mjs), module evaluation included; the size target is on index.mjs (decimal KB), the 1.5 × target on the import time.`,
+    ];
+    if (missing.length) notes.push(`not built (entry file not there yet): ${missing.join(', ')}`);
+    const biggest = built.filter((b) => b.kind === 'http' && b !== base && !layerNames.has(b.name)).sort((a, b) => b.bytes - a.bytes)[0];
+    if (biggest) notes.push(`largest API bundle ${biggest.name}; its largest inputs: ${biggest.largestInputs.map((i) => `${i.path} ${(i.bytes / 1000).toFixed(0)} KB`).join(', ')}`);
+    return {
+      checks,
+      details: [
+        {
+          title: 'per bundle',
+          header: ['function', 'kind', 'size KB', 'size / baseline', 'import p50 ms', 'min', 'max', 'import / baseline'],
+          rows: [[base.name, 'baseline', base.bytes / 1000, '1.00 ×', baseImport, Math.min(...samples.get(base.name)!), Math.max(...samples.get(base.name)!), '1.00 ×'], ...rows],
+        },
+        {
+          title: 'where the import time goes: bundles adding one layer at a time to the baseline (bench/fixtures/import-layers)',
+          header: ['bundle', 'adds', 'size KB', 'import p50 ms', '+ms', 'import / baseline'],
+          rows: [[base.name, 'a DynamoDB document client', base.bytes / 1000, baseImport, '', '1.00 ×'], ...layerRows],
+        },
+      ],
+      notes,
+      data: { samples: Object.fromEntries(samples), sizes: Object.fromEntries(built.map((b) => [b.name, b.bytes])) },
+    };
+  },
+};

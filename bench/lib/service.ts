@@ -1,0 +1,128 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { projectRoot, startLocalRuntime, type LocalRuntime } from '../../infra/local/runtime.ts';
+import { signLocalIdToken } from '../../infra/local/local-idp.ts';
+import { startOpenAiTestServer, type OpenAiTestServer } from '../../test/helpers/openai-server.ts';
+import { keepAliveAgent, request, type Timed } from './http.ts';
+
+// The service as `npm start` runs it (startLocalRuntime: the same gateway, handlers and SQS
+// pollers), against emulators of its own in a child process, with the AI provider pointed at
+// the loopback OpenAI-compatible test server (instant replies and embeddings). Started once per
+// `npm run bench` by the first benchmark that needs it.
+
+export const TSX_CLI = join(projectRoot, 'node_modules/tsx/dist/cli.mjs');
+
+export interface EmulatorsProcess {
+  dynamodbEndpoint: string;
+  fauxqsEndpoint: string;
+  stop(): Promise<void>;
+}
+
+export async function startEmulatorsProcess(): Promise<EmulatorsProcess> {
+  const child: ChildProcess = spawn(process.execPath, [TSX_CLI, join(projectRoot, 'bench/lib/emulators-process.ts')], {
+    cwd: projectRoot,
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const line = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('the emulators did not start within 30 s')), 30_000);
+    createInterface({ input: child.stdout! }).once('line', (l) => {
+      clearTimeout(timer);
+      resolve(l);
+    });
+    void exited.then(() => reject(new Error('the emulators process exited before starting')));
+  });
+  const endpoints = JSON.parse(line) as { dynamodbEndpoint: string; fauxqsEndpoint: string };
+  return {
+    ...endpoints,
+    async stop() {
+      child.stdin!.end();
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+export interface BenchService {
+  runtime: LocalRuntime;
+  ai: OpenAiTestServer;
+  emulators: EmulatorsProcess;
+  dataDir: string;
+  /** Base URL of the API (ends in /api/v1). */
+  url: string;
+  /** Signs in through POST /auth; the service token and the user id. */
+  signIn(email: string): Promise<{ token: string; userId: string }>;
+  /** A JSON request to the API over a keep-alive connection. */
+  api(method: string, path: string, token?: string, body?: unknown): Promise<Timed & { json: any }>;
+  stop(): Promise<void>;
+}
+
+export async function startBenchService(env: Record<string, string> = {}): Promise<BenchService> {
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  const emulators = await startEmulatorsProcess();
+  const ai = await startOpenAiTestServer();
+  const dataDir = await mkdtemp(join(tmpdir(), 'bench-'));
+  let runtime: LocalRuntime;
+  try {
+    runtime = await startLocalRuntime({
+      port: 0,
+      dataDir,
+      persist: false,
+      emulators,
+      resourcePrefix: 'bench-',
+      log: false,
+      retryDelaySeconds: 1,
+      env: {
+        LOG_LEVEL: 'SILENT',
+        OPENAI_API_KEY: 'bench-key',
+        OPENAI_BASE_URL: ai.baseURL,
+        // The bench measures our code, not retries of the test server.
+        OPENAI_MAX_RETRIES: '0',
+        ...env,
+      },
+    });
+  } catch (err) {
+    await ai.close();
+    await emulators.stop();
+    throw err;
+  }
+  const agent = keepAliveAgent();
+  const api: BenchService['api'] = async (method, path, token, body) => {
+    const headers: Record<string, string> = {};
+    if (token) headers.authorization = `Bearer ${token}`;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const res = await request(`${runtime.url}${path}`, { method, headers, agent, ...(body !== undefined && { body: JSON.stringify(body) }) });
+    let json: unknown;
+    try {
+      json = res.body ? JSON.parse(res.body) : undefined;
+    } catch {
+      json = undefined;
+    }
+    return { ...res, json };
+  };
+  return {
+    runtime,
+    ai,
+    emulators,
+    dataDir,
+    url: runtime.url,
+    api,
+    async signIn(email) {
+      const idToken = await signLocalIdToken(dataDir, { email });
+      const res = await api('POST', '/auth', idToken);
+      if (res.status !== 200 && res.status !== 201) throw new Error(`sign-in failed: ${res.status} ${res.body}`);
+      return { token: res.json.data.token as string, userId: res.json.data.user.id as string };
+    },
+    async stop() {
+      agent.destroy();
+      await runtime.stop();
+      await ai.close();
+      await emulators.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}

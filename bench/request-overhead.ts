@@ -1,0 +1,281 @@
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { performance } from 'node:perf_hooks';
+import { decodeJwt } from 'jose';
+import { startGateway, type Gateway } from '../infra/local/gateway.ts';
+import { httpRoutes, type HttpRoute } from '../infra/routes.ts';
+import { dynamo, tableName } from '../shared/clients.ts';
+import { ChatRepository } from '../shared/chats/chat-repository.ts';
+import { createChatBody, listQuery } from '../shared/chats/schemas.ts';
+import { httpHandler } from '../shared/http/handler.ts';
+import { UnauthorizedError } from '../shared/http/errors.ts';
+import { bearerToken, verifyServiceToken } from '../shared/auth/service-token.ts';
+import { UserRepository } from '../shared/users/user-repository.ts';
+import type { Benchmark } from './lib/context.ts';
+import { keepAliveAgent, request, runLoad } from './lib/http.ts';
+import { info, median, p99, ratioCheck, type Check, type DetailTable } from './lib/report.ts';
+
+// Request overhead: GET /chat and POST /chat through the local gateway, p50 and p99 at
+// concurrency 1 and 16, against a baseline handler that makes the same DynamoDB call (the same
+// repository method) with no middleware, served by the same gateway code. Target: p50 ≤ 1.3 ×.
+//
+// Between the baseline and the real function sit: middy (request id, error mapping, body
+// parsing, zod validation, the envelope), the service JWT's verification and the user lookup
+// (one GetItem, so a deleted user's token stops working at once). Variants that add one layer at
+// a time give the breakdown. The proposals (not in the service; for the lead to decide):
+//   A  GET: the user lookup beside the route's read instead of before it (nothing is answered
+//      until both are back, so the security check is unchanged);
+//   B  each token's signature verified once per warm instance (same bytes, same result; the
+//      expiry is still checked on every request);
+//   C  the user record cached for 30 s per warm instance: weaker (a deleted or demoted user keeps
+//      access for up to 30 s on warm instances), shown for its figures only.
+
+// Concurrency 1: one request per variant per round, variants in a new order each round, so
+// the machine's slow drifts (other processes, GC) hit every variant alike. Concurrency 16: a
+// batch per variant per round (the load must be of one variant to measure its queueing).
+const ROUNDS_AT_1 = 300;
+const ROUNDS_AT_16 = 20;
+const BATCH_AT_16 = 48;
+const WARMUP = 60;
+const P50_RATIO_MAX = 1.3;
+const CHATS_OF_READER = 20; // one full page of GET /chat
+const USER_CACHE_MS = 30_000;
+
+type Handler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
+type Route = 'GET /chat' | 'POST /chat';
+type Concurrency = 1 | 16;
+
+interface Variant {
+  name: string;
+  route: Route;
+  /** What this variant adds to the previous one. */
+  adds: string;
+  url: () => string;
+}
+
+const json = (statusCode: number, body: unknown): APIGatewayProxyResult => ({
+  statusCode,
+  headers: { 'content-type': 'application/json; charset=utf-8' },
+  body: JSON.stringify(body),
+});
+
+/** The handlers of the baseline, the breakdown and the proposals, served by a gateway of their own. */
+function variantHandlers(readerId: string, writerId: string): Record<string, unknown> {
+  const chats = new ChatRepository(dynamo(), tableName());
+  const users = new UserRepository(dynamo(), tableName());
+  // `idp` skips the service's authentication middleware; everything else of middy stays.
+  const noAuth = (route: HttpRoute): HttpRoute => ({ ...route, auth: 'idp' });
+  const claims = async (headers: Record<string, string | undefined>) => verifyServiceToken(bearerToken(headers));
+  const list = (userId: string, query: { limit: number; cursor?: string }) => chats.listByUser(userId, query).then((p) => p.items);
+
+  // Proposal B: a verified token is verified once per warm instance. The same bytes always give
+  // the same signature check; the expiry is checked again on every use.
+  const verified = new Map<string, { userId: string; exp: number }>();
+  const cachedClaims = async (headers: Record<string, string | undefined>) => {
+    const token = bearerToken(headers);
+    const hit = verified.get(token);
+    if (hit && hit.exp > Date.now() / 1000) return hit;
+    const { userId } = await verifyServiceToken(token);
+    const entry = { userId, exp: decodeJwt(token).exp ?? 0 };
+    if (verified.size > 10_000) verified.clear();
+    verified.set(token, entry);
+    return entry;
+  };
+  // Proposal C (weakens the check): the user record kept for USER_CACHE_MS per warm instance.
+  const userCache = new Map<string, { until: number; exists: boolean }>();
+  const cachedUserExists = async (userId: string) => {
+    const hit = userCache.get(userId);
+    if (hit && hit.until > Date.now()) return hit.exists;
+    const exists = (await users.get(userId)) !== undefined;
+    userCache.set(userId, { until: Date.now() + USER_CACHE_MS, exists });
+    return exists;
+  };
+  const gone = () => new UnauthorizedError('The user of this token no longer exists');
+
+  const listChats = noAuth(httpRoutes['list-chats']);
+  const createChat = noAuth(httpRoutes['create-chat']);
+  return {
+    'get-baseline': (async () => json(200, await list(readerId, { limit: 20 }))) satisfies Handler,
+    'get-middy': httpHandler(listChats, { query: listQuery }, async ({ query }) => ({ data: await list(readerId, query) })),
+    'get-middy-jwt': httpHandler(listChats, { query: listQuery }, async ({ query, headers }) => {
+      const { userId } = await claims(headers);
+      return { data: await list(userId, query) };
+    }),
+    'get-proposal-a': httpHandler(listChats, { query: listQuery }, async ({ query, headers }) => {
+      const { userId } = await claims(headers);
+      // Nothing is answered until both are back: a deleted user's token is refused as before.
+      const [user, items] = await Promise.all([users.get(userId), list(userId, query)]);
+      if (!user) throw gone();
+      return { data: items };
+    }),
+    'get-proposal-ab': httpHandler(listChats, { query: listQuery }, async ({ query, headers }) => {
+      const { userId } = await cachedClaims(headers);
+      const [user, items] = await Promise.all([users.get(userId), list(userId, query)]);
+      if (!user) throw gone();
+      return { data: items };
+    }),
+    'get-proposal-c': httpHandler(listChats, { query: listQuery }, async ({ query, headers }) => {
+      const { userId } = await claims(headers);
+      if (!(await cachedUserExists(userId))) throw gone();
+      return { data: await list(userId, query) };
+    }),
+    'post-baseline': (async (event) => json(201, await chats.create(writerId, JSON.parse(event.body ?? '{}')))) satisfies Handler,
+    'post-middy': httpHandler(createChat, { body: createChatBody }, async ({ body }) => ({ statusCode: 201, data: await chats.create(writerId, body) })),
+    'post-middy-jwt': httpHandler(createChat, { body: createChatBody }, async ({ body, headers }) => {
+      const { userId } = await claims(headers);
+      return { statusCode: 201, data: await chats.create(userId, body) };
+    }),
+    'post-proposal-b': httpHandler(createChat, { body: createChatBody }, async ({ body, headers }) => {
+      const { userId } = await cachedClaims(headers);
+      if (!(await users.get(userId))) throw gone();
+      return { statusCode: 201, data: await chats.create(userId, body) };
+    }),
+    'post-proposal-c': httpHandler(createChat, { body: createChatBody }, async ({ body, headers }) => {
+      const { userId } = await claims(headers);
+      if (!(await cachedUserExists(userId))) throw gone();
+      return { statusCode: 201, data: await chats.create(userId, body) };
+    }),
+  };
+}
+
+export const requestOverhead: Benchmark = {
+  name: 'request-overhead',
+  title: 'GET and POST /chat through the gateway against a no-middleware handler making the same DynamoDB call',
+  async run(ctx) {
+    const svc = await ctx.service();
+    const reader = await svc.signIn('bench-reader@example.com');
+    const writer = await svc.signIn('bench-writer@example.com');
+    for (let i = 0; i < CHATS_OF_READER; i++) {
+      const r = await svc.api('POST', '/chat', reader.token, { name: `chat ${i}`, type: 'text' });
+      if (r.status !== 201) throw new Error(`seeding chats: ${r.status} ${r.body}`);
+    }
+
+    const handlers = variantHandlers(reader.userId, writer.userId);
+    const route = (name: string, method: 'GET' | 'POST') => ({
+      name,
+      entry: name,
+      ...(method === 'GET' ? httpRoutes['list-chats'] : httpRoutes['create-chat']),
+      path: `/${name}`,
+    });
+    const gateway: Gateway = await startGateway({
+      port: 0,
+      log: false,
+      routes: Object.keys(handlers).map((name) => route(name, name.startsWith('get') ? 'GET' : 'POST')),
+      loadHandler: async (entry) => handlers[entry],
+    });
+    const agent = keepAliveAgent(32);
+    try {
+      const at = (name: string) => () => `${gateway.url}/${name}`;
+      const variants: Variant[] = [
+        { name: 'baseline', route: 'GET /chat', adds: 'the repository call alone', url: at('get-baseline') },
+        { name: 'middy', route: 'GET /chat', adds: 'middy, validation, envelope', url: at('get-middy') },
+        { name: 'middy + JWT', route: 'GET /chat', adds: 'service JWT verification', url: at('get-middy-jwt') },
+        { name: 'real', route: 'GET /chat', adds: 'user lookup (GetItem) before the read', url: () => `${svc.url}/chat` },
+        { name: 'proposal A', route: 'GET /chat', adds: 'real, lookup beside the read', url: at('get-proposal-a') },
+        { name: 'proposal A+B', route: 'GET /chat', adds: 'A, and each token verified once per instance', url: at('get-proposal-ab') },
+        { name: 'proposal C', route: 'GET /chat', adds: `real, user cached ${USER_CACHE_MS / 1000} s (weaker)`, url: at('get-proposal-c') },
+        { name: 'baseline', route: 'POST /chat', adds: 'the repository call alone', url: at('post-baseline') },
+        { name: 'middy', route: 'POST /chat', adds: 'middy, body parsing, validation, envelope', url: at('post-middy') },
+        { name: 'middy + JWT', route: 'POST /chat', adds: 'service JWT verification', url: at('post-middy-jwt') },
+        { name: 'real', route: 'POST /chat', adds: 'user lookup (GetItem) before the write', url: () => `${svc.url}/chat` },
+        { name: 'proposal B', route: 'POST /chat', adds: 'real, each token verified once per instance', url: at('post-proposal-b') },
+        { name: 'proposal C', route: 'POST /chat', adds: `real, user cached ${USER_CACHE_MS / 1000} s (weaker)`, url: at('post-proposal-c') },
+      ];
+      const send = (v: Variant) => {
+        const token = v.route === 'GET /chat' ? reader.token : writer.token;
+        const headers: Record<string, string> = { authorization: `Bearer ${token}` };
+        if (v.route === 'GET /chat') return () => request(v.url(), { method: 'GET', headers, agent });
+        headers['content-type'] = 'application/json';
+        const body = JSON.stringify({ name: 'bench chat', type: 'text' });
+        return () => request(v.url(), { method: 'POST', headers, body, agent });
+      };
+      const expectOf = (v: Variant) => (v.route === 'GET /chat' ? 200 : 201);
+
+      ctx.log('request-overhead: warming up');
+      for (const v of variants) await runLoad(WARMUP, 4, send(v), expectOf(v));
+
+      const samples = new Map<string, number[]>();
+      const key = (v: Variant, c: Concurrency) => `${v.route}|${v.name}|${c}`;
+      const record = (v: Variant, c: Concurrency, lat: number[]) => samples.set(key(v, c), [...(samples.get(key(v, c)) ?? []), ...lat]);
+      ctx.log(`request-overhead: concurrency 1, ${ROUNDS_AT_1} rounds of one request per variant`);
+      for (let round = 0; round < ROUNDS_AT_1; round++) {
+        for (const v of [...variants].sort(() => Math.random() - 0.5)) record(v, 1, await runLoad(1, 1, send(v), expectOf(v)));
+      }
+      ctx.log(`request-overhead: concurrency 16, ${ROUNDS_AT_16} rounds of ${BATCH_AT_16} requests per variant`);
+      for (let round = 0; round < ROUNDS_AT_16; round++) {
+        for (const v of [...variants].sort(() => Math.random() - 0.5)) record(v, 16, await runLoad(BATCH_AT_16, 16, send(v), expectOf(v)));
+      }
+
+      // The pieces on their own, called directly (no HTTP), interleaved.
+      ctx.log('request-overhead: timing the pieces directly');
+      const chats = new ChatRepository(dynamo(), tableName());
+      const users = new UserRepository(dynamo(), tableName());
+      const pieces: Record<string, () => Promise<unknown>> = {
+        'JWT verify (jose HS256)': () => verifyServiceToken(reader.token),
+        'user lookup (GetItem)': () => users.get(reader.userId),
+        'GET /chat own call (Query GSI1)': () => chats.listByUser(reader.userId, { limit: 20 }),
+        'POST /chat own call (PutItem)': () => chats.create(writer.userId, { type: 'text', name: 'bench chat' }),
+      };
+      const pieceSamples = new Map<string, number[]>(Object.keys(pieces).map((k) => [k, []]));
+      for (let i = 0; i < 300; i++) {
+        for (const [name, fn] of Object.entries(pieces)) {
+          const t0 = performance.now();
+          await fn();
+          pieceSamples.get(name)!.push(performance.now() - t0);
+        }
+      }
+
+      const checks: Check[] = [];
+      const details: DetailTable[] = [];
+      for (const r of ['GET /chat', 'POST /chat'] as const) {
+        const base = variants.find((v) => v.route === r && v.name === 'baseline')!;
+        const real = variants.find((v) => v.route === r && v.name === 'real')!;
+        for (const c of [1, 16] as const) {
+          const b = samples.get(key(base, c))!;
+          const s = samples.get(key(real, c))!;
+          checks.push(ratioCheck(`${r} p50 @${c}`, median(s), median(b), 'ms', { max: P50_RATIO_MAX }));
+          checks.push(info(`${r} p99 @${c}`, p99(s), 'ms', { baseline: p99(b), ratio: p99(s) / p99(b) }));
+        }
+        details.push({
+          title: `${r}: one layer at a time (ms; ratio = p50 / baseline p50)`,
+          header: ['variant', 'adds', 'p50 @1', 'p99 @1', 'ratio @1', 'p50 @16', 'p99 @16', 'ratio @16'],
+          rows: variants
+            .filter((v) => v.route === r)
+            .map((v) => {
+              const s1 = samples.get(key(v, 1))!;
+              const s16 = samples.get(key(v, 16))!;
+              return [
+                v.name,
+                v.adds,
+                median(s1),
+                p99(s1),
+                `${(median(s1) / median(samples.get(key(base, 1))!)).toFixed(2)} ×`,
+                median(s16),
+                p99(s16),
+                `${(median(s16) / median(samples.get(key(base, 16))!)).toFixed(2)} ×`,
+              ];
+            }),
+        });
+      }
+      details.push({
+        title: 'the pieces, called directly (ms, 300 calls each, interleaved)',
+        header: ['piece', 'p50', 'p99'],
+        rows: [...pieceSamples].map(([name, s]) => [name, median(s), p99(s)]),
+      });
+      return {
+        checks,
+        details,
+        notes: [
+          `Per variant: ${ROUNDS_AT_1} requests at concurrency 1 (one per variant per round, shuffled), ${ROUNDS_AT_16} × ${BATCH_AT_16} at concurrency 16 (a batch per variant per round, shuffled), after ${WARMUP} warm-up requests; keep-alive connections; the client, the gateway and the functions share one process, the emulators run in another.`,
+          'The functions log at SILENT here; deployed, each request also writes one INFO log line.',
+        ],
+        data: {
+          samples: Object.fromEntries(samples),
+          pieces: Object.fromEntries([...pieceSamples].map(([k, s]) => [k, { p50: median(s), p99: p99(s) }])),
+        },
+      };
+    } finally {
+      agent.destroy();
+      await gateway.close();
+    }
+  },
+};
