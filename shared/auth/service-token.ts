@@ -1,4 +1,4 @@
-import { SignJWT, jwtVerify } from 'jose';
+import { SignJWT, jwtVerify, type CryptoKey } from 'jose';
 import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import { config, ConfigError } from '../config.ts';
 import { secretsClient } from '../clients.ts';
@@ -17,10 +17,13 @@ export interface ServiceTokenClaims {
   role: Role;
 }
 
-let keyPromise: Promise<Uint8Array> | undefined;
+let keyPromise: Promise<CryptoKey> | undefined;
 
-/** The signing key of this cold start: from SERVICE_JWT_SECRET, else read once from Secrets Manager. */
-function signingKey(): Promise<Uint8Array> {
+/**
+ * The signing key of this cold start: from SERVICE_JWT_SECRET, else read once from Secrets
+ * Manager; imported once (a raw secret would be re-imported on every sign and verify).
+ */
+function signingKey(): Promise<CryptoKey> {
   keyPromise ??= (async () => {
     const { SERVICE_JWT_SECRET, SERVICE_JWT_SECRET_ARN } = config();
     let secret = SERVICE_JWT_SECRET;
@@ -32,7 +35,8 @@ function signingKey(): Promise<Uint8Array> {
     if (secret.length < MIN_SECRET_LENGTH) {
       throw new ConfigError(`The service JWT secret must be at least ${MIN_SECRET_LENGTH} characters`);
     }
-    return new TextEncoder().encode(secret);
+    const raw = new TextEncoder().encode(secret);
+    return crypto.subtle.importKey('raw', raw, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
   })();
   // A failed read (throttling, a network blip) must not poison every later invocation.
   keyPromise.catch(() => (keyPromise = undefined));

@@ -5,7 +5,7 @@ import type { Readable } from 'node:stream';
 import type { z } from 'zod';
 import { config } from '../config.ts';
 import { logger } from '../logger.ts';
-import { authenticate, type AuthUser } from '../auth/authenticate.ts';
+import { confirmCaller, verifyCaller, type AuthUser } from '../auth/authenticate.ts';
 import type { HttpRoute } from '../../infra/routes.ts';
 import { errorBody, successBody, type BodyShape } from './envelope.ts';
 import {
@@ -58,6 +58,8 @@ interface RequestState {
   startedAt: number;
   headers: Record<string, string | undefined>;
   user?: AuthUser;
+  /** A read's caller check, running while the handler does (see `authentication`). */
+  confirming?: Promise<unknown>;
   input: { body?: unknown; params?: unknown; query?: unknown };
 }
 
@@ -139,11 +141,36 @@ function respond(shape: BodyShape): MiddlewareObj<Event, APIGatewayProxyResult |
   };
 }
 
-function authentication(mode: HttpRoute['auth']): MiddlewareObj<Event> {
+/**
+ * The caller of every route but POST /auth: a valid service JWT whose user still exists with
+ * the token's role. Writes confirm the user before the handler runs. Reads (GET, which change
+ * nothing) confirm it while the handler runs and answer only once it is confirmed: the same
+ * check, one DynamoDB round trip less on the critical path.
+ */
+function authentication(route: HttpRoute): MiddlewareObj<Event> {
+  const mode = route.auth;
+  const concurrent = route.method === 'GET' && mode === 'user';
   return {
     before: async (request) => {
       if (mode === 'idp') return; // POST /auth verifies the provider's ID token itself
-      request.event.state.user = await authenticate(request.event.state.headers, mode);
+      const { state } = request.event;
+      const claims = await verifyCaller(state.headers);
+      if (!concurrent) {
+        state.user = await confirmCaller(claims, mode);
+        return;
+      }
+      state.user = { id: claims.userId, role: claims.role };
+      state.confirming = confirmCaller(claims, mode);
+      state.confirming.catch(() => undefined); // awaited in after/onError; never unhandled
+    },
+    after: async (request) => {
+      await request.event.state.confirming;
+    },
+    onError: async (request) => {
+      // A refused caller outranks whatever the handler failed with (e.g. a 404 of its read).
+      await request.event.state?.confirming?.catch((err: unknown) => {
+        request.error = err as Error;
+      });
     },
   };
 }
@@ -222,7 +249,7 @@ export function httpHandler<S extends Schemas>(
   config(); // a bad setting fails the cold start, not the first request
   return middy<Event, APIGatewayProxyResult>({ streamifyResponse: route.streaming === true, timeoutEarlyInMillis: 0 })
     .use(respond(route.shape) as MiddlewareObj<Event, APIGatewayProxyResult>)
-    .use(authentication(route.auth))
+    .use(authentication(route))
     .use(jsonBody(schemas.body !== undefined))
     .use(validation(schemas))
     .handler(async (event, context) => {

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createHmac } from 'node:crypto';
-import { DeleteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { generateKeyPair, SignJWT } from 'jose';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
@@ -194,5 +194,44 @@ describe('protected routes', () => {
     expect(back.status).toBe(201);
     expect(back.body.data.user.id).not.toBe(user.id);
     expect((await app.request('GET', '/chat', { token })).status).toBe(401);
+  });
+
+  const table = () => DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: app.endpoints.dynamodb, region: 'us-east-1' }));
+
+  test('a deleted user is refused on reads even when the read itself fails (401, not the 404)', async () => {
+    const res = await auth(await idp.sign(person('gone-read')));
+    const { token, user } = res.body.data;
+    const db = table();
+    await db.send(new DeleteCommand({ TableName: app.tableName, Key: { PK: `USER#${user.id}`, SK: 'PROFILE' } }));
+    db.destroy();
+    const missingChat = await app.request('GET', `/chat/${'z'.repeat(24)}/messages`, { token });
+    expect(missingChat.status).toBe(401);
+    const order = await app.request('GET', `/orders/${'z'.repeat(24)}`, { token });
+    expect(order.status).toBe(401);
+    expect(order.body).toEqual({ message: 'The user of this token no longer exists' });
+  });
+
+  test('a token issued before a role change must be renewed, on reads and on writes', async () => {
+    const res = await auth(await idp.sign(person('demoted')));
+    const { token, user } = res.body.data;
+    expect((await app.request('GET', '/orders', { token })).status).toBe(200);
+    // What a sign-in does when ADMIN_EMAILS changed: the stored role moves, old tokens carry the old one.
+    const db = table();
+    await db.send(
+      new UpdateCommand({
+        TableName: app.tableName,
+        Key: { PK: `USER#${user.id}`, SK: 'PROFILE' },
+        UpdateExpression: 'SET #role = :admin',
+        ExpressionAttributeNames: { '#role': 'role' },
+        ExpressionAttributeValues: { ':admin': 'admin' },
+      }),
+    );
+    db.destroy();
+    const read = await app.request('GET', '/orders', { token });
+    expect(read.status).toBe(401);
+    expect(read.body).toEqual({ message: 'Your role has changed: sign in again' });
+    const write = await app.request('POST', '/chat', { token, body: { type: 'text' } });
+    expect(write.status).toBe(401);
+    expect(write.body.message).toBe('Your role has changed: sign in again');
   });
 });
