@@ -55,7 +55,29 @@ export async function issueServiceToken(claims: ServiceTokenClaims): Promise<str
     .sign(await signingKey());
 }
 
+interface VerifiedToken extends ServiceTokenClaims {
+  notBefore: number;
+  expiresAt: number;
+}
+
+/**
+ * Tokens this instance has verified, by their exact bytes: a signature checked once stays
+ * valid, so a warm function skips the HMAC on the next request with the same token. Time-bound
+ * claims (exp, nbf) are still checked on every request. Bounded; oldest entries go first.
+ */
+const verified = new Map<string, VerifiedToken>();
+const VERIFIED_MAX = 1_000;
+
 export async function verifyServiceToken(token: string): Promise<ServiceTokenClaims> {
+  const now = Math.floor(Date.now() / 1000);
+  const known = verified.get(token);
+  if (known) {
+    if (now >= known.expiresAt || now < known.notBefore) {
+      verified.delete(token);
+      throw new UnauthorizedError('Invalid or expired token');
+    }
+    return { userId: known.userId, role: known.role };
+  }
   const { SERVICE_JWT_ISSUER, SERVICE_JWT_AUDIENCE } = config();
   const key = await signingKey();
   try {
@@ -65,8 +87,15 @@ export async function verifyServiceToken(token: string): Promise<ServiceTokenCla
       audience: SERVICE_JWT_AUDIENCE,
       requiredClaims: ['sub', 'exp', 'iat'],
     });
-    const role = payload.role === 'admin' ? 'admin' : 'user';
-    return { userId: payload.sub!, role };
+    const claims: VerifiedToken = {
+      userId: payload.sub!,
+      role: payload.role === 'admin' ? 'admin' : 'user',
+      notBefore: payload.nbf ?? 0,
+      expiresAt: payload.exp!,
+    };
+    if (verified.size >= VERIFIED_MAX) verified.delete(verified.keys().next().value!);
+    verified.set(token, claims);
+    return { userId: claims.userId, role: claims.role };
   } catch {
     // jose says why (expired, bad signature, claim mismatch); the client only learns "invalid".
     throw new UnauthorizedError('Invalid or expired token');
