@@ -1,5 +1,5 @@
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { decodeCursor, type Key } from '../http/pagination.ts';
+import { decodeCursor } from '../http/pagination.ts';
 import type { OrderStatus } from './order-status.ts';
 import type { Order } from './schemas.ts';
 import { isConditionFailure } from '../dynamo.ts';

@@ -6,7 +6,7 @@ import {
   UpdateCommand,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
-import { decodeCursor, type Key } from '../http/pagination.ts';
+import { decodeCursor } from '../http/pagination.ts';
 import type { Product } from './schemas.ts';
 import { batchGetAll, isConditionFailure } from '../dynamo.ts';
 

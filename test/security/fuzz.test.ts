@@ -12,7 +12,6 @@ import {
   routesUnderTest,
   toJsonSchema,
   unwrap,
-  type JsonSchema,
   type RouteUnderTest,
 } from './routes-under-test.ts';
 import {
