@@ -3,7 +3,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { config } from './config.ts';
+import { config, ConfigError } from './config.ts';
 
 // AWS clients, each created once per cold start on first use and reused by every invocation.
 // Endpoints point at the local emulators when set; in AWS they are unset.
@@ -59,4 +59,11 @@ export function secretsClient(): SecretsManagerClient {
 
 export function tableName(): string {
   return config().TABLE_NAME;
+}
+
+/** The bucket of the functions that use one (the stack sets it; its absence is a wiring bug). */
+export function bucketName(): string {
+  const { BUCKET_NAME } = config();
+  if (!BUCKET_NAME) throw new ConfigError('BUCKET_NAME must be set for this function');
+  return BUCKET_NAME;
 }

@@ -1,5 +1,5 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import { dynamo, s3Client, sqsClient, tableName } from '../clients.ts';
+import { bucketName, dynamo, s3Client, sqsClient, tableName } from '../clients.ts';
 import { config, type Config } from '../config.ts';
 import { ChunkRepository } from '../files/chunk-repository.ts';
 import { FileRepository } from '../files/file-repository.ts';
@@ -21,11 +21,10 @@ let cached: PipelineDeps | undefined;
 export function pipelineDeps(): PipelineDeps {
   if (!cached) {
     const c = config();
-    if (!c.BUCKET_NAME) throw new Error('BUCKET_NAME is not set');
     cached = {
       files: new FileRepository(dynamo(), tableName()),
       chunks: new ChunkRepository(dynamo(), tableName()),
-      storage: new FileStorage(s3Client(), c.BUCKET_NAME),
+      storage: new FileStorage(s3Client(), bucketName()),
       sqs: sqsClient(),
       config: c,
       now: () => new Date().toISOString(),

@@ -27,10 +27,8 @@ export interface VectorRow {
   vector: Float32Array;
 }
 
-/** Packs float vectors (any order; kept as given). */
-export function packVectors(rows: VectorRow[], dimensions: number): PackedVectors {
-  const count = rows.length;
-  const packed: PackedVectors = {
+function emptyPack(count: number, dimensions: number): PackedVectors {
+  return {
     count,
     dimensions,
     chunk: new Uint32Array(count),
@@ -39,6 +37,12 @@ export function packVectors(rows: VectorRow[], dimensions: number): PackedVector
     norm: new Float32Array(count),
     data: new Int8Array(count * dimensions),
   };
+}
+
+/** Packs float vectors (any order; kept as given). */
+export function packVectors(rows: VectorRow[], dimensions: number): PackedVectors {
+  const count = rows.length;
+  const packed = emptyPack(count, dimensions);
   rows.forEach((row, i) => {
     if (row.vector.length !== dimensions) throw new Error(`vector ${row.chunk} has ${row.vector.length} dimensions, expected ${dimensions}`);
     let maxAbs = 0;
@@ -108,15 +112,7 @@ export function concatPacked(parts: PackedVectors[]): PackedVectors {
   if (parts.some((p) => p.dimensions !== dimensions)) throw new Error('Parts have different dimensions');
   const order = parts.flatMap((p, pi) => Array.from(p.chunk, (c, i) => ({ c, pi, i }))).sort((a, b) => a.c - b.c);
   const count = order.length;
-  const out: PackedVectors = {
-    count,
-    dimensions,
-    chunk: new Uint32Array(count),
-    page: new Uint32Array(count),
-    scale: new Float32Array(count),
-    norm: new Float32Array(count),
-    data: new Int8Array(count * dimensions),
-  };
+  const out = emptyPack(count, dimensions);
   order.forEach(({ pi, i }, j) => {
     const p = parts[pi]!;
     out.chunk[j] = p.chunk[i]!;

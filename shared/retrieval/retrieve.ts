@@ -1,4 +1,4 @@
-import { dynamo, s3Client, tableName } from '../clients.ts';
+import { bucketName, dynamo, s3Client, tableName } from '../clients.ts';
 import { config } from '../config.ts';
 import { logger } from '../logger.ts';
 import type { AiProvider, Source } from '../ai/types.ts';
@@ -138,7 +138,7 @@ export async function retrieveSources(input: RetrieveInput): Promise<Source[]> {
       attachments: new AttachmentRepository(dynamo(), tableName()),
       files: new FileRepository(dynamo(), tableName()),
       chunks: new ChunkRepository(dynamo(), tableName()),
-      storage: new FileStorage(s3Client(), c.BUCKET_NAME ?? ''),
+      storage: new FileStorage(s3Client(), bucketName()),
       cacheBytes: c.RETRIEVAL_CACHE_MB * 1024 * 1024,
     });
   }
