@@ -29,14 +29,14 @@ const BANNER = [
   'const require = __bundleCreateRequire(import.meta.url);',
 ].join('\n');
 
-// zod 4 re-exports every locale through the `z` namespace, which esbuild cannot tree-shake
+// zod 4 (classic and mini) re-exports every locale through the `z` namespace, which esbuild cannot tree-shake
 // once `z` is imported as an object: ~300 KB of error messages in 60 languages per bundle.
-// We only ever use English (zod registers it by default), so the bundles get just that one.
+// We only ever use English (shared/zod.ts configures it for zod/mini), so the bundles get just that one.
 const zodEnglishOnly: Plugin = {
   name: 'zod-english-only',
   setup(b) {
     b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) => {
-      if (!/[\\/]zod[\\/]v4[\\/](classic[\\/]external|core[\\/]index)\.js$/.test(args.importer)) return undefined;
+      if (!/[\\/]zod[\\/]v4[\\/](classic[\\/]external|mini[\\/]external|core[\\/]index)\.js$/.test(args.importer)) return undefined;
       return { path: join(args.resolveDir, '../locales/index.js'), namespace: 'zod-locales' };
     });
     b.onLoad({ filter: /.*/, namespace: 'zod-locales' }, (args) => ({

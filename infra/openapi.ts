@@ -1,7 +1,7 @@
 import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { z } from 'zod';
+import { z } from 'zod/mini';
 import { httpRouteList } from './routes.ts';
 import type { RouteContract, RouteContracts } from '../shared/openapi/contract.ts';
 import { projectRoot } from './local/runtime.ts';
@@ -24,12 +24,12 @@ export async function loadContracts(): Promise<RouteContracts> {
   return all;
 }
 
-const schema = (s: z.ZodType, io: 'input' | 'output') => {
+const schema = (s: z.ZodMiniType, io: 'input' | 'output') => {
   const { $schema: _drop, ...rest } = z.toJSONSchema(s, { io, unrepresentable: 'any' }) as Json;
   return rest;
 };
 
-function parameters(where: 'path' | 'query', s: z.ZodType | undefined): Json[] {
+function parameters(where: 'path' | 'query', s: z.ZodMiniType | undefined): Json[] {
   if (!s) return [];
   const js = schema(s, 'input') as { properties?: Record<string, Json>; required?: string[] };
   return Object.entries(js.properties ?? {}).map(([name, p]) => ({
@@ -80,7 +80,7 @@ export async function buildOpenApi(): Promise<Json> {
       missing.push(route.name);
       continue;
     }
-    const success = (payload: z.ZodType | null | undefined, status: number): Json => {
+    const success = (payload: z.ZodMiniType | null | undefined, status: number): Json => {
       if (status === 204) return { description: 'No content' };
       const data = payload ? schema(payload, 'output') : {};
       const body =

@@ -1,5 +1,5 @@
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
-import { z } from 'zod';
+import * as z from '../zod.ts';
 import { ConfigError, type Config } from '../config.ts';
 import { ServiceUnavailableError, UnauthorizedError } from '../http/errors.ts';
 
@@ -70,12 +70,12 @@ export interface IdentityClaims {
 }
 
 const claimsSchema = z.object({
-  sub: z.string().min(1).max(256),
-  user_id: z.string().min(1).max(256).optional(),
-  email: z.email({ error: 'The ID token carries no valid email' }).max(320),
-  email_verified: z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]).optional(),
-  name: z.string().max(256).optional(),
-  picture: z.url().max(2048).optional(),
+  sub: z.string().check(z.minLength(1), z.maxLength(256)),
+  user_id: z.optional(z.string().check(z.minLength(1), z.maxLength(256))),
+  email: z.email({ error: 'The ID token carries no valid email' }).check(z.maxLength(320)),
+  email_verified: z.optional(z.union([z.boolean(), z.pipe(z.enum(['true', 'false']), z.transform((v) => v === 'true'))])),
+  name: z.optional(z.string().check(z.maxLength(256))),
+  picture: z.optional(z.url().check(z.maxLength(2048))),
 });
 
 export function mapClaims(payload: JWTPayload): IdentityClaims {

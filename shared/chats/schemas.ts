@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from '../zod.ts';
 import { config } from '../config.ts';
 import { cuidSchema, pageQuerySchema } from '../http/schemas.ts';
 import type { RouteContracts } from '../openapi/contract.ts';
@@ -22,19 +22,21 @@ export type ChatStatus = (typeof chatStatuses)[number];
 export type MessageType = (typeof messageTypes)[number];
 export type ContentType = (typeof contentTypes)[number];
 
+const count = () => z.number().check(z.int(), z.gte(0));
+
 export const usageSchema = z.object({
-  promptTokens: z.number().int().min(0),
-  completionTokens: z.number().int().min(0),
-  totalTokens: z.number().int().min(0),
+  promptTokens: count(),
+  completionTokens: count(),
+  totalTokens: count(),
 });
 
 export const sourceSchema = z.object({
   fileId: z.string(),
-  fileName: z.string().optional(),
-  page: z.number().int().describe('1-based page number'),
-  chunk: z.number().int().describe('Chunk index within the file'),
-  score: z.number().describe('Similarity of the passage to the prompt'),
-  quote: z.string().describe('A short passage that appears verbatim in the chunk'),
+  fileName: z.optional(z.string()),
+  page: z.number().check(z.int(), z.describe('1-based page number')),
+  chunk: z.number().check(z.int(), z.describe('Chunk index within the file')),
+  score: z.number().check(z.describe('Similarity of the passage to the prompt')),
+  quote: z.string().check(z.describe('A short passage that appears verbatim in the chunk')),
 });
 export type SourceRef = z.infer<typeof sourceSchema>;
 
@@ -57,34 +59,35 @@ export const messageSchema = z.object({
   message: z.string(),
   messageType: z.enum(messageTypes),
   type: z.enum(contentTypes),
-  sequenceNumber: z.number().int().min(1),
+  sequenceNumber: z.number().check(z.int(), z.gte(1)),
   timestamp: z.iso.datetime(),
-  usage: usageSchema.optional().describe('Token counts of an ai reply'),
-  sources: z.array(sourceSchema).optional().describe('Passages an ai reply in a file chat was given'),
+  usage: z.optional(usageSchema).check(z.describe('Token counts of an ai reply')),
+  sources: z.optional(z.array(sourceSchema)).check(z.describe('Passages an ai reply in a file chat was given')),
   incomplete: z
-    .literal(true)
-    .optional()
-    .describe('Set on an ai reply that was cut short (the client went away or the model failed mid-reply)'),
+    .optional(z.literal(true))
+    .check(z.describe('Set on an ai reply that was cut short (the client went away or the model failed mid-reply)')),
 });
 export type Message = z.infer<typeof messageSchema>;
 
-const trimmed = (max: number) => z.string().trim().min(1).max(max);
+const trimmed = (max: number) => z.string().check(z.trim(), z.minLength(1), z.maxLength(max));
 
 export const createChatBody = z.strictObject({
-  name: trimmed(CHAT_NAME_MAX_CHARS).optional(),
+  name: z.optional(trimmed(CHAT_NAME_MAX_CHARS)),
   type: z.enum(chatTypes),
-  systemMessage: trimmed(SYSTEM_MESSAGE_MAX_CHARS).optional(),
+  systemMessage: z.optional(trimmed(SYSTEM_MESSAGE_MAX_CHARS)),
 });
 
 export const updateChatBody = z
   .strictObject({
-    name: trimmed(CHAT_NAME_MAX_CHARS).optional(),
-    systemMessage: trimmed(SYSTEM_MESSAGE_MAX_CHARS).optional(),
-    status: z.enum(chatStatuses).optional(),
+    name: z.optional(trimmed(CHAT_NAME_MAX_CHARS)),
+    systemMessage: z.optional(trimmed(SYSTEM_MESSAGE_MAX_CHARS)),
+    status: z.optional(z.enum(chatStatuses)),
   })
-  .refine((b) => b.name !== undefined || b.systemMessage !== undefined || b.status !== undefined, {
-    message: 'Give at least one of name, systemMessage, status',
-  });
+  .check(
+    z.refine((b) => b.name !== undefined || b.systemMessage !== undefined || b.status !== undefined, {
+      message: 'Give at least one of name, systemMessage, status',
+    }),
+  );
 
 export const chatIdParams = z.strictObject({ chatId: cuidSchema });
 
@@ -92,25 +95,25 @@ export const listQuery = pageQuerySchema;
 
 export const sendMessageBody = z.strictObject({
   // The cap is a setting (PROMPT_MAX_CHARS), read at validation time, not at import.
-  prompt: z
-    .string()
-    .describe('The prompt; not blank, at most PROMPT_MAX_CHARS characters (default 16000)')
-    .superRefine((p, ctx) => {
+  prompt: z.string().check(
+    z.describe('The prompt; not blank, at most PROMPT_MAX_CHARS characters (default 16000)'),
+    z.superRefine((p, ctx) => {
       if (p.trim().length === 0) ctx.addIssue({ code: 'custom', message: 'Must not be empty' });
       const max = config().PROMPT_MAX_CHARS;
       if (p.length > max) ctx.addIssue({ code: 'custom', message: `Must be at most ${max} characters` });
     }),
+  ),
   chatId: cuidSchema,
-  stream: z.boolean().default(false),
+  stream: z._default(z.boolean(), false),
 });
 export type SendMessageBody = z.infer<typeof sendMessageBody>;
 
 export const replySchema = z.object({
-  response: z.string().describe("The assistant's reply"),
+  response: z.string().check(z.describe("The assistant's reply")),
   usage: usageSchema,
-  sources: z.array(sourceSchema).optional().describe('File chats: the passages the reply was given, best first'),
-  messageId: z.string().describe('Id of the stored ai message'),
-  sequenceNumber: z.number().int().describe('Sequence number of the stored ai message'),
+  sources: z.optional(z.array(sourceSchema)).check(z.describe('File chats: the passages the reply was given, best first')),
+  messageId: z.string().check(z.describe('Id of the stored ai message')),
+  sequenceNumber: z.number().check(z.int(), z.describe('Sequence number of the stored ai message')),
 });
 
 const pagingHeaders = ['x-next-cursor'];

@@ -1,6 +1,6 @@
 import { createId } from '@paralleldrive/cuid2';
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import type { z } from 'zod';
+import type { z } from 'zod/mini';
 import type { ChatRepository } from '../chats/chat-repository.ts';
 import type { MessageRepository } from '../chats/message-repository.ts';
 import { BadRequestError, HttpError, NotFoundError } from '../http/errors.ts';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from '../zod.ts';
 import { cuidSchema } from '../http/schemas.ts';
 import type { RouteContracts } from '../openapi/contract.ts';
 import { failureReasons } from '../pdf/failures.ts';
@@ -8,23 +8,25 @@ import { failureReasons } from '../pdf/failures.ts';
 export const FILE_NAME_MAX_CHARS = 255;
 
 export const createUploadBody = z.strictObject({
-  fileName: z
-    .string()
-    .trim()
-    .min(1)
-    .max(FILE_NAME_MAX_CHARS)
-    .refine((s) => !/[\u0000-\u001f\u007f]/.test(s), 'Must not contain control characters'),
+  fileName: z.string().check(
+    z.trim(),
+    z.minLength(1),
+    z.maxLength(FILE_NAME_MAX_CHARS),
+    z.refine((s) => !/[\u0000-\u001f\u007f]/.test(s), 'Must not contain control characters'),
+  ),
   contentType: z.literal('application/pdf', { error: 'Only application/pdf is accepted' }),
-  size: z.number().int().min(1).describe('Size in bytes; at most PDF_MAX_BYTES (default 25 MiB)'),
+  size: z.number().check(z.int(), z.gte(1), z.describe('Size in bytes; at most PDF_MAX_BYTES (default 25 MiB)')),
 });
 
 export const fileIdParams = z.strictObject({ fileId: cuidSchema });
 
 export const ingestPdfBody = z.strictObject({
-  url: z.string().trim().min(1).max(4096).describe('http(s) URL of the PDF; the downloadUrl of POST /upload works'),
-  fileId: cuidSchema.describe('The id POST /upload returned'),
-  chatId: cuidSchema.optional().describe('A file chat of the caller to attach the PDF to'),
-  force: z.boolean().optional().describe('Ingest again even when the file is processing or completed'),
+  url: z
+    .string()
+    .check(z.trim(), z.minLength(1), z.maxLength(4096), z.describe('http(s) URL of the PDF; the downloadUrl of POST /upload works')),
+  fileId: cuidSchema.check(z.describe('The id POST /upload returned')),
+  chatId: z.optional(cuidSchema).check(z.describe('A file chat of the caller to attach the PDF to')),
+  force: z.optional(z.boolean()).check(z.describe('Ingest again even when the file is processing or completed')),
 });
 
 export const failureSchema = z.object({ reason: z.enum(failureReasons), message: z.string() });
@@ -33,37 +35,39 @@ export const uploadResponse = z.object({
   fileId: z.string(),
   fileName: z.string(),
   contentType: z.literal('application/pdf'),
-  size: z.number().int(),
+  size: z.number().check(z.int()),
   status: z.literal('uploaded'),
-  uploadUrl: z.string().describe('Presigned S3 URL: PUT the PDF bytes here'),
+  uploadUrl: z.string().check(z.describe('Presigned S3 URL: PUT the PDF bytes here')),
   uploadMethod: z.literal('PUT'),
-  uploadHeaders: z.record(z.string(), z.string()).describe('Headers the PUT must carry (they are signed)'),
-  downloadUrl: z.string().describe('Presigned GET URL of the upload: usable as `url` in POST /message/pdf'),
-  expiresIn: z.number().int().describe('Seconds both URLs stay valid'),
+  uploadHeaders: z.record(z.string(), z.string()).check(z.describe('Headers the PUT must carry (they are signed)')),
+  downloadUrl: z.string().check(z.describe('Presigned GET URL of the upload: usable as `url` in POST /message/pdf')),
+  expiresIn: z.number().check(z.int(), z.describe('Seconds both URLs stay valid')),
   createdAt: z.iso.datetime(),
 });
+
+const int = () => z.number().check(z.int());
 
 export const embeddingsDataSchema = z.object({
   fileId: z.string(),
   fileName: z.string(),
   status: z.enum(['uploaded', 'processing', 'completed', 'failed']),
-  stage: z.enum(['fetch', 'extract', 'embed', 'done']).optional(),
-  pages: z.number().int().optional(),
-  chunks: z.number().int().optional(),
-  parts: z.object({ total: z.number().int().optional(), done: z.number().int() }).optional(),
-  model: z.string().optional(),
-  dimensions: z.number().int().optional(),
-  tokens: z.number().int().optional(),
-  size: z.number().int(),
-  sha256: z.string().optional(),
-  reusedFrom: z.string().optional().describe('The file whose embeddings were copied (same bytes, model and chunker)'),
-  chatIds: z.array(z.string()).optional(),
-  failure: failureSchema.optional(),
-  timings: z
-    .object({ fetchMs: z.number().optional(), extractMs: z.number().optional(), embedMs: z.number().optional(), totalMs: z.number().optional() })
-    .optional(),
-  startedAt: z.iso.datetime().optional(),
-  completedAt: z.iso.datetime().optional(),
+  stage: z.optional(z.enum(['fetch', 'extract', 'embed', 'done'])),
+  pages: z.optional(int()),
+  chunks: z.optional(int()),
+  parts: z.optional(z.object({ total: z.optional(int()), done: int() })),
+  model: z.optional(z.string()),
+  dimensions: z.optional(int()),
+  tokens: z.optional(int()),
+  size: int(),
+  sha256: z.optional(z.string()),
+  reusedFrom: z.optional(z.string()).check(z.describe('The file whose embeddings were copied (same bytes, model and chunker)')),
+  chatIds: z.optional(z.array(z.string())),
+  failure: z.optional(failureSchema),
+  timings: z.optional(
+    z.object({ fetchMs: z.optional(z.number()), extractMs: z.optional(z.number()), embedMs: z.optional(z.number()), totalMs: z.optional(z.number()) }),
+  ),
+  startedAt: z.optional(z.iso.datetime()),
+  completedAt: z.optional(z.iso.datetime()),
   createdAt: z.iso.datetime(),
   updatedAt: z.iso.datetime(),
 });

@@ -2,7 +2,7 @@ import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { createId } from '@paralleldrive/cuid2';
 import type { Readable } from 'node:stream';
-import type { z } from 'zod';
+import * as z from '../zod.ts';
 import { config } from '../config.ts';
 import { logger } from '../logger.ts';
 import { confirmCaller, verifyCaller, type AuthUser } from '../auth/authenticate.ts';
@@ -22,13 +22,14 @@ import {
 // parsing with a size limit, and zod validation of body, path and query. Handlers receive
 // typed input and return data; they never build a response or an error body.
 
+// Any zod schema: zod/mini (what the routes use) or classic zod.
 export interface Schemas {
-  body?: z.ZodType;
-  params?: z.ZodType;
-  query?: z.ZodType;
+  body?: z.core.$ZodType;
+  params?: z.core.$ZodType;
+  query?: z.core.$ZodType;
 }
 
-type Infer<T> = T extends z.ZodType ? z.infer<T> : undefined;
+type Infer<T> = T extends z.core.$ZodType ? z.infer<T> : undefined;
 
 export interface HttpRequest<S extends Schemas> {
   body: Infer<S['body']>;
@@ -206,7 +207,7 @@ function jsonBody(enabled: boolean): MiddlewareObj<Event> {
   };
 }
 
-function issuesOf(location: string, error: z.ZodError): FieldIssue[] {
+function issuesOf(location: string, error: z.core.$ZodError): FieldIssue[] {
   return error.issues.map((i) => ({
     path: [location, ...i.path.map(String)].join('.'),
     message: i.message,
@@ -228,7 +229,7 @@ function validation(schemas: Schemas): MiddlewareObj<Event> {
       for (const location of ['params', 'query', 'body'] as const) {
         const schema = schemas[location];
         if (!schema) continue;
-        const parsed = schema.safeParse(sources[location]);
+        const parsed = z.safeParse(schema, sources[location]);
         if (parsed.success) event.state.input[location] = parsed.data;
         else issues.push(...issuesOf(location, parsed.error));
       }

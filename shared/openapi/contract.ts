@@ -1,15 +1,18 @@
-import type { z } from 'zod';
+import type { z } from 'zod/mini';
+
+// The schemas are zod/mini's (see shared/zod.ts).
+type Schema = z.ZodMiniType;
 import type { HttpRouteName } from '../../infra/routes.ts';
 
 /** What the OpenAPI document says about one route; the zod schemas are the ones the code uses. */
 export interface RouteContract {
   summary: string;
   description?: string;
-  body?: z.ZodType;
-  params?: z.ZodType;
-  query?: z.ZodType;
+  body?: Schema;
+  params?: Schema;
+  query?: Schema;
   /** Success statuses and the schema of the payload (`data` of the envelope, or the bare body). */
-  responses: Partial<Record<200 | 201 | 202 | 204, z.ZodType | null>>;
+  responses: Partial<Record<200 | 201 | 202 | 204, Schema | null>>;
   /** Error statuses this route can answer. */
   errors: number[];
   /** Success content types other than JSON (the SSE stream). */

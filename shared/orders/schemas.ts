@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from '../zod.ts';
 import type { RouteContracts } from '../openapi/contract.ts';
 import { cuidSchema, pageQuerySchema } from '../http/schemas.ts';
 import { ORDER_STATUSES } from './order-status.ts';
@@ -15,9 +15,9 @@ export const orderStatusSchema = z.enum(ORDER_STATUSES, {
 
 export const orderItemSchema = z.object({
   productId: cuidSchema,
-  name: z.string().describe("The product's name when the order was placed"),
-  quantity: z.number().int(),
-  unitPriceCents: z.number().int().describe("The product's price when the order was placed"),
+  name: z.string().check(z.describe("The product's name when the order was placed")),
+  quantity: z.number().check(z.int()),
+  unitPriceCents: z.number().check(z.int(), z.describe("The product's price when the order was placed")),
   currency: z.string(),
 });
 export type OrderItem = z.infer<typeof orderItemSchema>;
@@ -28,10 +28,10 @@ export const orderSchema = z.object({
   status: orderStatusSchema,
   createdAt: z.iso.datetime(),
   updatedAt: z.iso.datetime(),
-  providerPaymentIntentId: z.string().nullable().describe("The payment provider's payment intent id, if any"),
+  providerPaymentIntentId: z.nullable(z.string()).check(z.describe("The payment provider's payment intent id, if any")),
   items: z.array(orderItemSchema),
-  totalCents: z.number().int().describe('Sum of quantity × unitPriceCents; 0 for an order without items'),
-  currency: z.string().nullable().describe("The items' currency; null for an order without items"),
+  totalCents: z.number().check(z.int(), z.describe('Sum of quantity × unitPriceCents; 0 for an order without items')),
+  currency: z.nullable(z.string()).check(z.describe("The items' currency; null for an order without items")),
 });
 export type Order = z.infer<typeof orderSchema>;
 
@@ -39,34 +39,32 @@ const requestedItem = z.strictObject({
   productId: cuidSchema,
   quantity: z
     .number()
-    .int('Must be a whole number')
-    .min(1, 'Must be at least 1')
-    .max(MAX_ITEM_QUANTITY, `Must be at most ${MAX_ITEM_QUANTITY}`),
+    .check(z.int('Must be a whole number'), z.gte(1, 'Must be at least 1'), z.lte(MAX_ITEM_QUANTITY, `Must be at most ${MAX_ITEM_QUANTITY}`)),
 });
 
 export const createOrderBody = z.strictObject({
-  items: z
-    .array(requestedItem)
-    .max(MAX_ORDER_ITEMS, `At most ${MAX_ORDER_ITEMS} items`)
-    .superRefine((items, ctx) => {
-      // One line per product keeps totals and quantities unambiguous.
-      const seen = new Set<string>();
-      items.forEach((item, i) => {
-        if (seen.has(item.productId)) {
-          ctx.addIssue({ code: 'custom', path: [i, 'productId'], message: 'This product is already in the order; raise its quantity instead' });
-        }
-        seen.add(item.productId);
-      });
-    })
-    .default([]),
-  providerPaymentIntentId: z
-    .string()
-    .trim()
-    .min(1)
-    .max(255)
-    .regex(/^[\x21-\x7e]+$/, 'Must be printable ASCII without spaces')
-    .nullable()
-    .default(null),
+  items: z._default(
+    z.array(requestedItem).check(
+      z.maxLength(MAX_ORDER_ITEMS, `At most ${MAX_ORDER_ITEMS} items`),
+      z.superRefine((items, ctx) => {
+        // One line per product keeps totals and quantities unambiguous.
+        const seen = new Set<string>();
+        items.forEach((item, i) => {
+          if (seen.has(item.productId)) {
+            ctx.addIssue({ code: 'custom', path: [i, 'productId'], message: 'This product is already in the order; raise its quantity instead' });
+          }
+          seen.add(item.productId);
+        });
+      }),
+    ),
+    [],
+  ),
+  providerPaymentIntentId: z._default(
+    z.nullable(
+      z.string().check(z.trim(), z.minLength(1), z.maxLength(255), z.regex(/^[\x21-\x7e]+$/, 'Must be printable ASCII without spaces')),
+    ),
+    null,
+  ),
 });
 export type CreateOrderInput = z.infer<typeof createOrderBody>;
 

@@ -1,17 +1,17 @@
-import { z } from 'zod';
+import * as z from '../zod.ts';
 import { cuidSchema } from '../http/schemas.ts';
 
 // Bodies of the pipeline's SQS messages: ids and S3 keys only, never document text (SQS caps a
 // message at 256 KB). Validated on receipt like any other input.
 
-const s3KeySchema = z.string().min(1).max(1024);
+const s3KeySchema = z.string().check(z.minLength(1), z.maxLength(1024));
 
 export const fetchMessageSchema = z.strictObject({ fileId: cuidSchema, runId: cuidSchema });
 export const extractMessageSchema = z.strictObject({ fileId: cuidSchema, runId: cuidSchema, key: s3KeySchema });
 export const embedMessageSchema = z.strictObject({
   fileId: cuidSchema,
   runId: cuidSchema,
-  part: z.number().int().min(0),
+  part: z.number().check(z.int(), z.gte(0)),
   key: s3KeySchema,
 });
 
@@ -23,15 +23,15 @@ export type EmbedMessage = z.infer<typeof embedMessageSchema>;
 export const partFileSchema = z.object({
   fileId: cuidSchema,
   runId: cuidSchema,
-  part: z.number().int().min(0),
+  part: z.number().check(z.int(), z.gte(0)),
   chunks: z.array(
     z.object({
-      index: z.number().int().min(0),
+      index: z.number().check(z.int(), z.gte(0)),
       text: z.string(),
-      page: z.number().int().min(1),
-      pageEnd: z.number().int().min(1),
-      pageStarts: z.array(z.tuple([z.number().int().min(0), z.number().int().min(1)])),
-      tokens: z.number().int().min(0),
+      page: z.number().check(z.int(), z.gte(1)),
+      pageEnd: z.number().check(z.int(), z.gte(1)),
+      pageStarts: z.array(z.tuple([z.number().check(z.int(), z.gte(0)), z.number().check(z.int(), z.gte(1))])),
+      tokens: z.number().check(z.int(), z.gte(0)),
     }),
   ),
 });

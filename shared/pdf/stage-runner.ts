@@ -1,6 +1,6 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
-import type { z } from 'zod';
+import type { z } from 'zod/mini';
 import { config } from '../config.ts';
 import { logger } from '../logger.ts';
 import { pipelineStages, type PipelineStageName } from '../../infra/routes.ts';
@@ -37,7 +37,7 @@ function failureOf(stage: PipelineStageName, err: unknown, attempts: number): Fa
   return { reason: 'PROCESSING_FAILED', message: `Processing failed in ${stage} after ${attempts} attempts` };
 }
 
-export function stageHandler<S extends z.ZodType<StageMessage>>(
+export function stageHandler<S extends z.ZodMiniType<StageMessage>>(
   stage: PipelineStageName,
   schema: S,
   work: (deps: PipelineDeps, msg: z.infer<S>, ctx: StageContext) => Promise<void>,

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from '../zod.ts';
 import type { RouteContracts } from '../openapi/contract.ts';
 import { cuidSchema, pageQuerySchema } from '../http/schemas.ts';
 
@@ -11,26 +11,26 @@ export const MAX_PRICE_CENTS = 10_000_000_000;
 // ISO 4217 codes the runtime's ICU knows (full ICU ships with Node and Lambda).
 const CURRENCIES: ReadonlySet<string> = new Set(Intl.supportedValuesOf('currency'));
 
-export const currencySchema = z
-  .string()
-  .regex(/^[A-Z]{3}$/, 'Must be an upper-case ISO 4217 currency code, e.g. EUR')
-  .refine((code) => CURRENCIES.has(code), { message: 'Not an ISO 4217 currency code' })
-  .describe('ISO 4217 currency code, upper case');
+export const currencySchema = z.string().check(
+  z.regex(/^[A-Z]{3}$/, 'Must be an upper-case ISO 4217 currency code, e.g. EUR'),
+  z.refine((code) => CURRENCIES.has(code), { message: 'Not an ISO 4217 currency code' }),
+  z.describe('ISO 4217 currency code, upper case'),
+);
 
-const name = z.string().trim().min(1, 'Must not be empty').max(200);
-const description = z.string().max(2000);
-const priceCents = z
-  .number()
-  .int('Must be an integer number of minor units (cents)')
-  .min(0, 'Must not be negative')
-  .max(MAX_PRICE_CENTS)
-  .describe('Price in minor units of the currency (e.g. cents)');
+const name = z.string().check(z.trim(), z.minLength(1, 'Must not be empty'), z.maxLength(200));
+const description = z.string().check(z.maxLength(2000));
+const priceCents = z.number().check(
+  z.int('Must be an integer number of minor units (cents)'),
+  z.gte(0, 'Must not be negative'),
+  z.lte(MAX_PRICE_CENTS),
+  z.describe('Price in minor units of the currency (e.g. cents)'),
+);
 
 export const productSchema = z.object({
   id: cuidSchema,
   name: z.string(),
   description: z.string(),
-  priceCents: z.number().int(),
+  priceCents: z.number().check(z.int()),
   currency: z.string(),
   createdAt: z.iso.datetime(),
   updatedAt: z.iso.datetime(),
@@ -39,7 +39,7 @@ export type Product = z.infer<typeof productSchema>;
 
 export const createProductBody = z.strictObject({
   name,
-  description: description.default(''),
+  description: z._default(description, ''),
   priceCents,
   currency: currencySchema,
 });
@@ -47,14 +47,16 @@ export type CreateProductInput = z.infer<typeof createProductBody>;
 
 export const updateProductBody = z
   .strictObject({
-    name: name.optional(),
-    description: description.optional(),
-    priceCents: priceCents.optional(),
-    currency: currencySchema.optional(),
+    name: z.optional(name),
+    description: z.optional(description),
+    priceCents: z.optional(priceCents),
+    currency: z.optional(currencySchema),
   })
-  .refine((b) => Object.values(b).some((v) => v !== undefined), {
-    message: 'Give at least one of name, description, priceCents, currency',
-  });
+  .check(
+    z.refine((b) => Object.values(b).some((v) => v !== undefined), {
+      message: 'Give at least one of name, description, priceCents, currency',
+    }),
+  );
 export type UpdateProductInput = z.infer<typeof updateProductBody>;
 
 export const productParams = z.strictObject({ id: cuidSchema });

@@ -1,14 +1,14 @@
-import { z } from 'zod';
+import * as z from '../zod.ts';
 import type { RouteContracts } from '../openapi/contract.ts';
 
 export const userSchema = z.object({
   id: z.string(),
   email: z.email(),
   role: z.enum(['user', 'admin']),
-  name: z.string().optional(),
-  address: z.string().nullable(),
-  picture: z.string().nullable(),
-  user_id: z.string().describe("The identity provider's user id"),
+  name: z.optional(z.string()),
+  address: z.nullable(z.string()),
+  picture: z.nullable(z.string()),
+  user_id: z.string().check(z.describe("The identity provider's user id")),
   verified: z.boolean(),
   createdAt: z.iso.datetime(),
   updatedAt: z.iso.datetime(),
@@ -16,7 +16,7 @@ export const userSchema = z.object({
 
 export const signInResponse = z.object({
   user: userSchema,
-  token: z.string().describe('Service JWT (HS256), valid for 30 days; send as Authorization: Bearer'),
+  token: z.string().check(z.describe('Service JWT (HS256), valid for 30 days; send as Authorization: Bearer')),
 });
 
 export const contracts: RouteContracts = {

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { createId } from '@paralleldrive/cuid2';
 import { isIP } from 'node:net';
-import type { z } from 'zod';
+import type { z } from 'zod/mini';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { rawRequest, type RawResponse } from '#test/helpers/raw-request.ts';
 import { classifyAddress } from '#shared/pdf/address.ts';
@@ -138,7 +138,7 @@ function routePattern(route: RouteUnderTest): RegExp {
   return new RegExp(`^${source}/?$`);
 }
 
-const parses = (schema: z.ZodType | undefined, value: unknown) => {
+const parses = (schema: z.ZodMiniType | undefined, value: unknown) => {
   if (!schema) return true;
   try {
     return schema.safeParse(value).success;

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from 'zod/mini';
 import { httpRouteList, type HttpRoute } from '#infra/routes.ts';
 import { loadContracts } from '#infra/openapi.ts';
 import type { RouteContract } from '#shared/openapi/contract.ts';
@@ -31,7 +31,7 @@ export async function routesUnderTest(): Promise<RouteUnderTest[]> {
   });
 }
 
-export function toJsonSchema(schema: z.ZodType): JsonSchema {
+export function toJsonSchema(schema: z.ZodMiniType): JsonSchema {
   return z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
 }
 
