@@ -31,11 +31,11 @@ export const BASELINE: ManifestFunction = {
 
 /** Bundles between the baseline and a real API function, each adding one layer (the breakdown). */
 export const LAYERS: { fn: ManifestFunction; adds: string; alternative?: boolean }[] = [
-  ['1-zod', 'zod (classic API), one schema'],
+  ['1-zod', 'zod/mini (shared/zod.ts, English locale), one schema'],
   ['2-config', 'the configuration: shared/config.ts schema built and parsed'],
   ['3-libraries', 'middy, jose, Powertools logger, cuid2'],
   ['4-http-layer', 'the shared HTTP layer (shared/http/handler.ts) around a no-op route'],
-  ['alt-zod-mini', 'proposal, instead of layer 1: the same schema with zod/mini', true],
+  ['alt-zod-classic', 'for comparison, instead of layer 1: the same schema with zod classic (before)', true],
 ].map(([name, adds, alternative]) => ({
   fn: { name: `layer-${name}`, entry: `bench/fixtures/import-layers/${name}.ts`, kind: 'http', timeoutSeconds: 29, memoryMb: 1024, access: {} },
   adds: adds as string,

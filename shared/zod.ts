@@ -6,5 +6,9 @@ import { config, locales } from 'zod/mini';
 // expected number to be >=1") are configured once: zod/mini loads no locale by itself. (The
 // bundles carry English only, see infra/build.ts.)
 config(locales.en());
+// No generated parsers: zod compiles each object schema with `new Function` on its first parse,
+// which pays back only after many parses; a Lambda instance parses each schema a few times, and
+// the compile sits in the cold start (the config) and in each route's first request.
+config({ jitless: true });
 
 export * from 'zod/mini';
