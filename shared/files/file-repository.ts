@@ -5,6 +5,7 @@ import {
   QueryCommand,
   UpdateCommand,
   type DynamoDBDocumentClient,
+  type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import type { Failure } from '../pdf/failures.ts';
 import { batchGetAll, isConditionFailure } from '../dynamo.ts';
@@ -103,6 +104,21 @@ export class FileRepository {
     private readonly table: string,
   ) {}
 
+  /** A conditional update returning the record (new, or as it was), or undefined when the condition refused it. */
+  private async updateIf(
+    id: string,
+    update: Pick<UpdateCommandInput, 'UpdateExpression' | 'ConditionExpression' | 'ExpressionAttributeNames' | 'ExpressionAttributeValues'>,
+    returnValues: 'ALL_NEW' | 'ALL_OLD' = 'ALL_NEW',
+  ): Promise<FileRecord | undefined> {
+    try {
+      const out = await this.db.send(new UpdateCommand({ TableName: this.table, Key: fileKey(id), ...update, ReturnValues: returnValues }));
+      return toFileRecord(out.Attributes!);
+    } catch (err) {
+      if (isConditionFailure(err)) return undefined;
+      throw err;
+    }
+  }
+
   async create(record: FileRecord): Promise<void> {
     await this.db.send(
       new PutCommand({
@@ -152,47 +168,25 @@ export class FileRepository {
       },
       ['failure', 'failedAt', 'partsTotal', 'pages', 'chunks', 'fetchedAt', 'extractedAt', 'completedAt', 'doneParts', 'reusedFrom'],
     );
-    try {
-      const out = await this.db.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: fileKey(p.id),
-          UpdateExpression: u.expression,
-          ConditionExpression: p.force
-            ? 'attribute_exists(PK) AND userId = :user'
-            : 'attribute_exists(PK) AND userId = :user AND (#status = :uploaded OR #status = :failed)',
-          ExpressionAttributeNames: u.names,
-          ExpressionAttributeValues: { ...u.values, ':user': p.userId, ...(!p.force && { ':uploaded': 'uploaded', ':failed': 'failed' }) },
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      return toFileRecord(out.Attributes!);
-    } catch (err) {
-      if (isConditionFailure(err)) return undefined;
-      throw err;
-    }
+    return this.updateIf(p.id, {
+      UpdateExpression: u.expression,
+      ConditionExpression: p.force
+        ? 'attribute_exists(PK) AND userId = :user'
+        : 'attribute_exists(PK) AND userId = :user AND (#status = :uploaded OR #status = :failed)',
+      ExpressionAttributeNames: u.names,
+      ExpressionAttributeValues: { ...u.values, ':user': p.userId, ...(!p.force && { ':uploaded': 'uploaded', ':failed': 'failed' }) },
+    });
   }
 
   /** Updates a processing record of the given run; undefined when the run is no longer current. */
   async updateRun(id: string, runId: string, set: Record<string, unknown>, remove: string[] = []): Promise<FileRecord | undefined> {
     const u = updateParts({ ...set }, remove);
-    try {
-      const out = await this.db.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: fileKey(id),
-          UpdateExpression: u.expression,
-          ConditionExpression: '#runId = :runId AND #status = :processing',
-          ExpressionAttributeNames: { ...u.names, '#runId': 'runId', '#status': 'status' },
-          ExpressionAttributeValues: { ...u.values, ':runId': runId, ':processing': 'processing' },
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      return toFileRecord(out.Attributes!);
-    } catch (err) {
-      if (isConditionFailure(err)) return undefined;
-      throw err;
-    }
+    return this.updateIf(id, {
+      UpdateExpression: u.expression,
+      ConditionExpression: '#runId = :runId AND #status = :processing',
+      ExpressionAttributeNames: { ...u.names, '#runId': 'runId', '#status': 'status' },
+      ExpressionAttributeValues: { ...u.values, ':runId': runId, ':processing': 'processing' },
+    });
   }
 
   /**
@@ -207,46 +201,35 @@ export class FileRepository {
     now: string,
     embedding: { model: string; dimensions: number; reusedFrom?: string },
   ): Promise<FileRecord | undefined> {
-    try {
-      const out = await this.db.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: fileKey(id),
-          UpdateExpression: `ADD #partsDone :one, #tokens :tokens, #doneParts :part SET #updatedAt = :now, #model = :model, #dims = :dims${
-            embedding.reusedFrom ? ', #reusedFrom = :reusedFrom' : ''
-          }`,
-          ConditionExpression: '#runId = :runId AND #status = :processing AND NOT contains(#doneParts, :n)',
-          ExpressionAttributeNames: {
-            '#status': 'status',
-            '#runId': 'runId',
-            '#partsDone': 'partsDone',
-            '#tokens': 'tokens',
-            '#doneParts': 'doneParts',
-            '#updatedAt': 'updatedAt',
-            '#model': 'model',
-            '#dims': 'dimensions',
-            ...(embedding.reusedFrom && { '#reusedFrom': 'reusedFrom' }),
-          },
-          ExpressionAttributeValues: {
-            ':one': 1,
-            ':tokens': tokens,
-            ':part': new Set([part]),
-            ':n': part,
-            ':now': now,
-            ':runId': runId,
-            ':processing': 'processing',
-            ':model': embedding.model,
-            ':dims': embedding.dimensions,
-            ...(embedding.reusedFrom && { ':reusedFrom': embedding.reusedFrom }),
-          },
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      return toFileRecord(out.Attributes!);
-    } catch (err) {
-      if (isConditionFailure(err)) return undefined;
-      throw err;
-    }
+    return this.updateIf(id, {
+      UpdateExpression: `ADD #partsDone :one, #tokens :tokens, #doneParts :part SET #updatedAt = :now, #model = :model, #dims = :dims${
+        embedding.reusedFrom ? ', #reusedFrom = :reusedFrom' : ''
+      }`,
+      ConditionExpression: '#runId = :runId AND #status = :processing AND NOT contains(#doneParts, :n)',
+      ExpressionAttributeNames: {
+        '#status': 'status',
+        '#runId': 'runId',
+        '#partsDone': 'partsDone',
+        '#tokens': 'tokens',
+        '#doneParts': 'doneParts',
+        '#updatedAt': 'updatedAt',
+        '#model': 'model',
+        '#dims': 'dimensions',
+        ...(embedding.reusedFrom && { '#reusedFrom': 'reusedFrom' }),
+      },
+      ExpressionAttributeValues: {
+        ':one': 1,
+        ':tokens': tokens,
+        ':part': new Set([part]),
+        ':n': part,
+        ':now': now,
+        ':runId': runId,
+        ':processing': 'processing',
+        ':model': embedding.model,
+        ':dims': embedding.dimensions,
+        ...(embedding.reusedFrom && { ':reusedFrom': embedding.reusedFrom }),
+      },
+    });
   }
 
   /** Completes the run; the record as it was before (its old vectors key) or undefined when refused. */
@@ -269,23 +252,16 @@ export class FileRepository {
       GSI2PK: hashPk(record.userId, p.sha256),
       GSI2SK: `${hashSkPrefix(p.model, p.chunker)}${p.now}#${record.id}`,
     });
-    try {
-      const out = await this.db.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: fileKey(record.id),
-          UpdateExpression: u.expression,
-          ConditionExpression: '#runId = :runId AND #status = :processing',
-          ExpressionAttributeNames: { ...u.names, '#runId': 'runId', '#status': 'status' },
-          ExpressionAttributeValues: { ...u.values, ':runId': runId, ':processing': 'processing' },
-          ReturnValues: 'ALL_OLD',
-        }),
-      );
-      return toFileRecord(out.Attributes!);
-    } catch (err) {
-      if (isConditionFailure(err)) return undefined;
-      throw err;
-    }
+    return this.updateIf(
+      record.id,
+      {
+        UpdateExpression: u.expression,
+        ConditionExpression: '#runId = :runId AND #status = :processing',
+        ExpressionAttributeNames: { ...u.names, '#runId': 'runId', '#status': 'status' },
+        ExpressionAttributeValues: { ...u.values, ':runId': runId, ':processing': 'processing' },
+      },
+      'ALL_OLD',
+    );
   }
 
   /** Fails the run with a typed reason; false when the run is no longer current. */
