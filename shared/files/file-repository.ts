@@ -267,22 +267,13 @@ export class FileRepository {
   /** Fails the run with a typed reason; false when the run is no longer current. */
   async fail(id: string, runId: string, failure: Failure, now: string): Promise<boolean> {
     const u = updateParts({ status: 'failed', failure, failedAt: now, updatedAt: now }, ['GSI2PK', 'GSI2SK']);
-    try {
-      await this.db.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: fileKey(id),
-          UpdateExpression: u.expression,
-          ConditionExpression: '#runId = :runId AND #status = :processing',
-          ExpressionAttributeNames: { ...u.names, '#runId': 'runId' },
-          ExpressionAttributeValues: { ...u.values, ':runId': runId, ':processing': 'processing' },
-        }),
-      );
-      return true;
-    } catch (err) {
-      if (isConditionFailure(err)) return false;
-      throw err;
-    }
+    const failed = await this.updateIf(id, {
+      UpdateExpression: u.expression,
+      ConditionExpression: '#runId = :runId AND #status = :processing',
+      ExpressionAttributeNames: { ...u.names, '#runId': 'runId' },
+      ExpressionAttributeValues: { ...u.values, ':runId': runId, ':processing': 'processing' },
+    });
+    return failed !== undefined;
   }
 
   /** Remembers a chat the file is attached to (so deleting the file can detach it). */
@@ -302,20 +293,13 @@ export class FileRepository {
   /** Ends any run before the file is deleted: messages still in flight then change nothing. */
   async retire(id: string, now: string): Promise<void> {
     const u = updateParts({ status: 'failed', runId: `deleted-${now}`, updatedAt: now }, ['GSI2PK', 'GSI2SK']);
-    try {
-      await this.db.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: fileKey(id),
-          UpdateExpression: u.expression,
-          ConditionExpression: 'attribute_exists(PK)',
-          ExpressionAttributeNames: u.names,
-          ExpressionAttributeValues: u.values,
-        }),
-      );
-    } catch (err) {
-      if (!isConditionFailure(err)) throw err;
-    }
+    // A record that is already gone has nothing to retire.
+    await this.updateIf(id, {
+      UpdateExpression: u.expression,
+      ConditionExpression: 'attribute_exists(PK)',
+      ExpressionAttributeNames: u.names,
+      ExpressionAttributeValues: u.values,
+    });
   }
 
   async delete(id: string): Promise<void> {

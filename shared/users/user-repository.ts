@@ -36,7 +36,6 @@ function toUser(item: Record<string, unknown>): User {
   return user as unknown as User;
 }
 
-
 export class UserRepository {
   constructor(
     private readonly db: DynamoDBDocumentClient,
