@@ -24,7 +24,7 @@ import { BASELINE, BUNDLE_ENV, bundleOf, childError } from './cold-start.ts';
 
 const run = promisify(execFile);
 const TARGET_MB = 512;
-const FIXTURES = join(projectRoot, '../shared/fixtures/pdfs');
+const FIXTURES = join(projectRoot, 'test/fixtures/pdfs');
 
 interface ChildFigures {
   result: { batchItemFailures?: unknown[] } | null;
@@ -104,7 +104,7 @@ async function waitCompleted(svc: BenchService, fileId: string, token: string): 
 export const memory: Benchmark = {
   name: 'memory',
   title: 'peak RSS of pdf-extract (its bundle, in a child process) on the largest fixture PDF',
-  requires: () => missingFiles('functions/pdf-extract.ts', '../shared/fixtures/pdfs/tracemonkey.pdf'),
+  requires: () => missingFiles('functions/pdf-extract.ts', 'test/fixtures/pdfs/tracemonkey.pdf'),
   async run(ctx) {
     const svc = await ctx.service();
     const bundle = await bundleOf(ctx.tmpDir, 'pdf-extract');

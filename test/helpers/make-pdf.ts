@@ -1,18 +1,14 @@
-import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 
-// PDFs for the tests: the shared fixtures (../shared/fixtures/pdfs beside the repository) and
+// PDFs for the tests: the real-world fixtures in test/fixtures/pdfs (origins in its README) and
 // generated text PDFs whose every page carries sentences that are known in advance.
 
-const FIXTURES = fileURLToPath(new URL('../../../shared/fixtures/pdfs/', import.meta.url));
+const FIXTURES = fileURLToPath(new URL('../fixtures/pdfs/', import.meta.url));
 
-/** A fixture PDF's bytes; fails with a clear message when the fixtures are not beside the repository. */
+/** A fixture PDF's bytes (test/fixtures/pdfs). */
 export async function fixturePdf(name: string): Promise<Buffer> {
-  if (!existsSync(FIXTURES)) {
-    throw new Error(`PDF fixtures not found at ${FIXTURES}: clone the shared/ directory beside the repository (see the README)`);
-  }
   return readFile(`${FIXTURES}${name}`);
 }
 
