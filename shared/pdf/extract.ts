@@ -61,6 +61,8 @@ export interface ExtractOptions {
   maxPages: number;
   /** Called with each page's normalised text, in page order (awaited). */
   onPage: (page: number, text: string) => void | Promise<void>;
+  /** Called once with the document's page count, before the first page (progress reporting). */
+  onDocument?: (pages: number) => void | Promise<void>;
   /** Checked between pages: extraction stops with this error when it returns one. */
   shouldStop?: () => Error | undefined;
 }
@@ -103,6 +105,7 @@ export async function extractText(data: Uint8Array, o: ExtractOptions): Promise<
     if (doc.numPages > o.maxPages) {
       throw new PermanentFailure('TOO_MANY_PAGES', `The PDF has ${doc.numPages} pages; at most ${o.maxPages} are accepted`);
     }
+    await o.onDocument?.(doc.numPages);
     let textPages = 0;
     let failedPages = 0;
     for (let n = 1; n <= doc.numPages; n++) {
