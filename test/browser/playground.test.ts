@@ -72,7 +72,7 @@ test('the playground: sign in, a streamed reply, a PDF uploaded and ingested, a 
   await page.waitForSelector('#ingest-status[data-status]', { timeout: 60_000 });
   expect(await page.getAttribute('#ingest-status', 'data-status')).toBe('completed');
   expect(await page.textContent('#ingest-status')).toMatch(/completed, stage done, pages 3 of 3, parts (\d+) of \1/);
-  expect(await page.$eval('#upload-progress', (e) => (e as HTMLProgressElement).value)).toBe(1);
+  expect(await page.$eval('#upload-progress', (e) => (e as unknown as { value: number }).value)).toBe(1);
   expect(await page.textContent('#files')).toContain('animals.pdf');
   expect(failed).toEqual([]);
 
@@ -97,5 +97,5 @@ test('the API reference at /docs renders every route of the manifest', async () 
 }, 60_000);
 
 async function serviceToken(): Promise<string> {
-  return page.evaluate(() => sessionStorage.getItem('serviceToken')!);
+  return page.evaluate(() => (globalThis as any).sessionStorage.getItem('serviceToken') as string);
 }

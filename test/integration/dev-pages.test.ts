@@ -16,7 +16,7 @@ afterAll(() => app?.stop());
 test('GET /api/v1/openapi.json is the committed document with this gateway as its first server', async () => {
   const res = await fetch(`${app.url}/openapi.json`);
   expect(res.status).toBe(200);
-  const served = await res.json();
+  const served = (await res.json()) as any;
   const committed = JSON.parse(await readFile(OPENAPI_PATH, 'utf8'));
   expect(served.servers[0].url).toBe(app.url);
   expect({ ...served, servers: committed.servers }).toEqual(committed);
@@ -45,7 +45,7 @@ test('paths outside the list are not files: 404 as before', async () => {
 test('POST /local-idp/token issues an ID token that POST /auth accepts', async () => {
   const res = await fetch(`${origin}/local-idp/token`, { method: 'POST', body: JSON.stringify({ email: 'page@example.com', name: 'Page' }) });
   expect(res.status).toBe(200);
-  const { idToken } = await res.json();
+  const { idToken } = (await res.json()) as { idToken: string };
   const auth = await app.request('POST', '/auth', { token: idToken });
   expect(auth.status).toBe(201);
   expect(auth.body.data.user).toMatchObject({ email: 'page@example.com', name: 'Page', verified: true });
@@ -59,7 +59,7 @@ test.each([
 ])('POST /local-idp/token with %s is 400', async (_, body) => {
   const res = await fetch(`${origin}/local-idp/token`, { method: 'POST', body });
   expect(res.status).toBe(400);
-  expect((await res.json()).message).toEqual(expect.any(String));
+  expect(((await res.json()) as any).message).toEqual(expect.any(String));
 });
 
 test('GET /local-idp/token is 405', async () => {
