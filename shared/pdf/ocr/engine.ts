@@ -115,7 +115,7 @@ export class SharedOcrEngine {
 
   constructor(
     private readonly options: () => OcrEngineOptions,
-    private readonly idleMs = 60_000,
+    private readonly idleMs = 10_000,
   ) {}
 
   /** Runs `work` with the engine. */

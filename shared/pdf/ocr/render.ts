@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { cmapsDir } from '../pdfjs-data.ts';
 import { loadPdfjs, standardFontsDir } from '../extract.ts';
 
@@ -10,9 +11,14 @@ import { loadPdfjs, standardFontsDir } from '../extract.ts';
 type Canvas = typeof import('@napi-rs/canvas');
 let canvasModule: Promise<Canvas> | undefined;
 
-/** @napi-rs/canvas, with its DOM classes installed for pdf.js (replacing the extraction stubs, which cannot draw). */
+/**
+ * @napi-rs/canvas, with its DOM classes installed for pdf.js (replacing the extraction stubs,
+ * which cannot draw). Loaded with Node's own require, the way pdf.js loads it for the canvases it
+ * makes itself: one instance of the native addon per process, even under a module loader that
+ * keeps registries of its own (jest), where a second instance crashes when the two meet.
+ */
 export function loadCanvas(): Promise<Canvas> {
-  canvasModule ??= import('@napi-rs/canvas').then((c) => {
+  canvasModule ??= Promise.resolve(createRequire(import.meta.url)('@napi-rs/canvas') as Canvas).then((c) => {
     const g = globalThis as Record<string, unknown>;
     g.DOMMatrix = c.DOMMatrix;
     g.ImageData = c.ImageData;
