@@ -78,7 +78,7 @@ export const pipelineStages = {
     maxConcurrency: 10,
     timeoutSeconds: 600,
     memoryMb: 3008,
-    maxReceiveCount: 3,
+    maxReceiveCount: 5,
     access: { table: 'readwrite', bucket: 'readwrite', sendTo: ['pdf-embed'] },
   },
   'pdf-embed': {
