@@ -69,7 +69,6 @@ export async function renderPages(
   const pdfjs = await loadPdfjs();
   const task = pdfjs.getDocument({
     data: data.slice(), // pdf.js transfers (detaches) the buffer it is given
-    isEvalSupported: false,
     disableFontFace: true,
     useSystemFonts: false,
     standardFontDataUrl: standardFontsDir(),
@@ -106,6 +105,6 @@ export async function renderPages(
       }
     }
   } finally {
-    await doc.destroy().catch(() => undefined);
+    await task.destroy().catch(() => undefined); // pdf.js 6: released through its loading task
   }
 }
