@@ -20,7 +20,7 @@ const deps: SendMessageDeps = {
   messages: new MessageRepository(dynamo(), tableName()),
   provider: aiProvider(),
   retrieve: retrieveSources,
-  settings: { historyTokenBudget: c.HISTORY_TOKEN_BUDGET, replyMaxTokens: c.REPLY_MAX_TOKENS, heartbeatMs: c.STREAM_HEARTBEAT_MS },
+  settings: { historyTokenBudget: c.HISTORY_TOKEN_BUDGET, replyMaxTokens: c.REPLY_MAX_TOKENS, heartbeatMs: c.STREAM_HEARTBEAT_MS, retrievalK: c.RETRIEVAL_K },
 };
 
 /** Time left for the model once storing the reply and closing the stream are allowed for. */
