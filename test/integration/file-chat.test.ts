@@ -43,12 +43,13 @@ test('a whole reply is given the matching passages and cites them with their pag
   expect(sources[0]).not.toHaveProperty('text');
   expect(sentence).toContain(sources[0].quote.trim().split(' ')[0]);
 
-  // The model was given the passages, labelled with file and page, before the prompt.
+  // The model was given the passages, labelled with file and page, as data before the prompt.
   const messages = ai.chatRequests()[0]!.messages;
-  expect(messages[1]!.role).toBe('system');
-  expect(messages[1]!.content).toContain('[1] animals.pdf, page 2');
-  expect(messages[1]!.content).toContain(sentence);
-  expect(messages.at(-1)).toEqual({ role: 'user', content: sentence });
+  expect(messages.map((m) => m.role)).toEqual(['system', 'user']);
+  const last = messages.at(-1)!.content;
+  expect(last).toContain('<passage n="1" source="animals.pdf, page 2">');
+  expect(last).toContain(sentence);
+  expect(last.endsWith(`Question: ${sentence}`)).toBe(true);
 
   // The stored reply keeps its citations.
   const stored = (await app.request('GET', `/chat/${chatId}/messages`, { token })).body.data;
