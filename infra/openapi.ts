@@ -101,7 +101,7 @@ export async function buildOpenApi(): Promise<Json> {
         content['text/event-stream'] = {
           schema: { type: 'string' },
           description:
-            'With `stream: true`: one `data: {"content": "…"}` event per model delta; `event: sources` (file chats); `event: error` on a failure after the stream began; `event: usage`; always last `data: [DONE]`.',
+            'With `stream: true`: in a file chat `event: sources` first (before any delta that cites them); one `data: {"content": "…"}` event per model delta; `event: citations` `{ cited: [n, …] }` (file chats); `event: error` on a failure after the stream began; `event: usage`; always last `data: [DONE]`.',
         };
       }
       const headers = Object.fromEntries(
