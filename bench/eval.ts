@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { projectRoot, startLocalRuntime } from '../infra/local/runtime.ts';
 import { signLocalIdToken } from '../infra/local/local-idp.ts';
+import { mapLimit } from '../shared/dynamo.ts';
 import { fixturePdf } from '../test/helpers/make-pdf.ts';
 import { EVAL_DOCUMENTS, EVAL_QUESTIONS, type EvalQuestion } from './eval-questions.ts';
 import { keepAliveAgent, request } from './lib/http.ts';
@@ -28,6 +29,7 @@ import { startEmulatorsProcess } from './lib/service.ts';
 const K = Number(process.env.RETRIEVAL_K ?? 8);
 const RECALL_AT = [1, 3, 5, 8].filter((k) => k <= K);
 const POLL_MS = 25;
+const CONCURRENCY = 4;
 
 interface SourceOut {
   fileName?: string;
@@ -121,8 +123,8 @@ async function main() {
       };
     };
 
-    const outcomes: Outcome[] = [];
-    for (const q of EVAL_QUESTIONS) outcomes.push(await ask(q));
+    // A few chats at once (each question's chat is its own, so the answers do not depend on the order).
+    const outcomes = await mapLimit(EVAL_QUESTIONS, CONCURRENCY, ask);
 
     const share = (xs: boolean[]) => (xs.length ? xs.filter(Boolean).length / xs.length : Number.NaN);
     const figures = (set: Outcome[]) => {

@@ -44,7 +44,10 @@ export function termCounts(text: string): { counts: Map<number, number>; length:
   return { counts, length: terms.length };
 }
 
-/** A query's distinct term hashes. */
+/** Distinct terms a query ranks by: a long prompt costs no more than this (first ones kept). */
+export const MAX_QUERY_TERMS = 64;
+
+/** A query's distinct term hashes (at most MAX_QUERY_TERMS). */
 export function queryTerms(text: string): number[] {
-  return [...new Set(indexTerms(text).map(fnv1a))];
+  return [...new Set(indexTerms(text).map(fnv1a))].slice(0, MAX_QUERY_TERMS);
 }

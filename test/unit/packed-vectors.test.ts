@@ -137,3 +137,8 @@ describe('the lexical (BM25) index in the packed vectors', () => {
     expect(scores[0]!.score / scores[1]!.score).toBeLessThan(2);
   });
 });
+
+test('a long prompt ranks by at most 64 distinct terms', () => {
+  const prompt = Array.from({ length: 500 }, (_, i) => `word${i}x`).join(' ');
+  expect(queryTerms(prompt)).toHaveLength(64);
+});
