@@ -75,6 +75,21 @@ export const retrieval: Benchmark = {
     const packs = await Promise.all(records.map(async (r) => decodePacked(await storage.get(r.vectorsKey!))));
     const stored = packs.reduce((n, p) => n + p.count, 0);
     if (stored !== chunks) throw new Error(`the packed vectors hold ${stored} chunks, the records ${chunks}`);
+    // The dense-only retrieval (the ranking before the lexical index), same chat, same process.
+    const { createRetriever } = await import('../shared/retrieval/retrieve.ts');
+    const { AttachmentRepository } = await import('../shared/files/attachment-repository.ts');
+    const { ChunkRepository } = await import('../shared/files/chunk-repository.ts');
+    const denseOnly = createRetriever({
+      attachments: new AttachmentRepository(dynamo(), tableName()),
+      files: new FileRepository(dynamo(), tableName()),
+      chunks: new ChunkRepository(dynamo(), tableName()),
+      storage,
+      cacheBytes: config().RETRIEVAL_CACHE_MB * 1024 * 1024,
+      mode: 'dense',
+    });
+    await denseOnly({ chatId, prompt: prompt().text, provider, k: K }); // fills its cache
+    const denseTimes: number[] = [];
+    let denseHits = 0;
 
     ctx.log(`retrieval: ${QUERIES} prompts over ${chunks} chunks in ${files.length} files`);
     const times: number[] = [];
@@ -89,6 +104,10 @@ export const retrieval: Benchmark = {
       times.push(performance.now() - t);
       if (sources.length !== K) throw new Error(`retrieval returned ${sources.length} passages`);
       if (sources.some((s) => s.page === q.page && s.text.includes(q.text))) hits++;
+      const dt = performance.now();
+      const dense = await denseOnly({ chatId, prompt: q.text, provider, k: K });
+      denseTimes.push(performance.now() - dt);
+      if (dense.some((s) => s.page === q.page && s.text.includes(q.text))) denseHits++;
       // For scale: the prompt's embedding alone (one request to the loopback model server)...
       const e = performance.now();
       const query = (await provider.embed([q.text])).vectors[0]!;
@@ -109,7 +128,9 @@ export const retrieval: Benchmark = {
       info('first call (loads the packed vectors from S3)', coldMs, 'ms'),
       info("of which the prompt's embedding (loopback model server), p50", median(embedTimes), 'ms'),
       info('of which the BM25 ranking (lexical index in the packed vectors), p50', median(lexicalTimes), 'ms'),
+      info('dense-only retrieval (RETRIEVAL_MODE=dense, the ranking before issue 17), p50', median(denseTimes), 'ms', { ratio: median(times) / median(denseTimes) }),
       info("prompt's own passage among the 8, cited with its page (lexical test embeddings)", (hits / QUERIES) * 100, '%'),
+      info("...the same with dense-only retrieval", (denseHits / QUERIES) * 100, '%'),
     ];
     return {
       checks,
@@ -124,7 +145,7 @@ export const retrieval: Benchmark = {
         `${QUERIES} prompts, each a known sentence of a random page, after one call that fills the cache; k = ${K}. Baseline: the ranking alone (topK over the same packed vectors, already in memory).`,
         `Chunks stored by the pipeline (${LINES_PER_PAGE} known sentences a page, generated with pdf-lib); the chat has ${files.length} files.`,
       ],
-      data: { times, embedTimes, rankTimes, lexicalTimes, coldMs, files, chunks, pages },
+      data: { times, denseTimes, embedTimes, rankTimes, lexicalTimes, coldMs, files, chunks, pages, hits, denseHits },
     };
   },
 };
