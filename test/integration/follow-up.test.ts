@@ -16,7 +16,7 @@ const PAGES = 30;
 beforeAll(async () => {
   pdfs = await startPdfServer();
   pdfs.serve('/book.pdf', { body: Buffer.from(await makeTextPdf(PAGES, 6)) });
-  app = await startTestApp({ env: { CHUNK_TOKENS: '120', CHUNK_OVERLAP_TOKENS: '0', RETRIEVAL_K: '4' } });
+  app = await startTestApp({ env: { CHUNK_TOKENS: '120', CHUNK_OVERLAP_TOKENS: '0', RETRIEVAL_K: '4', PDF_SYNC_WAIT_MS: '60000' } });
   ({ token } = await app.signIn('follow-up@example.com'));
   const upload = await app.request('POST', '/upload', { token, body: { fileName: 'book.pdf', contentType: 'application/pdf', size: 5000 } });
   fileId = upload.body.data.fileId;
