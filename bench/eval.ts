@@ -64,6 +64,8 @@ export function markersOf(text: string): number[] {
 async function main() {
   const started = performance.now();
   process.env.RETRIEVAL_K ??= String(K);
+  // Ingestion answers 202 at once and is polled: a busy machine must not turn it into a gateway timeout.
+  process.env.PDF_SYNC_WAIT_MS ??= '0';
   const emulators = await startEmulatorsProcess();
   const dataDir = await mkdtemp(join(tmpdir(), 'eval-'));
   const runtime = await startLocalRuntime({ port: 0, dataDir, persist: false, emulators, resourcePrefix: 'eval-', log: false, retryDelaySeconds: 1, env: { LOG_LEVEL: 'SILENT' } });
