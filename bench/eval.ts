@@ -49,6 +49,16 @@ interface Outcome {
   markersOnAnswer: number;
 }
 
+/** One retry when a kept-alive connection was closed under us (ECONNRESET), as a browser would. */
+async function send(url: string, init: Parameters<typeof request>[1]) {
+  try {
+    return await request(url, init);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ECONNRESET') throw err;
+    return request(url, init);
+  }
+}
+
 const label = (() => {
   const i = process.argv.indexOf('--label');
   return i >= 0 ? (process.argv[i + 1] ?? 'latest') : 'latest';
@@ -74,7 +84,7 @@ async function main() {
     const headers: Record<string, string> = {};
     if (token) headers.authorization = `Bearer ${token}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const res = await request(`${runtime.url}${path}`, { method, headers, agent, ...(body !== undefined && { body: JSON.stringify(body) }) });
+    const res = await send(`${runtime.url}${path}`, { method, headers, agent, ...(body !== undefined && { body: JSON.stringify(body) }) });
     const json = res.body ? (JSON.parse(res.body) as any) : undefined;
     if (res.status >= 400) throw new Error(`${method} ${path}: ${res.status} ${res.body}`);
     return json;
@@ -90,7 +100,7 @@ async function main() {
     for (const fileName of EVAL_DOCUMENTS) {
       const bytes = await fixturePdf(fileName);
       const upload = (await api('POST', '/upload', token, { fileName, contentType: 'application/pdf', size: bytes.byteLength })).data;
-      const put = await request(upload.uploadUrl, { method: 'PUT', headers: upload.uploadHeaders, body: bytes });
+      const put = await send(upload.uploadUrl, { method: 'PUT', headers: upload.uploadHeaders, body: bytes });
       if (put.status !== 200) throw new Error(`upload of ${fileName}: ${put.status}`);
       let data = (await api('POST', '/message/pdf', token, { url: upload.downloadUrl, fileId: upload.fileId })).data.embeddingsData;
       while (data.status === 'processing' || data.status === 'uploaded') {
