@@ -40,6 +40,7 @@ export const sourceSchema = z.object({
   cited: z
     .optional(z.boolean())
     .check(z.describe('True when the reply cites this passage with its [n] marker (n = its position in sources, from 1)')),
+  ocr: z.optional(z.boolean()).check(z.describe('True when the page was read by OCR (its text may contain recognition errors)')),
 });
 export type SourceRef = z.infer<typeof sourceSchema>;
 
