@@ -25,7 +25,7 @@ const deps: SendMessageDeps = {
   provider: aiProvider(),
   retrieve: retrieveSources,
   chatFiles: (chatId) => chatFiles(files, chatId),
-  settings: { historyTokenBudget: c.HISTORY_TOKEN_BUDGET, replyMaxTokens: c.REPLY_MAX_TOKENS, heartbeatMs: c.STREAM_HEARTBEAT_MS },
+  settings: { historyTokenBudget: c.HISTORY_TOKEN_BUDGET, replyMaxTokens: c.REPLY_MAX_TOKENS, heartbeatMs: c.STREAM_HEARTBEAT_MS, retrievalK: c.RETRIEVAL_K },
 };
 
 /** Time left for the model once storing the reply and closing the stream are allowed for. */

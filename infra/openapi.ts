@@ -102,8 +102,9 @@ const bareError = {
   properties: { message: { type: 'string' }, errors: { $ref: `${COMPONENTS}FieldErrors` } },
 };
 const SSE_DESCRIPTION =
-  'With `stream: true`, Server-Sent Events: first `event: start` (StreamStartEvent: the stored prompt and the id the reply is stored under), ' +
-  'then one unnamed `data: {"content": "…"}` event per model delta (StreamDeltaEvent); `event: sources` (file chats, an array of Source); ' +
+  'With `stream: true`, Server-Sent Events: first `event: start` (StreamStartEvent: the stored prompt and the id the reply is stored under); ' +
+  'in a file chat `event: sources` next (an array of Source, before any delta that cites them); ' +
+  'then one unnamed `data: {"content": "…"}` event per model delta (StreamDeltaEvent); `event: citations` `{ cited: [n, …] }` (file chats); ' +
   '`event: usage` (Usage); `event: error` with `{ "message" }` on a failure after the stream began; `: keep-alive` comments while the model is quiet; ' +
   'always last `data: [DONE]`.';
 const errorDescriptions: Record<number, string> = {
@@ -155,11 +156,12 @@ export async function buildOpenApi(): Promise<Json> {
             type: 'string',
             description: SSE_DESCRIPTION,
             contentSchema: {
-              description: 'The `data` of one event: start, a delta, sources, usage or error',
+              description: 'The `data` of one event: start, sources, a delta, citations, usage or error',
               anyOf: [
                 { $ref: `${COMPONENTS}StreamStartEvent` },
                 { $ref: `${COMPONENTS}StreamDeltaEvent` },
                 { type: 'array', items: { $ref: `${COMPONENTS}Source` } },
+                { type: 'object', required: ['cited'], properties: { cited: { type: 'array', items: { type: 'integer' } } } },
                 { $ref: `${COMPONENTS}Usage` },
                 { type: 'object', required: ['message'], properties: { message: { type: 'string' } } },
               ],

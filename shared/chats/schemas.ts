@@ -38,6 +38,9 @@ export const sourceSchema = z.object({
   chunk: z.number().check(z.int(), z.describe('Chunk index within the file')),
   score: z.number().check(z.describe('Similarity of the passage to the prompt')),
   quote: z.string().check(z.describe('A short passage that appears verbatim in the chunk')),
+  cited: z
+    .optional(z.boolean())
+    .check(z.describe('True when the reply cites this passage with its [n] marker (n = its position in sources, from 1)')),
   ocr: z.optional(z.boolean()).check(z.describe('True when the page was read by OCR (its text may contain recognition errors)')),
 });
 export type SourceRef = z.infer<typeof sourceSchema>;
@@ -205,9 +208,11 @@ export const contracts: RouteContracts = {
   'send-message': {
     summary: 'Send a prompt to the assistant; the reply whole or streamed',
     description:
-      'stream false: 200 with data { response, messageId, userMessageId, usage, sources? }. stream true: text/event-stream: ' +
-      'first `event: start` with { chatId, userMessageId, userSequenceNumber, messageId } (the stored prompt and the id the reply is stored under), then one ' +
-      '`data: {"content":"…"}` event per model delta, `event: sources` (file chats), `event: usage`, ' +
+      'stream false: 200 with data { response, messageId, userMessageId, usage, sources? }; in a file chat the reply cites sources as [n] ' +
+      '(n = position in sources, from 1; markers naming no source are removed) and each source says whether it is `cited`. ' +
+      'stream true: text/event-stream: first `event: start` with { chatId, userMessageId, userSequenceNumber, messageId } (the stored prompt and the id the reply is stored under); ' +
+      'in a file chat `event: sources` next (before any delta that cites them), then one ' +
+      '`data: {"content":"…"}` event per model delta, `event: citations` with `{ cited: [n, …] }` (file chats), `event: usage`, ' +
       '`event: error` + `data: {"message":"…"}` on a failure after the stream began, and always `data: [DONE]` last. ' +
       'A `: keep-alive` comment is sent while the model is quiet. 400 for a deactivated chat; 409 for a file chat whose PDFs are all still being processed.',
     body: sendMessageBody,
