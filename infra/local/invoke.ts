@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
-import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityBatchCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { ConfigError } from '../../shared/config.ts';
 import { manifestFunctions, type ManifestFunction } from '../routes.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from './emulators.ts';
@@ -136,13 +136,26 @@ function printResult(result: unknown, out: NodeJS.WritableStream): void {
   out.write(`${result === undefined ? '(no result)' : JSON.stringify(result, null, 2)}\n`);
 }
 
-/** What the function sent to the pipeline queues (lost when this process ends: fauxqs is in memory). */
+/**
+ * What the function sent to the pipeline queues. They stay queued (on disk in DATA_DIR): the
+ * next `npm start` on the directory processes them; here they are only looked at.
+ */
 async function printQueued(runtime: LocalRuntime): Promise<void> {
   const sqs = new SQSClient({ endpoint: runtime.endpoints.fauxqs, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
   for (const [stage, queue] of Object.entries(runtime.queues)) {
     const out = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queue.url, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }));
-    for (const m of out.Messages ?? []) {
+    const messages = out.Messages ?? [];
+    for (const m of messages) {
       console.error(`queued for ${stage} (invoke it with an SQS event carrying this body): ${m.Body}`);
+    }
+    if (messages.length) {
+      // Visible again at once, as if never received.
+      await sqs.send(
+        new ChangeMessageVisibilityBatchCommand({
+          QueueUrl: queue.url,
+          Entries: messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle!, VisibilityTimeout: 0 })),
+        }),
+      );
     }
   }
   sqs.destroy();
