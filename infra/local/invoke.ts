@@ -2,10 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
-import { ChangeMessageVisibilityBatchCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { ConfigError } from '../../shared/config.ts';
-import { manifestFunctions, type ManifestFunction } from '../routes.ts';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from './emulators.ts';
+import { manifestFunctions, pipelineStageList, type ManifestFunction } from '../routes.ts';
 import { HTTP_INTEGRATION_CONTENT_TYPE, PRELUDE_DELIMITER, isStreamingHandler, lambdaContext, type ResponseStream } from './lambda-runtime.ts';
 import { signLocalIdToken } from './local-idp.ts';
 import { DataDirInUseError } from './data-dir-lock.ts';
@@ -137,28 +135,16 @@ function printResult(result: unknown, out: NodeJS.WritableStream): void {
 }
 
 /**
- * What the function sent to the pipeline queues. They stay queued (on disk in DATA_DIR): the
- * next `npm start` on the directory processes them; here they are only looked at.
+ * What the function sent to the pipeline queues, looked at without receiving it (fauxqs's
+ * inspection): it stays queued in DATA_DIR, and the next `npm start` on the directory processes it.
  */
-async function printQueued(runtime: LocalRuntime): Promise<void> {
-  const sqs = new SQSClient({ endpoint: runtime.endpoints.fauxqs, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
-  for (const [stage, queue] of Object.entries(runtime.queues)) {
-    const out = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queue.url, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }));
-    const messages = out.Messages ?? [];
-    for (const m of messages) {
-      console.error(`queued for ${stage} (invoke it with an SQS event carrying this body): ${m.Body}`);
-    }
-    if (messages.length) {
-      // Visible again at once, as if never received.
-      await sqs.send(
-        new ChangeMessageVisibilityBatchCommand({
-          QueueUrl: queue.url,
-          Entries: messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle!, VisibilityTimeout: 0 })),
-        }),
-      );
+function printQueued(runtime: LocalRuntime): void {
+  for (const stage of pipelineStageList) {
+    const queued = runtime.owned?.fauxqs.inspectQueue(stage.queue)?.messages;
+    for (const m of [...(queued?.ready ?? []), ...(queued?.delayed ?? [])]) {
+      console.error(`queued for ${stage.name} (invoke it with an SQS event carrying this body): ${m.body}`);
     }
   }
-  sqs.destroy();
 }
 
 async function invoke(fn: ManifestFunction, event: Record<string, unknown>, runtime: LocalRuntime): Promise<void> {
@@ -207,7 +193,7 @@ async function main(): Promise<number> {
     code = 1;
   } finally {
     console.error(`(${fn.name}: ${Date.now() - started} ms)`);
-    await printQueued(runtime).catch(() => undefined);
+    printQueued(runtime);
     await runtime.stop();
   }
   return code;

@@ -46,6 +46,8 @@ export interface LocalRuntime {
   bucket: string;
   queues: Record<PipelineStageName, QueueInfo>;
   endpoints: { dynamodb: string; fauxqs: string };
+  /** The emulators this runtime started (not when given `emulators`), for a look inside. */
+  owned?: Emulators;
   stop(): Promise<void>;
 }
 
@@ -152,6 +154,7 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
       bucket,
       queues,
       endpoints,
+      ...(owned && { owned }),
     };
     await o.onReady?.(runtime);
     if (o.pollers !== false) {
