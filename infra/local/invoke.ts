@@ -2,10 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
-import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { ConfigError } from '../../shared/config.ts';
-import { manifestFunctions, type ManifestFunction } from '../routes.ts';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from './emulators.ts';
+import { manifestFunctions, pipelineStageList, type ManifestFunction } from '../routes.ts';
 import { HTTP_INTEGRATION_CONTENT_TYPE, PRELUDE_DELIMITER, isStreamingHandler, lambdaContext, type ResponseStream } from './lambda-runtime.ts';
 import { signLocalIdToken } from './local-idp.ts';
 import { DataDirInUseError } from './data-dir-lock.ts';
@@ -136,16 +134,17 @@ function printResult(result: unknown, out: NodeJS.WritableStream): void {
   out.write(`${result === undefined ? '(no result)' : JSON.stringify(result, null, 2)}\n`);
 }
 
-/** What the function sent to the pipeline queues (lost when this process ends: fauxqs is in memory). */
-async function printQueued(runtime: LocalRuntime): Promise<void> {
-  const sqs = new SQSClient({ endpoint: runtime.endpoints.fauxqs, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
-  for (const [stage, queue] of Object.entries(runtime.queues)) {
-    const out = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queue.url, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }));
-    for (const m of out.Messages ?? []) {
-      console.error(`queued for ${stage} (invoke it with an SQS event carrying this body): ${m.Body}`);
+/**
+ * What the function sent to the pipeline queues, looked at without receiving it (fauxqs's
+ * inspection): it stays queued in DATA_DIR, and the next `npm start` on the directory processes it.
+ */
+function printQueued(runtime: LocalRuntime): void {
+  for (const stage of pipelineStageList) {
+    const queued = runtime.owned?.fauxqs.inspectQueue(stage.queue)?.messages;
+    for (const m of [...(queued?.ready ?? []), ...(queued?.delayed ?? [])]) {
+      console.error(`queued for ${stage.name} (invoke it with an SQS event carrying this body): ${m.body}`);
     }
   }
-  sqs.destroy();
 }
 
 async function invoke(fn: ManifestFunction, event: Record<string, unknown>, runtime: LocalRuntime): Promise<void> {
@@ -194,7 +193,7 @@ async function main(): Promise<number> {
     code = 1;
   } finally {
     console.error(`(${fn.name}: ${Date.now() - started} ms)`);
-    await printQueued(runtime).catch(() => undefined);
+    printQueued(runtime);
     await runtime.stop();
   }
   return code;
