@@ -97,6 +97,8 @@ export interface BuiltFunction {
   pdfjs: boolean;
   /** Largest packages in the bundle, for finding what made it big. */
   largestInputs: { path: string; bytes: number }[];
+  /** Every source file in the bundle, relative to the project root (what a rebuild depends on). */
+  inputs: string[];
 }
 
 export class MissingEntryError extends Error {
@@ -201,6 +203,7 @@ export async function buildFunctions(options: BuildOptions = {}): Promise<BuiltF
         budgetBytes: budgetOf(fn),
         pdfjs,
         largestInputs: largestInputs(output),
+        inputs: Object.keys(output.inputs),
       };
     }),
   );

@@ -9,6 +9,7 @@ import { ensureBucket, ensureQueues, type QueueInfo } from './queues.ts';
 import { startGateway, type Gateway } from './gateway.ts';
 import { startPoller, type Poller } from './poller.ts';
 import { installLambdaGlobals } from './lambda-runtime.ts';
+import { startFunctionInstances, type FunctionInstances } from './function-instances.ts';
 import { LOCAL_IDP_AUDIENCE, LOCAL_IDP_ISSUER, LOCAL_IDP_JWKS_PATH, localJwks, localServiceSecret } from './local-idp.ts';
 import { restoreBucket, saveBucket } from './s3-snapshot.ts';
 import { lockDataDir } from './data-dir-lock.ts';
@@ -47,13 +48,16 @@ export interface LocalRuntime {
   bucket: string;
   queues: Record<PipelineStageName, QueueInfo>;
   endpoints: { dynamodb: string; fauxqs: string };
+  /** The functions' isolated instances (see function-instances.ts). */
+  functions: FunctionInstances;
   stop(): Promise<void>;
 }
 
 const loadedFunctions = new Map<string, Promise<unknown>>();
 
 /**
- * Imports a function's entry the way Lambda would at cold start, once per process. Memoized:
+ * Imports a function's entry into this process, once (tests and tools that call a handler
+ * directly; the runtime itself runs every function in isolated instances). Memoized:
  * an `import()` per request costs a module resolution through the TypeScript loader's hooks
  * (about 1 ms a request on a busy machine, see bench/README.md), which Lambda never pays.
  */
@@ -91,9 +95,13 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
     const stageTimeouts = Object.fromEntries(pipelineStageList.map((s) => [s.name, s.timeoutSeconds]));
     const queues = await ensureQueues(endpoints.fauxqs, prefix, (stage) => (stageTimeouts[stage] ?? 60) * 6);
 
+    // Every function runs in instances of its own, with the manifest's memory and timeout, and
+    // the environment below (filled in once the gateway's port is known, before any request).
+    const functionEnv: Record<string, string> = {};
+    const functions = startFunctionInstances({ env: functionEnv, ...(o.log !== false && { log: (line) => console.error(line) }) });
     const gateway: Gateway = await startGateway({
       port: o.port,
-      loadHandler: loadFunction,
+      invoker: functions,
       log: o.log,
       extraRoutes: {
         [LOCAL_IDP_JWKS_PATH]: (_req, res) => {
@@ -134,6 +142,7 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
       if (wiring.has(k) || o.env?.[k] !== undefined || process.env[k] === undefined) process.env[k] = v;
     }
     const config = loadConfig(process.env);
+    Object.assign(functionEnv, Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined)));
 
     const sqs = new SQSClient({ endpoint: endpoints.fauxqs, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
     const s3 = new S3Client({ endpoint: endpoints.fauxqs, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, forcePathStyle: true });
@@ -150,6 +159,7 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
       bucket,
       queues,
       endpoints,
+      functions,
     };
     await o.onReady?.(runtime);
     if (o.pollers !== false) {
@@ -168,7 +178,8 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
             timeoutSeconds: stage.timeoutSeconds,
             memoryMb: stage.memoryMb,
             ...(o.retryDelaySeconds !== undefined && { retryDelaySeconds: o.retryDelaySeconds }),
-            loadHandler: () => loadFunction(stage.entry),
+            invoker: functions,
+            entry: stage.entry,
             onError: (err) => o.log !== false && console.error(`[${stage.name}]`, (err as Error).message),
           }),
         );
@@ -179,7 +190,8 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
       ...runtime,
       async stop() {
         await gateway.close();
-        await Promise.all(pollers.map((p) => p.stop()));
+        // Stopping the instances fails what they were running: those messages are delivered again.
+        await Promise.all([functions.close(), ...pollers.map((p) => p.stop())]);
         if (o.persist) await saveBucket(s3, bucket, snapshotDir);
         sqs.destroy();
         s3.destroy();
