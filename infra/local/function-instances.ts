@@ -39,6 +39,8 @@ export interface InstanceInfo {
 export interface FunctionInstances extends Invoker {
   /** The live instances (for tests and diagnostics). */
   instances(name?: string): InstanceInfo[];
+  /** Starts an idle instance of a function that has none (provisioned concurrency of one). */
+  prewarm(fn: FunctionSpec): void;
 }
 
 interface Current {
@@ -258,6 +260,20 @@ export function startFunctionInstances(o: FunctionInstancesOptions): FunctionIns
         inst.lastUsed = Date.now();
         if (!inst.exited) wake(fn.name);
       }
+    },
+    prewarm(fn) {
+      const list = listOf(fn.name);
+      if (closed || list.length) return;
+      const inst = spawn(fn);
+      list.push(inst);
+      inst.ready.then(
+        () => {
+          inst.busy = false;
+          inst.lastUsed = Date.now();
+          wake(fn.name);
+        },
+        () => undefined,
+      );
     },
     instances(name) {
       return [...byFunction.values()]

@@ -167,6 +167,8 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
       // memory): queue each again at its stage (issue 5). Loaded now, once the settings are set.
       await (await import('../../shared/files/recovery.ts')).resumeStuckIngestionsOnStart();
       for (const stage of pipelineStageList) {
+        // A warm instance per stage from the start, so an ingestion does not wait on three cold starts.
+        functions.prewarm(stage);
         pollers.push(
           startPoller({
             name: stage.name,
