@@ -126,7 +126,7 @@ export function functionHostBundle(): Promise<string> {
       bundle: true,
       platform: 'node',
       format: 'esm',
-      target: 'node20',
+      target: 'node24',
       write: false,
       logLevel: 'silent',
     });
