@@ -1,8 +1,11 @@
 import { Readable } from 'node:stream';
+import { createId } from '@paralleldrive/cuid2';
 import { AiProviderError, clientMessage } from '../ai/errors.ts';
 import { estimateUsage } from '../ai/prompt.ts';
 import type { AiProvider, ChatInput, Source, Usage } from '../ai/types.ts';
-import { BadGatewayError, BadRequestError, ForbiddenError, HttpError, NotFoundError, ServiceUnavailableError } from '../http/errors.ts';
+import { BadGatewayError, BadRequestError, ConflictError, ForbiddenError, HttpError, NotFoundError, ServiceUnavailableError } from '../http/errors.ts';
+import { describeProgress } from '../files/chat-files.ts';
+import type { FileRecord } from '../files/file-repository.ts';
 import { logger } from '../logger.ts';
 import type { RetrieveInput } from '../retrieval/retrieve.ts';
 import type { ChatRepository } from './chat-repository.ts';
@@ -18,6 +21,8 @@ export interface SendMessageDeps {
   messages: MessageRepository;
   provider: AiProvider;
   retrieve: (input: RetrieveInput) => Promise<Source[]>;
+  /** The files attached to a chat (a file chat's prompt is refused while none is ready yet). */
+  chatFiles: (chatId: string) => Promise<FileRecord[]>;
   settings: {
     historyTokenBudget: number;
     replyMaxTokens: number;
@@ -38,6 +43,8 @@ export interface SendMessageRequest {
 
 export interface Reply {
   response: string;
+  /** The stored user message the reply answers. */
+  userMessageId: string;
   usage: Usage;
   sources?: SourceRef[];
   messageId: string;
@@ -52,6 +59,22 @@ interface Prepared {
 }
 
 const DEFAULT_RETRIEVAL_K = 6;
+
+/**
+ * A file chat whose files are all still being ingested cannot answer from them yet: say so (409)
+ * before anything is stored, rather than reply that no document matched.
+ */
+async function assertFilesReady(deps: SendMessageDeps, chatId: string): Promise<void> {
+  const files = await deps.chatFiles(chatId);
+  if (files.some((f) => f.status === 'completed')) return;
+  const pending = files.filter((f) => f.status === 'processing' || f.status === 'uploaded');
+  if (!pending.length) return;
+  const list = pending.map((f) => `"${f.fileName}" (${describeProgress(f)})`).join(', ');
+  throw new ConflictError(
+    `This chat's PDF is still being processed: ${list}. Ask again once GET /message/pdf/{fileId} says completed.`,
+    'FILE_PROCESSING',
+  );
+}
 
 /** What a client is shown of a source: everything but the chunk's full text. */
 const toRef = ({ text: _text, ...ref }: Source): SourceRef => ref;
@@ -70,8 +93,9 @@ function httpErrorFor(err: unknown): unknown {
 }
 
 /**
- * Everything before the model call; every client error (404, 403, 400) is found here.
- * Steps: load the chat (404 unknown, 403 someone else's, 400 deactivated) → store the user's
+ * Everything before the model call; every client error (404, 403, 400, 409) is found here.
+ * Steps: load the chat (404 unknown, 403 someone else's, 400 deactivated, 409 a file chat whose
+ * files are all still being ingested) → store the user's
  * message (its sequence number from the chat's counter) → in a file chat, retrieve the best
  * passages → read the history that fits the token budget, oldest dropped first.
  */
@@ -82,6 +106,7 @@ async function prepare(deps: SendMessageDeps, req: SendMessageRequest): Promise<
   if (chat.status === 'deactivated') {
     throw new BadRequestError('This chat is deactivated; reactivate it (PUT /chat/{chatId} with status "active") to send prompts', undefined, 'CHAT_DEACTIVATED');
   }
+  if (chat.type === 'file') await assertFilesReady(deps, chat.id);
   const userMessage = await deps.messages.append({
     chatId: chat.id,
     userId: req.userId,
@@ -115,7 +140,7 @@ async function prepare(deps: SendMessageDeps, req: SendMessageRequest): Promise<
  * usage and sources → return it. A model failure leaves the user's message stored, unanswered.
  */
 export async function sendMessage(deps: SendMessageDeps, req: SendMessageRequest): Promise<Reply> {
-  const { chat, input, sources } = await prepare(deps, req);
+  const { chat, userMessage, input, sources } = await prepare(deps, req);
   let result: { text: string; usage: Usage };
   try {
     result = await deps.provider.reply({ ...input, ...(req.deadlineMs && { signal: AbortSignal.timeout(req.deadlineMs) }) });
@@ -133,6 +158,7 @@ export async function sendMessage(deps: SendMessageDeps, req: SendMessageRequest
   });
   return {
     response: result.text,
+    userMessageId: userMessage.id,
     usage: result.usage,
     ...(sources && { sources }),
     messageId: stored.id,
@@ -149,14 +175,17 @@ export interface StreamedReply {
 /**
  * The reply as Server-Sent Events (DESIGN §7). Client errors are thrown before the stream
  * exists, so they are ordinary JSON responses.
- * Steps: prepare (above) → open the stream → one `data: {"content"}` event per model delta, a
+ * Steps: prepare (above) → open the stream → `event: start` naming the stored user message and
+ * the id the reply will be stored under (parallel prompts can be matched to their replies) → one
+ * `data: {"content"}` event per model delta, a
  * `: keep-alive` comment whenever the model is quiet for `heartbeatMs` → store the reply (what
  * was generated, marked incomplete, when the model failed or the client left) → `event: sources`
  * (file chats) and `event: usage`, or `event: error` after a failure → `data: [DONE]`.
  * The client going away destroys the stream, which aborts the model call.
  */
 export async function streamMessage(deps: SendMessageDeps, req: SendMessageRequest): Promise<StreamedReply> {
-  const { chat, input, sources } = await prepare(deps, req);
+  const { chat, userMessage, input, sources } = await prepare(deps, req);
+  const replyId = createId();
   const clientGone = new AbortController();
   const signals = [clientGone.signal, ...(req.deadlineMs ? [AbortSignal.timeout(req.deadlineMs)] : [])];
   const signal = signals.length > 1 ? AbortSignal.any(signals) : clientGone.signal;
@@ -186,7 +215,8 @@ export async function streamMessage(deps: SendMessageDeps, req: SendMessageReque
     let text = '';
     let usage: Usage | undefined;
     let failure: unknown;
-    armHeartbeat(); // the model may be quiet before its first token too
+    // First, which prompt this stream answers; it also arms the heartbeat (the model may be quiet before its first token).
+    push(sseEvent('start', { chatId: chat.id, userMessageId: userMessage.id, userSequenceNumber: userMessage.sequenceNumber, messageId: replyId }));
     try {
       for await (const part of deps.provider.streamReply({ ...input, signal })) {
         if (part.type === 'delta') {
@@ -207,6 +237,7 @@ export async function streamMessage(deps: SendMessageDeps, req: SendMessageReque
     if (text || !interrupted) {
       try {
         await deps.messages.append({
+          id: replyId,
           chatId: chat.id,
           userId: req.userId,
           message: text,
