@@ -9,6 +9,7 @@ import { API_PREFIX, startGateway, type Gateway } from './gateway.ts';
 import { devPages } from './dev-pages.ts';
 import { startPoller, type Poller } from './poller.ts';
 import { installLambdaGlobals } from './lambda-runtime.ts';
+import { startFunctionInstances, type FunctionInstances } from './function-instances.ts';
 import { LOCAL_IDP_AUDIENCE, LOCAL_IDP_ISSUER, LOCAL_IDP_JWKS_PATH, localJwks, localServiceSecret } from './local-idp.ts';
 import { bucketCorsRule } from '../bucket.ts';
 import { lockDataDir } from './data-dir-lock.ts';
@@ -49,13 +50,16 @@ export interface LocalRuntime {
   endpoints: { dynamodb: string; fauxqs: string };
   /** The emulators this runtime started (not when given `emulators`), for a look inside. */
   owned?: Emulators;
+  /** The functions' isolated instances (see function-instances.ts). */
+  functions: FunctionInstances;
   stop(): Promise<void>;
 }
 
 const loadedFunctions = new Map<string, Promise<unknown>>();
 
 /**
- * Imports a function's entry the way Lambda would at cold start, once per process. Memoized:
+ * Imports a function's entry into this process, once (tests and tools that call a handler
+ * directly; the runtime itself runs every function in isolated instances). Memoized:
  * an `import()` per request costs a module resolution through the TypeScript loader's hooks
  * (about 1 ms a request on a busy machine, see bench/README.md), which Lambda never pays.
  */
@@ -98,9 +102,13 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
     const stageTimeouts = Object.fromEntries(pipelineStageList.map((s) => [s.name, s.timeoutSeconds]));
     const queues = await ensureQueues(endpoints.fauxqs, prefix, (stage) => (stageTimeouts[stage] ?? 60) * 6);
 
+    // Every function runs in instances of its own, with the manifest's memory and timeout, and
+    // the environment below (filled in once the gateway's port is known, before any request).
+    const functionEnv: Record<string, string> = {};
+    const functions = startFunctionInstances({ env: functionEnv, ...(o.log !== false && { log: (line) => console.error(line) }) });
     const gateway: Gateway = await startGateway({
       port: o.port,
-      loadHandler: loadFunction,
+      invoker: functions,
       log: o.log,
       pages: devPages({ dataDir: o.dataDir, apiPrefix: API_PREFIX }),
       extraRoutes: {
@@ -143,6 +151,7 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
     }
     const config = loadConfig(process.env);
     corsOrigin = config.CORS_ALLOW_ORIGIN;
+    Object.assign(functionEnv, Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined)));
 
     const sqs = new SQSClient({ endpoint: endpoints.fauxqs, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
 
@@ -157,6 +166,7 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
       queues,
       endpoints,
       ...(owned && { owned }),
+      functions,
     };
     await o.onReady?.(runtime);
     if (o.pollers !== false) {
@@ -165,6 +175,8 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
       // the settings are set.
       await (await import('../../shared/files/recovery.ts')).resumeStuckIngestionsOnStart();
       for (const stage of pipelineStageList) {
+        // A warm instance per stage from the start, so an ingestion does not wait on three cold starts.
+        functions.prewarm(stage);
         pollers.push(
           startPoller({
             name: stage.name,
@@ -176,7 +188,8 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
             timeoutSeconds: stage.timeoutSeconds,
             memoryMb: stage.memoryMb,
             ...(o.retryDelaySeconds !== undefined && { retryDelaySeconds: o.retryDelaySeconds }),
-            loadHandler: () => loadFunction(stage.entry),
+            invoker: functions,
+            entry: stage.entry,
             onError: (err) => o.log !== false && console.error(`[${stage.name}]`, (err as Error).message),
           }),
         );
@@ -187,7 +200,8 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
       ...runtime,
       async stop() {
         await gateway.close();
-        await Promise.all(pollers.map((p) => p.stop()));
+        // Stopping the instances fails what they were running: those messages are delivered again.
+        await Promise.all([functions.close(), ...pollers.map((p) => p.stop())]);
         sqs.destroy();
         await owned?.stop();
         await unlock?.();
