@@ -96,7 +96,7 @@ export const contracts: RouteContracts = {
       'The URL is checked (http/https, public addresses only) and its size probed at once (400 when too large or when the check fails). ' +
       'Then the pipeline runs; the call waits up to PDF_SYNC_WAIT_MS: 200 when completed, 202 with status processing otherwise ' +
       '(poll GET /message/pdf/{fileId}). A file that is processing or completed is not ingested again unless force is true. ' +
-      'A document that cannot be used (NOT_PDF, ENCRYPTED, NO_TEXT_LAYER, TOO_LARGE, TOO_MANY_PAGES) is 400; a download, ' +
+      'A document that cannot be used (NOT_PDF, ENCRYPTED, NO_TEXT_LAYER, TOO_LARGE, TOO_MANY_PAGES, TOO_COMPLEX) is 400; a download, ' +
       'embedding or processing failure is 500; both carry the reason in errors[0].code.',
     body: ingestPdfBody,
     responses: { 200: ingestResponse, 202: ingestResponse },

@@ -11,6 +11,8 @@ import { PermanentFailure } from './failures.ts';
 // and the standard font data comes from a directory (PDFJS_STANDARD_FONTS_DIR, else
 // `standard_fonts/` beside the bundle, else the package in node_modules). Pages are read one at a
 // time and released, so memory stays bounded by one page plus the document's own structures.
+// The pipeline runs this in a child process with budgets (bounded-extract.ts), never in the
+// function's own process: a hostile document can exhaust whatever process reads it.
 
 type PdfJs = typeof import('pdfjs-dist/legacy/build/pdf.mjs');
 
@@ -59,6 +61,8 @@ export function standardFontsDir(): string {
 
 export interface ExtractOptions {
   maxPages: number;
+  /** Called once the document is open, with its page count (awaited). */
+  onLoad?: (pages: number) => void | Promise<void>;
   /** Called with each page's normalised text, in page order (awaited). */
   onPage: (page: number, text: string) => void | Promise<void>;
   /** Checked between pages: extraction stops with this error when it returns one. */
@@ -103,6 +107,7 @@ export async function extractText(data: Uint8Array, o: ExtractOptions): Promise<
     if (doc.numPages > o.maxPages) {
       throw new PermanentFailure('TOO_MANY_PAGES', `The PDF has ${doc.numPages} pages; at most ${o.maxPages} are accepted`);
     }
+    await o.onLoad?.(doc.numPages);
     let textPages = 0;
     let failedPages = 0;
     for (let n = 1; n <= doc.numPages; n++) {

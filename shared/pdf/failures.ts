@@ -8,6 +8,9 @@ export const failureReasons = [
   'ENCRYPTED',
   'NO_TEXT_LAYER',
   'TOO_MANY_PAGES',
+  // The document would cost more than its budget to read (time, memory, content that inflates
+  // without bound, oversized CMaps): a hostile or pathological PDF, refused rather than crashing.
+  'TOO_COMPLEX',
   'DOWNLOAD_FAILED',
   // The URL (or a redirect) is not one the service may fetch: not http(s), credentials, or a
   // private, loopback, link-local or metadata address (SSRF guard).
@@ -55,6 +58,7 @@ export function httpStatusOf(reason: FailureReason): 400 | 500 {
     case 'ENCRYPTED':
     case 'NO_TEXT_LAYER':
     case 'TOO_MANY_PAGES':
+    case 'TOO_COMPLEX':
     case 'URL_REFUSED':
       return 400; // the document or its URL is the problem (the spec lists 400 and 500 only)
     default:
