@@ -103,7 +103,10 @@ export function checkContentBudget(pdf: Uint8Array, limits: ContentLimits): Cont
   for (const m of text.matchAll(STREAM_KEYWORD)) {
     const start = m.index + m[0].length;
     const end = text.indexOf('endstream', start);
-    const data = bytes.subarray(start, end < 0 ? bytes.length : end);
+    let stop = end < 0 ? bytes.length : end;
+    if (bytes[stop - 1] === 0x0a) stop--; // the end-of-line before `endstream` is not data
+    if (bytes[stop - 1] === 0x0d) stop--;
+    const data = bytes.subarray(start, Math.max(start, stop));
     const { key, dict } = streamHeader(text, m.index);
     if (isImage(dict)) continue;
     streams++;

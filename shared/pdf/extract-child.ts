@@ -24,9 +24,11 @@ const send = (message: ChildMessage) =>
   new Promise<void>((resolve, reject) => process.send!(message, undefined, {}, (err) => (err ? reject(err) : resolve())));
 
 async function run(job: ChildJob): Promise<void> {
+  // A plain view: a Buffer arrives as a Buffer, which pdf.js refuses.
+  const data = new Uint8Array(job.data.buffer, job.data.byteOffset, job.data.byteLength);
   try {
-    checkContentBudget(job.data, job.content);
-    const result = await extractText(job.data, {
+    checkContentBudget(data, job.content);
+    const result = await extractText(data, {
       maxPages: job.maxPages,
       onLoad: (pages) => send({ type: 'ready', pages }),
       onPage: (page, text) => send({ type: 'page', page, text }),
