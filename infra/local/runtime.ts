@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { loadConfig, type Config } from '../../shared/config.ts';
-import { pipelineStageList, queueUrlVariable, type PipelineStageName } from '../routes.ts';
+import { deadLetterConsumerList, pipelineStageList, queueUrlVariable, type PipelineStageName } from '../routes.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, ensureTable, startEmulators, type Emulators } from './emulators.ts';
 import { ensureBucket, ensureQueues, type QueueInfo } from './queues.ts';
 import { startGateway, type Gateway } from './gateway.ts';
@@ -172,6 +172,26 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
             onError: (err) => o.log !== false && console.error(`[${stage.name}]`, (err as Error).message),
           }),
         );
+      }
+      // The dead-letter consumers, fed by every stage's DLQ as in the stack.
+      for (const consumer of deadLetterConsumerList) {
+        for (const stage of pipelineStageList) {
+          pollers.push(
+            startPoller({
+              name: consumer.name,
+              sqs,
+              queueUrl: queues[stage.name].dlqUrl,
+              queueArn: queues[stage.name].dlqArn,
+              batchSize: consumer.batchSize,
+              concurrency: 1,
+              timeoutSeconds: consumer.timeoutSeconds,
+              memoryMb: consumer.memoryMb,
+              ...(o.retryDelaySeconds !== undefined && { retryDelaySeconds: o.retryDelaySeconds }),
+              loadHandler: () => loadFunction(consumer.entry),
+              onError: (err) => o.log !== false && console.error(`[${consumer.name}]`, (err as Error).message),
+            }),
+          );
+        }
       }
     }
 

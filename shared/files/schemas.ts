@@ -29,7 +29,11 @@ export const ingestPdfBody = z.strictObject({
   force: z.optional(z.boolean()).check(z.describe('Ingest again even when the file is processing or completed')),
 });
 
-export const failureSchema = z.object({ reason: z.enum(failureReasons), message: z.string() });
+export const failureSchema = z.object({
+  reason: z.enum(failureReasons),
+  message: z.string(),
+  stage: z.optional(z.enum(['pdf-fetch', 'pdf-extract', 'pdf-embed'])),
+});
 
 export const uploadResponse = z.object({
   fileId: z.string(),

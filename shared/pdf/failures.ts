@@ -25,6 +25,8 @@ export type FailureReason = (typeof failureReasons)[number];
 export interface Failure {
   reason: FailureReason;
   message: string;
+  /** The pipeline stage that failed, when a dead-letter consumer recorded it (PROCESSING_FAILED). */
+  stage?: 'pdf-fetch' | 'pdf-extract' | 'pdf-embed';
 }
 
 /** A failure caused by the document or its URL: retrying cannot help. */
