@@ -82,7 +82,7 @@ export const configSchema = z.object({
   // window is cut; one user holds at most this many ingestions in flight (more get 429).
   PDF_FETCH_MIN_BYTES_PER_SECOND: z._default(int(0, 1024 * 1024 * 1024), 16 * 1024),
   PDF_FETCH_SLOW_WINDOW_MS: z._default(int(100, 15 * 60 * 1000), 5_000),
-  PDF_MAX_IN_FLIGHT_PER_USER: z._default(int(1, 10_000), 2),
+  PDF_MAX_IN_FLIGHT_PER_USER: z._default(int(1, 10_000), 3),
   // Bounds on reading one document (issue 15, shared/pdf/bounded-extract.ts): the extraction
   // child's heap and resident size in MB (by default half and 70% of the function's memory),
   // time per page and per document, and the streams and CMaps it may expand to.
