@@ -41,6 +41,8 @@ export interface BoundedExtractOptions {
   limits: ExtractLimits;
   /** Called with each page's normalised text, in page order (awaited, one at a time). */
   onPage: (page: number, text: string) => void | Promise<void>;
+  /** Called once the child is gone, with its peak resident size (for the benchmark). */
+  onStats?: (stats: { childPeakRssMb?: number }) => void;
 }
 
 export interface BoundedExtractResult extends ExtractResult {
@@ -130,6 +132,7 @@ export async function extractTextBounded(data: Uint8Array, o: BoundedExtractOpti
       clearTimeout(pageTimer);
       clearInterval(watch);
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      o.onStats?.({ ...(peakKb && { childPeakRssMb: Math.round(peakKb / 1024) }) });
       if (err) reject(err);
       else resolvePromise({ ...result!, ...(peakKb && { childPeakRssMb: Math.round(peakKb / 1024) }) });
     };
