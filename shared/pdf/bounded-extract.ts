@@ -8,6 +8,7 @@ import type { ContentLimits } from './content-budget.ts';
 import type { ChildJob, ChildMessage } from './extract-child.ts';
 import type { ExtractResult } from './extract.ts';
 import { PermanentFailure, RetryableFailure } from './failures.ts';
+import type { TextVerdict } from './text-quality.ts';
 
 // Text extraction with a bound on what one document may cost (issue 15). pdf.js runs in a child
 // process, never in the function's own: a document can exhaust the heap of whatever process
@@ -39,8 +40,8 @@ export interface ExtractLimits {
 export interface BoundedExtractOptions {
   maxPages: number;
   limits: ExtractLimits;
-  /** Called with each page's normalised text, in page order (awaited, one at a time). */
-  onPage: (page: number, text: string) => void | Promise<void>;
+  /** Called with each page's normalised text ('' when unusable) and its quality verdict, in page order (awaited, one at a time). */
+  onPage: (page: number, text: string, verdict: TextVerdict) => void | Promise<void>;
   /** Called once the child is gone, with its peak resident size (for the benchmark). */
   onStats?: (stats: { childPeakRssMb?: number }) => void;
 }
@@ -164,7 +165,7 @@ export async function extractTextBounded(data: Uint8Array, o: BoundedExtractOpti
           break;
         case 'page':
           armPageTimer();
-          pages = pages.then(() => o.onPage(m.page, m.text));
+          pages = pages.then(() => o.onPage(m.page, m.text, m.verdict));
           pages.catch(finish);
           break;
         case 'done':

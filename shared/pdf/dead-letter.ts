@@ -1,7 +1,7 @@
 import type { FileRepository } from '../files/file-repository.ts';
 import { logger } from '../logger.ts';
 import type { PipelineStageName } from '../../infra/routes.ts';
-import { embedMessageSchema, extractMessageSchema, fetchMessageSchema } from './messages.ts';
+import { embedMessageSchema, extractMessageSchema, fetchMessageSchema, ocrMessageSchema } from './messages.ts';
 
 // What the pipeline's dead-letter consumer does with a message that failed on every attempt
 // (issue 15): a stage that dies — out of memory, timeout, a crash — runs none of its own code to
@@ -19,6 +19,8 @@ export interface DeadLetterDeps {
 export function deadLetterOf(body: unknown): { stage: PipelineStageName; fileId: string; runId: string } | undefined {
   const embed = embedMessageSchema.safeParse(body);
   if (embed.success) return { stage: 'pdf-embed', fileId: embed.data.fileId, runId: embed.data.runId };
+  const ocr = ocrMessageSchema.safeParse(body);
+  if (ocr.success) return { stage: 'pdf-ocr', fileId: ocr.data.fileId, runId: ocr.data.runId };
   const extract = extractMessageSchema.safeParse(body);
   if (extract.success) return { stage: 'pdf-extract', fileId: extract.data.fileId, runId: extract.data.runId };
   const fetch = fetchMessageSchema.safeParse(body);
@@ -26,11 +28,12 @@ export function deadLetterOf(body: unknown): { stage: PipelineStageName; fileId:
   return undefined;
 }
 
-/** The record stages during which a message of each pipeline stage is current (parts are queued during extraction). */
+/** The record stages during which a message of each pipeline stage is current (parts are queued during extraction and OCR). */
 const CURRENT_AT: Record<PipelineStageName, string[]> = {
   'pdf-fetch': ['fetch'],
   'pdf-extract': ['extract'],
-  'pdf-embed': ['extract', 'embed'],
+  'pdf-ocr': ['extract', 'ocr'],
+  'pdf-embed': ['extract', 'ocr', 'embed'],
 };
 
 /** Steps: read the body → the run's record → fail it if the message is still current. True when it failed the run. */

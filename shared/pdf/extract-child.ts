@@ -1,6 +1,7 @@
 import { checkContentBudget, type ContentLimits } from './content-budget.ts';
 import { extractText, type ExtractResult } from './extract.ts';
 import { PermanentFailure, type FailureReason } from './failures.ts';
+import type { TextVerdict } from './text-quality.ts';
 
 // The extraction child process (see bounded-extract.ts): receives one document over IPC, checks
 // its content budget, reads its text with pdf.js page by page and sends each page back as it is
@@ -15,7 +16,7 @@ export interface ChildJob {
 
 export type ChildMessage =
   | { type: 'ready'; pages: number }
-  | { type: 'page'; page: number; text: string }
+  | { type: 'page'; page: number; text: string; verdict: TextVerdict }
   | { type: 'done'; result: ExtractResult }
   | { type: 'failed'; reason: FailureReason; message: string }
   | { type: 'error'; message: string };
@@ -31,7 +32,7 @@ async function run(job: ChildJob): Promise<void> {
     const result = await extractText(data, {
       maxPages: job.maxPages,
       onLoad: (pages) => send({ type: 'ready', pages }),
-      onPage: (page, text) => send({ type: 'page', page, text }),
+      onPage: (page, text, verdict) => send({ type: 'page', page, text, verdict }),
     });
     await send({ type: 'done', result });
   } catch (err) {

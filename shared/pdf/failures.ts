@@ -7,6 +7,9 @@ export const failureReasons = [
   'NOT_PDF',
   'ENCRYPTED',
   'NO_TEXT_LAYER',
+  // Text was found but none of it is usable, even after OCR: fonts without a Unicode map
+  // (glyph ids instead of characters) on pages OCR could not read, or OCR is off.
+  'UNREADABLE_TEXT',
   'TOO_MANY_PAGES',
   // The document would cost more than its budget to read (time, memory, content that inflates
   // without bound, oversized CMaps): a hostile or pathological PDF, refused rather than crashing.
@@ -26,7 +29,7 @@ export interface Failure {
   reason: FailureReason;
   message: string;
   /** The pipeline stage that failed, when a dead-letter consumer recorded it (PROCESSING_FAILED). */
-  stage?: 'pdf-fetch' | 'pdf-extract' | 'pdf-embed';
+  stage?: 'pdf-fetch' | 'pdf-extract' | 'pdf-ocr' | 'pdf-embed';
 }
 
 /** A failure caused by the document or its URL: retrying cannot help. */
@@ -59,6 +62,7 @@ export function httpStatusOf(reason: FailureReason): 400 | 500 {
     case 'NOT_PDF':
     case 'ENCRYPTED':
     case 'NO_TEXT_LAYER':
+    case 'UNREADABLE_TEXT':
     case 'TOO_MANY_PAGES':
     case 'TOO_COMPLEX':
     case 'URL_REFUSED':
