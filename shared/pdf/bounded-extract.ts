@@ -42,6 +42,8 @@ export interface BoundedExtractOptions {
   limits: ExtractLimits;
   /** Called with each page's normalised text ('' when unusable) and its quality verdict, in page order (awaited, one at a time). */
   onPage: (page: number, text: string, verdict: TextVerdict) => void | Promise<void>;
+  /** Called once with the document's page count, before the first page (awaited). */
+  onDocument?: (pages: number) => void | Promise<void>;
   /** Called once the child is gone, with its peak resident size (for the benchmark). */
   onStats?: (stats: { childPeakRssMb?: number }) => void;
 }
@@ -162,6 +164,8 @@ export async function extractTextBounded(data: Uint8Array, o: BoundedExtractOpti
       switch (m.type) {
         case 'ready':
           armPageTimer();
+          pages = pages.then(() => o.onDocument?.(m.pages));
+          pages.catch(finish);
           break;
         case 'page':
           armPageTimer();

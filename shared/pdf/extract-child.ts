@@ -31,7 +31,7 @@ async function run(job: ChildJob): Promise<void> {
     checkContentBudget(data, job.content);
     const result = await extractText(data, {
       maxPages: job.maxPages,
-      onLoad: (pages) => send({ type: 'ready', pages }),
+      onDocument: (pages) => send({ type: 'ready', pages }),
       onPage: (page, text, verdict) => send({ type: 'page', page, text, verdict }),
     });
     await send({ type: 'done', result });

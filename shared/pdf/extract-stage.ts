@@ -28,6 +28,8 @@ export interface ExtractContext {
 const RESERVE_MS = 15_000;
 /** Used when the function's memory is not known (outside Lambda and the local runtime). */
 const DEFAULT_MEMORY_MB = 1536;
+/** How often extraction progress (pages done) is written to the file record at most. */
+const PROGRESS_EVERY_MS = 1_000;
 
 /**
  * What one document may cost: the child's heap and resident size below the function's memory
@@ -76,15 +78,25 @@ export async function runExtract(deps: PipelineDeps, msg: ExtractMessage, ctx: E
     chunks += list.length;
   };
 
+  // Progress for GET /message/pdf/{fileId}: the page count once, then pages done at most once a
+  // second (a conditional write of the current run; a superseded run's write changes nothing).
+  let progressAt = Date.now();
+  const progress = (set: Record<string, number>) => deps.files.updateRun(record.id, msg.runId, { ...set, updatedAt: deps.now() });
   const unusable: number[] = [];
   let garbled = 0;
   const result = await extractTextBounded(bytes, {
     maxPages: c.PDF_MAX_PAGES,
     limits: extractLimits(c, ctx),
-    onPage: (page, text, verdict) => {
-      if (verdict.usable) return add(chunker.push(page, text));
-      unusable.push(page);
-      if (verdict.reason !== 'empty') garbled++;
+    onDocument: async (pages) => void (await progress({ pagesTotal: pages, pagesDone: 0 })),
+    onPage: async (page, text, verdict) => {
+      if (verdict.usable) add(chunker.push(page, text));
+      else {
+        unusable.push(page);
+        if (verdict.reason !== 'empty') garbled++;
+      }
+      if (Date.now() - progressAt < PROGRESS_EVERY_MS) return;
+      progressAt = Date.now();
+      await progress({ pagesDone: page });
     },
   });
   add(chunker.finish());
@@ -99,6 +111,8 @@ export async function runExtract(deps: PipelineDeps, msg: ExtractMessage, ctx: E
     const updated = await deps.files.updateRun(record.id, msg.runId, {
       stage: 'embed',
       pages: result.pages,
+      pagesDone: result.pages,
+      pagesTotal: result.pages,
       textPages: result.textPages,
       ocrPages: 0,
       unreadablePages: unreadable,
@@ -117,6 +131,8 @@ export async function runExtract(deps: PipelineDeps, msg: ExtractMessage, ctx: E
   const updated = await deps.files.updateRun(record.id, msg.runId, {
     stage: 'ocr',
     pages: result.pages,
+    pagesDone: result.pages,
+    pagesTotal: result.pages,
     textPages: result.textPages,
     unreadablePages: unreadable,
     garbledPages: garbled,
