@@ -8,8 +8,9 @@ import { manifestFunctions, type ManifestFunction } from './routes.ts';
 
 // `npm run build`: one minified ESM bundle per manifest function (HTTP routes and pipeline
 // stages) in dist/<name>/index.mjs, with a linked source map. The AWS SDK is bundled rather
-// than taken from the Lambda runtime, so what we test is what runs. Functions that bundle
-// pdfjs-dist also get its standard_fonts/ directory beside the bundle (DESIGN §10).
+// than taken from the Lambda runtime, so what we test is what runs. Functions that read PDFs get
+// the extraction child (extract-child.mjs, with pdfjs-dist) and pdfjs's standard_fonts/ directory
+// beside the bundle (DESIGN §10).
 
 export const projectRoot = resolve(fileURLToPath(new URL('.', import.meta.url)), '..');
 export const DEFAULT_OUT_DIR = join(projectRoot, 'dist');
@@ -20,6 +21,21 @@ export const HTTP_BUNDLE_BUDGET_BYTES = 1_000_000;
 export const QUEUE_BUNDLE_BUDGET_BYTES = 4_000_000;
 export const budgetOf = (fn: Pick<ManifestFunction, 'name' | 'kind'>) =>
   BUNDLE_BUDGET_BYTES[fn.name] ?? (fn.kind === 'http' ? HTTP_BUNDLE_BUDGET_BYTES : QUEUE_BUNDLE_BUDGET_BYTES);
+
+/** The bounded extraction (shared/pdf/bounded-extract.ts) forks `<EXTRACT_CHILD>.mjs` beside the bundle. */
+const BOUNDED_EXTRACT = 'shared/pdf/bounded-extract.ts';
+export const EXTRACT_CHILD = 'extract-child';
+const EXTRACT_CHILD_SOURCE = 'shared/pdf/extract-child.ts';
+
+type BuildOptionsOfEsbuild = Parameters<typeof build>[0];
+
+/** The metafile entry of one output (`<name>/<base>.mjs`). */
+function outputOf(metafile: Metafile, outDir: string, name: string, base: string): Metafile['outputs'][string] {
+  const outKey = relative(projectRoot, join(outDir, name, `${base}.mjs`)).split(sep).join('/');
+  const output = metafile.outputs[outKey];
+  if (!output) throw new Error(`esbuild wrote no ${outKey}`);
+  return output;
+}
 
 /** Where the bundle of a function that uses pdfjs finds the standard fonts (see shared/pdf). */
 export const STANDARD_FONTS_DIR = 'standard_fonts';
@@ -113,8 +129,10 @@ export interface BuiltFunction {
   /** Everything in dir: bundle, map, licences, fonts. */
   assetBytes: number;
   budgetBytes: number;
-  /** Whether pdfjs-dist is in the bundle (and standard_fonts/ and cmaps/ were copied). */
+  /** Whether pdfjs-dist is in the bundle or its extraction child (and standard_fonts/ and cmaps/ were copied). */
   pdfjs: boolean;
+  /** Size of extract-child.mjs, the PDF extraction child bundled beside functions that use it. */
+  childBytes?: number;
   /** Packages copied into <dir>/node_modules (the OCR externals and their dependencies). */
   nodeModules: string[];
   /** Largest packages in the bundle, for finding what made it big. */
@@ -178,9 +196,7 @@ export async function buildFunctions(options: BuildOptions = {}): Promise<BuiltF
   // chunks), but every module is parsed once instead of once per function.
   await mkdir(outDir, { recursive: true });
   await Promise.all(functions.map((fn) => rm(join(outDir, fn.name), { recursive: true, force: true })));
-  const result = await build({
-    entryPoints: Object.fromEntries(functions.map((fn) => [`${fn.name}/index`, join(projectRoot, fn.entry)])),
-    outdir: outDir,
+  const esbuildOptions = {
     outExtension: { '.js': '.mjs' },
     absWorkingDir: projectRoot,
     bundle: true,
@@ -203,23 +219,41 @@ export async function buildFunctions(options: BuildOptions = {}): Promise<BuiltF
     plugins: [zodEnglishOnly, lambdaCredentialsOnly],
     external: OCR_EXTERNALS,
     logLevel: 'silent',
+  } as const satisfies BuildOptionsOfEsbuild;
+  const result = await build({
+    ...esbuildOptions,
+    entryPoints: Object.fromEntries(functions.map((fn) => [`${fn.name}/index`, join(projectRoot, fn.entry)])),
+    outdir: outDir,
   }).catch((err: Error) => {
     throw new Error(`esbuild failed:\n${err.message}`);
   });
+
+  // Functions that read PDFs run pdf.js in a child process (shared/pdf/bounded-extract.ts): its
+  // script is bundled beside theirs, and pdf.js with it (so index.mjs itself stays small).
+  const needsChild = functions.filter((fn) => Object.keys(outputOf(result.metafile!, outDir, fn.name, 'index').inputs).includes(BOUNDED_EXTRACT));
+  const children = needsChild.length
+    ? await build({
+        ...esbuildOptions,
+        entryPoints: Object.fromEntries(needsChild.map((fn) => [`${fn.name}/${EXTRACT_CHILD}`, join(projectRoot, EXTRACT_CHILD_SOURCE)])),
+        outdir: outDir,
+      }).catch((err: Error) => {
+        throw new Error(`esbuild failed:\n${err.message}`);
+      })
+    : undefined;
 
   return Promise.all(
     functions.map(async (fn): Promise<BuiltFunction> => {
       const dir = join(outDir, fn.name);
       const file = join(dir, 'index.mjs');
-      const outKey = relative(projectRoot, file).split(sep).join('/');
-      const output = result.metafile.outputs[outKey];
-      if (!output) throw new Error(`esbuild wrote no ${outKey}`);
-      const pdfjs = Object.keys(output.inputs).some((p) => p.includes('node_modules/pdfjs-dist/'));
+      const output = outputOf(result.metafile!, outDir, fn.name, 'index');
+      const child = children && needsChild.includes(fn) ? outputOf(children.metafile!, outDir, fn.name, EXTRACT_CHILD) : undefined;
+      const outputs = child ? [output, child] : [output];
+      const pdfjs = outputs.some((o) => Object.keys(o.inputs).some((p) => p.includes('node_modules/pdfjs-dist/')));
       if (pdfjs) {
         await cp(PDFJS_STANDARD_FONTS, join(dir, STANDARD_FONTS_DIR), { recursive: true });
         await cp(PDFJS_CMAPS, join(dir, CMAPS_DIR), { recursive: true });
       }
-      const externals = OCR_EXTERNALS.filter((name) => output.imports.some((i) => i.external && i.path === name));
+      const externals = OCR_EXTERNALS.filter((name) => outputs.some((o) => o.imports.some((i) => i.external && i.path === name)));
       const nodeModules = externals.length ? await copyOcrPackages(dir, options.canvasBinaries ?? []) : [];
       return {
         name: fn.name,
@@ -230,6 +264,7 @@ export async function buildFunctions(options: BuildOptions = {}): Promise<BuiltF
         assetBytes: await dirSize(dir),
         budgetBytes: budgetOf(fn),
         pdfjs,
+        ...(child && { childBytes: (await stat(join(dir, `${EXTRACT_CHILD}.mjs`))).size }),
         nodeModules,
         largestInputs: largestInputs(output),
         inputs: Object.keys(output.inputs),

@@ -92,6 +92,23 @@ export const pipelineStages = {
   },
 } as const satisfies Record<PipelineStageName, PipelineStage>;
 
+/**
+ * A consumer of the pipeline's dead-letter queues (its event sources are every stage's DLQ). A
+ * message lands there when its stage failed on every attempt, including ways in which no code of
+ * the stage ran to record it (out of memory, timeout, crash); the consumer marks the file failed
+ * (PROCESSING_FAILED, naming the stage), so no file stays `processing`.
+ */
+export interface DeadLetterConsumer {
+  batchSize: number;
+  timeoutSeconds: number;
+  memoryMb: number;
+  access: Access;
+}
+
+export const deadLetterConsumers = {
+  'pdf-dead-letter': { batchSize: 10, timeoutSeconds: 30, memoryMb: 256, access: { table: 'readwrite' } },
+} as const satisfies Record<string, DeadLetterConsumer>;
+
 export const httpRoutes = {
   'sign-in': {
     method: 'POST',
@@ -141,7 +158,8 @@ export type HttpRouteName = keyof typeof httpRoutes;
 export interface ManifestFunction {
   name: string;
   entry: string;
-  kind: 'http' | 'queue';
+  /** `dlq`: a dead-letter consumer (deadLetterConsumers). */
+  kind: 'http' | 'queue' | 'dlq';
   timeoutSeconds: number;
   memoryMb: number;
   access: Access;
@@ -164,7 +182,13 @@ export const pipelineStageList = Object.entries(pipelineStages).map(([name, stag
   ...(stage as PipelineStage),
 }));
 
-/** Every Lambda function, HTTP and pipeline alike. */
+export const deadLetterConsumerList = Object.entries(deadLetterConsumers).map(([name, c]) => ({
+  name,
+  entry: entryOf(name),
+  ...(c as DeadLetterConsumer),
+}));
+
+/** Every Lambda function, HTTP, pipeline and dead-letter consumers alike. */
 export const manifestFunctions: ManifestFunction[] = [
   ...httpRouteList.map((r) => ({
     name: r.name,
@@ -181,6 +205,14 @@ export const manifestFunctions: ManifestFunction[] = [
     timeoutSeconds: s.timeoutSeconds,
     memoryMb: s.memoryMb,
     access: s.access,
+  })),
+  ...deadLetterConsumerList.map((c) => ({
+    name: c.name,
+    entry: c.entry,
+    kind: 'dlq' as const,
+    timeoutSeconds: c.timeoutSeconds,
+    memoryMb: c.memoryMb,
+    access: c.access,
   })),
 ];
 

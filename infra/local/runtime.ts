@@ -2,7 +2,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { loadConfig, type Config } from '../../shared/config.ts';
-import { pipelineStageList, queueUrlVariable, type PipelineStageName } from '../routes.ts';
+import { deadLetterConsumerList, pipelineStageList, queueUrlVariable, type PipelineStageName } from '../routes.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, ensureTable, startEmulators, type Emulators } from './emulators.ts';
 import { ensureBucket, ensureQueues, type QueueInfo } from './queues.ts';
 import { API_PREFIX, startGateway, type Gateway } from './gateway.ts';
@@ -193,6 +193,27 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
             onError: (err) => o.log !== false && console.error(`[${stage.name}]`, (err as Error).message),
           }),
         );
+      }
+      // The dead-letter consumers, fed by every stage's DLQ as in the stack, isolated like the stages.
+      for (const consumer of deadLetterConsumerList) {
+        for (const stage of pipelineStageList) {
+          pollers.push(
+            startPoller({
+              name: consumer.name,
+              sqs,
+              queueUrl: queues[stage.name].dlqUrl,
+              queueArn: queues[stage.name].dlqArn,
+              batchSize: consumer.batchSize,
+              concurrency: 1,
+              timeoutSeconds: consumer.timeoutSeconds,
+              memoryMb: consumer.memoryMb,
+              ...(o.retryDelaySeconds !== undefined && { retryDelaySeconds: o.retryDelaySeconds }),
+              invoker: functions,
+              entry: consumer.entry,
+              onError: (err) => o.log !== false && console.error(`[${consumer.name}]`, (err as Error).message),
+            }),
+          );
+        }
       }
     }
 

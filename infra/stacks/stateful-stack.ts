@@ -109,10 +109,12 @@ export class StatefulStack extends Stack {
       });
       this.queues[stage.name] = { queue, dlq };
 
-      // A message in a DLQ is a file that failed for good: someone should look.
+      // A message in a DLQ is a stage that failed for good: someone should look. The dead-letter
+      // consumer takes messages at once (they are rarely visible for long), so the alarm counts
+      // the messages it received.
       const alarm = new cloudwatch.Alarm(this, `${pascal(stage.queue)}DlqAlarm`, {
         alarmDescription: `Messages in the ${stage.queue} dead-letter queue`,
-        metric: dlq.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' }),
+        metric: dlq.metricNumberOfMessagesReceived({ period: Duration.minutes(1), statistic: 'Sum' }),
         threshold: 0,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
         evaluationPeriods: 1,

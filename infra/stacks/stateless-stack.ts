@@ -7,7 +7,7 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
-import { httpRouteList, manifestFunctions, pipelineStageList, type ManifestFunction, type PipelineStageName } from '../routes.ts';
+import { deadLetterConsumerList, httpRouteList, manifestFunctions, pipelineStageList, type ManifestFunction, type PipelineStageName } from '../routes.ts';
 import { corsPreflight, gatewayResponses, gatewayResponseTemplate } from '../gateway-responses.ts';
 import type { StackSettings } from '../settings.ts';
 import { ServiceFunction } from '../constructs/service-function.ts';
@@ -62,7 +62,7 @@ export class StatelessStack extends Stack {
         resources,
         settings: settings.functionEnv,
         logRetentionDays: settings.logRetentionDays,
-        description: route ? `${route.method} /api/v1${route.path}` : `SQS ${fn.name}`,
+        description: route ? `${route.method} /api/v1${route.path}` : fn.kind === 'dlq' ? `SQS dead letters: ${fn.name}` : `SQS ${fn.name}`,
       });
       this.functions[fn.name] = sf;
       const errors = new cloudwatch.Alarm(this, `${pascal(fn.name)}ErrorsAlarm`, {
@@ -85,6 +85,16 @@ export class StatelessStack extends Stack {
           reportBatchItemFailures: true,
         }),
       );
+    }
+
+    // Dead-letter consumers: every stage's DLQ feeds them, so a file whose stage died on every
+    // attempt is marked failed instead of staying `processing`.
+    for (const consumer of deadLetterConsumerList) {
+      for (const stage of pipelineStageList) {
+        this.functions[consumer.name]!.function.addEventSource(
+          new SqsEventSource(stateful.queues[stage.name]!.dlq, { batchSize: consumer.batchSize, reportBatchItemFailures: true }),
+        );
+      }
     }
 
     this.api = this.restApi(settings);

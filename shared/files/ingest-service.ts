@@ -3,7 +3,7 @@ import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { z } from 'zod/mini';
 import type { ChatRepository } from '../chats/chat-repository.ts';
 import type { MessageRepository } from '../chats/message-repository.ts';
-import { BadRequestError, HttpError, NotFoundError } from '../http/errors.ts';
+import { BadRequestError, HttpError, NotFoundError, TooManyRequestsError } from '../http/errors.ts';
 import { logger } from '../logger.ts';
 import { httpStatusOf, PermanentFailure, RetryableFailure } from '../pdf/failures.ts';
 import { parsePdfUrl, probeSize, type FetchPolicy } from '../pdf/guarded-fetch.ts';
@@ -29,7 +29,12 @@ export interface IngestDeps {
 export interface IngestOptions {
   /** How long to wait for the pipeline before answering 202. */
   waitMs: number;
+  /** Ingestions one user may have in flight; one more is refused with 429. */
+  maxInFlightPerUser: number;
 }
+
+/** What a refused ingestion is told to wait before trying again (seconds). */
+const IN_FLIGHT_RETRY_AFTER_SECONDS = 10;
 
 const FINISHED = new Set(['completed', 'failed']);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -53,7 +58,7 @@ function urlError(err: PermanentFailure | RetryableFailure): BadRequestError {
 /**
  * Steps: check the URL's form → the caller's file record (404 otherwise) → the caller's active
  * file chat when chatId is given → a file already processing or completed is not ingested again
- * (unless force) → SSRF guard and size probe (400 at once) → start a run (conditional, so two
+ * (unless force) → at most PDF_MAX_IN_FLIGHT_PER_USER runs in flight (429) → SSRF guard and size probe (400 at once) → start a run (conditional, so two
  * requests start one) → queue pdf-fetch → attach to the chat → wait for the run: 200 completed,
  * 202 still processing, the typed failure as an error.
  */
@@ -76,6 +81,16 @@ export async function ingestPdf(deps: IngestDeps, userId: string, body: z.infer<
 
   let current: FileRecord | undefined;
   if (body.force || !(record.status === 'processing' || record.status === 'completed')) {
+    // Fairness: one user's ingestions cannot fill the pipeline's shared download slots. (Two
+    // requests racing may both pass; the overshoot is bounded by concurrent requests.)
+    const inFlight = await deps.files.countProcessing(userId, o.maxInFlightPerUser);
+    if (inFlight >= o.maxInFlightPerUser) {
+      throw new TooManyRequestsError(
+        `You already have ${inFlight} PDF ingestions in progress; wait for one to finish`,
+        IN_FLIGHT_RETRY_AFTER_SECONDS,
+        'TOO_MANY_INGESTIONS',
+      );
+    }
     try {
       await probeSize(url.href, deps.policy);
     } catch (err) {

@@ -29,7 +29,11 @@ export const ingestPdfBody = z.strictObject({
   force: z.optional(z.boolean()).check(z.describe('Ingest again even when the file is processing or completed')),
 });
 
-export const failureSchema = z.object({ reason: z.enum(failureReasons), message: z.string() });
+export const failureSchema = z.object({
+  reason: z.enum(failureReasons),
+  message: z.string(),
+  stage: z.optional(z.enum(['pdf-fetch', 'pdf-extract', 'pdf-ocr', 'pdf-embed'])),
+});
 
 export const uploadResponse = z.object({
   fileId: z.string(),
@@ -136,11 +140,12 @@ export const contracts: RouteContracts = {
       'Then the pipeline runs; the call waits up to PDF_SYNC_WAIT_MS: 200 when completed, 202 with status processing otherwise ' +
       '(poll GET /message/pdf/{fileId}). A file that is processing or completed is not ingested again unless force is true. ' +
       'Pages without usable text (scans, fonts without a Unicode map) are read by OCR when OCR_ENABLED. ' +
-      'A document that cannot be used (NOT_PDF, ENCRYPTED, NO_TEXT_LAYER, UNREADABLE_TEXT, TOO_LARGE, TOO_MANY_PAGES) is 400; a download, ' +
-      'embedding or processing failure is 500; both carry the reason in errors[0].code.',
+      'A document that cannot be used (NOT_PDF, ENCRYPTED, NO_TEXT_LAYER, UNREADABLE_TEXT, TOO_LARGE, TOO_MANY_PAGES, TOO_COMPLEX) is 400; a download, ' +
+      'embedding or processing failure is 500; both carry the reason in errors[0].code. A caller with ' +
+      'PDF_MAX_IN_FLIGHT_PER_USER ingestions already in progress gets 429 with Retry-After.',
     body: ingestPdfBody,
     responses: { 200: ingestResponse, 202: ingestResponse },
-    errors: [400, 401, 404, 500],
+    errors: [400, 401, 404, 429, 500],
   },
   'get-pdf-status': {
     summary: 'Status of a PDF ingestion',

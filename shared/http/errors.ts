@@ -83,3 +83,9 @@ export class ServiceUnavailableError extends HttpError {
     super(503, message, retryAfterSeconds ? { headers: { 'retry-after': String(retryAfterSeconds) } } : {});
   }
 }
+
+export class TooManyRequestsError extends HttpError {
+  constructor(message: string, retryAfterSeconds: number, code?: string) {
+    super(429, message, { headers: { 'retry-after': String(retryAfterSeconds) }, code });
+  }
+}

@@ -1,8 +1,8 @@
 import { estimateTokens } from '../ai/tokens.ts';
 import { partKey } from '../files/storage.ts';
 import { Chunker, type Chunk } from './chunker.ts';
-import { extractText } from './extract.ts';
-import { PermanentFailure, RetryableFailure } from './failures.ts';
+import { extractTextBounded, type ExtractLimits } from './bounded-extract.ts';
+import { PermanentFailure } from './failures.ts';
 import type { ExtractMessage, PartFile } from './messages.ts';
 import { PartPlanner } from './parts.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
@@ -20,15 +20,37 @@ import { countTextTokens } from './tokens.ts';
 export interface ExtractContext {
   /** Milliseconds left before the function times out. */
   remainingMs?: () => number;
+  /** The function's memory (MB). */
+  memoryMb?: number;
 }
 
 /** Time kept in reserve to record a failure before the function is stopped. */
 const RESERVE_MS = 15_000;
+/** Used when the function's memory is not known (outside Lambda and the local runtime). */
+const DEFAULT_MEMORY_MB = 1536;
 /** How often extraction progress (pages done) is written to the file record at most. */
 const PROGRESS_EVERY_MS = 1_000;
 
 /**
- * Steps: skip a stale message → read the PDF → extract page by page, chunking as pages arrive;
+ * What one document may cost: the child's heap and resident size below the function's memory
+ * (the function itself keeps the rest), and its time within what is left of the invocation.
+ */
+export function extractLimits(c: PipelineDeps['config'], ctx: ExtractContext = {}): ExtractLimits {
+  const memoryMb = ctx.memoryMb && ctx.memoryMb > 0 ? ctx.memoryMb : DEFAULT_MEMORY_MB;
+  const remaining = ctx.remainingMs?.();
+  const documentMs = remaining === undefined ? c.PDF_EXTRACT_DOCUMENT_MS : Math.max(1000, Math.min(c.PDF_EXTRACT_DOCUMENT_MS, remaining - RESERVE_MS));
+  return {
+    heapMb: c.PDF_EXTRACT_HEAP_MB ?? Math.floor(memoryMb * 0.5),
+    rssMb: c.PDF_EXTRACT_RSS_MB ?? Math.floor(memoryMb * 0.7),
+    pageMs: c.PDF_EXTRACT_PAGE_MS,
+    documentMs,
+    content: { maxStreamBytes: c.PDF_MAX_STREAM_BYTES, maxContentBytes: c.PDF_MAX_CONTENT_BYTES, maxCmapCodes: c.PDF_MAX_CMAP_CODES },
+  };
+}
+
+/**
+ * Steps: skip a stale message → read the PDF → extract page by page in a bounded child process
+ * (TOO_COMPLEX past a limit), chunking as pages arrive;
  * each full part: write its file, queue it → record pages, chunks, parts → complete if every
  * part is already embedded.
  */
@@ -62,8 +84,9 @@ export async function runExtract(deps: PipelineDeps, msg: ExtractMessage, ctx: E
   const progress = (set: Record<string, number>) => deps.files.updateRun(record.id, msg.runId, { ...set, updatedAt: deps.now() });
   const unusable: number[] = [];
   let garbled = 0;
-  const result = await extractText(bytes, {
+  const result = await extractTextBounded(bytes, {
     maxPages: c.PDF_MAX_PAGES,
+    limits: extractLimits(c, ctx),
     onDocument: async (pages) => void (await progress({ pagesTotal: pages, pagesDone: 0 })),
     onPage: async (page, text, verdict) => {
       if (verdict.usable) add(chunker.push(page, text));
@@ -75,8 +98,6 @@ export async function runExtract(deps: PipelineDeps, msg: ExtractMessage, ctx: E
       progressAt = Date.now();
       await progress({ pagesDone: page });
     },
-    shouldStop: () =>
-      ctx.remainingMs && ctx.remainingMs() < RESERVE_MS ? new RetryableFailure('PROCESSING_FAILED', 'Extracting the text took too long') : undefined,
   });
   add(chunker.finish());
   planner.flush();

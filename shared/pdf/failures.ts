@@ -11,6 +11,9 @@ export const failureReasons = [
   // (glyph ids instead of characters) on pages OCR could not read, or OCR is off.
   'UNREADABLE_TEXT',
   'TOO_MANY_PAGES',
+  // The document would cost more than its budget to read (time, memory, content that inflates
+  // without bound, oversized CMaps): a hostile or pathological PDF, refused rather than crashing.
+  'TOO_COMPLEX',
   'DOWNLOAD_FAILED',
   // The URL (or a redirect) is not one the service may fetch: not http(s), credentials, or a
   // private, loopback, link-local or metadata address (SSRF guard).
@@ -25,6 +28,8 @@ export type FailureReason = (typeof failureReasons)[number];
 export interface Failure {
   reason: FailureReason;
   message: string;
+  /** The pipeline stage that failed, when a dead-letter consumer recorded it (PROCESSING_FAILED). */
+  stage?: 'pdf-fetch' | 'pdf-extract' | 'pdf-ocr' | 'pdf-embed';
 }
 
 /** A failure caused by the document or its URL: retrying cannot help. */
@@ -59,6 +64,7 @@ export function httpStatusOf(reason: FailureReason): 400 | 500 {
     case 'NO_TEXT_LAYER':
     case 'UNREADABLE_TEXT':
     case 'TOO_MANY_PAGES':
+    case 'TOO_COMPLEX':
     case 'URL_REFUSED':
       return 400; // the document or its URL is the problem (the spec lists 400 and 500 only)
     default:

@@ -15,6 +15,8 @@ export function fetchPolicy(c: PipelineDeps['config'], remainingMs?: number): Fe
     maxBytes: c.PDF_MAX_BYTES,
     timeoutMs: Math.min(c.PDF_FETCH_TIMEOUT_MS, budget),
     maxRedirects: MAX_REDIRECTS,
+    minBytesPerSecond: c.PDF_FETCH_MIN_BYTES_PER_SECOND,
+    slowWindowMs: c.PDF_FETCH_SLOW_WINDOW_MS,
   };
 }
 

@@ -11,13 +11,19 @@ import { PermanentFailure, RetryableFailure } from './failures.ts';
 // the connection made to the address that was checked (the socket's DNS lookup is pinned), so
 // a DNS answer that changes between check and connect cannot smuggle a private address in.
 // Bodies are counted while they stream and cut at `maxBytes` whatever Content-Length said; one
-// deadline covers the whole exchange, a slow drip included.
+// deadline covers the whole exchange, and a body slower than a floor over a window is cut early.
 
 export interface FetchPolicy {
   allowLoopback: boolean;
   maxBytes: number;
   timeoutMs: number;
   maxRedirects: number;
+  /**
+   * Fair downloads: a body arriving slower than this (bytes per second, over each whole window)
+   * is cut, so slow-drip servers cannot hold the pipeline's download slots. 0 or unset: no floor.
+   */
+  minBytesPerSecond?: number;
+  slowWindowMs?: number;
   /** DNS resolution (tests may replace it); all addresses of a host. */
   resolve?: (hostname: string) => Promise<{ address: string; family: number }[]>;
 }
@@ -169,6 +175,20 @@ export async function download(raw: string, policy: FetchPolicy): Promise<Buffer
   }
   const chunks: Buffer[] = [];
   let total = 0;
+  let tooSlow = false;
+  let floorTimer: NodeJS.Timeout | undefined;
+  const windowMs = policy.slowWindowMs ?? 5_000;
+  if (policy.minBytesPerSecond) {
+    const floor = (policy.minBytesPerSecond * windowMs) / 1000;
+    let atWindowStart = 0;
+    floorTimer = setInterval(() => {
+      if (total - atWindowStart < floor) {
+        tooSlow = true;
+        response.destroy();
+      }
+      atWindowStart = total;
+    }, windowMs);
+  }
   try {
     for await (const chunk of response as AsyncIterable<Buffer>) {
       total += chunk.length;
@@ -178,9 +198,14 @@ export async function download(raw: string, policy: FetchPolicy): Promise<Buffer
   } catch (err) {
     response.destroy();
     if (err instanceof PermanentFailure) throw err;
+    // Slow is the server's doing and would be as slow again: not retried.
+    if (tooSlow) throw refused('The download was too slow');
     if (signal.aborted) throw new RetryableFailure('DOWNLOAD_FAILED', `The download took longer than ${policy.timeoutMs} ms`);
     throw new RetryableFailure('DOWNLOAD_FAILED', `The download was interrupted: ${(err as Error).message}`, { cause: err });
+  } finally {
+    clearInterval(floorTimer);
   }
+  if (tooSlow) throw refused('The download was too slow');
   if (!response.complete) throw new RetryableFailure('DOWNLOAD_FAILED', 'The download ended early');
   return Buffer.concat(chunks, total);
 }

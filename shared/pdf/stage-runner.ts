@@ -25,6 +25,8 @@ export interface StageContext {
   attempt: number;
   lastAttempt: boolean;
   remainingMs: () => number;
+  /** The function's memory (MB), from the Lambda context. */
+  memoryMb?: number;
 }
 
 function failureOf(stage: PipelineStageName, err: unknown, attempts: number): Failure {
@@ -65,7 +67,13 @@ export function stageHandler<S extends z.ZodMiniType<StageMessage>>(
     // several invocations in one process).
     const keys = { stage, fileId: msg.fileId, runId: msg.runId, attempt };
     try {
-      await work(deps, msg, { record, attempt, lastAttempt, remainingMs: () => context?.getRemainingTimeInMillis() ?? 900_000 });
+      await work(deps, msg, {
+        record,
+        attempt,
+        lastAttempt,
+        remainingMs: () => context?.getRemainingTimeInMillis() ?? 900_000,
+        ...(context?.memoryLimitInMB && { memoryMb: Number(context.memoryLimitInMB) }),
+      });
     } catch (err) {
       if (err instanceof PermanentFailure) {
         logger.info('ingestion failed', { ...keys, reason: err.reason, detail: err.message });

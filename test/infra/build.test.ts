@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +11,8 @@ import { randomBytes } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { ensureTable, LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
-import { buildFunctions, MissingEntryError, projectRoot, STANDARD_FONTS_DIR, type BuiltFunction } from '#infra/build.ts';
+import { buildFunctions, EXTRACT_CHILD, MissingEntryError, projectRoot, STANDARD_FONTS_DIR, type BuiltFunction } from '#infra/build.ts';
+import { hostilePdf } from '#test/helpers/hostile-pdfs.ts';
 import { createServiceApp } from '#infra/app.ts';
 import { manifestFunctions, type ManifestFunction } from '#infra/routes.ts';
 
@@ -58,7 +59,10 @@ test('every manifest function has one minified ESM bundle with a linked source m
     const code = await readFile(join(b.dir, 'index.mjs'), 'utf8');
     expect(code.startsWith("import { createRequire as __bundleCreateRequire } from 'node:module';")).toBe(true);
     expect(code.trimEnd().endsWith('//# sourceMappingURL=index.mjs.map')).toBe(true);
-    expect(code.length / code.split('\n').length).toBeGreaterThan(500); // minified: few, long lines (pdfjs keeps some multi-line strings)
+    // Minified: hardly an indented line (unminified code indents most of its lines; data kept in
+    // multi-line strings, as the tokenizer's, does not).
+    const lines = code.split('\n');
+    expect(lines.filter((l) => /^\s{2,}\S/.test(l)).length).toBeLessThan(Math.max(10, lines.length * 0.05));
     const map = JSON.parse(await readFile(join(b.dir, 'index.mjs.map'), 'utf8')) as { sources: string[] };
     expect(map.sources.some((s) => s.endsWith(manifestFunctions.find((f) => f.name === b.name)!.entry))).toBe(true);
     expect([b.name, b.bytes <= b.budgetBytes]).toEqual([b.name, true]);
@@ -158,6 +162,20 @@ test('pdfjs-dist works inside a bundle: text per page, fonts read from beside th
   expect(result).toMatchObject({ pages: 2, textPages: 2, failedPages: 0 });
   expect(result.texts).toEqual(['First page of the bundled test.', 'Second page, still readable.']);
   expect(result.fontsDir).toBe(`${join(b!.dir, STANDARD_FONTS_DIR)}/`);
+  // pdf.js ran in the extraction child shipped beside the bundle, not in the bundle itself.
+  expect(existsSync(join(b!.dir, `${EXTRACT_CHILD}.mjs`))).toBe(true);
+  expect(b!.childBytes).toBeGreaterThan(1_000_000);
+  expect(readFileSync(join(b!.dir, 'index.mjs'), 'utf8')).not.toContain('WorkerMessageHandler');
+
+  // A hostile document fails typed inside the bundle too, and the bundle's process survives it.
+  const bombPath = join(outDir, 'bomb.pdf');
+  await writeFile(bombPath, await hostilePdf('cmap-8-ranges'));
+  const bombScript = `${LAMBDA_GLOBALS}
+    const { handler } = await import(${JSON.stringify(join(b!.dir, 'index.mjs'))});
+    console.log(JSON.stringify([await handler({ pdfPath: ${JSON.stringify(bombPath)} }), await handler({ pdfPath: ${JSON.stringify(pdfPath)} })]));`;
+  const [bomb, after] = JSON.parse(await node(bombScript, {}, tmpdir()));
+  expect(bomb).toEqual({ failed: 'TOO_COMPLEX', message: expect.stringMatching(/CMaps map more than/) });
+  expect(after).toMatchObject({ pages: 2, textPages: 2 });
 });
 
 test('a manifest entry whose file is missing fails the build with a message naming it', async () => {

@@ -3,7 +3,7 @@ import { Template, Match } from 'aws-cdk-lib/assertions';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { createServiceApp, type ServiceApp } from '#infra/app.ts';
-import { httpRouteList, manifestFunctions, pipelineStageList, queueUrlVariable, type ManifestFunction } from '#infra/routes.ts';
+import { deadLetterConsumerList, httpRouteList, manifestFunctions, pipelineStageList, queueUrlVariable, type ManifestFunction } from '#infra/routes.ts';
 import { tableDefinition } from '#infra/table.ts';
 import { resourceFor, API_STAGE, MAX_BUFFERED_INTEGRATION_SECONDS } from '#infra/stacks/stateless-stack.ts';
 import { UPLOADS_PREFIX, VISIBILITY_TIMEOUT_FACTOR, WORK_PREFIX } from '#infra/stacks/stateful-stack.ts';
@@ -152,7 +152,7 @@ describe('least privilege', () => {
       if (access.bucket === 'write' || access.bucket === 'readwrite') BUCKET_WRITE_ACTIONS.forEach((a) => expected.add(a));
       if (access.sendTo?.length) expected.add('sqs:SendMessage');
       if (access.jwtSecret) expected.add('secretsmanager:GetSecretValue');
-      if (fn.kind === 'queue') consume.forEach((a) => expected.add(a));
+      if (fn.kind === 'queue' || fn.kind === 'dlq') consume.forEach((a) => expected.add(a));
 
       const statements = statementsOf(fn);
       expect([fn.name, [...new Set(statements.flatMap((st) => st.actions))].sort()]).toEqual([fn.name, [...expected].sort()]);
@@ -256,7 +256,7 @@ describe('queues', () => {
   test('each stage: a queue with a DLQ, the manifest receive count, and 6 × its consumer timeout of visibility', () => {
     const exports = exportedIds(s.statefulTemplate);
     const mappings = byType(statelessResources, 'AWS::Lambda::EventSourceMapping');
-    expect(mappings).toHaveLength(pipelineStageList.length);
+    expect(mappings).toHaveLength(pipelineStageList.length * (1 + deadLetterConsumerList.length));
     for (const stage of pipelineStageList) {
       const fnId = logicalId(s.stateless, s.stateless.functions[stage.name]!.function);
       const [, mapping] = mappings.find(([, m]) => m.Properties.FunctionName.Ref === fnId)!;
@@ -276,6 +276,23 @@ describe('queues', () => {
       expect(statefulResources[dlqId]).toMatchObject({ Type: 'AWS::SQS::Queue', Properties: { MessageRetentionPeriod: 14 * 24 * 3600 } });
     }
     expect(byType(statefulResources, 'AWS::SQS::Queue')).toHaveLength(2 * pipelineStageList.length);
+  });
+
+  test("each stage's DLQ feeds the dead-letter consumer (partial batch responses), which may write the table", () => {
+    const exports = exportedIds(s.statefulTemplate);
+    const mappings = byType(statelessResources, 'AWS::Lambda::EventSourceMapping');
+    expect(deadLetterConsumerList.map((c) => c.name)).toEqual(['pdf-dead-letter']);
+    for (const consumer of deadLetterConsumerList) {
+      const fnId = logicalId(s.stateless, s.stateless.functions[consumer.name]!.function);
+      const sources = mappings
+        .filter(([, m]) => m.Properties.FunctionName.Ref === fnId)
+        .map(([, m]) => {
+          expect(m.Properties).toMatchObject({ BatchSize: consumer.batchSize, FunctionResponseTypes: ['ReportBatchItemFailures'] });
+          return exports.get(m.Properties.EventSourceArn['Fn::ImportValue']);
+        });
+      expect(sources.sort()).toEqual(pipelineStageList.map((stage) => logicalId(s.stateful, s.stateful.queues[stage.name].dlq)).sort());
+      expect(consumer.access).toEqual({ table: 'readwrite' });
+    }
   });
 });
 
@@ -340,7 +357,7 @@ describe('stateful resources', () => {
 });
 
 describe('alarms', () => {
-  test('DLQ depth > 0 for each stage, API 5xx, and errors of each function, all notifying the alarm topic', () => {
+  test('DLQ messages received > 0 for each stage, API 5xx, and errors of each function, all notifying the alarm topic', () => {
     const topicId = logicalId(s.stateful, s.stateful.alarmTopic);
     const dlqAlarms = byType(statefulResources, 'AWS::CloudWatch::Alarm');
     expect(dlqAlarms).toHaveLength(pipelineStageList.length);
@@ -348,7 +365,8 @@ describe('alarms', () => {
       const dlqId = logicalId(s.stateful, s.stateful.queues[stage.name].dlq);
       const alarm = dlqAlarms.find(([, a]) => JSON.stringify(a.Properties.Dimensions).includes(dlqId));
       expect(alarm?.[1].Properties).toMatchObject({
-        MetricName: 'ApproximateNumberOfMessagesVisible',
+        MetricName: 'NumberOfMessagesReceived',
+        Statistic: 'Sum',
         Threshold: 0,
         ComparisonOperator: 'GreaterThanThreshold',
         AlarmActions: [{ Ref: topicId }],

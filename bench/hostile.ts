@@ -1,0 +1,56 @@
+import { performance } from 'node:perf_hooks';
+import { loadConfig } from '../shared/config.ts';
+import { extractTextBounded } from '../shared/pdf/bounded-extract.ts';
+import { extractLimits } from '../shared/pdf/extract-stage.ts';
+import { PermanentFailure } from '../shared/pdf/failures.ts';
+import { pipelineStages } from '../infra/routes.ts';
+import { hostileClasses, hostilePdf, plainRawPdf } from '../test/helpers/hostile-pdfs.ts';
+import type { Benchmark } from './lib/context.ts';
+import { absoluteCheck, type Check } from './lib/report.ts';
+
+// Hostile documents (issue 15): each class of test/helpers/hostile-pdfs.ts through the bounded
+// extraction of pdf-extract, with its default limits for the function's memory (manifest
+// memoryMb). Per class: the outcome, the time and the extraction child's peak RSS, against the
+// budgets: time ≤ the per-page budget (PDF_EXTRACT_PAGE_MS: every class here is one to twenty
+// pages and must end long before the document budget), peak RSS ≤ the child's RSS limit. A plain
+// page is the baseline (what any document costs: a process, pdf.js loaded).
+
+const memoryMb = pipelineStages['pdf-extract'].memoryMb;
+
+export const hostile: Benchmark = {
+  name: 'hostile',
+  title: 'Hostile PDFs: outcome, time and peak RSS per class against the extraction budgets',
+  async run(ctx) {
+    const config = loadConfig({ ...process.env, TABLE_NAME: process.env.TABLE_NAME ?? 'bench' });
+    const limits = extractLimits(config, { memoryMb });
+    const checks: Check[] = [];
+    const rows: (string | number)[][] = [];
+    const cases: [string, () => Promise<Buffer>][] = [['plain page (baseline)', async () => plainRawPdf()], ...hostileClasses.map((k) => [k, () => hostilePdf(k)] as [string, () => Promise<Buffer>])];
+    let baseline: number | undefined;
+    for (const [name, make] of cases) {
+      const pdf = await make();
+      ctx.log(`hostile: ${name} (${pdf.length} bytes)`);
+      let peak: number | undefined;
+      const t0 = performance.now();
+      let outcome: string;
+      try {
+        const r = await extractTextBounded(pdf, { maxPages: config.PDF_MAX_PAGES, limits, onPage: () => undefined, onStats: (s) => (peak = s.childPeakRssMb) });
+        outcome = `completed (${r.pages} pages, ${r.textPages} with text)`;
+      } catch (err) {
+        if (!(err instanceof PermanentFailure)) throw err;
+        outcome = `${err.reason}: ${err.message.replace('The PDF is too complex to process: ', '')}`;
+      }
+      const ms = performance.now() - t0;
+      baseline ??= ms;
+      rows.push([name, pdf.length, outcome, Math.round(ms), peak ?? '–']);
+      checks.push(absoluteCheck(`${name}: time`, Math.round(ms), 'ms', { max: limits.pageMs }, { baseline: Math.round(baseline), ratio: ms / baseline }));
+      if (peak !== undefined) checks.push(absoluteCheck(`${name}: child peak RSS`, peak, 'MB', { max: limits.rssMb }));
+    }
+    return {
+      checks,
+      details: [{ title: `Per class (pdf-extract ${memoryMb} MB: child heap ${limits.heapMb} MB, RSS limit ${limits.rssMb} MB, ${limits.pageMs} ms a page)`, header: ['class', 'bytes', 'outcome', 'ms', 'child peak RSS MB'], rows }],
+      notes: ['Peak RSS is sampled every 50 ms from /proc (Linux); a child stopped within its first sample reports none.'],
+      data: { limits },
+    };
+  },
+};

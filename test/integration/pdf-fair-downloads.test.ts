@@ -1,0 +1,94 @@
+import { startTestApp, type TestApp } from '#test/helpers/app.ts';
+import { fixturePdf } from '#test/helpers/make-pdf.ts';
+import { startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
+import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
+import { download, MAX_REDIRECTS, type FetchPolicy } from '#shared/pdf/guarded-fetch.ts';
+import { PermanentFailure } from '#shared/pdf/failures.ts';
+
+// Fair downloads (issue 15): a slow-drip download is cut once it delivers less than the floor
+// over a window, and one user cannot hold more than PDF_MAX_IN_FLIGHT_PER_USER ingestions, so
+// another user's small PDF is never queued behind their slow URLs.
+
+let app: TestApp;
+let ai: OpenAiTestServer;
+let pdfs: PdfServer;
+
+beforeAll(async () => {
+  [ai, pdfs] = await Promise.all([startOpenAiTestServer(), startPdfServer()]);
+  app = await startTestApp({
+    env: {
+      OPENAI_API_KEY: 'test-key',
+      OPENAI_BASE_URL: ai.baseURL,
+      PDF_MAX_IN_FLIGHT_PER_USER: '2',
+      PDF_SYNC_WAIT_MS: '10000',
+      // A floor the drip below meets: these downloads stay open for the whole test.
+      PDF_FETCH_MIN_BYTES_PER_SECOND: '100',
+      PDF_FETCH_SLOW_WINDOW_MS: '60000',
+    },
+  });
+  // 200 bytes a second for 1 MB: over an hour of download.
+  pdfs.serve('/slow.pdf', { size: 1024 * 1024, drip: { bytes: 10, everyMs: 50 } });
+  pdfs.serve('/small.pdf', { body: await fixturePdf('hello-world.pdf') });
+});
+afterAll(async () => {
+  await pdfs?.close();
+  await app?.stop();
+  await ai?.close();
+});
+
+async function ingest(token: string, path: string) {
+  const upload = await app.request('POST', '/upload', { token, body: { fileName: 'doc.pdf', contentType: 'application/pdf', size: 1000 } });
+  return app.request('POST', '/message/pdf', { token, body: { url: `${pdfs.url}${path}`, fileId: upload.body.data.fileId } });
+}
+
+test("one user's slow URLs: two in flight, the third is 429 with Retry-After; another user's small PDF completes meanwhile", async () => {
+  const { token: alice } = await app.signIn('alice-slow@example.com');
+  const { token: bob } = await app.signIn('bob-small@example.com');
+
+  // PDF_SYNC_WAIT_MS passes with Alice's downloads still dripping: 202 processing.
+  const first = ingest(alice, '/slow.pdf');
+  const second = ingest(alice, '/slow.pdf');
+  const [a1, a2] = await Promise.all([first, second]);
+  expect([a1.status, a2.status]).toEqual([202, 202]);
+
+  const a3 = await ingest(alice, '/slow.pdf');
+  expect(a3.status).toBe(429);
+  expect(a3.headers.get('retry-after')).toBe('10');
+  expect(a3.body).toMatchObject({ success: false, statusCode: 429 });
+
+  const b = await ingest(bob, '/small.pdf');
+  expect(b.status).toBe(200);
+  expect(b.body.data.embeddingsData).toMatchObject({ status: 'completed', pages: 1 });
+  // Alice's two downloads were still open when Bob's PDF completed, and a third never started.
+  const slow = pdfs.responses('/slow.pdf').filter((r) => r.method === 'GET');
+  expect(slow).toHaveLength(2);
+  expect(slow.every((r) => !r.aborted && r.bytesWritten < 1024 * 1024)).toBe(true);
+});
+
+describe('the download floor', () => {
+  const policy = (minBytesPerSecond: number, slowWindowMs: number): FetchPolicy => ({
+    allowLoopback: true,
+    maxBytes: 10 * 1024 * 1024,
+    timeoutMs: 60_000,
+    maxRedirects: MAX_REDIRECTS,
+    minBytesPerSecond,
+    slowWindowMs,
+  });
+
+  test('a body slower than the floor over a window is cut: DOWNLOAD_FAILED, not retried, the connection closed', async () => {
+    pdfs.serve('/drip.pdf', { size: 64 * 1024, drip: { bytes: 10, everyMs: 50 } });
+    const err = await download(`${pdfs.url}/drip.pdf`, policy(1024, 500)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PermanentFailure);
+    expect(err).toMatchObject({ reason: 'DOWNLOAD_FAILED', message: 'The download was too slow' });
+    const [response] = pdfs.responses('/drip.pdf');
+    await response!.finished;
+    expect(response!.aborted).toBe(true);
+    expect(response!.bytesWritten).toBeLessThan(64 * 1024);
+  });
+
+  test('a body that keeps above the floor completes, however many windows it takes', async () => {
+    pdfs.serve('/steady.pdf', { size: 6000, drip: { bytes: 500, everyMs: 50 } });
+    const body = await download(`${pdfs.url}/steady.pdf`, policy(1024, 200));
+    expect(body.length).toBe(6000);
+  });
+});
