@@ -150,13 +150,15 @@ function respond(shape: BodyShape): MiddlewareObj<Event, APIGatewayProxyResult |
  */
 function authentication(route: HttpRoute): MiddlewareObj<Event> {
   const mode = route.auth;
-  const concurrent = route.method === 'GET' && mode === 'user';
+  const concurrentRead = route.method === 'GET' && mode === 'user';
   return {
     before: async (request) => {
       if (mode === 'idp') return; // POST /auth verifies the provider's ID token itself
       const { state } = request.event;
       const claims = await verifyCaller(state.headers);
-      if (!concurrent) {
+      // An admin token's role is only known once the user is read (the configuration may have
+      // withdrawn it), so an admin's read waits for the confirmation; a user's never needs to.
+      if (!concurrentRead || claims.role !== 'user') {
         state.user = await confirmCaller(claims, mode);
         return;
       }
