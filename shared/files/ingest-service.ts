@@ -5,7 +5,7 @@ import type { ChatRepository } from '../chats/chat-repository.ts';
 import type { MessageRepository } from '../chats/message-repository.ts';
 import { BadRequestError, HttpError, NotFoundError } from '../http/errors.ts';
 import { logger } from '../logger.ts';
-import { httpStatusOf, PermanentFailure, RetryableFailure } from '../pdf/failures.ts';
+import { clientFailureMessage, httpStatusOf, PermanentFailure, RetryableFailure } from '../pdf/failures.ts';
 import { parsePdfUrl, probeSize, type FetchPolicy } from '../pdf/guarded-fetch.ts';
 import { sendToStage } from '../pdf/queue.ts';
 import type { AttachmentRepository } from './attachment-repository.ts';
@@ -44,10 +44,14 @@ function failureError(record: FileRecord): HttpError {
   });
 }
 
-/** A URL refused or a size check failed: 400 with the reason (TOO_LARGE, DOWNLOAD_FAILED). */
+/**
+ * A URL refused or a size check failed: 400 with the reason (URL_REFUSED, TOO_LARGE,
+ * DOWNLOAD_FAILED). A failed size check says nothing of how it failed (clientFailureMessage).
+ */
 function urlError(err: PermanentFailure | RetryableFailure): BadRequestError {
-  const message = err.reason === 'TOO_LARGE' ? err.message : `The URL failed the size check: ${err.message}`;
-  return new BadRequestError(message, [{ path: 'body.url', message: err.message, code: err.reason }], err.reason);
+  const message = clientFailureMessage(err.reason, err.message);
+  if (message !== err.message) logger.info('size check failed', { reason: err.reason, detail: err.message });
+  return new BadRequestError(message, [{ path: 'body.url', message, code: err.reason }], err.reason);
 }
 
 /**
