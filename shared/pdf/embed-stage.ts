@@ -9,6 +9,7 @@ import { chunkerId } from './chunker.ts';
 import { completeRun, readyToComplete } from './completion.ts';
 import { PermanentFailure, RetryableFailure } from './failures.ts';
 import { partFileSchema, type EmbedMessage, type PartFile } from './messages.ts';
+import { cleanUpStaleRun, isCurrentRun } from './leftovers.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
 
 // pdf-embed: one part's chunks → embeddings (as few requests as the provider's limits allow,
@@ -83,7 +84,7 @@ export async function runEmbed(deps: PipelineDeps, msg: EmbedMessage, ctx: Embed
   const partBytes = deps.storage.get(msg.key);
   partBytes.catch(() => undefined);
   const record = await deps.files.getRaw(msg.fileId);
-  if (!record || record.runId !== msg.runId || record.status !== 'processing') return;
+  if (!isCurrentRun(record, msg.runId)) return cleanUpStaleRun(deps, msg.fileId, msg.runId, record);
   if (record.doneParts?.has(msg.part)) {
     if (readyToComplete(record, msg.runId)) await completeRun(deps, record);
     return;
@@ -140,5 +141,8 @@ export async function runEmbed(deps: PipelineDeps, msg: EmbedMessage, ctx: Embed
     ...(reused.from && { reusedFrom: reused.from }),
   });
   updated ??= await deps.files.getRaw(msg.fileId); // counted before (a redelivery): completion may be left
+  // The run ended while this part was embedded (the file deleted or re-ingested): the chunk items
+  // and vectors just written must not stay.
+  if (!isCurrentRun(updated, msg.runId)) return cleanUpStaleRun(deps, msg.fileId, msg.runId, updated);
   if (readyToComplete(updated, msg.runId)) await completeRun(deps, updated);
 }

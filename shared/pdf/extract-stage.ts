@@ -8,6 +8,7 @@ import { PartPlanner } from './parts.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
 import { completeRun, readyToComplete } from './completion.ts';
 import { sendToStage } from './queue.ts';
+import { cleanUpStaleRun, isCurrentRun } from './leftovers.ts';
 import { countTextTokens } from './tokens.ts';
 
 // pdf-extract: text per page → token-aware chunks → parts (one embedding request each). Parts
@@ -23,13 +24,13 @@ export interface ExtractContext {
 const RESERVE_MS = 15_000;
 
 /**
- * Steps: skip a stale message → read the PDF → extract page by page, chunking as pages arrive;
+ * Steps: skip a stale message (cleaning up after a deleted file) → read the PDF → extract page by page, chunking as pages arrive;
  * each full part: write its file, queue it → record pages, chunks, parts → complete if every
- * part is already embedded.
+ * part is already embedded; refused because the run ended meanwhile: clean up what was written.
  */
 export async function runExtract(deps: PipelineDeps, msg: ExtractMessage, ctx: ExtractContext = {}): Promise<void> {
   const record = await deps.files.get(msg.fileId);
-  if (!record || record.runId !== msg.runId || record.status !== 'processing') return;
+  if (!isCurrentRun(record, msg.runId)) return cleanUpStaleRun(deps, msg.fileId, msg.runId, record);
 
   const c = deps.config;
   const bytes = await deps.storage.get(msg.key);
@@ -59,7 +60,10 @@ export async function runExtract(deps: PipelineDeps, msg: ExtractMessage, ctx: E
   });
   add(chunker.finish());
   planner.flush();
-  await Promise.all(pending);
+  // Every write settles before the stage returns or fails: a write still in flight after a
+  // failure would land after the clean-up of a redelivery (see leftovers.ts).
+  const failed = (await Promise.allSettled(pending)).find((r) => r.status === 'rejected');
+  if (failed) throw failed.reason;
 
   const now = deps.now();
   const updated = await deps.files.updateRun(record.id, msg.runId, {
@@ -70,6 +74,9 @@ export async function runExtract(deps: PipelineDeps, msg: ExtractMessage, ctx: E
     extractedAt: now,
     updatedAt: now,
   });
+  // Refused: the file was deleted (or re-ingested) while its text was extracted, and the parts
+  // written meanwhile must not stay behind.
+  if (!updated) return cleanUpStaleRun(deps, record.id, msg.runId, await deps.files.get(record.id));
   if (readyToComplete(updated, msg.runId)) await completeRun(deps, updated);
 }
 
