@@ -1,6 +1,8 @@
 import { Readable } from 'node:stream';
 import { AiProviderError, clientMessage } from '../ai/errors.ts';
 import { estimateUsage } from '../ai/prompt.ts';
+import { estimateTokens } from '../ai/tokens.ts';
+import type { TokenReservation } from '../limits/user-limits.ts';
 import type { AiProvider, ChatInput, Source, Usage } from '../ai/types.ts';
 import { BadGatewayError, BadRequestError, ForbiddenError, HttpError, NotFoundError, ServiceUnavailableError } from '../http/errors.ts';
 import { logger } from '../logger.ts';
@@ -13,11 +15,19 @@ import { SSE_DONE, sseComment, sseData, sseEvent } from './sse.ts';
 
 // POST /message/logged-in: a prompt in, the assistant's reply out, whole or as an event stream.
 
+/** The user's daily token budget (shared/limits/user-limits.ts). */
+export interface TokenBudget {
+  reserveTokens(userId: string, tokens: number): Promise<TokenReservation | undefined>;
+  settle(reservation: TokenReservation | undefined, usedTokens: number): Promise<void>;
+}
+
 export interface SendMessageDeps {
   chats: ChatRepository;
   messages: MessageRepository;
   provider: AiProvider;
   retrieve: (input: RetrieveInput) => Promise<Source[]>;
+  /** Absent: no budget (tests of other concerns). */
+  budget?: TokenBudget;
   settings: {
     historyTokenBudget: number;
     replyMaxTokens: number;
@@ -110,18 +120,38 @@ async function prepare(deps: SendMessageDeps, req: SendMessageRequest): Promise<
 }
 
 /**
+ * Holds the reply's likely cost against the user's daily budget before anything is stored (a
+ * 429 then changes nothing): the prompt's estimate plus the longest reply. Settled to the real
+ * usage once the reply is known.
+ */
+async function reserve(deps: SendMessageDeps, req: SendMessageRequest) {
+  return deps.budget?.reserveTokens(req.userId, estimateTokens(req.prompt) + deps.settings.replyMaxTokens);
+}
+
+/** Settles a reservation; a failure here must not lose a reply already generated. */
+async function settle(deps: SendMessageDeps, reservation: TokenReservation | undefined, usedTokens: number) {
+  await deps.budget?.settle(reservation, usedTokens).catch((err: unknown) => logger.error('could not settle the token budget', { error: err as Error }));
+}
+
+/**
  * The reply in one piece.
- * Steps: prepare (above) → call the model (within the deadline) → store the reply with its
- * usage and sources → return it. A model failure leaves the user's message stored, unanswered.
+ * Steps: reserve tokens (429 when the daily budget cannot hold them) → prepare (above) → call
+ * the model (within the deadline) → settle the budget to the real usage → store the reply with
+ * its usage and sources → return it. A model failure leaves the user's message stored, unanswered.
  */
 export async function sendMessage(deps: SendMessageDeps, req: SendMessageRequest): Promise<Reply> {
-  const { chat, input, sources } = await prepare(deps, req);
+  const reservation = await reserve(deps, req);
   let result: { text: string; usage: Usage };
+  let prepared: Prepared;
   try {
-    result = await deps.provider.reply({ ...input, ...(req.deadlineMs && { signal: AbortSignal.timeout(req.deadlineMs) }) });
+    prepared = await prepare(deps, req);
+    result = await deps.provider.reply({ ...prepared.input, ...(req.deadlineMs && { signal: AbortSignal.timeout(req.deadlineMs) }) });
   } catch (err) {
+    await settle(deps, reservation, 0);
     throw httpErrorFor(err);
   }
+  await settle(deps, reservation, result.usage.totalTokens);
+  const { chat, sources } = prepared;
   const stored = await deps.messages.append({
     chatId: chat.id,
     userId: req.userId,
@@ -147,16 +177,24 @@ export interface StreamedReply {
 }
 
 /**
- * The reply as Server-Sent Events (DESIGN §7). Client errors are thrown before the stream
- * exists, so they are ordinary JSON responses.
- * Steps: prepare (above) → open the stream → one `data: {"content"}` event per model delta, a
+ * The reply as Server-Sent Events (DESIGN §7). Client errors (and the 429 of a spent token
+ * budget) are thrown before the stream exists, so they are ordinary JSON responses.
+ * Steps: reserve tokens → prepare (above) → open the stream → one `data: {"content"}` event per model delta, a
  * `: keep-alive` comment whenever the model is quiet for `heartbeatMs` → store the reply (what
  * was generated, marked incomplete, when the model failed or the client left) → `event: sources`
  * (file chats) and `event: usage`, or `event: error` after a failure → `data: [DONE]`.
  * The client going away destroys the stream, which aborts the model call.
  */
 export async function streamMessage(deps: SendMessageDeps, req: SendMessageRequest): Promise<StreamedReply> {
-  const { chat, input, sources } = await prepare(deps, req);
+  const reservation = await reserve(deps, req);
+  let prepared: Prepared;
+  try {
+    prepared = await prepare(deps, req);
+  } catch (err) {
+    await settle(deps, reservation, 0);
+    throw err;
+  }
+  const { chat, input, sources } = prepared;
   const clientGone = new AbortController();
   const signals = [clientGone.signal, ...(req.deadlineMs ? [AbortSignal.timeout(req.deadlineMs)] : [])];
   const signal = signals.length > 1 ? AbortSignal.any(signals) : clientGone.signal;
@@ -199,6 +237,8 @@ export async function streamMessage(deps: SendMessageDeps, req: SendMessageReque
       failure = err;
     }
     const interrupted = failure !== undefined || clientGone.signal.aborted;
+    // What the model produced is paid for, however the stream ended.
+    await settle(deps, reservation, usage?.totalTokens ?? (text ? estimateUsage(input, text).totalTokens : 0));
     if (failure && !(failure instanceof AiProviderError) && !(failure instanceof HttpError)) {
       logger.error('streamed reply failed', { error: failure as Error });
     } else if (failure) {

@@ -9,6 +9,7 @@ import { logger } from '../logger.ts';
 import { clientFailureMessage, httpStatusOf, PermanentFailure, RetryableFailure } from '../pdf/failures.ts';
 import { parsePdfUrl, probeSize, type FetchPolicy } from '../pdf/guarded-fetch.ts';
 import { sendToStage } from '../pdf/queue.ts';
+import type { UserLimits } from '../limits/user-limits.ts';
 import type { AttachmentRepository } from './attachment-repository.ts';
 import { isDeletedFile, type FileRecord, type FileRepository } from './file-repository.ts';
 import { toEmbeddingsData } from './file-view.ts';
@@ -22,6 +23,8 @@ export interface IngestDeps {
   chats: ChatRepository;
   messages: MessageRepository;
   sqs: SQSClient;
+  /** The user's daily token budget: an ingestion starts only while some is left. */
+  budget?: Pick<UserLimits, 'assertTokensLeft'>;
   /** The SSRF guard's settings for the size probe. */
   policy: FetchPolicy;
   now?: () => string;
@@ -58,7 +61,7 @@ function urlError(err: PermanentFailure | RetryableFailure): BadRequestError {
 /**
  * Steps: check the URL's form → the caller's file record (404 otherwise) → the caller's active
  * file chat when chatId is given → a file already processing or completed is not ingested again
- * (unless force) → SSRF guard and size probe (400 at once) → start a run (conditional, so two
+ * (unless force) → 429 when the user's daily token budget is spent → SSRF guard and size probe (400 at once) → start a run (conditional, so two
  * requests start one) → queue pdf-fetch → attach to the chat → wait for the run: 200 completed,
  * 202 still processing, the typed failure as an error, 404 when the file was deleted meanwhile.
  */
@@ -81,6 +84,7 @@ export async function ingestPdf(deps: IngestDeps, userId: string, body: z.infer<
 
   let current: FileRecord | undefined;
   if (body.force || !(record.status === 'processing' || record.status === 'completed')) {
+    await deps.budget?.assertTokensLeft(userId); // its embeddings are charged as they are made
     try {
       await probeSize(url.href, deps.policy);
     } catch (err) {

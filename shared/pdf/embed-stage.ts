@@ -1,4 +1,5 @@
 import { AiProviderError } from '../ai/errors.ts';
+import { logger } from '../logger.ts';
 import type { AiProvider } from '../ai/types.ts';
 import type { ChunkItem } from '../files/chunk-repository.ts';
 import { mapLimit } from '../dynamo.ts';
@@ -53,6 +54,8 @@ export interface EmbedContext {
   /** Concurrent embedding requests within one part. */
   concurrency: number;
   estimateTokens: (text: string) => number;
+  /** Charges the file owner's daily token budget for embeddings made (shared/limits/). */
+  chargeTokens?: (userId: string, tokens: number) => Promise<void>;
 }
 
 /**
@@ -140,6 +143,10 @@ export async function runEmbed(deps: PipelineDeps, msg: EmbedMessage, ctx: Embed
     dimensions,
     ...(reused.from && { reusedFrom: reused.from }),
   });
+  // Counted now: the tokens are charged once (a redelivery finds the part counted and skips this).
+  if (updated && tokens > 0 && ctx.chargeTokens) {
+    await ctx.chargeTokens(record.userId, tokens).catch((err: unknown) => logger.error('could not charge embedding tokens', { fileId: msg.fileId, error: err as Error }));
+  }
   updated ??= await deps.files.getRaw(msg.fileId); // counted before (a redelivery): completion may be left
   // The run ended while this part was embedded (the file deleted or re-ingested): the chunk items
   // and vectors just written must not stay.

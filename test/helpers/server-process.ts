@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { projectRoot } from '../../infra/local/runtime.ts';
+import { PER_USER_LIMITS_OFF } from './app.ts';
 
 // `npm start` as a child process (what a developer runs), for tests of restarts, side-by-side
 // copies and clean shutdown. PORT=0 picks a free port; the base URL is read from its output.
@@ -15,7 +16,7 @@ export interface ServerProcess {
 export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
   const child: ChildProcess = spawn(process.execPath, [join(projectRoot, 'node_modules/tsx/dist/cli.mjs'), 'infra/local/start.ts'], {
     cwd: projectRoot,
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'SILENT', ...env },
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'SILENT', ...PER_USER_LIMITS_OFF, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
