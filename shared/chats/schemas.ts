@@ -163,7 +163,7 @@ export const contracts: RouteContracts = {
       'A `: keep-alive` comment is sent while the model is quiet. 400 for a deactivated chat.',
     body: sendMessageBody,
     responses: { 200: replySchema },
-    errors: [400, 401, 403, 404, 502, 504],
+    errors: [400, 401, 403, 404, 429, 502, 504],
     streams: true,
   },
 };

@@ -82,7 +82,7 @@ export const contracts: RouteContracts = {
       'PUT the bytes to uploadUrl with uploadHeaders, then POST /message/pdf with { url: downloadUrl, fileId }. size above PDF_MAX_BYTES is 400.',
     body: createUploadBody,
     responses: { 201: uploadResponse },
-    errors: [400, 401],
+    errors: [400, 401, 429],
   },
   'delete-upload': {
     summary: 'Delete an uploaded file, its chunks, embeddings and attachments',
@@ -100,7 +100,7 @@ export const contracts: RouteContracts = {
       'embedding or processing failure is 500; both carry the reason in errors[0].code.',
     body: ingestPdfBody,
     responses: { 200: ingestResponse, 202: ingestResponse },
-    errors: [400, 401, 404, 500],
+    errors: [400, 401, 404, 429, 500],
   },
   'get-pdf-status': {
     summary: 'Status of a PDF ingestion',
