@@ -50,7 +50,7 @@ export interface PipelineStage {
   access: Access;
 }
 
-export type PipelineStageName = 'pdf-fetch' | 'pdf-extract' | 'pdf-embed';
+export type PipelineStageName = 'pdf-fetch' | 'pdf-extract' | 'pdf-ocr' | 'pdf-embed';
 
 export const pipelineStages = {
   'pdf-fetch': {
@@ -68,6 +68,19 @@ export const pipelineStages = {
     maxConcurrency: 4,
     timeoutSeconds: 300,
     memoryMb: 1536,
+    maxReceiveCount: 5,
+    access: { table: 'readwrite', bucket: 'readwrite', sendTo: ['pdf-ocr', 'pdf-embed'] },
+  },
+  // OCR of pages without usable text, a range of pages per message (OCR_PAGES_PER_MESSAGE), so a
+  // long scan is recognised by up to maxConcurrency invocations at once, each with a tesseract
+  // worker thread per vCPU (3008 MB is 2 vCPUs). The last range to finish chunks the recognised
+  // text and queues its parts to pdf-embed.
+  'pdf-ocr': {
+    queue: 'pdf-ocr',
+    batchSize: 1,
+    maxConcurrency: 10,
+    timeoutSeconds: 600,
+    memoryMb: 3008,
     maxReceiveCount: 5,
     access: { table: 'readwrite', bucket: 'readwrite', sendTo: ['pdf-embed'] },
   },

@@ -37,6 +37,7 @@ export const sourceSchema = z.object({
   chunk: z.number().check(z.int(), z.describe('Chunk index within the file')),
   score: z.number().check(z.describe('Similarity of the passage to the prompt')),
   quote: z.string().check(z.describe('A short passage that appears verbatim in the chunk')),
+  ocr: z.optional(z.boolean()).check(z.describe('True when the page was read by OCR (its text may contain recognition errors)')),
 });
 export type SourceRef = z.infer<typeof sourceSchema>;
 

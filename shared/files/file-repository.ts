@@ -18,7 +18,7 @@ import { batchGetAll, isConditionFailure } from '../dynamo.ts';
 // new run, and messages of the superseded run then change nothing.
 
 export type FileStatus = 'uploaded' | 'processing' | 'completed' | 'failed';
-export type Stage = 'fetch' | 'extract' | 'embed' | 'done';
+export type Stage = 'fetch' | 'extract' | 'ocr' | 'embed' | 'done';
 
 export interface FileRecord {
   id: string;
@@ -38,6 +38,20 @@ export interface FileRecord {
   forced?: boolean;
   sha256?: string;
   pages?: number;
+  /** Pages whose text layer was usable. */
+  textPages?: number;
+  /** Pages read by OCR (counted when OCR finishes). */
+  ocrPages?: number;
+  /** Pages left without usable text: unusable text layer that OCR could not read, OCR off or over OCR_MAX_PAGES, or damaged. */
+  unreadablePages?: number;
+  /** OCR ranges (pdf-ocr messages) of the run, and how many are done. */
+  ocrRangesTotal?: number;
+  ocrRangesDone?: number;
+  /** Chunks and parts pdf-extract made from text layers (OCR chunks and parts are numbered after them). */
+  extractChunks?: number;
+  extractParts?: number;
+  /** Some page had a text layer that was not usable (decides UNREADABLE_TEXT over NO_TEXT_LAYER). */
+  garbledPages?: number;
   chunks?: number;
   partsTotal?: number;
   partsDone?: number;
@@ -69,7 +83,7 @@ export const isDeletedFile = (record: FileRecord | undefined): boolean => !recor
 const fileKey = (id: string) => ({ PK: `FILE#${id}`, SK: 'META' });
 const hashPk = (userId: string, sha256: string) => `FILEHASH#${userId}#${sha256}`;
 const hashSkPrefix = (model: string, chunker: string) => `${model}#${chunker}#`;
-const STORAGE = ['PK', 'SK', 'GSI1PK', 'GSI1SK', 'GSI2PK', 'GSI2SK', 'doneParts'];
+const STORAGE = ['PK', 'SK', 'GSI1PK', 'GSI1SK', 'GSI2PK', 'GSI2SK', 'doneParts', 'doneOcrRanges'];
 
 export function toFileRecord(item: Record<string, unknown>): FileRecord {
   const out: Record<string, unknown> = { ...item };
@@ -139,10 +153,14 @@ export class FileRepository {
   }
 
   /** The record with its storage-only attributes (doneParts), for the pipeline. */
-  async getRaw(id: string): Promise<(FileRecord & { doneParts?: Set<number> }) | undefined> {
+  async getRaw(id: string): Promise<(FileRecord & { doneParts?: Set<number>; doneOcrRanges?: Set<number> }) | undefined> {
     const out = await this.db.send(new GetCommand({ TableName: this.table, Key: fileKey(id), ConsistentRead: true }));
     if (!out.Item) return undefined;
-    return { ...toFileRecord(out.Item), ...(out.Item.doneParts instanceof Set && { doneParts: out.Item.doneParts as Set<number> }) };
+    return {
+      ...toFileRecord(out.Item),
+      ...(out.Item.doneParts instanceof Set && { doneParts: out.Item.doneParts as Set<number> }),
+      ...(out.Item.doneOcrRanges instanceof Set && { doneOcrRanges: out.Item.doneOcrRanges as Set<number> }),
+    };
   }
 
   /** Several records at once (retrieval); missing ids are left out. */
@@ -170,7 +188,10 @@ export class FileRepository {
         GSI2PK: INGESTING,
         GSI2SK: `${p.now}#${p.id}`,
       },
-      ['failure', 'failedAt', 'partsTotal', 'pages', 'chunks', 'fetchedAt', 'extractedAt', 'completedAt', 'doneParts', 'reusedFrom'],
+      [
+        'failure', 'failedAt', 'partsTotal', 'pages', 'chunks', 'fetchedAt', 'extractedAt', 'completedAt', 'doneParts', 'reusedFrom',
+        'textPages', 'ocrPages', 'unreadablePages', 'ocrRangesTotal', 'ocrRangesDone', 'doneOcrRanges', 'extractChunks', 'extractParts', 'garbledPages',
+      ],
     );
     // A file being deleted (its run retired) never starts again.
     const live = '(attribute_not_exists(#runId) OR NOT begins_with(#runId, :retired))';
@@ -240,6 +261,19 @@ export class FileRepository {
         ':dims': embedding.dimensions,
         ...(embedding.reusedFrom && { ':reusedFrom': embedding.reusedFrom }),
       },
+    });
+  }
+
+  /**
+   * Counts one OCR range, once (like markPartDone: a set of range numbers, refused when the range
+   * is in it). Undefined when refused (counted before, or the run is no longer current).
+   */
+  async markOcrRangeDone(id: string, runId: string, range: number, now: string): Promise<(FileRecord & { doneOcrRanges?: Set<number> }) | undefined> {
+    return this.updateIf(id, {
+      UpdateExpression: 'ADD #done :one, #ranges :range SET #updatedAt = :now',
+      ConditionExpression: '#runId = :runId AND #status = :processing AND NOT contains(#ranges, :n)',
+      ExpressionAttributeNames: { '#status': 'status', '#runId': 'runId', '#done': 'ocrRangesDone', '#ranges': 'doneOcrRanges', '#updatedAt': 'updatedAt' },
+      ExpressionAttributeValues: { ':one': 1, ':range': new Set([range]), ':n': range, ':now': now, ':runId': runId, ':processing': 'processing' },
     });
   }
 

@@ -51,8 +51,14 @@ export const embeddingsDataSchema = z.object({
   fileId: z.string(),
   fileName: z.string(),
   status: z.enum(['uploaded', 'processing', 'completed', 'failed']),
-  stage: z.optional(z.enum(['fetch', 'extract', 'embed', 'done'])),
+  stage: z.optional(z.enum(['fetch', 'extract', 'ocr', 'embed', 'done'])),
   pages: z.optional(int()),
+  textPages: z.optional(int()).check(z.describe('Pages whose text layer was usable')),
+  ocrPages: z.optional(int()).check(z.describe('Pages whose text was recognised by OCR (set once OCR has finished)')),
+  unreadablePages: z.optional(int()).check(
+    z.describe('Pages left without usable text: unusable text layer that OCR could not read, OCR off or over OCR_MAX_PAGES, or damaged'),
+  ),
+  ocr: z.optional(z.object({ ranges: int(), done: int() })).check(z.describe('While OCR runs: page ranges recognised so far')),
   chunks: z.optional(int()),
   parts: z.optional(z.object({ total: z.optional(int()), done: int() })),
   model: z.optional(z.string()),
@@ -96,7 +102,8 @@ export const contracts: RouteContracts = {
       'The URL is checked (http/https, public addresses only) and its size probed at once (400 when too large or when the check fails). ' +
       'Then the pipeline runs; the call waits up to PDF_SYNC_WAIT_MS: 200 when completed, 202 with status processing otherwise ' +
       '(poll GET /message/pdf/{fileId}). A file that is processing or completed is not ingested again unless force is true. ' +
-      'A document that cannot be used (NOT_PDF, ENCRYPTED, NO_TEXT_LAYER, TOO_LARGE, TOO_MANY_PAGES) is 400; a download, ' +
+      'Pages without usable text (scans, fonts without a Unicode map) are read by OCR when OCR_ENABLED. ' +
+      'A document that cannot be used (NOT_PDF, ENCRYPTED, NO_TEXT_LAYER, UNREADABLE_TEXT, TOO_LARGE, TOO_MANY_PAGES) is 400; a download, ' +
       'embedding or processing failure is 500; both carry the reason in errors[0].code.',
     body: ingestPdfBody,
     responses: { 200: ingestResponse, 202: ingestResponse },

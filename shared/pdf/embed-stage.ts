@@ -127,6 +127,7 @@ export async function runEmbed(deps: PipelineDeps, msg: EmbedMessage, ctx: Embed
     pageEnd: c.pageEnd,
     pageStarts: c.pageStarts,
     tokens: c.tokens,
+    ...(c.ocrPages?.length && { ocrPages: c.ocrPages }),
     embedding: vectorToBinary(vectors[i]!),
   }));
   const packed = packVectors(

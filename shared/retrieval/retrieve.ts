@@ -112,10 +112,12 @@ export function createRetriever(deps: RetrievalDeps) {
 
     return scored.map(({ item, score }) => {
       const { quote, offset } = pickQuote(item.text, prompt);
+      const page = pageAt(item.pageStarts ?? [], offset, item.page);
       return {
         fileId: item.fileId,
         fileName: fileById.get(item.fileId)!.fileName,
-        page: pageAt(item.pageStarts ?? [], offset, item.page),
+        page,
+        ...(item.ocrPages?.includes(page) && { ocr: true }),
         chunk: item.n,
         score: Math.round(score * 10_000) / 10_000,
         text: item.text,
