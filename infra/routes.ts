@@ -107,6 +107,7 @@ export const httpRoutes = {
   // may wait on a long reply, hence its timeout; it reads the OpenAI key secret when deployed.
   'create-chat': { method: 'POST', path: '/chat', auth: 'user', shape: 'envelope', access: { table: 'readwrite', jwtSecret: true } },
   'list-chats': { method: 'GET', path: '/chat', auth: 'user', shape: 'envelope', access: { table: 'read', jwtSecret: true } },
+  'get-chat': { method: 'GET', path: '/chat/{chatId}', auth: 'user', shape: 'envelope', access: { table: 'read', jwtSecret: true } },
   'update-chat': { method: 'PUT', path: '/chat/{chatId}', auth: 'user', shape: 'envelope', access: { table: 'readwrite', jwtSecret: true } },
   'delete-chat': { method: 'DELETE', path: '/chat/{chatId}', auth: 'user', shape: 'envelope', access: { table: 'readwrite', jwtSecret: true } },
   'list-messages': { method: 'GET', path: '/chat/{chatId}/messages', auth: 'user', shape: 'envelope', access: { table: 'read', jwtSecret: true } },
@@ -123,6 +124,7 @@ export const httpRoutes = {
   // PDF upload and ingestion (envelope bodies). ingest-pdf checks the URL and its size, starts the
   // pipeline and waits up to PDF_SYNC_WAIT_MS for it (under API Gateway's 29 s).
   'create-upload': { method: 'POST', path: '/upload', auth: 'user', shape: 'envelope', rateLimit: 'uploads', access: { table: 'readwrite', bucket: 'readwrite', jwtSecret: true } },
+  'list-uploads': { method: 'GET', path: '/upload', auth: 'user', shape: 'envelope', access: { table: 'read', jwtSecret: true } },
   'delete-upload': { method: 'DELETE', path: '/upload/{fileId}', auth: 'user', shape: 'envelope', access: { table: 'readwrite', bucket: 'readwrite', jwtSecret: true } },
   'ingest-pdf': { method: 'POST', path: '/message/pdf', auth: 'user', shape: 'envelope', rateLimit: 'ingestions', access: { table: 'readwrite', sendTo: ['pdf-fetch'], jwtSecret: true } },
   'get-pdf-status': { method: 'GET', path: '/message/pdf/{fileId}', auth: 'user', shape: 'envelope', access: { table: 'read', jwtSecret: true } },

@@ -114,6 +114,10 @@ export const configSchema = z.object({
   PDFJS_CMAPS_DIR: z.optional(str()),
   // Packed vectors kept in memory by warm functions for retrieval.
   RETRIEVAL_CACHE_MB: z._default(int(0, 4_096), 256),
+  // Passages retrieved for a prompt in a file chat (the sources a reply is given and may cite).
+  RETRIEVAL_K: z._default(int(1, 50), 6),
+  // hybrid: dense and BM25 rankings fused (RRF); dense or lexical alone, to measure each.
+  RETRIEVAL_MODE: z._default(z.enum(['hybrid', 'dense', 'lexical']), 'hybrid'),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -34,6 +34,8 @@ export interface GatewayOptions {
   log?: ((line: string) => void) | false;
   /** The routes to serve; the manifest's by default. */
   routes?: typeof httpRouteList;
+  /** Asked first: answers the local pages (playground, /docs, infra/local/dev-pages.ts); true when it did. */
+  pages?: (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
   /** Extra non-API routes (the local identity provider's JWKS). */
   extraRoutes?: Record<string, (req: IncomingMessage, res: ServerResponse) => void>;
 }
@@ -221,6 +223,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<number> {
     const url = new URL(req.url ?? '/', 'http://localhost');
+    if (await options.pages?.(req, res)) return res.statusCode;
     const extra = options.extraRoutes?.[url.pathname];
     if (extra) {
       extra(req, res);

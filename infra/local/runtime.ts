@@ -6,7 +6,8 @@ import { loadConfig, type Config } from '../../shared/config.ts';
 import { pipelineStageList, queueUrlVariable, type PipelineStageName } from '../routes.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, ensureTable, startEmulators, type Emulators } from './emulators.ts';
 import { ensureBucket, ensureQueues, type QueueInfo } from './queues.ts';
-import { startGateway, type Gateway } from './gateway.ts';
+import { API_PREFIX, startGateway, type Gateway } from './gateway.ts';
+import { devPages } from './dev-pages.ts';
 import { startPoller, type Poller } from './poller.ts';
 import { installLambdaGlobals } from './lambda-runtime.ts';
 import { LOCAL_IDP_AUDIENCE, LOCAL_IDP_ISSUER, LOCAL_IDP_JWKS_PATH, localJwks, localServiceSecret } from './local-idp.ts';
@@ -93,6 +94,7 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
       port: o.port,
       loadHandler: loadFunction,
       log: o.log,
+      pages: devPages({ dataDir: o.dataDir, apiPrefix: API_PREFIX }),
       extraRoutes: {
         [LOCAL_IDP_JWKS_PATH]: (_req, res) => {
           localJwks(o.dataDir).then((jwks) => {

@@ -23,6 +23,8 @@ const { PORT, DATA_DIR } = local.data;
 try {
   const runtime = await startLocalRuntime({ port: PORT, dataDir: resolve(DATA_DIR), persist: true });
   console.log(`API:         ${runtime.url}`);
+  console.log(`Playground:  ${new URL('/', runtime.url).href}`);
+  console.log(`Reference:   ${new URL('/docs', runtime.url).href}`);
   console.log(`AI provider: ${describeAiProvider(runtime.config)}`);
   console.log(`Data:        ${resolve(DATA_DIR)}`);
   console.log(`Sign in:     TOKEN=$(npm run -s token -- --email you@example.com)`);

@@ -33,7 +33,7 @@ export function words(text: string): string[] {
 }
 
 /** FNV-1a, 32 bits. */
-function fnv1a(text: string): number {
+export function fnv1a(text: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {
     h ^= text.charCodeAt(i);

@@ -9,6 +9,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import type { Failure } from '../pdf/failures.ts';
 import { batchGetAll, isConditionFailure } from '../dynamo.ts';
+import { decodeCursor, invalidCursor, queryPage, type Key } from '../http/pagination.ts';
 
 // File records (DESIGN §5): FILE#<id> / META, listed per owner through GSI1 (USER#<userId> /
 // FILE#<createdAt>#<id>). GSI2 is sparse and holds one of two things at a time:
@@ -38,6 +39,9 @@ export interface FileRecord {
   forced?: boolean;
   sha256?: string;
   pages?: number;
+  /** Extraction progress: pages read so far of the document's total. */
+  pagesDone?: number;
+  pagesTotal?: number;
   /** Pages whose text layer was usable. */
   textPages?: number;
   /** Pages read by OCR (counted when OCR finishes). */
@@ -83,6 +87,7 @@ export const isDeletedFile = (record: FileRecord | undefined): boolean => !recor
 const fileKey = (id: string) => ({ PK: `FILE#${id}`, SK: 'META' });
 const hashPk = (userId: string, sha256: string) => `FILEHASH#${userId}#${sha256}`;
 const hashSkPrefix = (model: string, chunker: string) => `${model}#${chunker}#`;
+const USER_LIST_KEYS = ['PK', 'SK', 'GSI1PK', 'GSI1SK'] as const;
 const STORAGE = ['PK', 'SK', 'GSI1PK', 'GSI1SK', 'GSI2PK', 'GSI2SK', 'doneParts', 'doneOcrRanges'];
 
 export function toFileRecord(item: Record<string, unknown>): FileRecord {
@@ -163,6 +168,29 @@ export class FileRepository {
     };
   }
 
+  /** One page of the user's files, newest first (GET /upload). The cursor is checked to be this user's. */
+  async listByUser(userId: string, options: { limit: number; cursor?: string }): Promise<{ items: FileRecord[]; lastKey?: Key }> {
+    const pk = `USER#${userId}`;
+    const start = decodeCursor(options.cursor, USER_LIST_KEYS, { GSI1PK: pk });
+    if (start && !String(start.GSI1SK).startsWith('FILE#')) {
+      throw invalidCursor();
+    }
+    const out = await queryPage(
+      this.db,
+      {
+        TableName: this.table,
+        IndexName: 'GSI1',
+        KeyConditionExpression: 'GSI1PK = :pk AND begins_with(GSI1SK, :file)',
+        ExpressionAttributeValues: { ':pk': pk, ':file': 'FILE#' },
+        ScanIndexForward: false,
+        ...(start && { ExclusiveStartKey: start }),
+      },
+      options.limit,
+      USER_LIST_KEYS,
+    );
+    return { items: out.items.map(toFileRecord), ...(out.lastKey && { lastKey: out.lastKey }) };
+  }
+
   /** Several records at once (retrieval); missing ids are left out. */
   async getMany(ids: string[]): Promise<FileRecord[]> {
     return (await batchGetAll(this.db, this.table, ids.map(fileKey))).map(toFileRecord);
@@ -190,7 +218,7 @@ export class FileRepository {
       },
       [
         'failure', 'failedAt', 'partsTotal', 'pages', 'chunks', 'fetchedAt', 'extractedAt', 'completedAt', 'doneParts', 'reusedFrom',
-        'textPages', 'ocrPages', 'unreadablePages', 'ocrRangesTotal', 'ocrRangesDone', 'doneOcrRanges', 'extractChunks', 'extractParts', 'garbledPages',
+        'textPages', 'ocrPages', 'unreadablePages', 'ocrRangesTotal', 'ocrRangesDone', 'doneOcrRanges', 'extractChunks', 'extractParts', 'garbledPages', 'pagesDone', 'pagesTotal',
       ],
     );
     // A file being deleted (its run retired) never starts again.

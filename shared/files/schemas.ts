@@ -1,6 +1,6 @@
 import * as z from '../zod.ts';
-import { cuidSchema } from '../http/schemas.ts';
-import type { RouteContracts } from '../openapi/contract.ts';
+import { cuidSchema, pageQuerySchema } from '../http/schemas.ts';
+import type { NamedSchemas, RouteContracts } from '../openapi/contract.ts';
 import { failureReasons } from '../pdf/failures.ts';
 
 // PDF upload and ingestion: request schemas and the shapes the API answers with.
@@ -47,6 +47,18 @@ export const uploadResponse = z.object({
 
 const int = () => z.number().check(z.int());
 
+const doneOfTotal = (what: string) =>
+  z.object({
+    done: int().check(z.describe(`${what} done`)),
+    total: z.optional(int()).check(z.describe(`${what} in all, once known`)),
+  });
+
+export const progressSchema = z.object({
+  stage: z.string().check(z.describe('The stage running: fetch, extract, embed (and any stage the pipeline adds), or done')),
+  pages: doneOfTotal('Pages read'),
+  parts: doneOfTotal('Parts embedded'),
+});
+
 export const embeddingsDataSchema = z.object({
   fileId: z.string(),
   fileName: z.string(),
@@ -61,6 +73,7 @@ export const embeddingsDataSchema = z.object({
   ocr: z.optional(z.object({ ranges: int(), done: int() })).check(z.describe('While OCR runs: page ranges recognised so far')),
   chunks: z.optional(int()),
   parts: z.optional(z.object({ total: z.optional(int()), done: int() })),
+  progress: z.optional(progressSchema).check(z.describe('Ingestion progress: stage, pages read of total, parts embedded of total')),
   model: z.optional(z.string()),
   dimensions: z.optional(int()),
   tokens: z.optional(int()),
@@ -81,6 +94,19 @@ export type EmbeddingsData = z.infer<typeof embeddingsDataSchema>;
 
 const ingestResponse = z.object({ embeddingsData: embeddingsDataSchema });
 
+export const listUploadsQuery = pageQuerySchema;
+
+/** The named component schemas of the OpenAPI document. */
+export const schemas: NamedSchemas = {
+  FileStatus: embeddingsDataSchema,
+  IngestionProgress: progressSchema,
+  IngestionFailure: failureSchema,
+  Upload: uploadResponse,
+  IngestResult: ingestResponse,
+  CreateUploadRequest: createUploadBody,
+  IngestPdfRequest: ingestPdfBody,
+};
+
 export const contracts: RouteContracts = {
   'create-upload': {
     summary: 'Create a file record and presigned URLs to upload a PDF',
@@ -89,6 +115,13 @@ export const contracts: RouteContracts = {
     body: createUploadBody,
     responses: { 201: uploadResponse },
     errors: [400, 401, 429],
+  },
+  'list-uploads': {
+    summary: "The caller's files with their status, newest first",
+    query: listUploadsQuery,
+    responses: { 200: z.array(embeddingsDataSchema) },
+    errors: [400, 401],
+    headers: ['x-next-cursor'],
   },
   'delete-upload': {
     summary: 'Delete an uploaded file, its chunks, embeddings and attachments',

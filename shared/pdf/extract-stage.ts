@@ -25,6 +25,8 @@ export interface ExtractContext {
 
 /** Time kept in reserve to record a failure before the function is stopped. */
 const RESERVE_MS = 15_000;
+/** How often extraction progress (pages done) is written to the file record at most. */
+const PROGRESS_EVERY_MS = 1_000;
 
 /**
  * Steps: skip a stale message (cleaning up after a deleted file) → read the PDF → extract page by page, chunking as pages arrive;
@@ -55,14 +57,24 @@ export async function runExtract(deps: PipelineDeps, msg: ExtractMessage, ctx: E
     chunks += list.length;
   };
 
+  // Progress for GET /message/pdf/{fileId}: the page count once, then pages done at most once a
+  // second (a conditional write of the current run; a superseded run's write changes nothing).
+  let progressAt = Date.now();
+  const progress = (set: Record<string, number>) => deps.files.updateRun(record.id, msg.runId, { ...set, updatedAt: deps.now() });
   const unusable: number[] = [];
   let garbled = 0;
   const result = await extractText(bytes, {
     maxPages: c.PDF_MAX_PAGES,
-    onPage: (page, text, verdict) => {
-      if (verdict.usable) return add(chunker.push(page, text));
-      unusable.push(page);
-      if (verdict.reason !== 'empty') garbled++;
+    onDocument: async (pages) => void (await progress({ pagesTotal: pages, pagesDone: 0 })),
+    onPage: async (page, text, verdict) => {
+      if (verdict.usable) add(chunker.push(page, text));
+      else {
+        unusable.push(page);
+        if (verdict.reason !== 'empty') garbled++;
+      }
+      if (Date.now() - progressAt < PROGRESS_EVERY_MS) return;
+      progressAt = Date.now();
+      await progress({ pagesDone: page });
     },
     shouldStop: () =>
       ctx.remainingMs && ctx.remainingMs() < RESERVE_MS ? new RetryableFailure('PROCESSING_FAILED', 'Extracting the text took too long') : undefined,
@@ -82,6 +94,8 @@ export async function runExtract(deps: PipelineDeps, msg: ExtractMessage, ctx: E
     const updated = await deps.files.updateRun(record.id, msg.runId, {
       stage: 'embed',
       pages: result.pages,
+      pagesDone: result.pages,
+      pagesTotal: result.pages,
       textPages: result.textPages,
       ocrPages: 0,
       unreadablePages: unreadable,
@@ -101,6 +115,8 @@ export async function runExtract(deps: PipelineDeps, msg: ExtractMessage, ctx: E
   const updated = await deps.files.updateRun(record.id, msg.runId, {
     stage: 'ocr',
     pages: result.pages,
+    pagesDone: result.pages,
+    pagesTotal: result.pages,
     textPages: result.textPages,
     unreadablePages: unreadable,
     garbledPages: garbled,

@@ -63,6 +63,8 @@ export interface ExtractOptions {
   maxPages: number;
   /** Called with each page's normalised text ('' when unusable) and the quality verdict on it, in page order (awaited). */
   onPage: (page: number, text: string, verdict: TextVerdict) => void | Promise<void>;
+  /** Called once with the document's page count, before the first page (progress reporting). */
+  onDocument?: (pages: number) => void | Promise<void>;
   /** Checked between pages: extraction stops with this error when it returns one. */
   shouldStop?: () => Error | undefined;
 }
@@ -108,6 +110,7 @@ export async function extractText(data: Uint8Array, o: ExtractOptions): Promise<
     if (doc.numPages > o.maxPages) {
       throw new PermanentFailure('TOO_MANY_PAGES', `The PDF has ${doc.numPages} pages; at most ${o.maxPages} are accepted`);
     }
+    await o.onDocument?.(doc.numPages);
     let textPages = 0;
     let failedPages = 0;
     for (let n = 1; n <= doc.numPages; n++) {
