@@ -119,6 +119,8 @@ export interface BuiltFunction {
   nodeModules: string[];
   /** Largest packages in the bundle, for finding what made it big. */
   largestInputs: { path: string; bytes: number }[];
+  /** Every source file in the bundle, relative to the project root (what a rebuild depends on). */
+  inputs: string[];
 }
 
 export class MissingEntryError extends Error {
@@ -230,6 +232,7 @@ export async function buildFunctions(options: BuildOptions = {}): Promise<BuiltF
         pdfjs,
         nodeModules,
         largestInputs: largestInputs(output),
+        inputs: Object.keys(output.inputs),
       };
     }),
   );

@@ -1,5 +1,6 @@
 import { bucketName, dynamo, s3Client, tableName } from '../clients.ts';
 import { config } from '../config.ts';
+import { ConflictError } from '../http/errors.ts';
 import { logger } from '../logger.ts';
 import type { AiProvider, Source } from '../ai/types.ts';
 import { AttachmentRepository } from '../files/attachment-repository.ts';
@@ -88,6 +89,23 @@ class VectorCache {
   }
 }
 
+/**
+ * A completed file's packed vectors. Gone (a lost local S3, an object deleted by hand), the file
+ * cannot be searched until it is ingested again: 409 naming it, never a 500.
+ */
+async function readVectors(storage: FileStorage, file: FileRecord & { vectorsKey: string }): Promise<Uint8Array> {
+  try {
+    return await storage.get(file.vectorsKey);
+  } catch (err) {
+    if ((err as Error).name !== 'NoSuchKey') throw err;
+    logger.warn('packed vectors missing', { fileId: file.id, key: file.vectorsKey });
+    throw new ConflictError(
+      `The stored vectors of "${file.fileName}" (file ${file.id}) are missing; ingest it again: POST /message/pdf with this fileId and "force": true`,
+      'FILE_DATA_MISSING',
+    );
+  }
+}
+
 export function createRetriever(deps: RetrievalDeps) {
   const cache = new VectorCache(deps.cacheBytes);
 
@@ -116,7 +134,7 @@ export function createRetriever(deps: RetrievalDeps) {
 
     const [embedded, packs] = await Promise.all([
       provider.embed([prompt]),
-      Promise.all(usable.map((f) => cache.get(f.vectorsKey, async () => decodePacked(await deps.storage.get(f.vectorsKey))))),
+      Promise.all(usable.map((f) => cache.get(f.vectorsKey, async () => decodePacked(await readVectors(deps.storage, f))))),
     ]);
     const query = embedded.vectors[0]!;
     const wanted = k * OVERSAMPLE;
