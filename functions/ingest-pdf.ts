@@ -9,6 +9,8 @@ import { FileRepository } from '#shared/files/file-repository.ts';
 import { ingestPdf, type IngestDeps } from '#shared/files/ingest-service.ts';
 import { ingestPdfBody } from '#shared/files/schemas.ts';
 import { MAX_REDIRECTS } from '#shared/pdf/guarded-fetch.ts';
+import { limitSettings, UserLimits } from '#shared/limits/user-limits.ts';
+import { UsageCounters } from '#shared/limits/usage-counters.ts';
 
 // POST /message/pdf: check the URL and its size, start the pipeline, wait a while for it.
 const c = config();
@@ -22,6 +24,7 @@ const deps: IngestDeps = {
   chats: new ChatRepository(dynamo(), tableName()),
   messages: new MessageRepository(dynamo(), tableName()),
   sqs: sqsClient(),
+  budget: new UserLimits(new UsageCounters(dynamo(), tableName()), limitSettings(c)),
   policy: {
     allowLoopback: c.PDF_ALLOW_LOOPBACK,
     maxBytes: c.PDF_MAX_BYTES,

@@ -14,6 +14,8 @@ import { MessageRepository } from '#shared/chats/message-repository.ts';
 import { sendMessageBody } from '#shared/chats/schemas.ts';
 import { sendMessage, streamMessage, type SendMessageDeps } from '#shared/chats/send-message.ts';
 import { SSE_HEADERS } from '#shared/chats/sse.ts';
+import { limitSettings, UserLimits } from '#shared/limits/user-limits.ts';
+import { UsageCounters } from '#shared/limits/usage-counters.ts';
 
 // POST /message/logged-in: a prompt to the assistant; the reply whole (stream false) or as
 // Server-Sent Events (stream true) through Lambda response streaming.
@@ -24,6 +26,7 @@ const deps: SendMessageDeps = {
   messages: new MessageRepository(dynamo(), tableName()),
   provider: aiProvider(),
   retrieve: retrieveSources,
+  budget: new UserLimits(new UsageCounters(dynamo(), tableName()), limitSettings(c)),
   chatFiles: (chatId) => chatFiles(files, chatId),
   settings: { historyTokenBudget: c.HISTORY_TOKEN_BUDGET, replyMaxTokens: c.REPLY_MAX_TOKENS, heartbeatMs: c.STREAM_HEARTBEAT_MS, retrievalK: c.RETRIEVAL_K },
 };

@@ -3,6 +3,7 @@
 // they cannot drift apart. A function's entry file is always functions/<name>.ts.
 
 import type { BodyShape } from '../shared/http/envelope.ts';
+import type { RateLimitName } from '../shared/limits/user-limits.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -29,6 +30,8 @@ export interface HttpRoute {
   shape: BodyShape;
   /** Served through Lambda response streaming (REST API integration in STREAM mode). */
   streaming?: boolean;
+  /** Requests per minute per user are limited (the setting of this name, shared/limits/). */
+  rateLimit?: RateLimitName;
   timeoutSeconds?: number;
   memoryMb?: number;
   access: Access;
@@ -131,15 +134,16 @@ export const httpRoutes = {
     auth: 'user',
     shape: 'envelope',
     streaming: true,
+    rateLimit: 'messages',
     timeoutSeconds: 300,
     access: { table: 'readwrite', bucket: 'read', jwtSecret: true, openAiSecret: true },
   },
   // PDF upload and ingestion (envelope bodies). ingest-pdf checks the URL and its size, starts the
   // pipeline and waits up to PDF_SYNC_WAIT_MS for it (under API Gateway's 29 s).
-  'create-upload': { method: 'POST', path: '/upload', auth: 'user', shape: 'envelope', access: { table: 'readwrite', bucket: 'readwrite', jwtSecret: true } },
+  'create-upload': { method: 'POST', path: '/upload', auth: 'user', shape: 'envelope', rateLimit: 'uploads', access: { table: 'readwrite', bucket: 'readwrite', jwtSecret: true } },
   'list-uploads': { method: 'GET', path: '/upload', auth: 'user', shape: 'envelope', access: { table: 'read', jwtSecret: true } },
   'delete-upload': { method: 'DELETE', path: '/upload/{fileId}', auth: 'user', shape: 'envelope', access: { table: 'readwrite', bucket: 'readwrite', jwtSecret: true } },
-  'ingest-pdf': { method: 'POST', path: '/message/pdf', auth: 'user', shape: 'envelope', access: { table: 'readwrite', sendTo: ['pdf-fetch'], jwtSecret: true } },
+  'ingest-pdf': { method: 'POST', path: '/message/pdf', auth: 'user', shape: 'envelope', rateLimit: 'ingestions', access: { table: 'readwrite', sendTo: ['pdf-fetch'], jwtSecret: true } },
   'get-pdf-status': { method: 'GET', path: '/message/pdf/{fileId}', auth: 'user', shape: 'envelope', access: { table: 'read', jwtSecret: true } },
   // Orders and products: bare bodies and `{ message }` errors (the commerce side of the API).
   'create-order': { method: 'POST', path: '/orders', auth: 'user', shape: 'bare', access: { table: 'readwrite', jwtSecret: true } },

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { configSchema, loadConfig, ConfigError } from '../shared/config.ts';
 import { identityProviderSettings } from '../shared/auth/identity-provider.ts';
+import { pipelineStageList, type PipelineStageName } from './routes.ts';
 
 // What the CDK app reads at synth time. Two kinds of settings:
 // - stack settings (camelCase context keys: `-c retainData=false`, or cdk.json "context");
@@ -68,13 +69,38 @@ const stackSettingsSchema = z.object({
   apiGatewayCloudWatchRole: bool.default(true),
   /** 5xx answers in 5 minutes that raise the API alarm. */
   api5xxAlarmThreshold: int(1, 1_000_000).default(1),
+  /**
+   * Reserved concurrency of send-message, the longest-running HTTP function (a streamed reply may
+   * last minutes): caps what it can cost and keeps the rest of the account's concurrency for the
+   * other functions. `none` leaves it unreserved (accounts with a concurrency quota of 10 cannot
+   * reserve any).
+   */
+  sendMessageReservedConcurrency: z.union([z.literal('none'), int(1, 10_000)]).default(20),
 });
+
+/** Context key capping a pipeline stage's concurrent batches, e.g. pdfExtractMaxConcurrency. */
+export const stageConcurrencyKey = (stage: string) => `${stage.replace(/-(\w)/g, (_, c: string) => c.toUpperCase())}MaxConcurrency`;
+/** SQS event source mappings accept a maximum concurrency of 2 to 1000. */
+const stageConcurrency = int(2, 1000);
+
+/** An origin browsers send (`https://app.example.com`, no path), or `*`. */
+const corsOrigin = z.string().refine((v) => {
+  if (v === '*') return true;
+  try {
+    const url = new URL(v);
+    return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === v;
+  } catch {
+    return false;
+  }
+}, 'must be an origin such as https://app.example.com (scheme, host and port only) or *');
 
 export type StackSettings = z.infer<typeof stackSettingsSchema> & {
   /** Function settings passed through to every function (validated with shared/config.ts). */
   functionEnv: Record<string, string>;
-  /** CORS origin for the API and presigned uploads (CORS_ALLOW_ORIGIN, default '*'). */
+  /** CORS origin for the API and presigned uploads (CORS_ALLOW_ORIGIN, required). */
   corsAllowOrigin: string;
+  /** Concurrent batches per pipeline stage (the manifest's, or `<stage>MaxConcurrency` context). */
+  stageMaxConcurrency: Record<PipelineStageName, number>;
   /** Problems worth a synth warning (e.g. no identity provider configured). */
   warnings: string[];
 };
@@ -102,18 +128,37 @@ export function readSettings(context: ContextReader, env: NodeJS.ProcessEnv = pr
   // Validate as the functions will at cold start, with the stack's own wiring filled in.
   const config = loadConfig({ TABLE_NAME: 'synth-check', ...functionEnv });
 
+  // Safe deploy defaults: what npm start may leave open (any origin, the local identity provider)
+  // a deployment must name. Without an identity provider POST /auth would fail for everyone;
+  // without an origin every response would say `access-control-allow-origin: *`.
   const warnings: string[] = [];
+  if (config.IDP_PRESET === 'local') throw new ConfigError('IDP_PRESET=local exists only under npm start; choose a real provider');
   try {
     identityProviderSettings(config);
   } catch (err) {
-    warnings.push(
-      `No usable identity provider (${(err as Error).message}): POST /auth will fail until one is set, ` +
+    throw new ConfigError(
+      `No usable identity provider (${(err as Error).message}): a deployment needs one, ` +
         'e.g. -c IDP_PRESET=firebase -c FIREBASE_PROJECT_ID=my-project',
     );
   }
-  if (config.IDP_PRESET === 'local') throw new ConfigError('IDP_PRESET=local exists only under npm start; choose a real provider');
+  const origin = functionEnv.CORS_ALLOW_ORIGIN;
+  if (origin === undefined) {
+    throw new ConfigError('CORS_ALLOW_ORIGIN must be set for a deployment: the origin of your web app, e.g. -c CORS_ALLOW_ORIGIN=https://app.example.com');
+  }
+  const originCheck = corsOrigin.safeParse(origin);
+  if (!originCheck.success) throw new ConfigError(`CORS_ALLOW_ORIGIN: ${originCheck.error.issues[0]!.message}`);
+  if (origin === '*') warnings.push('CORS_ALLOW_ORIGIN=*: any web page may call the API with a user\'s token');
   if (!parsed.data.openAiKeySecret) {
     warnings.push('No openAiKeySecret: the functions use the offline AI provider (extractive answers, lexical embeddings)');
   }
-  return { ...parsed.data, functionEnv, corsAllowOrigin: config.CORS_ALLOW_ORIGIN, warnings };
+
+  const stageMaxConcurrency = {} as Record<PipelineStageName, number>;
+  for (const stage of pipelineStageList) {
+    const key = stageConcurrencyKey(stage.name);
+    const value = context(key);
+    const checked = stageConcurrency.safeParse(value === undefined || value === '' ? stage.maxConcurrency : value);
+    if (!checked.success) throw new ConfigError(`Invalid CDK context:\n  ${key}: ${checked.error.issues[0]!.message}`);
+    stageMaxConcurrency[stage.name] = checked.data;
+  }
+  return { ...parsed.data, functionEnv, corsAllowOrigin: origin, stageMaxConcurrency, warnings };
 }

@@ -73,6 +73,12 @@ export const configSchema = z.object({
   REPLY_MAX_TOKENS: z._default(int(16, 100_000), 1_024),
   STREAM_HEARTBEAT_MS: z._default(int(100, 60_000), 10_000),
 
+  // Per-user limits (shared/limits/), across all instances; 0 turns one off.
+  RATE_LIMIT_MESSAGES_PER_MINUTE: z._default(int(0, 100_000), 20),
+  RATE_LIMIT_INGESTIONS_PER_MINUTE: z._default(int(0, 100_000), 10),
+  RATE_LIMIT_UPLOADS_PER_MINUTE: z._default(int(0, 100_000), 20),
+  DAILY_TOKEN_BUDGET: z._default(int(0, 1_000_000_000_000), 1_000_000),
+
   // PDF ingestion.
   PDF_MAX_BYTES: z._default(int(1024, 500 * 1024 * 1024), 25 * 1024 * 1024),
   PDF_MAX_PAGES: z._default(int(1, 100_000), 2_000),

@@ -81,6 +81,11 @@ export async function startBenchService(env: Record<string, string> = {}): Promi
         OPENAI_BASE_URL: ai.baseURL,
         // The bench measures our code, not retries of the test server.
         OPENAI_MAX_RETRIES: '0',
+        // One bench user sends far more than the per-user limits allow a person.
+        RATE_LIMIT_MESSAGES_PER_MINUTE: '0',
+        RATE_LIMIT_INGESTIONS_PER_MINUTE: '0',
+        RATE_LIMIT_UPLOADS_PER_MINUTE: '0',
+        DAILY_TOKEN_BUDGET: '0',
         ...env,
       },
     });

@@ -42,6 +42,8 @@ export interface ServiceFunctionProps {
   settings: Record<string, string>;
   logRetentionDays: number;
   description?: string;
+  /** Concurrent executions reserved for (and capping) this function. */
+  reservedConcurrency?: number;
 }
 
 const reads = (level: Access['table'] | Access['bucket']) => level === 'read' || level === 'readwrite';
@@ -90,6 +92,7 @@ export class ServiceFunction extends Construct {
       role: this.role,
       logGroup: this.logGroup,
       environment,
+      ...(props.reservedConcurrency !== undefined && { reservedConcurrentExecutions: props.reservedConcurrency }),
     });
 
     this.grantAccess(access, resources);

@@ -96,10 +96,12 @@ export class StatefulStack extends Stack {
 
     this.queues = {} as Record<PipelineStageName, PipelineQueue>;
     for (const stage of pipelineStageList) {
+      // A DLQ holds the messages of files that failed for good: data, kept like the table.
       const dlq = new sqs.Queue(this, `${pascal(stage.queue)}Dlq`, {
         retentionPeriod: Duration.days(WORK_FILES_DAYS),
         encryption: sqs.QueueEncryption.SQS_MANAGED,
         enforceSSL: true,
+        removalPolicy,
       });
       const queue = new sqs.Queue(this, `${pascal(stage.queue)}Queue`, {
         visibilityTimeout: Duration.seconds(stage.timeoutSeconds * VISIBILITY_TIMEOUT_FACTOR),

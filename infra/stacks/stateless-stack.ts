@@ -63,6 +63,9 @@ export class StatelessStack extends Stack {
         settings: settings.functionEnv,
         logRetentionDays: settings.logRetentionDays,
         description: route ? `${route.method} /api/v1${route.path}` : fn.kind === 'dlq' ? `SQS dead letters: ${fn.name}` : `SQS ${fn.name}`,
+        // The long HTTP function is capped here; the pipeline stages by their event sources below.
+        ...(fn.name === 'send-message' &&
+          settings.sendMessageReservedConcurrency !== 'none' && { reservedConcurrency: settings.sendMessageReservedConcurrency }),
       });
       this.functions[fn.name] = sf;
       const errors = new cloudwatch.Alarm(this, `${pascal(fn.name)}ErrorsAlarm`, {
@@ -81,7 +84,7 @@ export class StatelessStack extends Stack {
       this.functions[stage.name]!.function.addEventSource(
         new SqsEventSource(stateful.queues[stage.name]!.queue, {
           batchSize: stage.batchSize,
-          maxConcurrency: stage.maxConcurrency,
+          maxConcurrency: settings.stageMaxConcurrency[stage.name],
           reportBatchItemFailures: true,
         }),
       );

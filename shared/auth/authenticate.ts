@@ -1,6 +1,8 @@
 import { dynamo, tableName } from '../clients.ts';
+import { config } from '../config.ts';
 import { ForbiddenError, UnauthorizedError } from '../http/errors.ts';
 import { UserRepository } from '../users/user-repository.ts';
+import { actingRole } from '../users/roles.ts';
 import { bearerToken, verifyServiceToken, type Role, type ServiceTokenClaims } from './service-token.ts';
 
 export interface AuthUser {
@@ -17,14 +19,17 @@ export function verifyCaller(headers: Record<string, string | undefined>): Promi
 
 /**
  * Confirms the token's user against the table: it must still exist, and its stored role (set
- * at each sign-in from ADMIN_EMAILS) must still be the token's, so a token issued before a role
- * change has to be renewed through POST /auth. Admin-only routes answer 403 to everyone else.
+ * at each sign-in) must still be the token's, so a token issued before a later sign-in changed
+ * the role has to be renewed through POST /auth. The request then acts with the role the
+ * configuration grants now (shared/users/roles.ts): an admin token of an email no longer in
+ * ADMIN_EMAILS acts as a user. Admin-only routes answer 403 to everyone else.
  */
 export async function confirmCaller(claims: ServiceTokenClaims, mode: 'user' | 'admin'): Promise<AuthUser> {
   users ??= new UserRepository(dynamo(), tableName());
   const user = await users.get(claims.userId);
   if (!user) throw new UnauthorizedError('The user of this token no longer exists');
   if (user.role !== claims.role) throw new UnauthorizedError('Your role has changed: sign in again');
-  if (mode === 'admin' && user.role !== 'admin') throw new ForbiddenError('This operation requires the admin role');
-  return { id: user.id, role: user.role };
+  const role = actingRole(claims.role, user, config().ADMIN_EMAILS);
+  if (mode === 'admin' && role !== 'admin') throw new ForbiddenError('This operation requires the admin role');
+  return { id: user.id, role };
 }

@@ -75,8 +75,19 @@ const claimsSchema = z.object({
   email: z.email({ error: 'The ID token carries no valid email' }).check(z.maxLength(320)),
   email_verified: z.optional(z.union([z.boolean(), z.pipe(z.enum(['true', 'false']), z.transform((v) => v === 'true'))])),
   name: z.optional(z.string().check(z.maxLength(256))),
-  picture: z.optional(z.url().check(z.maxLength(2048))),
+  picture: z.optional(z.unknown()),
 });
+
+// Only an http(s) picture is kept: a `javascript:` or `data:` URL would be handed to every
+// client that renders the profile. Anything else is dropped, not a reason to refuse sign-in.
+const pictureSchema = z.url({ protocol: /^https?$/ }).check(z.maxLength(2048));
+const pictureOf = (value: unknown): string | null => {
+  const parsed = pictureSchema.safeParse(value);
+  return parsed.success ? parsed.data : null;
+};
+
+/** Seconds an ID token's `iat` (and `nbf`/`exp`) may be off the clock. */
+export const ID_TOKEN_CLOCK_SKEW_SECONDS = 30;
 
 export function mapClaims(payload: JWTPayload): IdentityClaims {
   const parsed = claimsSchema.safeParse(payload);
@@ -90,7 +101,7 @@ export function mapClaims(payload: JWTPayload): IdentityClaims {
     email: c.email.toLowerCase(),
     verified: c.email_verified ?? false,
     ...(c.name !== undefined && { name: c.name }),
-    picture: c.picture ?? null,
+    picture: pictureOf(c.picture),
   };
 }
 
@@ -106,8 +117,13 @@ export function identityTokenVerifier(settings: IdentityProviderSettings) {
         // Providers sign ID tokens asymmetrically; HS* here would let a public key act as a secret.
         algorithms: ['RS256', 'RS384', 'RS512', 'ES256', 'ES384', 'PS256'],
         requiredClaims: ['sub', 'exp', 'iat'],
-        clockTolerance: 30,
+        clockTolerance: ID_TOKEN_CLOCK_SKEW_SECONDS,
       }));
+      // jose checks `iat` only against a maximum age; a token issued in the future is forged or
+      // from a broken clock, and either way not one to trust.
+      if (payload.iat! > Math.floor(Date.now() / 1000) + ID_TOKEN_CLOCK_SKEW_SECONDS) {
+        throw new errors.JWTClaimValidationFailed('"iat" is in the future', payload, 'iat', 'check_failed');
+      }
     } catch (err) {
       // A provider we cannot reach is our outage, not the caller's bad token.
       const unreachable =

@@ -217,7 +217,7 @@ export const contracts: RouteContracts = {
       'A `: keep-alive` comment is sent while the model is quiet. 400 for a deactivated chat; 409 for a file chat whose PDFs are all still being processed.',
     body: sendMessageBody,
     responses: { 200: replySchema },
-    errors: [400, 401, 403, 404, 409, 502, 504],
+    errors: [400, 401, 403, 404, 409, 429, 502, 504],
     streams: true,
   },
 };

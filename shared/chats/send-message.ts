@@ -2,6 +2,8 @@ import { Readable } from 'node:stream';
 import { createId } from '@paralleldrive/cuid2';
 import { AiProviderError, clientMessage } from '../ai/errors.ts';
 import { estimateUsage } from '../ai/prompt.ts';
+import { estimateTokens } from '../ai/tokens.ts';
+import type { TokenReservation } from '../limits/user-limits.ts';
 import type { AiProvider, ChatInput, Source, Usage } from '../ai/types.ts';
 import { BadGatewayError, BadRequestError, ConflictError, ForbiddenError, HttpError, NotFoundError, ServiceUnavailableError } from '../http/errors.ts';
 import { describeProgress } from '../files/chat-files.ts';
@@ -18,7 +20,15 @@ import { SSE_DONE, sseComment, sseData, sseEvent } from './sse.ts';
 
 // POST /message/logged-in: a prompt in, the assistant's reply out, whole or as an event stream.
 
+/** The user's daily token budget (shared/limits/user-limits.ts). */
+export interface TokenBudget {
+  reserveTokens(userId: string, tokens: number): Promise<TokenReservation | undefined>;
+  settle(reservation: TokenReservation | undefined, usedTokens: number): Promise<void>;
+}
+
 export interface SendMessageDeps {
+  /** Absent: no budget (tests of other concerns). */
+  budget?: TokenBudget;
   chats: ChatRepository;
   messages: MessageRepository;
   provider: AiProvider;
@@ -147,21 +157,39 @@ async function prepare(deps: SendMessageDeps, req: SendMessageRequest): Promise<
 }
 
 /**
- * The reply in one piece.
+ * Holds the reply's likely cost against the user's daily budget before anything is stored (a
+ * 429 then changes nothing): the prompt's estimate plus the longest reply. Settled to the real
+ * usage once the reply is known (shared/limits/user-limits.ts).
+ */
+async function reserve(deps: SendMessageDeps, req: SendMessageRequest) {
+  return deps.budget?.reserveTokens(req.userId, estimateTokens(req.prompt) + deps.settings.replyMaxTokens);
+}
+
+/** Settles a reservation; a failure here must not lose a reply already generated. */
+async function settle(deps: SendMessageDeps, reservation: TokenReservation | undefined, usedTokens: number) {
+  await deps.budget?.settle(reservation, usedTokens).catch((err: unknown) => logger.error('could not settle the token budget', { error: err as Error }));
+}
+
+/**
+ * The reply in one piece (a token reservation first: 429 when the daily budget cannot hold it).
  * Steps: prepare (above) → call the model (within the deadline) → in a file chat, remove the
  * [n] markers that name no source and flag the cited sources → store the reply with its usage
  * (the follow-up rewrite's included) and sources → return it. A model failure leaves the user's message stored, unanswered.
  */
 export async function sendMessage(deps: SendMessageDeps, req: SendMessageRequest): Promise<Reply> {
-  const prepared = await prepare(deps, req);
-  const { chat, userMessage, input } = prepared;
+  const reservation = await reserve(deps, req); // 429 before anything is stored
+  let prepared: Prepared;
   let result: { text: string; usage: Usage };
   try {
-    result = await deps.provider.reply({ ...input, ...(req.deadlineMs && { signal: AbortSignal.timeout(req.deadlineMs) }) });
+    prepared = await prepare(deps, req);
+    result = await deps.provider.reply({ ...prepared.input, ...(req.deadlineMs && { signal: AbortSignal.timeout(req.deadlineMs) }) });
   } catch (err) {
+    await settle(deps, reservation, 0);
     throw httpErrorFor(err);
   }
+  const { chat, userMessage } = prepared;
   result = { ...result, usage: addUsage(result.usage, prepared.queryUsage) };
+  await settle(deps, reservation, result.usage.totalTokens);
   let sources = prepared.sources;
   if (sources) {
     const checked = checkCitations(result.text, sources.length);
@@ -207,7 +235,15 @@ export interface StreamedReply {
  * The client going away destroys the stream, which aborts the model call.
  */
 export async function streamMessage(deps: SendMessageDeps, req: SendMessageRequest): Promise<StreamedReply> {
-  const { chat, userMessage, input, sources, queryUsage } = await prepare(deps, req);
+  const reservation = await reserve(deps, req); // 429 before anything is stored or streamed
+  let prepared: Prepared;
+  try {
+    prepared = await prepare(deps, req);
+  } catch (err) {
+    await settle(deps, reservation, 0);
+    throw err;
+  }
+  const { chat, userMessage, input, sources, queryUsage } = prepared;
   const replyId = createId();
   const citations = sources ? new CitationStream(sources.length) : undefined;
   const clientGone = new AbortController();
@@ -260,6 +296,8 @@ export async function streamMessage(deps: SendMessageDeps, req: SendMessageReque
     if (failure !== undefined && citations) text += citations.end(); // stored, not sent: the stream reports the failure
     const interrupted = failure !== undefined || clientGone.signal.aborted;
     const total = addUsage(usage ?? estimateUsage(input, text), queryUsage);
+    // What the model produced is paid for, however the stream ended.
+    await settle(deps, reservation, usage || text ? total.totalTokens : 0);
     const flagged = sources && citations ? flagCited(sources, citations.cited) : undefined;
     if (failure && !(failure instanceof AiProviderError) && !(failure instanceof HttpError)) {
       logger.error('streamed reply failed', { error: failure as Error });

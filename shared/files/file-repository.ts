@@ -80,6 +80,10 @@ export interface FileRecord {
 }
 
 export const INGESTING = 'PDF_INGESTING';
+/** DELETE /upload ends the file's run by giving it a run id with this prefix (see `retire`). */
+const RETIRED_RUN_PREFIX = 'deleted-';
+/** True when the file is gone or being deleted: no stage may leave anything of it behind. */
+export const isDeletedFile = (record: FileRecord | undefined): boolean => !record || (record.runId?.startsWith(RETIRED_RUN_PREFIX) ?? false);
 const fileKey = (id: string) => ({ PK: `FILE#${id}`, SK: 'META' });
 const hashPk = (userId: string, sha256: string) => `FILEHASH#${userId}#${sha256}`;
 const hashSkPrefix = (model: string, chunker: string) => `${model}#${chunker}#`;
@@ -217,13 +221,20 @@ export class FileRepository {
         'textPages', 'ocrPages', 'unreadablePages', 'ocrRangesTotal', 'ocrRangesDone', 'doneOcrRanges', 'extractChunks', 'extractParts', 'garbledPages', 'pagesDone', 'pagesTotal',
       ],
     );
+    // A file being deleted (its run retired) never starts again.
+    const live = '(attribute_not_exists(#runId) OR NOT begins_with(#runId, :retired))';
     return this.updateIf(p.id, {
       UpdateExpression: u.expression,
       ConditionExpression: p.force
-        ? 'attribute_exists(PK) AND userId = :user'
-        : 'attribute_exists(PK) AND userId = :user AND (#status = :uploaded OR #status = :failed)',
+        ? `attribute_exists(PK) AND userId = :user AND ${live}`
+        : `attribute_exists(PK) AND userId = :user AND ${live} AND (#status = :uploaded OR #status = :failed)`,
       ExpressionAttributeNames: u.names,
-      ExpressionAttributeValues: { ...u.values, ':user': p.userId, ...(!p.force && { ':uploaded': 'uploaded', ':failed': 'failed' }) },
+      ExpressionAttributeValues: {
+        ...u.values,
+        ':user': p.userId,
+        ':retired': RETIRED_RUN_PREFIX,
+        ...(!p.force && { ':uploaded': 'uploaded', ':failed': 'failed' }),
+      },
     });
   }
 
@@ -354,7 +365,7 @@ export class FileRepository {
 
   /** Ends any run before the file is deleted: messages still in flight then change nothing. */
   async retire(id: string, now: string): Promise<void> {
-    const u = updateParts({ status: 'failed', runId: `deleted-${now}`, updatedAt: now }, ['GSI2PK', 'GSI2SK']);
+    const u = updateParts({ status: 'failed', runId: `${RETIRED_RUN_PREFIX}${now}`, updatedAt: now }, ['GSI2PK', 'GSI2SK']);
     // A record that is already gone has nothing to retire.
     await this.updateIf(id, {
       UpdateExpression: u.expression,

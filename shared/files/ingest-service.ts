@@ -4,12 +4,14 @@ import type { z } from 'zod/mini';
 import type { ChatRepository } from '../chats/chat-repository.ts';
 import type { MessageRepository } from '../chats/message-repository.ts';
 import { BadRequestError, HttpError, NotFoundError, TooManyRequestsError } from '../http/errors.ts';
+import { isConditionFailure } from '../dynamo.ts';
 import { logger } from '../logger.ts';
-import { httpStatusOf, PermanentFailure, RetryableFailure } from '../pdf/failures.ts';
+import { clientFailureMessage, httpStatusOf, PermanentFailure, RetryableFailure } from '../pdf/failures.ts';
 import { parsePdfUrl, probeSize, type FetchPolicy } from '../pdf/guarded-fetch.ts';
 import { sendToStage } from '../pdf/queue.ts';
+import type { UserLimits } from '../limits/user-limits.ts';
 import type { AttachmentRepository } from './attachment-repository.ts';
-import type { FileRecord, FileRepository } from './file-repository.ts';
+import { isDeletedFile, type FileRecord, type FileRepository } from './file-repository.ts';
 import { toEmbeddingsData } from './file-view.ts';
 import type { ingestPdfBody } from './schemas.ts';
 
@@ -21,6 +23,8 @@ export interface IngestDeps {
   chats: ChatRepository;
   messages: MessageRepository;
   sqs: SQSClient;
+  /** The user's daily token budget: an ingestion starts only while some is left. */
+  budget?: Pick<UserLimits, 'assertTokensLeft'>;
   /** The SSRF guard's settings for the size probe. */
   policy: FetchPolicy;
   now?: () => string;
@@ -49,18 +53,22 @@ function failureError(record: FileRecord): HttpError {
   });
 }
 
-/** A URL refused or a size check failed: 400 with the reason (TOO_LARGE, DOWNLOAD_FAILED). */
+/**
+ * A URL refused or a size check failed: 400 with the reason (URL_REFUSED, TOO_LARGE,
+ * DOWNLOAD_FAILED). A failed size check says nothing of how it failed (clientFailureMessage).
+ */
 function urlError(err: PermanentFailure | RetryableFailure): BadRequestError {
-  const message = err.reason === 'TOO_LARGE' ? err.message : `The URL failed the size check: ${err.message}`;
-  return new BadRequestError(message, [{ path: 'body.url', message: err.message, code: err.reason }], err.reason);
+  const message = clientFailureMessage(err.reason, err.message);
+  if (message !== err.message) logger.info('size check failed', { reason: err.reason, detail: err.message });
+  return new BadRequestError(message, [{ path: 'body.url', message, code: err.reason }], err.reason);
 }
 
 /**
  * Steps: check the URL's form → the caller's file record (404 otherwise) → the caller's active
  * file chat when chatId is given → a file already processing or completed is not ingested again
- * (unless force) → at most PDF_MAX_IN_FLIGHT_PER_USER runs in flight (429) → SSRF guard and size probe (400 at once) → start a run (conditional, so two
+ * (unless force) → 429 when the user's daily token budget is spent → at most PDF_MAX_IN_FLIGHT_PER_USER runs in flight (429) → SSRF guard and size probe (400 at once) → start a run (conditional, so two
  * requests start one) → queue pdf-fetch → attach to the chat → wait for the run: 200 completed,
- * 202 still processing, the typed failure as an error.
+ * 202 still processing, the typed failure as an error, 404 when the file was deleted meanwhile.
  */
 export async function ingestPdf(deps: IngestDeps, userId: string, body: z.infer<typeof ingestPdfBody>, o: IngestOptions) {
   let url: URL;
@@ -70,7 +78,7 @@ export async function ingestPdf(deps: IngestDeps, userId: string, body: z.infer<
     throw urlError(err as PermanentFailure);
   }
   const record = await deps.files.get(body.fileId);
-  if (!record || record.userId !== userId) throw fileNotFound();
+  if (!record || record.userId !== userId || isDeletedFile(record)) throw fileNotFound();
   const chat = body.chatId ? await deps.chats.getOwned(body.chatId, userId) : undefined;
   if (chat && chat.type !== 'file') {
     throw new BadRequestError('PDFs can only be attached to a chat of type file', [{ path: 'body.chatId', message: 'Not a file chat' }]);
@@ -81,6 +89,7 @@ export async function ingestPdf(deps: IngestDeps, userId: string, body: z.infer<
 
   let current: FileRecord | undefined;
   if (body.force || !(record.status === 'processing' || record.status === 'completed')) {
+    await deps.budget?.assertTokensLeft(userId); // its embeddings are charged as they are made
     // Fairness: one user's ingestions cannot fill the pipeline's shared download slots. (Two
     // requests racing may both pass; the overshoot is bounded by concurrent requests.)
     const inFlight = await deps.files.countProcessing(userId, o.maxInFlightPerUser);
@@ -110,8 +119,12 @@ export async function ingestPdf(deps: IngestDeps, userId: string, body: z.infer<
       }
     }
   }
-  // Not started here: another request started or finished it; report that run.
-  current ??= (await deps.files.get(record.id)) ?? record;
+  // Not started here: another request started or finished it, or the file is being deleted.
+  if (!current) {
+    const latest = await deps.files.get(record.id);
+    if (isDeletedFile(latest)) throw fileNotFound();
+    current = latest!;
+  }
 
   if (chat) await attach(deps, current, chat.id, userId);
   const final = await waitForRun(deps.files, current, o.waitMs);
@@ -125,7 +138,12 @@ export async function ingestPdf(deps: IngestDeps, userId: string, body: z.infer<
 /** The file in the chat's partition and a `type: file` message, once per chat. */
 async function attach(deps: IngestDeps, record: FileRecord, chatId: string, userId: string): Promise<void> {
   const attachedAt = deps.now?.() ?? new Date().toISOString();
-  await deps.files.addChat(record.id, chatId);
+  try {
+    await deps.files.addChat(record.id, chatId);
+  } catch (err) {
+    if (isConditionFailure(err)) throw fileNotFound(); // deleted meanwhile
+    throw err;
+  }
   const added = await deps.attachments.attach({ chatId, fileId: record.id, fileName: record.fileName, userId, attachedAt });
   if (!added) return;
   await deps.messages.append({
@@ -150,7 +168,10 @@ async function waitForRun(files: FileRepository, start: FileRecord, waitMs: numb
     // (500 ms cost a 300-page PDF about 110 ms on average, see bench/README.md); 400 consistent
     // reads over the longest wait are cheap.
     interval = Math.min(50, interval + 10);
-    record = (await files.get(start.id)) ?? record;
+    const latest = await files.get(start.id);
+    // Deleted while we waited (DELETE /upload retires the run, then removes the record).
+    if (isDeletedFile(latest)) throw fileNotFound();
+    record = latest!;
   }
   return record;
 }
@@ -158,6 +179,6 @@ async function waitForRun(files: FileRepository, start: FileRecord, waitMs: numb
 /** GET /message/pdf/{fileId}: the caller's file (404 for anyone else). */
 export async function pdfStatus(files: FileRepository, userId: string, fileId: string) {
   const record = await files.get(fileId);
-  if (!record || record.userId !== userId) throw fileNotFound();
+  if (!record || record.userId !== userId || isDeletedFile(record)) throw fileNotFound();
   return { embeddingsData: toEmbeddingsData(record) };
 }

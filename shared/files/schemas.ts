@@ -118,7 +118,7 @@ export const contracts: RouteContracts = {
       'PUT the bytes to uploadUrl with uploadHeaders, then POST /message/pdf with { url: downloadUrl, fileId }. size above PDF_MAX_BYTES is 400.',
     body: createUploadBody,
     responses: { 201: uploadResponse },
-    errors: [400, 401],
+    errors: [400, 401, 429],
   },
   'list-uploads': {
     summary: "The caller's files with their status, newest first",

@@ -18,6 +18,7 @@ import {
 const pad = (n: number) => String(n).padStart(5, '0');
 export const uploadKey = (userId: string, fileId: string) => `uploads/${userId}/${fileId}.pdf`;
 export const workPrefix = (fileId: string) => `work/${fileId}/`;
+export const runWorkPrefix = (fileId: string, runId: string) => `work/${fileId}/${runId}/`;
 export const sourceKey = (fileId: string, runId: string) => `work/${fileId}/${runId}/source.pdf`;
 export const partKey = (fileId: string, runId: string, part: number) => `work/${fileId}/${runId}/part-${pad(part)}.json`;
 export const partVectorsKey = (fileId: string, runId: string, part: number) => `work/${fileId}/${runId}/part-${pad(part)}.vec`;

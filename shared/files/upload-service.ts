@@ -11,6 +11,9 @@ import { uploadKey, vectorsPrefix, workPrefix, type FileStorage } from './storag
 
 // POST /upload and DELETE /upload/{fileId}.
 
+/** Headers the presigned PUT signs besides host and content-length. */
+const SIGNED_UPLOAD_HEADERS = new Set(['content-type']);
+
 export interface UploadDeps {
   files: FileRepository;
   chunks: ChunkRepository;
@@ -53,6 +56,9 @@ export async function createUpload(deps: UploadDeps, userId: string, body: z.inf
   const [uploadUrl, downloadUrl] = await Promise.all([
     getSignedUrl(deps.s3, new PutObjectCommand({ Bucket: bucket, Key: key, ContentType: body.contentType, ContentLength: body.size }), {
       expiresIn: urlTtlSeconds,
+      // The presigner signs only host and content-length unless told: without this, any
+      // Content-Type could be uploaded under the key (and served back with it).
+      signableHeaders: SIGNED_UPLOAD_HEADERS,
     }),
     getSignedUrl(deps.s3, new GetObjectCommand({ Bucket: bucket, Key: key }), { expiresIn: urlTtlSeconds }),
   ]);

@@ -72,6 +72,13 @@ export class UnsupportedMediaTypeError extends HttpError {
   }
 }
 
+/** A per-user limit (shared/limits/): try again after `retryAfterSeconds`. */
+export class TooManyRequestsError extends HttpError {
+  constructor(message: string, retryAfterSeconds: number, code?: string) {
+    super(429, message, { headers: { 'retry-after': String(retryAfterSeconds) }, ...(code && { code }) });
+  }
+}
+
 export class BadGatewayError extends HttpError {
   constructor(message = 'The upstream service failed') {
     super(502, message);
@@ -84,8 +91,3 @@ export class ServiceUnavailableError extends HttpError {
   }
 }
 
-export class TooManyRequestsError extends HttpError {
-  constructor(message: string, retryAfterSeconds: number, code?: string) {
-    super(429, message, { headers: { 'retry-after': String(retryAfterSeconds) }, code });
-  }
-}

@@ -7,6 +7,9 @@ import * as z from '../zod.ts';
 import { config } from '../config.ts';
 import { logger } from '../logger.ts';
 import { confirmCaller, verifyCaller, type AuthUser } from '../auth/authenticate.ts';
+import { dynamo, tableName } from '../clients.ts';
+import { limitSettings, UserLimits } from '../limits/user-limits.ts';
+import { UsageCounters } from '../limits/usage-counters.ts';
 import type { HttpRoute } from '../../infra/routes.ts';
 import { errorBody, successBody, type BodyShape } from './envelope.ts';
 import {
@@ -19,7 +22,8 @@ import {
 } from './errors.ts';
 
 // The HTTP layer every API function shares, on middy. In order: request id and logging,
-// error mapping (the only place an error becomes a response), authentication, JSON body
+// error mapping (the only place an error becomes a response), authentication (with the route's
+// per-user rate limit), JSON body
 // parsing with a size limit, and zod validation of body, path and query. Handlers receive
 // typed input and return data; they never build a response or an error body.
 
@@ -143,6 +147,9 @@ function respond(shape: BodyShape): MiddlewareObj<Event, APIGatewayProxyResult |
   };
 }
 
+let limits: UserLimits | undefined;
+const requestLimits = () => (limits ??= new UserLimits(new UsageCounters(dynamo(), tableName()), limitSettings(config())));
+
 /**
  * The caller of every route but POST /auth: a valid service JWT whose user still exists with
  * the token's role. Writes confirm the user before the handler runs. Reads (GET, which change
@@ -151,14 +158,25 @@ function respond(shape: BodyShape): MiddlewareObj<Event, APIGatewayProxyResult |
  */
 function authentication(route: HttpRoute): MiddlewareObj<Event> {
   const mode = route.auth;
-  const concurrent = route.method === 'GET' && mode === 'user';
+  const concurrentRead = route.method === 'GET' && mode === 'user';
   return {
     before: async (request) => {
       if (mode === 'idp') return; // POST /auth verifies the provider's ID token itself
       const { state } = request.event;
       const claims = await verifyCaller(state.headers);
-      if (!concurrent) {
-        state.user = await confirmCaller(claims, mode);
+      // An admin token's role is only known once the user is read (the configuration may have
+      // withdrawn it), so an admin's read waits for the confirmation; a user's never needs to.
+      if (!concurrentRead || claims.role !== 'user') {
+        if (!route.rateLimit) {
+          state.user = await confirmCaller(claims, mode);
+          return;
+        }
+        // The per-user rate limit is counted while the caller is confirmed (one round trip of
+        // overhead, not two); a refused caller outranks the limit.
+        const [confirmed, counted] = await Promise.allSettled([confirmCaller(claims, mode), requestLimits().takeRequest(claims.userId, route.rateLimit)]);
+        if (confirmed.status === 'rejected') throw confirmed.reason;
+        if (counted.status === 'rejected') throw counted.reason;
+        state.user = confirmed.value;
         return;
       }
       state.user = { id: claims.userId, role: claims.role };

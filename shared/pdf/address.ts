@@ -1,6 +1,7 @@
 // Which addresses the service may fetch a PDF from (DESIGN §8). A pure classifier over address
 // strings, so the rules are unit-tested without any network. Addresses that embed an IPv4
-// address (IPv4-mapped, IPv4-compatible, NAT64, 6to4) are classified by the address they embed.
+// address (IPv4-mapped, IPv4-translated, IPv4-compatible, NAT64, 6to4, Teredo) are classified by
+// the address they embed; outside 2000::/3 nothing is public.
 
 export type AddressClass =
   | 'public'
@@ -84,16 +85,39 @@ export function classifyIPv4(b: number[]): AddressClass {
 
 const startsWith = (b: number[], prefix: number[]) => prefix.every((v, i) => b[i] === v);
 
+/**
+ * The class of an IPv4 address carried inside an IPv6 one. `whenPublic` decides what the IPv6
+ * address is when the IPv4 one is public: for 6to4 and NAT64 it is an ordinary route to that
+ * address; for tunnels we refuse outright (Teredo) it stays reserved.
+ */
+function embedded(v4: number[], whenPublic: AddressClass): AddressClass {
+  const cls = classifyIPv4(v4);
+  return cls === 'public' ? whenPublic : cls;
+}
+
 export function classifyIPv6(b: number[]): AddressClass {
-  const zeros = (n: number) => b.slice(0, n).every((v) => v === 0);
-  if (zeros(16)) return 'unspecified';
-  if (zeros(15) && b[15] === 1) return 'loopback';
-  // ::ffff:a.b.c.d (mapped), ::a.b.c.d (compatible), 64:ff9b::a.b.c.d (NAT64 well-known prefix)
-  if ((zeros(10) && b[10] === 0xff && b[11] === 0xff) || zeros(12) || startsWith(b, [0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0])) {
-    return classifyIPv4(b.slice(12));
+  const zeros = (from: number, to: number) => b.slice(from, to).every((v) => v === 0);
+  if (zeros(0, 16)) return 'unspecified';
+  if (zeros(0, 15) && b[15] === 1) return 'loopback';
+  // Forms that carry an IPv4 address, classified by the IPv4 address (DESIGN §8): each would
+  // reach it through the host's stack, a translator or a relay.
+  if (zeros(0, 10) && b[10] === 0xff && b[11] === 0xff) return classifyIPv4(b.slice(12)); // ::ffff:a.b.c.d, mapped
+  if (zeros(0, 8) && b[8] === 0xff && b[9] === 0xff && zeros(10, 12)) return classifyIPv4(b.slice(12)); // ::ffff:0:a.b.c.d, translated (SIIT)
+  if (zeros(0, 12)) return classifyIPv4(b.slice(12)); // ::a.b.c.d, compatible (deprecated)
+  if (startsWith(b, [0, 0x64, 0xff, 0x9b])) {
+    if (zeros(4, 12)) return classifyIPv4(b.slice(12)); // 64:ff9b::/96, NAT64 well-known prefix
+    // 64:ff9b:1::/48, NAT64 local use: the IPv4 address sits after the /48 (RFC 6052, skipping
+    // the u-octet); the rest of 64:ff9b::/32 is unassigned. Refused either way.
+    if (b[4] === 0 && b[5] === 1) return embedded([b[6]!, b[7]!, b[9]!, b[10]!], 'reserved');
+    return 'reserved';
   }
-  if (startsWith(b, [0x20, 0x02])) return classifyIPv4(b.slice(2, 6)); // 6to4
-  if (startsWith(b, [0xfd, 0x00, 0x0e, 0xc2]) && b.slice(4, 14).every((v) => v === 0) && b[14] === 0x02 && b[15] === 0x54) {
+  if (startsWith(b, [0x20, 0x02])) return classifyIPv4(b.slice(2, 6)); // 2002::/16, 6to4
+  if (startsWith(b, [0x20, 0x01, 0x00, 0x00])) {
+    // 2001::/32, Teredo: the client's IPv4 address is the last 32 bits, inverted. The tunnel is
+    // never a route we take; the client address only says what the address is aimed at.
+    return embedded(b.slice(12).map((v) => v ^ 0xff), 'reserved');
+  }
+  if (startsWith(b, [0xfd, 0x00, 0x0e, 0xc2]) && zeros(4, 14) && b[14] === 0x02 && b[15] === 0x54) {
     return 'metadata'; // fd00:ec2::254, the EC2 instance metadata service over IPv6
   }
   if ((b[0]! & 0xfe) === 0xfc) return 'unique-local'; // fc00::/7
@@ -102,11 +126,13 @@ export function classifyIPv6(b: number[]): AddressClass {
   if (b[0] === 0xff) return 'multicast';
   if (
     startsWith(b, [0x20, 0x01, 0x0d, 0xb8]) || // documentation
-    startsWith(b, [0x20, 0x01, 0x00, 0x00]) || // Teredo (embeds an obfuscated IPv4 address)
-    startsWith(b, [0x01, 0x00, 0, 0, 0, 0, 0, 0]) || // discard-only
-    startsWith(b, [0, 0x64, 0xff, 0x9b, 0, 0x01]) // NAT64 local-use
+    (startsWith(b, [0x3f, 0xff]) && b[2]! < 0x10) || // documentation (3fff::/20)
+    (startsWith(b, [0x20, 0x01]) && b[2]! < 0x02) || // 2001::/23, IETF protocol assignments
+    startsWith(b, [0x01, 0x00, 0, 0, 0, 0, 0, 0]) // discard-only
   )
     return 'reserved';
+  // Only global unicast (2000::/3) is public; everything else is unassigned or special.
+  if ((b[0]! & 0xe0) !== 0x20) return 'reserved';
   return 'public';
 }
 

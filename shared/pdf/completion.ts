@@ -1,6 +1,7 @@
 import { logger } from '../logger.ts';
 import type { FileRecord } from '../files/file-repository.ts';
-import { partVectorsKey, vectorsKey } from '../files/storage.ts';
+import { partVectorsKey, runWorkPrefix, vectorsKey } from '../files/storage.ts';
+import { cleanUpStaleRun } from './leftovers.ts';
 import { concatPacked, decodePacked, encodePacked } from '../retrieval/packed-vectors.ts';
 import { chunkerId } from './chunker.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
@@ -37,7 +38,12 @@ export async function completeRun(deps: PipelineDeps, record: FileRecord): Promi
     vectorsKey: key,
     now: deps.now(),
   });
-  if (!before) return; // completed by another writer, or superseded
+  if (!before) {
+    // Completed by another writer (nothing to do), or superseded or deleted meanwhile: then the
+    // vectors just written must not stay.
+    await cleanUpStaleRun(deps, record.id, runId, await deps.files.get(record.id));
+    return;
+  }
   logger.info('file completed', { fileId: record.id, runId, chunks: record.chunks, parts: record.partsTotal });
   await cleanUp(deps, record.id, runId, before.vectorsKey !== key ? before.vectorsKey : undefined);
 }
@@ -46,7 +52,7 @@ export async function completeRun(deps: PipelineDeps, record: FileRecord): Promi
 export async function cleanUp(deps: PipelineDeps, fileId: string, runId: string, oldVectorsKey?: string): Promise<void> {
   try {
     await Promise.all([
-      deps.storage.deletePrefix(`work/${fileId}/${runId}/`),
+      deps.storage.deletePrefix(runWorkPrefix(fileId, runId)),
       oldVectorsKey ? deps.storage.deleteKeys([oldVectorsKey]) : undefined,
     ]);
   } catch (err) {

@@ -1,4 +1,5 @@
 import { AiProviderError } from '../ai/errors.ts';
+import { logger } from '../logger.ts';
 import type { AiProvider } from '../ai/types.ts';
 import type { ChunkItem } from '../files/chunk-repository.ts';
 import { mapLimit } from '../dynamo.ts';
@@ -9,6 +10,7 @@ import { chunkerId } from './chunker.ts';
 import { completeRun, readyToComplete } from './completion.ts';
 import { PermanentFailure, RetryableFailure } from './failures.ts';
 import { partFileSchema, type EmbedMessage, type PartFile } from './messages.ts';
+import { cleanUpStaleRun, isCurrentRun } from './leftovers.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
 
 // pdf-embed: one part's chunks → embeddings (as few requests as the provider's limits allow,
@@ -52,6 +54,8 @@ export interface EmbedContext {
   /** Concurrent embedding requests within one part. */
   concurrency: number;
   estimateTokens: (text: string) => number;
+  /** Charges the file owner's daily token budget for embeddings made (shared/limits/). */
+  chargeTokens?: (userId: string, tokens: number) => Promise<void>;
 }
 
 /**
@@ -83,7 +87,7 @@ export async function runEmbed(deps: PipelineDeps, msg: EmbedMessage, ctx: Embed
   const partBytes = deps.storage.get(msg.key);
   partBytes.catch(() => undefined);
   const record = await deps.files.getRaw(msg.fileId);
-  if (!record || record.runId !== msg.runId || record.status !== 'processing') return;
+  if (!isCurrentRun(record, msg.runId)) return cleanUpStaleRun(deps, msg.fileId, msg.runId, record);
   if (record.doneParts?.has(msg.part)) {
     if (readyToComplete(record, msg.runId)) await completeRun(deps, record);
     return;
@@ -140,6 +144,13 @@ export async function runEmbed(deps: PipelineDeps, msg: EmbedMessage, ctx: Embed
     dimensions,
     ...(reused.from && { reusedFrom: reused.from }),
   });
+  // Counted now: the tokens are charged once (a redelivery finds the part counted and skips this).
+  if (updated && tokens > 0 && ctx.chargeTokens) {
+    await ctx.chargeTokens(record.userId, tokens).catch((err: unknown) => logger.error('could not charge embedding tokens', { fileId: msg.fileId, error: err as Error }));
+  }
   updated ??= await deps.files.getRaw(msg.fileId); // counted before (a redelivery): completion may be left
+  // The run ended while this part was embedded (the file deleted or re-ingested): the chunk items
+  // and vectors just written must not stay.
+  if (!isCurrentRun(updated, msg.runId)) return cleanUpStaleRun(deps, msg.fileId, msg.runId, updated);
   if (readyToComplete(updated, msg.runId)) await completeRun(deps, updated);
 }

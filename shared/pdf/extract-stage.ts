@@ -8,6 +8,7 @@ import { PartPlanner } from './parts.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
 import { completeRun, readyToComplete } from './completion.ts';
 import { sendToStage } from './queue.ts';
+import { cleanUpStaleRun, isCurrentRun } from './leftovers.ts';
 import { countTextTokens } from './tokens.ts';
 
 // pdf-extract: text per page → quality check → token-aware chunks of the usable pages → parts
@@ -49,14 +50,14 @@ export function extractLimits(c: PipelineDeps['config'], ctx: ExtractContext = {
 }
 
 /**
- * Steps: skip a stale message → read the PDF → extract page by page in a bounded child process
+ * Steps: skip a stale message (cleaning up after a deleted file) → read the PDF → extract page by page in a bounded child process
  * (TOO_COMPLEX past a limit), chunking as pages arrive;
  * each full part: write its file, queue it → record pages, chunks, parts → complete if every
- * part is already embedded.
+ * part is already embedded; refused because the run ended meanwhile: clean up what was written.
  */
 export async function runExtract(deps: PipelineDeps, msg: ExtractMessage, ctx: ExtractContext = {}): Promise<void> {
   const record = await deps.files.get(msg.fileId);
-  if (!record || record.runId !== msg.runId || record.status !== 'processing') return;
+  if (!isCurrentRun(record, msg.runId)) return cleanUpStaleRun(deps, msg.fileId, msg.runId, record);
 
   const c = deps.config;
   const bytes = await deps.storage.get(msg.key);
@@ -101,7 +102,10 @@ export async function runExtract(deps: PipelineDeps, msg: ExtractMessage, ctx: E
   });
   add(chunker.finish());
   planner.flush();
-  await Promise.all(pending);
+  // Every write settles before the stage returns or fails: a write still in flight after a
+  // failure would land after the clean-up of a redelivery (see leftovers.ts).
+  const failed = (await Promise.allSettled(pending)).find((r) => r.status === 'rejected');
+  if (failed) throw failed.reason;
 
   const toOcr = c.OCR_ENABLED ? unusable.slice(0, c.OCR_MAX_PAGES) : [];
   const unreadable = unusable.length - toOcr.length + result.failedPages;
@@ -121,6 +125,7 @@ export async function runExtract(deps: PipelineDeps, msg: ExtractMessage, ctx: E
       extractedAt: now,
       updatedAt: now,
     });
+    if (!updated) return cleanUpStaleRun(deps, record.id, msg.runId, await deps.files.get(record.id));
     if (readyToComplete(updated, msg.runId)) await completeRun(deps, updated);
     return;
   }
@@ -144,7 +149,9 @@ export async function runExtract(deps: PipelineDeps, msg: ExtractMessage, ctx: E
     extractedAt: now,
     updatedAt: now,
   });
-  if (!updated) return; // superseded meanwhile
+  // Refused: the file was deleted (or re-ingested) while its text was extracted, and the parts
+  // written meanwhile must not stay behind.
+  if (!updated) return cleanUpStaleRun(deps, record.id, msg.runId, await deps.files.get(record.id));
   await sendToStage(
     deps.sqs,
     'pdf-ocr',

@@ -32,6 +32,17 @@ export interface Failure {
   stage?: 'pdf-fetch' | 'pdf-extract' | 'pdf-ocr' | 'pdf-embed';
 }
 
+/**
+ * What a client is told when a PDF's URL could not be fetched (size check or download), whatever
+ * happened: a refused connection, a parse error, a 404 or a timeout would otherwise tell a caller
+ * which hosts and ports answer what (a port scanner run by the service). The detail is logged.
+ */
+export const DOWNLOAD_FAILED_MESSAGE = 'The PDF could not be downloaded from the URL';
+
+/** The message of a failure as a client may see it (the detail of a download failure stays in the logs). */
+export const clientFailureMessage = (reason: FailureReason, message: string): string =>
+  reason === 'DOWNLOAD_FAILED' ? DOWNLOAD_FAILED_MESSAGE : message;
+
 /** A failure caused by the document or its URL: retrying cannot help. */
 export class PermanentFailure extends Error {
   override name = 'PermanentFailure';

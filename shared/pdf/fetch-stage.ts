@@ -5,6 +5,7 @@ import { download, MAX_REDIRECTS, type FetchPolicy } from './guarded-fetch.ts';
 import type { FetchMessage } from './messages.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
 import { sendToStage } from './queue.ts';
+import { cleanUpStaleRun, isCurrentRun } from './leftovers.ts';
 
 // pdf-fetch: the PDF from its URL into the bucket.
 
@@ -30,13 +31,13 @@ export interface FetchContext {
 }
 
 /**
- * Steps: skip a stale message → download through the SSRF guard with byte counting → check the
+ * Steps: skip a stale message (cleaning up after a deleted file) → download through the SSRF guard with byte counting → check the
  * `%PDF-` magic → SHA-256 (pdf-embed reuses the embeddings of the same bytes) → store the PDF,
  * advance to extract, queue it.
  */
 export async function runFetch(deps: PipelineDeps, msg: FetchMessage, ctx: FetchContext = {}): Promise<void> {
   const record = await deps.files.get(msg.fileId);
-  if (!record || record.runId !== msg.runId || record.status !== 'processing') return; // superseded or finished
+  if (!isCurrentRun(record, msg.runId)) return cleanUpStaleRun(deps, msg.fileId, msg.runId, record); // superseded, deleted or finished
   if (!record.sourceUrl) throw new PermanentFailure('DOWNLOAD_FAILED', 'The file has no URL to download');
 
   const bytes = await download(record.sourceUrl, fetchPolicy(deps.config, ctx.remainingMs));
@@ -52,6 +53,6 @@ export async function runFetch(deps: PipelineDeps, msg: FetchMessage, ctx: Fetch
     fetchedAt: deps.now(),
     updatedAt: deps.now(),
   });
-  if (!advanced) return;
+  if (!advanced) return cleanUpStaleRun(deps, record.id, msg.runId, await deps.files.get(record.id));
   await sendToStage(deps.sqs, 'pdf-extract', [{ fileId: record.id, runId: msg.runId, key }]);
 }

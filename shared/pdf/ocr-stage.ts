@@ -12,6 +12,7 @@ import { ocrPages } from './ocr/ocr-pages.ts';
 import { PartPlanner } from './parts.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
 import { countTextTokens } from './tokens.ts';
+import { cleanUpStaleRun, isCurrentRun } from './leftovers.ts';
 
 // pdf-ocr: one range of pages without usable text → drawn and recognised (worker threads) →
 // the recognised text stored as the range's result → the range counted once (a set on the file
@@ -42,7 +43,7 @@ const readyToFinish = (r: RawRecord | undefined, runId: string): r is RawRecord 
  */
 export async function runOcr(deps: PipelineDeps, msg: OcrMessage, ctx: OcrContext): Promise<void> {
   const record = await deps.files.getRaw(msg.fileId);
-  if (!record || record.runId !== msg.runId || record.status !== 'processing') return;
+  if (!isCurrentRun(record, msg.runId)) return cleanUpStaleRun(deps, msg.fileId, msg.runId, record);
   if (record.doneOcrRanges?.has(msg.range)) {
     if (readyToFinish(record, msg.runId)) await finishOcr(deps, record);
     return;
@@ -71,6 +72,8 @@ export async function runOcr(deps: PipelineDeps, msg: OcrMessage, ctx: OcrContex
   await deps.storage.put(ocrResultKey(msg.fileId, msg.runId, msg.range), JSON.stringify(result), 'application/json');
 
   const updated = (await deps.files.markOcrRangeDone(msg.fileId, msg.runId, msg.range, deps.now())) ?? (await deps.files.getRaw(msg.fileId));
+  // The file was deleted (or re-ingested) while its pages were recognised: nothing may stay.
+  if (!isCurrentRun(updated, msg.runId)) return cleanUpStaleRun(deps, msg.fileId, msg.runId, updated);
   if (readyToFinish(updated, msg.runId)) await finishOcr(deps, updated);
 }
 

@@ -4,7 +4,7 @@ import type { z } from 'zod/mini';
 import { config } from '../config.ts';
 import { logger } from '../logger.ts';
 import { pipelineStages, type PipelineStageName } from '../../infra/routes.ts';
-import { PermanentFailure, RetryableFailure, type Failure } from './failures.ts';
+import { clientFailureMessage, PermanentFailure, RetryableFailure, type Failure } from './failures.ts';
 import { pipelineDeps, type PipelineDeps } from './pipeline-deps.ts';
 
 // The SQS side of a pipeline stage: partial batch responses (Powertools batch), each body
@@ -31,6 +31,7 @@ export interface StageContext {
 
 function failureOf(stage: PipelineStageName, err: unknown, attempts: number): Failure {
   if (err instanceof PermanentFailure || err instanceof RetryableFailure) {
+    if (err.reason === 'DOWNLOAD_FAILED') return { reason: err.reason, message: clientFailureMessage(err.reason, err.message) };
     const suffix = err instanceof RetryableFailure ? ` (gave up after ${attempts} attempts)` : '';
     return { reason: err.reason, message: `${err.message}${suffix}` };
   }

@@ -2,6 +2,7 @@ import { createId } from '@paralleldrive/cuid2';
 import type { IdentityClaims } from '../auth/identity-provider.ts';
 import { issueServiceToken, type Role } from '../auth/service-token.ts';
 import type { User, UserRepository } from './user-repository.ts';
+import { roleFor } from './roles.ts';
 
 export interface SignInResult {
   user: User;
@@ -11,13 +12,13 @@ export interface SignInResult {
 
 /**
  * Exchanges verified identity claims for a user and a service token:
- * 1. decide the role (admin when the email is listed in ADMIN_EMAILS, else user);
+ * 1. decide the role (admin only for a verified email listed in ADMIN_EMAILS, else user);
  * 2. find the user through the identity claim and refresh the provider's fields;
  * 3. otherwise create the user; if a concurrent sign-in won the race, return its user;
  * 4. sign a service JWT for the user.
  */
 export async function signIn(users: UserRepository, claims: IdentityClaims, adminEmails: string[]): Promise<SignInResult> {
-  const role: Role = adminEmails.includes(claims.email) ? 'admin' : 'user';
+  const role: Role = roleFor(claims, adminEmails);
   const profile = { ...claims, role };
   const now = new Date().toISOString();
 

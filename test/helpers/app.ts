@@ -31,6 +31,17 @@ export interface TestApp extends LocalRuntime {
   signIn(email: string, name?: string): Promise<{ token: string; user: any; status: number }>;
 }
 
+/**
+ * Suites about other things send far more than a person would from one account; the per-user
+ * limits are off unless a test sets them (test/security/limits.test.ts does).
+ */
+export const PER_USER_LIMITS_OFF = {
+  RATE_LIMIT_MESSAGES_PER_MINUTE: '0',
+  RATE_LIMIT_INGESTIONS_PER_MINUTE: '0',
+  RATE_LIMIT_UPLOADS_PER_MINUTE: '0',
+  DAILY_TOKEN_BUDGET: '0',
+};
+
 export async function startTestApp(
   options: Partial<Pick<LocalRuntimeOptions, 'env' | 'pollers' | 'retryDelaySeconds' | 'onReady'>> = {},
 ): Promise<TestApp> {
@@ -48,7 +59,7 @@ export async function startTestApp(
     retryDelaySeconds: options.retryDelaySeconds ?? 0,
     ...(options.pollers !== undefined && { pollers: options.pollers }),
     ...(options.onReady && { onReady: options.onReady }),
-    env: { LOG_LEVEL: 'SILENT', ...options.env },
+    env: { LOG_LEVEL: 'SILENT', ...PER_USER_LIMITS_OFF, ...options.env },
   });
 
   async function request<T = any>(method: string, path: string, o: RequestOptions = {}): Promise<TestResponse<T>> {

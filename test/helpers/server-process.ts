@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { projectRoot } from '../../infra/local/runtime.ts';
+import { PER_USER_LIMITS_OFF } from './app.ts';
 
 // `npm start` as a child process (what a developer runs), for tests of restarts, side-by-side
 // copies, crashes and stopping. PORT=0 picks a free port; the base URL is read from its output.
@@ -33,7 +34,7 @@ export async function startServerProcess(env: Record<string, string>, o: ServerP
       : ['npm', ['start', '--silent']];
   const child: ChildProcess = spawn(command, args, {
     cwd: projectRoot,
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'SILENT', ...env },
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'SILENT', ...PER_USER_LIMITS_OFF, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: o.detached === true,
   });

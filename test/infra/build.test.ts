@@ -187,7 +187,11 @@ test('a manifest entry whose file is missing fails the build with a message nami
 
 test('the app synthesizes from the real bundles: each function runs the asset of its own bundle', async () => {
   const cdkOut = join(outDir, 'cdk.out');
-  const { stateless } = createServiceApp({ app: new App({ outdir: cdkOut }), distDir: outDir, env: {} });
+  const { stateless } = createServiceApp({
+    app: new App({ outdir: cdkOut, context: { IDP_PRESET: 'firebase', FIREBASE_PROJECT_ID: 'my-project', CORS_ALLOW_ORIGIN: 'https://app.example.com' } }),
+    distDir: outDir,
+    env: {},
+  });
   const resources = Template.fromStack(stateless).toJSON().Resources as Record<string, any>;
   const functions = Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::Function');
   expect(functions).toHaveLength(manifestFunctions.length);

@@ -5,6 +5,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { createServiceApp, type ServiceApp } from '#infra/app.ts';
 import { deadLetterConsumerList, httpRouteList, manifestFunctions, pipelineStageList, queueUrlVariable, type ManifestFunction } from '#infra/routes.ts';
 import { tableDefinition } from '#infra/table.ts';
+import { stageConcurrencyKey } from '#infra/settings.ts';
 import { resourceFor, API_STAGE, MAX_BUFFERED_INTEGRATION_SECONDS } from '#infra/stacks/stateless-stack.ts';
 import { UPLOADS_PREFIX, VISIBILITY_TIMEOUT_FACTOR, WORK_PREFIX } from '#infra/stacks/stateful-stack.ts';
 import { sourceKey, uploadKey, vectorsKey } from '#shared/files/storage.ts';
@@ -24,12 +25,16 @@ type Resources = Record<string, { Type: string; Properties: any; DependsOn?: unk
 
 const placeholder = () => lambda.Code.fromInline('export const handler = async () => ({ statusCode: 200, body: "" });');
 
-function synth(context: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = {}): ServiceApp & {
+/** What a deployment must name (issue 13 item 6): an identity provider and the web app's origin. */
+const ORIGIN = 'https://app.example.com';
+const DEPLOY = { IDP_PRESET: 'firebase', FIREBASE_PROJECT_ID: 'my-project', CORS_ALLOW_ORIGIN: ORIGIN };
+
+function synth(context: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = {}, base: Record<string, unknown> = DEPLOY): ServiceApp & {
   stateful: Stack;
   statefulTemplate: Template;
   statelessTemplate: Template;
 } {
-  const app = new App({ context });
+  const app = new App({ context: { ...base, ...context } });
   const service = createServiceApp({ app, code: placeholder, env });
   return {
     ...service,
@@ -409,7 +414,74 @@ describe('settings', () => {
     expect(() => synth({ IDP_PRESET: 'local' })).toThrow(/IDP_PRESET=local/);
   });
 
-  test('without an identity provider the synth works and warns', () => {
-    expect(s.settings.warnings.join('\n')).toMatch(/identity provider/);
+});
+
+describe('safe deploy defaults (issue 13 item 6)', () => {
+  test('without an identity provider the synth is refused, naming what to set', () => {
+    expect(() => synth({}, {}, { CORS_ALLOW_ORIGIN: ORIGIN })).toThrow(/identity provider.*IDP_PRESET/s);
+    expect(() => synth({ IDP_PRESET: 'cognito' }, {}, { CORS_ALLOW_ORIGIN: ORIGIN })).toThrow(/COGNITO_USER_POOL_ID/);
+  });
+
+  test('without an explicit CORS origin the synth is refused; a URL that is not an origin too', () => {
+    const idp = { IDP_PRESET: 'firebase', FIREBASE_PROJECT_ID: 'my-project' };
+    expect(() => synth({}, {}, idp)).toThrow(/CORS_ALLOW_ORIGIN must be set/);
+    expect(() => synth({ CORS_ALLOW_ORIGIN: 'https://app.example.com/path' }, {}, idp)).toThrow(/CORS_ALLOW_ORIGIN: must be an origin/);
+    expect(() => synth({ CORS_ALLOW_ORIGIN: 'app.example.com' }, {}, idp)).toThrow(/CORS_ALLOW_ORIGIN/);
+    // From the synth's environment is explicit too.
+    expect(synth({}, { CORS_ALLOW_ORIGIN: 'https://env.example.com' }, idp).settings.corsAllowOrigin).toBe('https://env.example.com');
+  });
+
+  test('an explicit * is allowed, with a warning', () => {
+    expect(synth({ CORS_ALLOW_ORIGIN: '*' }).settings.warnings.join('\n')).toMatch(/CORS_ALLOW_ORIGIN=\*/);
+  });
+
+  test('the origin is the only one anywhere: preflights, gateway responses, the bucket rule, every function', () => {
+    const stateless = JSON.stringify(s.statelessTemplate.toJSON());
+    expect(stateless).not.toContain(`"'*'"`);
+    const preflights = byType(statelessResources, 'AWS::ApiGateway::Method').filter(([, m]) => m.Properties.HttpMethod === 'OPTIONS');
+    expect(preflights.length).toBeGreaterThan(0);
+    for (const [, m] of preflights) {
+      expect(m.Properties.Integration.IntegrationResponses[0].ResponseParameters['method.response.header.Access-Control-Allow-Origin']).toBe(`'${ORIGIN}'`);
+    }
+    const responses = byType(statelessResources, 'AWS::ApiGateway::GatewayResponse');
+    expect(responses.length).toBeGreaterThan(0);
+    for (const [, r] of responses) expect(r.Properties.ResponseParameters['gatewayresponse.header.Access-Control-Allow-Origin']).toBe(`'${ORIGIN}'`);
+    s.statefulTemplate.hasResourceProperties('AWS::S3::Bucket', { CorsConfiguration: { CorsRules: [Match.objectLike({ AllowedOrigins: [ORIGIN] })] } });
+    for (const fn of manifestFunctions) expect(functionOf(fn).props.Environment.Variables.CORS_ALLOW_ORIGIN).toBe(ORIGIN);
+    expect(s.settings.warnings.join('\n')).not.toMatch(/CORS|identity provider/);
+  });
+
+  test('dead-letter queues are retained with retainData, and deleted without', () => {
+    const dlqIds = (t: ReturnType<typeof synth>) => pipelineStageList.map((st) => logicalId(t.stateful, t.stateful.queues[st.name].dlq));
+    const kept = s.statefulTemplate.toJSON().Resources as Resources;
+    for (const id of dlqIds(s)) expect(kept[id]).toMatchObject({ Type: 'AWS::SQS::Queue', DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
+    const t = synth({ retainData: false, deletionProtection: false });
+    const dropped = t.statefulTemplate.toJSON().Resources as Resources;
+    for (const id of dlqIds(t)) expect(dropped[id]).toMatchObject({ DeletionPolicy: 'Delete' });
+  });
+});
+
+describe('concurrency of the long functions (issue 13 item 5)', () => {
+  test('send-message has reserved concurrency (20 by default, from context, or none); no other HTTP function does', () => {
+    const reserved = (t: ReturnType<typeof synth>, name: string) =>
+      (t.statelessTemplate.toJSON().Resources as Resources)[logicalId(t.stateless, t.stateless.functions[name]!.function)]!.Properties.ReservedConcurrentExecutions;
+    expect(reserved(s, 'send-message')).toBe(20);
+    for (const route of httpRouteList.filter((r) => r.name !== 'send-message')) expect([route.name, reserved(s, route.name)]).toEqual([route.name, undefined]);
+    expect(reserved(synth({ sendMessageReservedConcurrency: '7' }), 'send-message')).toBe(7);
+    expect(reserved(synth({ sendMessageReservedConcurrency: 'none' }), 'send-message')).toBeUndefined();
+    expect(() => synth({ sendMessageReservedConcurrency: 0 })).toThrow(/sendMessageReservedConcurrency/);
+  });
+
+  test('each pipeline stage caps its concurrent batches: the manifest by default, <stage>MaxConcurrency from context', () => {
+    const context = Object.fromEntries(pipelineStageList.map((st, i) => [stageConcurrencyKey(st.name), String(2 + i)]));
+    expect(Object.keys(context)).toContain('pdfExtractMaxConcurrency');
+    const t = synth(context);
+    const mappings = byType(t.statelessTemplate.toJSON().Resources, 'AWS::Lambda::EventSourceMapping');
+    pipelineStageList.forEach((st, i) => {
+      const fnId = logicalId(t.stateless, t.stateless.functions[st.name]!.function);
+      const [, mapping] = mappings.find(([, m]) => m.Properties.FunctionName.Ref === fnId)!;
+      expect([st.name, mapping.Properties.ScalingConfig]).toEqual([st.name, { MaximumConcurrency: 2 + i }]);
+    });
+    expect(() => synth({ pdfEmbedMaxConcurrency: 1 })).toThrow(/pdfEmbedMaxConcurrency/);
   });
 });

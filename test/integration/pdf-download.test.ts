@@ -78,7 +78,8 @@ test('a URL whose size check fails (404) is a 400 at once', async () => {
   pdfs.serve('/gone.pdf', { status: 404 });
   const { res } = await ingest('/gone.pdf');
   expect(res.status).toBe(400);
-  expect(res.body.message).toMatch(/size check/);
+  // One message for every way a fetch fails (test/security/download-oracle.test.ts).
+  expect(res.body.message).toBe('The PDF could not be downloaded from the URL');
   expect(res.body.errors[0].code).toBe('DOWNLOAD_FAILED');
 });
 
@@ -101,7 +102,7 @@ test('three redirects are followed; a fourth fails', async () => {
   pdfs.redirect('/r0', '/r1');
   const tooMany = await ingest('/r0');
   expect(tooMany.res.status).toBe(400);
-  expect(tooMany.res.body.errors[0].message).toMatch(/Too many redirects/);
+  expect(tooMany.res.body.errors[0]).toMatchObject({ code: 'DOWNLOAD_FAILED', message: 'The PDF could not be downloaded from the URL' });
 });
 
 test('a download that keeps failing (500) fails the file with DOWNLOAD_FAILED after its retries', async () => {

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 // Arbitraries of IP addresses written every way the WHATWG URL parser (and so the service)
 // accepts them: IPv4 in 1 to 4 parts, each part decimal, octal or hex, full-width digits,
 // a trailing dot; IPv6 in full, compressed or upper case, and IPv6 forms that embed an IPv4
-// address (mapped, compatible, NAT64, 6to4).
+// address (mapped, translated, compatible, NAT64 well-known and local-use, 6to4, Teredo).
 
 export type Bytes = [number, number, number, number];
 
@@ -47,8 +47,16 @@ const hex16 = (hi: number, lo: number) => ((hi << 8) | lo).toString(16);
 export function embeddedV4Spelling(b: Bytes): fc.Arbitrary<string> {
   const dotted = b.join('.');
   const [w1, w2] = [hex16(b[0], b[1]), hex16(b[2], b[3])];
+  // Teredo carries the client's address inverted; NAT64 local use (/48) skips the u-octet.
+  const [t1, t2] = [hex16(b[0] ^ 0xff, b[1] ^ 0xff), hex16(b[2] ^ 0xff, b[3] ^ 0xff)];
   return fc
     .constantFrom(
+      `::ffff:0:${dotted}`,
+      `::ffff:0:${w1}:${w2}`,
+      `0:0:0:0:ffff:0:${w1}:${w2}`,
+      `64:ff9b:1:${w1}:${hex16(0, b[2])}:${hex16(b[3], 0)}::`,
+      `2001:0:4136:e378:8000:63bf:${t1}:${t2}`,
+      `2001::${t1}:${t2}`,
       `::ffff:${dotted}`,
       `::ffff:${w1}:${w2}`,
       `0:0:0:0:0:ffff:${w1}:${w2}`,

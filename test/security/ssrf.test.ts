@@ -107,10 +107,12 @@ test('the classic spellings the generators do not reach', async () => {
   for (const host of [
     '127.000.000.001', '0x7F.1', '127.0x0.1', '127。0。0。1', '①②⑦.0.0.1', '%31%32%37.0.0.1', '[::ffff:7f00:1]', '[0:0:0:0:0:0:0:1]',
     '[::]', '0', '127.255.255.254', '[::127.0.0.1]',
+    // IPv4-translated, NAT64 local use and Teredo forms (issue 13 item 7).
+    '[::ffff:0:127.0.0.1]', '[::ffff:0:7f00:1]', '[64:ff9b:1:7f00:1::]', '[2001:0:4136:e378:8000:63bf:80ff:fffe]',
   ]) {
     await refused(`http://${host}:${port}/doc.pdf`, 'fixed spellings', /^(loopback|unspecified)$/);
   }
-  for (const url of ['http://0xa9fea9fe/', 'http://2852039166/', 'http://[::ffff:a9fe:a9fe]/', 'http://[fd00:ec2::254]/', 'http://[64:ff9b::a9fe:a9fe]/']) {
+  for (const url of ['http://0xa9fea9fe/', 'http://2852039166/', 'http://[::ffff:a9fe:a9fe]/', 'http://[fd00:ec2::254]/', 'http://[64:ff9b::a9fe:a9fe]/', 'http://[::ffff:0:a9fe:a9fe]/', 'http://[::ffff:0:169.254.169.254]/', 'http://[2002:a9fe:a9fe::]/', 'http://[2001::5601:5601]/']) {
     await refused(url, 'fixed spellings', /^metadata$/);
   }
 });

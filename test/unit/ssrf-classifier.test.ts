@@ -34,7 +34,7 @@ test.each([
   ['192.0.2.10', 'reserved'],
   ['198.18.0.1', 'reserved'],
   ['2001:db8::1', 'reserved'],
-  ['2001:0:4136:e378:8000:63bf:3fff:fdd2', 'reserved'],
+  ['2001:0:4136:e378:8000:63bf:3fff:fdd2', 'reserved'], // Teredo for public 192.0.2.45 → documentation, reserved
   ['fec0::1', 'private'],
   // IPv4 embedded in IPv6: classified by the IPv4 address.
   ['::ffff:127.0.0.1', 'loopback'],
@@ -49,6 +49,39 @@ test.each([
   ['2002:7f00:1::', 'loopback'],
   ['2002:0a00:0001::1', 'private'],
   ['::ffff:8.8.8.8', 'public'],
+  // IPv4-translated (::ffff:0:a.b.c.d), issue 13 item 7: the address it embeds decides.
+  ['::ffff:0:127.0.0.1', 'loopback'],
+  ['::ffff:0:7f00:1', 'loopback'],
+  ['0:0:0:0:ffff:0:7f00:1', 'loopback'],
+  ['[::ffff:0:169.254.169.254]', 'metadata'],
+  ['::ffff:0:a9fe:a9fe', 'metadata'],
+  ['::ffff:0:10.0.0.1', 'private'],
+  ['::ffff:0:c0a8:101', 'private'],
+  ['::ffff:0:100.64.0.1', 'cgnat'],
+  ['::ffff:0:8.8.8.8', 'public'],
+  // NAT64: the well-known /96 by its IPv4; local use (64:ff9b:1::/48, IPv4 after the u-octet) never public.
+  ['64:ff9b::7f00:1', 'loopback'],
+  ['64:ff9b::10.0.0.1', 'private'],
+  ['64:ff9b:1:7f00:1::', 'loopback'],
+  ['64:ff9b:1:a9fe:a9:fe00::', 'metadata'],
+  ['64:ff9b:1:808:8:800::', 'reserved'],
+  ['64:ff9b:0:1::7f00:1', 'reserved'],
+  // 6to4 by its IPv4.
+  ['2002:a9fe:a9fe::1', 'metadata'],
+  ['2002:c0a8:101::', 'private'],
+  ['2002:808:808::1', 'public'],
+  // Teredo: the client address is the last 32 bits inverted; a public one is still refused.
+  ['2001:0:4136:e378:8000:63bf:80ff:fffe', 'loopback'],
+  ['2001::80ff:fffe', 'loopback'],
+  ['2001:0:4136:e378:8000:63bf:5601:5601', 'metadata'],
+  ['2001:0:4136:e378:8000:63bf:f5ff:fffe', 'private'],
+  ['2001:0:4136:e378:8000:63bf:f7f7:f7f7', 'reserved'],
+  // Outside global unicast (2000::/3) nothing is public.
+  ['::1:0:0:1', 'reserved'],
+  ['1::1', 'reserved'],
+  ['4000::1', 'reserved'],
+  ['3fff::1', 'reserved'],
+  ['2001:2::1', 'reserved'],
   // Public.
   ['8.8.8.8', 'public'],
   ['1.1.1.1', 'public'],

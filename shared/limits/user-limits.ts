@@ -1,0 +1,113 @@
+import type { Config } from '../config.ts';
+import { TooManyRequestsError } from '../http/errors.ts';
+import type { UsageCounters } from './usage-counters.ts';
+
+// The per-user limit policy (docs/DECISIONS.md "Per-user limits"), on the shared counters:
+// - requests per minute on the expensive routes (the manifest's `rateLimit`), a fixed window per
+//   UTC minute: one conditional ADD per request;
+// - a daily token budget (UTC day) for model replies and embeddings. A reply reserves its
+//   prompt's estimate plus the longest reply before the model is called (refused: 429, nothing
+//   stored) and settles to the provider's real usage afterwards; an ingestion is admitted while
+//   the budget is not spent, and its embedding tokens are charged as each part is embedded.
+// Over a limit: 429 with Retry-After (the end of the minute, or of the UTC day). 0 turns a limit off.
+
+export type RateLimitName = 'messages' | 'ingestions' | 'uploads';
+
+export interface LimitSettings {
+  perMinute: Record<RateLimitName, number>;
+  dailyTokens: number;
+}
+
+export const limitSettings = (c: Config): LimitSettings => ({
+  perMinute: {
+    messages: c.RATE_LIMIT_MESSAGES_PER_MINUTE,
+    ingestions: c.RATE_LIMIT_INGESTIONS_PER_MINUTE,
+    uploads: c.RATE_LIMIT_UPLOADS_PER_MINUTE,
+  },
+  dailyTokens: c.DAILY_TOKEN_BUDGET,
+});
+
+/** A reply's tokens held against the budget until its real usage is known. */
+export interface TokenReservation {
+  userId: string;
+  day: string;
+  tokens: number;
+}
+
+const MINUTE_MS = 60_000;
+const DAY_MS = 86_400_000;
+/** Old windows are collected by DynamoDB TTL after this long (never relied upon). */
+const KEEP_SECONDS = 2 * 86_400;
+
+export const tokenCounter = (day: string) => `TOKENS#${day}`;
+export const rateCounter = (name: RateLimitName, minute: number) => `RATE#${name}#${minute}`;
+export const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+export class UserLimits {
+  constructor(
+    private readonly counters: UsageCounters,
+    private readonly settings: LimitSettings,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  private expiresAt(ms: number) {
+    return Math.floor(ms / 1000) + KEEP_SECONDS;
+  }
+
+  private untilTomorrow(ms: number) {
+    return Math.max(1, Math.ceil((DAY_MS - (ms % DAY_MS)) / 1000));
+  }
+
+  /** Counts one request on a rate-limited route; 429 when the minute's allowance is used up. */
+  async takeRequest(userId: string, name: RateLimitName): Promise<void> {
+    const limit = this.settings.perMinute[name];
+    if (!limit) return;
+    const ms = this.now();
+    const minute = Math.floor(ms / MINUTE_MS);
+    const taken = await this.counters.tryAdd({ subject: userId, counter: rateCounter(name, minute) }, 1, limit, this.expiresAt(ms));
+    if (taken === undefined) {
+      const retryAfter = Math.max(1, Math.ceil(((minute + 1) * MINUTE_MS - ms) / 1000));
+      throw new TooManyRequestsError(`Too many requests: at most ${limit} per minute here`, retryAfter, 'RATE_LIMITED');
+    }
+  }
+
+  /** Holds `tokens` of today's budget for a reply; 429 when they do not fit. */
+  async reserveTokens(userId: string, tokens: number): Promise<TokenReservation | undefined> {
+    const budget = this.settings.dailyTokens;
+    if (!budget) return undefined;
+    const ms = this.now();
+    const day = utcDay(ms);
+    const held = await this.counters.tryAdd({ subject: userId, counter: tokenCounter(day) }, tokens, budget, this.expiresAt(ms));
+    if (held === undefined) throw this.budgetSpent(ms);
+    return { userId, day, tokens };
+  }
+
+  /** Replaces a reservation by what the reply really used (0 when there was no reply). */
+  async settle(reservation: TokenReservation | undefined, usedTokens: number): Promise<void> {
+    if (!reservation || usedTokens === reservation.tokens) return;
+    await this.counters.add({ subject: reservation.userId, counter: tokenCounter(reservation.day) }, usedTokens - reservation.tokens);
+  }
+
+  /** 429 when today's budget is already spent (admission of work whose cost is known later). */
+  async assertTokensLeft(userId: string): Promise<void> {
+    const budget = this.settings.dailyTokens;
+    if (!budget) return;
+    const ms = this.now();
+    if ((await this.counters.get({ subject: userId, counter: tokenCounter(utcDay(ms)) })) >= budget) throw this.budgetSpent(ms);
+  }
+
+  /** Charges tokens already spent (embeddings), whatever the budget says. */
+  async chargeTokens(userId: string, tokens: number): Promise<void> {
+    if (!this.settings.dailyTokens || tokens <= 0) return;
+    const ms = this.now();
+    await this.counters.add({ subject: userId, counter: tokenCounter(utcDay(ms)) }, tokens, this.expiresAt(ms));
+  }
+
+  private budgetSpent(ms: number) {
+    return new TooManyRequestsError(
+      `Your daily token budget (${this.settings.dailyTokens}) is used up; it renews at midnight UTC`,
+      this.untilTomorrow(ms),
+      'TOKEN_BUDGET_EXHAUSTED',
+    );
+  }
+}
