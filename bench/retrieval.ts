@@ -52,7 +52,7 @@ export const retrieval: Benchmark = {
       pages += count;
     }
 
-    const provider = aiProvider();
+    const provider = await aiProvider();
     const prompt = () => {
       const page = 1 + Math.floor(Math.random() * pages);
       return { page, text: knownSentence(page, Math.floor(Math.random() * LINES_PER_PAGE)) };

@@ -6,6 +6,6 @@ import { runEmbed } from '#shared/pdf/embed-stage.ts';
 import { stageHandler } from '#shared/pdf/stage-runner.ts';
 
 // pdf-embed (SQS): one part's embeddings into chunk items and packed vectors; the last part completes the file.
-export const handler = stageHandler('pdf-embed', embedMessageSchema, (deps, msg) =>
-  runEmbed(deps, msg, { provider: aiProvider(), concurrency: config().EMBEDDING_CONCURRENCY, estimateTokens }),
+export const handler = stageHandler('pdf-embed', embedMessageSchema, async (deps, msg) =>
+  runEmbed(deps, msg, { provider: await aiProvider(), concurrency: config().EMBEDDING_CONCURRENCY, estimateTokens }),
 );

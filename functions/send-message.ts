@@ -18,7 +18,7 @@ const c = config();
 const deps: SendMessageDeps = {
   chats: new ChatRepository(dynamo(), tableName()),
   messages: new MessageRepository(dynamo(), tableName()),
-  provider: aiProvider(),
+  provider: await aiProvider(),
   retrieve: retrieveSources,
   settings: { historyTokenBudget: c.HISTORY_TOKEN_BUDGET, replyMaxTokens: c.REPLY_MAX_TOKENS, heartbeatMs: c.STREAM_HEARTBEAT_MS },
 };
