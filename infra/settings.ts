@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { configSchema, loadConfig, ConfigError } from '../shared/config.ts';
 import { identityProviderSettings } from '../shared/auth/identity-provider.ts';
+import { chosenProvider, type AiProviderName } from '../shared/ai/provider.ts';
 
 // What the CDK app reads at synth time. Two kinds of settings:
 // - stack settings (camelCase context keys: `-c retainData=false`, or cdk.json "context");
@@ -77,6 +78,10 @@ export type StackSettings = z.infer<typeof stackSettingsSchema> & {
   corsAllowOrigin: string;
   /** Problems worth a synth warning (e.g. no identity provider configured). */
   warnings: string[];
+  /** The AI provider the functions will use (AI_PROVIDER, else OpenAI with a key secret, else offline). */
+  aiProvider: AiProviderName;
+  /** With Bedrock: the models the functions are allowed to invoke (region unset: the stack's). */
+  bedrock?: { region?: string; chatModel: string; embeddingModel: string };
 };
 
 export type ContextReader = (key: string) => unknown;
@@ -100,7 +105,12 @@ export function readSettings(context: ContextReader, env: NodeJS.ProcessEnv = pr
     if (value !== undefined && value !== '') functionEnv[name] = String(value);
   }
   // Validate as the functions will at cold start, with the stack's own wiring filled in.
-  const config = loadConfig({ TABLE_NAME: 'synth-check', ...functionEnv });
+  const config = loadConfig({
+    TABLE_NAME: 'synth-check',
+    ...(parsed.data.openAiKeySecret && { OPENAI_API_KEY_SECRET_ARN: 'arn:synth-check' }),
+    ...functionEnv,
+  });
+  const aiProvider = chosenProvider(config);
 
   const warnings: string[] = [];
   try {
@@ -112,8 +122,15 @@ export function readSettings(context: ContextReader, env: NodeJS.ProcessEnv = pr
     );
   }
   if (config.IDP_PRESET === 'local') throw new ConfigError('IDP_PRESET=local exists only under npm start; choose a real provider');
-  if (!parsed.data.openAiKeySecret) {
+  if (aiProvider === 'offline') {
     warnings.push('No openAiKeySecret: the functions use the offline AI provider (extractive answers, lexical embeddings)');
   }
-  return { ...parsed.data, functionEnv, corsAllowOrigin: config.CORS_ALLOW_ORIGIN, warnings };
+  if (aiProvider === 'bedrock' && parsed.data.openAiKeySecret) {
+    warnings.push('AI_PROVIDER=bedrock: openAiKeySecret is ignored (no function is given the OpenAI key)');
+  }
+  const bedrock =
+    aiProvider === 'bedrock'
+      ? { region: config.BEDROCK_REGION, chatModel: config.BEDROCK_CHAT_MODEL, embeddingModel: config.BEDROCK_EMBEDDING_MODEL }
+      : undefined;
+  return { ...parsed.data, functionEnv, corsAllowOrigin: config.CORS_ALLOW_ORIGIN, warnings, aiProvider, ...(bedrock && { bedrock }) };
 }
