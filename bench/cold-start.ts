@@ -57,7 +57,6 @@ export const BUNDLE_ENV: Record<string, string> = {
   IDP_ISSUER: 'https://idp.bench.invalid',
   IDP_AUDIENCE: 'bench',
   LOG_LEVEL: 'SILENT',
-  AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
 };
 
 const exists = (p: string) =>

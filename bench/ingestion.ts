@@ -27,14 +27,14 @@ const POLL_MS = 25;
 export async function plainExtraction(bytes: Uint8Array): Promise<{ ms: number; pages: number; chars: number; texts: string[] }> {
   const pdfjs = await loadPdfjs(); // pdfjs-dist's legacy build with its worker in-process
   const t0 = performance.now();
-  const doc = await pdfjs.getDocument({
+  const task = pdfjs.getDocument({
     data: bytes.slice(), // pdfjs takes ownership of the buffer
-    isEvalSupported: false,
     disableFontFace: true,
     useSystemFonts: false,
     standardFontDataUrl: standardFontsDir(),
     verbosity: pdfjs.VerbosityLevel.ERRORS,
-  }).promise;
+  });
+  const doc = await task.promise;
   let chars = 0;
   const texts: string[] = [];
   for (let n = 1; n <= doc.numPages; n++) {
@@ -47,7 +47,7 @@ export async function plainExtraction(bytes: Uint8Array): Promise<{ ms: number; 
     page.cleanup();
   }
   const pages = doc.numPages;
-  await doc.destroy();
+  await task.destroy();
   return { ms: performance.now() - t0, pages, chars, texts };
 }
 

@@ -108,7 +108,7 @@ export const memory: Benchmark = {
   async run(ctx) {
     const svc = await ctx.service();
     const bundle = await bundleOf(ctx.tmpDir, 'pdf-extract');
-    const env = { ...svc.runtime.env, LOG_LEVEL: 'SILENT', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' };
+    const env = { ...svc.runtime.env, LOG_LEVEL: 'SILENT' };
 
     const documents: { label: string; bytes: Uint8Array; pages?: number }[] = [
       { label: 'tracemonkey.pdf (largest fixture)', bytes: await readFile(join(FIXTURES, 'tracemonkey.pdf')) },

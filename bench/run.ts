@@ -35,7 +35,6 @@ if (unknown.length) {
 }
 const selected = args.length ? benchmarks.filter((b) => args.includes(b.name)) : benchmarks;
 
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const started = performance.now();
 const tmpDir = await mkdtemp(join(tmpdir(), 'bench-run-'));
 let service: Promise<BenchService> | undefined;

@@ -162,7 +162,7 @@ export async function buildFunctions(options: BuildOptions = {}): Promise<BuiltF
     bundle: true,
     splitting: false,
     platform: 'node',
-    target: 'node20',
+    target: 'node24',
     format: 'esm',
     // ESM builds of dependencies first (the AWS SDK's dist-es tree-shakes far better).
     mainFields: ['module', 'main'],

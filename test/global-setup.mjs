@@ -6,7 +6,6 @@ import { tsImport } from 'tsx/esm/api';
 
 export default async function globalSetup() {
   const { startEmulators } = await tsImport('../infra/local/emulators.ts', import.meta.url);
-  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const emulators = await startEmulators();
   process.env.TEST_DYNAMODB_ENDPOINT = emulators.dynamodbEndpoint;
   process.env.TEST_FAUXQS_ENDPOINT = emulators.fauxqsEndpoint;

@@ -4,7 +4,6 @@ import { startEmulators } from '../../infra/local/emulators.ts';
 // beside the service, as it does in AWS, instead of in the event loop of the functions being
 // measured. Prints its endpoints as one JSON line; stops when its parent closes stdin or exits.
 
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const emulators = await startEmulators();
 process.stdout.write(`${JSON.stringify({ dynamodbEndpoint: emulators.dynamodbEndpoint, fauxqsEndpoint: emulators.fauxqsEndpoint })}\n`);
 

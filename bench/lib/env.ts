@@ -7,7 +7,6 @@
 export const startingEnv: Readonly<Record<string, string | undefined>> = { ...process.env };
 
 process.env.LOG_LEVEL = 'SILENT';
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 /**
  * Runs `spawnChild` (which must start its child process synchronously, before its first await)

@@ -62,7 +62,6 @@ export interface BenchService {
 }
 
 export async function startBenchService(env: Record<string, string> = {}): Promise<BenchService> {
-  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const emulators = await startEmulatorsProcess();
   const ai = await startOpenAiTestServer();
   const dataDir = await mkdtemp(join(tmpdir(), 'bench-'));

@@ -11,6 +11,9 @@ import type { ModelResources } from '../../shared/ai/bedrock-models.ts';
 import { queueUrlVariable, type Access, type AiUse, type ManifestFunction, type PipelineStageName } from '../routes.ts';
 import { tableDefinition } from '../table.ts';
 
+/** The Lambda runtime of every function; npm scripts run the same Node major (the `node` devDependency). */
+export const LAMBDA_RUNTIME = lambda.Runtime.NODEJS_24_X;
+
 // Every Lambda of the service, with its defaults in one place (runtime, architecture, source
 // maps, log group and retention) and its permissions derived from the manifest's `access`:
 // each function gets its own role holding exactly the actions its code uses, on exactly the
@@ -84,7 +87,7 @@ export class ServiceFunction extends Construct {
 
     this.function = new lambda.Function(this, 'Function', {
       description: props.description ?? fn.name,
-      runtime: lambda.Runtime.NODEJS_22_X,
+      runtime: LAMBDA_RUNTIME,
       architecture: lambda.Architecture.ARM_64,
       handler: 'index.handler',
       code: props.code,

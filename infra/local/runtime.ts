@@ -71,8 +71,6 @@ export function loadFunction(entry: string): Promise<unknown> {
 }
 
 export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRuntime> {
-  // This machine runs Node 20 on purpose (DESIGN §10); the SDK's upgrade notice is noise here.
-  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   installLambdaGlobals();
   const unlock = o.persist ? await lockDataDir(o.dataDir) : undefined;
   let owned: Emulators | undefined;

@@ -1,4 +1,5 @@
 import middy, { type MiddlewareObj } from '@middy/core';
+import { executionModeStreamifyResponse } from '@middy/core/StreamifyResponse';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { createId } from '@paralleldrive/cuid2';
 import type { Readable } from 'node:stream';
@@ -240,7 +241,8 @@ function validation(schemas: Schemas): MiddlewareObj<Event> {
 
 /**
  * Builds the Lambda handler of one route of the manifest. Streaming routes are wrapped with
- * Lambda response streaming (middy `streamifyResponse`); their handler may return `stream`.
+ * Lambda response streaming (middy 7's `executionModeStreamifyResponse`: the old
+ * `streamifyResponse: true` option is silently ignored); their handler may return `stream`.
  */
 export function httpHandler<S extends Schemas>(
   route: HttpRoute,
@@ -248,7 +250,10 @@ export function httpHandler<S extends Schemas>(
   fn: (request: HttpRequest<S>) => Promise<HttpResult>,
 ) {
   config(); // a bad setting fails the cold start, not the first request
-  return middy<Event, APIGatewayProxyResult>({ streamifyResponse: route.streaming === true, timeoutEarlyInMillis: 0 })
+  return middy<Event, APIGatewayProxyResult>({
+    ...(route.streaming === true && { executionMode: executionModeStreamifyResponse }),
+    timeoutEarlyInMillis: 0,
+  })
     .use(respond(route.shape) as MiddlewareObj<Event, APIGatewayProxyResult>)
     .use(authentication(route))
     .use(jsonBody(schemas.body !== undefined))

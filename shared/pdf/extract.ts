@@ -5,9 +5,9 @@ import { fileURLToPath } from 'node:url';
 import { normalizeText } from './sentences.ts';
 import { PermanentFailure } from './failures.ts';
 
-// Text per page with pdfjs-dist 5 (legacy build) in Node and in an esbuild bundle (DESIGN §10):
+// Text per page with pdfjs-dist 6 (legacy build) in Node and in an esbuild bundle (DESIGN §10):
 // the worker runs in-process (registered on globalThis.pdfjsWorker, so no worker file is looked
-// up), DOM classes that only rendering uses are stubbed, no eval, no font faces, no system fonts,
+// up), DOM classes that only rendering uses are stubbed, no font faces, no system fonts,
 // and the standard font data comes from a directory (PDFJS_STANDARD_FONTS_DIR, else
 // `standard_fonts/` beside the bundle, else the package in node_modules). Pages are read one at a
 // time and released, so memory stays bounded by one page plus the document's own structures.
@@ -83,7 +83,6 @@ export async function extractText(data: Uint8Array, o: ExtractOptions): Promise<
   const pdfjs = await loadPdfjs();
   const task = pdfjs.getDocument({
     data,
-    isEvalSupported: false,
     disableFontFace: true,
     useSystemFonts: false,
     standardFontDataUrl: standardFontsDir(),
@@ -136,6 +135,7 @@ export async function extractText(data: Uint8Array, o: ExtractOptions): Promise<
     }
     return { pages: doc.numPages, textPages, failedPages };
   } finally {
-    await doc.destroy().catch(() => undefined);
+    // pdf.js 6 releases a document through its loading task (PDFDocumentProxy.destroy is gone).
+    await task.destroy().catch(() => undefined);
   }
 }

@@ -34,7 +34,7 @@ afterAll(() => rm(outDir, { recursive: true, force: true }));
 async function node(script: string, env: Record<string, string>, cwd = outDir): Promise<string> {
   const { stdout } = await run(process.execPath, ['--enable-source-maps', '--input-type=module', '-e', script], {
     cwd,
-    env: { PATH: process.env.PATH, AWS_REGION: 'us-east-1', LOG_LEVEL: 'SILENT', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...env },
+    env: { PATH: process.env.PATH, AWS_REGION: 'us-east-1', LOG_LEVEL: 'SILENT', ...env },
     timeout: 60_000,
   });
   return stdout;

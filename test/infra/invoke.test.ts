@@ -23,7 +23,7 @@ function invoke(dataDir: string, ...args: string[]): Promise<Run> {
         cwd: projectRoot,
         timeout: 60_000,
         // Only what a developer's shell would have: no settings leak in from the test run.
-        env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir },
       },
       (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
     );

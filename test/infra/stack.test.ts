@@ -81,12 +81,12 @@ function statementsOf(fn: ManifestFunction): { actions: string[]; resources: unk
 }
 
 describe('functions', () => {
-  test('one Lambda per manifest function, nodejs22.x on arm64 with the manifest timeout and memory', () => {
+  test('one Lambda per manifest function, nodejs24.x on arm64 with the manifest timeout and memory', () => {
     expect(byType(statelessResources, 'AWS::Lambda::Function')).toHaveLength(manifestFunctions.length);
     for (const fn of manifestFunctions) {
       const { props } = functionOf(fn);
       expect(props).toMatchObject({
-        Runtime: 'nodejs22.x',
+        Runtime: 'nodejs24.x',
         Architectures: ['arm64'],
         Handler: 'index.handler',
         Timeout: fn.timeoutSeconds,

@@ -41,7 +41,9 @@ import {
 // end the list routes hold exactly what the accepted requests created, byte for byte.
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 40);
-const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : Date.now() % 2 ** 31;
+// A fixed seed: every run tries the same cases, so a failure is reproducible and a pass means the
+// same thing each time. FUZZ_SEED=<n> explores other cases (the summary prints the seed in use).
+const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : 1_764_000_000;
 const REQUEST_TIMEOUT_MS = 15_000;
 const MAX_BODY_BYTES = 16 * 1024; // small, so oversize cases are cheap
 const GATEWAY_LIMIT = 10 * 1024 * 1024;
@@ -147,12 +149,17 @@ const parses = (schema: z.ZodMiniType | undefined, value: unknown) => {
   }
 };
 
-/** Does any string (key or value) of a parsed JSON document hold a lone surrogate? */
-function illFormed(value: unknown): boolean {
-  if (typeof value === 'string') return /\p{Cs}/u.test(value);
-  if (Array.isArray(value)) return value.some(illFormed);
-  if (value && typeof value === 'object') return Object.entries(value).some(([k, v]) => /\p{Cs}/u.test(k) || illFormed(v));
-  return false;
+/**
+ * Parses JSON as the server does, noting whether any key or string holds a lone surrogate. The
+ * reviver visits every value without recursion of ours, so 3,000-deep documents are fine.
+ */
+function parseNotingIllFormed(text: string): { value: unknown; illFormed: boolean } {
+  let illFormed = false;
+  const value = JSON.parse(text, (key, v) => {
+    if (/\p{Cs}/u.test(key) || (typeof v === 'string' && /\p{Cs}/u.test(v))) illFormed = true;
+    return v;
+  });
+  return { value, illFormed };
 }
 
 interface Built {
@@ -203,12 +210,14 @@ function predict(route: RouteUnderTest, input: Input, path: string, body: Buffer
     if (Buffer.byteLength(text, 'utf8') > MAX_BODY_BYTES) return status(413, 'over MAX_BODY_BYTES');
     const type = headers['content-type']?.trim();
     if (type !== undefined && !JSON_TYPE.test(type)) return status(415, 'not a JSON content type');
+    let parsed: ReturnType<typeof parseNotingIllFormed>;
     try {
-      parsedBody = JSON.parse(text);
+      parsed = parseNotingIllFormed(text);
     } catch {
       return status(400, 'malformed JSON');
     }
-    if (illFormed(parsedBody)) return status(400, 'ill-formed Unicode (lone surrogate)');
+    if (parsed.illFormed) return status(400, 'ill-formed Unicode (lone surrogate)');
+    parsedBody = parsed.value;
   }
   const valid =
     parses(route.contract.params, params) && parses(route.contract.query, query) && parses(route.contract.body, parsedBody);
@@ -477,7 +486,8 @@ describe.each(Object.keys(categories))('%s', (category) => {
         if (!arb) return;
         await fc.assert(
           fc.asyncProperty(arb, (input) => runCase(category, route, input)),
-          { numRuns: runsOf[category] ?? RUNS, seed: SEED, endOnFailure: false, interruptAfterTimeLimit: 60_000 },
+          // An interrupted run checked fewer cases than it claims: it fails rather than passes.
+          { numRuns: runsOf[category] ?? RUNS, seed: SEED, endOnFailure: false, interruptAfterTimeLimit: 60_000, markInterruptAsFailure: true },
         );
       }),
     );
