@@ -9,7 +9,7 @@ import {
   type TokenUsage,
 } from '@aws-sdk/client-bedrock-runtime';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
-import { mapLimit } from '../dynamo.ts';
+import { mapLimit } from '../map-limit.ts';
 import * as z from '../zod.ts';
 import { embeddingModelSpec, type BedrockEmbeddingModel } from './bedrock-models.ts';
 import { AiProviderError } from './errors.ts';
