@@ -1,6 +1,7 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { performance } from 'node:perf_hooks';
 import { startGateway, type Gateway } from '../infra/local/gateway.ts';
+import { inProcessInvoker, type Invoker } from '../infra/local/invoker.ts';
 import { httpRoutes, type HttpRoute } from '../infra/routes.ts';
 import { dynamo, tableName } from '../shared/clients.ts';
 import { ChatRepository } from '../shared/chats/chat-repository.ts';
@@ -21,7 +22,9 @@ import { info, median, p99, ratioCheck, type Check, type DetailTable } from './l
 // parsing, zod validation, the envelope), the service JWT's verification and the user lookup
 // (one GetItem, so a deleted user's token stops working at once; on reads it runs beside the
 // route's own read, and nothing is answered until both are back). Variants that add one layer at
-// a time give the breakdown. Warm instances verify a token's signature once (by its bytes;
+// a time give the breakdown. The real functions run isolated (a child process per instance, see
+// infra/local/function-instances.ts); the row "baseline, isolated" is the baseline run the same
+// way, so real ÷ that row is the middleware's share and that row ÷ baseline the isolation's. Warm instances verify a token's signature once (by its bytes;
 // expiry checked on every request). The proposal (not in the service; shown for its figures):
 //   C  the user record cached for 30 s per warm instance: weaker (a deleted or demoted user keeps
 //      access for up to 30 s on warm instances), shown for its figures only.
@@ -122,22 +125,35 @@ export const requestOverhead: Benchmark = {
       ...(method === 'GET' ? httpRoutes['list-chats'] : httpRoutes['create-chat']),
       path: `/${name}`,
     });
+    // The variants run in this process; the isolated baselines in the runtime's instances, as the service's functions do.
+    const ISOLATED = 'bench/fixtures/baseline-isolated.ts';
+    const inProcess = inProcessInvoker(async (entry) => handlers[entry]);
+    const invoker: Invoker = {
+      invoke: (fn, event, sink) => (fn.entry === ISOLATED ? svc.runtime.functions : inProcess).invoke(fn, event, sink),
+      close: async () => undefined,
+    };
     const gateway: Gateway = await startGateway({
       port: 0,
       log: false,
-      routes: Object.keys(handlers).map((name) => route(name, name.startsWith('get') ? 'GET' : 'POST')),
-      loadHandler: async (entry) => handlers[entry],
+      routes: [
+        ...Object.keys(handlers).map((name) => route(name, name.startsWith('get') ? 'GET' : 'POST')),
+        { ...route('get-baseline-isolated', 'GET'), entry: ISOLATED },
+        { ...route('post-baseline-isolated', 'POST'), entry: ISOLATED },
+      ],
+      invoker,
     });
     const agent = keepAliveAgent(32);
     try {
       const at = (name: string) => () => `${gateway.url}/${name}`;
       const variants: Variant[] = [
         { name: 'baseline', route: 'GET /chat', adds: 'the repository call alone', url: at('get-baseline') },
+        { name: 'baseline, isolated', route: 'GET /chat', adds: 'its own instance (a child process)', url: () => `${at('get-baseline-isolated')()}?user=${reader.userId}` },
         { name: 'middy', route: 'GET /chat', adds: 'middy, validation, envelope', url: at('get-middy') },
         { name: 'middy + JWT', route: 'GET /chat', adds: 'service JWT verification', url: at('get-middy-jwt') },
         { name: 'real', route: 'GET /chat', adds: 'user lookup (GetItem) beside the read', url: () => `${svc.url}/chat` },
         { name: 'proposal C', route: 'GET /chat', adds: `real, user cached ${USER_CACHE_MS / 1000} s (weaker)`, url: at('get-proposal-c') },
         { name: 'baseline', route: 'POST /chat', adds: 'the repository call alone', url: at('post-baseline') },
+        { name: 'baseline, isolated', route: 'POST /chat', adds: 'its own instance (a child process)', url: () => `${at('post-baseline-isolated')()}?user=${writer.userId}` },
         { name: 'middy', route: 'POST /chat', adds: 'middy, body parsing, validation, envelope', url: at('post-middy') },
         { name: 'middy + JWT', route: 'POST /chat', adds: 'service JWT verification', url: at('post-middy-jwt') },
         { name: 'real', route: 'POST /chat', adds: 'user lookup (GetItem) before the write', url: () => `${svc.url}/chat` },
@@ -228,7 +244,7 @@ export const requestOverhead: Benchmark = {
         checks,
         details,
         notes: [
-          `Per variant: ${ROUNDS_AT_1} requests at concurrency 1 (one per variant per round, shuffled), ${ROUNDS_AT_16} × ${BATCH_AT_16} at concurrency 16 (a batch per variant per round, shuffled), after ${WARMUP} warm-up requests; keep-alive connections; the client, the gateway and the functions share one process, the emulators run in another.`,
+          `Per variant: ${ROUNDS_AT_1} requests at concurrency 1 (one per variant per round, shuffled), ${ROUNDS_AT_16} × ${BATCH_AT_16} at concurrency 16 (a batch per variant per round, shuffled), after ${WARMUP} warm-up requests; keep-alive connections; the client, the gateway and the in-process variants share one process, the service's functions and the isolated baseline run in instances of their own (child processes), the emulators in another.`,
           'The functions log at SILENT here; deployed, each request also writes one INFO log line.',
         ],
         data: {

@@ -53,6 +53,19 @@ export const retrieval: Benchmark = {
     }
 
     const provider = await aiProvider();
+    // A known sentence's page is counted across the files; a source's page is within its file.
+    const where = (page: number) => {
+      let start = 1;
+      for (const f of files) {
+        if (page < start + f.pages) return { fileId: f.fileId, page: page - start + 1 };
+        start += f.pages;
+      }
+      throw new Error(`page ${page} is in no file`);
+    };
+    const cites = (sources: { fileId: string; page: number; text: string }[], q: { page: number; text: string }) => {
+      const at = where(q.page);
+      return sources.some((s) => s.fileId === at.fileId && s.page === at.page && s.text.includes(q.text));
+    };
     const prompt = () => {
       const page = 1 + Math.floor(Math.random() * pages);
       return { page, text: knownSentence(page, Math.floor(Math.random() * LINES_PER_PAGE)) };
@@ -67,17 +80,35 @@ export const retrieval: Benchmark = {
     const { FileRepository } = await import('../shared/files/file-repository.ts');
     const { FileStorage } = await import('../shared/files/storage.ts');
     const { decodePacked, topK } = await import('../shared/retrieval/packed-vectors.ts');
+    const { bm25TopK } = await import('../shared/retrieval/lexical-index.ts');
+    const { queryTerms } = await import('../shared/retrieval/terms.ts');
     const { dynamo, s3Client, tableName } = await import('../shared/clients.ts');
     const records = await new FileRepository(dynamo(), tableName()).getMany(files.map((f) => f.fileId));
     const storage = new FileStorage(s3Client(), svc.runtime.bucket);
     const packs = await Promise.all(records.map(async (r) => decodePacked(await storage.get(r.vectorsKey!))));
     const stored = packs.reduce((n, p) => n + p.count, 0);
     if (stored !== chunks) throw new Error(`the packed vectors hold ${stored} chunks, the records ${chunks}`);
+    // The dense-only retrieval (the ranking before the lexical index), same chat, same process.
+    const { createRetriever } = await import('../shared/retrieval/retrieve.ts');
+    const { AttachmentRepository } = await import('../shared/files/attachment-repository.ts');
+    const { ChunkRepository } = await import('../shared/files/chunk-repository.ts');
+    const denseOnly = createRetriever({
+      attachments: new AttachmentRepository(dynamo(), tableName()),
+      files: new FileRepository(dynamo(), tableName()),
+      chunks: new ChunkRepository(dynamo(), tableName()),
+      storage,
+      cacheBytes: config().RETRIEVAL_CACHE_MB * 1024 * 1024,
+      mode: 'dense',
+    });
+    await denseOnly({ chatId, prompt: prompt().text, provider, k: K }); // fills its cache
+    const denseTimes: number[] = [];
+    let denseHits = 0;
 
     ctx.log(`retrieval: ${QUERIES} prompts over ${chunks} chunks in ${files.length} files`);
     const times: number[] = [];
     const embedTimes: number[] = [];
     const rankTimes: number[] = [];
+    const lexicalTimes: number[] = [];
     let hits = 0;
     for (let i = 0; i < QUERIES; i++) {
       const q = prompt();
@@ -85,7 +116,11 @@ export const retrieval: Benchmark = {
       const sources = await retrieveSources({ chatId, prompt: q.text, provider, k: K });
       times.push(performance.now() - t);
       if (sources.length !== K) throw new Error(`retrieval returned ${sources.length} passages`);
-      if (sources.some((s) => s.page === q.page && s.text.includes(q.text))) hits++;
+      if (cites(sources, q)) hits++;
+      const dt = performance.now();
+      const dense = await denseOnly({ chatId, prompt: q.text, provider, k: K });
+      denseTimes.push(performance.now() - dt);
+      if (cites(dense, q)) denseHits++;
       // For scale: the prompt's embedding alone (one request to the loopback model server)...
       const e = performance.now();
       const query = (await provider.embed([q.text])).vectors[0]!;
@@ -94,6 +129,10 @@ export const retrieval: Benchmark = {
       const r = performance.now();
       topK(packs, query, K * 3);
       rankTimes.push(performance.now() - r);
+      // ...and the BM25 ranking alone (the other half of the hybrid ranking).
+      const l = performance.now();
+      bm25TopK(packs.map((p) => p.lexical), queryTerms(q.text), K * 3);
+      lexicalTimes.push(performance.now() - l);
     }
 
     const checks: Check[] = [
@@ -101,7 +140,10 @@ export const retrieval: Benchmark = {
       info(`top-${K}, p99`, p99(times), 'ms'),
       info('first call (loads the packed vectors from S3)', coldMs, 'ms'),
       info("of which the prompt's embedding (loopback model server), p50", median(embedTimes), 'ms'),
+      info('of which the BM25 ranking (lexical index in the packed vectors), p50', median(lexicalTimes), 'ms'),
+      info('dense-only retrieval (RETRIEVAL_MODE=dense, the ranking before issue 17), p50', median(denseTimes), 'ms', { ratio: median(times) / median(denseTimes) }),
       info("prompt's own passage among the 8, cited with its page (lexical test embeddings)", (hits / QUERIES) * 100, '%'),
+      info("...the same with dense-only retrieval", (denseHits / QUERIES) * 100, '%'),
     ];
     return {
       checks,
@@ -116,7 +158,7 @@ export const retrieval: Benchmark = {
         `${QUERIES} prompts, each a known sentence of a random page, after one call that fills the cache; k = ${K}. Baseline: the ranking alone (topK over the same packed vectors, already in memory).`,
         `Chunks stored by the pipeline (${LINES_PER_PAGE} known sentences a page, generated with pdf-lib); the chat has ${files.length} files.`,
       ],
-      data: { times, embedTimes, coldMs, files, chunks, pages },
+      data: { times, denseTimes, embedTimes, rankTimes, lexicalTimes, coldMs, files, chunks, pages, hits, denseHits },
     };
   },
 };

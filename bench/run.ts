@@ -15,12 +15,13 @@ import { streaming } from './streaming.ts';
 import { retrieval } from './retrieval.ts';
 import { ingestion } from './ingestion.ts';
 import { load } from './load.ts';
+import { ocr } from './ocr.ts';
 
 // `npm run bench` runs every benchmark; `npm run bench -- <name> [<name> ...]` runs some.
 // Each prints its table as it finishes; all of them go to bench/results/latest.json.
 // Benchmarks that start no service run first, so the builds do not compete with it.
 
-const benchmarks: Benchmark[] = [coldStart, memory, requestOverhead, streaming, retrieval, ingestion, load];
+const benchmarks: Benchmark[] = [coldStart, memory, requestOverhead, streaming, ocr, retrieval, ingestion, load];
 
 const args = process.argv.slice(2);
 if (args.includes('--help') || args.includes('--list')) {

@@ -6,6 +6,9 @@ import { config } from '#shared/config.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { aiProvider } from '#shared/ai/provider.ts';
 import { retrieveSources } from '#shared/retrieval/retrieve.ts';
+import { AttachmentRepository } from '#shared/files/attachment-repository.ts';
+import { FileRepository } from '#shared/files/file-repository.ts';
+import { chatFiles } from '#shared/files/chat-files.ts';
 import { ChatRepository } from '#shared/chats/chat-repository.ts';
 import { MessageRepository } from '#shared/chats/message-repository.ts';
 import { sendMessageBody } from '#shared/chats/schemas.ts';
@@ -15,12 +18,14 @@ import { SSE_HEADERS } from '#shared/chats/sse.ts';
 // POST /message/logged-in: a prompt to the assistant; the reply whole (stream false) or as
 // Server-Sent Events (stream true) through Lambda response streaming.
 const c = config();
+const files = { attachments: new AttachmentRepository(dynamo(), tableName()), files: new FileRepository(dynamo(), tableName()) };
 const deps: SendMessageDeps = {
   chats: new ChatRepository(dynamo(), tableName()),
   messages: new MessageRepository(dynamo(), tableName()),
   provider: await aiProvider(),
   retrieve: retrieveSources,
-  settings: { historyTokenBudget: c.HISTORY_TOKEN_BUDGET, replyMaxTokens: c.REPLY_MAX_TOKENS, heartbeatMs: c.STREAM_HEARTBEAT_MS },
+  chatFiles: (chatId) => chatFiles(files, chatId),
+  settings: { historyTokenBudget: c.HISTORY_TOKEN_BUDGET, replyMaxTokens: c.REPLY_MAX_TOKENS, heartbeatMs: c.STREAM_HEARTBEAT_MS, retrievalK: c.RETRIEVAL_K },
 };
 
 /** Time left for the model once storing the reply and closing the stream are allowed for. */

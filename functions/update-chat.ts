@@ -4,14 +4,15 @@ import { dynamo, tableName } from '#shared/clients.ts';
 import { ChatRepository } from '#shared/chats/chat-repository.ts';
 import { chatIdParams, updateChatBody } from '#shared/chats/schemas.ts';
 
-// PUT /chat/{chatId}: rename, change the system message, deactivate or reactivate.
+// PUT /chat/{chatId}: rename (name or chatName), change the system message, deactivate or reactivate.
 const chats = new ChatRepository(dynamo(), tableName());
 
 export const handler = httpHandler(
   httpRoutes['update-chat'],
   { params: chatIdParams, body: updateChatBody },
-  async ({ params, body, user }) => ({
+  async ({ params, body: { chatName, ...changes }, user }) => ({
     message: 'Chat updated',
-    data: await chats.update(params.chatId, user.id, body),
+    // chatName (the field the responses use) is the same as name.
+    data: await chats.update(params.chatId, user.id, { ...changes, name: changes.name ?? chatName }),
   }),
 );

@@ -1,5 +1,7 @@
-import { access, cp, mkdir, rm, stat, readdir } from 'node:fs/promises';
-import { join, relative, resolve, sep } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { access, cp, mkdir, readFile, rm, stat, readdir } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build, type Metafile, type Plugin } from 'esbuild';
 import { manifestFunctions, type ManifestFunction } from './routes.ts';
@@ -22,6 +24,19 @@ export const budgetOf = (fn: Pick<ManifestFunction, 'name' | 'kind'>) =>
 /** Where the bundle of a function that uses pdfjs finds the standard fonts (see shared/pdf). */
 export const STANDARD_FONTS_DIR = 'standard_fonts';
 const PDFJS_STANDARD_FONTS = join(projectRoot, 'node_modules/pdfjs-dist/standard_fonts');
+/** pdf.js's packed CMaps (CJK fonts with predefined CMaps), beside the bundle too. */
+export const CMAPS_DIR = 'cmaps';
+const PDFJS_CMAPS = join(projectRoot, 'node_modules/pdfjs-dist/cmaps');
+
+// OCR (functions that import these, pdf-ocr): tesseract.js runs its WASM core in worker threads
+// that load files by path, and @napi-rs/canvas is a native addon, so neither can be bundled. They
+// stay external and are copied with their dependencies into <function>/node_modules; tesseract's
+// core only in its LSTM builds, the trained data only in the model the engine uses, and the
+// canvas addon for the Lambda platform (linux-arm64-gnu), taken from the npm registry with
+// `npm pack` at build time when it is not installed (cached in node_modules/.cache).
+export const OCR_EXTERNALS = ['tesseract.js', '@napi-rs/canvas'];
+export const LAMBDA_CANVAS_BINARY = '@napi-rs/canvas-linux-arm64-gnu';
+const OCR_LANGUAGE_PACKAGES = (process.env.OCR_LANGUAGES ?? 'eng').split('+').map((l) => `@tesseract.js-data/${l}`);
 
 // ESM output with CommonJS dependencies inside: give them `require` (Node built-ins mostly).
 const BANNER = [
@@ -81,6 +96,11 @@ export interface BuildOptions {
   only?: string[];
   /** The functions to build (default: the manifest's); tests pass their own. */
   functions?: ManifestFunction[];
+  /**
+   * Native canvas addons shipped with OCR functions: `npm run build` ships the Lambda one
+   * (linux-arm64-gnu, fetched from the npm registry when not cached); tests ship the host's or none.
+   */
+  canvasBinaries?: string[];
 }
 
 export interface BuiltFunction {
@@ -93,10 +113,14 @@ export interface BuiltFunction {
   /** Everything in dir: bundle, map, licences, fonts. */
   assetBytes: number;
   budgetBytes: number;
-  /** Whether pdfjs-dist is in the bundle (and standard_fonts/ was copied). */
+  /** Whether pdfjs-dist is in the bundle (and standard_fonts/ and cmaps/ were copied). */
   pdfjs: boolean;
+  /** Packages copied into <dir>/node_modules (the OCR externals and their dependencies). */
+  nodeModules: string[];
   /** Largest packages in the bundle, for finding what made it big. */
   largestInputs: { path: string; bytes: number }[];
+  /** Every source file in the bundle, relative to the project root (what a rebuild depends on). */
+  inputs: string[];
 }
 
 export class MissingEntryError extends Error {
@@ -177,6 +201,7 @@ export async function buildFunctions(options: BuildOptions = {}): Promise<BuiltF
     banner: { js: BANNER },
     metafile: true,
     plugins: [zodEnglishOnly, lambdaCredentialsOnly],
+    external: OCR_EXTERNALS,
     logLevel: 'silent',
   }).catch((err: Error) => {
     throw new Error(`esbuild failed:\n${err.message}`);
@@ -190,7 +215,12 @@ export async function buildFunctions(options: BuildOptions = {}): Promise<BuiltF
       const output = result.metafile.outputs[outKey];
       if (!output) throw new Error(`esbuild wrote no ${outKey}`);
       const pdfjs = Object.keys(output.inputs).some((p) => p.includes('node_modules/pdfjs-dist/'));
-      if (pdfjs) await cp(PDFJS_STANDARD_FONTS, join(dir, STANDARD_FONTS_DIR), { recursive: true });
+      if (pdfjs) {
+        await cp(PDFJS_STANDARD_FONTS, join(dir, STANDARD_FONTS_DIR), { recursive: true });
+        await cp(PDFJS_CMAPS, join(dir, CMAPS_DIR), { recursive: true });
+      }
+      const externals = OCR_EXTERNALS.filter((name) => output.imports.some((i) => i.external && i.path === name));
+      const nodeModules = externals.length ? await copyOcrPackages(dir, options.canvasBinaries ?? []) : [];
       return {
         name: fn.name,
         kind: fn.kind,
@@ -200,10 +230,71 @@ export async function buildFunctions(options: BuildOptions = {}): Promise<BuiltF
         assetBytes: await dirSize(dir),
         budgetBytes: budgetOf(fn),
         pdfjs,
+        nodeModules,
         largestInputs: largestInputs(output),
+        inputs: Object.keys(output.inputs),
       };
     }),
   );
+}
+
+/** Copies a package and, recursively, its dependencies into <dir>/node_modules; their names. */
+async function copyPackageTree(dir: string, name: string, from: string, done: Set<string>, filter?: (path: string) => boolean): Promise<void> {
+  if (done.has(name)) return;
+  const pkgJson = createRequire(join(from, 'noop.js')).resolve(`${name}/package.json`);
+  const src = dirname(pkgJson);
+  done.add(name);
+  await cp(src, join(dir, 'node_modules', name), {
+    recursive: true,
+    filter: (path) => !/(^|[\\/])(test|tests|docs|examples|\.github)([\\/]|$)/.test(relative(src, path)) && (filter?.(relative(src, path)) ?? true),
+  });
+  const pkg = JSON.parse(await readFile(pkgJson, 'utf8')) as { dependencies?: Record<string, string> };
+  for (const dep of Object.keys(pkg.dependencies ?? {})) {
+    if (dep === 'opencollective-postinstall') continue; // an install-time banner
+    await copyPackageTree(dir, dep, src, done, undefined);
+  }
+}
+
+/** A canvas addon package (e.g. the arm64 Lambda one): installed, or unpacked from `npm pack` into node_modules/.cache. */
+async function canvasBinary(name: string, version: string): Promise<string> {
+  try {
+    const installed = dirname(createRequire(join(projectRoot, 'noop.js')).resolve(`${name}/package.json`));
+    const pkg = JSON.parse(await readFile(join(installed, 'package.json'), 'utf8')) as { version: string };
+    if (pkg.version === version) return installed;
+  } catch {
+    // not installed on this (x64) machine: fetch it below
+  }
+  const cache = join(projectRoot, 'node_modules/.cache/lambda-natives', `${name.replace('/', '+')}-${version}`);
+  if (!(await exists(join(cache, 'package/package.json')))) {
+    await mkdir(cache, { recursive: true });
+    const out = execFileSync('npm', ['pack', `${name}@${version}`, '--pack-destination', cache, '--silent'], { encoding: 'utf8' }).trim();
+    execFileSync('tar', ['-xzf', join(cache, out.split('\n').at(-1)!), '-C', cache]);
+  }
+  return join(cache, 'package');
+}
+
+/** tesseract.js, its WASM core (LSTM builds), trained data and @napi-rs/canvas (+ the arm64 addon) into <dir>/node_modules. */
+async function copyOcrPackages(dir: string, canvasBinaries: string[]): Promise<string[]> {
+  const done = new Set<string>();
+  await copyPackageTree(dir, 'tesseract.js', projectRoot, done);
+  // Only the cores Node loads: tesseract.js 7's Node worker hands getCore a boolean where it
+  // expects an OEM, so it always picks the combined (legacy + LSTM) builds; the -lstm ones are
+  // never loaded there (test/infra/ocr-bundle.test.ts proves the asset works without them).
+  await rm(join(dir, 'node_modules/tesseract.js-core'), { recursive: true, force: true });
+  done.delete('tesseract.js-core');
+  await copyPackageTree(dir, 'tesseract.js-core', join(projectRoot, 'node_modules/tesseract.js'), done, (p) => !/-lstm\.(js|wasm|wasm\.js)$/.test(p));
+  for (const lang of OCR_LANGUAGE_PACKAGES) await copyPackageTree(dir, lang, projectRoot, done, (p) => !p.startsWith('4.0.0') || p.startsWith('4.0.0_best_int'));
+  await copyPackageTree(dir, '@napi-rs/canvas', projectRoot, done);
+  const canvasVersion = (JSON.parse(await readFile(join(dir, 'node_modules/@napi-rs/canvas/package.json'), 'utf8')) as { version: string }).version;
+  // Only the addons asked for: the one the x64 build machine installed is no use in arm64 Lambda.
+  for (const entry of await readdir(join(dir, 'node_modules/@napi-rs'))) {
+    if (entry.startsWith('canvas-')) await rm(join(dir, 'node_modules/@napi-rs', entry), { recursive: true, force: true });
+  }
+  for (const name of canvasBinaries) {
+    await cp(await canvasBinary(name, canvasVersion), join(dir, 'node_modules', name), { recursive: true });
+    done.add(name);
+  }
+  return [...done].sort();
 }
 
 const kb = (bytes: number) => `${(bytes / 1000).toFixed(1)} kB`;
@@ -238,6 +329,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   try {
     const built = await buildFunctions({
       minify: !args.includes('--no-minify'),
+      canvasBinaries: [LAMBDA_CANVAS_BINARY],
       only: args.filter((a) => !a.startsWith('--')),
     });
     console.log(sizeTable(built));

@@ -3,33 +3,76 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod/mini';
 import { httpRouteList } from './routes.ts';
-import type { RouteContract, RouteContracts } from '../shared/openapi/contract.ts';
+import type { NamedSchemas, RouteContract, RouteContracts } from '../shared/openapi/contract.ts';
 import { projectRoot } from './local/runtime.ts';
 
 // Generates docs/openapi.json from the route manifest and the zod schemas the handlers use
-// (every `shared/<domain>/schemas.ts` exports `contracts`). `npm run openapi` rewrites it;
+// (every `shared/<domain>/schemas.ts` exports `contracts`, and `schemas`: the ones the document
+// names as components, so generated clients get named types). `npm run openapi` rewrites it;
 // a test fails when the committed document is stale.
 
 type Json = Record<string, unknown>;
 
 export async function loadContracts(): Promise<RouteContracts> {
-  const all: RouteContracts = {};
+  return (await loadSchemaModules()).contracts;
+}
+
+async function loadSchemaModules(): Promise<{ contracts: RouteContracts; named: NamedSchemas }> {
+  const contracts: RouteContracts = {};
+  const named: NamedSchemas = {};
   const shared = join(projectRoot, 'shared');
   for (const dir of (await readdir(shared, { withFileTypes: true })).filter((d) => d.isDirectory())) {
     const files = await readdir(join(shared, dir.name));
     if (!files.includes('schemas.ts')) continue;
-    const mod = (await import(pathToFileURL(join(shared, dir.name, 'schemas.ts')).href)) as { contracts?: RouteContracts };
-    Object.assign(all, mod.contracts ?? {});
+    const mod = (await import(pathToFileURL(join(shared, dir.name, 'schemas.ts')).href)) as {
+      contracts?: RouteContracts;
+      schemas?: NamedSchemas;
+    };
+    Object.assign(contracts, mod.contracts ?? {});
+    for (const [name, s] of Object.entries(mod.schemas ?? {})) {
+      if (named[name]) throw new Error(`Two schemas are named ${name}`);
+      named[name] = s;
+    }
   }
-  return all;
+  return { contracts, named };
 }
 
-const schema = (s: z.ZodMiniType, io: 'input' | 'output') => {
-  const { $schema: _drop, ...rest } = z.toJSONSchema(s, { io, unrepresentable: 'any' }) as Json;
-  return rest;
-};
+const COMPONENTS = '#/components/schemas/';
 
-function parameters(where: 'path' | 'query', s: z.ZodMiniType | undefined): Json[] {
+/**
+ * zod → JSON Schema with the named schemas as `$ref`s: zod extracts every schema the registry
+ * gives an id into `$defs`; those become components (one definition per name: a schema whose
+ * input and output forms differ must not be named) and the references follow them.
+ */
+function schemaWriter(named: NamedSchemas) {
+  const registry = z.registry<{ id: string }>();
+  for (const [id, s] of Object.entries(named)) registry.add(s, { id });
+  const components: Record<string, Json> = {};
+  const relink = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(relink);
+    if (!node || typeof node !== 'object') return node;
+    return Object.fromEntries(
+      Object.entries(node).map(([k, v]) => [k, k === '$ref' && typeof v === 'string' ? v.replace('#/$defs/', COMPONENTS) : relink(v)]),
+    );
+  };
+  const write = (s: z.ZodMiniType, io: 'input' | 'output'): Json => {
+    const { $schema: _drop, $defs, ...rest } = z.toJSONSchema(s, { io, unrepresentable: 'any', metadata: registry }) as Json & {
+      $defs?: Record<string, Json>;
+    };
+    for (const [id, def] of Object.entries($defs ?? {})) {
+      const linked = relink(def) as Json;
+      const known = components[id];
+      if (known && JSON.stringify(known) !== JSON.stringify(linked)) {
+        throw new Error(`Schema ${id} reads differently as a request and as a response: name only one of the two`);
+      }
+      components[id] = linked;
+    }
+    return relink(rest) as Json;
+  };
+  return { write, components };
+}
+
+function parameters(schema: (s: z.ZodMiniType, io: 'input' | 'output') => Json, where: 'path' | 'query', s: z.ZodMiniType | undefined): Json[] {
   if (!s) return [];
   const js = schema(s, 'input') as { properties?: Record<string, Json>; required?: string[] };
   return Object.entries(js.properties ?? {}).map(([name, p]) => ({
@@ -43,19 +86,27 @@ function parameters(where: 'path' | 'query', s: z.ZodMiniType | undefined): Json
 
 const envelopeError = {
   type: 'object',
+  description: 'The error body of chat, message, auth, upload and PDF routes',
   required: ['success', 'statusCode', 'message'],
   properties: {
     success: { const: false },
     statusCode: { type: 'integer', description: 'Always equals the HTTP status' },
     message: { type: 'string' },
-    errors: { $ref: '#/components/schemas/FieldErrors' },
+    errors: { $ref: `${COMPONENTS}FieldErrors` },
   },
 };
 const bareError = {
   type: 'object',
+  description: 'The error body of order and product routes',
   required: ['message'],
-  properties: { message: { type: 'string' }, errors: { $ref: '#/components/schemas/FieldErrors' } },
+  properties: { message: { type: 'string' }, errors: { $ref: `${COMPONENTS}FieldErrors` } },
 };
+const SSE_DESCRIPTION =
+  'With `stream: true`, Server-Sent Events: first `event: start` (StreamStartEvent: the stored prompt and the id the reply is stored under); ' +
+  'in a file chat `event: sources` next (an array of Source, before any delta that cites them); ' +
+  'then one unnamed `data: {"content": "…"}` event per model delta (StreamDeltaEvent); `event: citations` `{ cited: [n, …] }` (file chats); ' +
+  '`event: usage` (Usage); `event: error` with `{ "message" }` on a failure after the stream began; `: keep-alive` comments while the model is quiet; ' +
+  'always last `data: [DONE]`.';
 const errorDescriptions: Record<number, string> = {
   400: 'Invalid input (field-level `errors`)',
   401: 'Missing, invalid or expired token',
@@ -71,7 +122,8 @@ const errorDescriptions: Record<number, string> = {
 };
 
 export async function buildOpenApi(): Promise<Json> {
-  const contracts = await loadContracts();
+  const { contracts, named } = await loadSchemaModules();
+  const { write: schema, components } = schemaWriter(named);
   const paths: Record<string, Record<string, Json>> = {};
   const missing: string[] = [];
   for (const route of httpRouteList) {
@@ -99,9 +151,25 @@ export async function buildOpenApi(): Promise<Json> {
       const content: Json = { 'application/json': { schema: body } };
       if (contract.streams) {
         content['text/event-stream'] = {
-          schema: { type: 'string' },
-          description:
-            'With `stream: true`: one `data: {"content": "…"}` event per model delta; `event: sources` (file chats); `event: error` on a failure after the stream began; `event: usage`; always last `data: [DONE]`.',
+          // contentSchema (JSON Schema's content vocabulary): the JSON data of the stream's events.
+          schema: {
+            type: 'string',
+            description: SSE_DESCRIPTION,
+            contentSchema: {
+              description: 'The `data` of one event: start, sources, a delta, citations, usage or error',
+              anyOf: [
+                { $ref: `${COMPONENTS}StreamStartEvent` },
+                { $ref: `${COMPONENTS}StreamDeltaEvent` },
+                { type: 'array', items: { $ref: `${COMPONENTS}Source` } },
+                { type: 'object', required: ['cited'], properties: { cited: { type: 'array', items: { type: 'integer' } } } },
+                { $ref: `${COMPONENTS}Usage` },
+                { type: 'object', required: ['message'], properties: { message: { type: 'string' } } },
+              ],
+            },
+          },
+          example:
+            'event: start\ndata: {"chatId":"…","userMessageId":"…","userSequenceNumber":1,"messageId":"…"}\n\n' +
+            'data: {"content":"Hel"}\n\ndata: {"content":"lo"}\n\nevent: usage\ndata: {"promptTokens":9,"completionTokens":2,"totalTokens":11}\n\ndata: [DONE]\n\n',
         };
       }
       const headers = Object.fromEntries(
@@ -114,7 +182,7 @@ export async function buildOpenApi(): Promise<Json> {
     for (const status of [...new Set([...contract.errors, ...(route.auth === 'idp' ? [] : [401])])].sort()) {
       responses[status] = {
         description: errorDescriptions[status] ?? 'Error',
-        content: { 'application/json': { schema: route.shape === 'bare' ? bareError : envelopeError } },
+        content: { 'application/json': { schema: { $ref: `${COMPONENTS}${route.shape === 'bare' ? 'BareError' : 'ErrorEnvelope'}` } } },
       };
     }
     const operation: Json = {
@@ -124,7 +192,7 @@ export async function buildOpenApi(): Promise<Json> {
       tags: [route.path.split('/')[1]],
       security: [route.auth === 'idp' ? { identityProviderToken: [] } : { serviceToken: [] }],
       ...(route.auth === 'admin' && { 'x-required-role': 'admin' }),
-      parameters: [...parameters('path', contract.params), ...parameters('query', contract.query)],
+      parameters: [...parameters(schema, 'path', contract.params), ...parameters(schema, 'query', contract.query)],
       ...(contract.body && {
         requestBody: { required: true, content: { 'application/json': { schema: schema(contract.body, 'input') } } },
       }),
@@ -133,6 +201,8 @@ export async function buildOpenApi(): Promise<Json> {
     (paths[route.path] ??= {})[route.method.toLowerCase()] = operation;
   }
   if (missing.length) throw new Error(`No contract (shared/<domain>/schemas.ts) for routes: ${missing.join(', ')}`);
+  // Named schemas no route body refers to (the events of a stream) are components all the same.
+  for (const [id, s] of Object.entries(named)) if (!components[id]) schema(s, id.endsWith('Request') ? 'input' : 'output');
   return {
     openapi: '3.1.0',
     info: {
@@ -148,6 +218,9 @@ export async function buildOpenApi(): Promise<Json> {
         serviceToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'The service JWT from POST /auth' },
       },
       schemas: {
+        ...Object.fromEntries(Object.entries(components).sort(([a], [b]) => a.localeCompare(b))),
+        ErrorEnvelope: envelopeError,
+        BareError: bareError,
         FieldErrors: {
           type: 'array',
           items: {

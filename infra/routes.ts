@@ -53,7 +53,7 @@ export interface PipelineStage {
   access: Access;
 }
 
-export type PipelineStageName = 'pdf-fetch' | 'pdf-extract' | 'pdf-embed';
+export type PipelineStageName = 'pdf-fetch' | 'pdf-extract' | 'pdf-ocr' | 'pdf-embed';
 
 export const pipelineStages = {
   'pdf-fetch': {
@@ -71,6 +71,19 @@ export const pipelineStages = {
     maxConcurrency: 4,
     timeoutSeconds: 300,
     memoryMb: 1536,
+    maxReceiveCount: 5,
+    access: { table: 'readwrite', bucket: 'readwrite', sendTo: ['pdf-ocr', 'pdf-embed'] },
+  },
+  // OCR of pages without usable text, a range of pages per message (OCR_PAGES_PER_MESSAGE), so a
+  // long scan is recognised by up to maxConcurrency invocations at once, each with a tesseract
+  // worker thread per vCPU (3008 MB is 2 vCPUs). The last range to finish chunks the recognised
+  // text and queues its parts to pdf-embed.
+  'pdf-ocr': {
+    queue: 'pdf-ocr',
+    batchSize: 1,
+    maxConcurrency: 10,
+    timeoutSeconds: 600,
+    memoryMb: 3008,
     maxReceiveCount: 5,
     access: { table: 'readwrite', bucket: 'readwrite', sendTo: ['pdf-embed'] },
   },
@@ -97,6 +110,7 @@ export const httpRoutes = {
   // may wait on a long reply, hence its timeout; it calls the model, and embeds the prompt in a file chat.
   'create-chat': { method: 'POST', path: '/chat', auth: 'user', shape: 'envelope', access: { table: 'readwrite', jwtSecret: true } },
   'list-chats': { method: 'GET', path: '/chat', auth: 'user', shape: 'envelope', access: { table: 'read', jwtSecret: true } },
+  'get-chat': { method: 'GET', path: '/chat/{chatId}', auth: 'user', shape: 'envelope', access: { table: 'read', jwtSecret: true } },
   'update-chat': { method: 'PUT', path: '/chat/{chatId}', auth: 'user', shape: 'envelope', access: { table: 'readwrite', jwtSecret: true } },
   'delete-chat': { method: 'DELETE', path: '/chat/{chatId}', auth: 'user', shape: 'envelope', access: { table: 'readwrite', jwtSecret: true } },
   'list-messages': { method: 'GET', path: '/chat/{chatId}/messages', auth: 'user', shape: 'envelope', access: { table: 'read', jwtSecret: true } },
@@ -112,6 +126,7 @@ export const httpRoutes = {
   // PDF upload and ingestion (envelope bodies). ingest-pdf checks the URL and its size, starts the
   // pipeline and waits up to PDF_SYNC_WAIT_MS for it (under API Gateway's 29 s).
   'create-upload': { method: 'POST', path: '/upload', auth: 'user', shape: 'envelope', access: { table: 'readwrite', bucket: 'readwrite', jwtSecret: true } },
+  'list-uploads': { method: 'GET', path: '/upload', auth: 'user', shape: 'envelope', access: { table: 'read', jwtSecret: true } },
   'delete-upload': { method: 'DELETE', path: '/upload/{fileId}', auth: 'user', shape: 'envelope', access: { table: 'readwrite', bucket: 'readwrite', jwtSecret: true } },
   'ingest-pdf': { method: 'POST', path: '/message/pdf', auth: 'user', shape: 'envelope', access: { table: 'readwrite', sendTo: ['pdf-fetch'], jwtSecret: true } },
   'get-pdf-status': { method: 'GET', path: '/message/pdf/{fileId}', auth: 'user', shape: 'envelope', access: { table: 'read', jwtSecret: true } },

@@ -24,6 +24,7 @@ export const configSchema = z.object({
   PDF_FETCH_QUEUE_URL: z.optional(str()),
   PDF_EXTRACT_QUEUE_URL: z.optional(str()),
   PDF_EMBED_QUEUE_URL: z.optional(str()),
+  PDF_OCR_QUEUE_URL: z.optional(str()),
   // Emulator endpoints; unset in AWS.
   DYNAMODB_ENDPOINT: optionalUrl,
   S3_ENDPOINT: optionalUrl,
@@ -106,8 +107,30 @@ export const configSchema = z.object({
   UPLOAD_URL_TTL_SECONDS: z._default(int(60, 7 * 24 * 3600), 3600),
   // Where pdfjs's standard font data is (the bundle ships it as standard_fonts/ beside index.mjs).
   PDFJS_STANDARD_FONTS_DIR: z.optional(str()),
+  // OCR of pages without usable text (scans, fonts without a Unicode map): tesseract.js with the
+  // trained data of @tesseract.js-data/<lang> for each language ("eng", "eng+deu"), pages drawn at
+  // OCR_DPI, at most OCR_MAX_PAGES pages per document (the rest are reported unreadable), sent to
+  // pdf-ocr in messages of OCR_PAGES_PER_MESSAGE pages, recognised by OCR_WORKERS threads each.
+  OCR_ENABLED: z._default(bool, true),
+  OCR_MAX_PAGES: z._default(int(0, 100_000), 200),
+  OCR_LANGUAGES: z._default(
+    z.pipe(
+      z.string().check(z.regex(/^[a-z_]{3,10}(\+[a-z_]{3,10})*$/, 'must be tesseract language codes joined by +, e.g. eng+deu')),
+      z.transform((v) => v.split('+')),
+    ),
+    ['eng'],
+  ),
+  OCR_DPI: z._default(int(72, 400), 150),
+  OCR_PAGES_PER_MESSAGE: z._default(int(1, 100), 8),
+  OCR_WORKERS: z.optional(int(1, 16)),
+  // Where pdfjs's CMaps are (the bundle ships them as cmaps/ beside index.mjs).
+  PDFJS_CMAPS_DIR: z.optional(str()),
   // Packed vectors kept in memory by warm functions for retrieval.
   RETRIEVAL_CACHE_MB: z._default(int(0, 4_096), 256),
+  // Passages retrieved for a prompt in a file chat (the sources a reply is given and may cite).
+  RETRIEVAL_K: z._default(int(1, 50), 6),
+  // hybrid: dense and BM25 rankings fused (RRF); dense or lexical alone, to measure each.
+  RETRIEVAL_MODE: z._default(z.enum(['hybrid', 'dense', 'lexical']), 'hybrid'),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -10,4 +10,10 @@ export default async function globalSetup() {
   process.env.TEST_DYNAMODB_ENDPOINT = emulators.dynamodbEndpoint;
   process.env.TEST_FAUXQS_ENDPOINT = emulators.fauxqsEndpoint;
   globalThis.__emulators = emulators;
+  // The local runtime runs each function from its bundle (infra/local/function-bundles.ts):
+  // build any missing or stale ones now, in one esbuild run, rather than in the first test that
+  // calls each function.
+  const { prebuildBundles, functionHostBundle } = await tsImport('../infra/local/function-bundles.ts', import.meta.url);
+  const { manifestFunctions } = await tsImport('../infra/routes.ts', import.meta.url);
+  await Promise.all([prebuildBundles(manifestFunctions.map((f) => f.entry)), functionHostBundle()]);
 }

@@ -23,7 +23,18 @@ export function keepAliveAgent(maxSockets = 64): http.Agent {
   return new http.Agent({ keepAlive: true, maxSockets, maxFreeSockets: maxSockets });
 }
 
-export function request(url: string, init: RequestInit): Promise<Timed> {
+export async function request(url: string, init: RequestInit): Promise<Timed> {
+  try {
+    return await requestOnce(url, init);
+  } catch (err) {
+    // A kept-alive socket the server closed (its keepAliveTimeout) just as we reused it: Node's
+    // documented race, not the service's failure. Send again on a fresh socket, once.
+    if ((err as { reusedSocket?: boolean }).reusedSocket && (err as NodeJS.ErrnoException).code === 'ECONNRESET') return requestOnce(url, init);
+    throw err;
+  }
+}
+
+function requestOnce(url: string, init: RequestInit): Promise<Timed> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const headers = { ...init.headers, ...(init.body !== undefined && { 'content-length': String(Buffer.byteLength(init.body)) }) };
@@ -33,7 +44,7 @@ export function request(url: string, init: RequestInit): Promise<Timed> {
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - started }));
       res.on('error', reject);
     });
-    req.on('error', reject);
+    req.on('error', (err) => reject(Object.assign(err, { reusedSocket: req.reusedSocket })));
     req.end(init.body);
   });
 }

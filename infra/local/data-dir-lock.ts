@@ -1,3 +1,4 @@
+import { readFileSync, rmSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -24,7 +25,19 @@ export async function lockDataDir(dataDir: string): Promise<() => Promise<void>>
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       await writeFile(file, String(process.pid), { flag: 'wx' });
-      return () => rm(file, { force: true });
+      // Also released when the process exits without stopping (a second Ctrl-C).
+      const onExit = () => {
+        try {
+          if (readFileSync(file, 'utf8') === String(process.pid)) rmSync(file, { force: true });
+        } catch {
+          // already gone
+        }
+      };
+      process.once('exit', onExit);
+      return async () => {
+        process.off('exit', onExit);
+        await rm(file, { force: true });
+      };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       const holder = Number(await readFile(file, 'utf8').catch(() => ''));

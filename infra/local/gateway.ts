@@ -1,21 +1,18 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { createId } from '@paralleldrive/cuid2';
 import { errorBody, type BodyShape } from '../../shared/http/envelope.ts';
+import { corsPreflight, renderGatewayResponse, type GatewayResponseType } from '../gateway-responses.ts';
 import { httpRouteList, type HttpMethod } from '../routes.ts';
-import {
-  HTTP_INTEGRATION_CONTENT_TYPE,
-  PRELUDE_DELIMITER,
-  isStreamingHandler,
-  lambdaContext,
-  type ResponseStream,
-} from './lambda-runtime.ts';
+import { responseStreamReader, type StreamSink } from './lambda-runtime.ts';
+import { FunctionFailure, inProcessInvoker, type Invoker } from './invoker.ts';
 
 // The local API Gateway: turns each HTTP request under /api/v1 into a REST API (payload v1)
-// proxy event, calls the manifest's handler and writes its answer, streaming handlers
-// included (bytes reach the socket as the handler writes them).
+// proxy event, invokes the manifest's function and writes its answer as API Gateway would:
+// streaming functions' bytes reach the socket as the function writes them, and what API
+// Gateway answers on its own (no such route, a function that failed or timed out, a payload
+// too large) is the deployed stack's gateway response (infra/gateway-responses.ts).
 
 /** API Gateway's own limit on a request payload. */
 const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
@@ -28,12 +25,16 @@ export type LoadHandler = (entry: string) => Promise<unknown>;
 export interface GatewayOptions {
   port: number;
   host?: string;
-  loadHandler: LoadHandler;
+  /** Runs the functions (the runtime's isolated instances); or handlers of this process from loadHandler. */
+  invoker?: Invoker;
+  loadHandler?: LoadHandler;
   corsAllowOrigin?: string;
   /** One line per request; false silences it. */
   log?: ((line: string) => void) | false;
   /** The routes to serve; the manifest's by default. */
   routes?: typeof httpRouteList;
+  /** Asked first: answers the local pages (playground, /docs, infra/local/dev-pages.ts); true when it did. */
+  pages?: (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
   /** Extra non-API routes (the local identity provider's JWKS). */
   extraRoutes?: Record<string, (req: IncomingMessage, res: ServerResponse) => void>;
 }
@@ -157,153 +158,149 @@ function toEvent(req: IncomingMessage, url: URL, route: CompiledRoute, match: Re
   };
 }
 
-/** A Lambda response stream writing to the HTTP response, parsing the runtime's prelude first. */
-function responseStreamFor(res: ServerResponse): ResponseStream {
-  let contentType = 'application/octet-stream';
-  let pending: Buffer | undefined = Buffer.alloc(0); // bytes before the prelude delimiter
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, callback) {
-      let bytes: Buffer = Buffer.from(chunk);
-      if (pending !== undefined) {
-        if (contentType !== HTTP_INTEGRATION_CONTENT_TYPE) {
-          pending = undefined;
-          res.writeHead(200, { 'content-type': contentType });
-        } else {
-          const all: Buffer = Buffer.concat([pending, bytes]);
-          const at = all.indexOf(PRELUDE_DELIMITER);
-          if (at < 0) {
-            pending = all;
-            return callback();
-          }
-          const prelude = JSON.parse(all.subarray(0, at).toString('utf8')) as {
-            statusCode?: number;
-            headers?: Record<string, string>;
-          };
-          res.writeHead(prelude.statusCode ?? 200, prelude.headers ?? {});
-          res.flushHeaders();
-          pending = undefined;
-          bytes = all.subarray(at + PRELUDE_DELIMITER.length);
-        }
-      }
-      if (!bytes.length) return callback();
-      if (res.write(bytes)) callback();
-      else res.once('drain', () => callback());
-    },
-    final(callback) {
-      if (!res.headersSent) res.writeHead(200, { 'content-type': contentType });
-      res.end(callback);
-    },
-  }) as ResponseStream;
-  stream.setContentType = (type: string) => {
-    contentType = type;
-  };
-  return stream;
-}
-
-function timeout(ms: number): { promise: Promise<never>; clear: () => void } {
-  let timer: NodeJS.Timeout;
-  const promise = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(Object.assign(new Error('Function timed out'), { name: 'FunctionTimeout' })), ms);
-  });
-  return { promise, clear: () => clearTimeout(timer) };
-}
-
 export interface Gateway {
   url: string;
   port: number;
   close(): Promise<void>;
 }
 
+/** The sink a streaming function writes to: parses the prelude, then forwards the body as it comes. */
+function httpSink(res: ServerResponse): StreamSink & { readonly started: boolean } {
+  const reader = responseStreamReader(
+    (head) => {
+      const headers: Record<string, string | string[]> = { ...head.headers };
+      if (head.cookies.length) headers['set-cookie'] = head.cookies;
+      res.writeHead(head.statusCode, headers);
+      res.flushHeaders();
+    },
+    (bytes) =>
+      new Promise<void>((resolve) => {
+        if (res.destroyed || res.write(bytes)) resolve();
+        else res.once('drain', resolve).once('close', resolve);
+      }),
+  );
+  return {
+    get started() {
+      return reader.started;
+    },
+    contentType: (type) => reader.contentType(type),
+    async write(chunk) {
+      if (res.destroyed) return false; // the client went away: the function's stream fails
+      await reader.write(chunk);
+      return !res.destroyed;
+    },
+    async end() {
+      if (!reader.started) await reader.write(Buffer.alloc(0)); // a bodiless stream still has its head
+      if (res.destroyed) return;
+      await new Promise<void>((resolve) => {
+        res.once('close', resolve);
+        res.end(resolve);
+      });
+    },
+  };
+}
+
+/** A buffered function result as API Gateway checks it: anything else is a malformed proxy response (502). */
+function isProxyResult(value: unknown): value is APIGatewayProxyResult {
+  const r = value as APIGatewayProxyResult | undefined;
+  return typeof r === 'object' && r !== null && Number.isInteger(r.statusCode) && (r.body === undefined || typeof r.body === 'string');
+}
+
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const routes = compile(options.routes ?? httpRouteList);
   const log = options.log === false ? undefined : (options.log ?? ((line: string) => console.log(line)));
   const corsOrigin = options.corsAllowOrigin ?? '*';
+  if (!options.invoker && !options.loadHandler) throw new Error('startGateway needs an invoker or a loadHandler');
+  const invoker = options.invoker ?? inProcessInvoker(options.loadHandler!);
+
+  /** One of API Gateway's own answers (the stack's gateway responses), with its CORS header. */
+  function gatewayResponse(res: ServerResponse, type: GatewayResponseType, status: number, ownMessage: string): number {
+    const { statusCode, body } = renderGatewayResponse(type, status, ownMessage);
+    if (res.headersSent) {
+      res.destroy();
+      return res.statusCode;
+    }
+    res.writeHead(statusCode, { 'content-type': 'application/json', 'access-control-allow-origin': corsOrigin });
+    res.end(body);
+    return statusCode;
+  }
+
+  function preflight(res: ServerResponse): number {
+    res.writeHead(204, {
+      'access-control-allow-origin': corsOrigin,
+      ...(corsOrigin !== '*' && { vary: 'Origin' }),
+      'access-control-allow-methods': corsPreflight.allowMethods.join(','),
+      'access-control-allow-headers': corsPreflight.allowHeaders.join(','),
+      'access-control-expose-headers': corsPreflight.exposeHeaders.join(','),
+      'access-control-max-age': String(corsPreflight.maxAgeSeconds),
+    });
+    res.end();
+    return 204;
+  }
+
+  /** Whether a path is one of the API's resources (a route's path or a parent of one), which all answer OPTIONS. */
+  const isResource = (path: string) => {
+    const parts = path.split('/').filter(Boolean);
+    return routes.some((r) => {
+      const own = r.path.split('/').filter(Boolean);
+      return parts.length <= own.length && parts.every((p, i) => own[i]!.startsWith('{') || own[i] === p);
+    });
+  };
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<number> {
     const url = new URL(req.url ?? '/', 'http://localhost');
+    if (await options.pages?.(req, res)) return res.statusCode;
     const extra = options.extraRoutes?.[url.pathname];
     if (extra) {
       extra(req, res);
       return res.statusCode;
     }
     if (url.pathname !== API_PREFIX && !url.pathname.startsWith(`${API_PREFIX}/`)) {
+      // Outside the stage: nothing of the deployed API lives here.
       send(res, 404, errorBody('envelope', 404, `Not found: ${url.pathname} (the API is under ${API_PREFIX})`));
       return 404;
     }
     const path = url.pathname.slice(API_PREFIX.length) || '/';
-    const candidates = routes
+    if (req.method === 'OPTIONS' && isResource(path)) return preflight(res);
+    const hit = routes
+      .filter((route) => route.method === req.method)
       .map((route) => ({ route, match: route.pattern.exec(path) }))
-      .filter((c): c is { route: CompiledRoute; match: RegExpExecArray } => c.match !== null);
-    if (!candidates.length) {
-      send(res, 404, errorBody('envelope', 404, `No route for ${req.method} ${url.pathname}`));
-      return 404;
-    }
-    const allowed = [...new Set(candidates.map((c) => c.route.method))];
-    if (req.method === 'OPTIONS') {
-      res.writeHead(204, {
-        'access-control-allow-origin': corsOrigin,
-        'access-control-allow-methods': [...allowed, 'OPTIONS'].join(', '),
-        'access-control-allow-headers': 'authorization, content-type, x-request-id',
-        'access-control-max-age': '600',
-      });
-      res.end();
-      return 204;
-    }
-    const hit = candidates.find((c) => c.route.method === req.method);
-    if (!hit) {
-      const shape = candidates[0]!.route.shape;
-      send(res, 405, errorBody(shape, 405, `Method ${req.method} not allowed on ${url.pathname}`), {
-        allow: allowed.join(', '),
-      });
-      return 405;
-    }
+      .find((c): c is { route: CompiledRoute; match: RegExpExecArray } => c.match !== null);
+    // An unknown path, or a known one with a method it does not have: API Gateway's "missing
+    // authentication token" (403 by default), which the stack answers as a 404.
+    if (!hit) return gatewayResponse(res, 'MISSING_AUTHENTICATION_TOKEN', 403, 'Missing Authentication Token');
     const { route, match } = hit;
     const body = await readBody(req);
-    if (body === 'too-large') {
-      send(res, 413, errorBody(route.shape, 413, 'Request payload exceeds the 10 MB API Gateway limit'));
-      return 413;
-    }
+    if (body === 'too-large') return gatewayResponse(res, 'REQUEST_TOO_LARGE', 413, 'Request Too Long');
     const event = toEvent(req, url, route, match, body);
-    const handler = await options.loadHandler(route.entry);
-    const context = lambdaContext(route.name, route.timeoutSeconds * 1000, route.memoryMb);
-    const limit = timeout(route.timeoutSeconds * 1000);
+    // A client that goes away mid-stream: the function's next write fails, and it stops.
+    const sink = httpSink(res);
+    const fn = { name: route.name, entry: route.entry, timeoutSeconds: route.timeoutSeconds, memoryMb: route.memoryMb };
+    let result: unknown;
     try {
-      if (isStreamingHandler(handler)) {
-        const stream = responseStreamFor(res);
-        // A client that goes away ends the stream; the handler sees its pipeline fail and stops.
-        res.on('close', () => {
-          if (!res.writableFinished) stream.destroy(new Error('client disconnected'));
-        });
-        await Promise.race([handler(event, stream, context), limit.promise]);
-        // Wait for the last bytes, unless the stream already finished or broke off.
-        if (!res.writableEnded && !stream.writableFinished && !stream.destroyed) {
-          await new Promise((resolve) => stream.once('finish', resolve).once('close', resolve));
-        }
+      result = await invoker.invoke(fn, event, sink);
+    } catch (err) {
+      const failure = err instanceof FunctionFailure ? err : new FunctionFailure('crash', String(err), route.name);
+      if (options.log !== false) console.error(`[${route.name}] ${failure.kind}: ${failure.message}`);
+      // Once the head is out a failure can only end the response: the client sees it cut short.
+      if (sink.started) {
+        res.destroy();
         return res.statusCode;
       }
-      const result = (await Promise.race([
-        (handler as (e: unknown, c: unknown) => Promise<APIGatewayProxyResult>)(event, context),
-        limit.promise,
-      ])) as APIGatewayProxyResult;
-      const headers: Record<string, string | string[]> = { ...(result.headers as Record<string, string>) };
-      for (const [k, v] of Object.entries(result.multiValueHeaders ?? {})) headers[k] = v.map(String);
-      res.writeHead(result.statusCode, headers);
-      res.end(result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body);
-      return result.statusCode;
-    } catch (err) {
-      const timedOut = (err as Error).name === 'FunctionTimeout';
-      if (!res.headersSent) {
-        // What API Gateway answers when the integration fails or times out.
-        const status = timedOut ? 504 : 502;
-        send(res, status, errorBody(route.shape, status, timedOut ? 'Endpoint request timed out' : 'Internal server error'));
-        if (!timedOut) console.error(`[${route.name}] handler failed:`, err);
-        return status;
-      }
-      res.destroy();
-      return res.statusCode;
-    } finally {
-      limit.clear();
+      return failure.kind === 'timeout'
+        ? gatewayResponse(res, 'INTEGRATION_TIMEOUT', 504, 'Endpoint request timed out')
+        : gatewayResponse(res, 'DEFAULT_5XX', 502, 'Internal server error');
     }
+    if (sink.started || res.writableEnded) return res.statusCode; // streamed
+    if (!isProxyResult(result)) {
+      if (options.log !== false) console.error(`[${route.name}] malformed Lambda proxy response`);
+      return gatewayResponse(res, 'DEFAULT_5XX', 502, 'Internal server error');
+    }
+    const headers: Record<string, string | string[]> = { ...(result.headers as Record<string, string>) };
+    for (const [k, v] of Object.entries(result.multiValueHeaders ?? {})) headers[k] = v.map(String);
+    res.writeHead(result.statusCode, headers);
+    res.end(result.isBase64Encoded ? Buffer.from(result.body, 'base64') : (result.body ?? ''));
+    return result.statusCode;
   }
 
   const server = http.createServer((req, res) => {
@@ -311,7 +308,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     handle(req, res)
       .catch((err) => {
         console.error('gateway error:', err);
-        send(res, 502, errorBody('envelope', 502, 'Internal server error'));
+        if (res.headersSent) res.destroy();
+        else send(res, 502, JSON.parse(renderGatewayResponse('DEFAULT_5XX', 502, 'Internal server error').body));
         return 502;
       })
       .then((status) => {

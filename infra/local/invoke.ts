@@ -1,15 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
-import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { ConfigError } from '../../shared/config.ts';
-import { manifestFunctions, type ManifestFunction } from '../routes.ts';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from './emulators.ts';
-import { HTTP_INTEGRATION_CONTENT_TYPE, PRELUDE_DELIMITER, isStreamingHandler, lambdaContext, type ResponseStream } from './lambda-runtime.ts';
+import { manifestFunctions, pipelineStageList, type ManifestFunction } from '../routes.ts';
+import { responseStreamReader, type StreamSink } from './lambda-runtime.ts';
 import { signLocalIdToken } from './local-idp.ts';
+import { FunctionFailure } from './invoker.ts';
 import { DataDirInUseError } from './data-dir-lock.ts';
-import { loadFunction, startLocalRuntime, type LocalRuntime } from './runtime.ts';
+import { startLocalRuntime, type LocalRuntime } from './runtime.ts';
 
 // `npm run invoke -- <function> <event.json>`: runs one manifest function once, the way Lambda
 // would, against the local emulators and the data of `npm start` (DATA_DIR, default .data).
@@ -83,40 +81,27 @@ async function renderEvent(text: string, runtime: LocalRuntime, dataDir: string,
   }
 }
 
-/** A Lambda response stream printing the prelude (status, headers) and then the body as it comes. */
-function printingStream(out: NodeJS.WritableStream): ResponseStream {
-  let contentType = 'application/octet-stream';
-  let pending: Buffer | undefined = Buffer.alloc(0);
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, callback) {
-      let bytes = Buffer.from(chunk);
-      if (pending !== undefined) {
-        if (contentType !== HTTP_INTEGRATION_CONTENT_TYPE) {
-          out.write(`content-type: ${contentType}\n\n`);
-          pending = undefined;
-        } else {
-          const all = Buffer.concat([pending, bytes]);
-          const at = all.indexOf(PRELUDE_DELIMITER);
-          if (at < 0) {
-            pending = all;
-            return callback();
-          }
-          const prelude = JSON.parse(all.subarray(0, at).toString('utf8')) as { statusCode?: number; headers?: Record<string, string> };
-          out.write(`HTTP ${prelude.statusCode ?? 200} (streaming)\n`);
-          for (const [k, v] of Object.entries(prelude.headers ?? {})) out.write(`${k}: ${v}\n`);
-          out.write('\n');
-          pending = undefined;
-          bytes = all.subarray(at + PRELUDE_DELIMITER.length);
-        }
-      }
-      if (bytes.length) out.write(bytes);
-      callback();
+/** Where a streaming function's bytes go: the prelude (status, headers) printed first, then the body as it comes. */
+function printingSink(out: NodeJS.WritableStream): StreamSink {
+  const reader = responseStreamReader(
+    (head) => {
+      out.write(`HTTP ${head.statusCode} (streaming)\n`);
+      for (const [k, v] of Object.entries(head.headers)) out.write(`${k}: ${v}\n`);
+      out.write('\n');
     },
-  }) as ResponseStream;
-  stream.setContentType = (type) => {
-    contentType = type;
+    (bytes) => void out.write(bytes),
+  );
+  return {
+    contentType: (type) => reader.contentType(type),
+    async write(chunk) {
+      await reader.write(chunk);
+      return true;
+    },
+    async end() {
+      if (!reader.started) await reader.write(Buffer.alloc(0));
+      out.write('\n');
+    },
   };
-  return stream;
 }
 
 function printResult(result: unknown, out: NodeJS.WritableStream): void {
@@ -136,16 +121,17 @@ function printResult(result: unknown, out: NodeJS.WritableStream): void {
   out.write(`${result === undefined ? '(no result)' : JSON.stringify(result, null, 2)}\n`);
 }
 
-/** What the function sent to the pipeline queues (lost when this process ends: fauxqs is in memory). */
-async function printQueued(runtime: LocalRuntime): Promise<void> {
-  const sqs = new SQSClient({ endpoint: runtime.endpoints.fauxqs, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
-  for (const [stage, queue] of Object.entries(runtime.queues)) {
-    const out = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queue.url, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }));
-    for (const m of out.Messages ?? []) {
-      console.error(`queued for ${stage} (invoke it with an SQS event carrying this body): ${m.Body}`);
+/**
+ * What the function sent to the pipeline queues, looked at without receiving it (fauxqs's
+ * inspection): it stays queued in DATA_DIR, and the next `npm start` on the directory processes it.
+ */
+function printQueued(runtime: LocalRuntime): void {
+  for (const stage of pipelineStageList) {
+    const queued = runtime.owned?.fauxqs.inspectQueue(stage.queue)?.messages;
+    for (const m of [...(queued?.ready ?? []), ...(queued?.delayed ?? [])]) {
+      console.error(`queued for ${stage.name} (invoke it with an SQS event carrying this body): ${m.body}`);
     }
   }
-  sqs.destroy();
 }
 
 async function invoke(fn: ManifestFunction, event: Record<string, unknown>, runtime: LocalRuntime): Promise<void> {
@@ -154,26 +140,9 @@ async function invoke(fn: ManifestFunction, event: Record<string, unknown>, runt
     const queue = (runtime.queues as Record<string, { arn: string } | undefined>)[fn.name];
     for (const record of event.Records as Record<string, unknown>[]) record.eventSourceARN = queue?.arn;
   }
-  const handler = await loadFunction(fn.entry);
-  const context = lambdaContext(fn.name, fn.timeoutSeconds * 1000, fn.memoryMb);
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`Task timed out after ${fn.timeoutSeconds} seconds`)), fn.timeoutSeconds * 1000);
-  });
-  try {
-    if (isStreamingHandler(handler)) {
-      const stream = printingStream(process.stdout);
-      const done = new Promise((res) => stream.once('finish', res).once('close', res));
-      await Promise.race([handler(event, stream, context), timeout]);
-      await Promise.race([done, timeout]);
-      process.stdout.write('\n');
-    } else {
-      const result = await Promise.race([(handler as (e: unknown, c: unknown) => Promise<unknown>)(event, context), timeout]);
-      printResult(result, process.stdout);
-    }
-  } finally {
-    clearTimeout(timer);
-  }
+  // In an isolated instance, as npm start runs it: the manifest's memory and timeout apply.
+  const result = await runtime.functions.invoke(fn, event, printingSink(process.stdout));
+  if (result !== undefined || fn.kind === 'queue') printResult(result, process.stdout);
 }
 
 async function main(): Promise<number> {
@@ -190,11 +159,11 @@ async function main(): Promise<number> {
     const event = await renderEvent(text, runtime, dataDir, email, vars);
     await invoke(fn, event, runtime);
   } catch (err) {
-    console.error(`${fn.name} failed:`, err instanceof UsageError ? err.message : err);
+    console.error(`${fn.name} failed:`, err instanceof UsageError || err instanceof FunctionFailure ? err.message : err);
     code = 1;
   } finally {
     console.error(`(${fn.name}: ${Date.now() - started} ms)`);
-    await printQueued(runtime).catch(() => undefined);
+    printQueued(runtime);
     await runtime.stop();
   }
   return code;

@@ -6,7 +6,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { lambdaContext } from './lambda-runtime.ts';
+import { inProcessInvoker, type Invoker } from './invoker.ts';
 
 // The local stand-in for a Lambda SQS event source mapping: receives batches, hands the
 // function a real SQS event, deletes what succeeded and leaves failed messages to reappear
@@ -23,7 +23,11 @@ export interface PollerOptions {
   memoryMb: number;
   /** Delay before a failed message is visible again (seconds); the queue default when unset. */
   retryDelaySeconds?: number;
-  loadHandler: () => Promise<unknown>;
+  /** Runs the stage's function (the runtime's isolated instances); or a handler of this process from loadHandler. */
+  invoker?: Invoker;
+  /** The function's entry file (with invoker). */
+  entry?: string;
+  loadHandler?: () => Promise<unknown>;
   onError?: (err: unknown) => void;
 }
 
@@ -57,6 +61,9 @@ function toRecord(m: Message, queueArn: string): SQSRecord {
 }
 
 export function startPoller(o: PollerOptions): Poller {
+  if (!o.invoker && !o.loadHandler) throw new Error('startPoller needs an invoker or a loadHandler');
+  const invoker = o.invoker ?? inProcessInvoker(() => o.loadHandler!());
+  const fn = { name: o.name, entry: o.entry ?? o.name, timeoutSeconds: o.timeoutSeconds, memoryMb: o.memoryMb };
   const abort = new AbortController();
   let stopped = false;
 
@@ -64,8 +71,8 @@ export function startPoller(o: PollerOptions): Poller {
     const event: SQSEvent = { Records: messages.map((m) => toRecord(m, o.queueArn)) };
     let failed: Set<string>;
     try {
-      const handler = (await o.loadHandler()) as (e: SQSEvent, c: unknown) => Promise<SQSBatchResponse | void>;
-      const result = await handler(event, lambdaContext(o.name, o.timeoutSeconds * 1000, o.memoryMb));
+      // A function that throws, crashes, runs out of memory or times out fails the whole batch.
+      const result = (await invoker.invoke(fn, event)) as SQSBatchResponse | undefined;
       failed = new Set((result?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
       // An identifier that is not in the batch makes Lambda retry the whole batch.
       if ([...failed].some((id) => !messages.some((m) => m.MessageId === id))) failed = new Set(messages.map((m) => m.MessageId!));

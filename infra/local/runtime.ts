@@ -1,16 +1,17 @@
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { loadConfig, type Config } from '../../shared/config.ts';
 import { pipelineStageList, queueUrlVariable, type PipelineStageName } from '../routes.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, ensureTable, startEmulators, type Emulators } from './emulators.ts';
 import { ensureBucket, ensureQueues, type QueueInfo } from './queues.ts';
-import { startGateway, type Gateway } from './gateway.ts';
+import { API_PREFIX, startGateway, type Gateway } from './gateway.ts';
+import { devPages } from './dev-pages.ts';
 import { startPoller, type Poller } from './poller.ts';
 import { installLambdaGlobals } from './lambda-runtime.ts';
+import { startFunctionInstances, type FunctionInstances } from './function-instances.ts';
 import { LOCAL_IDP_AUDIENCE, LOCAL_IDP_ISSUER, LOCAL_IDP_JWKS_PATH, localJwks, localServiceSecret } from './local-idp.ts';
-import { restoreBucket, saveBucket } from './s3-snapshot.ts';
+import { bucketCorsRule } from '../bucket.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 
 // The whole service on one machine: emulators, table/queues/bucket, the HTTP gateway, the
@@ -22,7 +23,7 @@ export interface LocalRuntimeOptions {
   /** 0 picks a free port. */
   port: number;
   dataDir: string;
-  /** Keep DynamoDB on disk and S3 across restarts (npm start); tests run in memory. */
+  /** Keep DynamoDB, SQS and S3 on disk under dataDir, written through (npm start); tests run in memory. */
   persist: boolean;
   /** Settings for the functions, over the local defaults (e.g. OPENAI_BASE_URL in tests). */
   env?: Record<string, string | undefined>;
@@ -47,13 +48,18 @@ export interface LocalRuntime {
   bucket: string;
   queues: Record<PipelineStageName, QueueInfo>;
   endpoints: { dynamodb: string; fauxqs: string };
+  /** The emulators this runtime started (not when given `emulators`), for a look inside. */
+  owned?: Emulators;
+  /** The functions' isolated instances (see function-instances.ts). */
+  functions: FunctionInstances;
   stop(): Promise<void>;
 }
 
 const loadedFunctions = new Map<string, Promise<unknown>>();
 
 /**
- * Imports a function's entry the way Lambda would at cold start, once per process. Memoized:
+ * Imports a function's entry into this process, once (tests and tools that call a handler
+ * directly; the runtime itself runs every function in isolated instances). Memoized:
  * an `import()` per request costs a module resolution through the TypeScript loader's hooks
  * (about 1 ms a request on a busy machine, see bench/README.md), which Lambda never pays.
  */
@@ -74,7 +80,14 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
   installLambdaGlobals();
   const unlock = o.persist ? await lockDataDir(o.dataDir) : undefined;
   let owned: Emulators | undefined;
-  if (!o.emulators) owned = await startEmulators({ ...(o.persist && { dynamoDataPath: join(o.dataDir, 'dynamodb') }) });
+  // The local S3 answers browsers by the bucket's CORS rule with this run's CORS_ALLOW_ORIGIN.
+  let corsOrigin = process.env.CORS_ALLOW_ORIGIN || '*';
+  if (!o.emulators) {
+    owned = await startEmulators({
+      ...(o.persist && { dynamoDataPath: join(o.dataDir, 'dynamodb'), fauxqsDataPath: join(o.dataDir, 'fauxqs') }),
+      corsRule: () => bucketCorsRule(corsOrigin),
+    });
+  }
   const endpoints = {
     dynamodb: o.emulators?.dynamodbEndpoint ?? owned!.dynamodbEndpoint,
     fauxqs: o.emulators?.fauxqsEndpoint ?? owned!.fauxqsEndpoint,
@@ -89,10 +102,15 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
     const stageTimeouts = Object.fromEntries(pipelineStageList.map((s) => [s.name, s.timeoutSeconds]));
     const queues = await ensureQueues(endpoints.fauxqs, prefix, (stage) => (stageTimeouts[stage] ?? 60) * 6);
 
+    // Every function runs in instances of its own, with the manifest's memory and timeout, and
+    // the environment below (filled in once the gateway's port is known, before any request).
+    const functionEnv: Record<string, string> = {};
+    const functions = startFunctionInstances({ env: functionEnv, ...(o.log !== false && { log: (line) => console.error(line) }) });
     const gateway: Gateway = await startGateway({
       port: o.port,
-      loadHandler: loadFunction,
+      invoker: functions,
       log: o.log,
+      pages: devPages({ dataDir: o.dataDir, apiPrefix: API_PREFIX }),
       extraRoutes: {
         [LOCAL_IDP_JWKS_PATH]: (_req, res) => {
           localJwks(o.dataDir).then((jwks) => {
@@ -132,11 +150,10 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
       if (wiring.has(k) || o.env?.[k] !== undefined || process.env[k] === undefined) process.env[k] = v;
     }
     const config = loadConfig(process.env);
+    corsOrigin = config.CORS_ALLOW_ORIGIN;
+    Object.assign(functionEnv, Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined)));
 
     const sqs = new SQSClient({ endpoint: endpoints.fauxqs, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
-    const s3 = new S3Client({ endpoint: endpoints.fauxqs, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, forcePathStyle: true });
-    const snapshotDir = join(o.dataDir, 's3', bucket);
-    if (o.persist) await restoreBucket(s3, bucket, snapshotDir);
 
     const pollers: Poller[] = [];
     const runtime: Omit<LocalRuntime, 'stop'> = {
@@ -148,13 +165,18 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
       bucket,
       queues,
       endpoints,
+      ...(owned && { owned }),
+      functions,
     };
     await o.onReady?.(runtime);
     if (o.pollers !== false) {
-      // PDF ingestions cut short by a restart lost their queued messages (fauxqs keeps queues in
-      // memory): queue each again at its stage (issue 5). Loaded now, once the settings are set.
+      // A crash between a record's write and its message's send leaves a run with nothing queued:
+      // queue each processing run again at its stage (stages are idempotent). Loaded now, once
+      // the settings are set.
       await (await import('../../shared/files/recovery.ts')).resumeStuckIngestionsOnStart();
       for (const stage of pipelineStageList) {
+        // A warm instance per stage from the start, so an ingestion does not wait on three cold starts.
+        functions.prewarm(stage);
         pollers.push(
           startPoller({
             name: stage.name,
@@ -166,7 +188,8 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
             timeoutSeconds: stage.timeoutSeconds,
             memoryMb: stage.memoryMb,
             ...(o.retryDelaySeconds !== undefined && { retryDelaySeconds: o.retryDelaySeconds }),
-            loadHandler: () => loadFunction(stage.entry),
+            invoker: functions,
+            entry: stage.entry,
             onError: (err) => o.log !== false && console.error(`[${stage.name}]`, (err as Error).message),
           }),
         );
@@ -177,10 +200,9 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
       ...runtime,
       async stop() {
         await gateway.close();
-        await Promise.all(pollers.map((p) => p.stop()));
-        if (o.persist) await saveBucket(s3, bucket, snapshotDir);
+        // Stopping the instances fails what they were running: those messages are delivered again.
+        await Promise.all([functions.close(), ...pollers.map((p) => p.stop())]);
         sqs.destroy();
-        s3.destroy();
         await owned?.stop();
         await unlock?.();
       },

@@ -20,24 +20,51 @@ if (!local.success) {
 }
 const { PORT, DATA_DIR } = local.data;
 
+/** How long a stop waits for requests and pipeline batches in flight before it exits anyway. */
+const STOP_GRACE_MS = 10_000;
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+// With the terminal gone (SIGHUP), writing to it fails: that must not cut the stop short.
+process.stdout.on('error', () => undefined);
+process.stderr.on('error', () => undefined);
+
 try {
   const runtime = await startLocalRuntime({ port: PORT, dataDir: resolve(DATA_DIR), persist: true });
   console.log(`API:         ${runtime.url}`);
+  console.log(`Playground:  ${new URL('/', runtime.url).href}`);
+  console.log(`Reference:   ${new URL('/docs', runtime.url).href}`);
   console.log(`AI provider: ${describeAiProvider(runtime.config)}`);
   console.log(`Data:        ${resolve(DATA_DIR)}`);
   console.log(`Sign in:     TOKEN=$(npm run -s token -- --email you@example.com)`);
   console.log(`             curl -XPOST -H "Authorization: Bearer $TOKEN" ${runtime.url}/auth`);
 
+  // Everything acknowledged is already on disk (DynamoDB, queues and objects are written through
+  // as they are accepted), so a stop only lets work in flight finish: a second signal, or the
+  // grace period running out, ends the process at once without losing anything acknowledged.
   let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) process.exit(130); // a second Ctrl-C does not wait
+  const stop = async (why: string) => {
+    if (stopping) {
+      console.log(`${why}: stopping now; work in flight is redelivered at the next start.`);
+      process.exit(130);
+    }
     stopping = true;
-    console.log(`\n${signal}: stopping (saving data)...`);
+    console.log(`\n${why}: stopping (up to ${STOP_GRACE_MS / 1000} s for work in flight; again to stop at once)...`);
+    const grace = setTimeout(() => {
+      console.log(`Stopped after ${STOP_GRACE_MS / 1000} s; work still in flight is redelivered at the next start.`);
+      process.exit(0);
+    }, STOP_GRACE_MS);
     await runtime.stop();
+    clearTimeout(grace);
+    console.log('Stopped.');
     process.exit(0);
   };
-  process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGTERM', () => void stop('SIGTERM'));
+  for (const signal of SIGNALS) process.on(signal, () => void stop(signal));
+  // `npm start` is npm → node: if npm dies without passing a signal on (it forwards only SIGINT
+  // and SIGTERM), this process is reparented; it stops rather than hold DATA_DIR as an orphan.
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) void stop('parent process gone');
+  }, 500).unref();
 } catch (err) {
   if (err instanceof ConfigError || err instanceof DataDirInUseError) console.error(err.message);
   else if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') console.error(`Port ${PORT} is in use; set PORT to another one.`);

@@ -10,6 +10,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { pipelineStageList, type PipelineStageName } from '../routes.ts';
 import { tableDefinition } from '../table.ts';
+import { bucketCorsRule } from '../bucket.ts';
 import type { StackSettings } from '../settings.ts';
 
 // What holds data and outlives deployments: the table, the bucket, the JWT signing secret,
@@ -66,6 +67,7 @@ export class StatefulStack extends Stack {
       });
     }
 
+    const corsRule = bucketCorsRule(settings.corsAllowOrigin);
     this.bucket = new s3.Bucket(this, 'Files', {
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
       encryption: s3.BucketEncryption.S3_MANAGED,
@@ -79,16 +81,8 @@ export class StatefulStack extends Stack {
         { id: 'expire-uploads', prefix: UPLOADS_PREFIX, expiration: Duration.days(settings.uploadExpirationDays) },
         { id: 'expire-stale-work-files', prefix: WORK_PREFIX, expiration: Duration.days(WORK_FILES_DAYS) },
       ],
-      // Browsers PUT to and GET from presigned URLs directly.
-      cors: [
-        {
-          allowedMethods: [s3.HttpMethods.PUT, s3.HttpMethods.GET, s3.HttpMethods.HEAD],
-          allowedOrigins: [settings.corsAllowOrigin],
-          allowedHeaders: ['content-type', 'content-length', 'content-md5', 'x-amz-*'],
-          exposedHeaders: ['etag'],
-          maxAge: 3600,
-        },
-      ],
+      // Browsers PUT to and GET from presigned URLs directly (the same rule serves `npm start`).
+      cors: [{ ...corsRule, allowedMethods: corsRule.allowedMethods.map((m) => s3.HttpMethods[m]) }],
     });
 
     this.jwtSecret = new secretsmanager.Secret(this, 'ServiceJwtSecret', {

@@ -9,6 +9,7 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { modelResources, type ModelResources } from '../../shared/ai/bedrock-models.ts';
 import { httpRouteList, manifestFunctions, pipelineStageList, type AiUse, type ManifestFunction, type PipelineStageName } from '../routes.ts';
+import { corsPreflight, gatewayResponses, gatewayResponseTemplate } from '../gateway-responses.ts';
 import type { StackSettings } from '../settings.ts';
 import { ServiceFunction } from '../constructs/service-function.ts';
 import { pascal, type StatefulStack } from './stateful-stack.ts';
@@ -155,33 +156,24 @@ export class StatelessStack extends Stack {
       },
       defaultCorsPreflightOptions: {
         allowOrigins: origins,
-        allowMethods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
-        allowHeaders: ['authorization', 'content-type', 'x-request-id'],
-        exposeHeaders: ['x-request-id', 'x-next-cursor'],
-        maxAge: Duration.minutes(10),
+        allowMethods: corsPreflight.allowMethods,
+        allowHeaders: corsPreflight.allowHeaders,
+        exposeHeaders: corsPreflight.exposeHeaders,
+        maxAge: Duration.seconds(corsPreflight.maxAgeSeconds),
       },
     });
 
-    // Answers API Gateway gives on its own (no function involved), shaped like ours and with CORS.
+    // Answers API Gateway gives on its own (no function involved), shaped like ours and with CORS;
+    // the local gateway gives the same ones (infra/gateway-responses.ts).
     const corsHeader = { 'Access-Control-Allow-Origin': `'${settings.corsAllowOrigin}'` };
-    const gatewayResponse = (id: string, type: apigateway.ResponseType, statusCode?: number, message?: string) =>
-      api.addGatewayResponse(id, {
-        type,
-        ...(statusCode && { statusCode: String(statusCode) }),
+    for (const r of gatewayResponses) {
+      api.addGatewayResponse(r.id, {
+        type: apigateway.ResponseType.of(r.type),
+        ...('statusCode' in r && { statusCode: String(r.statusCode) }),
         responseHeaders: corsHeader,
-        templates: {
-          'application/json': `{"success":false,${statusCode ? `"statusCode":${statusCode},` : ''}"message":${
-            message ? JSON.stringify(message) : '$context.error.messageString'
-          }}`,
-        },
+        templates: { 'application/json': gatewayResponseTemplate(r) },
       });
-    // No method uses IAM auth, so "missing authentication token" only means "no such route".
-    gatewayResponse('NoRoute', apigateway.ResponseType.MISSING_AUTHENTICATION_TOKEN, 404, 'Not found');
-    gatewayResponse('Throttled', apigateway.ResponseType.THROTTLED, 429, 'Too many requests');
-    gatewayResponse('TooLarge', apigateway.ResponseType.REQUEST_TOO_LARGE, 413, 'Request payload exceeds the 10 MB API Gateway limit');
-    gatewayResponse('Timeout', apigateway.ResponseType.INTEGRATION_TIMEOUT, 504, 'Endpoint request timed out');
-    gatewayResponse('Default4xx', apigateway.ResponseType.DEFAULT_4XX);
-    gatewayResponse('Default5xx', apigateway.ResponseType.DEFAULT_5XX);
+    }
 
     const root = api.root.addResource(API_ROOT);
     for (const route of httpRouteList) {

@@ -6,13 +6,34 @@
 export const LEXICAL_EMBEDDING_DIMENSIONS = 512;
 const BIGRAM_WEIGHT = 0.5;
 
-/** Lower-cased words: runs of letters and digits (any script). */
+// Scripts written without spaces between words: a run of them is cut into overlapping character
+// pairs (the usual CJK indexing unit), so 東京 in a query matches 東京 inside a longer run.
+const UNSPACED = /^[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}ー]+$/u;
+const RUNS = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}ー]+|[\p{L}\p{M}\p{N}]+/gu;
+// Arabic vowel marks and tatweel are optional in writing: "كِتاب" and "كتاب" are one word.
+const OPTIONAL_MARKS = /[\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed\u0640]/g;
+
+/**
+ * Lower-cased words: runs of letters and digits (any script), NFKC (presentation forms and
+ * full-width letters as typed), Arabic without its optional vowel marks; runs of CJK characters
+ * as overlapping pairs (a lone character as itself).
+ */
 export function words(text: string): string[] {
-  return text.toLowerCase().normalize('NFKC').match(/[\p{L}\p{N}]+/gu) ?? [];
+  const out: string[] = [];
+  for (const run of text.toLowerCase().normalize('NFKC').replace(OPTIONAL_MARKS, '').match(RUNS) ?? []) {
+    if (!UNSPACED.test(run)) {
+      out.push(run);
+      continue;
+    }
+    const chars = Array.from(run);
+    if (chars.length === 1) out.push(run);
+    for (let i = 0; i + 1 < chars.length; i++) out.push(chars[i]! + chars[i + 1]!);
+  }
+  return out;
 }
 
 /** FNV-1a, 32 bits. */
-function fnv1a(text: string): number {
+export function fnv1a(text: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {
     h ^= text.charCodeAt(i);

@@ -19,7 +19,8 @@ export const HOW_TO_CONFIGURE =
   'OpenAI-compatible server, local ones included), or AI_PROVIDER=bedrock for Amazon Bedrock, and restart the service.';
 
 function passage(source: Source): string {
-  const text = (source.quote || source.text).replace(/\s+/g, ' ').trim();
+  // A bracketed number of the document ("see [3]") would read as a citation marker: shown as (3).
+  const text = (source.quote || source.text).replace(/\s+/g, ' ').replace(/\[(\d[\d,\s]*)\]/g, '($1)').trim();
   if (text.length <= MAX_PASSAGE_CHARS) return text;
   const cut = text.slice(0, MAX_PASSAGE_CHARS);
   return `${cut.slice(0, Math.max(cut.lastIndexOf(' '), MAX_PASSAGE_CHARS / 2))} …`;
@@ -37,7 +38,8 @@ export function offlineReplyText(input: ChatInput): string {
       'Attach a PDF to this chat (POST /message/pdf with its chatId), or use words that appear in the document.'
     );
   }
-  const lines = sources.map((s, i) => `${i + 1}. ${sourceLabel(s)} (match ${s.score.toFixed(2)}):\n"${passage(s)}"`);
+  // Cited as [n] (n: the passage's position in the sources), like a model's reply.
+  const lines = sources.map((s, i) => `[${i + 1}] ${sourceLabel(s)} (match ${s.score.toFixed(2)}):\n"${passage(s)}"`);
   return (
     `${OFFLINE_LABEL} These passages of your documents match your prompt best (by shared words):\n\n` +
     `${lines.join('\n\n')}\n\n${HOW_TO_CONFIGURE}`

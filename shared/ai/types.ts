@@ -25,6 +25,8 @@ export interface Source {
   text: string;
   /** A short passage that appears verbatim in the chunk. */
   quote: string;
+  /** The page's text was recognised by OCR (it may contain recognition errors). */
+  ocr?: boolean;
 }
 
 export interface ChatInput {

@@ -9,7 +9,7 @@ import {
 import { createId } from '@paralleldrive/cuid2';
 import { batchWriteAll, isConditionFailure } from '../dynamo.ts';
 import { NotFoundError } from '../http/errors.ts';
-import { decodeCursor } from '../http/pagination.ts';
+import { decodeCursor, queryPage } from '../http/pagination.ts';
 import { chatKey, chatPk, userChatsPk, userChatsSk, withoutStorageAttributes } from './keys.ts';
 import { invalidCursor, type Page } from './message-repository.ts';
 import { DEFAULT_CHAT_NAME, DEFAULT_SYSTEM_MESSAGE, type Chat, type ChatStatus, type ChatType } from './schemas.ts';
@@ -29,6 +29,8 @@ export interface ChatChanges {
   systemMessage?: string;
   status?: ChatStatus;
 }
+
+const CHAT_LIST_KEYS = ['PK', 'SK', 'GSI1PK', 'GSI1SK'] as const;
 
 const chatNotFound = () => new NotFoundError('Chat not found');
 
@@ -81,22 +83,24 @@ export class ChatRepository {
 
   /** One page of the user's chats, newest first. */
   async listByUser(userId: string, options: { limit: number; cursor?: string }): Promise<Page<Chat>> {
-    const start = decodeCursor(options.cursor, ['PK', 'SK', 'GSI1PK', 'GSI1SK'], { GSI1PK: userChatsPk(userId) });
+    const start = decodeCursor(options.cursor, CHAT_LIST_KEYS, { GSI1PK: userChatsPk(userId) });
     if (start && (start.GSI1PK !== userChatsPk(userId) || !String(start.GSI1SK).startsWith('CHAT#'))) throw invalidCursor();
-    const out = await this.db.send(
-      new QueryCommand({
+    const out = await queryPage(
+      this.db,
+      {
         TableName: this.table,
         IndexName: 'GSI1',
         KeyConditionExpression: 'GSI1PK = :pk AND begins_with(GSI1SK, :chat)',
         FilterExpression: 'attribute_not_exists(deleting)',
         ExpressionAttributeValues: { ':pk': userChatsPk(userId), ':chat': 'CHAT#' },
         ScanIndexForward: false,
-        Limit: options.limit,
         ...(start && { ExclusiveStartKey: start }),
-      }),
+      },
+      options.limit,
+      CHAT_LIST_KEYS,
     );
-    const items = (out.Items ?? []).map((i) => withoutStorageAttributes<Chat>(i));
-    return { items, ...(out.LastEvaluatedKey && { lastKey: out.LastEvaluatedKey }) };
+    const items = out.items.map((i) => withoutStorageAttributes<Chat>(i));
+    return { items, ...(out.lastKey && { lastKey: out.lastKey }) };
   }
 
   /** Applies the changes to the caller's chat; 404 when it is not theirs or does not exist. */

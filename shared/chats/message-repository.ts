@@ -2,7 +2,7 @@ import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, typ
 import { createId } from '@paralleldrive/cuid2';
 import type { Usage } from '../ai/types.ts';
 import { BadRequestError, NotFoundError } from '../http/errors.ts';
-import { decodeCursor, type Key } from '../http/pagination.ts';
+import { decodeCursor, queryPage, type Key } from '../http/pagination.ts';
 import { chatKey, chatPk, messageKey, messageSk, withoutStorageAttributes } from './keys.ts';
 import type { ContentType, Message, MessageType, SourceRef } from './schemas.ts';
 import { isConditionFailure } from '../dynamo.ts';
@@ -12,6 +12,8 @@ import { isConditionFailure } from '../dynamo.ts';
 // the given user's and not being deleted), so concurrent writers never share a number.
 
 export interface AppendMessageInput {
+  /** The message's id when it was announced before being stored (a streamed reply); new otherwise. */
+  id?: string;
   chatId: string;
   /** The chat's owner; the append fails (404) for a chat that is not theirs. */
   userId: string;
@@ -55,7 +57,7 @@ export class MessageRepository {
   async append(input: AppendMessageInput): Promise<Message> {
     const sequenceNumber = await this.nextSequence(input.chatId, input.userId);
     const message: Message = {
-      id: createId(),
+      id: input.id ?? createId(),
       chatId: input.chatId,
       userId: input.userId,
       message: input.message,
@@ -107,17 +109,19 @@ export class MessageRepository {
   /** One page of a chat's messages in sequence order. The cursor is checked to be this chat's. */
   async list(chatId: string, options: { limit: number; cursor?: string }): Promise<Page<Message>> {
     const start = decodeMessageCursor(chatId, options.cursor);
-    const out = await this.db.send(
-      new QueryCommand({
+    const out = await queryPage(
+      this.db,
+      {
         TableName: this.table,
         KeyConditionExpression: 'PK = :pk AND begins_with(SK, :msg)',
         ExpressionAttributeValues: { ':pk': chatPk(chatId), ':msg': 'MSG#' },
-        Limit: options.limit,
         ...(start && { ExclusiveStartKey: start }),
-      }),
+      },
+      options.limit,
+      ['PK', 'SK'],
     );
-    const items = (out.Items ?? []).map((i) => withoutStorageAttributes<Message>(i));
-    return { items, ...(out.LastEvaluatedKey && { lastKey: out.LastEvaluatedKey }) };
+    const items = out.items.map((i) => withoutStorageAttributes<Message>(i));
+    return { items, ...(out.lastKey && { lastKey: out.lastKey }) };
   }
 
   /**

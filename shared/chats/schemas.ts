@@ -1,7 +1,8 @@
 import * as z from '../zod.ts';
 import { config } from '../config.ts';
 import { cuidSchema, pageQuerySchema } from '../http/schemas.ts';
-import type { RouteContracts } from '../openapi/contract.ts';
+import type { NamedSchemas, RouteContracts } from '../openapi/contract.ts';
+import { embeddingsDataSchema } from '../files/schemas.ts';
 
 // Chats and messages: the API's shapes (spec "Chat", "Message") and the request schemas of
 // the chat and message routes.
@@ -37,6 +38,10 @@ export const sourceSchema = z.object({
   chunk: z.number().check(z.int(), z.describe('Chunk index within the file')),
   score: z.number().check(z.describe('Similarity of the passage to the prompt')),
   quote: z.string().check(z.describe('A short passage that appears verbatim in the chunk')),
+  cited: z
+    .optional(z.boolean())
+    .check(z.describe('True when the reply cites this passage with its [n] marker (n = its position in sources, from 1)')),
+  ocr: z.optional(z.boolean()).check(z.describe('True when the page was read by OCR (its text may contain recognition errors)')),
 });
 export type SourceRef = z.infer<typeof sourceSchema>;
 
@@ -80,14 +85,26 @@ export const createChatBody = z.strictObject({
 export const updateChatBody = z
   .strictObject({
     name: z.optional(trimmed(CHAT_NAME_MAX_CHARS)),
+    chatName: z.optional(trimmed(CHAT_NAME_MAX_CHARS)).check(z.describe('Same as name (the field the responses use)')),
     systemMessage: z.optional(trimmed(SYSTEM_MESSAGE_MAX_CHARS)),
     status: z.optional(z.enum(chatStatuses)),
   })
   .check(
-    z.refine((b) => b.name !== undefined || b.systemMessage !== undefined || b.status !== undefined, {
-      message: 'Give at least one of name, systemMessage, status',
+    z.refine((b) => b.name !== undefined || b.chatName !== undefined || b.systemMessage !== undefined || b.status !== undefined, {
+      message: 'Give at least one of name (or chatName), systemMessage, status',
+    }),
+    z.refine((b) => b.name === undefined || b.chatName === undefined || b.name === b.chatName, {
+      message: 'name and chatName differ; give one of them',
+      path: ['chatName'],
     }),
   );
+export type UpdateChatBody = z.infer<typeof updateChatBody>;
+
+/** A chat as GET /chat/{chatId} answers it: with the files attached to it and their status. */
+export const chatWithFilesSchema = z.object({
+  ...chatSchema.shape,
+  files: z.array(embeddingsDataSchema).check(z.describe('The files attached to the chat, in the order they were attached')),
+});
 
 export const chatIdParams = z.strictObject({ chatId: cuidSchema });
 
@@ -113,8 +130,35 @@ export const replySchema = z.object({
   usage: usageSchema,
   sources: z.optional(z.array(sourceSchema)).check(z.describe('File chats: the passages the reply was given, best first')),
   messageId: z.string().check(z.describe('Id of the stored ai message')),
+  userMessageId: z.string().check(z.describe('Id of the stored user message (the prompt) this reply answers')),
   sequenceNumber: z.number().check(z.int(), z.describe('Sequence number of the stored ai message')),
 });
+
+/** The first event of a streamed reply (`event: start`): which prompt it answers, and the reply's id. */
+export const streamStartSchema = z.object({
+  chatId: z.string(),
+  userMessageId: z.string().check(z.describe('Id of the stored user message (the prompt)')),
+  userSequenceNumber: z.number().check(z.int()),
+  messageId: z.string().check(z.describe('Id the reply is stored under once it completes')),
+});
+
+/** One model delta of a streamed reply (an unnamed event). */
+export const streamDeltaSchema = z.object({ content: z.string() });
+
+/** The named component schemas of the OpenAPI document. */
+export const schemas: NamedSchemas = {
+  Chat: chatSchema,
+  ChatWithFiles: chatWithFilesSchema,
+  Message: messageSchema,
+  Source: sourceSchema,
+  Usage: usageSchema,
+  Reply: replySchema,
+  StreamStartEvent: streamStartSchema,
+  StreamDeltaEvent: streamDeltaSchema,
+  CreateChatRequest: createChatBody,
+  UpdateChatRequest: updateChatBody,
+  SendMessageRequest: sendMessageBody,
+};
 
 const pagingHeaders = ['x-next-cursor'];
 
@@ -133,8 +177,15 @@ export const contracts: RouteContracts = {
     errors: [400, 401],
     headers: pagingHeaders,
   },
+  'get-chat': {
+    summary: 'One chat, with the files attached to it and their status',
+    params: chatIdParams,
+    responses: { 200: chatWithFilesSchema },
+    errors: [400, 401, 404],
+  },
   'update-chat': {
     summary: 'Rename a chat, change its system message, deactivate or reactivate it',
+    description: 'The new name goes in name or chatName (the field the responses use).',
     params: chatIdParams,
     body: updateChatBody,
     responses: { 200: chatSchema },
@@ -157,13 +208,16 @@ export const contracts: RouteContracts = {
   'send-message': {
     summary: 'Send a prompt to the assistant; the reply whole or streamed',
     description:
-      'stream false: 200 with data { response, usage, sources? }. stream true: text/event-stream with one ' +
-      '`data: {"content":"…"}` event per model delta, `event: sources` (file chats), `event: usage`, ' +
+      'stream false: 200 with data { response, messageId, userMessageId, usage, sources? }; in a file chat the reply cites sources as [n] ' +
+      '(n = position in sources, from 1; markers naming no source are removed) and each source says whether it is `cited`. ' +
+      'stream true: text/event-stream: first `event: start` with { chatId, userMessageId, userSequenceNumber, messageId } (the stored prompt and the id the reply is stored under); ' +
+      'in a file chat `event: sources` next (before any delta that cites them), then one ' +
+      '`data: {"content":"…"}` event per model delta, `event: citations` with `{ cited: [n, …] }` (file chats), `event: usage`, ' +
       '`event: error` + `data: {"message":"…"}` on a failure after the stream began, and always `data: [DONE]` last. ' +
-      'A `: keep-alive` comment is sent while the model is quiet. 400 for a deactivated chat.',
+      'A `: keep-alive` comment is sent while the model is quiet. 400 for a deactivated chat; 409 for a file chat whose PDFs are all still being processed.',
     body: sendMessageBody,
     responses: { 200: replySchema },
-    errors: [400, 401, 403, 404, 502, 504],
+    errors: [400, 401, 403, 404, 409, 502, 504],
     streams: true,
   },
 };

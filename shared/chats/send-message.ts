@@ -1,13 +1,18 @@
 import { Readable } from 'node:stream';
+import { createId } from '@paralleldrive/cuid2';
 import { AiProviderError, clientMessage } from '../ai/errors.ts';
 import { estimateUsage } from '../ai/prompt.ts';
 import type { AiProvider, ChatInput, Source, Usage } from '../ai/types.ts';
-import { BadGatewayError, BadRequestError, ForbiddenError, HttpError, NotFoundError, ServiceUnavailableError } from '../http/errors.ts';
+import { BadGatewayError, BadRequestError, ConflictError, ForbiddenError, HttpError, NotFoundError, ServiceUnavailableError } from '../http/errors.ts';
+import { describeProgress } from '../files/chat-files.ts';
+import type { FileRecord } from '../files/file-repository.ts';
 import { logger } from '../logger.ts';
 import type { RetrieveInput } from '../retrieval/retrieve.ts';
 import type { ChatRepository } from './chat-repository.ts';
+import { CitationStream, checkCitations } from './citations.ts';
 import { fitHistory } from './history.ts';
 import type { MessageRepository } from './message-repository.ts';
+import { addUsage, retrievalQuery } from './retrieval-query.ts';
 import type { Chat, Message, SourceRef } from './schemas.ts';
 import { SSE_DONE, sseComment, sseData, sseEvent } from './sse.ts';
 
@@ -18,6 +23,8 @@ export interface SendMessageDeps {
   messages: MessageRepository;
   provider: AiProvider;
   retrieve: (input: RetrieveInput) => Promise<Source[]>;
+  /** The files attached to a chat (a file chat's prompt is refused while none is ready yet). */
+  chatFiles: (chatId: string) => Promise<FileRecord[]>;
   settings: {
     historyTokenBudget: number;
     replyMaxTokens: number;
@@ -38,6 +45,8 @@ export interface SendMessageRequest {
 
 export interface Reply {
   response: string;
+  /** The stored user message the reply answers. */
+  userMessageId: string;
   usage: Usage;
   sources?: SourceRef[];
   messageId: string;
@@ -49,12 +58,33 @@ interface Prepared {
   userMessage: Message;
   input: ChatInput;
   sources?: SourceRef[];
+  /** Tokens spent before the reply (the follow-up rewrite), added to the reply's usage. */
+  queryUsage?: Usage;
 }
 
 const DEFAULT_RETRIEVAL_K = 6;
 
+/**
+ * A file chat whose files are all still being ingested cannot answer from them yet: say so (409)
+ * before anything is stored, rather than reply that no document matched.
+ */
+async function assertFilesReady(deps: SendMessageDeps, chatId: string): Promise<void> {
+  const files = await deps.chatFiles(chatId);
+  if (files.some((f) => f.status === 'completed')) return;
+  const pending = files.filter((f) => f.status === 'processing' || f.status === 'uploaded');
+  if (!pending.length) return;
+  const list = pending.map((f) => `"${f.fileName}" (${describeProgress(f)})`).join(', ');
+  throw new ConflictError(
+    `This chat's PDF is still being processed: ${list}. Ask again once GET /message/pdf/{fileId} says completed.`,
+    'FILE_PROCESSING',
+  );
+}
+
 /** What a client is shown of a source: everything but the chunk's full text. */
 const toRef = ({ text: _text, ...ref }: Source): SourceRef => ref;
+
+/** The sources with `cited` set on those the reply's [n] markers name (n counts from 1). */
+const flagCited = (sources: SourceRef[], cited: Set<number>): SourceRef[] => sources.map((s, i) => ({ ...s, cited: cited.has(i + 1) }));
 
 /** An AI failure as the HTTP error of a request that has not started streaming. */
 function httpErrorFor(err: unknown): unknown {
@@ -70,10 +100,12 @@ function httpErrorFor(err: unknown): unknown {
 }
 
 /**
- * Everything before the model call; every client error (404, 403, 400) is found here.
- * Steps: load the chat (404 unknown, 403 someone else's, 400 deactivated) → store the user's
- * message (its sequence number from the chat's counter) → in a file chat, retrieve the best
- * passages → read the history that fits the token budget, oldest dropped first.
+ * Everything before the model call; every client error (404, 403, 400, 409) is found here.
+ * Steps: load the chat (404 unknown, 403 someone else's, 400 deactivated, 409 a file chat whose
+ * files are all still being ingested) → store the user's message (its sequence number from the
+ * chat's counter) → read the history that fits the token budget, oldest dropped first → in a file
+ * chat, make the retrieval query from the conversation (a follow-up is rewritten into a standalone
+ * question) and retrieve the best passages.
  */
 async function prepare(deps: SendMessageDeps, req: SendMessageRequest): Promise<Prepared> {
   const chat = await deps.chats.get(req.chatId);
@@ -82,6 +114,7 @@ async function prepare(deps: SendMessageDeps, req: SendMessageRequest): Promise<
   if (chat.status === 'deactivated') {
     throw new BadRequestError('This chat is deactivated; reactivate it (PUT /chat/{chatId} with status "active") to send prompts', undefined, 'CHAT_DEACTIVATED');
   }
+  if (chat.type === 'file') await assertFilesReady(deps, chat.id);
   const userMessage = await deps.messages.append({
     chatId: chat.id,
     userId: req.userId,
@@ -90,15 +123,19 @@ async function prepare(deps: SendMessageDeps, req: SendMessageRequest): Promise<
     type: 'message',
   });
   const fileChat = chat.type === 'file';
+  const history = await fitHistory(deps.messages.newestFirst(chat.id, userMessage.sequenceNumber), deps.settings.historyTokenBudget);
   let sources: Source[] | undefined;
+  let queryUsage: Usage | undefined;
   if (fileChat) {
     try {
-      sources = await deps.retrieve({ chatId: chat.id, prompt: req.prompt, provider: deps.provider, k: deps.settings.retrievalK ?? DEFAULT_RETRIEVAL_K });
+      const signal = req.deadlineMs ? AbortSignal.timeout(req.deadlineMs) : undefined;
+      const { query, usage } = await retrievalQuery(deps.provider, history, req.prompt, signal);
+      queryUsage = usage;
+      sources = await deps.retrieve({ chatId: chat.id, prompt: query, provider: deps.provider, k: deps.settings.retrievalK ?? DEFAULT_RETRIEVAL_K });
     } catch (err) {
       throw httpErrorFor(err);
     }
   }
-  const history = await fitHistory(deps.messages.newestFirst(chat.id, userMessage.sequenceNumber), deps.settings.historyTokenBudget);
   const input: ChatInput = {
     system: chat.systemMessage,
     history,
@@ -106,21 +143,30 @@ async function prepare(deps: SendMessageDeps, req: SendMessageRequest): Promise<
     maxTokens: deps.settings.replyMaxTokens,
     ...(fileChat && { fileChat, sources: sources ?? [] }),
   };
-  return { chat, userMessage, input, ...(sources && { sources: sources.map(toRef) }) };
+  return { chat, userMessage, input, ...(sources && { sources: sources.map(toRef) }), ...(queryUsage && { queryUsage }) };
 }
 
 /**
  * The reply in one piece.
- * Steps: prepare (above) → call the model (within the deadline) → store the reply with its
- * usage and sources → return it. A model failure leaves the user's message stored, unanswered.
+ * Steps: prepare (above) → call the model (within the deadline) → in a file chat, remove the
+ * [n] markers that name no source and flag the cited sources → store the reply with its usage
+ * (the follow-up rewrite's included) and sources → return it. A model failure leaves the user's message stored, unanswered.
  */
 export async function sendMessage(deps: SendMessageDeps, req: SendMessageRequest): Promise<Reply> {
-  const { chat, input, sources } = await prepare(deps, req);
+  const prepared = await prepare(deps, req);
+  const { chat, userMessage, input } = prepared;
   let result: { text: string; usage: Usage };
   try {
     result = await deps.provider.reply({ ...input, ...(req.deadlineMs && { signal: AbortSignal.timeout(req.deadlineMs) }) });
   } catch (err) {
     throw httpErrorFor(err);
+  }
+  result = { ...result, usage: addUsage(result.usage, prepared.queryUsage) };
+  let sources = prepared.sources;
+  if (sources) {
+    const checked = checkCitations(result.text, sources.length);
+    result = { ...result, text: checked.text };
+    sources = flagCited(sources, checked.cited);
   }
   const stored = await deps.messages.append({
     chatId: chat.id,
@@ -133,6 +179,7 @@ export async function sendMessage(deps: SendMessageDeps, req: SendMessageRequest
   });
   return {
     response: result.text,
+    userMessageId: userMessage.id,
     usage: result.usage,
     ...(sources && { sources }),
     messageId: stored.id,
@@ -149,14 +196,20 @@ export interface StreamedReply {
 /**
  * The reply as Server-Sent Events (DESIGN §7). Client errors are thrown before the stream
  * exists, so they are ordinary JSON responses.
- * Steps: prepare (above) → open the stream → one `data: {"content"}` event per model delta, a
- * `: keep-alive` comment whenever the model is quiet for `heartbeatMs` → store the reply (what
- * was generated, marked incomplete, when the model failed or the client left) → `event: sources`
- * (file chats) and `event: usage`, or `event: error` after a failure → `data: [DONE]`.
+ * Steps: prepare (above) → open the stream → `event: start` naming the stored user message and
+ * the id the reply will be stored under (parallel prompts can be matched to their replies) → in a
+ * file chat `event: sources`, so a client knows every [n] before it is cited → one
+ * `data: {"content"}` event per model delta (in a file chat checked for markers, see
+ * citations.ts), a `: keep-alive` comment whenever the model is quiet for `heartbeatMs` → store
+ * the reply (what was generated, marked incomplete, when the model failed or the client left) →
+ * `event: citations` (file chats: the [n] the reply cited) and `event: usage`, or `event: error`
+ * after a failure → `data: [DONE]`.
  * The client going away destroys the stream, which aborts the model call.
  */
 export async function streamMessage(deps: SendMessageDeps, req: SendMessageRequest): Promise<StreamedReply> {
-  const { chat, input, sources } = await prepare(deps, req);
+  const { chat, userMessage, input, sources, queryUsage } = await prepare(deps, req);
+  const replyId = createId();
+  const citations = sources ? new CitationStream(sources.length) : undefined;
   const clientGone = new AbortController();
   const signals = [clientGone.signal, ...(req.deadlineMs ? [AbortSignal.timeout(req.deadlineMs)] : [])];
   const signal = signals.length > 1 ? AbortSignal.any(signals) : clientGone.signal;
@@ -186,19 +239,28 @@ export async function streamMessage(deps: SendMessageDeps, req: SendMessageReque
     let text = '';
     let usage: Usage | undefined;
     let failure: unknown;
-    armHeartbeat(); // the model may be quiet before its first token too
+    // First, which prompt this stream answers; it also arms the heartbeat (the model may be quiet before its first token).
+    push(sseEvent('start', { chatId: chat.id, userMessageId: userMessage.id, userSequenceNumber: userMessage.sequenceNumber, messageId: replyId }));
+    if (sources) push(sseEvent('sources', sources));
+    const send = (delta: string) => {
+      if (!delta) return;
+      text += delta;
+      push(sseData({ content: delta }));
+    };
     try {
       for await (const part of deps.provider.streamReply({ ...input, signal })) {
-        if (part.type === 'delta') {
-          text += part.text;
-          push(sseData({ content: part.text }));
-        } else usage = part.usage;
+        if (part.type === 'delta') send(citations ? citations.push(part.text) : part.text);
+        else usage = part.usage;
       }
+      if (citations) send(citations.end());
       if (signal.aborted && !clientGone.signal.aborted) failure = new HttpError(504, 'The reply took too long and was cut short');
     } catch (err) {
       failure = err;
     }
+    if (failure !== undefined && citations) text += citations.end(); // stored, not sent: the stream reports the failure
     const interrupted = failure !== undefined || clientGone.signal.aborted;
+    const total = addUsage(usage ?? estimateUsage(input, text), queryUsage);
+    const flagged = sources && citations ? flagCited(sources, citations.cited) : undefined;
     if (failure && !(failure instanceof AiProviderError) && !(failure instanceof HttpError)) {
       logger.error('streamed reply failed', { error: failure as Error });
     } else if (failure) {
@@ -207,13 +269,14 @@ export async function streamMessage(deps: SendMessageDeps, req: SendMessageReque
     if (text || !interrupted) {
       try {
         await deps.messages.append({
+          id: replyId,
           chatId: chat.id,
           userId: req.userId,
           message: text,
           messageType: 'ai',
           type: 'message',
-          usage: usage ?? estimateUsage(input, text),
-          ...(sources && { sources }),
+          usage: total,
+          ...(flagged && { sources: flagged }),
           ...(interrupted && { incomplete: true }),
         });
       } catch (err) {
@@ -226,8 +289,8 @@ export async function streamMessage(deps: SendMessageDeps, req: SendMessageReque
         failure instanceof AiProviderError ? clientMessage(failure) : failure instanceof HttpError ? failure.message : 'The reply failed';
       push(sseEvent('error', { message }));
     } else if (!clientGone.signal.aborted) {
-      if (sources) push(sseEvent('sources', sources));
-      push(sseEvent('usage', usage ?? estimateUsage(input, text)));
+      if (citations) push(sseEvent('citations', { cited: [...citations.cited].sort((a, b) => a - b) }));
+      push(sseEvent('usage', total));
     }
     push(SSE_DONE);
     clearTimeout(heartbeat);

@@ -17,6 +17,8 @@ export interface ChunkItem {
   pageEnd: number;
   pageStarts: [number, number][];
   tokens: number;
+  /** Pages of the chunk whose text was recognised by OCR. */
+  ocrPages?: number[];
   /** float32, little-endian. */
   embedding: Uint8Array;
 }

@@ -9,6 +9,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import type { Failure } from '../pdf/failures.ts';
 import { batchGetAll, isConditionFailure } from '../dynamo.ts';
+import { decodeCursor, invalidCursor, queryPage, type Key } from '../http/pagination.ts';
 
 // File records (DESIGN §5): FILE#<id> / META, listed per owner through GSI1 (USER#<userId> /
 // FILE#<createdAt>#<id>). GSI2 is sparse and holds one of two things at a time:
@@ -18,7 +19,7 @@ import { batchGetAll, isConditionFailure } from '../dynamo.ts';
 // new run, and messages of the superseded run then change nothing.
 
 export type FileStatus = 'uploaded' | 'processing' | 'completed' | 'failed';
-export type Stage = 'fetch' | 'extract' | 'embed' | 'done';
+export type Stage = 'fetch' | 'extract' | 'ocr' | 'embed' | 'done';
 
 export interface FileRecord {
   id: string;
@@ -38,6 +39,23 @@ export interface FileRecord {
   forced?: boolean;
   sha256?: string;
   pages?: number;
+  /** Extraction progress: pages read so far of the document's total. */
+  pagesDone?: number;
+  pagesTotal?: number;
+  /** Pages whose text layer was usable. */
+  textPages?: number;
+  /** Pages read by OCR (counted when OCR finishes). */
+  ocrPages?: number;
+  /** Pages left without usable text: unusable text layer that OCR could not read, OCR off or over OCR_MAX_PAGES, or damaged. */
+  unreadablePages?: number;
+  /** OCR ranges (pdf-ocr messages) of the run, and how many are done. */
+  ocrRangesTotal?: number;
+  ocrRangesDone?: number;
+  /** Chunks and parts pdf-extract made from text layers (OCR chunks and parts are numbered after them). */
+  extractChunks?: number;
+  extractParts?: number;
+  /** Some page had a text layer that was not usable (decides UNREADABLE_TEXT over NO_TEXT_LAYER). */
+  garbledPages?: number;
   chunks?: number;
   partsTotal?: number;
   partsDone?: number;
@@ -65,7 +83,8 @@ export const INGESTING = 'PDF_INGESTING';
 const fileKey = (id: string) => ({ PK: `FILE#${id}`, SK: 'META' });
 const hashPk = (userId: string, sha256: string) => `FILEHASH#${userId}#${sha256}`;
 const hashSkPrefix = (model: string, chunker: string) => `${model}#${chunker}#`;
-const STORAGE = ['PK', 'SK', 'GSI1PK', 'GSI1SK', 'GSI2PK', 'GSI2SK', 'doneParts'];
+const USER_LIST_KEYS = ['PK', 'SK', 'GSI1PK', 'GSI1SK'] as const;
+const STORAGE = ['PK', 'SK', 'GSI1PK', 'GSI1SK', 'GSI2PK', 'GSI2SK', 'doneParts', 'doneOcrRanges'];
 
 export function toFileRecord(item: Record<string, unknown>): FileRecord {
   const out: Record<string, unknown> = { ...item };
@@ -135,10 +154,37 @@ export class FileRepository {
   }
 
   /** The record with its storage-only attributes (doneParts), for the pipeline. */
-  async getRaw(id: string): Promise<(FileRecord & { doneParts?: Set<number> }) | undefined> {
+  async getRaw(id: string): Promise<(FileRecord & { doneParts?: Set<number>; doneOcrRanges?: Set<number> }) | undefined> {
     const out = await this.db.send(new GetCommand({ TableName: this.table, Key: fileKey(id), ConsistentRead: true }));
     if (!out.Item) return undefined;
-    return { ...toFileRecord(out.Item), ...(out.Item.doneParts instanceof Set && { doneParts: out.Item.doneParts as Set<number> }) };
+    return {
+      ...toFileRecord(out.Item),
+      ...(out.Item.doneParts instanceof Set && { doneParts: out.Item.doneParts as Set<number> }),
+      ...(out.Item.doneOcrRanges instanceof Set && { doneOcrRanges: out.Item.doneOcrRanges as Set<number> }),
+    };
+  }
+
+  /** One page of the user's files, newest first (GET /upload). The cursor is checked to be this user's. */
+  async listByUser(userId: string, options: { limit: number; cursor?: string }): Promise<{ items: FileRecord[]; lastKey?: Key }> {
+    const pk = `USER#${userId}`;
+    const start = decodeCursor(options.cursor, USER_LIST_KEYS, { GSI1PK: pk });
+    if (start && !String(start.GSI1SK).startsWith('FILE#')) {
+      throw invalidCursor();
+    }
+    const out = await queryPage(
+      this.db,
+      {
+        TableName: this.table,
+        IndexName: 'GSI1',
+        KeyConditionExpression: 'GSI1PK = :pk AND begins_with(GSI1SK, :file)',
+        ExpressionAttributeValues: { ':pk': pk, ':file': 'FILE#' },
+        ScanIndexForward: false,
+        ...(start && { ExclusiveStartKey: start }),
+      },
+      options.limit,
+      USER_LIST_KEYS,
+    );
+    return { items: out.items.map(toFileRecord), ...(out.lastKey && { lastKey: out.lastKey }) };
   }
 
   /** Several records at once (retrieval); missing ids are left out. */
@@ -166,7 +212,10 @@ export class FileRepository {
         GSI2PK: INGESTING,
         GSI2SK: `${p.now}#${p.id}`,
       },
-      ['failure', 'failedAt', 'partsTotal', 'pages', 'chunks', 'fetchedAt', 'extractedAt', 'completedAt', 'doneParts', 'reusedFrom'],
+      [
+        'failure', 'failedAt', 'partsTotal', 'pages', 'chunks', 'fetchedAt', 'extractedAt', 'completedAt', 'doneParts', 'reusedFrom',
+        'textPages', 'ocrPages', 'unreadablePages', 'ocrRangesTotal', 'ocrRangesDone', 'doneOcrRanges', 'extractChunks', 'extractParts', 'garbledPages', 'pagesDone', 'pagesTotal',
+      ],
     );
     return this.updateIf(p.id, {
       UpdateExpression: u.expression,
@@ -229,6 +278,19 @@ export class FileRepository {
         ':dims': embedding.dimensions,
         ...(embedding.reusedFrom && { ':reusedFrom': embedding.reusedFrom }),
       },
+    });
+  }
+
+  /**
+   * Counts one OCR range, once (like markPartDone: a set of range numbers, refused when the range
+   * is in it). Undefined when refused (counted before, or the run is no longer current).
+   */
+  async markOcrRangeDone(id: string, runId: string, range: number, now: string): Promise<(FileRecord & { doneOcrRanges?: Set<number> }) | undefined> {
+    return this.updateIf(id, {
+      UpdateExpression: 'ADD #done :one, #ranges :range SET #updatedAt = :now',
+      ConditionExpression: '#runId = :runId AND #status = :processing AND NOT contains(#ranges, :n)',
+      ExpressionAttributeNames: { '#status': 'status', '#runId': 'runId', '#done': 'ocrRangesDone', '#ranges': 'doneOcrRanges', '#updatedAt': 'updatedAt' },
+      ExpressionAttributeValues: { ':one': 1, ':range': new Set([range]), ':n': range, ':now': now, ':runId': runId, ':processing': 'processing' },
     });
   }
 

@@ -5,7 +5,20 @@ import type { FileRecord } from './file-repository.ts';
 
 const ms = (from?: string, to?: string) => (from && to ? Math.max(0, Date.parse(to) - Date.parse(from)) : undefined);
 
+/** Where the ingestion stands: pages read and parts embedded, each of its total once known. */
+function progressOf(r: FileRecord): EmbeddingsData['progress'] {
+  if (r.status !== 'processing' && r.status !== 'completed') return undefined;
+  const pagesTotal = r.pagesTotal ?? r.pages;
+  const extracted = r.status === 'completed' || (r.stage !== 'fetch' && r.stage !== 'extract');
+  return {
+    stage: r.status === 'completed' ? 'done' : (r.stage ?? 'fetch'),
+    pages: { done: extracted ? (pagesTotal ?? 0) : (r.pagesDone ?? 0), ...(pagesTotal !== undefined && { total: pagesTotal }) },
+    parts: { done: r.partsDone ?? 0, ...(r.partsTotal !== undefined && { total: r.partsTotal }) },
+  };
+}
+
 export function toEmbeddingsData(r: FileRecord): EmbeddingsData {
+  const progress = progressOf(r);
   const timings = {
     fetchMs: ms(r.startedAt, r.fetchedAt),
     extractMs: ms(r.fetchedAt, r.extractedAt),
@@ -18,8 +31,13 @@ export function toEmbeddingsData(r: FileRecord): EmbeddingsData {
     status: r.status,
     ...(r.stage && { stage: r.stage }),
     ...(r.pages !== undefined && { pages: r.pages }),
+    ...(r.textPages !== undefined && { textPages: r.textPages }),
+    ...(r.ocrPages !== undefined && { ocrPages: r.ocrPages }),
+    ...(r.unreadablePages !== undefined && { unreadablePages: r.unreadablePages }),
+    ...(r.status === 'processing' && r.stage === 'ocr' && r.ocrRangesTotal !== undefined && { ocr: { ranges: r.ocrRangesTotal, done: r.ocrRangesDone ?? 0 } }),
     ...(r.chunks !== undefined && { chunks: r.chunks }),
     ...(r.status === 'processing' && { parts: { total: r.partsTotal, done: r.partsDone ?? 0 } }),
+    ...(progress && { progress }),
     ...(r.model && { model: r.model }),
     ...(r.dimensions && { dimensions: r.dimensions }),
     ...(r.tokens !== undefined && r.status !== 'uploaded' && { tokens: r.tokens }),

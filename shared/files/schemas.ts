@@ -1,6 +1,6 @@
 import * as z from '../zod.ts';
-import { cuidSchema } from '../http/schemas.ts';
-import type { RouteContracts } from '../openapi/contract.ts';
+import { cuidSchema, pageQuerySchema } from '../http/schemas.ts';
+import type { NamedSchemas, RouteContracts } from '../openapi/contract.ts';
 import { failureReasons } from '../pdf/failures.ts';
 
 // PDF upload and ingestion: request schemas and the shapes the API answers with.
@@ -47,14 +47,33 @@ export const uploadResponse = z.object({
 
 const int = () => z.number().check(z.int());
 
+const doneOfTotal = (what: string) =>
+  z.object({
+    done: int().check(z.describe(`${what} done`)),
+    total: z.optional(int()).check(z.describe(`${what} in all, once known`)),
+  });
+
+export const progressSchema = z.object({
+  stage: z.string().check(z.describe('The stage running: fetch, extract, embed (and any stage the pipeline adds), or done')),
+  pages: doneOfTotal('Pages read'),
+  parts: doneOfTotal('Parts embedded'),
+});
+
 export const embeddingsDataSchema = z.object({
   fileId: z.string(),
   fileName: z.string(),
   status: z.enum(['uploaded', 'processing', 'completed', 'failed']),
-  stage: z.optional(z.enum(['fetch', 'extract', 'embed', 'done'])),
+  stage: z.optional(z.enum(['fetch', 'extract', 'ocr', 'embed', 'done'])),
   pages: z.optional(int()),
+  textPages: z.optional(int()).check(z.describe('Pages whose text layer was usable')),
+  ocrPages: z.optional(int()).check(z.describe('Pages whose text was recognised by OCR (set once OCR has finished)')),
+  unreadablePages: z.optional(int()).check(
+    z.describe('Pages left without usable text: unusable text layer that OCR could not read, OCR off or over OCR_MAX_PAGES, or damaged'),
+  ),
+  ocr: z.optional(z.object({ ranges: int(), done: int() })).check(z.describe('While OCR runs: page ranges recognised so far')),
   chunks: z.optional(int()),
   parts: z.optional(z.object({ total: z.optional(int()), done: int() })),
+  progress: z.optional(progressSchema).check(z.describe('Ingestion progress: stage, pages read of total, parts embedded of total')),
   model: z.optional(z.string()),
   dimensions: z.optional(int()),
   tokens: z.optional(int()),
@@ -75,6 +94,19 @@ export type EmbeddingsData = z.infer<typeof embeddingsDataSchema>;
 
 const ingestResponse = z.object({ embeddingsData: embeddingsDataSchema });
 
+export const listUploadsQuery = pageQuerySchema;
+
+/** The named component schemas of the OpenAPI document. */
+export const schemas: NamedSchemas = {
+  FileStatus: embeddingsDataSchema,
+  IngestionProgress: progressSchema,
+  IngestionFailure: failureSchema,
+  Upload: uploadResponse,
+  IngestResult: ingestResponse,
+  CreateUploadRequest: createUploadBody,
+  IngestPdfRequest: ingestPdfBody,
+};
+
 export const contracts: RouteContracts = {
   'create-upload': {
     summary: 'Create a file record and presigned URLs to upload a PDF',
@@ -83,6 +115,13 @@ export const contracts: RouteContracts = {
     body: createUploadBody,
     responses: { 201: uploadResponse },
     errors: [400, 401],
+  },
+  'list-uploads': {
+    summary: "The caller's files with their status, newest first",
+    query: listUploadsQuery,
+    responses: { 200: z.array(embeddingsDataSchema) },
+    errors: [400, 401],
+    headers: ['x-next-cursor'],
   },
   'delete-upload': {
     summary: 'Delete an uploaded file, its chunks, embeddings and attachments',
@@ -96,7 +135,8 @@ export const contracts: RouteContracts = {
       'The URL is checked (http/https, public addresses only) and its size probed at once (400 when too large or when the check fails). ' +
       'Then the pipeline runs; the call waits up to PDF_SYNC_WAIT_MS: 200 when completed, 202 with status processing otherwise ' +
       '(poll GET /message/pdf/{fileId}). A file that is processing or completed is not ingested again unless force is true. ' +
-      'A document that cannot be used (NOT_PDF, ENCRYPTED, NO_TEXT_LAYER, TOO_LARGE, TOO_MANY_PAGES) is 400; a download, ' +
+      'Pages without usable text (scans, fonts without a Unicode map) are read by OCR when OCR_ENABLED. ' +
+      'A document that cannot be used (NOT_PDF, ENCRYPTED, NO_TEXT_LAYER, UNREADABLE_TEXT, TOO_LARGE, TOO_MANY_PAGES) is 400; a download, ' +
       'embedding or processing failure is 500; both carry the reason in errors[0].code.',
     body: ingestPdfBody,
     responses: { 200: ingestResponse, 202: ingestResponse },

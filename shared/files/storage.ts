@@ -21,6 +21,8 @@ export const workPrefix = (fileId: string) => `work/${fileId}/`;
 export const sourceKey = (fileId: string, runId: string) => `work/${fileId}/${runId}/source.pdf`;
 export const partKey = (fileId: string, runId: string, part: number) => `work/${fileId}/${runId}/part-${pad(part)}.json`;
 export const partVectorsKey = (fileId: string, runId: string, part: number) => `work/${fileId}/${runId}/part-${pad(part)}.vec`;
+/** The text pdf-ocr recognised in one range of pages (a message's worth). */
+export const ocrResultKey = (fileId: string, runId: string, range: number) => `work/${fileId}/${runId}/ocr-${pad(range)}.json`;
 export const vectorsPrefix = (fileId: string) => `vectors/${fileId}/`;
 export const vectorsKey = (fileId: string, runId: string) => `vectors/${fileId}/${runId}.pvec`;
 

@@ -2,8 +2,12 @@ import * as z from '../zod.ts';
 
 // Request pieces shared by every route.
 
-/** A CUID2 id (what createId() produces: a letter, then 23 lower-case letters or digits). */
-export const cuidSchema = z.string().check(z.regex(/^[a-z][a-z0-9]{23}$/, 'Must be a CUID'));
+/**
+ * An id: a CUID2 (what createId() produces: a letter, then 23 lower-case letters or digits), or a
+ * legacy CUID (version 1: `c` and 24 more, as older clients of this API hold). A well-formed id
+ * that names nothing is then a 404, not a 400.
+ */
+export const cuidSchema = z.string().check(z.regex(/^(?:[a-z][a-z0-9]{23}|c[a-z0-9]{24})$/, 'Must be a CUID'));
 
 /** `?limit=&cursor=` of every list route. */
 export const pageQuerySchema = z.strictObject({

@@ -22,3 +22,6 @@ export interface RouteContract {
 }
 
 export type RouteContracts = Partial<Record<HttpRouteName, RouteContract>>;
+
+/** Schemas the OpenAPI document names as components (`#/components/schemas/<name>`). */
+export type NamedSchemas = Record<string, Schema>;

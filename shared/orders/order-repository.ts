@@ -1,5 +1,5 @@
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { decodeCursor } from '../http/pagination.ts';
+import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { decodeCursor, queryPage } from '../http/pagination.ts';
 import type { OrderStatus } from './order-status.ts';
 import type { Order } from './schemas.ts';
 import { isConditionFailure } from '../dynamo.ts';
@@ -98,34 +98,38 @@ export class OrderRepository {
   async listForUser(userId: string, limit: number, cursor: string | undefined): Promise<Page<Order>> {
     const pk = userPartition(userId);
     const start = decodeCursor(cursor, USER_LIST_KEYS, { GSI1PK: pk });
-    const out = await this.db.send(
-      new QueryCommand({
+    const out = await queryPage(
+      this.db,
+      {
         TableName: this.table,
         IndexName: 'GSI1',
         KeyConditionExpression: 'GSI1PK = :pk AND begins_with(GSI1SK, :prefix)',
         ExpressionAttributeValues: { ':pk': pk, ':prefix': 'ORDER#' },
         ScanIndexForward: false,
-        Limit: limit,
         ...(start && { ExclusiveStartKey: start }),
-      }),
+      },
+      limit,
+      USER_LIST_KEYS,
     );
-    return { items: (out.Items ?? []).map(toOrder), lastKey: out.LastEvaluatedKey };
+    return { items: out.items.map(toOrder), lastKey: out.lastKey };
   }
 
   /** One page of every order, newest first. */
   async listAll(limit: number, cursor: string | undefined): Promise<Page<Order>> {
     const start = decodeCursor(cursor, ALL_LIST_KEYS, { GSI2PK: ALL_ORDERS });
-    const out = await this.db.send(
-      new QueryCommand({
+    const out = await queryPage(
+      this.db,
+      {
         TableName: this.table,
         IndexName: 'GSI2',
         KeyConditionExpression: 'GSI2PK = :pk',
         ExpressionAttributeValues: { ':pk': ALL_ORDERS },
         ScanIndexForward: false,
-        Limit: limit,
         ...(start && { ExclusiveStartKey: start }),
-      }),
+      },
+      limit,
+      ALL_LIST_KEYS,
     );
-    return { items: (out.Items ?? []).map(toOrder), lastKey: out.LastEvaluatedKey };
+    return { items: out.items.map(toOrder), lastKey: out.lastKey };
   }
 }

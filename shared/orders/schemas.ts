@@ -1,5 +1,5 @@
 import * as z from '../zod.ts';
-import type { RouteContracts } from '../openapi/contract.ts';
+import type { NamedSchemas, RouteContracts } from '../openapi/contract.ts';
 import { cuidSchema, pageQuerySchema } from '../http/schemas.ts';
 import { ORDER_STATUSES } from './order-status.ts';
 
@@ -72,6 +72,15 @@ export const updateOrderBody = z.strictObject({ status: orderStatusSchema });
 
 export const orderParams = z.strictObject({ id: cuidSchema });
 export const orderListQuery = pageQuerySchema;
+
+/** The named component schemas of the OpenAPI document. */
+export const schemas: NamedSchemas = {
+  Order: orderSchema,
+  OrderItem: orderItemSchema,
+  OrderStatus: orderStatusSchema,
+  CreateOrderRequest: createOrderBody,
+  UpdateOrderRequest: updateOrderBody,
+};
 
 export const contracts: RouteContracts = {
   'create-order': {

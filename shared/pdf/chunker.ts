@@ -18,12 +18,16 @@ export interface Chunk {
   pageStarts: [number, number][];
   /** Tokens in `text` (cl100k_base). */
   tokens: number;
+  /** Pages of the chunk whose text was recognised by OCR (absent: none). */
+  ocrPages?: number[];
 }
 
 export interface ChunkerOptions {
   chunkTokens: number;
   overlapTokens: number;
   countTokens: (text: string) => number;
+  /** Index of the first chunk (OCR chunks are numbered after the text layer's). */
+  firstIndex?: number;
 }
 
 const FIRST_UNIT_MARGIN = 4;
@@ -38,7 +42,7 @@ interface Unit {
 export class Chunker {
   private units: Unit[] = [];
   private used = 0;
-  private next = 0;
+  private next: number;
   private readonly overlap: number;
 
   /**
@@ -50,6 +54,7 @@ export class Chunker {
 
   constructor(private readonly o: ChunkerOptions) {
     this.budget = Math.max(1, o.chunkTokens - FIRST_UNIT_MARGIN);
+    this.next = o.firstIndex ?? 0;
     // The overlap must leave room for new text, or chunks would never advance.
     this.overlap = Math.min(o.overlapTokens, Math.floor(this.budget / 2));
   }
@@ -161,7 +166,8 @@ export function chunkPages(pages: { page: number; text: string }[], o: ChunkerOp
   return [...out, ...chunker.finish()];
 }
 
-export const CHUNKER_VERSION = 1;
+// 2: text quality check, NFKC, right-to-left lines in logical order, CJK CMaps, OCR pages.
+export const CHUNKER_VERSION = 2;
 
 /** What makes two chunkings of the same bytes identical (embeddings are reused only under the same one). */
 export const chunkerId = (chunkTokens: number, overlapTokens: number) => `v${CHUNKER_VERSION}:cl100k_base:${chunkTokens}:${overlapTokens}`;

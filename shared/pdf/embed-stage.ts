@@ -13,7 +13,7 @@ import type { PipelineDeps } from './pipeline-deps.ts';
 
 // pdf-embed: one part's chunks → embeddings (as few requests as the provider's limits allow,
 // a bounded number at once; the provider retries 429/5xx with backoff) → chunk items with
-// float32 Binary embeddings → the part's packed vectors → the counter; the last part completes
+// float32 Binary embeddings → the part's packed vectors (with its BM25 index) → the counter; the last part completes
 // the file.
 
 /** Splits texts into requests within the provider's limits (its own token estimate decides). */
@@ -123,10 +123,11 @@ export async function runEmbed(deps: PipelineDeps, msg: EmbedMessage, ctx: Embed
     pageEnd: c.pageEnd,
     pageStarts: c.pageStarts,
     tokens: c.tokens,
+    ...(c.ocrPages?.length && { ocrPages: c.ocrPages }),
     embedding: vectorToBinary(vectors[i]!),
   }));
   const packed = packVectors(
-    part.chunks.map((c, i) => ({ chunk: c.index, page: c.page, vector: vectors[i]! })),
+    part.chunks.map((c, i) => ({ chunk: c.index, page: c.page, vector: vectors[i]!, text: c.text })),
     dimensions,
   );
   await Promise.all([

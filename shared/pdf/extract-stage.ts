@@ -2,7 +2,7 @@ import { estimateTokens } from '../ai/tokens.ts';
 import { partKey } from '../files/storage.ts';
 import { Chunker, type Chunk } from './chunker.ts';
 import { extractText } from './extract.ts';
-import { RetryableFailure } from './failures.ts';
+import { PermanentFailure, RetryableFailure } from './failures.ts';
 import type { ExtractMessage, PartFile } from './messages.ts';
 import { PartPlanner } from './parts.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
@@ -10,9 +10,12 @@ import { completeRun, readyToComplete } from './completion.ts';
 import { sendToStage } from './queue.ts';
 import { countTextTokens } from './tokens.ts';
 
-// pdf-extract: text per page → token-aware chunks → parts (one embedding request each). Parts
-// are written and queued while extraction goes on, so embedding overlaps with extraction; the
-// part count is recorded at the end, and the file completes when every part is embedded.
+// pdf-extract: text per page → quality check → token-aware chunks of the usable pages → parts
+// (one embedding request each). Parts are written and queued while extraction goes on, so
+// embedding overlaps with extraction. Pages without usable text go to pdf-ocr in ranges (when
+// OCR is on, up to OCR_MAX_PAGES): then the part count is left for pdf-ocr to record, once the
+// recognised text is chunked too; otherwise it is recorded here, and the file completes when
+// every part is embedded.
 
 export interface ExtractContext {
   /** Milliseconds left before the function times out. */
@@ -21,6 +24,8 @@ export interface ExtractContext {
 
 /** Time kept in reserve to record a failure before the function is stopped. */
 const RESERVE_MS = 15_000;
+/** How often extraction progress (pages done) is written to the file record at most. */
+const PROGRESS_EVERY_MS = 1_000;
 
 /**
  * Steps: skip a stale message → read the PDF → extract page by page, chunking as pages arrive;
@@ -51,9 +56,25 @@ export async function runExtract(deps: PipelineDeps, msg: ExtractMessage, ctx: E
     chunks += list.length;
   };
 
+  // Progress for GET /message/pdf/{fileId}: the page count once, then pages done at most once a
+  // second (a conditional write of the current run; a superseded run's write changes nothing).
+  let progressAt = Date.now();
+  const progress = (set: Record<string, number>) => deps.files.updateRun(record.id, msg.runId, { ...set, updatedAt: deps.now() });
+  const unusable: number[] = [];
+  let garbled = 0;
   const result = await extractText(bytes, {
     maxPages: c.PDF_MAX_PAGES,
-    onPage: (page, text) => add(chunker.push(page, text)),
+    onDocument: async (pages) => void (await progress({ pagesTotal: pages, pagesDone: 0 })),
+    onPage: async (page, text, verdict) => {
+      if (verdict.usable) add(chunker.push(page, text));
+      else {
+        unusable.push(page);
+        if (verdict.reason !== 'empty') garbled++;
+      }
+      if (Date.now() - progressAt < PROGRESS_EVERY_MS) return;
+      progressAt = Date.now();
+      await progress({ pagesDone: page });
+    },
     shouldStop: () =>
       ctx.remainingMs && ctx.remainingMs() < RESERVE_MS ? new RetryableFailure('PROCESSING_FAILED', 'Extracting the text took too long') : undefined,
   });
@@ -61,19 +82,72 @@ export async function runExtract(deps: PipelineDeps, msg: ExtractMessage, ctx: E
   planner.flush();
   await Promise.all(pending);
 
+  const toOcr = c.OCR_ENABLED ? unusable.slice(0, c.OCR_MAX_PAGES) : [];
+  const unreadable = unusable.length - toOcr.length + result.failedPages;
   const now = deps.now();
+  if (!toOcr.length) {
+    if (result.textPages === 0) throw noUsableText(garbled, c.OCR_ENABLED);
+    const updated = await deps.files.updateRun(record.id, msg.runId, {
+      stage: 'embed',
+      pages: result.pages,
+      pagesDone: result.pages,
+      pagesTotal: result.pages,
+      textPages: result.textPages,
+      ocrPages: 0,
+      unreadablePages: unreadable,
+      chunks,
+      partsTotal: planner.parts,
+      extractedAt: now,
+      updatedAt: now,
+    });
+    if (readyToComplete(updated, msg.runId)) await completeRun(deps, updated);
+    return;
+  }
+
+  // OCR: ranges of pages, one message each; the last range to finish records the part count.
+  const ranges: number[][] = [];
+  for (let i = 0; i < toOcr.length; i += c.OCR_PAGES_PER_MESSAGE) ranges.push(toOcr.slice(i, i + c.OCR_PAGES_PER_MESSAGE));
   const updated = await deps.files.updateRun(record.id, msg.runId, {
-    stage: 'embed',
+    stage: 'ocr',
     pages: result.pages,
+    pagesDone: result.pages,
+    pagesTotal: result.pages,
+    textPages: result.textPages,
+    unreadablePages: unreadable,
+    garbledPages: garbled,
+    extractChunks: chunks,
+    extractParts: planner.parts,
     chunks,
-    partsTotal: planner.parts,
+    ocrRangesTotal: ranges.length,
+    ocrRangesDone: 0,
     extractedAt: now,
     updatedAt: now,
   });
-  if (readyToComplete(updated, msg.runId)) await completeRun(deps, updated);
+  if (!updated) return; // superseded meanwhile
+  await sendToStage(
+    deps.sqs,
+    'pdf-ocr',
+    ranges.map((pages, range) => ({ fileId: msg.fileId, runId: msg.runId, key: msg.key, range, pages })),
+  );
 }
 
-async function writePart(deps: PipelineDeps, msg: ExtractMessage, part: number, chunks: Chunk[]): Promise<void> {
+/** The failure of a document none of whose pages has usable text. */
+export function noUsableText(garbledPages: number, ocrEnabled: boolean): PermanentFailure {
+  if (garbledPages > 0) {
+    return new PermanentFailure(
+      'UNREADABLE_TEXT',
+      ocrEnabled
+        ? `The PDF's text cannot be read: ${garbledPages} page(s) carry text that maps to no characters, and OCR recognised none`
+        : `The PDF's text cannot be read: ${garbledPages} page(s) carry text that maps to no characters (OCR is off)`,
+    );
+  }
+  return new PermanentFailure(
+    'NO_TEXT_LAYER',
+    ocrEnabled ? 'The PDF has no text layer and OCR recognised no text in it' : 'The PDF has no text layer (a scanned document?) and OCR is off',
+  );
+}
+
+export async function writePart(deps: PipelineDeps, msg: Pick<ExtractMessage, 'fileId' | 'runId'>, part: number, chunks: Chunk[]): Promise<void> {
   const key = partKey(msg.fileId, msg.runId, part);
   const body: PartFile = { fileId: msg.fileId, runId: msg.runId, part, chunks };
   await deps.storage.put(key, JSON.stringify(body), 'application/json');

@@ -2,8 +2,10 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { normalizeText } from './sentences.ts';
 import { PermanentFailure } from './failures.ts';
+import { readPageText } from './normalise.ts';
+import { cmapsDir } from './pdfjs-data.ts';
+import type { TextVerdict } from './text-quality.ts';
 
 // Text per page with pdfjs-dist 6 (legacy build) in Node and in an esbuild bundle (DESIGN §10):
 // the worker runs in-process (registered on globalThis.pdfjsWorker, so no worker file is looked
@@ -59,15 +61,17 @@ export function standardFontsDir(): string {
 
 export interface ExtractOptions {
   maxPages: number;
-  /** Called with each page's normalised text, in page order (awaited). */
-  onPage: (page: number, text: string) => void | Promise<void>;
+  /** Called with each page's normalised text ('' when unusable) and the quality verdict on it, in page order (awaited). */
+  onPage: (page: number, text: string, verdict: TextVerdict) => void | Promise<void>;
+  /** Called once with the document's page count, before the first page (progress reporting). */
+  onDocument?: (pages: number) => void | Promise<void>;
   /** Checked between pages: extraction stops with this error when it returns one. */
   shouldStop?: () => Error | undefined;
 }
 
 export interface ExtractResult {
   pages: number;
-  /** Pages that had text. */
+  /** Pages with usable text (text-quality.ts). */
   textPages: number;
   /** Pages pdfjs could not read (a damaged file). */
   failedPages: number;
@@ -77,7 +81,9 @@ const errorName = (err: unknown) => (err as { name?: string })?.name ?? '';
 
 /**
  * Reads the text of every page. Throws PermanentFailure for documents that can never be read:
- * ENCRYPTED (a password is needed), NOT_PDF (damaged or not a PDF), TOO_MANY_PAGES, NO_TEXT_LAYER.
+ * ENCRYPTED (a password is needed), NOT_PDF (damaged or not a PDF), TOO_MANY_PAGES. Pages without
+ * usable text are reported to onPage with their verdict; what to do with them (OCR, or fail
+ * NO_TEXT_LAYER / UNREADABLE_TEXT) is the caller's decision.
  */
 export async function extractText(data: Uint8Array, o: ExtractOptions): Promise<ExtractResult> {
   const pdfjs = await loadPdfjs();
@@ -86,6 +92,8 @@ export async function extractText(data: Uint8Array, o: ExtractOptions): Promise<
     disableFontFace: true,
     useSystemFonts: false,
     standardFontDataUrl: standardFontsDir(),
+    cMapUrl: cmapsDir(),
+    cMapPacked: true,
     verbosity: pdfjs.VerbosityLevel.ERRORS,
     stopAtErrors: false,
   });
@@ -102,22 +110,18 @@ export async function extractText(data: Uint8Array, o: ExtractOptions): Promise<
     if (doc.numPages > o.maxPages) {
       throw new PermanentFailure('TOO_MANY_PAGES', `The PDF has ${doc.numPages} pages; at most ${o.maxPages} are accepted`);
     }
+    await o.onDocument?.(doc.numPages);
     let textPages = 0;
     let failedPages = 0;
     for (let n = 1; n <= doc.numPages; n++) {
       const stop = o.shouldStop?.();
       if (stop) throw stop;
-      let text = '';
+      let read: ReturnType<typeof readPageText>;
       try {
         const page = await doc.getPage(n);
         try {
           const content = await page.getTextContent();
-          let raw = '';
-          for (const item of content.items) {
-            if ('str' in item) raw += item.hasEOL ? `${item.str}\n` : item.str;
-          }
-          // A word hyphenated at a line end is one word again ("inter-\npreter" → "interpreter").
-          text = normalizeText(raw.replace(/(\p{Ll})-\n(?=\p{Ll})/gu, '$1'));
+          read = readPageText(content.items.filter((item) => 'str' in item));
         } finally {
           page.cleanup();
         }
@@ -126,13 +130,10 @@ export async function extractText(data: Uint8Array, o: ExtractOptions): Promise<
         failedPages++;
         continue;
       }
-      if (text) textPages++;
-      await o.onPage(n, text);
+      if (read.verdict.usable) textPages++;
+      await o.onPage(n, read.text, read.verdict);
     }
     if (failedPages === doc.numPages) throw new PermanentFailure('NOT_PDF', 'The file is damaged: no page could be read');
-    if (textPages === 0) {
-      throw new PermanentFailure('NO_TEXT_LAYER', 'The PDF has no text layer (a scanned document?); text recognition is not supported');
-    }
     return { pages: doc.numPages, textPages, failedPages };
   } finally {
     // pdf.js 6 releases a document through its loading task (PDFDocumentProxy.destroy is gone).

@@ -7,6 +7,9 @@ export const failureReasons = [
   'NOT_PDF',
   'ENCRYPTED',
   'NO_TEXT_LAYER',
+  // Text was found but none of it is usable, even after OCR: fonts without a Unicode map
+  // (glyph ids instead of characters) on pages OCR could not read, or OCR is off.
+  'UNREADABLE_TEXT',
   'TOO_MANY_PAGES',
   'DOWNLOAD_FAILED',
   // The URL (or a redirect) is not one the service may fetch: not http(s), credentials, or a
@@ -54,6 +57,7 @@ export function httpStatusOf(reason: FailureReason): 400 | 500 {
     case 'NOT_PDF':
     case 'ENCRYPTED':
     case 'NO_TEXT_LAYER':
+    case 'UNREADABLE_TEXT':
     case 'TOO_MANY_PAGES':
     case 'URL_REFUSED':
       return 400; // the document or its URL is the problem (the spec lists 400 and 500 only)

@@ -15,9 +15,20 @@ export const embedMessageSchema = z.strictObject({
   key: s3KeySchema,
 });
 
+export const ocrMessageSchema = z.strictObject({
+  fileId: cuidSchema,
+  runId: cuidSchema,
+  /** The PDF (the same object pdf-extract read). */
+  key: s3KeySchema,
+  /** Which range of the run's OCR pages this is (0-based); ranges are counted once each. */
+  range: z.number().check(z.int(), z.gte(0)),
+  pages: z.array(z.number().check(z.int(), z.gte(1))).check(z.minLength(1), z.maxLength(100)),
+});
+
 export type FetchMessage = z.infer<typeof fetchMessageSchema>;
 export type ExtractMessage = z.infer<typeof extractMessageSchema>;
 export type EmbedMessage = z.infer<typeof embedMessageSchema>;
+export type OcrMessage = z.infer<typeof ocrMessageSchema>;
 
 /** The content of a part file (work/<fileId>/<runId>/part-<n>.json), written by pdf-extract. */
 export const partFileSchema = z.object({
@@ -32,7 +43,24 @@ export const partFileSchema = z.object({
       pageEnd: z.number().check(z.int(), z.gte(1)),
       pageStarts: z.array(z.tuple([z.number().check(z.int(), z.gte(0)), z.number().check(z.int(), z.gte(1))])),
       tokens: z.number().check(z.int(), z.gte(0)),
+      /** Pages of this chunk whose text was recognised by OCR. */
+      ocrPages: z.optional(z.array(z.number().check(z.int(), z.gte(1)))),
     }),
   ),
 });
 export type PartFile = z.infer<typeof partFileSchema>;
+
+/** What pdf-ocr recognised in one range (work/<fileId>/<runId>/ocr-<range>.json). */
+export const ocrResultSchema = z.object({
+  range: z.number().check(z.int(), z.gte(0)),
+  pages: z.array(
+    z.object({
+      page: z.number().check(z.int(), z.gte(1)),
+      /** Normalised text; '' when nothing usable was recognised. */
+      text: z.string(),
+      /** Why the recognised text was not usable ('empty': nothing on the page). */
+      unusable: z.optional(z.string()),
+    }),
+  ),
+});
+export type OcrResult = z.infer<typeof ocrResultSchema>;

@@ -13,13 +13,17 @@ export interface PartLimits {
 export class PartPlanner {
   private current: Chunk[] = [];
   private tokens = 0;
-  private count = 0;
+  private count: number;
 
   constructor(
     private readonly limits: PartLimits,
     private readonly costOf: (chunk: Chunk) => number,
     private readonly onPart: (part: number, chunks: Chunk[]) => void,
-  ) {}
+    /** Number of the first part (OCR parts are numbered after the text layer's). */
+    private readonly firstPart = 0,
+  ) {
+    this.count = firstPart;
+  }
 
   add(chunk: Chunk): void {
     const cost = this.costOf(chunk);
@@ -36,7 +40,8 @@ export class PartPlanner {
     this.tokens = 0;
   }
 
+  /** Parts emitted so far (by this planner). */
   get parts(): number {
-    return this.count;
+    return this.count - this.firstPart;
   }
 }

@@ -7,8 +7,9 @@ export function normalizeText(text: string): string {
   return text.replace(/[\s\u00a0]+/g, ' ').trim();
 }
 
-// A sentence ends at . ! ? or … (closing quotes and brackets kept with it) followed by space.
-const SENTENCE_END = /(?<=[.!?…]["'”’»)\]]*)\s+/u;
+// A sentence ends at . ! ? or … (closing quotes and brackets kept with it) followed by space,
+// or at the CJK full stops 。！？ (closing brackets kept), which need no space after them.
+const SENTENCE_END = /(?<=[.!?…]["'”’»)\]]*)\s+|(?<=[。！？][」』）】]*)\s*(?=\S)/u;
 
 /** Sentences of normalised text, each without surrounding spaces; joined by ' ' they give the text back. */
 export function splitSentences(text: string): string[] {

@@ -2,11 +2,10 @@ import {
   DeleteCommand,
   GetCommand,
   PutCommand,
-  QueryCommand,
   UpdateCommand,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
-import { decodeCursor } from '../http/pagination.ts';
+import { decodeCursor, queryPage } from '../http/pagination.ts';
 import type { Product } from './schemas.ts';
 import { batchGetAll, isConditionFailure } from '../dynamo.ts';
 
@@ -114,16 +113,18 @@ export class ProductRepository {
   /** One page of products ordered by name; `cursor` is what the previous page's lastKey encoded to. */
   async listByName(limit: number, cursor: string | undefined): Promise<Page<Product>> {
     const start = decodeCursor(cursor, KEY_ATTRIBUTES, { GSI2PK: LIST_PARTITION });
-    const out = await this.db.send(
-      new QueryCommand({
+    const out = await queryPage(
+      this.db,
+      {
         TableName: this.table,
         IndexName: 'GSI2',
         KeyConditionExpression: 'GSI2PK = :pk',
         ExpressionAttributeValues: { ':pk': LIST_PARTITION },
-        Limit: limit,
         ...(start && { ExclusiveStartKey: start }),
-      }),
+      },
+      limit,
+      KEY_ATTRIBUTES,
     );
-    return { items: (out.Items ?? []).map(toProduct), lastKey: out.LastEvaluatedKey };
+    return { items: out.items.map(toProduct), lastKey: out.lastKey };
   }
 }

@@ -1,5 +1,5 @@
 import * as z from '../zod.ts';
-import type { RouteContracts } from '../openapi/contract.ts';
+import type { NamedSchemas, RouteContracts } from '../openapi/contract.ts';
 import { cuidSchema, pageQuerySchema } from '../http/schemas.ts';
 
 // Products: request schemas, the payload schema and the contracts of the product routes.
@@ -63,6 +63,9 @@ export const productParams = z.strictObject({ id: cuidSchema });
 export const productListQuery = pageQuerySchema;
 
 const byId = { params: productParams };
+
+/** The named component schemas of the OpenAPI document. */
+export const schemas: NamedSchemas = { Product: productSchema, CreateProductRequest: createProductBody, UpdateProductRequest: updateProductBody };
 
 export const contracts: RouteContracts = {
   'create-product': {

@@ -6,10 +6,17 @@
 //
 // Layout, little-endian: "PVEC", u32 version, u32 count, u32 dimensions, then u32 chunk[count],
 // u32 page[count], f32 scale[count], f32 norm[count], i8 data[count × dimensions].
+// Version 2 adds the file's lexical index (lexical-index.ts) after the vectors, at the next
+// multiple of 4: u32 terms version (0: no index), u32 postings, u32 docLen[count],
+// u32 termStart[count + 1], u32 terms[postings], u8 tf[postings]. Version 1 objects (files
+// ingested before the lexical index) still decode, without one: they are searched dense only.
+
+import { buildLexicalIndex, concatLexical, lexicalByteLength, type LexicalIndex } from './lexical-index.ts';
 
 const MAGIC = 0x43455650; // "PVEC" read as a little-endian u32
-const VERSION = 1;
+const VERSION = 2;
 const HEADER = 16;
+const align4 = (n: number) => (n + 3) & ~3;
 
 export interface PackedVectors {
   count: number;
@@ -19,13 +26,20 @@ export interface PackedVectors {
   scale: Float32Array;
   norm: Float32Array;
   data: Int8Array;
+  /** The BM25 index of the same rows (absent in version 1 objects). */
+  lexical?: LexicalIndex;
 }
 
 export interface VectorRow {
   chunk: number;
   page: number;
   vector: Float32Array;
+  /** The chunk's text: when every row has one, the pack carries a lexical index. */
+  text?: string;
 }
+
+/** Bytes a pack holds in memory (for the retrieval cache). */
+export const packedByteLength = (p: PackedVectors) => p.data.byteLength + p.count * 16 + (p.lexical ? lexicalByteLength(p.lexical) : 0);
 
 function emptyPack(count: number, dimensions: number): PackedVectors {
   return {
@@ -60,22 +74,31 @@ export function packVectors(rows: VectorRow[], dimensions: number): PackedVector
     packed.scale[i] = scale;
     packed.norm[i] = Math.sqrt(sq);
   });
+  if (count > 0 && rows.every((r) => typeof r.text === 'string')) packed.lexical = buildLexicalIndex(rows.map((r) => r.text!));
   return packed;
 }
 
 export function encodePacked(p: PackedVectors): Buffer {
-  const size = HEADER + p.count * 16 + p.count * p.dimensions;
+  const vectorsEnd = HEADER + p.count * 16 + p.count * p.dimensions;
+  const lex = p.lexical;
+  const postings = lex?.terms.length ?? 0;
+  const size = align4(vectorsEnd) + 8 + (lex ? (p.count * 2 + 1 + postings) * 4 + postings : 0);
   const out = Buffer.alloc(size);
   out.writeUInt32LE(MAGIC, 0);
   out.writeUInt32LE(VERSION, 4);
   out.writeUInt32LE(p.count, 8);
   out.writeUInt32LE(p.dimensions, 12);
   let at = HEADER;
-  for (const arr of [p.chunk, p.page, p.scale, p.norm]) {
+  const put = (arr: ArrayBufferView) => {
     Buffer.from(arr.buffer, arr.byteOffset, arr.byteLength).copy(out, at);
     at += arr.byteLength;
-  }
-  Buffer.from(p.data.buffer, p.data.byteOffset, p.data.byteLength).copy(out, at);
+  };
+  for (const arr of [p.chunk, p.page, p.scale, p.norm, p.data]) put(arr);
+  at = align4(at);
+  out.writeUInt32LE(lex?.version ?? 0, at);
+  out.writeUInt32LE(postings, at + 4);
+  at += 8;
+  if (lex) for (const arr of [lex.docLen, lex.termStart, lex.terms, lex.tf]) put(arr);
   return out;
 }
 
@@ -85,17 +108,20 @@ export function decodePacked(bytes: Uint8Array): PackedVectors {
   new Uint8Array(buf).set(bytes);
   const view = new DataView(buf);
   if (bytes.byteLength < HEADER || view.getUint32(0, true) !== MAGIC) throw new Error('Not a packed vectors object');
-  if (view.getUint32(4, true) !== VERSION) throw new Error(`Unsupported packed vectors version ${view.getUint32(4, true)}`);
+  const version = view.getUint32(4, true);
+  if (version !== 1 && version !== 2) throw new Error(`Unsupported packed vectors version ${version}`);
   const count = view.getUint32(8, true);
   const dimensions = view.getUint32(12, true);
-  if (bytes.byteLength !== HEADER + count * 16 + count * dimensions) throw new Error('Packed vectors object has the wrong size');
+  const vectorsEnd = HEADER + count * 16 + count * dimensions;
+  const wrongSize = () => new Error('Packed vectors object has the wrong size');
+  if (version === 1 ? bytes.byteLength !== vectorsEnd : bytes.byteLength < align4(vectorsEnd) + 8) throw wrongSize();
   let at = HEADER;
   const take = <T>(make: (b: ArrayBuffer, o: number, n: number) => T, n: number, width: number) => {
     const arr = make(buf, at, n);
     at += n * width;
     return arr;
   };
-  return {
+  const packed: PackedVectors = {
     count,
     dimensions,
     chunk: take((b, o, n) => new Uint32Array(b, o, n), count, 4),
@@ -104,6 +130,24 @@ export function decodePacked(bytes: Uint8Array): PackedVectors {
     norm: take((b, o, n) => new Float32Array(b, o, n), count, 4),
     data: take((b, o, n) => new Int8Array(b, o, n), count * dimensions, 1),
   };
+  if (version === 1) return packed;
+  at = align4(at);
+  const lexVersion = view.getUint32(at, true);
+  const postings = view.getUint32(at + 4, true);
+  at += 8;
+  if (lexVersion === 0) {
+    if (bytes.byteLength !== at) throw wrongSize();
+    return packed;
+  }
+  if (bytes.byteLength !== at + (count * 2 + 1 + postings) * 4 + postings) throw wrongSize();
+  packed.lexical = {
+    version: lexVersion,
+    docLen: take((b, o, n) => new Uint32Array(b, o, n), count, 4),
+    termStart: take((b, o, n) => new Uint32Array(b, o, n), count + 1, 4),
+    terms: take((b, o, n) => new Uint32Array(b, o, n), postings, 4),
+    tf: take((b, o, n) => new Uint8Array(b, o, n), postings, 1),
+  };
+  return packed;
 }
 
 /** Several packs (a file's parts) as one, ordered by chunk number. */
@@ -121,6 +165,11 @@ export function concatPacked(parts: PackedVectors[]): PackedVectors {
     out.norm[j] = p.norm[i]!;
     out.data.set(p.data.subarray(i * dimensions, (i + 1) * dimensions), j * dimensions);
   });
+  // The lexical index only when every part has one of the same terms version.
+  const lexicals = parts.map((p) => p.lexical);
+  if (count > 0 && lexicals.every((l) => l && l.version === lexicals[0]!.version)) {
+    out.lexical = concatLexical(lexicals as LexicalIndex[], order.map(({ pi, i }) => ({ part: pi, row: i })));
+  }
   return out;
 }
 

@@ -1,18 +1,12 @@
 import { words } from '../ai/lexical-embedding.ts';
 import { splitSentences } from '../pdf/sentences.ts';
+import { STOP_WORDS } from './terms.ts';
 
 // The quote of a cited chunk: the sentence sharing the most words with the prompt, cut to at
 // most `maxChars` around its first shared word when it is long. Always a substring of the
 // chunk's stored text, so a client can find it verbatim in the source.
 
 export const QUOTE_MAX_CHARS = 300;
-
-// Words too common to say which sentence answers a question.
-const STOP_WORDS = new Set(
-  'a an and are as at be but by can did do does for from had has have how i if in is it its of on or so than that the their them then there these they this to was were what when where which who why will with would you your'.split(
-    ' ',
-  ),
-);
 
 export interface Quote {
   quote: string;

@@ -1,17 +1,22 @@
 import { bucketName, dynamo, s3Client, tableName } from '../clients.ts';
 import { config } from '../config.ts';
+import { ConflictError } from '../http/errors.ts';
 import { logger } from '../logger.ts';
 import type { AiProvider, Source } from '../ai/types.ts';
 import { AttachmentRepository } from '../files/attachment-repository.ts';
 import { ChunkRepository } from '../files/chunk-repository.ts';
 import { FileRepository, type FileRecord } from '../files/file-repository.ts';
 import { FileStorage } from '../files/storage.ts';
-import { binaryToVector, cosine, decodePacked, topK, type PackedVectors } from './packed-vectors.ts';
+import { bm25TopK } from './lexical-index.ts';
+import { binaryToVector, cosine, decodePacked, packedByteLength, topK, type PackedVectors } from './packed-vectors.ts';
 import { pageAt, pickQuote } from './quote.ts';
+import { queryTerms } from './terms.ts';
 
-// Retrieval for a file chat: the prompt's embedding against the packed vectors of the chat's
-// completed files (one S3 object per file, kept in memory by a warm function), then the few
-// best candidates read from DynamoDB and re-scored with their exact float32 embeddings.
+// Retrieval for a file chat, hybrid: the query's embedding against the packed vectors of the
+// chat's completed files (one S3 object per file, kept in memory by a warm function) and its
+// terms against the same objects' BM25 indexes; the two rankings fused by reciprocal rank
+// fusion; the best candidates read from DynamoDB, their dense rank re-taken with the exact
+// float32 embeddings, and fused again. Files stored before the lexical index are ranked dense only.
 
 export interface RetrieveInput {
   chatId: string;
@@ -21,6 +26,9 @@ export interface RetrieveInput {
   k?: number;
 }
 
+/** hybrid: dense and BM25 fused (default); dense or lexical: one ranking (for measuring). */
+export type RetrievalMode = 'hybrid' | 'dense' | 'lexical';
+
 export interface RetrievalDeps {
   attachments: AttachmentRepository;
   files: FileRepository;
@@ -28,11 +36,21 @@ export interface RetrievalDeps {
   storage: FileStorage;
   /** Bytes of packed vectors kept in memory. */
   cacheBytes: number;
+  mode?: RetrievalMode;
 }
 
 export const DEFAULT_K = 8;
 /** Candidates re-scored exactly per passage returned (int8 ranking is close, not exact). */
 const OVERSAMPLE = 3;
+/** Reciprocal rank fusion's constant (Cormack et al. 2009): a rank r adds 1 / (RRF_K + r). */
+const RRF_K = 60;
+
+/** Weights of the dense and lexical rankings in the fusion. */
+const WEIGHTS: Record<RetrievalMode, { dense: number; lexical: number }> = {
+  hybrid: { dense: 1, lexical: 1 },
+  dense: { dense: 1, lexical: 0 },
+  lexical: { dense: 0.001, lexical: 1 }, // dense only breaks ties (and ranks files without an index)
+};
 
 /** Packed vectors by S3 key (a key names a file's run, so it never goes stale), least recently used first. */
 class VectorCache {
@@ -59,26 +77,46 @@ class VectorCache {
   }
 
   private put(key: string, packed: PackedVectors) {
-    const size = packed.data.byteLength + packed.count * 16;
+    const size = packedByteLength(packed);
     if (size > this.maxBytes || this.entries.has(key)) return;
     this.entries.set(key, packed);
     this.bytes += size;
     for (const [k, v] of this.entries) {
       if (this.bytes <= this.maxBytes) break;
       this.entries.delete(k);
-      this.bytes -= v.data.byteLength + v.count * 16;
+      this.bytes -= packedByteLength(v);
     }
+  }
+}
+
+/**
+ * A completed file's packed vectors. Gone (a lost local S3, an object deleted by hand), the file
+ * cannot be searched until it is ingested again: 409 naming it, never a 500.
+ */
+async function readVectors(storage: FileStorage, file: FileRecord & { vectorsKey: string }): Promise<Uint8Array> {
+  try {
+    return await storage.get(file.vectorsKey);
+  } catch (err) {
+    if ((err as Error).name !== 'NoSuchKey') throw err;
+    logger.warn('packed vectors missing', { fileId: file.id, key: file.vectorsKey });
+    throw new ConflictError(
+      `The stored vectors of "${file.fileName}" (file ${file.id}) are missing; ingest it again: POST /message/pdf with this fileId and "force": true`,
+      'FILE_DATA_MISSING',
+    );
   }
 }
 
 export function createRetriever(deps: RetrievalDeps) {
   const cache = new VectorCache(deps.cacheBytes);
 
+  const weights = WEIGHTS[deps.mode ?? 'hybrid'];
+
   /**
    * Steps: the chat's attachments → their records, completed and embedded with this provider's
-   * model → embed the prompt while loading the files' packed vectors → rank all chunks → read
-   * the best candidates → exact re-score, keep the current run's → the best k, each with a
-   * verbatim quote and the page the quote is on.
+   * model → embed the query while loading the files' packed vectors → rank all chunks twice
+   * (int8 dense, BM25) → fuse → read the best candidates → exact dense re-rank among them, keep
+   * the current run's → fuse again → the best k, each with a verbatim quote and the page the
+   * quote is on.
    */
   return async function retrieve({ chatId, prompt, provider, k = DEFAULT_K }: RetrieveInput): Promise<Source[]> {
     const attachments = await deps.attachments.listByChat(chatId);
@@ -96,26 +134,48 @@ export function createRetriever(deps: RetrievalDeps) {
 
     const [embedded, packs] = await Promise.all([
       provider.embed([prompt]),
-      Promise.all(usable.map((f) => cache.get(f.vectorsKey, async () => decodePacked(await deps.storage.get(f.vectorsKey))))),
+      Promise.all(usable.map((f) => cache.get(f.vectorsKey, async () => decodePacked(await readVectors(deps.storage, f))))),
     ]);
     const query = embedded.vectors[0]!;
-    const candidates = topK(packs, query, k * OVERSAMPLE);
+    const wanted = k * OVERSAMPLE;
+    const dense = weights.dense > 0 ? topK(packs, query, wanted) : [];
+    const lexical = weights.lexical > 0 ? bm25TopK(packs.map((p) => p.lexical), queryTerms(prompt), wanted) : [];
+    const lexicalRank = new Map(lexical.map((h, r) => [`${h.pack}:${packs[h.pack]!.chunk[h.row]}`, r]));
+    const fused = new Map<string, { pack: number; chunk: number; score: number }>();
+    const add = (pack: number, chunk: number, score: number) => {
+      const key = `${pack}:${chunk}`;
+      const hit = fused.get(key);
+      if (hit) hit.score += score;
+      else fused.set(key, { pack, chunk, score });
+    };
+    dense.forEach((c, r) => add(c.pack, c.chunk, weights.dense / (RRF_K + r + 1)));
+    lexical.forEach((h, r) => add(h.pack, packs[h.pack]!.chunk[h.row]!, weights.lexical / (RRF_K + r + 1)));
+    const candidates = [...fused.values()].sort((a, b) => b.score - a.score).slice(0, wanted);
     if (!candidates.length) return [];
 
     const items = await deps.chunks.getByKeys(candidates.map((c) => ({ fileId: usable[c.pack]!.id, n: c.chunk })));
     const fileById = new Map(usable.map((f) => [f.id, f]));
+    const packOf = new Map(usable.map((f, i) => [f.id, i]));
+    // The exact dense ranking among the candidates, fused with the lexical one.
     const scored = items
       .filter((item) => fileById.get(item.fileId)?.runId === item.runId)
-      .map((item) => ({ item, score: cosine(query, binaryToVector(item.embedding)) }))
-      .sort((a, b) => b.score - a.score || a.item.n - b.item.n)
+      .map((item) => ({ item, cosine: cosine(query, binaryToVector(item.embedding)) }))
+      .sort((a, b) => b.cosine - a.cosine || a.item.n - b.item.n)
+      .map((c, r) => {
+        const lr = lexicalRank.get(`${packOf.get(c.item.fileId)}:${c.item.n}`);
+        return { ...c, fused: weights.dense / (RRF_K + r + 1) + (lr === undefined ? 0 : weights.lexical / (RRF_K + lr + 1)) };
+      })
+      .sort((a, b) => b.fused - a.fused || b.cosine - a.cosine)
       .slice(0, k);
 
-    return scored.map(({ item, score }) => {
+    return scored.map(({ item, cosine: score }) => {
       const { quote, offset } = pickQuote(item.text, prompt);
+      const page = pageAt(item.pageStarts ?? [], offset, item.page);
       return {
         fileId: item.fileId,
         fileName: fileById.get(item.fileId)!.fileName,
-        page: pageAt(item.pageStarts ?? [], offset, item.page),
+        page,
+        ...(item.ocrPages?.includes(page) && { ocr: true }),
         chunk: item.n,
         score: Math.round(score * 10_000) / 10_000,
         text: item.text,
@@ -140,6 +200,7 @@ export async function retrieveSources(input: RetrieveInput): Promise<Source[]> {
       chunks: new ChunkRepository(dynamo(), tableName()),
       storage: new FileStorage(s3Client(), bucketName()),
       cacheBytes: c.RETRIEVAL_CACHE_MB * 1024 * 1024,
+      mode: c.RETRIEVAL_MODE,
     });
   }
   return defaultRetriever(input);

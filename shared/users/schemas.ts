@@ -1,5 +1,5 @@
 import * as z from '../zod.ts';
-import type { RouteContracts } from '../openapi/contract.ts';
+import type { NamedSchemas, RouteContracts } from '../openapi/contract.ts';
 
 export const userSchema = z.object({
   id: z.string(),
@@ -18,6 +18,9 @@ export const signInResponse = z.object({
   user: userSchema,
   token: z.string().check(z.describe('Service JWT (HS256), valid for 30 days; send as Authorization: Bearer')),
 });
+
+/** The named component schemas of the OpenAPI document. */
+export const schemas: NamedSchemas = { User: userSchema, SignInResult: signInResponse };
 
 export const contracts: RouteContracts = {
   'sign-in': {

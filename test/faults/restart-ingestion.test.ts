@@ -9,7 +9,8 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION, startDynalite } from '#infra/local/emu
 import { signLocalIdToken } from '#infra/local/local-idp.ts';
 import { startServerProcess, type ServerProcess } from '#test/helpers/server-process.ts';
 import { startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
-import { makeTextPdf } from '#test/helpers/make-pdf.ts';
+import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
+import { startPdfServer } from '#test/helpers/pdf-server.ts';
 
 // `npm start` stopped with Ctrl-C in the middle of an ingestion of a large PDF, with a slow
 // embedding server, then started again on the same DATA_DIR: the file reaches `completed`, the
@@ -140,3 +141,79 @@ test('Ctrl-C mid-ingestion, start again: the file completes, nothing embedded tw
     await dynalite.stop();
   }
 }, 120_000);
+
+test('kill -9 after completion and again mid-ingestion: both files answer with sources at the next start', async () => {
+  const env = {
+    DATA_DIR: await mkdtemp(join(tmpdir(), 'restart-kill-')),
+    OPENAI_API_KEY: 'test-key',
+    OPENAI_BASE_URL: `http://127.0.0.1:${(gate.address() as AddressInfo).port}/v1`,
+    OPENAI_TIMEOUT_MS: '2000',
+    OPENAI_MAX_RETRIES: '0',
+    CHUNK_TOKENS: '120',
+    CHUNK_OVERLAP_TOKENS: '10',
+    CHUNKS_PER_PART: '4',
+    PDF_SYNC_WAIT_MS: '0',
+  };
+  const killGroup = async (s: ServerProcess) => {
+    process.kill(-s.pid, 'SIGKILL'); // the whole process group, nothing gets to save anything
+    expect(await s.exited).toBe('SIGKILL');
+  };
+  const pdfs = await startPdfServer();
+  pdfs.serve('/small.pdf', { body: Buffer.from(await makeTextPdf(3, 8)) });
+  pdfs.serve('/big.pdf', { body: Buffer.from(await makeTextPdf(20)) });
+  try {
+    budget = Number.POSITIVE_INFINITY;
+    server = await startServerProcess(env, { detached: true });
+    const idToken = await signLocalIdToken(env.DATA_DIR, { email: 'killed@example.com' });
+    const token = ((await (await fetch(`${server.url}/auth`, { method: 'POST', headers: { authorization: `Bearer ${idToken}` } })).json()) as any).data.token as string;
+    const call = async (method: string, path: string, body?: object) => {
+      const res = await fetch(`${server!.url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, ...(body && { 'content-type': 'application/json' }) },
+        ...(body && { body: JSON.stringify(body) }),
+      });
+      return { status: res.status, body: (await res.json()) as any };
+    };
+    const until = async (fileId: string, done: (e: any) => boolean) => {
+      let e: any;
+      for (let i = 0; i < 600; i++) {
+        e = (await call('GET', `/message/pdf/${fileId}`)).body.data.embeddingsData;
+        if (done(e)) break;
+        await sleep(100);
+      }
+      return e;
+    };
+    const ingest = async (name: string) => {
+      const chatId = (await call('POST', '/chat', { name, type: 'file' })).body.data.id as string;
+      const fileId = (await call('POST', '/upload', { fileName: name, contentType: 'application/pdf', size: 1000 })).body.data.fileId as string;
+      expect((await call('POST', '/message/pdf', { url: `${pdfs.url}/${name}`, fileId, chatId })).status).toBe(202);
+      return { chatId, fileId };
+    };
+
+    const small = await ingest('small.pdf');
+    expect(await until(small.fileId, (e) => e.status !== 'processing')).toMatchObject({ status: 'completed' });
+    await killGroup(server); // after completion
+
+    server = await startServerProcess(env, { detached: true });
+    budget = 0; // every embedding request of the big file is held
+    const big = await ingest('big.pdf');
+    expect(await until(big.fileId, (e) => e.stage === 'embed' && held.size > 0)).toMatchObject({ status: 'processing', stage: 'embed' });
+    await killGroup(server); // mid-ingestion
+    for (const res of held) res.destroy();
+    held.clear();
+
+    budget = Number.POSITIVE_INFINITY;
+    server = await startServerProcess(env, { detached: true });
+    expect(await until(big.fileId, (e) => e.status !== 'processing')).toMatchObject({ status: 'completed', pages: 20 });
+    for (const [file, page] of [[small, 2], [big, 7]] as const) {
+      const answer = await call('POST', '/message/logged-in', { chatId: file.chatId, prompt: knownSentence(page, 3) });
+      expect(answer.status).toBe(200);
+      expect(answer.body.data.sources[0]).toMatchObject({ fileId: file.fileId, page });
+    }
+    expect(await server.stop()).toBe(0);
+    server = undefined;
+  } finally {
+    await pdfs.close();
+    await rm(env.DATA_DIR, { recursive: true, force: true });
+  }
+}, 180_000);

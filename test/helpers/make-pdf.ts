@@ -44,3 +44,18 @@ export async function makeTextPdf(pages: number, sentencesPerPage = 12): Promise
   }
   return doc.save();
 }
+
+/** A text PDF whose pages hold the given lines (Helvetica, one line each; WinAnsi characters only). */
+export async function makePdfFromLines(pages: string[][]): Promise<Uint8Array> {
+  const doc = await PDFDocument.create();
+  const font = await doc.embedFont(StandardFonts.Helvetica);
+  for (const lines of pages) {
+    const p = doc.addPage([612, 792]);
+    let y = 740;
+    for (const line of lines) {
+      p.drawText(line, { x: 48, y, size: 11, font });
+      y -= 18;
+    }
+  }
+  return doc.save();
+}

@@ -48,7 +48,7 @@ export async function seedCompletedFile(o: SeedOptions): Promise<{ fileId: strin
   });
   await chunks.putMany(items);
   const key = vectorsKey(fileId, runId);
-  await storage.put(key, encodePacked(packVectors(items.map((it, n) => ({ chunk: n, page: it.page, vector: vectors[n]! })), dimensions)), 'application/octet-stream');
+  await storage.put(key, encodePacked(packVectors(items.map((it, n) => ({ chunk: n, page: it.page, vector: vectors[n]!, text: it.text })), dimensions)), 'application/octet-stream');
   await files.updateRun(fileId, runId, { pages: Math.ceil(o.texts.length / perPage), chunks: o.texts.length, partsTotal: 0, model: o.provider.embeddingModel, dimensions });
   await files.complete(record!, runId, {
     model: o.provider.embeddingModel,

@@ -1,27 +1,46 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
 import { projectRoot } from '../../infra/local/runtime.ts';
 
 // `npm start` as a child process (what a developer runs), for tests of restarts, side-by-side
-// copies and clean shutdown. PORT=0 picks a free port; the base URL is read from its output.
+// copies, crashes and stopping. PORT=0 picks a free port; the base URL is read from its output.
+// By default the command of the `start` script is run directly (node with the tsx loader);
+// `viaNpm` runs `npm start` itself, for what npm adds (its own process, signal forwarding).
 
 export interface ServerProcess {
   url: string;
+  /** The spawned process: npm with `viaNpm`, else the server itself. */
+  pid: number;
   output: () => string;
+  /** Resolves with the exit code, or the signal that ended the process. */
+  exited: Promise<number | NodeJS.Signals | null>;
+  signal(signal: NodeJS.Signals): void;
   /** Ctrl-C; resolves with the exit code. */
-  stop(): Promise<number | null>;
+  stop(): Promise<number | NodeJS.Signals | null>;
 }
 
-export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
-  const child: ChildProcess = spawn(process.execPath, [join(projectRoot, 'node_modules/tsx/dist/cli.mjs'), 'infra/local/start.ts'], {
+export interface ServerProcessOptions {
+  viaNpm?: boolean;
+  /** Its own process group, so a test can signal the whole group as a terminal does. */
+  detached?: boolean;
+}
+
+export async function startServerProcess(env: Record<string, string>, o: ServerProcessOptions = {}): Promise<ServerProcess> {
+  const npm = process.env.npm_execpath; // set when the tests run under `npm test`
+  const [command, args] = !o.viaNpm
+    ? [process.execPath, ['--import', 'tsx', 'infra/local/start.ts']]
+    : npm
+      ? [process.execPath, [npm, 'start', '--silent']]
+      : ['npm', ['start', '--silent']];
+  const child: ChildProcess = spawn(command, args, {
     cwd: projectRoot,
     env: { ...process.env, PORT: '0', LOG_LEVEL: 'SILENT', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: o.detached === true,
   });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const exited = new Promise<number | NodeJS.Signals | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 30_000);
     const check = () => {
@@ -39,10 +58,14 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
   });
   return {
     url,
+    pid: child.pid!,
     output: () => out,
+    exited,
+    signal: (signal) => child.kill(signal),
     async stop() {
       child.kill('SIGINT');
       return exited;
     },
   };
 }
+

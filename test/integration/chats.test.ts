@@ -284,7 +284,9 @@ describe('the offline provider (no OPENAI_API_KEY)', () => {
 
     const streamed = await postSse(`${app.url}/message/logged-in`, alice.token, { chatId: chat.id, prompt: 'Anything?', stream: true });
     expect(streamed.named('sources')).toEqual([[]]);
-    expect(streamed.events.map((e) => e.event ?? 'data').slice(-3)).toEqual(['sources', 'usage', 'data']);
+    expect(streamed.events.slice(0, 2).map((e) => e.event)).toEqual(['start', 'sources']);
+    expect(streamed.named('citations')).toEqual([{ cited: [] }]);
+    expect(streamed.events.map((e) => e.event ?? 'data').slice(-3)).toEqual(['citations', 'usage', 'data']);
     expect(streamed.last()).toBe('[DONE]');
   });
 
@@ -317,7 +319,8 @@ describe('the offline provider (no OPENAI_API_KEY)', () => {
     expect(res.status).toBe(200);
     const { response, sources } = res.body.data;
     expect(response).toMatch(/^\[Offline mode/);
-    expect(response).toContain('1. animals.pdf, page 2');
+    expect(response).toContain('[1] animals.pdf, page 2');
+    expect(sources[0].cited).toBe(true);
     expect(response).toContain(sources[0].quote.replace(/\s+/g, ' ').trim());
     expect(sources[0]).toMatchObject({ fileId: upload.body.data.fileId, page: 2 });
   });

@@ -150,7 +150,7 @@ test('429 and 500 before the stream starts are retried; exhausted retries end in
   ai.failNext(3, 500, { retryAfterSeconds: 0 });
   const failed = await stream(chat.id, 'fail me');
   expect(failed.status).toBe(200);
-  expect(kinds(failed)).toEqual(['event:error', '[DONE]']);
+  expect(kinds(failed)).toEqual(['event:start', 'event:error', '[DONE]']);
   // Nothing was generated, so no ai message is stored for the failed prompt.
   const stored = await history(chat.id);
   expect(stored.map((m) => m.messageType)).toEqual(['user', 'ai', 'user']);

@@ -44,8 +44,10 @@ async function person(email: string): Promise<Person> {
   const chat = (await post('/chat', { type: 'text', name: `${email} text` })).data;
   await post('/message/logged-in', { chatId: chat.id, prompt: 'hello' });
   const fileChat = (await post('/chat', { type: 'file', name: `${email} files` })).data;
+  // Two of each list, so a second page and its cursor exist.
+  await post('/upload', { fileName: 'other.pdf', contentType: 'application/pdf', size: 1234 });
   const upload = (await post('/upload', { fileName: 'private.pdf', contentType: 'application/pdf', size: 1234 })).data;
-  await post('/orders', {}); // two of each list, so a second page and its cursor exist
+  await post('/orders', {});
   const order = await post('/orders', { items: [{ productId, quantity: 2 }] });
   return { token, id: user.id, chatId: chat.id, fileChatId: fileChat.id, fileId: upload.fileId, orderId: order.id };
 }
@@ -173,7 +175,7 @@ test("a stranger's lists show none of Alice's records, and Alice's cursors are r
     cells.lists++;
     expect([route.name, res.status]).toEqual([route.name, 200]);
     const items: any[] = route.shape === 'bare' ? res.body : res.body.data;
-    expect(items.filter((i) => aliceIds.has(i.id) || i.userId === alice.id)).toEqual([]);
+    expect(items.filter((i) => aliceIds.has(i.id ?? i.fileId) || i.userId === alice.id)).toEqual([]);
     // A page cursor Alice was given is pinned to her partition.
     const first = await app.request('GET', `${route.path}?limit=1`, { token: alice.token });
     const cursor = first.headers.get('x-next-cursor');

@@ -575,10 +575,17 @@ test('the lists hold exactly the seeds and what accepted requests created, store
     const token = tokenFor(route);
     const mine = created.filter((c) => c.route === route).map((c) => (route.shape === 'bare' ? c.record : c.record.data));
     const items = await listAll(route.path, token);
-    const expected = [...(seeded[route.path] ?? []), ...mine.map((r) => r.id)].sort();
-    expect(items.map((i) => i.id).sort()).toEqual(expected);
-    // What was stored is what was answered: no truncation, no replaced characters.
-    for (const record of mine) expect(items.find((i) => i.id === record.id)).toEqual(record);
+    // Files are named by fileId (GET /upload lists them).
+    const idOf = (r: any) => r.id ?? r.fileId;
+    const expected = [...(seeded[route.path] ?? []), ...mine.map(idOf)].sort();
+    expect(items.map(idOf).sort()).toEqual(expected);
+    // What was stored is what was answered: no truncation, no replaced characters. (GET /upload
+    // shows each file's status, not its upload URLs: the fields both carry must agree.)
+    for (const record of mine) {
+      const item = items.find((i) => idOf(i) === idOf(record));
+      const shared = route.path === '/upload' ? Object.keys(record).filter((k) => k in item && k !== 'status') : Object.keys(item);
+      expect(Object.fromEntries(shared.map((k) => [k, item[k]]))).toEqual(route.path === '/upload' ? Object.fromEntries(shared.map((k) => [k, record[k]])) : record);
+    }
   }
   expect(listed).toEqual(expect.arrayContaining(['create-chat', 'create-order', 'create-product']));
 

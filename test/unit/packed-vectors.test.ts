@@ -1,4 +1,6 @@
 import { concatPacked, cosine, decodePacked, encodePacked, packVectors, topK, binaryToVector, vectorToBinary } from '#shared/retrieval/packed-vectors.ts';
+import { bm25TopK } from '#shared/retrieval/lexical-index.ts';
+import { queryTerms } from '#shared/retrieval/terms.ts';
 import { pickQuote, pageAt } from '#shared/retrieval/quote.ts';
 import { lexicalEmbedding } from '#shared/ai/lexical-embedding.ts';
 
@@ -89,4 +91,54 @@ test('the page of a quote comes from where pages start in the chunk', () => {
   expect(pageAt(starts, 119, 4)).toBe(4);
   expect(pageAt(starts, 120, 4)).toBe(5);
   expect(pageAt(starts, 999, 4)).toBe(6);
+});
+
+describe('the lexical (BM25) index in the packed vectors', () => {
+  const texts = [
+    'The harbour renovation budget rose by twelve percent this year.',
+    'Trace trees cover nested loops; the recorder stops at the loop header.',
+    'Andreas Gal wrote the tracing compiler with colleagues at Mozilla.',
+    'Budgets, budgets and more budgets: the committee discussed the harbour.',
+  ];
+  const rows = texts.map((text, i) => ({ chunk: i, page: i + 1, vector: lexicalEmbedding(text, 64), text }));
+
+  test('is built from the chunk texts, survives encode → decode and concatenation of parts', () => {
+    const whole = packVectors(rows, 64);
+    expect(whole.lexical?.docLen.length).toBe(4);
+    const joined = concatPacked([packVectors(rows.slice(2), 64), packVectors(rows.slice(0, 2), 64)]);
+    expect(decodePacked(encodePacked(joined))).toEqual(whole);
+    // A part without texts (an old part) leaves the whole file without an index, searched dense only.
+    const mixed = concatPacked([packVectors(rows.slice(2), 64), packVectors(rows.slice(0, 2).map(({ text: _t, ...r }) => r), 64)]);
+    expect(mixed.lexical).toBeUndefined();
+    expect(decodePacked(encodePacked(mixed)).lexical).toBeUndefined();
+  });
+
+  test('a version 1 object (stored before the index) still decodes, without one', () => {
+    const v2 = encodePacked(packVectors(rows.map(({ text: _t, ...r }) => r), 64));
+    // Version 1 is version 2 without the (empty) lexical section.
+    const v1 = Buffer.from(v2.subarray(0, 16 + 4 * 16 + 4 * 64));
+    v1.writeUInt32LE(1, 4);
+    const decoded = decodePacked(v1);
+    expect(decoded.count).toBe(4);
+    expect(decoded.lexical).toBeUndefined();
+    expect(() => decodePacked(v1.subarray(0, v1.length - 1))).toThrow(/wrong size/);
+  });
+
+  test('BM25 ranks by rare shared terms, folds plurals, and ignores stop words', () => {
+    const { lexical } = packVectors(rows, 64);
+    const rank = (q: string) => bm25TopK([lexical], queryTerms(q), 4).map((h) => h.row);
+    expect(rank('Who wrote it?')[0]).toBe(2);
+    expect(rank('the budget of the harbour').sort()).toEqual([0, 3]);
+    expect(rank('loop')[0]).toBe(1);
+    expect(rank('the of and')).toEqual([]);
+    // Term frequency saturates: the row repeating "budgets" three times does not win by a multiple.
+    const scores = bm25TopK([lexical], queryTerms('budget'), 4);
+    expect(scores[0]!.row).toBe(3);
+    expect(scores[0]!.score / scores[1]!.score).toBeLessThan(2);
+  });
+});
+
+test('a long prompt ranks by at most 64 distinct terms', () => {
+  const prompt = Array.from({ length: 500 }, (_, i) => `word${i}x`).join(' ');
+  expect(queryTerms(prompt)).toHaveLength(64);
 });

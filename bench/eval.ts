@@ -1,0 +1,201 @@
+import './lib/env.ts';
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cpus } from 'node:os';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { projectRoot, startLocalRuntime } from '../infra/local/runtime.ts';
+import { signLocalIdToken } from '../infra/local/local-idp.ts';
+import { mapLimit } from '../shared/dynamo.ts';
+import { fixturePdf } from '../test/helpers/make-pdf.ts';
+import { EVAL_DOCUMENTS, EVAL_QUESTIONS, type EvalQuestion } from './eval-questions.ts';
+import { keepAliveAgent, request } from './lib/http.ts';
+import { renderTable } from './lib/report.ts';
+import { startEmulatorsProcess } from './lib/service.ts';
+
+// `npm run eval [-- --label <name>]`: answer quality over the fixture PDFs, against the
+// configured AI provider (offline unless OPENAI_API_KEY, or another provider, is set in the
+// environment). The service runs as under `npm start` (emulators in a child process); the
+// documents are uploaded and ingested through the API; every question gets a new file chat
+// holding all of them, asks its earlier turns (follow-ups) and then the question itself.
+// Figures, over the measured questions:
+//   recall@k   share of questions with a source on an answering page among the first k sources
+//   MRR        mean of 1 / rank of the first source on an answering page (0 when none)
+//   cited      share of questions where a source the reply cites is on an answering page
+//   markers    share of the reply's [n] markers that point at a source on an answering page
+// Results go to bench/results/eval-<label>.json (default label: latest).
+
+const K = Number(process.env.RETRIEVAL_K ?? 8);
+const RECALL_AT = [1, 3, 5, 8].filter((k) => k <= K);
+const POLL_MS = 25;
+const CONCURRENCY = 4;
+
+interface SourceOut {
+  fileName?: string;
+  page: number;
+  cited?: boolean;
+}
+
+interface Outcome {
+  id: string;
+  question: string;
+  followUp: boolean;
+  pages: number[];
+  sourcePages: string[];
+  firstHit: number | undefined;
+  citedHit: boolean | undefined;
+  markers: number;
+  markersOnAnswer: number;
+}
+
+/** One retry when a kept-alive connection was closed under us (ECONNRESET), as a browser would. */
+async function send(url: string, init: Parameters<typeof request>[1]) {
+  try {
+    return await request(url, init);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ECONNRESET') throw err;
+    return request(url, init);
+  }
+}
+
+const label = (() => {
+  const i = process.argv.indexOf('--label');
+  return i >= 0 ? (process.argv[i + 1] ?? 'latest') : 'latest';
+})();
+
+/** The 1-based [n] markers of a reply (also [1, 2] and [1][2]). */
+export function markersOf(text: string): number[] {
+  const out: number[] = [];
+  for (const m of text.matchAll(/\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]/g)) for (const n of m[1]!.split(',')) out.push(Number(n.trim()));
+  return out;
+}
+
+async function main() {
+  const started = performance.now();
+  process.env.RETRIEVAL_K ??= String(K);
+  // Ingestion answers 202 at once and is polled: a busy machine must not turn it into a gateway timeout.
+  process.env.PDF_SYNC_WAIT_MS ??= '0';
+  const emulators = await startEmulatorsProcess();
+  const dataDir = await mkdtemp(join(tmpdir(), 'eval-'));
+  const runtime = await startLocalRuntime({ port: 0, dataDir, persist: false, emulators, resourcePrefix: 'eval-', log: false, retryDelaySeconds: 1, env: { LOG_LEVEL: 'SILENT' } });
+  const agent = keepAliveAgent();
+  const api = async (method: string, path: string, token?: string, body?: unknown) => {
+    const headers: Record<string, string> = {};
+    if (token) headers.authorization = `Bearer ${token}`;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const res = await send(`${runtime.url}${path}`, { method, headers, agent, ...(body !== undefined && { body: JSON.stringify(body) }) });
+    const json = res.body ? (JSON.parse(res.body) as any) : undefined;
+    if (res.status >= 400) throw new Error(`${method} ${path}: ${res.status} ${res.body}`);
+    return json;
+  };
+  try {
+    const provider = runtime.config.OPENAI_API_KEY || runtime.config.OPENAI_API_KEY_SECRET_ARN ? `openai-compatible (${runtime.config.OPENAI_CHAT_MODEL})` : 'offline';
+    process.stderr.write(`[eval] provider: ${provider}; k = ${K}; ${EVAL_QUESTIONS.length} questions\n`);
+    const idToken = await signLocalIdToken(dataDir, { email: 'eval@example.com' });
+    const token: string = (await api('POST', '/auth', idToken)).data.token;
+
+    // Ingest each document once; each question's chat attaches the completed files.
+    const files: { fileId: string; fileName: string; downloadUrl: string }[] = [];
+    for (const fileName of EVAL_DOCUMENTS) {
+      const bytes = await fixturePdf(fileName);
+      const upload = (await api('POST', '/upload', token, { fileName, contentType: 'application/pdf', size: bytes.byteLength })).data;
+      const put = await send(upload.uploadUrl, { method: 'PUT', headers: upload.uploadHeaders, body: bytes });
+      if (put.status !== 200) throw new Error(`upload of ${fileName}: ${put.status}`);
+      let data = (await api('POST', '/message/pdf', token, { url: upload.downloadUrl, fileId: upload.fileId })).data.embeddingsData;
+      while (data.status === 'processing' || data.status === 'uploaded') {
+        await new Promise((r) => setTimeout(r, POLL_MS));
+        data = (await api('GET', `/message/pdf/${upload.fileId}`, token)).data.embeddingsData;
+      }
+      if (data.status !== 'completed') throw new Error(`${fileName} ended ${data.status}`);
+      process.stderr.write(`[eval] ingested ${fileName}: ${data.pages} pages, ${data.chunks} chunks\n`);
+      files.push({ fileId: upload.fileId, fileName, downloadUrl: upload.downloadUrl });
+    }
+
+    const ask = async (q: EvalQuestion): Promise<Outcome> => {
+      const chatId: string = (await api('POST', '/chat', token, { name: q.id, type: 'file' })).data.id;
+      for (const f of files) await api('POST', '/message/pdf', token, { url: f.downloadUrl, fileId: f.fileId, chatId });
+      for (const prompt of q.before ?? []) await api('POST', '/message/logged-in', token, { chatId, prompt });
+      const data = (await api('POST', '/message/logged-in', token, { chatId, prompt: q.question })).data;
+      const sources: SourceOut[] = data.sources ?? [];
+      const answers = (s: SourceOut | undefined) => !!s && s.fileName === q.file && q.pages.includes(s.page);
+      const rank = sources.findIndex(answers);
+      const markers = markersOf(data.response);
+      const flagged = sources.some((s) => s.cited !== undefined);
+      return {
+        id: q.id,
+        question: q.question,
+        followUp: !!q.before?.length,
+        pages: q.pages,
+        sourcePages: sources.map((s) => `${s.fileName === q.file ? '' : `${s.fileName}:`}${s.page}`),
+        firstHit: rank >= 0 ? rank + 1 : undefined,
+        citedHit: flagged ? sources.some((s) => s.cited && answers(s)) : undefined,
+        markers: markers.length,
+        markersOnAnswer: markers.filter((n) => answers(sources[n - 1])).length,
+      };
+    };
+
+    // A few chats at once (each question's chat is its own, so the answers do not depend on the order).
+    const outcomes = await mapLimit(EVAL_QUESTIONS, CONCURRENCY, ask);
+
+    const share = (xs: boolean[]) => (xs.length ? xs.filter(Boolean).length / xs.length : Number.NaN);
+    const figures = (set: Outcome[]) => {
+      const recall = Object.fromEntries(RECALL_AT.map((k) => [`recall@${k}`, share(set.map((o) => o.firstHit !== undefined && o.firstHit <= k))]));
+      const mrr = set.reduce((n, o) => n + (o.firstHit ? 1 / o.firstHit : 0), 0) / set.length;
+      const flagged = set.filter((o) => o.citedHit !== undefined);
+      const markers = set.reduce((n, o) => n + o.markers, 0);
+      return {
+        questions: set.length,
+        ...recall,
+        MRR: mrr,
+        'cited on answer': flagged.length ? share(flagged.map((o) => o.citedHit!)) : Number.NaN,
+        'markers on answer': markers ? set.reduce((n, o) => n + o.markersOnAnswer, 0) / markers : Number.NaN,
+        markers,
+      };
+    };
+    const all = figures(outcomes);
+    const followUps = figures(outcomes.filter((o) => o.followUp));
+    const pct = (v: number | undefined) => (v === undefined || Number.isNaN(v) ? '–' : `${(v * 100).toFixed(1)} %`);
+    const metricNames = [...RECALL_AT.map((k) => `recall@${k}`), 'MRR', 'cited on answer', 'markers on answer'];
+    const durationMs = performance.now() - started;
+
+    console.log(`\n== eval: ${EVAL_QUESTIONS.length} questions over ${EVAL_DOCUMENTS.join(', ')} (provider ${provider}, k = ${K}, ${(durationMs / 1000).toFixed(1)} s)`);
+    console.log(
+      renderTable(
+        ['metric', 'all', 'follow-ups'],
+        metricNames.map((m) => [m, m === 'MRR' ? (all.MRR).toFixed(3) : pct((all as any)[m]), m === 'MRR' ? followUps.MRR.toFixed(3) : pct((followUps as any)[m])]),
+        (i) => i > 0,
+      ),
+    );
+    console.log(`markers in replies: ${all.markers}`);
+    console.log(
+      `\n-- per question\n${renderTable(
+        ['question', 'answering pages', 'sources (pages, in order)', 'first hit'],
+        outcomes.map((o) => [o.id, o.pages.join(','), o.sourcePages.join(' '), o.firstHit ?? '–']),
+      )}`,
+    );
+
+    const git = (() => {
+      try {
+        return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: projectRoot, encoding: 'utf8' }).trim();
+      } catch {
+        return undefined;
+      }
+    })();
+    const dir = join(projectRoot, 'bench/results');
+    await mkdir(dir, { recursive: true });
+    const file = join(dir, `eval-${label.replace(/[^\w.-]/g, '_')}.json`);
+    await writeFile(
+      file,
+      `${JSON.stringify({ ranAt: new Date().toISOString(), durationMs: Math.round(durationMs), ...(git && { commit: git }), provider, k: K, machine: { node: process.version, cpus: cpus().length }, figures: { all, followUps }, outcomes }, null, 2)}\n`,
+    );
+    console.log(`results: ${file}`);
+  } finally {
+    agent.destroy();
+    await runtime.stop();
+    await emulators.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();

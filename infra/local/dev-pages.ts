@@ -1,0 +1,99 @@
+import { readFile } from 'node:fs/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { signLocalIdToken } from './local-idp.ts';
+
+// Pages the local gateway serves beside the API (never deployed): the playground at `/`, the API
+// reference at `/docs` (Swagger UI from the swagger-ui-dist package, no CDN), the OpenAPI document
+// at `/api/v1/openapi.json`, and the local identity provider's sign-in endpoint, which issues an
+// ID token for an email so the playground can sign in from a browser. The gateway asks this
+// module first; anything it does not answer goes on to route matching.
+
+export interface DevPagesOptions {
+  dataDir: string;
+  apiPrefix: string;
+}
+
+export const LOCAL_SIGN_IN_PATH = '/local-idp/token';
+const SIGN_IN_MAX_BYTES = 4096;
+
+const types: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json; charset=utf-8',
+  '.png': 'image/png',
+};
+const typeOf = (file: string) => types[file.slice(file.lastIndexOf('.'))] ?? 'application/octet-stream';
+
+const projectRoot = resolve(fileURLToPath(new URL('.', import.meta.url)), '../..');
+const playgroundDir = join(projectRoot, 'infra', 'local', 'playground');
+const swaggerDir = join(projectRoot, 'node_modules', 'swagger-ui-dist');
+
+/** Path → file; only these are served (no path from the request ever reaches the file system). */
+const files: Record<string, string> = {
+  '/': join(playgroundDir, 'index.html'),
+  '/playground.js': join(playgroundDir, 'playground.js'),
+  '/playground.css': join(playgroundDir, 'playground.css'),
+  '/docs': join(playgroundDir, 'docs.html'),
+  '/docs/': join(playgroundDir, 'docs.html'),
+  '/docs/swagger-ui.css': join(swaggerDir, 'swagger-ui.css'),
+  '/docs/swagger-ui-bundle.js': join(swaggerDir, 'swagger-ui-bundle.js'),
+  '/docs/favicon-32x32.png': join(swaggerDir, 'favicon-32x32.png'),
+};
+
+function send(res: ServerResponse, status: number, type: string, body: string | Buffer) {
+  res.writeHead(status, { 'content-type': type, 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' });
+  res.end(body);
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  let text = '';
+  for await (const chunk of req) {
+    text += chunk;
+    if (text.length > SIGN_IN_MAX_BYTES) throw new Error('too large');
+  }
+  return JSON.parse(text);
+}
+
+/** The local IdP's browser sign-in: `{ email, name? }` → `{ idToken }` (what `npm run token` prints). */
+async function signIn(req: IncomingMessage, res: ServerResponse, dataDir: string) {
+  if (req.method !== 'POST') return send(res, 405, types['.json']!, JSON.stringify({ message: 'Use POST' }));
+  let body: { email?: unknown; name?: unknown };
+  try {
+    body = (await readJson(req)) as typeof body;
+  } catch {
+    return send(res, 400, types['.json']!, JSON.stringify({ message: 'Send JSON: { "email": "you@example.com", "name": "You" }' }));
+  }
+  const email = typeof body?.email === 'string' ? body.email.trim() : '';
+  const name = typeof body?.name === 'string' ? body.name.trim().slice(0, 200) : '';
+  if (!/^[^\s@]{1,64}@[^\s@]{1,190}\.[^\s@]{2,}$/.test(email)) {
+    return send(res, 400, types['.json']!, JSON.stringify({ message: 'A valid email is required' }));
+  }
+  const idToken = await signLocalIdToken(dataDir, { email, ...(name && { name }) });
+  send(res, 200, types['.json']!, JSON.stringify({ idToken }));
+}
+
+/** The gateway's hook: true when the request was one of these pages and has been answered. */
+export function devPages(o: DevPagesOptions): (req: IncomingMessage, res: ServerResponse) => Promise<boolean> {
+  return async (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (url.pathname === LOCAL_SIGN_IN_PATH) {
+      await signIn(req, res, o.dataDir);
+      return true;
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') return false;
+    if (url.pathname === `${o.apiPrefix}/openapi.json`) {
+      // The document's first server is this gateway, whatever port it runs on ("Try it out").
+      const doc = JSON.parse(await readFile(join(projectRoot, 'docs', 'openapi.json'), 'utf8')) as { servers: { url: string }[] };
+      doc.servers[0]!.url = `http://${req.headers.host ?? 'localhost'}${o.apiPrefix}`;
+      send(res, 200, types['.json']!, JSON.stringify(doc));
+      return true;
+    }
+    const file = files[url.pathname];
+    if (!file) return false;
+    send(res, 200, typeOf(file), await readFile(file));
+    return true;
+  };
+}

@@ -1,0 +1,71 @@
+// Citations a client can check: a file-chat reply cites its passages as [n] (n counts from 1 in
+// the order of `sources`; [1, 3] cites two). A marker that names no returned source is removed
+// (a number that is not a source keeps its marker only if another number in it is one), and the
+// sources a reply cites are the ones flagged `cited`. A marker must not follow a letter or digit,
+// so code such as `items[0]` is left alone.
+
+const MARKER = /(?<![\p{L}\p{N}_])\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]/gu;
+/** The tail of a text that may be the start of a marker still being streamed. */
+const OPEN_MARKER = /(?<![\p{L}\p{N}_])\[[\d,\s]*$/u;
+const MAX_MARKER_CHARS = 24;
+
+/**
+ * Removes the markers that name no source (1..sourceCount); adds the cited numbers to `cited`.
+ * `before` is the text already sent ahead of this one (its last character decides whether a
+ * marker at the start follows a word).
+ */
+export function checkMarkers(text: string, sourceCount: number, cited: Set<number>, before = ''): string {
+  const context = before.slice(-1);
+  const checked = (context + text).replace(MARKER, (_whole, list: string) => {
+    const valid = [...new Set(list.split(',').map((n) => Number(n.trim())))].filter((n) => n >= 1 && n <= sourceCount);
+    if (!valid.length) return '';
+    for (const n of valid) cited.add(n);
+    return `[${valid.join(', ')}]`;
+  });
+  return checked.slice(context.length);
+}
+
+/** A whole reply: the text with only valid markers, and the 1-based numbers it cites. */
+export function checkCitations(text: string, sourceCount: number): { text: string; cited: Set<number> } {
+  const cited = new Set<number>();
+  return { text: checkMarkers(text, sourceCount, cited), cited };
+}
+
+/**
+ * The same for a streamed reply: deltas in, checked text out. A marker split across deltas
+ * ("[" then "2]") is held back until it closes (or clearly is not a marker), so what a client
+ * receives never carries a marker that will turn out to be invalid.
+ */
+export class CitationStream {
+  readonly cited = new Set<number>();
+  private held = '';
+  private sent = '';
+
+  constructor(private readonly sourceCount: number) {}
+
+  /** The text that can be sent now (may be empty). */
+  push(delta: string): string {
+    const text = this.held + delta;
+    const open = OPEN_MARKER.exec(this.sent.slice(-1) + text);
+    const at = open ? open.index - Math.min(1, this.sent.length) : -1;
+    if (open && at >= 0 && text.length - at <= MAX_MARKER_CHARS) {
+      this.held = text.slice(at);
+      return this.send(text.slice(0, at));
+    }
+    this.held = '';
+    return this.send(text);
+  }
+
+  /** Whatever is still held (at the end of the reply). */
+  end(): string {
+    const rest = this.held;
+    this.held = '';
+    return this.send(rest);
+  }
+
+  private send(text: string): string {
+    const out = checkMarkers(text, this.sourceCount, this.cited, this.sent);
+    if (out) this.sent = out;
+    return out;
+  }
+}

@@ -1,0 +1,110 @@
+import { createRequire } from 'node:module';
+import { cmapsDir } from '../pdfjs-data.ts';
+import { loadPdfjs, standardFontsDir } from '../extract.ts';
+
+// Pages → grey images for OCR: pdf.js draws each page onto an @napi-rs/canvas canvas (Skia,
+// prebuilt for linux-x64 and linux-arm64) at a fixed resolution, white background, and the
+// pixels go out as 8-bit greyscale PGM, which Tesseract's image reader (Leptonica) takes without
+// a decoder of its own (no PNG compression to pay for). Fonts are drawn as paths (no font faces
+// in Node), embedded fonts from the file, the standard ones from pdf.js's font data.
+
+type Canvas = typeof import('@napi-rs/canvas');
+let canvasModule: Promise<Canvas> | undefined;
+
+/**
+ * @napi-rs/canvas, with its DOM classes installed for pdf.js (replacing the extraction stubs,
+ * which cannot draw). Loaded with Node's own require, the way pdf.js loads it for the canvases it
+ * makes itself: one instance of the native addon per process, even under a module loader that
+ * keeps registries of its own (jest), where a second instance crashes when the two meet.
+ */
+export function loadCanvas(): Promise<Canvas> {
+  canvasModule ??= Promise.resolve(createRequire(import.meta.url)('@napi-rs/canvas') as Canvas).then((c) => {
+    const g = globalThis as Record<string, unknown>;
+    g.DOMMatrix = c.DOMMatrix;
+    g.ImageData = c.ImageData;
+    g.Path2D = c.Path2D;
+    return c;
+  });
+  return canvasModule;
+}
+
+export interface RenderedPage {
+  page: number;
+  width: number;
+  height: number;
+  /** Binary PGM (P5), 8-bit grey. */
+  pgm: Uint8Array;
+}
+
+/** Pixels on the longer side are capped, so a poster-sized page cannot exhaust memory. */
+const MAX_SIDE_PX = 5000;
+
+/** RGBA → PGM (luma, Rec. 601 integer weights). */
+export function rgbaToPgm(rgba: Uint8ClampedArray | Uint8Array, width: number, height: number): Uint8Array {
+  const header = new TextEncoder().encode(`P5\n${width} ${height}\n255\n`);
+  const out = new Uint8Array(header.length + width * height);
+  out.set(header, 0);
+  for (let i = 0, o = header.length; i < rgba.length; i += 4, o++) {
+    out[o] = (rgba[i]! * 77 + rgba[i + 1]! * 150 + rgba[i + 2]! * 29) >> 8;
+  }
+  return out;
+}
+
+export interface RenderOptions {
+  /** Resolution in dots per inch (a PDF point is 1/72 inch). */
+  dpi: number;
+}
+
+/**
+ * Renders the given pages (1-based) of a PDF, one at a time (memory: one page's pixels), and
+ * hands each image to `onPage` before drawing the next.
+ */
+export async function renderPages(
+  data: Uint8Array,
+  pages: number[],
+  o: RenderOptions,
+  onPage: (page: RenderedPage) => void | Promise<void>,
+): Promise<void> {
+  const canvas = await loadCanvas();
+  const pdfjs = await loadPdfjs();
+  const task = pdfjs.getDocument({
+    data: data.slice(), // pdf.js transfers (detaches) the buffer it is given
+    disableFontFace: true,
+    useSystemFonts: false,
+    standardFontDataUrl: standardFontsDir(),
+    cMapUrl: cmapsDir(),
+    cMapPacked: true,
+    verbosity: pdfjs.VerbosityLevel.ERRORS,
+    stopAtErrors: false,
+  });
+  const doc = await task.promise;
+  try {
+    for (const n of pages) {
+      const page = await doc.getPage(n);
+      try {
+        const base = page.getViewport({ scale: 1 });
+        const scale = Math.min(o.dpi / 72, MAX_SIDE_PX / Math.max(base.width, base.height, 1));
+        const viewport = page.getViewport({ scale });
+        const width = Math.max(1, Math.floor(viewport.width));
+        const height = Math.max(1, Math.floor(viewport.height));
+        const target = canvas.createCanvas(width, height);
+        const ctx = target.getContext('2d');
+        ctx.fillStyle = '#ffffff';
+        ctx.fillRect(0, 0, width, height);
+        type RenderParameters = Parameters<typeof page.render>[0];
+        await page.render({
+          canvas: target as unknown as RenderParameters['canvas'],
+          canvasContext: ctx as unknown as RenderParameters['canvasContext'],
+          viewport,
+          background: '#ffffff',
+        }).promise;
+        const pixels = ctx.getImageData(0, 0, width, height).data;
+        await onPage({ page: n, width, height, pgm: rgbaToPgm(pixels, width, height) });
+      } finally {
+        page.cleanup();
+      }
+    }
+  } finally {
+    await task.destroy().catch(() => undefined); // pdf.js 6: released through its loading task
+  }
+}

@@ -1,0 +1,51 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { buildFunctions, CMAPS_DIR, projectRoot } from '#infra/build.ts';
+import type { ManifestFunction } from '#infra/routes.ts';
+import { makeScannedPdf } from '#test/helpers/make-script-pdfs.ts';
+
+// OCR from a built asset, offline: the pdf-ocr packaging (tesseract.js, its WASM core, the
+// trained data, @napi-rs/canvas) bundled into a temporary directory with no node_modules above
+// it, run by a plain Node process in which every network call throws. The host's canvas addon is
+// shipped here (x64); `npm run build` ships linux-arm64-gnu for Lambda instead.
+
+const run = promisify(execFile);
+let outDir: string;
+beforeAll(async () => {
+  outDir = await mkdtemp(join(tmpdir(), 'ocr-bundle-'));
+});
+afterAll(() => rm(outDir, { recursive: true, force: true }));
+
+test('the OCR asset reads a scanned page with no network and nothing from the project', async () => {
+  const probe: ManifestFunction = { name: 'ocr-probe', entry: 'test/infra/fixtures/ocr-probe.ts', kind: 'queue', timeoutSeconds: 60, memoryMb: 2048, access: {} };
+  const host = `@napi-rs/canvas-${process.platform}-${process.arch}-gnu`;
+  const [b] = await buildFunctions({ outDir, functions: [probe], canvasBinaries: [host] });
+  expect(b!.nodeModules).toEqual(expect.arrayContaining(['tesseract.js', 'tesseract.js-core', '@tesseract.js-data/eng', '@napi-rs/canvas', host]));
+  const shipped = (path: string) => existsSync(join(b!.dir, path));
+  expect(shipped('node_modules/tesseract.js-core/tesseract-core-simd.wasm')).toBe(true);
+  expect(shipped('node_modules/tesseract.js-core/tesseract-core-simd-lstm.wasm')).toBe(false); // never loaded by the Node worker
+  expect(shipped('node_modules/@tesseract.js-data/eng/4.0.0_best_int/eng.traineddata.gz')).toBe(true);
+  expect(shipped('node_modules/@tesseract.js-data/eng/4.0.0/eng.traineddata.gz')).toBe(false);
+  expect(shipped(`${CMAPS_DIR}/UniJIS-UCS2-H.bcmap`)).toBe(true);
+
+  const pdfPath = join(outDir, 'scan.pdf');
+  await writeFile(pdfPath, await makeScannedPdf(['The lighthouse keeper is named Margaret Hollis.']));
+  const script = `const { handler } = await import(${JSON.stringify(join(b!.dir, 'index.mjs'))});
+    console.log(JSON.stringify(await handler({ pdfPath: ${JSON.stringify(pdfPath)}, pages: [1] })));`;
+  const scriptPath = join(outDir, 'run-probe.mjs');
+  await writeFile(scriptPath, script);
+  // Worker threads inherit the --import: tesseract's workers run with the network blocked too.
+  const blocker = join(projectRoot, 'test/infra/fixtures/block-network.mjs');
+  const { stdout } = await run(process.execPath, ['--import', blocker, scriptPath], {
+    cwd: tmpdir(),
+    env: { PATH: process.env.PATH },
+    timeout: 120_000,
+  });
+  const result = JSON.parse(stdout);
+  expect(result.pages).toEqual([{ page: 1, text: 'The lighthouse keeper is named Margaret Hollis.', verdict: { usable: true }, confidence: expect.any(Number) }]);
+  expect(result.cmapsDir).toBe(`${join(b!.dir, CMAPS_DIR)}/`);
+}, 240_000);

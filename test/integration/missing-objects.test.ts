@@ -1,0 +1,62 @@
+import { DeleteObjectsCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
+import { startTestApp, type TestApp } from '#test/helpers/app.ts';
+import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
+import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
+
+// A completed file whose stored vectors are gone (a local S3 lost before write-through, an
+// object deleted by hand): a question in its chat answers 409 naming the file and saying how to
+// ingest it again, never a 500; ingesting it again with force makes the chat answer with sources.
+
+let pdfs: PdfServer;
+let app: TestApp;
+let s3: S3Client;
+let token: string;
+
+beforeAll(async () => {
+  pdfs = await startPdfServer();
+  pdfs.serve('/animals.pdf', { body: Buffer.from(await makeTextPdf(3, 8)) });
+  app = await startTestApp();
+  s3 = new S3Client({ endpoint: app.endpoints.fauxqs, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, forcePathStyle: true });
+  ({ token } = await app.signIn('lost@example.com'));
+});
+afterAll(async () => {
+  s3?.destroy();
+  await app?.stop();
+  await pdfs?.close();
+});
+
+async function deleteVectors(fileId: string): Promise<number> {
+  const listed = await s3.send(new ListObjectsV2Command({ Bucket: app.bucket, Prefix: `vectors/${fileId}/` }));
+  const keys = (listed.Contents ?? []).map((o) => ({ Key: o.Key! }));
+  if (keys.length) await s3.send(new DeleteObjectsCommand({ Bucket: app.bucket, Delete: { Objects: keys } }));
+  return keys.length;
+}
+
+test('missing vectors: 409 naming the file, then a forced re-ingestion answers with sources', async () => {
+  const chatId = (await app.request('POST', '/chat', { token, body: { name: 'animals', type: 'file' } })).body.data.id;
+  const upload = await app.request('POST', '/upload', { token, body: { fileName: 'animals.pdf', contentType: 'application/pdf', size: 5000 } });
+  const fileId = upload.body.data.fileId as string;
+  const url = `${pdfs.url}/animals.pdf`;
+  const ingested = await app.request('POST', '/message/pdf', { token, body: { url, fileId, chatId } });
+  expect(ingested.body.data.embeddingsData.status).toBe('completed');
+  expect(await deleteVectors(fileId)).toBe(1);
+
+  const prompt = knownSentence(2, 3);
+  const lost = await app.request('POST', '/message/logged-in', { token, body: { chatId, prompt } });
+  expect(lost.status).toBe(409);
+  expect(lost.body.message).toContain(`"animals.pdf" (file ${fileId})`);
+  expect(lost.body.message).toMatch(/ingest it again: POST \/message\/pdf .*"force": true/);
+  // The record still says completed; without force the ingestion is not started again.
+  const served = pdfs.count('/animals.pdf');
+  const again = await app.request('POST', '/message/pdf', { token, body: { url, fileId, chatId } });
+  expect(again.status).toBe(200);
+  expect(pdfs.count('/animals.pdf')).toBe(served);
+
+  const forced = await app.request('POST', '/message/pdf', { token, body: { url, fileId, chatId, force: true } });
+  expect(forced.status).toBe(200);
+  expect(forced.body.data.embeddingsData.status).toBe('completed');
+  const answered = await app.request('POST', '/message/logged-in', { token, body: { chatId, prompt } });
+  expect(answered.status).toBe(200);
+  expect(answered.body.data.sources[0]).toMatchObject({ fileId, fileName: 'animals.pdf', page: 2 });
+});

@@ -1,0 +1,98 @@
+import { startTestApp, type TestApp } from '#test/helpers/app.ts';
+import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
+import {
+  ARABIC_PAGES,
+  GLYPH_ID_PAGES,
+  JAPANESE_PAGES,
+  SCANNED_PAGES,
+  makeArabicPdf,
+  makeGlyphIdPdf,
+  makeJapanesePdf,
+  makeScannedPdf,
+} from '#test/helpers/make-script-pdfs.ts';
+
+// Documents a clean Latin text layer does not cover, through the whole service (offline
+// provider, the SQS pipeline with its pdf-ocr stage, retrieval in a file chat): a scan read by
+// OCR, a font without a Unicode map, Japanese and Arabic asked in their own script. OCR is
+// CPU-heavy: one worker thread, small pages, a handful of them.
+
+let app: TestApp;
+let pdfs: PdfServer;
+let token: string;
+
+beforeAll(async () => {
+  pdfs = await startPdfServer();
+  app = await startTestApp({ env: { OCR_WORKERS: '1', PDF_SYNC_WAIT_MS: '2000' } });
+  ({ token } = await app.signIn('scripts@example.com'));
+  const [scanned, glyphIds] = await Promise.all([makeScannedPdf(), makeGlyphIdPdf()]);
+  pdfs.serve('/scanned.pdf', { body: Buffer.from(scanned) });
+  pdfs.serve('/glyph-ids.pdf', { body: Buffer.from(glyphIds) });
+  pdfs.serve('/japanese.pdf', { body: Buffer.from(makeJapanesePdf()) });
+  pdfs.serve('/arabic.pdf', { body: Buffer.from(makeArabicPdf()) });
+}, 60_000);
+afterAll(async () => {
+  await app?.stop();
+  await pdfs?.close();
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Ingests a served PDF into a new file chat; the final embeddingsData and the chat. */
+async function ingest(name: string, timeoutMs = 150_000) {
+  const chatId = (await app.request('POST', '/chat', { token, body: { name, type: 'file' } })).body.data.id;
+  const upload = await app.request('POST', '/upload', { token, body: { fileName: name, contentType: 'application/pdf', size: 5000 } });
+  const fileId = upload.body.data.fileId;
+  const res = await app.request('POST', '/message/pdf', { token, body: { url: `${pdfs.url}/${name}`, fileId, chatId } });
+  expect([200, 202, 400]).toContain(res.status);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const data = (await app.request('GET', `/message/pdf/${fileId}`, { token })).body.data.embeddingsData;
+    if (data.status === 'completed' || data.status === 'failed') return { data, chatId, fileId };
+    if (Date.now() > deadline) throw new Error(`still ${data.status} (${data.stage})`);
+    await sleep(250);
+  }
+}
+
+const ask = async (chatId: string, prompt: string) => {
+  const res = await app.request('POST', '/message/logged-in', { token, body: { chatId, prompt } });
+  expect(res.status).toBe(200);
+  return res.body.data as { response: string; sources: { page: number; quote: string; ocr?: boolean }[] };
+};
+
+test('a scanned 5-page PDF is read by OCR, and a question about page 3 cites page 3 with a verbatim quote', async () => {
+  const { data, chatId } = await ingest('scanned.pdf');
+  expect(data).toMatchObject({ status: 'completed', pages: 5, textPages: 0, ocrPages: 5, unreadablePages: 0 });
+
+  const reply = await ask(chatId, 'Who is the lighthouse keeper?');
+  const [best] = reply.sources;
+  expect(best).toMatchObject({ page: 3, ocr: true });
+  // Verbatim: the quote is the recognised sentence of page 3, and the reply quotes it.
+  expect(best!.quote).toContain('lighthouse keeper is named Margaret Hollis');
+  expect(SCANNED_PAGES[2]).toContain(best!.quote.replace(/\s+$/, ''));
+  expect(reply.response).toContain(best!.quote);
+}, 240_000);
+
+test('a PDF whose font has no Unicode map is read through OCR, never completed with its glyph ids', async () => {
+  const { data, chatId } = await ingest('glyph-ids.pdf');
+  expect(data).toMatchObject({ status: 'completed', pages: 2, textPages: 0, ocrPages: 2, unreadablePages: 0 });
+  const reply = await ask(chatId, 'When is the cider festival held?');
+  expect(reply.sources[0]).toMatchObject({ page: 2, ocr: true });
+  expect(GLYPH_ID_PAGES[1]).toContain(reply.sources[0]!.quote.replace(/\s+$/, ''));
+  expect(JSON.stringify(reply)).not.toMatch(/[\u0000-\u0008\u000e-\u001f]/);
+}, 240_000);
+
+test('Japanese: a question typed in Japanese cites the right page', async () => {
+  const { data, chatId } = await ingest('japanese.pdf');
+  expect(data).toMatchObject({ status: 'completed', pages: 3, textPages: 3, ocrPages: 0, unreadablePages: 0 });
+  const reply = await ask(chatId, '金閣寺は有名ですか');
+  expect(reply.sources[0]).toMatchObject({ page: 2, quote: '金閣寺は有名です。' });
+  expect(reply.sources[0]).not.toHaveProperty('ocr');
+  expect(JAPANESE_PAGES[1]).toContain(reply.sources[0]!.quote);
+});
+
+test('Arabic: a question typed in Arabic cites the right page', async () => {
+  const { data, chatId } = await ingest('arabic.pdf');
+  expect(data).toMatchObject({ status: 'completed', pages: 3, textPages: 3, ocrPages: 0 });
+  const reply = await ask(chatId, 'ما هو أطول نهر في أفريقيا؟');
+  expect(reply.sources[0]).toMatchObject({ page: 2, quote: ARABIC_PAGES[1] });
+});

@@ -1,0 +1,106 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { LOCAL_CREDENTIALS, LOCAL_REGION, startEmulators } from '#infra/local/emulators.ts';
+import { signLocalIdToken } from '#infra/local/local-idp.ts';
+import { startServerProcess, type ServerProcess } from '#test/helpers/server-process.ts';
+
+// Stopping `npm start` (npm itself, as a terminal or a process manager signals it): SIGINT and
+// SIGTERM stop the server and free DATA_DIR, it says when it has stopped; SIGHUP (npm does not
+// pass it on) still leaves no server behind; two Ctrl-C in a row lose nothing acknowledged.
+
+const dirs: string[] = [];
+afterAll(() => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
+const tempDir = async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'stopping-'));
+  dirs.push(dir);
+  return dir;
+};
+
+const running = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** Polls until the process is gone (fails the test after `ms`). */
+async function gone(pid: number, ms = 20_000): Promise<boolean> {
+  for (const until = Date.now() + ms; Date.now() < until; ) {
+    if (!running(pid)) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return false;
+}
+
+async function serverPid(dataDir: string): Promise<number> {
+  return Number(await readFile(join(dataDir, 'runtime.pid'), 'utf8'));
+}
+
+test.each(['SIGINT', 'SIGTERM'] as const)('%s to npm stops the server, frees DATA_DIR and says so', async (signal) => {
+  const dataDir = await tempDir();
+  const server = await startServerProcess({ DATA_DIR: dataDir }, { viaNpm: true });
+  const pid = await serverPid(dataDir);
+  expect(pid).not.toBe(server.pid); // npm, then the server it runs
+  server.signal(signal);
+  expect(await server.exited).toBe(0);
+  expect(await gone(pid)).toBe(true);
+  expect(existsSync(join(dataDir, 'runtime.pid'))).toBe(false);
+  expect(server.output()).toMatch(new RegExp(`${signal}: stopping[^]*\\nStopped\\.\\n`));
+}, 60_000);
+
+test('SIGHUP to npm (not passed on by npm): the server notices and stops too', async () => {
+  const dataDir = await tempDir();
+  const server = await startServerProcess({ DATA_DIR: dataDir }, { viaNpm: true });
+  const pid = await serverPid(dataDir);
+  server.signal('SIGHUP');
+  expect(await server.exited).toBe('SIGHUP');
+  expect(await gone(pid)).toBe(true);
+  expect(existsSync(join(dataDir, 'runtime.pid'))).toBe(false);
+  // Its output still reaches the pipe npm handed it.
+  for (let i = 0; i < 100 && !server.output().includes('Stopped.'); i++) await new Promise((r) => setTimeout(r, 50));
+  expect(server.output()).toMatch(/parent process gone: stopping[^]*Stopped\./);
+}, 60_000);
+
+test('two Ctrl-C 20 ms apart: the server exits at once, and every upload acknowledged is kept', async () => {
+  const dataDir = await tempDir();
+  let server: ServerProcess | undefined = await startServerProcess({ DATA_DIR: dataDir });
+  const idToken = await signLocalIdToken(dataDir, { email: 'twice@example.com' });
+  const token = ((await (await fetch(`${server.url}/auth`, { method: 'POST', headers: { authorization: `Bearer ${idToken}` } })).json()) as any).data.token;
+  const pdf = Buffer.from('%PDF-1.4\n% not parsed by this test\n');
+  const uploaded: string[] = [];
+  for (let i = 0; i < 10; i++) {
+    const res = await fetch(`${server.url}/upload`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ fileName: `f${i}.pdf`, contentType: 'application/pdf', size: pdf.byteLength }),
+    });
+    const { data } = (await res.json()) as any;
+    const put = await fetch(data.uploadUrl, { method: 'PUT', headers: data.uploadHeaders, body: pdf });
+    expect(put.status).toBe(200);
+    uploaded.push(data.fileId);
+  }
+  server.signal('SIGINT');
+  await new Promise((r) => setTimeout(r, 20));
+  server.signal('SIGINT');
+  expect(await server.exited).toBe(130);
+  expect(server.output()).toMatch(/SIGINT: stopping now/);
+  expect(existsSync(join(dataDir, 'runtime.pid'))).toBe(false);
+  server = undefined;
+
+  // The bucket on disk, read with an emulator of our own.
+  const emulators = await startEmulators({ fauxqsDataPath: join(dataDir, 'fauxqs') });
+  const s3 = new S3Client({ endpoint: emulators.fauxqsEndpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, forcePathStyle: true });
+  try {
+    const listed = await s3.send(new ListObjectsV2Command({ Bucket: 'chat-service-files', Prefix: 'uploads/' }));
+    const kept = (listed.Contents ?? []).map((o) => o.Key!.replace(/^uploads\/[^/]+\/|\.pdf$/g, '')).sort();
+    expect(kept).toEqual([...uploaded].sort());
+  } finally {
+    s3.destroy();
+    await emulators.stop();
+  }
+}, 90_000);

@@ -1,0 +1,38 @@
+import { loadConfig } from '#shared/config.ts';
+import { runExtract } from '#shared/pdf/extract-stage.ts';
+import { PermanentFailure } from '#shared/pdf/failures.ts';
+import type { PipelineDeps } from '#shared/pdf/pipeline-deps.ts';
+import { makeGlyphIdPdf, makeScannedPdf } from '#test/helpers/make-script-pdfs.ts';
+
+// With OCR_ENABLED=false, pdf-extract decides alone (the error path, with in-memory stand-ins for
+// the record and the stored PDF): garbled text fails typed UNREADABLE_TEXT, a scan NO_TEXT_LAYER,
+// and nothing is recorded, chunked or queued either way.
+
+const fileId = 'c'.repeat(24);
+const runId = 'd'.repeat(24);
+
+function depsFor(pdf: Uint8Array) {
+  const writes: string[] = [];
+  const deps = {
+    config: loadConfig({ TABLE_NAME: 't', OCR_ENABLED: 'false' }),
+    files: {
+      get: async () => ({ id: fileId, runId, status: 'processing' }),
+      updateRun: async () => void writes.push('updateRun'),
+    },
+    storage: { get: async () => pdf, put: async (key: string) => void writes.push(key) },
+    sqs: { send: async () => void writes.push('sqs') },
+    now: () => new Date().toISOString(),
+  } as unknown as PipelineDeps;
+  return { deps, writes };
+}
+
+test.each([
+  ['a font without a Unicode map', () => makeGlyphIdPdf(), 'UNREADABLE_TEXT'],
+  ['a scan', () => makeScannedPdf(['Only an image of this sentence.']), 'NO_TEXT_LAYER'],
+])('OCR off: %s fails %s and nothing is written', async (_, make, reason) => {
+  const { deps, writes } = depsFor(await make());
+  const run = runExtract(deps, { fileId, runId, key: 'work/x/source.pdf' });
+  await expect(run).rejects.toBeInstanceOf(PermanentFailure);
+  await expect(run).rejects.toMatchObject({ reason, message: expect.stringContaining('OCR is off') });
+  expect(writes).toEqual([]);
+});
