@@ -76,9 +76,21 @@ export function childError(err: unknown): string {
     .slice(-1500);
 }
 
+/**
+ * send-message imported with each AI provider chosen: its module scope awaits the provider, and
+ * shared/ai/provider.ts imports only the chosen provider's module (and so its SDK). The endpoints
+ * are never called.
+ */
+export const PROVIDER_ENV: Record<'offline' | 'openai' | 'bedrock', Record<string, string>> = {
+  offline: { AI_PROVIDER: 'offline' },
+  openai: { AI_PROVIDER: 'openai', OPENAI_API_KEY: 'bench-key', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1' },
+  bedrock: { AI_PROVIDER: 'bedrock', BEDROCK_REGION: 'us-east-1', BEDROCK_ENDPOINT: 'http://127.0.0.1:9' },
+};
+const PROVIDER_FUNCTION = 'send-message';
+
 /** One import of a bundle in a fresh process; ms. */
-async function importOnce(bundle: string): Promise<number> {
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...BUNDLE_ENV };
+async function importOnce(bundle: string, extraEnv: Record<string, string> = {}): Promise<number> {
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...BUNDLE_ENV, ...extraEnv };
   try {
     const { stdout } = await run(process.execPath, [join(projectRoot, 'bench/lib/import-child.mjs'), pathToFileURL(bundle).href], { env, timeout: 60_000 });
     return (JSON.parse(stdout) as { ms: number }).ms;
@@ -119,12 +131,19 @@ export const coldStart: Benchmark = {
 
     // One unmeasured import each (disk cache), then RUNS rounds, each in a shuffled order, so
     // drift in the machine's load spreads evenly over the bundles.
-    ctx.log(`cold-start: importing ${built.length} bundles ${RUNS} times each`);
-    for (const b of built) await importOnce(bundle(b));
-    const samples = new Map<string, number[]>(built.map((b) => [b.name, []]));
+    // Each bundle once as the stack configures it, plus send-message once per AI provider.
+    const providerBundle = built.find((b) => b.name === PROVIDER_FUNCTION);
+    const variantName = (provider: string) => `${PROVIDER_FUNCTION} [AI_PROVIDER=${provider}]`;
+    const imports: { name: string; file: string; env?: Record<string, string> }[] = [
+      ...built.map((b) => ({ name: b.name, file: bundle(b) })),
+      ...(providerBundle ? Object.entries(PROVIDER_ENV).map(([p, env]) => ({ name: variantName(p), file: bundle(providerBundle), env })) : []),
+    ];
+    ctx.log(`cold-start: importing ${imports.length} bundles ${RUNS} times each`);
+    for (const i of imports) await importOnce(i.file, i.env);
+    const samples = new Map<string, number[]>(imports.map((i) => [i.name, []]));
     for (let round = 0; round < RUNS; round++) {
-      const order = [...built].sort(() => Math.random() - 0.5);
-      for (const b of order) samples.get(b.name)!.push(await importOnce(bundle(b)));
+      const order = [...imports].sort(() => Math.random() - 0.5);
+      for (const i of order) samples.get(i.name)!.push(await importOnce(i.file, i.env));
     }
 
     const base = built.find((b) => b.name === BASELINE.name)!;
@@ -158,6 +177,15 @@ export const coldStart: Benchmark = {
         checks.push(info(`${b.name} import p50`, p50, 'ms', { baseline: baseImport, ratio: p50 / baseImport }));
       }
     }
+    const providerRows: (string | number)[][] = [];
+    if (providerBundle) {
+      const offline = median(samples.get(variantName('offline'))!);
+      for (const provider of Object.keys(PROVIDER_ENV)) {
+        const p50 = median(samples.get(variantName(provider))!);
+        providerRows.push([variantName(provider), p50, p50 - offline, `${(p50 / baseImport).toFixed(2)} ×`]);
+        checks.push(ratioCheck(`${variantName(provider)} import p50`, p50, baseImport, 'ms', { max: IMPORT_RATIO_MAX }));
+      }
+    }
     const notes = [
       `import time: median of ${RUNS} fresh \`node\` processes per bundle (bench/lib/import-child.mjs), module evaluation included; the size target is on index.mjs (decimal KB), the 1.5 × target on the import time.`,
     ];
@@ -171,6 +199,11 @@ export const coldStart: Benchmark = {
           title: 'per bundle',
           header: ['function', 'kind', 'size KB', 'size / baseline', 'import p50 ms', 'min', 'max', 'import / baseline'],
           rows: [[base.name, 'baseline', base.bytes / 1000, '1.00 ×', baseImport, Math.min(...samples.get(base.name)!), Math.max(...samples.get(base.name)!), '1.00 ×'], ...rows],
+        },
+        {
+          title: `${PROVIDER_FUNCTION} with each AI provider (one bundle; only the chosen provider's module and SDK are evaluated)`,
+          header: ['import', 'import p50 ms', '+ms vs offline', 'import / baseline'],
+          rows: providerRows,
         },
         {
           title: 'where the import time goes: bundles adding one layer at a time to the baseline (bench/fixtures/import-layers)',

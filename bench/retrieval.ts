@@ -52,7 +52,7 @@ export const retrieval: Benchmark = {
       pages += count;
     }
 
-    const provider = aiProvider();
+    const provider = await aiProvider();
     // A known sentence's page is counted across the files; a source's page is within its file.
     const where = (page: number) => {
       let start = 1;

@@ -11,9 +11,9 @@ import { UsageCounters } from '#shared/limits/usage-counters.ts';
 // pdf-embed (SQS): one part's embeddings into chunk items and packed vectors; the last part completes the file.
 const limits = new UserLimits(new UsageCounters(dynamo(), tableName()), limitSettings(config()));
 
-export const handler = stageHandler('pdf-embed', embedMessageSchema, (deps, msg) =>
+export const handler = stageHandler('pdf-embed', embedMessageSchema, async (deps, msg) =>
   runEmbed(deps, msg, {
-    provider: aiProvider(),
+    provider: await aiProvider(),
     concurrency: config().EMBEDDING_CONCURRENCY,
     estimateTokens,
     chargeTokens: (userId, tokens) => limits.chargeTokens(userId, tokens),

@@ -24,7 +24,7 @@ const files = { attachments: new AttachmentRepository(dynamo(), tableName()), fi
 const deps: SendMessageDeps = {
   chats: new ChatRepository(dynamo(), tableName()),
   messages: new MessageRepository(dynamo(), tableName()),
-  provider: aiProvider(),
+  provider: await aiProvider(),
   retrieve: retrieveSources,
   budget: new UserLimits(new UsageCounters(dynamo(), tableName()), limitSettings(c)),
   chatFiles: (chatId) => chatFiles(files, chatId),

@@ -18,9 +18,15 @@ export interface Access {
   sendTo?: PipelineStageName[];
   /** Reads the service JWT signing secret. */
   jwtSecret?: boolean;
-  /** Reads the OpenAI API key secret (when one is configured). */
-  openAiSecret?: boolean;
+  /**
+   * What the function asks of the AI provider. The stack grants what the chosen provider needs
+   * for it: the OpenAI key secret, or Bedrock's invoke rights on exactly the configured models.
+   */
+  ai?: AiUse[];
 }
+
+/** `chat`: replies (Converse / chat completions); `embeddings`: embedding requests. */
+export type AiUse = 'chat' | 'embeddings';
 
 export interface HttpRoute {
   method: HttpMethod;
@@ -91,7 +97,7 @@ export const pipelineStages = {
     timeoutSeconds: 300,
     memoryMb: 1024,
     maxReceiveCount: 5,
-    access: { table: 'readwrite', bucket: 'readwrite', openAiSecret: true },
+    access: { table: 'readwrite', bucket: 'readwrite', ai: ['embeddings'] },
   },
 } as const satisfies Record<PipelineStageName, PipelineStage>;
 
@@ -121,7 +127,7 @@ export const httpRoutes = {
     access: { table: 'readwrite', jwtSecret: true },
   },
   // Chats and messages (envelope bodies). send-message streams (Lambda response streaming) and
-  // may wait on a long reply, hence its timeout; it reads the OpenAI key secret when deployed.
+  // may wait on a long reply, hence its timeout; it calls the model, and embeds the prompt in a file chat.
   'create-chat': { method: 'POST', path: '/chat', auth: 'user', shape: 'envelope', access: { table: 'readwrite', jwtSecret: true } },
   'list-chats': { method: 'GET', path: '/chat', auth: 'user', shape: 'envelope', access: { table: 'read', jwtSecret: true } },
   'get-chat': { method: 'GET', path: '/chat/{chatId}', auth: 'user', shape: 'envelope', access: { table: 'read', jwtSecret: true } },
@@ -136,7 +142,7 @@ export const httpRoutes = {
     streaming: true,
     rateLimit: 'messages',
     timeoutSeconds: 300,
-    access: { table: 'readwrite', bucket: 'read', jwtSecret: true, openAiSecret: true },
+    access: { table: 'readwrite', bucket: 'read', jwtSecret: true, ai: ['chat', 'embeddings'] },
   },
   // PDF upload and ingestion (envelope bodies). ingest-pdf checks the URL and its size, starts the
   // pipeline and waits up to PDF_SYNC_WAIT_MS for it (under API Gateway's 29 s).

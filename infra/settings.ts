@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { configSchema, loadConfig, ConfigError } from '../shared/config.ts';
 import { identityProviderSettings } from '../shared/auth/identity-provider.ts';
 import { pipelineStageList, type PipelineStageName } from './routes.ts';
+import { chosenProvider, type AiProviderName } from '../shared/ai/provider.ts';
 
 // What the CDK app reads at synth time. Two kinds of settings:
 // - stack settings (camelCase context keys: `-c retainData=false`, or cdk.json "context");
@@ -103,6 +104,10 @@ export type StackSettings = z.infer<typeof stackSettingsSchema> & {
   stageMaxConcurrency: Record<PipelineStageName, number>;
   /** Problems worth a synth warning (e.g. no identity provider configured). */
   warnings: string[];
+  /** The AI provider the functions will use (AI_PROVIDER, else OpenAI with a key secret, else offline). */
+  aiProvider: AiProviderName;
+  /** With Bedrock: the models the functions are allowed to invoke (region unset: the stack's). */
+  bedrock?: { region?: string; chatModel: string; embeddingModel: string };
 };
 
 export type ContextReader = (key: string) => unknown;
@@ -126,7 +131,12 @@ export function readSettings(context: ContextReader, env: NodeJS.ProcessEnv = pr
     if (value !== undefined && value !== '') functionEnv[name] = String(value);
   }
   // Validate as the functions will at cold start, with the stack's own wiring filled in.
-  const config = loadConfig({ TABLE_NAME: 'synth-check', ...functionEnv });
+  const config = loadConfig({
+    TABLE_NAME: 'synth-check',
+    ...(parsed.data.openAiKeySecret && { OPENAI_API_KEY_SECRET_ARN: 'arn:synth-check' }),
+    ...functionEnv,
+  });
+  const aiProvider = chosenProvider(config);
 
   // Safe deploy defaults: what npm start may leave open (any origin, the local identity provider)
   // a deployment must name. Without an identity provider POST /auth would fail for everyone;
@@ -148,9 +158,16 @@ export function readSettings(context: ContextReader, env: NodeJS.ProcessEnv = pr
   const originCheck = corsOrigin.safeParse(origin);
   if (!originCheck.success) throw new ConfigError(`CORS_ALLOW_ORIGIN: ${originCheck.error.issues[0]!.message}`);
   if (origin === '*') warnings.push('CORS_ALLOW_ORIGIN=*: any web page may call the API with a user\'s token');
-  if (!parsed.data.openAiKeySecret) {
+  if (aiProvider === 'offline') {
     warnings.push('No openAiKeySecret: the functions use the offline AI provider (extractive answers, lexical embeddings)');
   }
+  if (aiProvider === 'bedrock' && parsed.data.openAiKeySecret) {
+    warnings.push('AI_PROVIDER=bedrock: openAiKeySecret is ignored (no function is given the OpenAI key)');
+  }
+  const bedrock =
+    aiProvider === 'bedrock'
+      ? { region: config.BEDROCK_REGION, chatModel: config.BEDROCK_CHAT_MODEL, embeddingModel: config.BEDROCK_EMBEDDING_MODEL }
+      : undefined;
 
   const stageMaxConcurrency = {} as Record<PipelineStageName, number>;
   for (const stage of pipelineStageList) {
@@ -160,5 +177,5 @@ export function readSettings(context: ContextReader, env: NodeJS.ProcessEnv = pr
     if (!checked.success) throw new ConfigError(`Invalid CDK context:\n  ${key}: ${checked.error.issues[0]!.message}`);
     stageMaxConcurrency[stage.name] = checked.data;
   }
-  return { ...parsed.data, functionEnv, corsAllowOrigin: origin, stageMaxConcurrency, warnings };
+  return { ...parsed.data, functionEnv, corsAllowOrigin: origin, stageMaxConcurrency, warnings, aiProvider, ...(bedrock && { bedrock }) };
 }

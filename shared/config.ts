@@ -53,7 +53,9 @@ export const configSchema = z.object({
   SERVICE_JWT_TTL_SECONDS: z._default(int(60, 90 * 24 * 3600), 30 * 24 * 3600),
   ADMIN_EMAILS: z._default(csv, []),
 
-  // AI provider: OpenAI (or any compatible server) when a key is set, the offline provider otherwise.
+  // AI provider: `openai`, `bedrock` or `offline`; unset: OpenAI (or any compatible server) when
+  // a key is set, the offline provider otherwise.
+  AI_PROVIDER: z.optional(z.enum(['openai', 'bedrock', 'offline'])),
   OPENAI_API_KEY: z.optional(str()),
   OPENAI_API_KEY_SECRET_ARN: z.optional(z.string().check(z.startsWith('arn:'))),
   OPENAI_BASE_URL: optionalUrl,
@@ -63,6 +65,23 @@ export const configSchema = z.object({
   OPENAI_EMBEDDING_DIMENSIONS: z.optional(int(1, 8192)),
   OPENAI_TIMEOUT_MS: z._default(int(1000, 15 * 60 * 1000), 60_000),
   OPENAI_MAX_RETRIES: z._default(int(0, 10), 3),
+  // Amazon Bedrock (AI_PROVIDER=bedrock), through the function's IAM role. A model id or an
+  // inference profile (id or ARN) for chat; Titan Text Embeddings V2 or Cohere Embed v3 for embeddings.
+  BEDROCK_REGION: z.optional(z.string().check(z.regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'must be an AWS region such as us-east-1'))),
+  // Endpoint override (tests, VPC endpoints); unset: the region's public endpoint.
+  BEDROCK_ENDPOINT: optionalUrl,
+  BEDROCK_CHAT_MODEL: z._default(str(), 'amazon.nova-lite-v1:0'),
+  BEDROCK_EMBEDDING_MODEL: z._default(
+    z.enum(['amazon.titan-embed-text-v2:0', 'cohere.embed-english-v3', 'cohere.embed-multilingual-v3']),
+    'amazon.titan-embed-text-v2:0',
+  ),
+  // Titan Text Embeddings V2 only (Cohere Embed v3 is always 1024).
+  BEDROCK_EMBEDDING_DIMENSIONS: z.optional(z.pipe(z.enum(['256', '512', '1024']), z.transform(Number))),
+  // Titan V2 embeds one text per request: this many requests at once per embed call.
+  BEDROCK_EMBEDDING_CONCURRENCY: z._default(int(1, 64), 8),
+  BEDROCK_TIMEOUT_MS: z._default(int(1000, 15 * 60 * 1000), 60_000),
+  // Attempts after the first (throttling, 5xx, timeouts), with the SDK's backoff.
+  BEDROCK_MAX_RETRIES: z._default(int(0, 10), 3),
   EMBEDDING_BATCH_SIZE: z._default(int(1, 2048), 2048),
   EMBEDDING_BATCH_MAX_TOKENS: z._default(int(1000, 1_000_000), 300_000),
   EMBEDDING_CONCURRENCY: z._default(int(1, 32), 4),
@@ -150,7 +169,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const lines = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
     throw new ConfigError(`Invalid configuration:\n  ${lines.join('\n  ')}`);
   }
+  const conflicts = conflictsOf(parsed.data);
+  if (conflicts.length) throw new ConfigError(`Invalid configuration:\n  ${conflicts.join('\n  ')}`);
   return parsed.data;
+}
+
+/** Settings that are valid alone but not together. */
+function conflictsOf(c: Config): string[] {
+  const out: string[] = [];
+  if (c.AI_PROVIDER === 'openai' && !c.OPENAI_API_KEY && !c.OPENAI_API_KEY_SECRET_ARN) {
+    out.push('AI_PROVIDER: openai needs OPENAI_API_KEY (or OPENAI_API_KEY_SECRET_ARN)');
+  }
+  if (c.BEDROCK_EMBEDDING_DIMENSIONS && c.BEDROCK_EMBEDDING_DIMENSIONS !== 1024 && c.BEDROCK_EMBEDDING_MODEL.startsWith('cohere.')) {
+    out.push(`BEDROCK_EMBEDDING_DIMENSIONS: ${c.BEDROCK_EMBEDDING_MODEL} always returns 1024 dimensions`);
+  }
+  return out;
 }
 
 let cached: Config | undefined;

@@ -1,5 +1,6 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { mapLimit } from './map-limit.ts';
 
 // What every repository needs from DynamoDB beyond single calls: recognising a lost
 // conditional write, and batch reads/writes that retry what DynamoDB left unprocessed.
@@ -14,19 +15,8 @@ export const isConditionFailure = (err: unknown): boolean =>
 const backoff = (attempt: number) =>
   new Promise((r) => setTimeout(r, Math.min(2_000, 25 * 2 ** attempt) * (0.5 + Math.random() / 2)));
 
-/** Runs `fn` over `items` with at most `limit` running at once; results in input order. */
-export async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!, i);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
-}
+// mapLimit lives in a dependency-free module (the Bedrock provider uses it without loading DynamoDB).
+export { mapLimit };
 
 export type WriteRequest = { PutRequest: { Item: Record<string, unknown> } } | { DeleteRequest: { Key: Record<string, unknown> } };
 

@@ -7,7 +7,8 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
-import { queueUrlVariable, type Access, type ManifestFunction, type PipelineStageName } from '../routes.ts';
+import type { ModelResources } from '../../shared/ai/bedrock-models.ts';
+import { queueUrlVariable, type Access, type AiUse, type ManifestFunction, type PipelineStageName } from '../routes.ts';
 import { tableDefinition } from '../table.ts';
 
 /** The Lambda runtime of every function; npm scripts run the same Node major (the `node` devDependency). */
@@ -30,9 +31,14 @@ export interface ServiceResources {
   bucket: s3.IBucket;
   queues: Record<PipelineStageName, sqs.IQueue>;
   jwtSecret: secretsmanager.ISecret;
-  /** The OpenAI key secret, when one is configured. */
+  /** The OpenAI key secret, when OpenAI is the AI provider. */
   openAiSecret?: secretsmanager.ISecret;
+  /** The Bedrock models per use, when Bedrock is the AI provider. */
+  bedrockModels?: Record<AiUse, ModelResources>;
 }
+
+/** What invoking a Bedrock model takes (Converse is InvokeModel, ConverseStream the streaming one). */
+export const BEDROCK_INVOKE_ACTIONS = ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'];
 
 export interface ServiceFunctionProps {
   fn: ManifestFunction;
@@ -79,7 +85,7 @@ export class ServiceFunction extends Construct {
     };
     for (const stage of access.sendTo ?? []) environment[queueUrlVariable(stage)] = queueOf(resources, stage).queueUrl;
     if (access.jwtSecret) environment.SERVICE_JWT_SECRET_ARN = resources.jwtSecret.secretArn;
-    if (access.openAiSecret && resources.openAiSecret) environment.OPENAI_API_KEY_SECRET_ARN = resources.openAiSecret.secretArn;
+    if (access.ai?.length && resources.openAiSecret) environment.OPENAI_API_KEY_SECRET_ARN = resources.openAiSecret.secretArn;
 
     this.function = new lambda.Function(this, 'Function', {
       description: props.description ?? fn.name,
@@ -126,7 +132,29 @@ export class ServiceFunction extends Construct {
     if (targets.length) allow(['sqs:SendMessage'], targets);
 
     if (access.jwtSecret) allow(['secretsmanager:GetSecretValue'], [r.jwtSecret.secretArn]);
-    if (access.openAiSecret && r.openAiSecret) allow(['secretsmanager:GetSecretValue'], [secretArnPattern(r.openAiSecret)]);
+    if (access.ai?.length && r.openAiSecret) allow(['secretsmanager:GetSecretValue'], [secretArnPattern(r.openAiSecret)]);
+    if (r.bedrockModels) this.grantBedrock(access.ai ?? [], r.bedrockModels);
+  }
+
+  /**
+   * Invoke rights on the models this function uses and nothing else. A model behind an
+   * inference profile is allowed only through that profile (it may run in any region the
+   * profile routes to, so the foundation model's region is left open, the profile is not).
+   */
+  private grantBedrock(uses: AiUse[], models: Record<AiUse, ModelResources>): void {
+    const wanted = [...new Set(uses)].map((use) => models[use]);
+    const invoked = [...new Set(wanted.flatMap((m) => m.invoked))];
+    if (invoked.length) this.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: BEDROCK_INVOKE_ACTIONS, resources: invoked }));
+    for (const m of wanted) {
+      if (!m.throughProfile) continue;
+      this.role.addToPrincipalPolicy(
+        new iam.PolicyStatement({
+          actions: BEDROCK_INVOKE_ACTIONS,
+          resources: m.throughProfile.foundationModelArns,
+          conditions: { StringEquals: { 'bedrock:InferenceProfileArn': m.throughProfile.profileArn } },
+        }),
+      );
+    }
   }
 }
 

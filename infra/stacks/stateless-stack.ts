@@ -7,7 +7,8 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
-import { deadLetterConsumerList, httpRouteList, manifestFunctions, pipelineStageList, type ManifestFunction, type PipelineStageName } from '../routes.ts';
+import { modelResources, type ModelResources } from '../../shared/ai/bedrock-models.ts';
+import { deadLetterConsumerList, httpRouteList, manifestFunctions, pipelineStageList, type AiUse, type ManifestFunction, type PipelineStageName } from '../routes.ts';
 import { corsPreflight, gatewayResponses, gatewayResponseTemplate } from '../gateway-responses.ts';
 import type { StackSettings } from '../settings.ts';
 import { ServiceFunction } from '../constructs/service-function.ts';
@@ -40,7 +41,9 @@ export class StatelessStack extends Stack {
     super(scope, id, props);
     const { settings, stateful } = props;
 
-    const openAiSecret = settings.openAiKeySecret ? importSecret(this, settings.openAiKeySecret) : undefined;
+    // The chosen provider's access only: the OpenAI key secret, or the Bedrock models.
+    const openAiSecret = settings.aiProvider === 'openai' && settings.openAiKeySecret ? importSecret(this, settings.openAiKeySecret) : undefined;
+    const bedrockModels = settings.bedrock && this.bedrockModels(settings.bedrock);
     const resources = {
       table: stateful.table,
       bucket: stateful.bucket,
@@ -50,6 +53,7 @@ export class StatelessStack extends Stack {
       >,
       jwtSecret: stateful.jwtSecret,
       ...(openAiSecret && { openAiSecret }),
+      ...(bedrockModels && { bedrockModels }),
     };
     const alarmAction = new cloudwatchActions.SnsAction(stateful.alarmTopic);
 
@@ -115,6 +119,15 @@ export class StatelessStack extends Stack {
       description: 'Base URL of the API (ends in /api/v1)',
       value: `${this.api.url}${API_ROOT}`,
     });
+  }
+
+  /** The IAM resources of the configured Bedrock models, in BEDROCK_REGION or the stack's region. */
+  private bedrockModels(bedrock: NonNullable<StackSettings['bedrock']>): Record<AiUse, ModelResources> {
+    const region = bedrock.region ?? this.region;
+    return {
+      chat: modelResources(bedrock.chatModel, region, this.account, this.partition),
+      embeddings: modelResources(bedrock.embeddingModel, region, this.account, this.partition),
+    };
   }
 
   private restApi(settings: StackSettings): apigateway.RestApi {

@@ -16,7 +16,7 @@ const MAX_PASSAGE_CHARS = 600;
 
 export const HOW_TO_CONFIGURE =
   'To get answers from a language model, set OPENAI_API_KEY (and OPENAI_BASE_URL to use any ' +
-  'OpenAI-compatible server, local ones included) and restart the service.';
+  'OpenAI-compatible server, local ones included), or AI_PROVIDER=bedrock for Amazon Bedrock, and restart the service.';
 
 function passage(source: Source): string {
   // A bracketed number of the document ("see [3]") would read as a citation marker: shown as (3).

@@ -1,35 +1,72 @@
 import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import { secretsClient } from '../clients.ts';
 import { config, type Config } from '../config.ts';
-import { createOfflineProvider } from './offline-provider.ts';
-import { createOpenAiProvider } from './openai-provider.ts';
+import type { BedrockSettings } from './bedrock-provider.ts';
 import type { AiProvider } from './types.ts';
 
-// The AI provider of this cold start: OpenAI (or any compatible server) when a key is configured
-// (OPENAI_API_KEY, or OPENAI_API_KEY_SECRET_ARN when deployed), the offline provider otherwise.
+// The AI provider of this cold start, chosen by AI_PROVIDER: `openai` (or any compatible server),
+// `bedrock` (Amazon Bedrock through the function's IAM role) or `offline`. Unset: OpenAI when a key
+// is configured (OPENAI_API_KEY, or OPENAI_API_KEY_SECRET_ARN when deployed), offline otherwise.
+// Each provider module is imported only when chosen, so a function loads one model SDK, not all
+// of them (bench cold-start measures send-message with each).
 
-let cached: AiProvider | undefined;
+export type AiProviderName = AiProvider['name'];
 
-export function aiProvider(): AiProvider {
-  cached ??= createAiProvider(config());
+let cached: Promise<AiProvider> | undefined;
+
+/** The provider of this cold start (created once; a failed creation is retried by the next call). */
+export function aiProvider(): Promise<AiProvider> {
+  cached ??= createAiProvider(config()).catch((err) => {
+    cached = undefined;
+    throw err;
+  });
   return cached;
 }
 
-export function createAiProvider(c: Config): AiProvider {
+export function chosenProvider(c: Config): AiProviderName {
+  if (c.AI_PROVIDER) return c.AI_PROVIDER;
+  return c.OPENAI_API_KEY || c.OPENAI_API_KEY_SECRET_ARN ? 'openai' : 'offline';
+}
+
+export async function createAiProvider(c: Config, overrides: Pick<BedrockSettings, 'credentials'> = {}): Promise<AiProvider> {
   const limits = { maxInputs: c.EMBEDDING_BATCH_SIZE, maxTokens: c.EMBEDDING_BATCH_MAX_TOKENS };
-  const apiKey = c.OPENAI_API_KEY ?? (c.OPENAI_API_KEY_SECRET_ARN ? () => readApiKeySecret(c.OPENAI_API_KEY_SECRET_ARN!) : undefined);
-  if (!apiKey) return createOfflineProvider(limits);
-  return createOpenAiProvider({
-    apiKey,
-    ...(c.OPENAI_BASE_URL && { baseURL: c.OPENAI_BASE_URL }),
-    chatModel: c.OPENAI_CHAT_MODEL,
-    embeddingModel: c.OPENAI_EMBEDDING_MODEL,
-    ...(c.OPENAI_EMBEDDING_DIMENSIONS && { embeddingDimensions: c.OPENAI_EMBEDDING_DIMENSIONS }),
-    timeoutMs: c.OPENAI_TIMEOUT_MS,
-    maxRetries: c.OPENAI_MAX_RETRIES,
-    embeddingBatchSize: c.EMBEDDING_BATCH_SIZE,
-    embeddingBatchMaxTokens: c.EMBEDDING_BATCH_MAX_TOKENS,
-  });
+  switch (chosenProvider(c)) {
+    case 'offline': {
+      const { createOfflineProvider } = await import('./offline-provider.ts');
+      return createOfflineProvider(limits);
+    }
+    case 'bedrock': {
+      const { createBedrockProvider } = await import('./bedrock-provider.ts');
+      return createBedrockProvider({
+        region: c.BEDROCK_REGION ?? c.AWS_REGION,
+        ...(c.BEDROCK_ENDPOINT && { endpoint: c.BEDROCK_ENDPOINT }),
+        chatModel: c.BEDROCK_CHAT_MODEL,
+        embeddingModel: c.BEDROCK_EMBEDDING_MODEL,
+        ...(c.BEDROCK_EMBEDDING_DIMENSIONS && { embeddingDimensions: c.BEDROCK_EMBEDDING_DIMENSIONS }),
+        embeddingConcurrency: c.BEDROCK_EMBEDDING_CONCURRENCY,
+        timeoutMs: c.BEDROCK_TIMEOUT_MS,
+        maxRetries: c.BEDROCK_MAX_RETRIES,
+        embeddingBatchSize: c.EMBEDDING_BATCH_SIZE,
+        embeddingBatchMaxTokens: c.EMBEDDING_BATCH_MAX_TOKENS,
+        ...overrides,
+      });
+    }
+    case 'openai': {
+      const { createOpenAiProvider } = await import('./openai-provider.ts');
+      const secretArn = c.OPENAI_API_KEY_SECRET_ARN;
+      return createOpenAiProvider({
+        apiKey: c.OPENAI_API_KEY ?? (() => readApiKeySecret(secretArn!)),
+        ...(c.OPENAI_BASE_URL && { baseURL: c.OPENAI_BASE_URL }),
+        chatModel: c.OPENAI_CHAT_MODEL,
+        embeddingModel: c.OPENAI_EMBEDDING_MODEL,
+        ...(c.OPENAI_EMBEDDING_DIMENSIONS && { embeddingDimensions: c.OPENAI_EMBEDDING_DIMENSIONS }),
+        timeoutMs: c.OPENAI_TIMEOUT_MS,
+        maxRetries: c.OPENAI_MAX_RETRIES,
+        embeddingBatchSize: c.EMBEDDING_BATCH_SIZE,
+        embeddingBatchMaxTokens: c.EMBEDDING_BATCH_MAX_TOKENS,
+      });
+    }
+  }
 }
 
 /** The key stored in Secrets Manager: the plain key, or JSON with OPENAI_API_KEY / apiKey. */
@@ -47,9 +84,17 @@ async function readApiKeySecret(arn: string): Promise<string> {
 
 /** One line for the start-up log. */
 export function describeAiProvider(c: Config): string {
-  if (c.OPENAI_API_KEY || c.OPENAI_API_KEY_SECRET_ARN) {
-    const where = c.OPENAI_BASE_URL ? ` at ${c.OPENAI_BASE_URL}` : '';
-    return `OpenAI-compatible (chat ${c.OPENAI_CHAT_MODEL}, embeddings ${c.OPENAI_EMBEDDING_MODEL}${where})`;
+  switch (chosenProvider(c)) {
+    case 'openai': {
+      const where = c.OPENAI_BASE_URL ? ` at ${c.OPENAI_BASE_URL}` : '';
+      return `OpenAI-compatible (chat ${c.OPENAI_CHAT_MODEL}, embeddings ${c.OPENAI_EMBEDDING_MODEL}${where})`;
+    }
+    case 'bedrock': {
+      const where = c.BEDROCK_ENDPOINT ? ` at ${c.BEDROCK_ENDPOINT}` : ` in ${c.BEDROCK_REGION ?? c.AWS_REGION}`;
+      const dims = c.BEDROCK_EMBEDDING_MODEL.startsWith('amazon.titan') ? ` (${c.BEDROCK_EMBEDDING_DIMENSIONS ?? 1024} dimensions)` : '';
+      return `Amazon Bedrock (chat ${c.BEDROCK_CHAT_MODEL}, embeddings ${c.BEDROCK_EMBEDDING_MODEL}${dims}${where})`;
+    }
+    case 'offline':
+      return 'offline (no OPENAI_API_KEY: no language model; file chats answer with the best-matching passages of their PDFs, lexical embeddings)';
   }
-  return 'offline (no OPENAI_API_KEY: no language model; file chats answer with the best-matching passages of their PDFs, lexical embeddings)';
 }

@@ -1,4 +1,4 @@
-// The one interface every AI provider implements (OpenAI-compatible or offline).
+// The one interface every AI provider implements (OpenAI-compatible, Amazon Bedrock or offline).
 
 export interface Usage {
   promptTokens: number;
@@ -50,7 +50,7 @@ export interface EmbeddingResult {
 }
 
 export interface AiProvider {
-  readonly name: 'openai' | 'offline';
+  readonly name: 'openai' | 'bedrock' | 'offline';
   readonly chatModel: string;
   readonly embeddingModel: string;
   readonly embeddingDimensions: number;

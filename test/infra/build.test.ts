@@ -15,6 +15,7 @@ import { buildFunctions, EXTRACT_CHILD, MissingEntryError, projectRoot, STANDARD
 import { hostilePdf } from '#test/helpers/hostile-pdfs.ts';
 import { createServiceApp } from '#infra/app.ts';
 import { manifestFunctions, type ManifestFunction } from '#infra/routes.ts';
+import { startBedrockTestServer } from '#test/helpers/bedrock-server.ts';
 
 // The real bundles: built once into a temporary directory exactly as `npm run build` builds
 // them, loaded by a plain Node process (as Lambda would), and synthesized into the stack.
@@ -176,6 +177,37 @@ test('pdfjs-dist works inside a bundle: text per page, fonts read from beside th
   const [bomb, after] = JSON.parse(await node(bombScript, {}, tmpdir()));
   expect(bomb).toEqual({ failed: 'TOO_COMPLEX', message: expect.stringMatching(/CMaps map more than/) });
   expect(after).toMatchObject({ pages: 2, textPages: 2 });
+});
+
+test('AI_PROVIDER=bedrock works inside a bundle: ConverseStream frames decoded, credentials from the environment, signed requests', async () => {
+  const probe: ManifestFunction = { name: 'ai-probe', entry: 'test/infra/fixtures/ai-probe.ts', kind: 'http', timeoutSeconds: 29, memoryMb: 1024, access: {} };
+  const [b] = await buildFunctions({ outDir, functions: [probe] });
+  const bedrock = await startBedrockTestServer();
+  try {
+    bedrock.setReply('Bundled Bedrock reply.');
+    const script = `${LAMBDA_GLOBALS}
+      const { handler } = await import(${JSON.stringify(join(b!.dir, 'index.mjs'))});
+      console.log(JSON.stringify(await handler({ prompt: 'hello from the bundle' })));`;
+    const env = {
+      ...FUNCTION_ENV,
+      AI_PROVIDER: 'bedrock',
+      BEDROCK_ENDPOINT: bedrock.url,
+      BEDROCK_EMBEDDING_DIMENSIONS: '256',
+      AWS_ACCESS_KEY_ID: 'AKIDBUNDLE',
+      AWS_SECRET_ACCESS_KEY: 'bundle-secret',
+      AWS_SESSION_TOKEN: 'bundle-session',
+    };
+    const result = JSON.parse(await node(script, env, tmpdir()));
+    expect(result.name).toBe('bedrock');
+    expect(result.parts.filter((p: any) => p.type === 'delta').map((p: any) => p.text).join('')).toBe('Bundled Bedrock reply.');
+    expect(result.parts.at(-1)).toMatchObject({ type: 'usage', usage: { completionTokens: 3 } });
+    expect(result.dimensions).toBe(256);
+    expect(bedrock.requests.map((r) => r.operation)).toEqual(['converse-stream', 'invoke']);
+    expect(String(bedrock.requests[0]!.headers.authorization)).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDBUNDLE\/\d{8}\/us-east-1\/bedrock\//);
+    expect(bedrock.requests[0]!.headers['x-amz-security-token']).toBe('bundle-session');
+  } finally {
+    await bedrock.close();
+  }
 });
 
 test('a manifest entry whose file is missing fails the build with a message naming it', async () => {

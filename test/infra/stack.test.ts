@@ -401,11 +401,80 @@ describe('settings', () => {
       const vars = resources[logicalId(t.stateless, t.stateless.functions[fn.name]!.function)]!.Properties.Environment.Variables;
       expect(vars).toMatchObject({ ADMIN_EMAILS: 'boss@example.com', IDP_PRESET: 'firebase', OPENAI_CHAT_MODEL: 'gpt-4.1-mini' });
       expect(vars.OPENAI_API_KEY).toBeUndefined();
-      expect(vars.OPENAI_API_KEY_SECRET_ARN !== undefined).toBe(fn.access.openAiSecret === true);
+      expect(vars.OPENAI_API_KEY_SECRET_ARN !== undefined).toBe((fn.access.ai ?? []).length > 0);
     }
-    const readers = manifestFunctions.filter((f) => f.access.openAiSecret);
+    const readers = manifestFunctions.filter((f) => f.access.ai?.length);
     expect(readers.length).toBeGreaterThan(0);
     expect(JSON.stringify(t.statelessTemplate.toJSON())).toContain(':secret:prod/openai-??????');
+  });
+
+  test('-c AI_PROVIDER=bedrock: invoke rights on exactly the configured models, to exactly the functions that call them, and no OpenAI secret', () => {
+    const t = synth(
+      { AI_PROVIDER: 'bedrock', BEDROCK_CHAT_MODEL: 'anthropic.claude-3-haiku-20240307-v1:0', BEDROCK_REGION: 'eu-central-1', openAiKeySecret: 'prod/openai' },
+      { OPENAI_API_KEY: 'sk-never-in-a-template' },
+    );
+    expect(t.settings.aiProvider).toBe('bedrock');
+    expect(t.settings.warnings).toContain('AI_PROVIDER=bedrock: openAiKeySecret is ignored (no function is given the OpenAI key)');
+    const template = t.statelessTemplate.toJSON();
+    expect(JSON.stringify(template)).not.toContain('secret:prod/openai');
+    const resources = template.Resources as Resources;
+    // ARNs in the stack's partition (aws, aws-cn, aws-us-gov).
+    const arn = (rest: string) => ({ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, rest]] });
+    const chatArn = arn(':bedrock:eu-central-1::foundation-model/anthropic.claude-3-haiku-20240307-v1:0');
+    const embedArn = arn(':bedrock:eu-central-1::foundation-model/amazon.titan-embed-text-v2:0');
+    const bedrockStatements = (fn: ManifestFunction) => {
+      const roleId = logicalId(t.stateless, t.stateless.functions[fn.name]!.role);
+      return byType(resources, 'AWS::IAM::Policy')
+        .filter(([, p]) => p.Properties.Roles.some((r: any) => r.Ref === roleId))
+        .flatMap(([, p]) => p.Properties.PolicyDocument.Statement)
+        .filter((st: any) => [st.Action].flat().some((a: string) => a.startsWith('bedrock:')));
+    };
+    for (const fn of manifestFunctions) {
+      const vars = resources[logicalId(t.stateless, t.stateless.functions[fn.name]!.function)]!.Properties.Environment.Variables;
+      expect(vars).toMatchObject({ AI_PROVIDER: 'bedrock', BEDROCK_CHAT_MODEL: 'anthropic.claude-3-haiku-20240307-v1:0', BEDROCK_REGION: 'eu-central-1' });
+      expect(vars.OPENAI_API_KEY_SECRET_ARN).toBeUndefined();
+      expect(vars.OPENAI_API_KEY).toBeUndefined();
+      const uses = fn.access.ai ?? [];
+      const expected = [...(uses.includes('chat') ? [chatArn] : []), ...(uses.includes('embeddings') ? [embedArn] : [])];
+      const statements = bedrockStatements(fn);
+      if (!expected.length) {
+        expect([fn.name, statements]).toEqual([fn.name, []]);
+        continue;
+      }
+      expect([fn.name, statements]).toEqual([
+        fn.name,
+        [{ Effect: 'Allow', Action: ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'], Resource: expected.length === 1 ? expected[0] : expected }],
+      ]);
+    }
+    // The manifest says who calls what: send-message chats and embeds the prompt, pdf-embed embeds.
+    expect(manifestFunctions.filter((f) => f.access.ai?.includes('chat')).map((f) => f.name)).toEqual(['send-message']);
+    expect(manifestFunctions.filter((f) => f.access.ai?.includes('embeddings')).map((f) => f.name).sort()).toEqual(['pdf-embed', 'send-message']);
+  });
+
+  test('a Bedrock inference profile: the profile in this account and region, and its model anywhere but only through the profile', () => {
+    const t = synth({ AI_PROVIDER: 'bedrock', BEDROCK_CHAT_MODEL: 'us.anthropic.claude-3-5-haiku-20241022-v1:0', BEDROCK_REGION: 'us-west-2' });
+    const send = manifestFunctions.find((f) => f.name === 'send-message')!;
+    const roleId = logicalId(t.stateless, t.stateless.functions[send.name]!.role);
+    const statements = byType(t.statelessTemplate.toJSON().Resources as Resources, 'AWS::IAM::Policy')
+      .filter(([, p]) => p.Properties.Roles.some((r: any) => r.Ref === roleId))
+      .flatMap(([, p]) => p.Properties.PolicyDocument.Statement)
+      .filter((st: any) => [st.Action].flat().some((a: string) => a.startsWith('bedrock:')));
+    const profileArn = {
+      'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':bedrock:us-west-2:', { Ref: 'AWS::AccountId' }, ':inference-profile/us.anthropic.claude-3-5-haiku-20241022-v1:0']],
+    };
+    expect(statements).toEqual([
+      {
+        Effect: 'Allow',
+        Action: ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'],
+        Resource: [profileArn, { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':bedrock:us-west-2::foundation-model/amazon.titan-embed-text-v2:0']] }],
+      },
+      {
+        Effect: 'Allow',
+        Action: ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'],
+        Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':bedrock:*::foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0']] },
+        Condition: { StringEquals: { 'bedrock:InferenceProfileArn': profileArn } },
+      },
+    ]);
   });
 
   test('a bad setting fails the synth naming the variable; a local-only identity provider is refused', () => {

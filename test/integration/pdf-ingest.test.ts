@@ -64,7 +64,7 @@ test('the text PDF completes with its 14 pages, and a known sentence is retrieve
   const { retrieveSources } = await import('#shared/retrieval/retrieve.ts');
   const { aiProvider } = await import('#shared/ai/provider.ts');
   const sentence = 'When a trace call returns, the monitor restores the interpreter state.';
-  const sources = await retrieveSources({ chatId, prompt: sentence, provider: aiProvider(), k: 4 });
+  const sources = await retrieveSources({ chatId, prompt: sentence, provider: await aiProvider(), k: 4 });
   expect(sources).toHaveLength(4);
   const best = sources[0]!;
   expect(best).toMatchObject({ fileId, fileName: 'tracemonkey.pdf', page: 9, quote: sentence });

@@ -124,7 +124,7 @@ test('a 300-page PDF uploaded through the presigned URL fans out, completes, and
   const { retrieveSources } = await import('#shared/retrieval/retrieve.ts');
   const { aiProvider } = await import('#shared/ai/provider.ts');
   const sentence = knownSentence(217, 5);
-  const [best] = await retrieveSources({ chatId: chat.id, prompt: sentence, provider: aiProvider(), k: 3 });
+  const [best] = await retrieveSources({ chatId: chat.id, prompt: sentence, provider: await aiProvider(), k: 3 });
   expect(best).toMatchObject({ fileId: file.fileId, page: 217, quote: sentence });
 
   // The same bytes again for the same user: embeddings reused, nothing paid.

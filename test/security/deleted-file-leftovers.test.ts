@@ -132,7 +132,7 @@ test('deleted while a part is embedded: its chunk items and vectors are removed 
       return super.putMany(chunks);
     }
   }
-  const ctx = { provider: aiProvider(), concurrency: 2, estimateTokens };
+  const ctx = { provider: await aiProvider(), concurrency: 2, estimateTokens };
   await runEmbed(depsWith(plainStorage(), new DeleteBeforeChunks(db, app.tableName)), { fileId, runId, part: 0, key: partKey(fileId, runId, 0) }, ctx);
   // The other parts' messages arrive after the delete: nothing is written, nothing left.
   for (let part = 1; part < partsTotal; part++) await runEmbed(deps, { fileId, runId, part, key: partKey(fileId, runId, part) }, ctx);

@@ -99,13 +99,32 @@ test('embeddings are deterministic, normalised, lexical', async () => {
   expect(cosine(vectors[0]!, reordered)).toBeLessThan(0.999);
 });
 
-test('the factory picks the offline provider without a key and OpenAI with one', () => {
+test('the factory picks the offline provider without a key, OpenAI with one, and whatever AI_PROVIDER names', async () => {
   const offlineConfig = loadConfig({ TABLE_NAME: 't' });
-  expect(createAiProvider(offlineConfig).name).toBe('offline');
+  expect((await createAiProvider(offlineConfig)).name).toBe('offline');
   expect(describeAiProvider(offlineConfig)).toMatch(/^offline/);
   const openaiConfig = loadConfig({ TABLE_NAME: 't', OPENAI_API_KEY: 'k', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1' });
-  const provider = createAiProvider(openaiConfig);
+  const provider = await createAiProvider(openaiConfig);
   expect(provider).toMatchObject({ name: 'openai', chatModel: 'gpt-4o-mini', embeddingModel: 'text-embedding-3-small', embeddingDimensions: 1536 });
   expect(describeAiProvider(openaiConfig)).toBe('OpenAI-compatible (chat gpt-4o-mini, embeddings text-embedding-3-small at http://127.0.0.1:9/v1)');
-  expect(createAiProvider(loadConfig({ TABLE_NAME: 't', OPENAI_API_KEY_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:1:secret:k' })).name).toBe('openai');
+  expect((await createAiProvider(loadConfig({ TABLE_NAME: 't', OPENAI_API_KEY_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:1:secret:k' }))).name).toBe('openai');
+  // An explicit choice wins over the key.
+  expect((await createAiProvider(loadConfig({ TABLE_NAME: 't', OPENAI_API_KEY: 'k', AI_PROVIDER: 'offline' }))).name).toBe('offline');
+  const bedrockConfig = loadConfig({ TABLE_NAME: 't', OPENAI_API_KEY: 'k', AI_PROVIDER: 'bedrock', BEDROCK_REGION: 'eu-west-1', BEDROCK_EMBEDDING_DIMENSIONS: '512' });
+  expect(await createAiProvider(bedrockConfig)).toMatchObject({
+    name: 'bedrock',
+    chatModel: 'amazon.nova-lite-v1:0',
+    embeddingModel: 'amazon.titan-embed-text-v2:0',
+    embeddingDimensions: 512,
+  });
+  expect(describeAiProvider(bedrockConfig)).toBe('Amazon Bedrock (chat amazon.nova-lite-v1:0, embeddings amazon.titan-embed-text-v2:0 (512 dimensions) in eu-west-1)');
+});
+
+test('settings that contradict each other stop start-up with a message naming them', () => {
+  expect(() => loadConfig({ TABLE_NAME: 't', AI_PROVIDER: 'openai' })).toThrow('AI_PROVIDER: openai needs OPENAI_API_KEY');
+  expect(() => loadConfig({ TABLE_NAME: 't', BEDROCK_EMBEDDING_MODEL: 'cohere.embed-english-v3', BEDROCK_EMBEDDING_DIMENSIONS: '256' })).toThrow(
+    'BEDROCK_EMBEDDING_DIMENSIONS: cohere.embed-english-v3 always returns 1024 dimensions',
+  );
+  expect(() => loadConfig({ TABLE_NAME: 't', BEDROCK_EMBEDDING_DIMENSIONS: '300' })).toThrow(/BEDROCK_EMBEDDING_DIMENSIONS/);
+  expect(() => loadConfig({ TABLE_NAME: 't', AI_PROVIDER: 'anthropic' })).toThrow(/AI_PROVIDER/);
 });
