@@ -53,7 +53,12 @@ try {
       console.log(`Stopped after ${STOP_GRACE_MS / 1000} s; work still in flight is redelivered at the next start.`);
       process.exit(0);
     }, STOP_GRACE_MS);
-    await runtime.stop();
+    // Work cut short by the stop may fail on its way out (a killed function instance, a closed
+    // client): it is redelivered at the next start, so such errors are reported, not fatal.
+    const report = (err: unknown) => console.error(`while stopping: ${(err as Error)?.message ?? err}`);
+    process.on('uncaughtException', report);
+    process.on('unhandledRejection', report);
+    await runtime.stop().catch(report);
     clearTimeout(grace);
     console.log('Stopped.');
     process.exit(0);
@@ -63,7 +68,7 @@ try {
   // and SIGTERM), this process is reparented; it stops rather than hold DATA_DIR as an orphan.
   const parent = process.ppid;
   setInterval(() => {
-    if (process.ppid !== parent) void stop('parent process gone');
+    if (!stopping && process.ppid !== parent) void stop('parent process gone');
   }, 500).unref();
 } catch (err) {
   if (err instanceof ConfigError || err instanceof DataDirInUseError) console.error(err.message);

@@ -104,7 +104,8 @@ interface Input {
 }
 
 type Expectation =
-  | { kind: 'status'; status: number; why: string }
+  /** `shape`: who answers (the gateway's own responses are API-wide, in the envelope shape). */
+  | { kind: 'status'; status: number; why: string; shape?: 'envelope' }
   /** The input is valid: any documented answer but a 5xx. */
   | { kind: 'accept' }
   /** Normalised or unmatched by the gateway: another route (or none) answers; no 5xx. */
@@ -190,7 +191,7 @@ function predict(route: RouteUnderTest, input: Input, path: string, body: Buffer
   const url = new URL(`${app.url}${path}`);
   const match = routePattern(route).exec(url.pathname.slice('/api/v1'.length));
   if (!match) return { kind: 'gateway' };
-  if (body && body.length > GATEWAY_LIMIT) return status(413, 'over the gateway limit');
+  if (body && body.length > GATEWAY_LIMIT) return { ...status(413, 'over the gateway limit'), shape: 'envelope' }; // API Gateway answers, not the route
   if (input.authorization !== undefined) return status(401, 'bad Authorization header');
   const params = Object.fromEntries(
     route.params.map((p, i) => {
@@ -306,8 +307,9 @@ async function runCase(category: string, route: RouteUnderTest, input: Input): P
     if (route.name === 'send-message') sends.push(res);
   }
   if (res.status >= 400) {
-    const problem = errorShapeProblem(e.kind === 'gateway' ? 'either' : route.shape, res.status, res.json);
-    if (problem) fail(`error body not in the ${route.shape} shape: ${problem}`);
+    const shape = e.kind === 'gateway' ? 'either' : e.kind === 'status' && e.shape ? e.shape : route.shape;
+    const problem = errorShapeProblem(shape, res.status, res.json);
+    if (problem) fail(`error body not in the ${shape} shape: ${problem}`);
   }
 }
 

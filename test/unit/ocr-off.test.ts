@@ -17,7 +17,11 @@ function depsFor(pdf: Uint8Array) {
     config: loadConfig({ TABLE_NAME: 't', OCR_ENABLED: 'false' }),
     files: {
       get: async () => ({ id: fileId, runId, status: 'processing' }),
-      updateRun: async () => void writes.push('updateRun'),
+      // Progress (pages read so far) is not a result; anything else recorded is.
+      updateRun: async (_id: string, _run: string, set: Record<string, unknown>) => {
+        const progressOnly = Object.keys(set).every((k) => k === 'updatedAt' || /^(pages|progress)/i.test(k));
+        if (!progressOnly) writes.push(`updateRun ${Object.keys(set).join(',')}`);
+      },
     },
     storage: { get: async () => pdf, put: async (key: string) => void writes.push(key) },
     sqs: { send: async () => void writes.push('sqs') },

@@ -71,14 +71,17 @@ async function listChats() {
 }
 
 async function openChat(chatId) {
-  const { data: chat } = await call('GET', `/chat/${chatId}`);
+  // Load first, then show: a prompt sent into a chat still loading would be wiped by its history.
+  const [{ data: chat }, { data: messages }] = await Promise.all([
+    call('GET', `/chat/${chatId}`),
+    call('GET', `/chat/${chatId}/messages?limit=100`),
+  ]);
   current = chat;
-  $('chat').hidden = false;
-  $('chat-title').textContent = `${chat.chatName} · ${chat.type} chat`;
+  $('messages').replaceChildren(...messages.map((m) => messageItem(m.messageType === 'ai' ? 'ai' : m.type === 'file' ? 'file' : 'user', m.message, m.sources)));
   $('upload-form').hidden = chat.type !== 'file';
   renderFiles(chat.files);
-  const { data: messages } = await call('GET', `/chat/${chatId}/messages?limit=100`);
-  $('messages').replaceChildren(...messages.map((m) => messageItem(m.messageType === 'ai' ? 'ai' : m.type === 'file' ? 'file' : 'user', m.message, m.sources)));
+  $('chat-title').textContent = `${chat.chatName} · ${chat.type} chat`;
+  $('chat').hidden = false;
   await listChats();
 }
 
