@@ -125,6 +125,8 @@ export interface BuiltFunction {
   dir: string;
   /** Size of index.mjs in bytes (what the budget applies to). */
   bytes: number;
+  /** Size of the chunks beside it (chunks/), loaded only by the code paths that need them. */
+  chunkBytes: number;
   mapBytes: number;
   /** Everything in dir: bundle, map, licences, fonts. */
   assetBytes: number;
@@ -161,9 +163,9 @@ async function dirSize(dir: string): Promise<number> {
 }
 
 /** The packages (or "project sources") taking most of a bundle, for finding what made it big. */
-function largestInputs(output: Metafile['outputs'][string]) {
+function largestInputs(outputs: Metafile['outputs'][string][]) {
   const byPackage = new Map<string, number>();
-  for (const [path, { bytesInOutput }] of Object.entries(output.inputs)) {
+  for (const [path, { bytesInOutput }] of outputs.flatMap((o) => Object.entries(o.inputs))) {
     const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path)?.[1] ?? '(project sources)';
     byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + bytesInOutput);
   }
@@ -171,6 +173,24 @@ function largestInputs(output: Metafile['outputs'][string]) {
     .map(([path, bytes]) => ({ path, bytes }))
     .sort((a, b) => b.bytes - a.bytes)
     .slice(0, 6);
+}
+
+/** Lazily loaded parts of a bundle, beside its index.mjs (see buildFunctions). */
+export const CHUNKS_DIR = 'chunks';
+
+function mergeMetafiles(metafiles: Metafile[]): Metafile {
+  return {
+    inputs: Object.assign({}, ...metafiles.map((m) => m.inputs)) as Metafile['inputs'],
+    outputs: Object.assign({}, ...metafiles.map((m) => m.outputs)) as Metafile['outputs'],
+  };
+}
+
+/** The metafile entries of a function's chunks (outputs under <name>/chunks/ that are code). */
+function chunksOf(metafile: Metafile, outDir: string, name: string): Metafile['outputs'][string][] {
+  const prefix = relative(projectRoot, join(outDir, name, CHUNKS_DIR)).split(sep).join('/') + '/';
+  return Object.entries(metafile.outputs)
+    .filter(([key]) => key.startsWith(prefix) && key.endsWith('.mjs'))
+    .map(([, output]) => output);
 }
 
 /** Bundles each function; fails with a message naming every manifest entry whose file is missing. */
@@ -192,8 +212,11 @@ export async function buildFunctions(options: BuildOptions = {}): Promise<BuiltF
     );
   }
 
-  // One esbuild run for every function: each entry is still bundled on its own (no shared
-  // chunks), but every module is parsed once instead of once per function.
+  // One esbuild run per function (in parallel), with code splitting: what a function imports
+  // dynamically (the chosen AI provider's SDK, the S3 client of file chats, pdf.js) becomes a
+  // chunk beside index.mjs that is read and compiled only when first used, so a cold start pays
+  // for none of the code it does not run. (One run for all functions would share chunks across
+  // functions' directories.)
   await mkdir(outDir, { recursive: true });
   await Promise.all(functions.map((fn) => rm(join(outDir, fn.name), { recursive: true, force: true })));
   const esbuildOptions = {
@@ -220,17 +243,26 @@ export async function buildFunctions(options: BuildOptions = {}): Promise<BuiltF
     external: OCR_EXTERNALS,
     logLevel: 'silent',
   } as const satisfies BuildOptionsOfEsbuild;
-  const result = await build({
-    ...esbuildOptions,
-    entryPoints: Object.fromEntries(functions.map((fn) => [`${fn.name}/index`, join(projectRoot, fn.entry)])),
-    outdir: outDir,
-  }).catch((err: Error) => {
+  const builds = await Promise.all(
+    functions.map((fn) =>
+      build({
+        ...esbuildOptions,
+        splitting: true,
+        chunkNames: `${CHUNKS_DIR}/[name]-[hash]`,
+        entryPoints: { index: join(projectRoot, fn.entry) },
+        outdir: join(outDir, fn.name),
+      }),
+    ),
+  ).catch((err: Error) => {
     throw new Error(`esbuild failed:\n${err.message}`);
   });
+  const metafile = mergeMetafiles(builds.map((b) => b.metafile));
+  // A function's code: its index.mjs and the chunks it loads when needed.
+  const codeOf = (fn: ManifestFunction) => [outputOf(metafile, outDir, fn.name, 'index'), ...chunksOf(metafile, outDir, fn.name)];
 
   // Functions that read PDFs run pdf.js in a child process (shared/pdf/bounded-extract.ts): its
   // script is bundled beside theirs, and pdf.js with it (so index.mjs itself stays small).
-  const needsChild = functions.filter((fn) => Object.keys(outputOf(result.metafile!, outDir, fn.name, 'index').inputs).includes(BOUNDED_EXTRACT));
+  const needsChild = functions.filter((fn) => codeOf(fn).some((o) => Object.keys(o.inputs).includes(BOUNDED_EXTRACT)));
   const children = needsChild.length
     ? await build({
         ...esbuildOptions,
@@ -245,9 +277,9 @@ export async function buildFunctions(options: BuildOptions = {}): Promise<BuiltF
     functions.map(async (fn): Promise<BuiltFunction> => {
       const dir = join(outDir, fn.name);
       const file = join(dir, 'index.mjs');
-      const output = outputOf(result.metafile!, outDir, fn.name, 'index');
+      const code = codeOf(fn);
       const child = children && needsChild.includes(fn) ? outputOf(children.metafile!, outDir, fn.name, EXTRACT_CHILD) : undefined;
-      const outputs = child ? [output, child] : [output];
+      const outputs = child ? [...code, child] : code;
       const pdfjs = outputs.some((o) => Object.keys(o.inputs).some((p) => p.includes('node_modules/pdfjs-dist/')));
       if (pdfjs) {
         await cp(PDFJS_STANDARD_FONTS, join(dir, STANDARD_FONTS_DIR), { recursive: true });
@@ -266,8 +298,9 @@ export async function buildFunctions(options: BuildOptions = {}): Promise<BuiltF
         pdfjs,
         ...(child && { childBytes: (await stat(join(dir, `${EXTRACT_CHILD}.mjs`))).size }),
         nodeModules,
-        largestInputs: largestInputs(output),
-        inputs: Object.keys(output.inputs),
+        chunkBytes: code.slice(1).reduce((n, o) => n + o.bytes, 0),
+        largestInputs: largestInputs(code),
+        inputs: [...new Set(code.flatMap((o) => Object.keys(o.inputs)))],
       };
     }),
   );

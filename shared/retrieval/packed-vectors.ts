@@ -11,6 +11,7 @@
 // u32 termStart[count + 1], u32 terms[postings], u8 tf[postings]. Version 1 objects (files
 // ingested before the lexical index) still decode, without one: they are searched dense only.
 
+import { int8Dots } from './int8-dots.ts';
 import { buildLexicalIndex, concatLexical, lexicalByteLength, type LexicalIndex } from './lexical-index.ts';
 
 const MAGIC = 0x43455650; // "PVEC" read as a little-endian u32
@@ -182,8 +183,8 @@ export interface Candidate {
 }
 
 /**
- * The k best rows over several packs by (approximate) cosine similarity to `query`: one tight
- * loop over int8 rows per pack, a small sorted list for the best k.
+ * The k best rows over several packs by (approximate) cosine similarity to `query`: the dot
+ * products of the int8 rows (int8-dots.ts), a small sorted list for the best k.
  */
 export function topK(packs: PackedVectors[], query: Float32Array, k: number): Candidate[] {
   let qNorm = 0;
@@ -195,12 +196,13 @@ export function topK(packs: PackedVectors[], query: Float32Array, k: number): Ca
   packs.forEach((p, pi) => {
     if (p.dimensions !== query.length) return;
     const { data, dimensions: dims } = p;
+    const dots = int8Dots(p, query); // WebAssembly SIMD; undefined where it does not run
     for (let i = 0; i < p.count; i++) {
       const norm = p.norm[i]!;
       if (norm === 0) continue;
       let dot = 0;
-      const base = i * dims;
-      for (let d = 0; d < dims; d++) dot += query[d]! * data[base + d]!;
+      if (dots) dot = dots[i]!;
+      else for (let d = 0, base = i * dims; d < dims; d++) dot += query[d]! * data[base + d]!;
       const score = (dot * p.scale[i]!) / (norm * qNorm);
       if (best.length === k && score <= floor) continue;
       let at = best.length;

@@ -7,7 +7,7 @@ import { AttachmentRepository } from '../files/attachment-repository.ts';
 import { ChunkRepository } from '../files/chunk-repository.ts';
 import { FileRepository, type FileRecord } from '../files/file-repository.ts';
 import { FileStorage } from '../files/storage.ts';
-import { bm25TopK } from './lexical-index.ts';
+import { bm25TopK, postingsByTerm } from './lexical-index.ts';
 import { binaryToVector, cosine, decodePacked, packedByteLength, topK, type PackedVectors } from './packed-vectors.ts';
 import { pageAt, pickQuote } from './quote.ts';
 import { queryTerms } from './terms.ts';
@@ -106,21 +106,32 @@ async function readVectors(storage: FileStorage, file: FileRecord & { vectorsKey
   }
 }
 
+/** A file's packed vectors, decoded, with its lexical index grouped by term for queries (once per load). */
+function loadPack(bytes: Uint8Array): PackedVectors {
+  const packed = decodePacked(bytes);
+  if (packed.lexical) postingsByTerm(packed.lexical);
+  return packed;
+}
+
 export function createRetriever(deps: RetrievalDeps) {
   const cache = new VectorCache(deps.cacheBytes);
 
   const weights = WEIGHTS[deps.mode ?? 'hybrid'];
 
   /**
-   * Steps: the chat's attachments → their records, completed and embedded with this provider's
-   * model → embed the query while loading the files' packed vectors → rank all chunks twice
+   * Steps: embed the query while reading the chat's attachments → their records, completed and
+   * embedded with this provider's model → the files' packed vectors → rank all chunks twice
    * (int8 dense, BM25) → fuse → read the best candidates → exact dense re-rank among them, keep
    * the current run's → fuse again → the best k, each with a verbatim quote and the page the
    * quote is on.
    */
   return async function retrieve({ chatId, prompt, provider, k = DEFAULT_K }: RetrieveInput): Promise<Source[]> {
+    if (k <= 0) return [];
+    // The query's embedding needs nothing from the table: ask the model while the files are looked up.
+    const embedding = provider.embed([prompt]);
+    embedding.catch(() => undefined); // not awaited when the chat has nothing to search
     const attachments = await deps.attachments.listByChat(chatId);
-    if (!attachments.length || k <= 0) return [];
+    if (!attachments.length) return [];
     const records = await deps.files.getMany(attachments.map((a) => a.fileId));
     const usable = records.filter((f): f is FileRecord & { vectorsKey: string } => {
       if (f.status !== 'completed' || !f.vectorsKey) return false;
@@ -133,8 +144,8 @@ export function createRetriever(deps: RetrievalDeps) {
     if (!usable.length) return [];
 
     const [embedded, packs] = await Promise.all([
-      provider.embed([prompt]),
-      Promise.all(usable.map((f) => cache.get(f.vectorsKey, async () => decodePacked(await readVectors(deps.storage, f))))),
+      embedding,
+      Promise.all(usable.map((f) => cache.get(f.vectorsKey, async () => loadPack(await readVectors(deps.storage, f))))),
     ]);
     const query = embedded.vectors[0]!;
     const wanted = k * OVERSAMPLE;

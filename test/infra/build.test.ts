@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { ensureTable, LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
-import { buildFunctions, EXTRACT_CHILD, MissingEntryError, projectRoot, STANDARD_FONTS_DIR, type BuiltFunction } from '#infra/build.ts';
+import { buildFunctions, CHUNKS_DIR, EXTRACT_CHILD, MissingEntryError, projectRoot, STANDARD_FONTS_DIR, type BuiltFunction } from '#infra/build.ts';
 import { hostilePdf } from '#test/helpers/hostile-pdfs.ts';
 import { createServiceApp } from '#infra/app.ts';
 import { manifestFunctions, type ManifestFunction } from '#infra/routes.ts';
@@ -208,6 +208,31 @@ test('AI_PROVIDER=bedrock works inside a bundle: ConverseStream frames decoded, 
   } finally {
     await bedrock.close();
   }
+});
+
+test("each AI provider is a chunk beside send-message's bundle: a cold start reads the chosen one only", async () => {
+  const b = built.find((f) => f.name === 'send-message')!;
+  const chunks = await readdir(join(b.dir, CHUNKS_DIR));
+  for (const provider of ['openai-provider', 'bedrock-provider', 'offline-provider']) expect(chunks.some((c) => c.startsWith(`${provider}-`))).toBe(true);
+  expect(await readFile(join(b.dir, 'index.mjs'), 'utf8')).not.toContain('api.openai.com'); // the OpenAI SDK's default base URL
+
+  // The provider chunks a fresh process reads while importing the bundle (its cold start).
+  const providersRead = async (env: Record<string, string>) => {
+    const out = await node(
+      `${LAMBDA_GLOBALS}
+      import { registerHooks } from 'node:module';
+      const read = [];
+      registerHooks({ load(url, context, next) { read.push(url.split('/').pop()); return next(url, context); } });
+      await import(${JSON.stringify(join(b.dir, 'index.mjs'))});
+      console.log(JSON.stringify(read));`,
+      { ...FUNCTION_ENV, ...env },
+      tmpdir(),
+    );
+    return (JSON.parse(out) as string[]).filter((f) => f.includes('-provider-')).map((f) => f.replace(/-[A-Z0-9]+\.mjs$/, ''));
+  };
+  expect(await providersRead({ AI_PROVIDER: 'offline' })).toEqual(['offline-provider']);
+  expect(await providersRead({ AI_PROVIDER: 'openai', OPENAI_API_KEY: 'sk-test-not-used' })).toEqual(['openai-provider']);
+  expect(await providersRead({ AI_PROVIDER: 'bedrock' })).toEqual(['bedrock-provider']);
 });
 
 test('a manifest entry whose file is missing fails the build with a message naming it', async () => {

@@ -191,7 +191,7 @@ function predict(route: RouteUnderTest, input: Input, path: string, body: Buffer
   const url = new URL(`${app.url}${path}`);
   const match = routePattern(route).exec(url.pathname.slice('/api/v1'.length));
   if (!match) return { kind: 'gateway' };
-  if (body && body.length > GATEWAY_LIMIT) return { ...status(413, 'over the gateway limit'), shape: 'envelope' }; // API Gateway answers, not the route
+  if (body && body.length > GATEWAY_LIMIT) return { kind: 'status', status: 413, why: 'over the gateway limit', shape: 'envelope' }; // API Gateway answers, not the route
   if (input.authorization !== undefined) return status(401, 'bad Authorization header');
   const params = Object.fromEntries(
     route.params.map((p, i) => {

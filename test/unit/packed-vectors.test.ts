@@ -1,5 +1,6 @@
 import { concatPacked, cosine, decodePacked, encodePacked, packVectors, topK, binaryToVector, vectorToBinary } from '#shared/retrieval/packed-vectors.ts';
 import { bm25TopK } from '#shared/retrieval/lexical-index.ts';
+import { int8Dots, simdAvailable } from '#shared/retrieval/int8-dots.ts';
 import { queryTerms } from '#shared/retrieval/terms.ts';
 import { pickQuote, pageAt } from '#shared/retrieval/quote.ts';
 import { lexicalEmbedding } from '#shared/ai/lexical-embedding.ts';
@@ -25,6 +26,26 @@ test('encode → decode gives the same pack, and parts concatenate in chunk orde
   const decoded = decodePacked(encodePacked(joined));
   expect(decoded).toEqual(joined);
   expect(() => decodePacked(Buffer.from('not a pack at all'))).toThrow(/packed/);
+});
+
+test('the SIMD kernel gives the dot products of the int8 rows, for any width and pack after pack', () => {
+  expect(simdAvailable()).toBe(true); // so the cases below run the kernel, not the JavaScript fallback
+  // The dots in plain JavaScript, as topK computes them where WebAssembly SIMD is missing.
+  const reference = (pack: ReturnType<typeof packVectors>, query: Float32Array) =>
+    Array.from({ length: pack.count }, (_, i) => query.reduce((sum, q, d) => sum + q * pack.data[i * pack.dimensions + d]!, 0));
+  const packs = [1536, 100, 17, 1].map((dims) => packVectors(Array.from({ length: 40 }, (_, i) => ({ chunk: i, page: 1, vector: randomVector(dims, dims + i) })), dims));
+  // A pack, others (smaller and larger: the module's memory is reused and grown), the first again.
+  for (const pack of [...packs, packs[0]!, packs[2]!]) {
+    const query = randomVector(pack.dimensions, 99);
+    const dots = int8Dots(pack, query)!;
+    const want = reference(pack, query);
+    const largest = Math.max(...want.map(Math.abs));
+    expect(dots).toHaveLength(pack.count);
+    // The query is rounded to int16 (relative error ≤ 1e-4 of its largest value per element).
+    dots.forEach((dot, i) => expect(Math.abs(dot - want[i]!)).toBeLessThanOrEqual(largest * 1e-3));
+    expect(Array.from(dots).indexOf(Math.max(...dots))).toBe(want.indexOf(Math.max(...want)));
+  }
+  expect(Array.from(int8Dots(packs[0]!, new Float32Array(1536))!)).toEqual(new Array(40).fill(0)); // a zero query
 });
 
 test('int8 ranking finds the same best rows as exact cosine similarity', () => {
@@ -135,6 +156,39 @@ describe('the lexical (BM25) index in the packed vectors', () => {
     const scores = bm25TopK([lexical], queryTerms('budget'), 4);
     expect(scores[0]!.row).toBe(3);
     expect(scores[0]!.score / scores[1]!.score).toBeLessThan(2);
+  });
+
+  test('grouped by term for queries, it scores as BM25 over the stored postings does, across files', () => {
+    // Two files of 300 chunks over 3,000 words: thousands of distinct terms (the term table grows).
+    const file = (seed: number) =>
+      Array.from({ length: 300 }, (_, c) => Array.from({ length: 40 }, (_, w) => `w${(c * 7919 + w * 104729 + seed) % 3000}z`).join(' '));
+    const indexes = [file(1), file(2)].map((chunkTexts) => packVectors(chunkTexts.map((text, i) => ({ chunk: i, page: 1, vector: lexicalEmbedding(text, 8), text })), 8).lexical!);
+    // BM25 the long way, from the stored (forward) postings.
+    const bruteForce = (query: number[]) => {
+      const all = indexes.flatMap((ix, pack) => Array.from(ix.docLen, (len, row) => ({ pack, row, len, ix })));
+      const avgLen = all.reduce((n, d) => n + d.len, 0) / all.length;
+      const tfOf = (d: (typeof all)[number], term: number) => {
+        for (let p = d.ix.termStart[d.row]!; p < d.ix.termStart[d.row + 1]!; p++) if (d.ix.terms[p] === term) return d.ix.tf[p]!;
+        return 0;
+      };
+      const idf = query.map((t) => {
+        const df = all.filter((d) => tfOf(d, t) > 0).length;
+        return Math.log(1 + (all.length - df + 0.5) / (df + 0.5));
+      });
+      return all
+        .map((d) => ({ pack: d.pack, row: d.row, score: query.reduce((s, t, q) => { const tf = tfOf(d, t); return s + (idf[q]! * tf * 2.2) / (tf + 1.2 * (0.25 + (0.75 * d.len) / avgLen)); }, 0) }))
+        .filter((h) => h.score > 0)
+        .sort((a, b) => b.score - a.score || a.pack - b.pack || a.row - b.row)
+        .slice(0, 10);
+    };
+    for (const [q, matches] of [['w17z w2500z w999z', true], ['w3z', true], ['w1z w2z w3z w4z w5z w6z', true], ['nothing matches this', false]] as const) {
+      const query = queryTerms(q);
+      const got = bm25TopK(indexes, query, 10);
+      const want = bruteForce(query);
+      expect(want.length > 0).toBe(matches);
+      expect(got.map(({ pack, row }) => ({ pack, row }))).toEqual(want.map(({ pack, row }) => ({ pack, row })));
+      got.forEach((h, i) => expect(h.score).toBeCloseTo(want[i]!.score, 9));
+    }
   });
 });
 
