@@ -51,7 +51,8 @@ async function invoke(bundle: string, event: unknown, env: Record<string, string
 async function fileReadyForExtract(svc: BenchService, bytes: Uint8Array, fileName: string) {
   const { FileRepository } = await import('../shared/files/file-repository.ts');
   const { FileStorage, sourceKey } = await import('../shared/files/storage.ts');
-  const { dynamo, s3Client, tableName } = await import('../shared/clients.ts');
+  const { dynamo, tableName } = await import('../shared/clients.ts');
+  const { s3Client } = await import('../shared/s3-client.ts');
   const user = await svc.signIn(`bench-memory-${randomBytes(4).toString('hex')}@example.com`);
   const upload = await svc.api('POST', '/upload', user.token, { fileName, contentType: 'application/pdf', size: bytes.byteLength });
   if (upload.status !== 201) throw new Error(`POST /upload: ${upload.status} ${upload.body}`);

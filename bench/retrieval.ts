@@ -82,7 +82,8 @@ export const retrieval: Benchmark = {
     const { decodePacked, topK } = await import('../shared/retrieval/packed-vectors.ts');
     const { bm25TopK } = await import('../shared/retrieval/lexical-index.ts');
     const { queryTerms } = await import('../shared/retrieval/terms.ts');
-    const { dynamo, s3Client, tableName } = await import('../shared/clients.ts');
+    const { dynamo, tableName } = await import('../shared/clients.ts');
+    const { s3Client } = await import('../shared/s3-client.ts');
     const records = await new FileRepository(dynamo(), tableName()).getMany(files.map((f) => f.fileId));
     const storage = new FileStorage(s3Client(), svc.runtime.bucket);
     const packs = await Promise.all(records.map(async (r) => decodePacked(await storage.get(r.vectorsKey!))));

@@ -5,7 +5,6 @@ import { httpHandler } from '#shared/http/handler.ts';
 import { config } from '#shared/config.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { aiProvider } from '#shared/ai/provider.ts';
-import { retrieveSources } from '#shared/retrieval/retrieve.ts';
 import { AttachmentRepository } from '#shared/files/attachment-repository.ts';
 import { FileRepository } from '#shared/files/file-repository.ts';
 import { chatFiles } from '#shared/files/chat-files.ts';
@@ -20,12 +19,16 @@ import { UsageCounters } from '#shared/limits/usage-counters.ts';
 // POST /message/logged-in: a prompt to the assistant; the reply whole (stream false) or as
 // Server-Sent Events (stream true) through Lambda response streaming.
 const c = config();
+// File chats search their PDFs' packed vectors in S3: the retrieval code and the S3 client are
+// imported on an instance's first file-chat prompt, so a cold start parses neither.
+let retrieval: Promise<typeof import('#shared/retrieval/retrieve.ts')> | undefined;
+const retrieve: SendMessageDeps['retrieve'] = async (input) => (await (retrieval ??= import('#shared/retrieval/retrieve.ts'))).retrieveSources(input);
 const files = { attachments: new AttachmentRepository(dynamo(), tableName()), files: new FileRepository(dynamo(), tableName()) };
 const deps: SendMessageDeps = {
   chats: new ChatRepository(dynamo(), tableName()),
   messages: new MessageRepository(dynamo(), tableName()),
   provider: await aiProvider(),
-  retrieve: retrieveSources,
+  retrieve,
   budget: new UserLimits(new UsageCounters(dynamo(), tableName()), limitSettings(c)),
   chatFiles: (chatId) => chatFiles(files, chatId),
   settings: { historyTokenBudget: c.HISTORY_TOKEN_BUDGET, replyMaxTokens: c.REPLY_MAX_TOKENS, heartbeatMs: c.STREAM_HEARTBEAT_MS, retrievalK: c.RETRIEVAL_K },

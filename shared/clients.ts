@@ -1,15 +1,15 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { config, ConfigError } from './config.ts';
 
 // AWS clients, each created once per cold start on first use and reused by every invocation.
-// Endpoints point at the local emulators when set; in AWS they are unset.
+// Endpoints point at the local emulators when set; in AWS they are unset. The S3 client is in
+// s3-client.ts, so that a function reaching it only on some paths (send-message: file chats)
+// loads it with the code of those paths.
 
 let documentClient: DynamoDBDocumentClient | undefined;
-let s3: S3Client | undefined;
 let sqs: SQSClient | undefined;
 let secrets: SecretsManagerClient | undefined;
 
@@ -22,20 +22,6 @@ export function dynamo(): DynamoDBDocumentClient {
     });
   }
   return documentClient;
-}
-
-export function s3Client(): S3Client {
-  if (!s3) {
-    const { AWS_REGION, S3_ENDPOINT } = config();
-    s3 = new S3Client({
-      region: AWS_REGION,
-      // Presigned URLs must not carry checksum parameters a browser upload cannot satisfy.
-      requestChecksumCalculation: 'WHEN_REQUIRED',
-      responseChecksumValidation: 'WHEN_REQUIRED',
-      ...(S3_ENDPOINT && { endpoint: S3_ENDPOINT, forcePathStyle: true }),
-    });
-  }
-  return s3;
 }
 
 export function sqsClient(): SQSClient {

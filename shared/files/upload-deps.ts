@@ -1,5 +1,6 @@
 import { config } from '../config.ts';
-import { bucketName, dynamo, s3Client, tableName } from '../clients.ts';
+import { bucketName, dynamo, tableName } from '../clients.ts';
+import { s3Client } from '../s3-client.ts';
 import { AttachmentRepository } from './attachment-repository.ts';
 import { ChunkRepository } from './chunk-repository.ts';
 import { FileRepository } from './file-repository.ts';

@@ -1,5 +1,6 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import { bucketName, dynamo, s3Client, sqsClient, tableName } from '../clients.ts';
+import { bucketName, dynamo, sqsClient, tableName } from '../clients.ts';
+import { s3Client } from '../s3-client.ts';
 import { config, type Config } from '../config.ts';
 import { ChunkRepository } from '../files/chunk-repository.ts';
 import { FileRepository } from '../files/file-repository.ts';

@@ -1,4 +1,5 @@
-import { bucketName, dynamo, s3Client, tableName } from '../clients.ts';
+import { bucketName, dynamo, tableName } from '../clients.ts';
+import { s3Client } from '../s3-client.ts';
 import { config } from '../config.ts';
 import { ConflictError } from '../http/errors.ts';
 import { logger } from '../logger.ts';

@@ -6,7 +6,8 @@ import { FileRepository } from '../../shared/files/file-repository.ts';
 import { FileStorage, uploadKey, vectorsKey } from '../../shared/files/storage.ts';
 import { encodePacked, packVectors, vectorToBinary } from '../../shared/retrieval/packed-vectors.ts';
 import { chunkerId } from '../../shared/pdf/chunker.ts';
-import { dynamo, s3Client, tableName } from '../../shared/clients.ts';
+import { dynamo, tableName } from '../../shared/clients.ts';
+import { s3Client } from '../../shared/s3-client.ts';
 import { config } from '../../shared/config.ts';
 
 // Stores a completed file with `texts.length` chunks, attached to a chat, exactly as the pipeline

@@ -257,5 +257,6 @@ test('the app synthesizes from the real bundles: each function runs the asset of
   // The staged assets are the bundles (what `cdk deploy` uploads and `sam local invoke` runs).
   const staged = (await readdir(cdkOut)).filter((d) => d.startsWith('asset.'));
   const names = await Promise.all(staged.map(async (d) => (await readdir(join(cdkOut, d))).sort().join(',')));
-  expect(names.filter((n) => n.includes('index.mjs,index.mjs.LEGAL.txt,index.mjs.map'))).toHaveLength(manifestFunctions.length);
+  // (index.mjs.LEGAL.txt only where index.mjs itself holds licensed code: with code splitting it may all be in chunks/.)
+  expect(names.filter((n) => n.split(',').includes('index.mjs') && n.split(',').includes('index.mjs.map'))).toHaveLength(manifestFunctions.length);
 });

@@ -190,7 +190,8 @@ describe('messages', () => {
   async function processingRun(parts: number) {
     const { FileRepository } = await import('#shared/files/file-repository.ts');
     const { FileStorage, partKey } = await import('#shared/files/storage.ts');
-    const { dynamo, s3Client, tableName } = await import('#shared/clients.ts');
+    const { dynamo, tableName } = await import('#shared/clients.ts');
+    const { s3Client } = await import('#shared/s3-client.ts');
     const files = new FileRepository(dynamo(), tableName());
     const storage = new FileStorage(s3Client(), app.bucket);
     const { fileId } = await newFile();

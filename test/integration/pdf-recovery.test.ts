@@ -68,7 +68,8 @@ test('runs cut short by a restart are queued again on start and complete', async
   const atEmbed = await upload();
   const { FileRepository } = await import('#shared/files/file-repository.ts');
   const { FileStorage, partKey } = await import('#shared/files/storage.ts');
-  const { dynamo, s3Client, tableName } = await import('#shared/clients.ts');
+  const { dynamo, tableName } = await import('#shared/clients.ts');
+  const { s3Client } = await import('#shared/s3-client.ts');
   const files = new FileRepository(dynamo(), tableName());
   const runId = createId();
   const userId = (await files.get(atEmbed))!.userId;
