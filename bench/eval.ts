@@ -78,7 +78,10 @@ async function main() {
   process.env.PDF_SYNC_WAIT_MS ??= '0';
   const emulators = await startEmulatorsProcess();
   const dataDir = await mkdtemp(join(tmpdir(), 'eval-'));
-  const runtime = await startLocalRuntime({ port: 0, dataDir, persist: false, emulators, resourcePrefix: 'eval-', log: false, retryDelaySeconds: 1, env: { LOG_LEVEL: 'SILENT' } });
+  const runtime = await startLocalRuntime({ port: 0, dataDir, persist: false, emulators, resourcePrefix: 'eval-', log: false, retryDelaySeconds: 1,
+    // One evaluator asks more than a person would: no per-user rate limits or token budget (0 = off).
+    env: { LOG_LEVEL: 'SILENT', RATE_LIMIT_MESSAGES_PER_MINUTE: '0', RATE_LIMIT_INGESTIONS_PER_MINUTE: '0', RATE_LIMIT_UPLOADS_PER_MINUTE: '0', DAILY_TOKEN_BUDGET: '0' },
+  });
   const agent = keepAliveAgent();
   const api = async (method: string, path: string, token?: string, body?: unknown) => {
     const headers: Record<string, string> = {};
