@@ -187,7 +187,7 @@ export const coldStart: Benchmark = {
       }
     }
     const notes = [
-      `import time: median of ${RUNS} fresh \`node\` processes per bundle (bench/lib/import-child.mjs), module evaluation included; size: what a cold start reads, index.mjs and the chunks it imports statically (decimal KB; the size target is on it), the 1.5 × target on the import time; lazy KB: chunks read only through a dynamic import, when a code path first needs them (the chosen AI provider, send-message's file-chat retrieval with the S3 client, SDK parts Lambda never uses).`,
+      `import time: median of ${RUNS} fresh \`node\` processes per bundle (bench/lib/import-child.mjs), module evaluation included; size: what a cold start reads, index.mjs and the chunks it imports statically (decimal KB; the size target is on it), the 1.5 × target on the import time; lazy KB: chunks read only through a dynamic import, when a code path first needs them (the chosen AI provider, send-message's file-chat retrieval with the S3 client, SDK parts Lambda never uses; only functions whose own code imports dynamically are split).`,
     ];
     if (missing.length) notes.push(`not built (entry file not there yet): ${missing.join(', ')}`);
     const biggest = built.filter((b) => b.kind === 'http' && b !== base && !layerNames.has(b.name)).sort((a, b) => b.bytes - a.bytes)[0];

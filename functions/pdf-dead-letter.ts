@@ -2,6 +2,7 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { config } from '#shared/config.ts';
+import { logger } from '#shared/logger.ts';
 import { FileRepository } from '#shared/files/file-repository.ts';
 import { recordDeadLetter, type DeadLetterDeps } from '#shared/pdf/dead-letter.ts';
 
@@ -10,8 +11,10 @@ import { recordDeadLetter, type DeadLetterDeps } from '#shared/pdf/dead-letter.t
 config();
 const deps: DeadLetterDeps = { files: new FileRepository(dynamo(), tableName()), now: () => new Date().toISOString() };
 
-export const handler = async (event: SQSEvent, context: Context) =>
-  processPartialResponse(event, async (record: SQSRecord) => void (await recordDeadLetter(deps, record.body)), new BatchProcessor(EventType.SQS), {
+export const handler = async (event: SQSEvent, context: Context) => {
+  logger.addContext(context); // function name, its request id, cold start: in every line
+  return processPartialResponse(event, async (record: SQSRecord) => void (await recordDeadLetter(deps, record.body)), new BatchProcessor(EventType.SQS), {
     context,
     throwOnFullBatchFailure: false,
   });
+};

@@ -228,11 +228,12 @@ export async function buildFunctions(options: BuildOptions = {}): Promise<BuiltF
     );
   }
 
-  // One esbuild run per function (in parallel), with code splitting: what a function imports
-  // dynamically (the chosen AI provider's SDK, the S3 client of file chats, pdf.js) becomes a
-  // chunk beside index.mjs that is read and compiled only when first used, so a cold start pays
-  // for none of the code it does not run. (One run for all functions would share chunks across
-  // functions' directories.)
+  // Two passes. First one esbuild run for every function (shared modules parsed once), each a
+  // single file. Then the functions whose own code imports something dynamically (the chosen AI
+  // provider's SDK, send-message's file-chat retrieval with the S3 client, pdf.js) are built
+  // again on their own with code splitting: what they import dynamically becomes a chunk in their
+  // chunks/, read and compiled only when first used, so a cold start pays for none of the code it
+  // does not run. (Splitting in the shared run would share chunks across functions' directories.)
   await mkdir(outDir, { recursive: true });
   await Promise.all(functions.map((fn) => rm(join(outDir, fn.name), { recursive: true, force: true })));
   const esbuildOptions = {
@@ -259,8 +260,22 @@ export async function buildFunctions(options: BuildOptions = {}): Promise<BuiltF
     external: OCR_EXTERNALS,
     logLevel: 'silent',
   } as const satisfies BuildOptionsOfEsbuild;
-  const builds = await Promise.all(
-    functions.map((fn) =>
+  const failed = (err: Error) => {
+    throw new Error(`esbuild failed:\n${err.message}`);
+  };
+  const shared = await build({
+    ...esbuildOptions,
+    entryPoints: Object.fromEntries(functions.map((fn) => [`${fn.name}/index`, join(projectRoot, fn.entry)])),
+    outdir: outDir,
+  }).catch(failed);
+  const importsDynamically = (fn: ManifestFunction) =>
+    Object.keys(outputOf(shared.metafile, outDir, fn.name, 'index').inputs).some(
+      (path) => !path.includes('node_modules/') && shared.metafile.inputs[path]?.imports.some((i) => i.kind === 'dynamic-import'),
+    );
+  const toSplit = functions.filter(importsDynamically);
+  await Promise.all(toSplit.map((fn) => rm(join(outDir, fn.name), { recursive: true, force: true })));
+  const splits = await Promise.all(
+    toSplit.map((fn) =>
       build({
         ...esbuildOptions,
         splitting: true,
@@ -269,10 +284,8 @@ export async function buildFunctions(options: BuildOptions = {}): Promise<BuiltF
         outdir: join(outDir, fn.name),
       }),
     ),
-  ).catch((err: Error) => {
-    throw new Error(`esbuild failed:\n${err.message}`);
-  });
-  const metafile = mergeMetafiles(builds.map((b) => b.metafile));
+  ).catch(failed);
+  const metafile = mergeMetafiles([shared.metafile, ...splits.map((b) => b.metafile)]);
   // A function's code: its index.mjs and the chunks it loads when needed.
   const codeOf = (fn: ManifestFunction) => [outputOf(metafile, outDir, fn.name, 'index'), ...chunksOf(metafile, outDir, fn.name)];
 

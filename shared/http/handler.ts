@@ -2,7 +2,7 @@ import middy, { type MiddlewareObj } from '@middy/core';
 import { executionModeStreamifyResponse } from '@middy/core/StreamifyResponse';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { createId } from '@paralleldrive/cuid2';
-import type { Readable } from 'node:stream';
+import { finished, type Readable } from 'node:stream';
 import * as z from '../zod.ts';
 import { config } from '../config.ts';
 import { logger } from '../logger.ts';
@@ -102,18 +102,25 @@ function respond(shape: BodyShape): MiddlewareObj<Event, APIGatewayProxyResult |
       const requestId =
         fromClient && REQUEST_ID.test(fromClient) ? fromClient : request.event.requestContext?.requestId ?? createId();
       request.event.state = { requestId, startedAt: Date.now(), headers, input: {} };
+      logger.addContext(request.context); // function name, its request id, cold start: in every line
       logger.appendKeys({ requestId, path: request.event.path, method: request.event.httpMethod });
     },
     after: (request) => {
       const result = (request.response ?? {}) as HttpResult;
       const state = request.event.state;
       const statusCode = result.statusCode ?? 200;
-      logger.info('request completed', { statusCode, ms: Date.now() - state.startedAt });
-      logger.resetKeys();
       if (result.stream) {
+        // A streamed response is complete when its body ends (or breaks off), not when the
+        // handler returns it: its one log line is written then.
+        finished(result.stream, (err) => {
+          logger.info('request completed', { statusCode, ms: Date.now() - state.startedAt, streamed: true, ...(err && { streamError: err.message }) });
+          logger.resetKeys();
+        });
         request.response = { statusCode, headers: responseHeaders(state, result.headers), body: result.stream } as never;
         return;
       }
+      logger.info('request completed', { statusCode, ms: Date.now() - state.startedAt });
+      logger.resetKeys();
       request.response = {
         statusCode,
         headers: responseHeaders(state, result.headers),
@@ -135,8 +142,9 @@ function respond(shape: BodyShape): MiddlewareObj<Event, APIGatewayProxyResult |
         statusCode = 504;
         message = 'The request took too long';
       }
+      // The reason goes under `reason`: `message` is the log line's own key (Powertools drops it).
       if (statusCode >= 500) logger.error('request failed', { statusCode, error: err as Error });
-      else logger.info('request rejected', { statusCode, message });
+      else logger.info('request rejected', { statusCode, reason: message, ...(err instanceof HttpError && err.details.code && { code: err.details.code }), ...(errors && { errors }) });
       logger.resetKeys();
       request.response = {
         statusCode,

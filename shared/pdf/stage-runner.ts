@@ -93,6 +93,7 @@ export function stageHandler<S extends z.ZodMiniType<StageMessage>>(
   };
 
   return async (event: SQSEvent, context: Context) => {
+    logger.addContext(context); // function name, its request id, cold start: in every line
     // A processor per invocation: it holds the batch's state (the local runtime runs several at once).
     const processor = new BatchProcessor(EventType.SQS);
     return processPartialResponse(event, handleRecord, processor, { context, throwOnFullBatchFailure: false });
