@@ -8,7 +8,7 @@ import type { PackedVectors } from './packed-vectors.ts';
 // The rows are copied into the module's memory when a pack is ranked that is not the one copied
 // last (a memcpy, a few ms at most); where WebAssembly SIMD is missing, topK keeps its JS loop.
 
-/** The module, assembled here (see `body` for the function in text form) rather than shipped as an opaque blob. */
+/** The module, assembled here (each step of the function commented beside its bytes) rather than shipped as an opaque blob. */
 function moduleBytes(): Uint8Array {
   const u32 = (n: number): number[] => {
     const out: number[] = [];
