@@ -201,7 +201,7 @@ export const coldStart: Benchmark = {
           rows: [[base.name, 'baseline', base.bytes / 1000, base.lazyBytes / 1000, '1.00 ×', baseImport, Math.min(...samples.get(base.name)!), Math.max(...samples.get(base.name)!), '1.00 ×'], ...rows],
         },
         {
-          title: `${PROVIDER_FUNCTION} with each AI provider (one bundle; only the chosen provider's module and SDK are evaluated)`,
+          title: `${PROVIDER_FUNCTION} with each AI provider (one bundle; only the chosen provider's chunk is read)`,
           header: ['import', 'import p50 ms', '+ms vs offline', 'import / baseline'],
           rows: providerRows,
         },
