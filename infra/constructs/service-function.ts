@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -102,6 +102,25 @@ export class ServiceFunction extends Construct {
     });
 
     this.grantAccess(access, resources);
+    this.acknowledgeNagFindings(fn);
+  }
+
+  /** cdk-nag findings (infra/app.ts runs the packs on every synth) that do not apply, and why. */
+  private acknowledgeNagFindings(fn: ManifestFunction): void {
+    const acknowledge = (id: string, reason: string) => Validations.of(this).acknowledge({ id, reason });
+    acknowledge(
+      'Serverless-LambdaDLQ',
+      fn.kind === 'http'
+        ? 'False positive: API Gateway invokes this function synchronously and the caller gets the error; a Lambda DLQ only receives failed asynchronous invocations'
+        : 'False positive: an SQS event source mapping invokes this function; a message that keeps failing goes to its queue\'s dead-letter queue (redrive policy), which a Lambda DLQ does not replace',
+    );
+    acknowledge('Serverless-LambdaTracing', 'X-Ray tracing is not on yet: the per-deployment tracing switch (Powertools Tracer) is still to come');
+    if (fn.kind !== 'http') {
+      acknowledge(
+        'Serverless-LambdaEventSourceMappingDestination',
+        'False positive for SQS sources: failed messages go to the queue\'s dead-letter queue through its redrive policy; on-failure destinations are for stream sources',
+      );
+    }
   }
 
   /** The manifest's access, as IAM statements on this function's role. */

@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -23,6 +23,8 @@ export const UPLOADS_PREFIX = 'uploads/';
 export const WORK_PREFIX = 'work/';
 /** Work files outlive any message that could still need them (DLQ retention). */
 const WORK_FILES_DAYS = 14;
+/** The files bucket's server access logs (who read or wrote which object) are kept this long. */
+const ACCESS_LOG_DAYS = 90;
 /** A stage's queue must stay invisible while its consumer may still be working on it. */
 export const VISIBILITY_TIMEOUT_FACTOR = 6;
 
@@ -44,6 +46,8 @@ export class StatefulStack extends Stack {
 
   constructor(scope: Construct, id: string, props: StatefulStackProps) {
     super(scope, id, props);
+    // S3 delivers the files bucket's access logs under a bucket policy, not an ACL (ACLs stay off).
+    this.node.setContext('@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy', true);
     const { settings } = props;
     const removalPolicy = settings.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
 
@@ -67,8 +71,24 @@ export class StatefulStack extends Stack {
       });
     }
 
+    // Server access logs of the files bucket: S3 delivers them under a bucket policy (no ACLs).
+    const accessLogs = new s3.Bucket(this, 'FilesAccessLogs', {
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      removalPolicy,
+      lifecycleRules: [{ id: 'expire-access-logs', expiration: Duration.days(ACCESS_LOG_DAYS) }],
+    });
+    Validations.of(accessLogs).acknowledge({
+      id: 'AwsSolutions-S1',
+      reason: 'This is the access-log bucket of the files bucket; logging access to it would only log the log deliveries',
+    });
+
     const corsRule = bucketCorsRule(settings.corsAllowOrigin);
     this.bucket = new s3.Bucket(this, 'Files', {
+      serverAccessLogsBucket: accessLogs,
+      serverAccessLogsPrefix: 'files/',
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
       encryption: s3.BucketEncryption.S3_MANAGED,
       enforceSSL: true,
@@ -90,6 +110,10 @@ export class StatefulStack extends Stack {
       generateSecretString: { passwordLength: 64, excludePunctuation: true, includeSpace: false },
       removalPolicy,
     });
+    Validations.of(this.jwtSecret).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason: 'Rotating the service JWT signing key invalidates every token at once (everyone signs in again); it is rotated by hand when needed, not on a schedule',
+    });
 
     this.alarmTopic = new sns.Topic(this, 'Alarms', { displayName: `${settings.serviceName} alarms`, enforceSSL: true });
     if (settings.alarmEmail) this.alarmTopic.addSubscription(new subscriptions.EmailSubscription(settings.alarmEmail));
@@ -102,6 +126,10 @@ export class StatefulStack extends Stack {
         encryption: sqs.QueueEncryption.SQS_MANAGED,
         enforceSSL: true,
         removalPolicy,
+      });
+      Validations.of(dlq).acknowledge({
+        id: 'Serverless-SQSRedrivePolicy',
+        reason: 'A dead-letter queue: pdf-dead-letter consumes it and marks the file failed; a DLQ of the DLQ would only move the message again',
       });
       const queue = new sqs.Queue(this, `${pascal(stage.queue)}Queue`, {
         visibilityTimeout: Duration.seconds(stage.timeoutSeconds * VISIBILITY_TIMEOUT_FACTOR),

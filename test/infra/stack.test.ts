@@ -1,4 +1,8 @@
-import { App, Stack, type CfnElement } from 'aws-cdk-lib';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App, Stack, Validations, type CfnElement } from 'aws-cdk-lib';
+import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { Template, Match } from 'aws-cdk-lib/assertions';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -7,7 +11,7 @@ import { deadLetterConsumerList, httpRouteList, manifestFunctions, pipelineStage
 import { tableDefinition } from '#infra/table.ts';
 import { stageConcurrencyKey } from '#infra/settings.ts';
 import { resourceFor, API_STAGE, MAX_BUFFERED_INTEGRATION_SECONDS } from '#infra/stacks/stateless-stack.ts';
-import { UPLOADS_PREFIX, VISIBILITY_TIMEOUT_FACTOR, WORK_PREFIX } from '#infra/stacks/stateful-stack.ts';
+import { pascal, UPLOADS_PREFIX, VISIBILITY_TIMEOUT_FACTOR, WORK_PREFIX } from '#infra/stacks/stateful-stack.ts';
 import { sourceKey, uploadKey, vectorsKey } from '#shared/files/storage.ts';
 import {
   BUCKET_LIST_ACTIONS,
@@ -552,5 +556,63 @@ describe('concurrency of the long functions (issue 13 item 5)', () => {
       expect([st.name, mapping.Properties.ScalingConfig]).toEqual([st.name, { MaximumConcurrency: 2 + i }]);
     });
     expect(() => synth({ pdfEmbedMaxConcurrency: 1 })).toThrow(/pdfEmbedMaxConcurrency/);
+  });
+});
+
+describe('cdk-nag (AwsSolutions and Serverless packs, as CDK validation plugins)', () => {
+  interface Report {
+    pluginReports: { pluginName: string; violations: { ruleName: string; violatingConstructs: { constructPath: string }[] }[] }[];
+  }
+  /** The findings neither fixed nor acknowledged (with their reason, beside the resource), as "rule @ construct". */
+  function unacknowledged(context: Record<string, unknown>): string[] {
+    const outdir = mkdtempSync(join(tmpdir(), 'nag-'));
+    try {
+      const app = new App({ outdir, context: { ...DEPLOY, ...context } });
+      createServiceApp({ app, code: placeholder, env: {} });
+      Validations.of(app).addPlugins(new AwsSolutionsChecks(app), new ServerlessChecks(app));
+      try {
+        app.synth();
+        return [];
+      } catch (err) {
+        if ((err as Error).name !== 'ValidationFailed') throw err; // the findings are in the report
+      }
+      const report = JSON.parse(readFileSync(join(outdir, 'validation-report.json'), 'utf8')) as Report;
+      return report.pluginReports
+        .flatMap((p) => p.violations)
+        .flatMap((v) => v.violatingConstructs.map((c) => `${v.ruleName.replace(/\[.*$/, '')} @ ${c.constructPath}`))
+        .sort();
+    } finally {
+      rmSync(outdir, { recursive: true, force: true });
+    }
+  }
+
+  // The one known gap: object rights name bucket/* (keys are per user and per file); narrowing
+  // them to each function's prefixes is still to come. Any other finding fails this test: fix it,
+  // or acknowledge it beside its resource with the reason.
+  const objectWildcards = manifestFunctions
+    .filter((f) => f.access.bucket)
+    .map((f) => `AwsSolutions-IAM5 @ ChatServiceStateless/${pascal(f.name)}/Role/DefaultPolicy/Resource`)
+    .sort();
+
+  test.each([
+    ['the default deployment', {}],
+    ['Bedrock as the AI provider', { AI_PROVIDER: 'bedrock' }],
+  ])('%s has no finding but the known object wildcard', (_name, context) => {
+    expect(unacknowledged(context)).toEqual(objectWildcards);
+  });
+
+  test('the files bucket writes server access logs to a bucket of its own, under a bucket policy', () => {
+    const template = synth().statefulTemplate;
+    const buckets = template.findResources('AWS::S3::Bucket');
+    const logBucketId = Object.entries(buckets).find(([, b]: [string, any]) => b.Properties.LifecycleConfiguration?.Rules?.some((r: any) => r.Id === 'expire-access-logs'))?.[0];
+    expect(logBucketId).toBeDefined();
+    template.hasResourceProperties('AWS::S3::Bucket', { LoggingConfiguration: { DestinationBucketName: { Ref: logBucketId }, LogFilePrefix: 'files/' } });
+    const logBucket = buckets[logBucketId!]!.Properties;
+    expect(logBucket).toMatchObject({ OwnershipControls: { Rules: [{ ObjectOwnership: 'BucketOwnerEnforced' }] } });
+    expect(logBucket.AccessControl).toBeUndefined();
+    template.hasResourceProperties('AWS::S3::BucketPolicy', {
+      Bucket: { Ref: logBucketId },
+      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Principal: { Service: 'logging.s3.amazonaws.com' }, Action: 's3:PutObject' })]) },
+    });
   });
 });
