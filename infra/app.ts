@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { Annotations, App, Tags, type AppProps } from 'aws-cdk-lib';
+import { Annotations, App, Tags, Validations, type AppProps } from 'aws-cdk-lib';
+import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { ConfigError } from '../shared/config.ts';
 import { DEFAULT_OUT_DIR, projectRoot } from './build.ts';
@@ -78,6 +79,8 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     // Under the CLI, CDK_OUTDIR and CDK_CONTEXT_JSON are set (and win); alone, write ./cdk.out.
     const props: AppProps = { outdir: process.env.CDK_OUTDIR ?? join(projectRoot, 'cdk.out'), context: cdkJsonContext() };
     const { app, stateful, stateless, settings } = createServiceApp({ app: new App(props) });
+    // cdk-nag's packs: a finding neither fixed nor acknowledged (with its reason) stops the synth.
+    Validations.of(app).addPlugins(new AwsSolutionsChecks(app), new ServerlessChecks(app));
     const assembly = app.synth();
     // Alone, say what was written; under the CLI, it reports (warnings included) itself.
     if (!process.env.CDK_OUTDIR) {

@@ -13,7 +13,12 @@ export type AuthMode = 'idp' | 'user' | 'admin';
 /** What a function's code does with each resource; the stack grants exactly this (least privilege). */
 export interface Access {
   table?: 'read' | 'write' | 'readwrite';
-  bucket?: 'read' | 'write' | 'readwrite';
+  /**
+   * Objects the function reads and writes (writes include deletes), by key prefix
+   * (shared/files/storage.ts lays the keys out). A presigned URL carries its signer's rights, so
+   * presigning an upload is writing it.
+   */
+  bucket?: { read?: BucketPrefix[]; write?: BucketPrefix[] };
   /** Queues (by stage name) the function sends to. */
   sendTo?: PipelineStageName[];
   /** Reads the service JWT signing secret. */
@@ -24,6 +29,9 @@ export interface Access {
    */
   ai?: AiUse[];
 }
+
+/** The bucket's top-level key prefixes (shared/files/storage.ts): uploads, a run's work files, a file's vectors. */
+export type BucketPrefix = 'uploads/' | 'work/' | 'vectors/';
 
 /** `chat`: replies (Converse / chat completions); `embeddings`: embedding requests. */
 export type AiUse = 'chat' | 'embeddings';
@@ -66,7 +74,8 @@ export const pipelineStages = {
     timeoutSeconds: 120,
     memoryMb: 512,
     maxReceiveCount: 5,
-    access: { table: 'readwrite', bucket: 'readwrite', sendTo: ['pdf-extract'] },
+    // Writes a run's source PDF; a stale run's clean-up deletes its work files and vectors.
+    access: { table: 'readwrite', bucket: { write: ['work/', 'vectors/'] }, sendTo: ['pdf-extract'] },
   },
   'pdf-extract': {
     queue: 'pdf-extract',
@@ -75,7 +84,7 @@ export const pipelineStages = {
     timeoutSeconds: 300,
     memoryMb: 1536,
     maxReceiveCount: 5,
-    access: { table: 'readwrite', bucket: 'readwrite', sendTo: ['pdf-ocr', 'pdf-embed'] },
+    access: { table: 'readwrite', bucket: { read: ['work/'], write: ['work/', 'vectors/'] }, sendTo: ['pdf-ocr', 'pdf-embed'] },
   },
   // OCR of pages without usable text, a range of pages per message (OCR_PAGES_PER_MESSAGE), so a
   // long scan is recognised by up to maxConcurrency invocations at once, each with a tesseract
@@ -88,7 +97,7 @@ export const pipelineStages = {
     timeoutSeconds: 600,
     memoryMb: 3008,
     maxReceiveCount: 5,
-    access: { table: 'readwrite', bucket: 'readwrite', sendTo: ['pdf-embed'] },
+    access: { table: 'readwrite', bucket: { read: ['work/'], write: ['work/', 'vectors/'] }, sendTo: ['pdf-embed'] },
   },
   'pdf-embed': {
     queue: 'pdf-embed',
@@ -97,7 +106,8 @@ export const pipelineStages = {
     timeoutSeconds: 300,
     memoryMb: 1024,
     maxReceiveCount: 5,
-    access: { table: 'readwrite', bucket: 'readwrite', ai: ['embeddings'] },
+    // Completion packs the parts' vectors (work/) into vectors/.
+    access: { table: 'readwrite', bucket: { read: ['work/'], write: ['work/', 'vectors/'] }, ai: ['embeddings'] },
   },
 } as const satisfies Record<PipelineStageName, PipelineStage>;
 
@@ -142,13 +152,19 @@ export const httpRoutes = {
     streaming: true,
     rateLimit: 'messages',
     timeoutSeconds: 300,
-    access: { table: 'readwrite', bucket: 'read', jwtSecret: true, ai: ['chat', 'embeddings'] },
+    access: { table: 'readwrite', bucket: { read: ['vectors/'] }, jwtSecret: true, ai: ['chat', 'embeddings'] },
   },
   // PDF upload and ingestion (envelope bodies). ingest-pdf checks the URL and its size, starts the
   // pipeline and waits up to PDF_SYNC_WAIT_MS for it (under API Gateway's 29 s).
-  'create-upload': { method: 'POST', path: '/upload', auth: 'user', shape: 'envelope', rateLimit: 'uploads', access: { table: 'readwrite', bucket: 'readwrite', jwtSecret: true } },
+  'create-upload': { method: 'POST', path: '/upload', auth: 'user', shape: 'envelope', rateLimit: 'uploads', access: { table: 'readwrite', bucket: { read: ['uploads/'], write: ['uploads/'] }, jwtSecret: true } },
   'list-uploads': { method: 'GET', path: '/upload', auth: 'user', shape: 'envelope', access: { table: 'read', jwtSecret: true } },
-  'delete-upload': { method: 'DELETE', path: '/upload/{fileId}', auth: 'user', shape: 'envelope', access: { table: 'readwrite', bucket: 'readwrite', jwtSecret: true } },
+  'delete-upload': {
+    method: 'DELETE',
+    path: '/upload/{fileId}',
+    auth: 'user',
+    shape: 'envelope',
+    access: { table: 'readwrite', bucket: { write: ['uploads/', 'work/', 'vectors/'] }, jwtSecret: true },
+  },
   'ingest-pdf': { method: 'POST', path: '/message/pdf', auth: 'user', shape: 'envelope', rateLimit: 'ingestions', access: { table: 'readwrite', sendTo: ['pdf-fetch'], jwtSecret: true } },
   'get-pdf-status': { method: 'GET', path: '/message/pdf/{fileId}', auth: 'user', shape: 'envelope', access: { table: 'read', jwtSecret: true } },
   // Orders and products: bare bodies and `{ message }` errors (the commerce side of the API).

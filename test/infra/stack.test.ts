@@ -5,13 +5,15 @@ import { App, Stack, Validations, type CfnElement } from 'aws-cdk-lib';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { Template, Match } from 'aws-cdk-lib/assertions';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { createServiceApp, type ServiceApp } from '#infra/app.ts';
-import { deadLetterConsumerList, httpRouteList, manifestFunctions, pipelineStageList, queueUrlVariable, type ManifestFunction } from '#infra/routes.ts';
+import { deadLetterConsumerList, httpRouteList, manifestFunctions, pipelineStageList, queueUrlVariable, type BucketPrefix, type ManifestFunction } from '#infra/routes.ts';
 import { tableDefinition } from '#infra/table.ts';
 import { stageConcurrencyKey } from '#infra/settings.ts';
 import { resourceFor, API_STAGE, MAX_BUFFERED_INTEGRATION_SECONDS } from '#infra/stacks/stateless-stack.ts';
-import { pascal, UPLOADS_PREFIX, VISIBILITY_TIMEOUT_FACTOR, WORK_PREFIX } from '#infra/stacks/stateful-stack.ts';
+import { UPLOADS_PREFIX, VISIBILITY_TIMEOUT_FACTOR, WORK_PREFIX } from '#infra/stacks/stateful-stack.ts';
+import * as storageKeys from '#shared/files/storage.ts';
 import { sourceKey, uploadKey, vectorsKey } from '#shared/files/storage.ts';
 import {
   BUCKET_LIST_ACTIONS,
@@ -157,8 +159,8 @@ describe('least privilege', () => {
       if (access.table === 'read' || access.table === 'readwrite') TABLE_READ_ACTIONS.forEach((a) => expected.add(a));
       if (access.table === 'write' || access.table === 'readwrite') TABLE_WRITE_ACTIONS.forEach((a) => expected.add(a));
       if (access.bucket) BUCKET_LIST_ACTIONS.forEach((a) => expected.add(a));
-      if (access.bucket === 'read' || access.bucket === 'readwrite') BUCKET_READ_ACTIONS.forEach((a) => expected.add(a));
-      if (access.bucket === 'write' || access.bucket === 'readwrite') BUCKET_WRITE_ACTIONS.forEach((a) => expected.add(a));
+      if (access.bucket?.read?.length) BUCKET_READ_ACTIONS.forEach((a) => expected.add(a));
+      if (access.bucket?.write?.length) BUCKET_WRITE_ACTIONS.forEach((a) => expected.add(a));
       if (access.sendTo?.length) expected.add('sqs:SendMessage');
       if (access.jwtSecret) expected.add('secretsmanager:GetSecretValue');
       if (fn.kind === 'queue' || fn.kind === 'dlq') consume.forEach((a) => expected.add(a));
@@ -166,14 +168,28 @@ describe('least privilege', () => {
       const statements = statementsOf(fn);
       expect([fn.name, [...new Set(statements.flatMap((st) => st.actions))].sort()]).toEqual([fn.name, [...expected].sort()]);
 
-      // Object rights on objects only (bucket/*); the bucket itself only for listing.
-      for (const st of statements.filter((x) => x.actions.some((a) => a.startsWith('s3:')))) {
-        const onObjects = st.resources.every((r) => /\/\*"\]\]\}$/.test(JSON.stringify(r)));
-        expect([st.actions, onObjects]).toEqual([st.actions, !st.actions.includes('s3:ListBucket')]);
-      }
+      // Object rights on the declared prefixes only (bucket/<prefix>*); the bucket itself only for listing.
+      const onPrefixes = (resources: unknown[]) =>
+        resources.map((r) => /\/((?:[a-z]+\/)?)\*"\]\]\}$/.exec(JSON.stringify(r))?.[1] ?? 'the bucket').sort();
+      const s3Statements = statements.filter((x) => x.actions.some((a) => a.startsWith('s3:')));
+      const granted = (actions: string[]) => s3Statements.filter((x) => x.actions.some((a) => actions.includes(a))).flatMap((x) => onPrefixes(x.resources));
+      expect([fn.name, granted(BUCKET_READ_ACTIONS)]).toEqual([fn.name, [...(access.bucket?.read ?? [])].sort()]);
+      expect([fn.name, granted(BUCKET_WRITE_ACTIONS)]).toEqual([fn.name, [...(access.bucket?.write ?? [])].sort()]);
+      expect([fn.name, granted(BUCKET_LIST_ACTIONS)]).toEqual([fn.name, access.bucket ? ['the bucket'] : []]);
       // Sends go to the named stages' queues only.
       const sends = statements.filter((x) => x.actions.includes('sqs:SendMessage')).flatMap((x) => x.resources);
       expect(sends).toHaveLength(access.sendTo?.length ?? 0);
+    }
+  });
+
+  test('every object key the code makes lies under a prefix the manifest grants by (uploads/, work/, vectors/)', () => {
+    const prefixes: BucketPrefix[] = ['uploads/', 'work/', 'vectors/'];
+    const id = 'f'.padEnd(24, '1');
+    const keyFunctions = Object.entries(storageKeys).filter(([name, v]) => typeof v === 'function' && /(Key|Prefix)$/.test(name));
+    expect(keyFunctions.length).toBeGreaterThanOrEqual(9);
+    for (const [name, make] of keyFunctions) {
+      const key = (make as (...a: unknown[]) => string)(id, id, 1);
+      expect([name, prefixes.some((p) => key.startsWith(p))]).toEqual([name, true]);
     }
   });
 
@@ -564,11 +580,11 @@ describe('cdk-nag (AwsSolutions and Serverless packs, as CDK validation plugins)
     pluginReports: { pluginName: string; violations: { ruleName: string; violatingConstructs: { constructPath: string }[] }[] }[];
   }
   /** The findings neither fixed nor acknowledged (with their reason, beside the resource), as "rule @ construct". */
-  function unacknowledged(context: Record<string, unknown>): string[] {
+  function unacknowledged(context: Record<string, unknown>, change?: (service: ServiceApp) => void): string[] {
     const outdir = mkdtempSync(join(tmpdir(), 'nag-'));
     try {
       const app = new App({ outdir, context: { ...DEPLOY, ...context } });
-      createServiceApp({ app, code: placeholder, env: {} });
+      change?.(createServiceApp({ app, code: placeholder, env: {} }));
       Validations.of(app).addPlugins(new AwsSolutionsChecks(app), new ServerlessChecks(app));
       try {
         app.synth();
@@ -586,19 +602,20 @@ describe('cdk-nag (AwsSolutions and Serverless packs, as CDK validation plugins)
     }
   }
 
-  // The one known gap: object rights name bucket/* (keys are per user and per file); narrowing
-  // them to each function's prefixes is still to come. Any other finding fails this test: fix it,
-  // or acknowledge it beside its resource with the reason.
-  const objectWildcards = manifestFunctions
-    .filter((f) => f.access.bucket)
-    .map((f) => `AwsSolutions-IAM5 @ ChatServiceStateless/${pascal(f.name)}/Role/DefaultPolicy/Resource`)
-    .sort();
-
+  // Every finding is fixed or acknowledged beside its resource with its reason: a new one fails here.
   test.each([
     ['the default deployment', {}],
     ['Bedrock as the AI provider', { AI_PROVIDER: 'bedrock' }],
-  ])('%s has no finding but the known object wildcard', (_name, context) => {
-    expect(unacknowledged(context)).toEqual(objectWildcards);
+  ])('%s has no unacknowledged finding', (_name, context) => {
+    expect(unacknowledged(context)).toEqual([]);
+  });
+
+  test('a new wildcard is a finding: a statement on bucket/* beside the prefixes fails the check', () => {
+    const grantEverything = (service: ServiceApp) =>
+      service.stateless.functions['send-message']!.role.addToPrincipalPolicy(
+        new iam.PolicyStatement({ actions: BUCKET_READ_ACTIONS, resources: [service.stateful.bucket.arnForObjects('*')] }),
+      );
+    expect(unacknowledged({}, grantEverything)).toEqual(['AwsSolutions-IAM5 @ ChatServiceStateless/SendMessage/Role/DefaultPolicy/Resource']);
   });
 
   test('the files bucket writes server access logs to a bucket of its own, under a bucket policy', () => {
