@@ -12,6 +12,7 @@ import { deadLetterConsumerList, httpRouteList, manifestFunctions, pipelineStage
 import { corsPreflight, gatewayResponses, gatewayResponseTemplate } from '../gateway-responses.ts';
 import type { StackSettings } from '../settings.ts';
 import { ServiceFunction } from '../constructs/service-function.ts';
+import { serviceDashboard } from '../dashboard.ts';
 import { pascal, type StatefulStack } from './stateful-stack.ts';
 
 // What can be redeployed at will: one Lambda per manifest function, the REST API in front of
@@ -36,6 +37,9 @@ export interface StatelessStackProps extends StackProps {
 export class StatelessStack extends Stack {
   readonly api: apigateway.RestApi;
   readonly functions: Record<string, ServiceFunction> = {};
+  readonly dashboard: cloudwatch.Dashboard;
+  /** The CloudWatch namespace of the functions' own metrics (shared/metrics.ts). */
+  readonly metricsNamespace: string;
 
   constructor(scope: Construct, id: string, props: StatelessStackProps) {
     super(scope, id, props);
@@ -56,6 +60,7 @@ export class StatelessStack extends Stack {
       ...(bedrockModels && { bedrockModels }),
     };
     const alarmAction = new cloudwatchActions.SnsAction(stateful.alarmTopic);
+    this.metricsNamespace = settings.serviceName;
 
     const routes = new Map(httpRouteList.map((r) => [r.name, r]));
     for (const fn of manifestFunctions) {
@@ -64,7 +69,8 @@ export class StatelessStack extends Stack {
         fn,
         code: props.code(fn),
         resources,
-        settings: settings.functionEnv,
+        // Metrics in EMF under the stack's namespace (shared/metrics.ts writes none without it).
+        settings: { ...settings.functionEnv, POWERTOOLS_METRICS_NAMESPACE: this.metricsNamespace },
         logRetentionDays: settings.logRetentionDays,
         description: route ? `${route.method} /api/v1${route.path}` : fn.kind === 'dlq' ? `SQS dead letters: ${fn.name}` : `SQS ${fn.name}`,
         // The long HTTP function is capped here; the pipeline stages by their event sources below.
@@ -115,6 +121,15 @@ export class StatelessStack extends Stack {
     });
     alarm5xx.addAlarmAction(alarmAction);
 
+    this.dashboard = serviceDashboard(this, 'Dashboard', {
+      namespace: this.metricsNamespace,
+      dashboardName: settings.serviceName,
+      apiName: `${settings.serviceName}-api`,
+    });
+    new CfnOutput(this, 'DashboardUrl', {
+      description: 'The CloudWatch dashboard: requests and errors by route, model replies, ingestion',
+      value: `https://console.aws.amazon.com/cloudwatch/home?region=${this.region}#dashboards:name=${this.dashboard.dashboardName}`,
+    });
     new CfnOutput(this, 'ApiUrl', {
       description: 'Base URL of the API (ends in /api/v1)',
       value: `${this.api.url}${API_ROOT}`,

@@ -6,6 +6,7 @@ import { finished, type Readable } from 'node:stream';
 import * as z from '../zod.ts';
 import { config } from '../config.ts';
 import { logger } from '../logger.ts';
+import { metrics } from '../metrics.ts';
 import { confirmCaller, verifyCaller, type AuthUser } from '../auth/authenticate.ts';
 import { dynamo, tableName } from '../clients.ts';
 import { limitSettings, UserLimits } from '../limits/user-limits.ts';
@@ -93,8 +94,8 @@ function responseHeaders(state: RequestState | undefined, extra: Record<string, 
   };
 }
 
-/** Request id, structured log context and the final response (success or error). */
-function respond(shape: BodyShape): MiddlewareObj<Event, APIGatewayProxyResult | { body: Readable }> {
+/** Request id, structured log context, the request's metrics (by `route`) and the final response (success or error). */
+function respond(shape: BodyShape, route: string): MiddlewareObj<Event, APIGatewayProxyResult | { body: Readable }> {
   return {
     before: (request) => {
       const headers = lowerCaseHeaders(request.event);
@@ -115,12 +116,14 @@ function respond(shape: BodyShape): MiddlewareObj<Event, APIGatewayProxyResult |
         finished(result.stream, (err) => {
           logger.info('request completed', { statusCode, ms: Date.now() - state.startedAt, streamed: true, ...(err && { streamError: err.message }) });
           logger.resetKeys();
+          metrics.response(route, statusCode);
         });
         request.response = { statusCode, headers: responseHeaders(state, result.headers), body: result.stream } as never;
         return;
       }
       logger.info('request completed', { statusCode, ms: Date.now() - state.startedAt });
       logger.resetKeys();
+      metrics.response(route, statusCode);
       request.response = {
         statusCode,
         headers: responseHeaders(state, result.headers),
@@ -146,6 +149,7 @@ function respond(shape: BodyShape): MiddlewareObj<Event, APIGatewayProxyResult |
       if (statusCode >= 500) logger.error('request failed', { statusCode, error: err as Error });
       else logger.info('request rejected', { statusCode, reason: message, ...(err instanceof HttpError && err.details.code && { code: err.details.code }), ...(errors && { errors }) });
       logger.resetKeys();
+      metrics.response(route, statusCode);
       request.response = {
         statusCode,
         headers: responseHeaders(state, headers),
@@ -280,7 +284,8 @@ export function httpHandler<S extends Schemas>(
     ...(route.streaming === true && { executionMode: executionModeStreamifyResponse }),
     timeoutEarlyInMillis: 0,
   })
-    .use(respond(route.shape) as MiddlewareObj<Event, APIGatewayProxyResult>)
+    // The metrics' `route` dimension: "GET /chat/{chatId}".
+    .use(respond(route.shape, `${route.method} ${route.path}`) as MiddlewareObj<Event, APIGatewayProxyResult>)
     .use(authentication(route))
     .use(jsonBody(schemas.body !== undefined))
     .use(validation(schemas))

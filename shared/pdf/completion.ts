@@ -1,4 +1,5 @@
 import { logger } from '../logger.ts';
+import { metrics } from '../metrics.ts';
 import type { FileRecord } from '../files/file-repository.ts';
 import { partVectorsKey, runWorkPrefix, vectorsKey } from '../files/storage.ts';
 import { cleanUpStaleRun } from './leftovers.ts';
@@ -45,6 +46,12 @@ export async function completeRun(deps: PipelineDeps, record: FileRecord): Promi
     return;
   }
   logger.info('file completed', { fileId: record.id, runId, chunks: record.chunks, parts: record.partsTotal });
+  const durationMs = record.startedAt ? Date.parse(deps.now()) - Date.parse(record.startedAt) : NaN;
+  metrics.ingestionCompleted({
+    ...(record.tokens !== undefined && { tokens: record.tokens }),
+    ...((record.pages ?? record.pagesTotal) !== undefined && { pages: (record.pages ?? record.pagesTotal)! }),
+    ...(Number.isFinite(durationMs) && { durationMs }),
+  });
   await cleanUp(deps, record.id, runId, before.vectorsKey !== key ? before.vectorsKey : undefined);
 }
 

@@ -1,5 +1,6 @@
 import type { FileRepository } from '../files/file-repository.ts';
 import { logger } from '../logger.ts';
+import { metrics } from '../metrics.ts';
 import type { PipelineStageName } from '../../infra/routes.ts';
 import { embedMessageSchema, extractMessageSchema, fetchMessageSchema, ocrMessageSchema } from './messages.ts';
 
@@ -61,6 +62,9 @@ export async function recordDeadLetter(deps: DeadLetterDeps, rawBody: string): P
     { reason: 'PROCESSING_FAILED', message: `Processing failed in ${dead.stage}: the stage stopped on every attempt`, stage: dead.stage },
     deps.now(),
   );
-  if (failed) logger.warn('ingestion failed: its stage died on every attempt', { ...dead });
+  if (failed) {
+    logger.warn('ingestion failed: its stage died on every attempt', { ...dead });
+    metrics.ingestionFailed('PROCESSING_FAILED');
+  }
   return failed;
 }

@@ -3,6 +3,7 @@ import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { z } from 'zod/mini';
 import { config } from '../config.ts';
 import { logger } from '../logger.ts';
+import { metrics } from '../metrics.ts';
 import { pipelineStages, type PipelineStageName } from '../../infra/routes.ts';
 import { clientFailureMessage, PermanentFailure, RetryableFailure, type Failure } from './failures.ts';
 import { pipelineDeps, type PipelineDeps } from './pipeline-deps.ts';
@@ -78,13 +79,16 @@ export function stageHandler<S extends z.ZodMiniType<StageMessage>>(
     } catch (err) {
       if (err instanceof PermanentFailure) {
         logger.info('ingestion failed', { ...keys, reason: err.reason, detail: err.message });
-        await deps.files.fail(msg.fileId, msg.runId, failureOf(stage, err, attempt), deps.now());
+        if (await deps.files.fail(msg.fileId, msg.runId, failureOf(stage, err, attempt), deps.now())) metrics.ingestionFailed(err.reason);
         return; // consumed: retrying cannot help
       }
       if (lastAttempt) {
         const failure = failureOf(stage, err, attempt);
         logger.error('ingestion failed on its last attempt', { ...keys, reason: failure.reason, error: err as Error });
-        await deps.files.fail(msg.fileId, msg.runId, failure, deps.now()).catch((e) => logger.error('could not record the failure', { error: e as Error }));
+        await deps.files.fail(msg.fileId, msg.runId, failure, deps.now()).then(
+          (failed) => failed && metrics.ingestionFailed(failure.reason),
+          (e) => logger.error('could not record the failure', { error: e as Error }),
+        );
       } else {
         logger.warn('stage failed; SQS will retry', { ...keys, error: err as Error });
       }

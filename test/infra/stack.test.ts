@@ -10,6 +10,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { createServiceApp, type ServiceApp } from '#infra/app.ts';
 import { deadLetterConsumerList, httpRouteList, manifestFunctions, pipelineStageList, queueUrlVariable, type BucketPrefix, type ManifestFunction } from '#infra/routes.ts';
 import { tableDefinition } from '#infra/table.ts';
+import { METRIC } from '#shared/metrics.ts';
 import { stageConcurrencyKey } from '#infra/settings.ts';
 import { resourceFor, API_STAGE, MAX_BUFFERED_INTEGRATION_SECONDS } from '#infra/stacks/stateless-stack.ts';
 import { UPLOADS_PREFIX, VISIBILITY_TIMEOUT_FACTOR, WORK_PREFIX } from '#infra/stacks/stateful-stack.ts';
@@ -201,6 +202,27 @@ describe('least privilege', () => {
       .map((r) => JSON.stringify(r));
     for (const g of tableDefinition.globalSecondaryIndexes) expect(queryResources.some((r) => r.includes(`/index/${g.indexName}"`))).toBe(true);
     expect(queryResources.some((r) => r.includes('/index/*'))).toBe(false);
+  });
+});
+
+describe('metrics and dashboard', () => {
+  test('every function writes its metrics under the stack\'s namespace', () => {
+    for (const fn of manifestFunctions) {
+      expect([fn.name, functionOf(fn).props.Environment.Variables.POWERTOOLS_METRICS_NAMESPACE]).toEqual([fn.name, s.stateless.metricsNamespace]);
+    }
+  });
+
+  test('the dashboard shows every metric of shared/metrics.ts, the API\'s and its URL is an output', () => {
+    const dashboards = byType(statelessResources, 'AWS::CloudWatch::Dashboard');
+    expect(dashboards).toHaveLength(1);
+    const body = JSON.stringify(s.statelessTemplate.toJSON().Resources[dashboards[0]![0]].Properties.DashboardBody);
+    for (const name of Object.values(METRIC)) {
+      if (name === METRIC.requests) continue; // the API's own Count is shown
+      expect([name, body.includes(name)]).toEqual([name, true]);
+    }
+    expect(body).toContain(`SEARCH('{${s.stateless.metricsNamespace},service,route}`);
+    expect(body).toContain('AWS/ApiGateway');
+    s.statelessTemplate.hasOutput('DashboardUrl', {});
   });
 });
 
