@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { access, cp, mkdir, readFile, rm, stat, readdir } from 'node:fs/promises';
+import { access, cp, mkdir, readFile, rm, stat, readdir, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -100,6 +100,21 @@ const lambdaCredentialsOnly: Plugin = {
       resolveDir: (args.pluginData as { resolveDir: string }).resolveDir,
       loader: 'js',
     }));
+  },
+};
+
+// Tracing (shared/tracing.ts) imports Powertools Tracer and the X-Ray SDK only when it is on.
+// Rather than a chunk (which would make every function a code-split build), the tracer is a
+// bundle of its own, shipped in each function's node_modules as a package the bundle imports
+// by name: resolved the same from index.mjs and from any chunk, read only when imported.
+export const TRACER_PACKAGE = 'chat-service-tracer';
+const TRACER_SOURCE = 'shared/tracer.ts';
+const tracerApart: Plugin = {
+  name: 'tracer-apart',
+  setup(b) {
+    b.onResolve({ filter: /^\.\/tracer\.ts$/ }, (args) =>
+      args.importer.endsWith(join('shared', 'tracing.ts')) ? { path: TRACER_PACKAGE, external: true } : undefined,
+    );
   },
 };
 
@@ -256,7 +271,7 @@ export async function buildFunctions(options: BuildOptions = {}): Promise<BuiltF
     legalComments: 'linked',
     banner: { js: BANNER },
     metafile: true,
-    plugins: [zodEnglishOnly, lambdaCredentialsOnly],
+    plugins: [zodEnglishOnly, lambdaCredentialsOnly, tracerApart],
     external: OCR_EXTERNALS,
     logLevel: 'silent',
   } as const satisfies BuildOptionsOfEsbuild;
@@ -270,7 +285,7 @@ export async function buildFunctions(options: BuildOptions = {}): Promise<BuiltF
   }).catch(failed);
   const importsDynamically = (fn: ManifestFunction) =>
     Object.keys(outputOf(shared.metafile, outDir, fn.name, 'index').inputs).some(
-      (path) => !path.includes('node_modules/') && shared.metafile.inputs[path]?.imports.some((i) => i.kind === 'dynamic-import'),
+      (path) => !path.includes('node_modules/') && shared.metafile.inputs[path]?.imports.some((i) => i.kind === 'dynamic-import' && !i.external),
     );
   const toSplit = functions.filter(importsDynamically);
   await Promise.all(toSplit.map((fn) => rm(join(outDir, fn.name), { recursive: true, force: true })));
@@ -302,7 +317,15 @@ export async function buildFunctions(options: BuildOptions = {}): Promise<BuiltF
       })
     : undefined;
 
-  return Promise.all(
+  const needsTracer = functions.filter((fn) => codeOf(fn).some((o) => o.imports.some((i) => i.external && i.path === TRACER_PACKAGE)));
+  const tracerDir = join(outDir, `.${TRACER_PACKAGE}`);
+  if (needsTracer.length) {
+    await rm(tracerDir, { recursive: true, force: true });
+    await build({ ...esbuildOptions, entryPoints: { index: join(projectRoot, TRACER_SOURCE) }, outdir: tracerDir }).catch(failed);
+    await writeFile(join(tracerDir, 'package.json'), `${JSON.stringify({ name: TRACER_PACKAGE, private: true, type: 'module', exports: './index.mjs' }, null, 2)}\n`);
+  }
+
+  const built = await Promise.all(
     functions.map(async (fn): Promise<BuiltFunction> => {
       const dir = join(outDir, fn.name);
       const file = join(dir, 'index.mjs');
@@ -317,6 +340,10 @@ export async function buildFunctions(options: BuildOptions = {}): Promise<BuiltF
       }
       const externals = OCR_EXTERNALS.filter((name) => outputs.some((o) => o.imports.some((i) => i.external && i.path === name)));
       const nodeModules = externals.length ? await copyOcrPackages(dir, options.canvasBinaries ?? []) : [];
+      if (needsTracer.includes(fn)) {
+        await cp(tracerDir, join(dir, 'node_modules', TRACER_PACKAGE), { recursive: true });
+        nodeModules.push(TRACER_PACKAGE);
+      }
       return {
         name: fn.name,
         kind: fn.kind,
@@ -334,6 +361,8 @@ export async function buildFunctions(options: BuildOptions = {}): Promise<BuiltF
       };
     }),
   );
+  await rm(tracerDir, { recursive: true, force: true });
+  return built;
 }
 
 /** Copies a package and, recursively, its dependencies into <dir>/node_modules; their names. */

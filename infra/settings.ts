@@ -77,6 +77,12 @@ const stackSettingsSchema = z.object({
    * reserve any).
    */
   sendMessageReservedConcurrency: z.union([z.literal('none'), int(1, 10_000)]).default(20),
+  /**
+   * X-Ray tracing: active tracing on every function and the API stage, and Powertools Tracer in
+   * the functions (outgoing calls as subsegments). Off by default: loading the tracer costs every
+   * cold start (bench cold-start), and traces are billed.
+   */
+  tracing: bool.default(false),
 });
 
 /** Context key capping a pipeline stage's concurrent batches, e.g. pdfExtractMaxConcurrency. */

@@ -3,6 +3,8 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { config, ConfigError } from './config.ts';
+// Before any client calls out: with tracing on, outgoing calls become X-Ray subsegments.
+import './tracing.ts';
 
 // AWS clients, each created once per cold start on first use and reused by every invocation.
 // Endpoints point at the local emulators when set; in AWS they are unset. The S3 client is in

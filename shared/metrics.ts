@@ -1,4 +1,5 @@
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { SERVICE_NAME } from './service-name.ts';
 
 // The service's CloudWatch metrics, every one of them here (the stack's dashboard reads the
 // names below): Powertools Metrics in the embedded metric format (EMF), a JSON line on stdout
@@ -8,8 +9,7 @@ import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 // Emitted only where the stack sets POWERTOOLS_METRICS_NAMESPACE (deployed functions); under
 // npm start and in tests nothing is written unless it is set.
 
-/** The `service` dimension of every metric (the logger's service name). */
-export const SERVICE_NAME = 'chat-orders-pdf-service';
+export { SERVICE_NAME };
 
 export const METRIC = {
   /** Per HTTP request, dimension `route` ("GET /chat/{chatId}"): 1, and whether it answered 4xx / 5xx (0 or 1). */

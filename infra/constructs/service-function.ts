@@ -50,6 +50,8 @@ export interface ServiceFunctionProps {
   description?: string;
   /** Concurrent executions reserved for (and capping) this function. */
   reservedConcurrency?: number;
+  /** X-Ray active tracing and Powertools Tracer (shared/tracing.ts); off unless set. */
+  tracing?: boolean;
 }
 
 const reads = (level: Access['table']) => level === 'read' || level === 'readwrite';
@@ -82,6 +84,8 @@ export class ServiceFunction extends Construct {
       BUCKET_NAME: resources.bucket.bucketName,
       // Deployed functions never fetch from loopback (DESIGN §8); only npm start allows it.
       PDF_ALLOW_LOOPBACK: 'false',
+      // Only with tracing on: shared/tracing.ts does not even import the tracer otherwise.
+      ...(props.tracing && { POWERTOOLS_TRACE_ENABLED: 'true' }),
     };
     for (const stage of access.sendTo ?? []) environment[queueUrlVariable(stage)] = queueOf(resources, stage).queueUrl;
     if (access.jwtSecret) environment.SERVICE_JWT_SECRET_ARN = resources.jwtSecret.secretArn;
@@ -99,14 +103,15 @@ export class ServiceFunction extends Construct {
       logGroup: this.logGroup,
       environment,
       ...(props.reservedConcurrency !== undefined && { reservedConcurrentExecutions: props.reservedConcurrency }),
+      ...(props.tracing && { tracing: lambda.Tracing.ACTIVE }),
     });
 
     this.grantAccess(access, resources);
-    this.acknowledgeNagFindings(fn);
+    this.acknowledgeNagFindings(fn, props.tracing ?? false);
   }
 
   /** cdk-nag findings (infra/app.ts runs the packs on every synth) that do not apply, and why. */
-  private acknowledgeNagFindings(fn: ManifestFunction): void {
+  private acknowledgeNagFindings(fn: ManifestFunction, tracing: boolean): void {
     const acknowledge = (id: string, reason: string) => Validations.of(this).acknowledge({ id, reason });
     acknowledge(
       'Serverless-LambdaDLQ',
@@ -114,7 +119,17 @@ export class ServiceFunction extends Construct {
         ? 'False positive: API Gateway invokes this function synchronously and the caller gets the error; a Lambda DLQ only receives failed asynchronous invocations'
         : 'False positive: an SQS event source mapping invokes this function; a message that keeps failing goes to its queue\'s dead-letter queue (redrive policy), which a Lambda DLQ does not replace',
     );
-    acknowledge('Serverless-LambdaTracing', 'X-Ray tracing is not on yet: the per-deployment tracing switch (Powertools Tracer) is still to come');
+    if (tracing) {
+      acknowledge(
+        'AwsSolutions-IAM5[Resource::*]',
+        'Active tracing: xray:PutTraceSegments and xray:PutTelemetryRecords (added by CDK) support no resource-level permissions, so AWS documents them on "*"',
+      );
+    } else {
+      acknowledge(
+        'Serverless-LambdaTracing',
+        'Tracing is a per-deployment setting (`tracing`, default off): loading the tracer costs every cold start (npm run bench cold-start) and traces are billed',
+      );
+    }
     if (fn.kind !== 'http') {
       acknowledge(
         'Serverless-LambdaEventSourceMappingDestination',

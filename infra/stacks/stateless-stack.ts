@@ -72,6 +72,7 @@ export class StatelessStack extends Stack {
         // Metrics in EMF under the stack's namespace (shared/metrics.ts writes none without it).
         settings: { ...settings.functionEnv, POWERTOOLS_METRICS_NAMESPACE: this.metricsNamespace },
         logRetentionDays: settings.logRetentionDays,
+        tracing: settings.tracing,
         description: route ? `${route.method} /api/v1${route.path}` : fn.kind === 'dlq' ? `SQS dead letters: ${fn.name}` : `SQS ${fn.name}`,
         // The long HTTP function is capped here; the pipeline stages by their event sources below.
         ...(fn.name === 'send-message' &&
@@ -162,6 +163,7 @@ export class StatelessStack extends Stack {
         stageName: API_STAGE,
         throttlingRateLimit: settings.apiThrottleRateLimit,
         throttlingBurstLimit: settings.apiThrottleBurstLimit,
+        tracingEnabled: settings.tracing,
         accessLogDestination: new apigateway.LogGroupLogDestination(accessLogs),
         accessLogFormat: apigateway.AccessLogFormat.custom(
           JSON.stringify({
@@ -222,7 +224,9 @@ export class StatelessStack extends Stack {
       'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
       'The account-level API Gateway logging role that CDK creates (apiGatewayCloudWatchRole) uses AmazonAPIGatewayPushToCloudWatchLogs, the managed policy AWS documents for it',
     );
-    acknowledge('Serverless-APIGWXrayEnabled', 'X-Ray tracing is not on yet: the per-deployment tracing switch is still to come');
+    if (!settings.tracing) {
+      acknowledge('Serverless-APIGWXrayEnabled', 'Tracing is a per-deployment setting (`tracing`, default off), for the stage as for the functions');
+    }
 
     const root = api.root.addResource(API_ROOT);
     for (const route of httpRouteList) {

@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { ensureTable, LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
-import { buildFunctions, CHUNKS_DIR, EXTRACT_CHILD, MissingEntryError, projectRoot, STANDARD_FONTS_DIR, type BuiltFunction } from '#infra/build.ts';
+import { buildFunctions, CHUNKS_DIR, EXTRACT_CHILD, MissingEntryError, projectRoot, STANDARD_FONTS_DIR, TRACER_PACKAGE, type BuiltFunction } from '#infra/build.ts';
 import { hostilePdf } from '#test/helpers/hostile-pdfs.ts';
 import { createServiceApp } from '#infra/app.ts';
 import { manifestFunctions, type ManifestFunction } from '#infra/routes.ts';
@@ -233,6 +233,34 @@ test("each AI provider is a chunk beside send-message's bundle: a cold start rea
   expect(await providersRead({ AI_PROVIDER: 'offline' })).toEqual(['offline-provider']);
   expect(await providersRead({ AI_PROVIDER: 'openai', OPENAI_API_KEY: 'sk-test-not-used' })).toEqual(['openai-provider']);
   expect(await providersRead({ AI_PROVIDER: 'bedrock' })).toEqual(['bedrock-provider']);
+});
+
+test('the tracer is a package beside every bundle, read at cold start only with tracing on; on, it traces outgoing HTTP', async () => {
+  for (const b of built) {
+    expect([b.name, b.nodeModules.includes(TRACER_PACKAGE)]).toEqual([b.name, true]);
+    expect([b.name, (await readFile(join(b.dir, 'index.mjs'), 'utf8')).includes('aws-xray-sdk')]).toEqual([b.name, false]);
+  }
+  const b = built.find((f) => f.name === 'list-chats')!;
+  // What a fresh process reads while importing the bundle, and whether http.request was wrapped.
+  const coldStart = async (env: Record<string, string>) => {
+    const out = await node(
+      `${LAMBDA_GLOBALS}
+      import { registerHooks } from 'node:module';
+      import http from 'node:http';
+      const read = [];
+      registerHooks({ load(url, context, next) { read.push(url); return next(url, context); } });
+      const request = http.request;
+      await import(${JSON.stringify(join(b.dir, 'index.mjs'))});
+      console.log(JSON.stringify({ tracerRead: read.some((u) => u.includes('/node_modules/${TRACER_PACKAGE}/')), httpWrapped: http.request !== request }));`,
+      { ...FUNCTION_ENV, ...env },
+      tmpdir(),
+    );
+    return JSON.parse(out) as { tracerRead: boolean; httpWrapped: boolean };
+  };
+  expect(await coldStart({})).toEqual({ tracerRead: false, httpWrapped: false });
+  // As Lambda runs a function with active tracing (Powertools traces only inside Lambda).
+  const lambda = { AWS_LAMBDA_FUNCTION_NAME: 'list-chats', AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x', _X_AMZN_TRACE_ID: 'Root=1-5759e988-bd862e3fe1be46a994272793;Sampled=1' };
+  expect(await coldStart({ ...lambda, POWERTOOLS_TRACE_ENABLED: 'true' })).toEqual({ tracerRead: true, httpWrapped: true });
 });
 
 test('a manifest entry whose file is missing fails the build with a message naming it', async () => {

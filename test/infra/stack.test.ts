@@ -226,6 +226,33 @@ describe('metrics and dashboard', () => {
   });
 });
 
+describe('tracing, a per-deployment switch', () => {
+  const stage = (t: Template) => Object.values(t.findResources('AWS::ApiGateway::Stage'))[0]!.Properties;
+
+  test('off by default: no active tracing, no tracer in the functions, none on the stage', () => {
+    for (const fn of manifestFunctions) {
+      const { props } = functionOf(fn);
+      expect([fn.name, props.TracingConfig, props.Environment.Variables.POWERTOOLS_TRACE_ENABLED]).toEqual([fn.name, undefined, undefined]);
+    }
+    expect(stage(s.statelessTemplate).TracingEnabled).toBeFalsy();
+  });
+
+  test('on (-c tracing=true): active tracing and the tracer in every function, X-Ray on the stage, the X-Ray rights on "*" only', () => {
+    const traced = synth({ tracing: 'true' });
+    const resources = traced.statelessTemplate.toJSON().Resources as Resources;
+    for (const fn of manifestFunctions) {
+      const props = resources[logicalId(traced.stateless, traced.stateless.functions[fn.name]!.function)]!.Properties;
+      expect([fn.name, props.TracingConfig, props.Environment.Variables.POWERTOOLS_TRACE_ENABLED]).toEqual([fn.name, { Mode: 'Active' }, 'true']);
+    }
+    expect(stage(traced.statelessTemplate).TracingEnabled).toBe(true);
+    for (const [id, policy] of byType(resources, 'AWS::IAM::Policy')) {
+      for (const st of policy.Properties.PolicyDocument.Statement) {
+        if ([st.Resource].flat().includes('*')) expect([id, [st.Action].flat().sort()]).toEqual([id, ['xray:PutTelemetryRecords', 'xray:PutTraceSegments']]);
+      }
+    }
+  });
+});
+
 describe('REST API', () => {
   test('stage `api` with throttling and JSON access logs; every route under the /v1 root resource', () => {
     s.statelessTemplate.hasResourceProperties('AWS::ApiGateway::Stage', {
@@ -628,6 +655,7 @@ describe('cdk-nag (AwsSolutions and Serverless packs, as CDK validation plugins)
   test.each([
     ['the default deployment', {}],
     ['Bedrock as the AI provider', { AI_PROVIDER: 'bedrock' }],
+    ['tracing on', { tracing: 'true' }],
   ])('%s has no unacknowledged finding', (_name, context) => {
     expect(unacknowledged(context)).toEqual([]);
   });
