@@ -34,6 +34,7 @@ export const LAYERS: { fn: ManifestFunction; adds: string; alternative?: boolean
   ['1-zod', 'zod/mini (shared/zod.ts, English locale), one schema'],
   ['2-config', 'the configuration: shared/config.ts schema built and parsed'],
   ['3-libraries', 'middy, jose, Powertools logger, cuid2'],
+  ['3b-metrics', 'Powertools Metrics (shared/metrics.ts, a namespace set)'],
   ['4-http-layer', 'the shared HTTP layer (shared/http/handler.ts) around a no-op route'],
   ['alt-zod-classic', 'for comparison, instead of layer 1: the same schema with zod classic (before)', true],
 ].map(([name, adds, alternative]) => ({
@@ -88,6 +89,20 @@ export const PROVIDER_ENV: Record<'offline' | 'openai' | 'bedrock', Record<strin
 };
 const PROVIDER_FUNCTION = 'send-message';
 
+/**
+ * Tracing on, as the stack sets it (`-c tracing=true`) and Lambda runs it: shared/tracing.ts then
+ * imports Powertools Tracer and the X-Ray SDK (a package beside the bundle) at cold start.
+ */
+export const TRACING_ENV: Record<string, string> = {
+  POWERTOOLS_TRACE_ENABLED: 'true',
+  AWS_LAMBDA_FUNCTION_NAME: 'bench',
+  AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',
+  _X_AMZN_TRACE_ID: 'Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1',
+};
+/** Bundles imported with tracing off (as deployed by default) and on. */
+const TRACED = ['layer-4-http-layer', 'list-chats', PROVIDER_FUNCTION];
+const tracedName = (name: string) => `${name} [tracing on]`;
+
 /** One import of a bundle in a fresh process; ms. */
 async function importOnce(bundle: string, extraEnv: Record<string, string> = {}): Promise<number> {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...BUNDLE_ENV, ...extraEnv };
@@ -137,6 +152,7 @@ export const coldStart: Benchmark = {
     const imports: { name: string; file: string; env?: Record<string, string> }[] = [
       ...built.map((b) => ({ name: b.name, file: bundle(b) })),
       ...(providerBundle ? Object.entries(PROVIDER_ENV).map(([p, env]) => ({ name: variantName(p), file: bundle(providerBundle), env })) : []),
+      ...built.filter((b) => TRACED.includes(b.name)).map((b) => ({ name: tracedName(b.name), file: bundle(b), env: TRACING_ENV })),
     ];
     ctx.log(`cold-start: importing ${imports.length} bundles ${RUNS} times each`);
     for (const i of imports) await importOnce(i.file, i.env);
@@ -186,6 +202,14 @@ export const coldStart: Benchmark = {
         checks.push(ratioCheck(`${variantName(provider)} import p50`, p50, baseImport, 'ms', { max: IMPORT_RATIO_MAX }));
       }
     }
+    const tracingRows: (string | number)[][] = [];
+    for (const name of TRACED) {
+      if (!samples.has(tracedName(name))) continue;
+      const off = median(samples.get(name)!);
+      const on = median(samples.get(tracedName(name))!);
+      tracingRows.push([name, off, on, on - off, `${(off / baseImport).toFixed(2)} ×`, `${(on / baseImport).toFixed(2)} ×`]);
+      checks.push(info(`${tracedName(name)} import p50`, on, 'ms', { baseline: off, ratio: on / off }));
+    }
     const notes = [
       `import time: median of ${RUNS} fresh \`node\` processes per bundle (bench/lib/import-child.mjs), module evaluation included; size: what a cold start reads, index.mjs and the chunks it imports statically (decimal KB; the size target is on it), the 1.5 × target on the import time; lazy KB: chunks read only through a dynamic import, when a code path first needs them (the chosen AI provider, send-message's file-chat retrieval with the S3 client, SDK parts Lambda never uses; only functions whose own code imports dynamically are split).`,
     ];
@@ -204,6 +228,11 @@ export const coldStart: Benchmark = {
           title: `${PROVIDER_FUNCTION} with each AI provider (one bundle; only the chosen provider's chunk is read)`,
           header: ['import', 'import p50 ms', '+ms vs offline', 'import / baseline'],
           rows: providerRows,
+        },
+        {
+          title: 'tracing: the same bundles imported with tracing off (the default: the tracer is never read) and on (Powertools Tracer and the X-Ray SDK loaded at cold start)',
+          header: ['bundle', 'off p50 ms', 'on p50 ms', '+ms', 'off / baseline', 'on / baseline'],
+          rows: tracingRows,
         },
         {
           title: 'where the import time goes: bundles adding one layer at a time to the baseline (bench/fixtures/import-layers)',

@@ -3,10 +3,10 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { config, ConfigError } from './config.ts';
-// Before any client calls out: with tracing on, outgoing calls become X-Ray subsegments.
-import './tracing.ts';
+import { traced } from './tracing.ts';
 
-// AWS clients, each created once per cold start on first use and reused by every invocation.
+// AWS clients, each created once per cold start on first use and reused by every invocation,
+// traced in X-Ray when tracing is on (shared/tracing.ts).
 // Endpoints point at the local emulators when set; in AWS they are unset. The S3 client is in
 // s3-client.ts, so that a function reaching it only on some paths (send-message: file chats)
 // loads it with the code of those paths.
@@ -18,7 +18,7 @@ let secrets: SecretsManagerClient | undefined;
 export function dynamo(): DynamoDBDocumentClient {
   if (!documentClient) {
     const { AWS_REGION, DYNAMODB_ENDPOINT } = config();
-    const client = new DynamoDBClient({ region: AWS_REGION, ...(DYNAMODB_ENDPOINT && { endpoint: DYNAMODB_ENDPOINT }) });
+    const client = traced(new DynamoDBClient({ region: AWS_REGION, ...(DYNAMODB_ENDPOINT && { endpoint: DYNAMODB_ENDPOINT }) }));
     documentClient = DynamoDBDocumentClient.from(client, {
       marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
     });
@@ -29,7 +29,7 @@ export function dynamo(): DynamoDBDocumentClient {
 export function sqsClient(): SQSClient {
   if (!sqs) {
     const { AWS_REGION, SQS_ENDPOINT } = config();
-    sqs = new SQSClient({ region: AWS_REGION, ...(SQS_ENDPOINT && { endpoint: SQS_ENDPOINT }) });
+    sqs = traced(new SQSClient({ region: AWS_REGION, ...(SQS_ENDPOINT && { endpoint: SQS_ENDPOINT }) }));
   }
   return sqs;
 }
@@ -37,10 +37,12 @@ export function sqsClient(): SQSClient {
 export function secretsClient(): SecretsManagerClient {
   if (!secrets) {
     const { AWS_REGION, SECRETS_MANAGER_ENDPOINT } = config();
-    secrets = new SecretsManagerClient({
-      region: AWS_REGION,
-      ...(SECRETS_MANAGER_ENDPOINT && { endpoint: SECRETS_MANAGER_ENDPOINT }),
-    });
+    secrets = traced(
+      new SecretsManagerClient({
+        region: AWS_REGION,
+        ...(SECRETS_MANAGER_ENDPOINT && { endpoint: SECRETS_MANAGER_ENDPOINT }),
+      }),
+    );
   }
   return secrets;
 }

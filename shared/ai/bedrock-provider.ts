@@ -8,6 +8,7 @@ import {
   type SystemContentBlock,
   type TokenUsage,
 } from '@aws-sdk/client-bedrock-runtime';
+import { traced } from '../tracing.ts';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { mapLimit } from '../map-limit.ts';
 import * as z from '../zod.ts';
@@ -114,15 +115,17 @@ function parseModelOutput<T>(schema: z.ZodMiniType<T>, raw: unknown): T {
 }
 
 export function createBedrockProvider(settings: BedrockSettings): AiProvider {
-  const client = new BedrockRuntimeClient({
-    region: settings.region,
-    ...(settings.endpoint && { endpoint: settings.endpoint }),
-    ...(settings.credentials && { credentials: settings.credentials }),
-    maxAttempts: settings.maxRetries + 1,
-    // HTTP/1.1 with keep-alive, like every other client here: the SDK's HTTP/2 default exists
-    // for the bidirectional-stream operations, which this service does not use.
-    requestHandler: new NodeHttpHandler({ connectionTimeout: Math.min(settings.timeoutMs, 10_000), socketTimeout: settings.timeoutMs }),
-  });
+  const client = traced(
+    new BedrockRuntimeClient({
+      region: settings.region,
+      ...(settings.endpoint && { endpoint: settings.endpoint }),
+      ...(settings.credentials && { credentials: settings.credentials }),
+      maxAttempts: settings.maxRetries + 1,
+      // HTTP/1.1 with keep-alive, like every other client here: the SDK's HTTP/2 default exists
+      // for the bidirectional-stream operations, which this service does not use.
+      requestHandler: new NodeHttpHandler({ connectionTimeout: Math.min(settings.timeoutMs, 10_000), socketTimeout: settings.timeoutMs }),
+    }),
+  );
   const spec = embeddingModelSpec(settings.embeddingModel, settings.embeddingDimensions);
 
   const request = (input: ChatInput) => ({

@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createSocket } from 'node:dgram';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -20,7 +21,10 @@ import { manifestFunctions, type ManifestFunction } from '../../infra/routes.ts'
 //   - the streaming route streams: send-message for a seeded user and chat (dynalite, offline
 //     provider), as Lambda's streaming response: prelude + 8 null bytes + SSE events + [DONE];
 //   - a thrown error is posted to /invocation/{id}/error with its type (and the X-Ray cause), and
-//     an error at import to /runtime/init/error, as Lambda reports them.
+//     an error at import to /runtime/init/error, as Lambda reports them;
+//   - as deployed with metrics and `-c tracing=true`: a request's EMF line on stdout, and its
+//     DynamoDB call sent as an X-Ray subsegment of the invocation's trace to the daemon's UDP
+//     address (a loopback socket here).
 // Exits non-zero, naming what failed.
 
 const RIC = join(projectRoot, 'test/runtime/node_modules/aws-lambda-ric/index.mjs');
@@ -41,6 +45,8 @@ class RuntimeApi {
   readonly posted: Posted[] = [];
   private listeners: (() => void)[] = [];
   nextAsked = 0;
+  /** The X-Ray trace header of each invocation (Lambda's Lambda-Runtime-Trace-Id). */
+  traceId = 'Root=1-00000000-000000000000000000000000;Sampled=0';
 
   async start(): Promise<string> {
     this.server = createServer((req, res) => {
@@ -56,7 +62,7 @@ class RuntimeApi {
               'lambda-runtime-aws-request-id': e.id,
               'lambda-runtime-deadline-ms': String(Date.now() + 60_000),
               'lambda-runtime-invoked-function-arn': 'arn:aws:lambda:us-east-1:000000000000:function:runtime-check',
-              'lambda-runtime-trace-id': 'Root=1-00000000-000000000000000000000000;Sampled=0',
+              'lambda-runtime-trace-id': this.traceId,
             });
             res.end(JSON.stringify(e.event));
           };
@@ -231,6 +237,7 @@ async function main() {
     }
 
     // 3. The streaming route streams, for a user and chat seeded in dynalite.
+    let token: string;
     {
       Object.assign(process.env, env); // this process signs the token and seeds the rows like the functions would
       const { dynamo: documentClient } = await import('../../shared/clients.ts');
@@ -244,7 +251,7 @@ async function main() {
         new Date().toISOString(),
       );
       const chat = await new ChatRepository(documentClient(), env.TABLE_NAME!).create(userId, { type: 'text', name: 'runtime check' });
-      const token = await issueServiceToken({ userId, role: 'user' });
+      token = await issueServiceToken({ userId, role: 'user' });
       const r = await runtimeFor(byName.get('send-message')!, env);
       try {
         const id = r.api.invoke(
@@ -298,6 +305,56 @@ async function main() {
         await stop(init);
       }
       results.push('a thrown error reaches /invocation/{id}/error with its type and source-mapped trace; an import error /runtime/init/error');
+    }
+
+    // 5. Metrics and tracing on, as the stack sets them: one EMF line per request, and the
+    // function's DynamoDB call as a subsegment of the invocation's trace, sent to the X-Ray daemon.
+    {
+      const daemon = createSocket('udp4');
+      const sent: string[] = [];
+      daemon.on('message', (m) => sent.push(m.toString()));
+      await new Promise<void>((resolve) => daemon.bind(0, '127.0.0.1', resolve));
+      const traceRoot = `1-${Math.floor(Date.now() / 1000).toString(16)}-${randomUUID().replace(/-/g, '').slice(0, 24)}`;
+      const r = await runtimeFor(byName.get('list-chats')!, {
+        ...env,
+        POWERTOOLS_METRICS_NAMESPACE: 'RuntimeCheck',
+        POWERTOOLS_TRACE_ENABLED: 'true',
+        AWS_XRAY_DAEMON_ADDRESS: `127.0.0.1:${daemon.address().port}`,
+        LOG_LEVEL: 'ERROR',
+      });
+      r.api.traceId = `Root=${traceRoot};Parent=53995c3f42cd8ad8;Sampled=1`;
+      try {
+        const id = r.api.invoke(restEvent('GET', '/chat', { authorization: `Bearer ${token}` }));
+        const posted = await r.api.until('list-chats to answer with tracing on', () => r.api.posted.find((p) => p.path.includes(id)));
+        assert.equal(posted.path, `/2018-06-01/runtime/invocation/${id}/response`, posted.body.toString());
+        assert.equal((JSON.parse(posted.body.toString()) as { statusCode: number }).statusCode, 200, posted.body.toString());
+        const emf = await r.api.until('the EMF line', () =>
+          r
+            .output()
+            .split('\n')
+            .map((line) => line.slice(line.indexOf('{')))
+            .find((line) => line.includes('"_aws"') && line.includes('"route":"GET /chat"')),
+        );
+        const metrics = JSON.parse(emf) as { _aws: { CloudWatchMetrics: { Namespace: string }[] }; Requests: number; ClientErrors: number; ServerErrors: number };
+        assert.equal(metrics._aws.CloudWatchMetrics[0]?.Namespace, 'RuntimeCheck');
+        assert.deepEqual([metrics.Requests, metrics.ClientErrors, metrics.ServerErrors], [1, 0, 0]);
+        const subsegment = await r.api.until('a subsegment at the X-Ray daemon', () =>
+          sent.map((m) => m.slice(m.indexOf('\n') + 1)).find((m) => m.includes(`"trace_id":"${traceRoot}"`) && m.includes('"name":"DynamoDB"')),
+          10_000,
+        );
+        const traced = JSON.parse(subsegment) as { type: string; parent_id: string; namespace: string; aws: { operation: string; table_name: string } };
+        assert.deepEqual(
+          [traced.type, traced.parent_id, traced.namespace, traced.aws.table_name],
+          ['subsegment', '53995c3f42cd8ad8', 'aws', 'runtime-check'],
+        );
+        assert.match(traced.aws.operation, /^(GetItem|Query)$/);
+      } catch (err) {
+        throw new Error(`${(err as Error).message}\n${r.output()}\nsent to the daemon: ${sent.join('\n')}`);
+      } finally {
+        await stop(r);
+        daemon.close();
+      }
+      results.push('with metrics and tracing on: a request\'s EMF line, and its DynamoDB call as an X-Ray subsegment of the invocation\'s trace');
     }
   } finally {
     await dynamo.stop();
