@@ -6,6 +6,7 @@ import type { MessageRepository } from '../chats/message-repository.ts';
 import { BadRequestError, HttpError, NotFoundError, TooManyRequestsError } from '../http/errors.ts';
 import { isConditionFailure } from '../dynamo.ts';
 import { logger } from '../logger.ts';
+import { metrics } from '../metrics.ts';
 import { clientFailureMessage, httpStatusOf, PermanentFailure, RetryableFailure } from '../pdf/failures.ts';
 import { parsePdfUrl, probeSize, type FetchPolicy } from '../pdf/guarded-fetch.ts';
 import { sendToStage } from '../pdf/queue.ts';
@@ -114,7 +115,9 @@ export async function ingestPdf(deps: IngestDeps, userId: string, body: z.infer<
         await sendToStage(deps.sqs, 'pdf-fetch', [{ fileId: record.id, runId }]);
       } catch (err) {
         logger.error('could not queue the ingestion', { fileId: record.id, error: err as Error });
-        await deps.files.fail(record.id, runId, { reason: 'PROCESSING_FAILED', message: 'The ingestion could not be queued' }, now);
+        if (await deps.files.fail(record.id, runId, { reason: 'PROCESSING_FAILED', message: 'The ingestion could not be queued' }, now)) {
+          metrics.ingestionFailed('PROCESSING_FAILED');
+        }
         throw err;
       }
     }
