@@ -7,7 +7,7 @@ import { dynamo, tableName } from '../shared/clients.ts';
 import { ChatRepository } from '../shared/chats/chat-repository.ts';
 import { createChatBody, listQuery } from '../shared/chats/schemas.ts';
 import { httpHandler } from '../shared/http/handler.ts';
-import { UnauthorizedError } from '../shared/http/errors.ts';
+import { UnauthenticatedError } from '../shared/errors.ts';
 import { bearerToken, verifyServiceToken } from '../shared/auth/service-token.ts';
 import { UserRepository } from '../shared/users/user-repository.ts';
 import type { Benchmark } from './lib/context.ts';
@@ -79,7 +79,7 @@ function variantHandlers(readerId: string, writerId: string): Record<string, unk
     userCache.set(userId, { until: Date.now() + USER_CACHE_MS, exists });
     return exists;
   };
-  const gone = () => new UnauthorizedError('The user of this token no longer exists');
+  const gone = () => new UnauthenticatedError('The user of this token no longer exists');
 
   const listChats = noAuth(httpRoutes['list-chats']);
   const createChat = noAuth(httpRoutes['create-chat']);

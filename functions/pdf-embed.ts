@@ -1,3 +1,4 @@
+import { stageSettings } from '#infra/routes.ts';
 import { aiProvider } from '#shared/ai/provider.ts';
 import { estimateTokens } from '#shared/ai/tokens.ts';
 import { config } from '#shared/config.ts';
@@ -11,7 +12,7 @@ import { UsageCounters } from '#shared/limits/usage-counters.ts';
 // pdf-embed (SQS): one part's embeddings into chunk items and packed vectors; the last part completes the file.
 const limits = new UserLimits(new UsageCounters(dynamo(), tableName()), limitSettings(config()));
 
-export const handler = stageHandler('pdf-embed', embedMessageSchema, async (deps, msg) =>
+export const handler = stageHandler(stageSettings('pdf-embed'), embedMessageSchema, async (deps, msg) =>
   runEmbed(deps, msg, {
     provider: await aiProvider(),
     concurrency: config().EMBEDDING_CONCURRENCY,

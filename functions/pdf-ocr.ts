@@ -1,3 +1,4 @@
+import { stageSettings } from '#infra/routes.ts';
 import { availableParallelism } from 'node:os';
 import { config } from '#shared/config.ts';
 import { ocrMessageSchema } from '#shared/pdf/messages.ts';
@@ -12,6 +13,6 @@ const engine = new SharedOcrEngine(() => ({
   workers: config().OCR_WORKERS ?? availableParallelism(),
 }));
 
-export const handler = stageHandler('pdf-ocr', ocrMessageSchema, (deps, msg, ctx) =>
+export const handler = stageHandler(stageSettings('pdf-ocr'), ocrMessageSchema, (deps, msg, ctx) =>
   runOcr(deps, msg, { withEngine: (work) => engine.use(work), remainingMs: ctx.remainingMs }),
 );

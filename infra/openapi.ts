@@ -126,6 +126,8 @@ export async function buildOpenApi(): Promise<Json> {
   const { contracts, named } = await loadSchemaModules();
   const { write: schema, components } = schemaWriter(named);
   const paths: Record<string, Record<string, Json>> = {};
+  const unknown = Object.keys(contracts).filter((name) => !httpRouteList.some((r) => r.name === name));
+  if (unknown.length) throw new Error(`Contracts for routes the manifest lacks: ${unknown.join(', ')}`);
   const missing: string[] = [];
   for (const route of httpRouteList) {
     const contract = contracts[route.name as keyof RouteContracts] as RouteContract | undefined;

@@ -2,13 +2,12 @@
 // touch. The CDK stack, the esbuild build and the local runtime are all generated from it, so
 // they cannot drift apart. A function's entry file is always functions/<name>.ts.
 
-import type { BodyShape } from '../shared/http/envelope.ts';
-import type { RateLimitName } from '../shared/limits/user-limits.ts';
+import type { AuthMode, HttpMethod, HttpRouteSettings } from '../shared/http/route.ts';
+import { queueUrlSetting, type PipelineStageName, type StageSettings } from '../shared/pdf/stages.ts';
 
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+export type { PipelineStageName };
 
-/** `idp`: an identity-provider ID token (POST /auth only); `user`: any signed-in caller; `admin`: role admin. */
-export type AuthMode = 'idp' | 'user' | 'admin';
+export type { AuthMode, HttpMethod };
 
 /** What a function's code does with each resource; the stack grants exactly this (least privilege). */
 export interface Access {
@@ -36,16 +35,7 @@ export type BucketPrefix = 'uploads/' | 'work/' | 'vectors/';
 /** `chat`: replies (Converse / chat completions); `embeddings`: embedding requests. */
 export type AiUse = 'chat' | 'embeddings';
 
-export interface HttpRoute {
-  method: HttpMethod;
-  /** Relative to the base URL (which ends in /api/v1); `{param}` marks a path parameter. */
-  path: string;
-  auth: AuthMode;
-  shape: BodyShape;
-  /** Served through Lambda response streaming (REST API integration in STREAM mode). */
-  streaming?: boolean;
-  /** Requests per minute per user are limited (the setting of this name, shared/limits/). */
-  rateLimit?: RateLimitName;
+export interface HttpRoute extends HttpRouteSettings {
   timeoutSeconds?: number;
   memoryMb?: number;
   access: Access;
@@ -63,8 +53,6 @@ export interface PipelineStage {
   maxReceiveCount: number;
   access: Access;
 }
-
-export type PipelineStageName = 'pdf-fetch' | 'pdf-extract' | 'pdf-ocr' | 'pdf-embed';
 
 export const pipelineStages = {
   'pdf-fetch': {
@@ -243,5 +231,7 @@ export const manifestFunctions: ManifestFunction[] = [
 ];
 
 /** The environment variable holding a stage's queue URL, e.g. PDF_FETCH_QUEUE_URL. */
-export const queueUrlVariable = (stage: PipelineStageName) =>
-  `${stage.replaceAll('-', '_').toUpperCase()}_QUEUE_URL` as const;
+export const queueUrlVariable = (stage: PipelineStageName) => queueUrlSetting[stage];
+
+/** What a stage's runner (shared/pdf/stage-runner.ts) is told of its deployment. */
+export const stageSettings = (name: PipelineStageName): StageSettings => ({ name, maxReceiveCount: pipelineStages[name].maxReceiveCount });

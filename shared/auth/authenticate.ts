@@ -1,6 +1,6 @@
 import { dynamo, tableName } from '../clients.ts';
 import { config } from '../config.ts';
-import { ForbiddenError, UnauthorizedError } from '../http/errors.ts';
+import { AccessDeniedError, UnauthenticatedError } from '../errors.ts';
 import { UserRepository } from '../users/user-repository.ts';
 import { actingRole } from '../users/roles.ts';
 import { bearerToken, verifyServiceToken, type Role, type ServiceTokenClaims } from './service-token.ts';
@@ -27,9 +27,9 @@ export function verifyCaller(headers: Record<string, string | undefined>): Promi
 export async function confirmCaller(claims: ServiceTokenClaims, mode: 'user' | 'admin'): Promise<AuthUser> {
   users ??= new UserRepository(dynamo(), tableName());
   const user = await users.get(claims.userId);
-  if (!user) throw new UnauthorizedError('The user of this token no longer exists');
-  if (user.role !== claims.role) throw new UnauthorizedError('Your role has changed: sign in again');
+  if (!user) throw new UnauthenticatedError('The user of this token no longer exists');
+  if (user.role !== claims.role) throw new UnauthenticatedError('Your role has changed: sign in again');
   const role = actingRole(claims.role, user, config().ADMIN_EMAILS);
-  if (mode === 'admin' && role !== 'admin') throw new ForbiddenError('This operation requires the admin role');
+  if (mode === 'admin' && role !== 'admin') throw new AccessDeniedError('This operation requires the admin role');
   return { id: user.id, role };
 }

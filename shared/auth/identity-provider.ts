@@ -1,7 +1,7 @@
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
 import * as z from '../zod.ts';
 import { ConfigError, type Config } from '../config.ts';
-import { ServiceUnavailableError, UnauthorizedError } from '../http/errors.ts';
+import { DependencyUnavailableError, UnauthenticatedError } from '../errors.ts';
 
 // Verifies identity-provider ID tokens (POST /auth) against the provider's JWKS.
 
@@ -93,7 +93,7 @@ export function mapClaims(payload: JWTPayload): IdentityClaims {
   const parsed = claimsSchema.safeParse(payload);
   if (!parsed.success) {
     const emailIssue = parsed.error.issues.find((i) => i.path[0] === 'email');
-    throw new UnauthorizedError(emailIssue ? 'The ID token carries no valid email' : 'The ID token is missing required claims');
+    throw new UnauthenticatedError(emailIssue ? 'The ID token carries no valid email' : 'The ID token is missing required claims');
   }
   const c = parsed.data;
   return {
@@ -128,8 +128,8 @@ export function identityTokenVerifier(settings: IdentityProviderSettings) {
       // A provider we cannot reach is our outage, not the caller's bad token.
       const unreachable =
         !(err instanceof errors.JOSEError) || err instanceof errors.JWKSTimeout || err instanceof errors.JWKSInvalid;
-      if (unreachable) throw new ServiceUnavailableError('The identity provider could not be reached', 5);
-      throw new UnauthorizedError('Invalid or expired ID token');
+      if (unreachable) throw new DependencyUnavailableError('The identity provider could not be reached', 5);
+      throw new UnauthenticatedError('Invalid or expired ID token');
     }
     return mapClaims(payload);
   };

@@ -2,7 +2,7 @@ import { SignJWT, jwtVerify, type CryptoKey } from 'jose';
 import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import { config, ConfigError } from '../config.ts';
 import { secretsClient } from '../clients.ts';
-import { UnauthorizedError } from '../http/errors.ts';
+import { UnauthenticatedError } from '../errors.ts';
 
 // The service's own access token: HS256 only (pinned; `alg: none` and every other algorithm are
 // refused), checked issuer and audience, `sub` = user id, 30-day expiry.
@@ -74,7 +74,7 @@ export async function verifyServiceToken(token: string): Promise<ServiceTokenCla
   if (known) {
     if (now >= known.expiresAt || now < known.notBefore) {
       verified.delete(token);
-      throw new UnauthorizedError('Invalid or expired token');
+      throw new UnauthenticatedError('Invalid or expired token');
     }
     return { userId: known.userId, role: known.role };
   }
@@ -98,15 +98,15 @@ export async function verifyServiceToken(token: string): Promise<ServiceTokenCla
     return { userId: claims.userId, role: claims.role };
   } catch {
     // jose says why (expired, bad signature, claim mismatch); the client only learns "invalid".
-    throw new UnauthorizedError('Invalid or expired token');
+    throw new UnauthenticatedError('Invalid or expired token');
   }
 }
 
 /** The token of an `Authorization: Bearer <token>` header, or a 401. */
 export function bearerToken(headers: Record<string, string | undefined>): string {
   const value = headers.authorization;
-  if (!value) throw new UnauthorizedError('Missing Authorization header');
+  if (!value) throw new UnauthenticatedError('Missing Authorization header');
   const match = /^Bearer +([A-Za-z0-9\-_.~+/]+=*)\s*$/i.exec(value);
-  if (!match) throw new UnauthorizedError('Authorization header must be "Bearer <token>"');
+  if (!match) throw new UnauthenticatedError('Authorization header must be "Bearer <token>"');
   return match[1]!;
 }

@@ -8,7 +8,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { createId } from '@paralleldrive/cuid2';
 import { batchWriteAll, isConditionFailure } from '../dynamo.ts';
-import { NotFoundError } from '../http/errors.ts';
+import { NotFoundError } from '../errors.ts';
 import { decodeCursor, queryPage } from '../http/pagination.ts';
 import { chatKey, chatPk, userChatsPk, userChatsSk, withoutStorageAttributes } from './keys.ts';
 import { invalidCursor, type Page } from './message-repository.ts';

@@ -1,7 +1,7 @@
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createId } from '@paralleldrive/cuid2';
 import type { Usage } from '../ai/types.ts';
-import { BadRequestError, NotFoundError } from '../http/errors.ts';
+import { InvalidInputError, NotFoundError } from '../errors.ts';
 import { decodeCursor, queryPage, type Key } from '../http/pagination.ts';
 import { chatKey, chatPk, messageKey, messageSk, withoutStorageAttributes } from './keys.ts';
 import type { ContentType, Message, MessageType, SourceRef } from './schemas.ts';
@@ -40,7 +40,7 @@ export interface Page<T> {
 const chatNotFound = () => new NotFoundError('Chat not found');
 
 export const invalidCursor = () =>
-  new BadRequestError('Invalid cursor', [{ path: 'query.cursor', message: 'Not a cursor this list issued' }]);
+  new InvalidInputError('Invalid cursor', [{ path: 'query.cursor', message: 'Not a cursor this list issued' }]);
 
 export class MessageRepository {
   constructor(

@@ -5,7 +5,7 @@ import { estimateUsage } from '../ai/prompt.ts';
 import { estimateTokens } from '../ai/tokens.ts';
 import type { TokenReservation } from '../limits/user-limits.ts';
 import type { AiProvider, ChatInput, Source, Usage } from '../ai/types.ts';
-import { BadGatewayError, BadRequestError, ConflictError, ForbiddenError, HttpError, NotFoundError, ServiceUnavailableError } from '../http/errors.ts';
+import { AccessDeniedError, ConflictError, DomainError, InvalidInputError, NotFoundError, TimedOutError } from '../errors.ts';
 import { describeProgress } from '../files/chat-files.ts';
 import type { FileRecord } from '../files/file-repository.ts';
 import { logger } from '../logger.ts';
@@ -96,17 +96,11 @@ const toRef = ({ text: _text, ...ref }: Source): SourceRef => ref;
 /** The sources with `cited` set on those the reply's [n] markers name (n counts from 1). */
 const flagCited = (sources: SourceRef[], cited: Set<number>): SourceRef[] => sources.map((s, i) => ({ ...s, cited: cited.has(i + 1) }));
 
-/** An AI failure as the HTTP error of a request that has not started streaming. */
-function httpErrorFor(err: unknown): unknown {
-  if (err instanceof AiProviderError) {
-    if (err.kind === 'timeout') return new HttpError(504, clientMessage(err));
-    if (err.kind === 'rate-limited') return new ServiceUnavailableError(clientMessage(err), err.details.retryAfterSeconds ?? 5);
-    return new BadGatewayError(clientMessage(err));
-  }
-  if ((err as Error)?.name === 'APIUserAbortError' || (err as Error)?.name === 'AbortError') {
-    return new HttpError(504, 'The reply took too long');
-  }
-  return err;
+/** A call abandoned at the request's deadline, as the domain's timeout; other errors as they are. */
+function deadlineError(err: unknown): unknown {
+  const name = (err as Error)?.name;
+  // AbortSignal.timeout aborts with a TimeoutError; the SDKs report the abort as their own.
+  return name === 'APIUserAbortError' || name === 'AbortError' || name === 'TimeoutError' ? new TimedOutError('The reply took too long') : err;
 }
 
 /**
@@ -120,9 +114,9 @@ function httpErrorFor(err: unknown): unknown {
 async function prepare(deps: SendMessageDeps, req: SendMessageRequest): Promise<Prepared> {
   const chat = await deps.chats.get(req.chatId);
   if (!chat) throw new NotFoundError('Chat not found');
-  if (chat.userId !== req.userId) throw new ForbiddenError('You do not have access to this chat');
+  if (chat.userId !== req.userId) throw new AccessDeniedError('You do not have access to this chat');
   if (chat.status === 'deactivated') {
-    throw new BadRequestError('This chat is deactivated; reactivate it (PUT /chat/{chatId} with status "active") to send prompts', undefined, 'CHAT_DEACTIVATED');
+    throw new InvalidInputError('This chat is deactivated; reactivate it (PUT /chat/{chatId} with status "active") to send prompts', undefined, 'CHAT_DEACTIVATED');
   }
   if (chat.type === 'file') await assertFilesReady(deps, chat.id);
   const userMessage = await deps.messages.append({
@@ -143,7 +137,7 @@ async function prepare(deps: SendMessageDeps, req: SendMessageRequest): Promise<
       queryUsage = usage;
       sources = await deps.retrieve({ chatId: chat.id, prompt: query, provider: deps.provider, k: deps.settings.retrievalK ?? DEFAULT_RETRIEVAL_K });
     } catch (err) {
-      throw httpErrorFor(err);
+      throw deadlineError(err);
     }
   }
   const input: ChatInput = {
@@ -185,7 +179,7 @@ export async function sendMessage(deps: SendMessageDeps, req: SendMessageRequest
     result = await deps.provider.reply({ ...prepared.input, ...(req.deadlineMs && { signal: AbortSignal.timeout(req.deadlineMs) }) });
   } catch (err) {
     await settle(deps, reservation, 0);
-    throw httpErrorFor(err);
+    throw deadlineError(err);
   }
   const { chat, userMessage } = prepared;
   result = { ...result, usage: addUsage(result.usage, prepared.queryUsage) };
@@ -289,7 +283,7 @@ export async function streamMessage(deps: SendMessageDeps, req: SendMessageReque
         else usage = part.usage;
       }
       if (citations) send(citations.end());
-      if (signal.aborted && !clientGone.signal.aborted) failure = new HttpError(504, 'The reply took too long and was cut short');
+      if (signal.aborted && !clientGone.signal.aborted) failure = new TimedOutError('The reply took too long and was cut short');
     } catch (err) {
       failure = err;
     }
@@ -299,7 +293,7 @@ export async function streamMessage(deps: SendMessageDeps, req: SendMessageReque
     // What the model produced is paid for, however the stream ended.
     await settle(deps, reservation, usage || text ? total.totalTokens : 0);
     const flagged = sources && citations ? flagCited(sources, citations.cited) : undefined;
-    if (failure && !(failure instanceof AiProviderError) && !(failure instanceof HttpError)) {
+    if (failure && !(failure instanceof AiProviderError) && !(failure instanceof DomainError)) {
       logger.error('streamed reply failed', { error: failure as Error });
     } else if (failure) {
       logger.warn('streamed reply failed', { message: (failure as Error).message });
@@ -324,7 +318,7 @@ export async function streamMessage(deps: SendMessageDeps, req: SendMessageReque
     }
     if (failure) {
       const message =
-        failure instanceof AiProviderError ? clientMessage(failure) : failure instanceof HttpError ? failure.message : 'The reply failed';
+        failure instanceof AiProviderError ? clientMessage(failure) : failure instanceof DomainError ? failure.message : 'The reply failed';
       push(sseEvent('error', { message }));
     } else if (!clientGone.signal.aborted) {
       if (citations) push(sseEvent('citations', { cited: [...citations.cited].sort((a, b) => a - b) }));

@@ -3,11 +3,11 @@ import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { z } from 'zod/mini';
 import type { ChatRepository } from '../chats/chat-repository.ts';
 import type { MessageRepository } from '../chats/message-repository.ts';
-import { BadRequestError, HttpError, NotFoundError, TooManyRequestsError } from '../http/errors.ts';
+import { InvalidInputError, LimitExceededError, NotFoundError } from '../errors.ts';
 import { isConditionFailure } from '../dynamo.ts';
 import { logger } from '../logger.ts';
 import { metrics } from '../metrics.ts';
-import { clientFailureMessage, httpStatusOf, PermanentFailure, RetryableFailure } from '../pdf/failures.ts';
+import { clientFailureMessage, IngestionFailedError, PermanentFailure, RetryableFailure } from '../pdf/failures.ts';
 import { parsePdfUrl, probeSize, type FetchPolicy } from '../pdf/guarded-fetch.ts';
 import { sendToStage } from '../pdf/queue.ts';
 import type { UserLimits } from '../limits/user-limits.ts';
@@ -32,7 +32,7 @@ export interface IngestDeps {
 }
 
 export interface IngestOptions {
-  /** How long to wait for the pipeline before answering 202. */
+  /** How long to wait for the pipeline before answering that it is still in progress. */
   waitMs: number;
   /** Ingestions one user may have in flight; one more is refused with 429. */
   maxInFlightPerUser: number;
@@ -46,30 +46,26 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const fileNotFound = () => new NotFoundError('File not found');
 
 /** A failed ingestion as the error of the request that waited for it. */
-function failureError(record: FileRecord): HttpError {
-  const failure = record.failure ?? { reason: 'PROCESSING_FAILED' as const, message: 'Processing failed' };
-  return new HttpError(httpStatusOf(failure.reason), failure.message, {
-    errors: [{ path: 'fileId', message: failure.message, code: failure.reason }],
-    code: failure.reason,
-  });
-}
+const failureError = (record: FileRecord) =>
+  new IngestionFailedError(record.failure ?? { reason: 'PROCESSING_FAILED', message: 'Processing failed' });
 
 /**
  * A URL refused or a size check failed: 400 with the reason (URL_REFUSED, TOO_LARGE,
  * DOWNLOAD_FAILED). A failed size check says nothing of how it failed (clientFailureMessage).
  */
-function urlError(err: PermanentFailure | RetryableFailure): BadRequestError {
+function urlError(err: PermanentFailure | RetryableFailure): InvalidInputError {
   const message = clientFailureMessage(err.reason, err.message);
   if (message !== err.message) logger.info('size check failed', { reason: err.reason, detail: err.message });
-  return new BadRequestError(message, [{ path: 'body.url', message, code: err.reason }], err.reason);
+  return new InvalidInputError(message, [{ path: 'body.url', message, code: err.reason }], err.reason);
 }
 
 /**
- * Steps: check the URL's form → the caller's file record (404 otherwise) → the caller's active
- * file chat when chatId is given → a file already processing or completed is not ingested again
- * (unless force) → 429 when the user's daily token budget is spent → at most PDF_MAX_IN_FLIGHT_PER_USER runs in flight (429) → SSRF guard and size probe (400 at once) → start a run (conditional, so two
- * requests start one) → queue pdf-fetch → attach to the chat → wait for the run: 200 completed,
- * 202 still processing, the typed failure as an error, 404 when the file was deleted meanwhile.
+ * Steps: check the URL's form → the caller's file record (not found otherwise) → the caller's
+ * active file chat when chatId is given → a file already processing or completed is not ingested
+ * again (unless force) → refused when the user's daily token budget is spent or
+ * PDF_MAX_IN_FLIGHT_PER_USER runs are in flight → SSRF guard and size probe (refused at once) → start a run (conditional, so two
+ * requests start one) → queue pdf-fetch → attach to the chat → wait for the run: completed or
+ * still processing, the typed failure as an error, not found when the file was deleted meanwhile.
  */
 export async function ingestPdf(deps: IngestDeps, userId: string, body: z.infer<typeof ingestPdfBody>, o: IngestOptions) {
   let url: URL;
@@ -82,10 +78,10 @@ export async function ingestPdf(deps: IngestDeps, userId: string, body: z.infer<
   if (!record || record.userId !== userId || isDeletedFile(record)) throw fileNotFound();
   const chat = body.chatId ? await deps.chats.getOwned(body.chatId, userId) : undefined;
   if (chat && chat.type !== 'file') {
-    throw new BadRequestError('PDFs can only be attached to a chat of type file', [{ path: 'body.chatId', message: 'Not a file chat' }]);
+    throw new InvalidInputError('PDFs can only be attached to a chat of type file', [{ path: 'body.chatId', message: 'Not a file chat' }]);
   }
   if (chat && chat.status !== 'active') {
-    throw new BadRequestError('The chat is deactivated', [{ path: 'body.chatId', message: 'The chat is deactivated' }]);
+    throw new InvalidInputError('The chat is deactivated', [{ path: 'body.chatId', message: 'The chat is deactivated' }]);
   }
 
   let current: FileRecord | undefined;
@@ -95,7 +91,7 @@ export async function ingestPdf(deps: IngestDeps, userId: string, body: z.infer<
     // requests racing may both pass; the overshoot is bounded by concurrent requests.)
     const inFlight = await deps.files.countProcessing(userId, o.maxInFlightPerUser);
     if (inFlight >= o.maxInFlightPerUser) {
-      throw new TooManyRequestsError(
+      throw new LimitExceededError(
         `You already have ${inFlight} PDF ingestions in progress; wait for one to finish`,
         IN_FLIGHT_RETRY_AFTER_SECONDS,
         'TOO_MANY_INGESTIONS',
@@ -133,9 +129,7 @@ export async function ingestPdf(deps: IngestDeps, userId: string, body: z.infer<
   const final = await waitForRun(deps.files, current, o.waitMs);
   if (final.status === 'failed') throw failureError(final);
   const embeddingsData = toEmbeddingsData(final);
-  return final.status === 'completed'
-    ? { statusCode: 200, message: 'PDF ingested', data: { embeddingsData } }
-    : { statusCode: 202, message: 'PDF ingestion in progress', data: { embeddingsData } };
+  return { completed: final.status === 'completed', embeddingsData };
 }
 
 /** The file in the chat's partition and a `type: file` message, once per chat. */

@@ -2,7 +2,7 @@ import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/clie
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { createId } from '@paralleldrive/cuid2';
 import type { z } from 'zod/mini';
-import { BadRequestError, NotFoundError } from '../http/errors.ts';
+import { InvalidInputError, NotFoundError } from '../errors.ts';
 import type { AttachmentRepository } from './attachment-repository.ts';
 import type { ChunkRepository } from './chunk-repository.ts';
 import type { FileRecord, FileRepository } from './file-repository.ts';
@@ -33,7 +33,7 @@ export interface UploadDeps {
 export async function createUpload(deps: UploadDeps, userId: string, body: z.infer<typeof createUploadBody>) {
   const { maxBytes, urlTtlSeconds } = deps.settings;
   if (body.size > maxBytes) {
-    throw new BadRequestError(`The file is larger than the ${maxBytes}-byte limit`, [
+    throw new InvalidInputError(`The file is larger than the ${maxBytes}-byte limit`, [
       { path: 'body.size', message: `Must be at most ${maxBytes}`, code: 'TOO_LARGE' },
     ]);
   }

@@ -1,11 +1,24 @@
-// Every error a client can be shown. Anything else is an internal error: logged, answered
-// with a generic 500, its message never echoed.
+import { AiProviderError, clientMessage } from '../ai/errors.ts';
+import {
+  AccessDeniedError,
+  ConflictError,
+  DependencyFailedError,
+  DependencyUnavailableError,
+  DomainError,
+  InvalidInputError,
+  LimitExceededError,
+  NotFoundError,
+  TimedOutError,
+  UnauthenticatedError,
+  type FieldIssue,
+} from '../errors.ts';
+import { IngestionFailedError } from '../pdf/failures.ts';
 
-export interface FieldIssue {
-  path: string;
-  message: string;
-  code?: string;
-}
+// Every error a client can be shown: the HTTP layer's own (a body it cannot read) and the one
+// table that turns the domain's errors (shared/errors.ts) into statuses. Anything else is an
+// internal error: logged, answered with a generic 500, its message never echoed.
+
+export type { FieldIssue };
 
 export class HttpError extends Error {
   constructor(
@@ -30,36 +43,6 @@ export class ValidationError extends BadRequestError {
   }
 }
 
-export class UnauthorizedError extends HttpError {
-  constructor(message = 'Authentication required') {
-    super(401, message, { headers: { 'www-authenticate': 'Bearer' } });
-  }
-}
-
-export class ForbiddenError extends HttpError {
-  constructor(message = 'You do not have access to this resource') {
-    super(403, message);
-  }
-}
-
-export class NotFoundError extends HttpError {
-  constructor(message = 'Not found') {
-    super(404, message);
-  }
-}
-
-export class MethodNotAllowedError extends HttpError {
-  constructor(allowed: string[]) {
-    super(405, 'Method not allowed', { headers: { allow: allowed.join(', ') } });
-  }
-}
-
-export class ConflictError extends HttpError {
-  constructor(message: string, code?: string) {
-    super(409, message, { code });
-  }
-}
-
 export class PayloadTooLargeError extends HttpError {
   constructor(limitBytes: number) {
     super(413, `Request body exceeds ${limitBytes} bytes`);
@@ -72,22 +55,40 @@ export class UnsupportedMediaTypeError extends HttpError {
   }
 }
 
-/** A per-user limit (shared/limits/): try again after `retryAfterSeconds`. */
-export class TooManyRequestsError extends HttpError {
-  constructor(message: string, retryAfterSeconds: number, code?: string) {
-    super(429, message, { headers: { 'retry-after': String(retryAfterSeconds) }, ...(code && { code }) });
-  }
-}
+/** The one mapping of domain errors to statuses; a new domain error gets its row here. */
+const STATUS_OF: [new (...args: never[]) => DomainError, number][] = [
+  [InvalidInputError, 400],
+  [UnauthenticatedError, 401],
+  [AccessDeniedError, 403],
+  [NotFoundError, 404],
+  [ConflictError, 409],
+  [LimitExceededError, 429],
+  [DependencyFailedError, 502],
+  [DependencyUnavailableError, 503],
+  [TimedOutError, 504],
+];
 
-export class BadGatewayError extends HttpError {
-  constructor(message = 'The upstream service failed') {
-    super(502, message);
-  }
-}
+const retryAfter = (seconds: number | undefined): Record<string, string> => (seconds ? { 'retry-after': String(seconds) } : {});
 
-export class ServiceUnavailableError extends HttpError {
-  constructor(message = 'The service is temporarily unavailable', retryAfterSeconds?: number) {
-    super(503, message, retryAfterSeconds ? { headers: { 'retry-after': String(retryAfterSeconds) } } : {});
+/** The response for an error a client may be shown; undefined for an internal error (a 500). */
+export function httpErrorOf(err: unknown): HttpError | undefined {
+  if (err instanceof HttpError) return err;
+  if (err instanceof AiProviderError) {
+    const status = err.kind === 'timeout' ? 504 : err.kind === 'rate-limited' ? 503 : 502;
+    return new HttpError(status, clientMessage(err), { headers: status === 503 ? retryAfter(err.details.retryAfterSeconds ?? 5) : {} });
   }
+  if (err instanceof IngestionFailedError) {
+    // The spec lists 400 (the document or its URL is the problem) and 500 (ours) for a failed ingestion.
+    return new HttpError(err.documentAtFault ? 400 : 500, err.message, err.details);
+  }
+  if (!(err instanceof DomainError)) return undefined;
+  const status = STATUS_OF.find(([type]) => err instanceof type)?.[1];
+  if (status === undefined) return undefined;
+  const headers =
+    err instanceof UnauthenticatedError
+      ? { 'www-authenticate': 'Bearer' }
+      : err instanceof LimitExceededError || err instanceof DependencyUnavailableError
+        ? retryAfter(err.retryAfterSeconds)
+        : {};
+  return new HttpError(status, err.message, { ...err.details, headers });
 }
-

@@ -11,11 +11,11 @@ import { confirmCaller, verifyCaller, type AuthUser } from '../auth/authenticate
 import { dynamo, tableName } from '../clients.ts';
 import { limitSettings, UserLimits } from '../limits/user-limits.ts';
 import { UsageCounters } from '../limits/usage-counters.ts';
-import type { HttpRoute } from '../../infra/routes.ts';
 import { errorBody, successBody, type BodyShape } from './envelope.ts';
+import type { HttpRouteSettings } from './route.ts';
 import {
   BadRequestError,
-  HttpError,
+  httpErrorOf,
   PayloadTooLargeError,
   UnsupportedMediaTypeError,
   ValidationError,
@@ -133,21 +133,14 @@ function respond(shape: BodyShape, route: string): MiddlewareObj<Event, APIGatew
     onError: (request) => {
       const err = request.error;
       const state = request.event.state;
-      let statusCode = 500;
-      let message = 'Internal server error';
-      let errors: FieldIssue[] | undefined;
-      let headers: Record<string, string> = {};
-      if (err instanceof HttpError) {
-        ({ statusCode, message } = err);
-        errors = err.details.errors;
-        headers = err.details.headers ?? {};
-      } else if (err?.name === 'TimeoutError') {
-        statusCode = 504;
-        message = 'The request took too long';
-      }
+      const known = httpErrorOf(err);
+      const statusCode = known?.statusCode ?? 500;
+      const message = known?.message ?? 'Internal server error';
+      const errors = known?.details.errors;
+      const headers = known?.details.headers ?? {};
       // The reason goes under `reason`: `message` is the log line's own key (Powertools drops it).
       if (statusCode >= 500) logger.error('request failed', { statusCode, error: err as Error });
-      else logger.info('request rejected', { statusCode, reason: message, ...(err instanceof HttpError && err.details.code && { code: err.details.code }), ...(errors && { errors }) });
+      else logger.info('request rejected', { statusCode, reason: message, ...(known?.details.code && { code: known.details.code }), ...(errors && { errors }) });
       logger.resetKeys();
       metrics.response(route, statusCode);
       request.response = {
@@ -168,7 +161,7 @@ const requestLimits = () => (limits ??= new UserLimits(new UsageCounters(dynamo(
  * nothing) confirm it while the handler runs and answer only once it is confirmed: the same
  * check, one DynamoDB round trip less on the critical path.
  */
-function authentication(route: HttpRoute): MiddlewareObj<Event> {
+function authentication(route: HttpRouteSettings): MiddlewareObj<Event> {
   const mode = route.auth;
   const concurrentRead = route.method === 'GET' && mode === 'user';
   return {
@@ -275,7 +268,7 @@ function validation(schemas: Schemas): MiddlewareObj<Event> {
  * `streamifyResponse: true` option is silently ignored); their handler may return `stream`.
  */
 export function httpHandler<S extends Schemas>(
-  route: HttpRoute,
+  route: HttpRouteSettings,
   schemas: S,
   fn: (request: HttpRequest<S>) => Promise<HttpResult>,
 ) {

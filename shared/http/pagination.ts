@@ -1,5 +1,5 @@
 import { QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import { BadRequestError } from './errors.ts';
+import { InvalidInputError } from '../errors.ts';
 
 // Opaque list cursors: the DynamoDB LastEvaluatedKey as base64url JSON. A cursor that does not
 // decode to a key of the expected attributes is a 400, never passed to DynamoDB.
@@ -7,7 +7,7 @@ import { BadRequestError } from './errors.ts';
 export type Key = Record<string, string | number>;
 
 /** A cursor this list did not issue (or could not have). */
-export const invalidCursor = () => new BadRequestError('Invalid cursor', [{ path: 'query.cursor', message: 'Not a cursor this list issued' }]);
+export const invalidCursor = () => new InvalidInputError('Invalid cursor', [{ path: 'query.cursor', message: 'Not a cursor this list issued' }]);
 
 export function encodeCursor(key: Record<string, unknown> | undefined): string | undefined {
   return key ? Buffer.from(JSON.stringify(key), 'utf8').toString('base64url') : undefined;

@@ -1,5 +1,5 @@
 import type { Config } from '../config.ts';
-import { TooManyRequestsError } from '../http/errors.ts';
+import { LimitExceededError } from '../errors.ts';
 import type { UsageCounters } from './usage-counters.ts';
 
 // The per-user limit policy (docs/DECISIONS.md "Per-user limits"), on the shared counters:
@@ -67,7 +67,7 @@ export class UserLimits {
     const taken = await this.counters.tryAdd({ subject: userId, counter: rateCounter(name, minute) }, 1, limit, this.expiresAt(ms));
     if (taken === undefined) {
       const retryAfter = Math.max(1, Math.ceil(((minute + 1) * MINUTE_MS - ms) / 1000));
-      throw new TooManyRequestsError(`Too many requests: at most ${limit} per minute here`, retryAfter, 'RATE_LIMITED');
+      throw new LimitExceededError(`Too many requests: at most ${limit} per minute here`, retryAfter, 'RATE_LIMITED');
     }
   }
 
@@ -104,7 +104,7 @@ export class UserLimits {
   }
 
   private budgetSpent(ms: number) {
-    return new TooManyRequestsError(
+    return new LimitExceededError(
       `Your daily token budget (${this.settings.dailyTokens}) is used up; it renews at midnight UTC`,
       this.untilTomorrow(ms),
       'TOKEN_BUDGET_EXHAUSTED',

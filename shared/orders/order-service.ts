@@ -1,6 +1,6 @@
 import { createId } from '@paralleldrive/cuid2';
 import type { AuthUser } from '../auth/authenticate.ts';
-import { BadRequestError, ConflictError, NotFoundError, type FieldIssue } from '../http/errors.ts';
+import { InvalidInputError, ConflictError, NotFoundError, type FieldIssue } from '../errors.ts';
 import type { ProductRepository } from '../products/product-repository.ts';
 import { INITIAL_ORDER_STATUS, assertCanMove, type OrderStatus } from './order-status.ts';
 import type { OrderRepository, Page } from './order-repository.ts';
@@ -29,7 +29,7 @@ export async function createOrder(
   const unknown = input.items.flatMap((item, i) => (found.has(item.productId) ? [] : [{ i, id: item.productId }]));
   if (unknown.length) {
     const issues: FieldIssue[] = unknown.map(({ i, id }) => ({ path: `body.items.${i}.productId`, message: `No product with id ${id}`, code: 'unknown_product' }));
-    throw new BadRequestError(`Unknown product${unknown.length > 1 ? 's' : ''}: ${unknown.map((u) => u.id).join(', ')}`, issues, 'UNKNOWN_PRODUCT');
+    throw new InvalidInputError(`Unknown product${unknown.length > 1 ? 's' : ''}: ${unknown.map((u) => u.id).join(', ')}`, issues, 'UNKNOWN_PRODUCT');
   }
 
   const items: OrderItem[] = input.items.map(({ productId, quantity }) => {
@@ -38,7 +38,7 @@ export async function createOrder(
   });
   const currencies = [...new Set(items.map((i) => i.currency))];
   if (currencies.length > 1) {
-    throw new BadRequestError(
+    throw new InvalidInputError(
       `All items of an order must share one currency; these are in ${currencies.join(', ')}`,
       items.map((item, i) => ({ path: `body.items.${i}.productId`, message: `Priced in ${item.currency}`, code: 'mixed_currency' })),
       'MIXED_CURRENCY',

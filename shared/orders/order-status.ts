@@ -1,4 +1,4 @@
-import { ConflictError } from '../http/errors.ts';
+import { InvalidTransitionError } from '../errors.ts';
 
 // The order status machine (DESIGN §6): New → Processing → Shipped → Delivered, and
 // New | Processing → Cancelled. Delivered and Cancelled are final. Setting the status an order
@@ -27,11 +27,11 @@ export function canMove(from: OrderStatus, to: OrderStatus): boolean {
   return NEXT[from].includes(to);
 }
 
-/** Throws a 409 naming the current status when the machine forbids the move. */
+/** Throws an InvalidTransitionError naming the current status when the machine forbids the move. */
 export function assertCanMove(from: OrderStatus, to: OrderStatus): void {
   if (canMove(from, to)) return;
   const allowed = NEXT[from];
   const hint = allowed.length ? ` (allowed: ${allowed.join(', ')})` : ` (${from} is final)`;
   const what = from === to ? `Order is already ${from}` : `Cannot move order from ${from} to ${to}`;
-  throw new ConflictError(`${what}${hint}`, 'INVALID_STATUS_TRANSITION');
+  throw new InvalidTransitionError(`${what}${hint}`);
 }

@@ -1,7 +1,7 @@
 import type { FileRepository } from '../files/file-repository.ts';
 import { logger } from '../logger.ts';
 import { metrics } from '../metrics.ts';
-import type { PipelineStageName } from '../../infra/routes.ts';
+import type { PipelineStageName } from './stages.ts';
 import { embedMessageSchema, extractMessageSchema, fetchMessageSchema, ocrMessageSchema } from './messages.ts';
 
 // What the pipeline's dead-letter consumer does with a message that failed on every attempt

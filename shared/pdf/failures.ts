@@ -1,3 +1,6 @@
+import { DomainError } from '../errors.ts';
+import type { PipelineStageName } from './stages.ts';
+
 // Why an ingestion failed: a typed reason the client can act on, and a human message.
 // Permanent failures (the document itself is the problem) fail the file at once and are never
 // retried; anything else is retried by SQS and only fails the file on the last attempt.
@@ -29,7 +32,7 @@ export interface Failure {
   reason: FailureReason;
   message: string;
   /** The pipeline stage that failed, when a dead-letter consumer recorded it (PROCESSING_FAILED). */
-  stage?: 'pdf-fetch' | 'pdf-extract' | 'pdf-ocr' | 'pdf-embed';
+  stage?: PipelineStageName;
 }
 
 /**
@@ -66,8 +69,8 @@ export class RetryableFailure extends Error {
   }
 }
 
-/** The HTTP status of POST /message/pdf when the ingestion it waited for failed. */
-export function httpStatusOf(reason: FailureReason): 400 | 500 {
+/** Whether the document or its URL is the problem (the caller's to fix), rather than the service. */
+export function documentAtFault(reason: FailureReason): boolean {
   switch (reason) {
     case 'TOO_LARGE':
     case 'NOT_PDF':
@@ -77,8 +80,19 @@ export function httpStatusOf(reason: FailureReason): 400 | 500 {
     case 'TOO_MANY_PAGES':
     case 'TOO_COMPLEX':
     case 'URL_REFUSED':
-      return 400; // the document or its URL is the problem (the spec lists 400 and 500 only)
+      return true;
     default:
-      return 500; // download, embedding or processing failure (spec: 500)
+      return false; // download, embedding or processing failure
+  }
+}
+
+/** An ingestion that a request waited for ended failed: its typed reason and message. */
+export class IngestionFailedError extends DomainError {
+  constructor(readonly failure: Failure) {
+    super(failure.message, { code: failure.reason, errors: [{ path: 'fileId', message: failure.message, code: failure.reason }] });
+  }
+
+  get documentAtFault(): boolean {
+    return documentAtFault(this.failure.reason);
   }
 }

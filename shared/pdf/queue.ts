@@ -1,12 +1,12 @@
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { config } from '../config.ts';
-import { queueUrlVariable, type PipelineStageName } from '../../infra/routes.ts';
+import { queueUrlSetting, type PipelineStageName } from './stages.ts';
 
 // Sending pipeline messages: batches of ten (the SQS maximum), entries SQS refused sent again.
 
 export function stageQueueUrl(stage: PipelineStageName): string {
-  const url = (config() as Record<string, unknown>)[queueUrlVariable(stage)];
-  if (typeof url !== 'string' || !url) throw new Error(`${queueUrlVariable(stage)} is not set`);
+  const url = config()[queueUrlSetting[stage]];
+  if (!url) throw new Error(`${queueUrlSetting[stage]} is not set`);
   return url;
 }
 

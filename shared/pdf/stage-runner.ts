@@ -4,7 +4,7 @@ import type { z } from 'zod/mini';
 import { config } from '../config.ts';
 import { logger } from '../logger.ts';
 import { metrics } from '../metrics.ts';
-import { pipelineStages, type PipelineStageName } from '../../infra/routes.ts';
+import type { PipelineStageName, StageSettings } from './stages.ts';
 import { clientFailureMessage, PermanentFailure, RetryableFailure, type Failure } from './failures.ts';
 import { pipelineDeps, type PipelineDeps } from './pipeline-deps.ts';
 
@@ -42,12 +42,12 @@ function failureOf(stage: PipelineStageName, err: unknown, attempts: number): Fa
 }
 
 export function stageHandler<S extends z.ZodMiniType<StageMessage>>(
-  stage: PipelineStageName,
+  settings: StageSettings,
   schema: S,
   work: (deps: PipelineDeps, msg: z.infer<S>, ctx: StageContext) => Promise<void>,
 ) {
   config(); // a bad setting fails the cold start
-  const maxReceiveCount = pipelineStages[stage].maxReceiveCount;
+  const { name: stage, maxReceiveCount } = settings;
 
   const handleRecord = async (record: SQSRecord, context?: Context): Promise<void> => {
     let body: unknown;

@@ -1,5 +1,5 @@
 import { createId } from '@paralleldrive/cuid2';
-import { NotFoundError } from '../http/errors.ts';
+import { NotFoundError } from '../errors.ts';
 import type { Page, ProductRepository } from './product-repository.ts';
 import type { CreateProductInput, Product, UpdateProductInput } from './schemas.ts';
 

@@ -1,7 +1,7 @@
 import { bucketName, dynamo, tableName } from '../clients.ts';
 import { s3Client } from '../s3-client.ts';
 import { config } from '../config.ts';
-import { ConflictError } from '../http/errors.ts';
+import { ConflictError } from '../errors.ts';
 import { logger } from '../logger.ts';
 import type { AiProvider, Source } from '../ai/types.ts';
 import { AttachmentRepository } from '../files/attachment-repository.ts';

@@ -4,7 +4,7 @@ import { startGateway, type Gateway } from '#infra/local/gateway.ts';
 import { installLambdaGlobals } from '#infra/local/lambda-runtime.ts';
 import type { HttpRoute } from '#infra/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
-import { ConflictError } from '#shared/http/errors.ts';
+import { ConflictError } from '#shared/errors.ts';
 import { cuidSchema } from '#shared/http/schemas.ts';
 
 // The HTTP layer every route shares, exercised through the local gateway over real HTTP with

@@ -6,7 +6,7 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
 import { ORDER_STATUSES, type OrderStatus } from '#shared/orders/order-status.ts';
 import { OrderRepository } from '#shared/orders/order-repository.ts';
 import { changeOrderStatus } from '#shared/orders/order-service.ts';
-import { ConflictError } from '#shared/http/errors.ts';
+import { ConflictError } from '#shared/errors.ts';
 
 // Orders over real HTTP: placing, reading, listing (admin/user split, paging) and the status
 // machine with its race guard. Order routes answer bare bodies and `{ message, errors? }` errors.

@@ -4,7 +4,7 @@ import { startGateway, type Gateway } from '#infra/local/gateway.ts';
 import { installLambdaGlobals } from '#infra/local/lambda-runtime.ts';
 import type { HttpRoute } from '#infra/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
-import { ConflictError } from '#shared/http/errors.ts';
+import { ConflictError } from '#shared/errors.ts';
 import { logger } from '#shared/logger.ts';
 
 // What the HTTP layer logs, read from the JSON lines the Powertools logger writes: the Lambda

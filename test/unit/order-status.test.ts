@@ -1,5 +1,6 @@
 import { ORDER_STATUSES, assertCanMove, canMove, nextStatuses, type OrderStatus } from '#shared/orders/order-status.ts';
-import { ConflictError } from '#shared/http/errors.ts';
+import { ConflictError } from '#shared/errors.ts';
+import { httpErrorOf } from '#shared/http/errors.ts';
 
 // The whole 5×5 table, written out by hand so a change to the machine has to change it here too.
 const ALLOWED = new Set(['New>Processing', 'New>Cancelled', 'Processing>Shipped', 'Processing>Cancelled', 'Shipped>Delivered']);
@@ -25,7 +26,7 @@ test.each(table)('%s → %s', (from, to) => {
       error = err;
     }
     expect(error).toBeInstanceOf(ConflictError);
-    expect((error as ConflictError).statusCode).toBe(409);
+    expect(httpErrorOf(error)?.statusCode).toBe(409);
     // The message always names the current status.
     expect((error as ConflictError).message).toContain(from);
     expect((error as ConflictError).message).toMatch(from === to ? `Order is already ${from}` : `Cannot move order from ${from} to ${to}`);

@@ -1,0 +1,98 @@
+// The errors the domain throws: what went wrong, never how it is answered. shared/http/errors.ts
+// maps them to HTTP responses in one table; the pipeline and the SSE stream render them their
+// own way. Anything that is not one of these is an internal error.
+
+/** A field-level problem, named by its path in the request (`body.items.0.productId`). */
+export interface FieldIssue {
+  path: string;
+  message: string;
+  code?: string;
+}
+
+export interface DomainErrorDetails {
+  /** A stable machine-readable code (`INVALID_STATUS_TRANSITION`). */
+  code?: string;
+  errors?: FieldIssue[];
+}
+
+export abstract class DomainError extends Error {
+  constructor(
+    message: string,
+    readonly details: DomainErrorDetails = {},
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+
+  get code(): string | undefined {
+    return this.details.code;
+  }
+}
+
+/** The input is well formed but names something the domain refuses (an unknown product, a bad cursor). */
+export class InvalidInputError extends DomainError {
+  constructor(message: string, errors?: FieldIssue[], code?: string) {
+    super(message, { errors, code });
+  }
+}
+
+/** The caller could not be identified (no token, a bad one, a user that no longer exists). */
+export class UnauthenticatedError extends DomainError {
+  constructor(message = 'Authentication required') {
+    super(message);
+  }
+}
+
+/** The caller is known but may not do this. */
+export class AccessDeniedError extends DomainError {
+  constructor(message = 'You do not have access to this resource') {
+    super(message);
+  }
+}
+
+export class NotFoundError extends DomainError {
+  constructor(message = 'Not found') {
+    super(message);
+  }
+}
+
+/** The thing is not in a state that allows this (an order's status, a file still processing). */
+export class ConflictError extends DomainError {
+  constructor(message: string, code?: string) {
+    super(message, { code });
+  }
+}
+
+/** A move the order status machine does not list. */
+export class InvalidTransitionError extends ConflictError {
+  constructor(message: string) {
+    super(message, 'INVALID_STATUS_TRANSITION');
+  }
+}
+
+/** A per-user limit is spent (shared/limits/): try again after `retryAfterSeconds`. */
+export class LimitExceededError extends DomainError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+    code?: string,
+  ) {
+    super(message, { code });
+  }
+}
+
+/** A service we depend on answered with a failure (the AI provider). */
+export class DependencyFailedError extends DomainError {}
+
+/** A service we depend on cannot be reached or is busy; worth trying again after `retryAfterSeconds`. */
+export class DependencyUnavailableError extends DomainError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(message);
+  }
+}
+
+/** The work did not finish within its deadline. */
+export class TimedOutError extends DomainError {}

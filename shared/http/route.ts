@@ -1,0 +1,22 @@
+import type { RateLimitName } from '../limits/user-limits.ts';
+import type { BodyShape } from './envelope.ts';
+
+// What the HTTP layer needs to know of a route. The route manifest (infra/routes.ts) adds what the
+// deployment needs (timeout, memory, access) and each function passes its own route in.
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** `idp`: an identity-provider ID token (POST /auth only); `user`: any signed-in caller; `admin`: role admin. */
+export type AuthMode = 'idp' | 'user' | 'admin';
+
+export interface HttpRouteSettings {
+  method: HttpMethod;
+  /** Relative to the base URL (which ends in /api/v1); `{param}` marks a path parameter. */
+  path: string;
+  auth: AuthMode;
+  shape: BodyShape;
+  /** Served through Lambda response streaming (REST API integration in STREAM mode). */
+  streaming?: boolean;
+  /** Requests per minute per user are limited (the setting of this name, shared/limits/). */
+  rateLimit?: RateLimitName;
+}
