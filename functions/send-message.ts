@@ -1,5 +1,4 @@
 import type { Context } from 'aws-lambda';
-import type { Writable } from 'node:stream';
 import { httpRoutes } from '#infra/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { config } from '#shared/config.ts';
@@ -12,7 +11,7 @@ import { ChatRepository } from '#shared/chats/chat-repository.ts';
 import { MessageRepository } from '#shared/chats/message-repository.ts';
 import { sendMessageBody } from '#shared/chats/schemas.ts';
 import { sendMessage, streamMessage, type SendMessageDeps } from '#shared/chats/send-message.ts';
-import { SSE_HEADERS } from '#shared/chats/sse.ts';
+import { replyAsSse } from '#shared/http/sse.ts';
 import { limitSettings, UserLimits } from '#shared/limits/user-limits.ts';
 import { UsageCounters } from '#shared/limits/usage-counters.ts';
 
@@ -31,7 +30,7 @@ const deps: SendMessageDeps = {
   retrieve,
   budget: new UserLimits(new UsageCounters(dynamo(), tableName()), limitSettings(c)),
   chatFiles: (chatId) => chatFiles(files, chatId),
-  settings: { historyTokenBudget: c.HISTORY_TOKEN_BUDGET, replyMaxTokens: c.REPLY_MAX_TOKENS, heartbeatMs: c.STREAM_HEARTBEAT_MS, retrievalK: c.RETRIEVAL_K },
+  settings: { historyTokenBudget: c.HISTORY_TOKEN_BUDGET, replyMaxTokens: c.REPLY_MAX_TOKENS, retrievalK: c.RETRIEVAL_K },
 };
 
 /** Time left for the model once storing the reply and closing the stream are allowed for. */
@@ -41,27 +40,12 @@ const deadlineOf = (context: Context) => {
   return remaining ? Math.max(1_000, remaining - DEADLINE_MARGIN_MS) : undefined;
 };
 
-/** Per invocation: the work a stream still does after its response ended or broke off. */
-const streamsAtWork = new Map<string, Promise<void>>();
-
-const streamingHandler = httpHandler(httpRoutes['send-message'], { body: sendMessageBody }, async ({ body, user, context }) => {
+export const handler = httpHandler(httpRoutes['send-message'], { body: sendMessageBody }, async ({ body, user, context }) => {
   const deadlineMs = deadlineOf(context);
   const request = { userId: user.id, chatId: body.chatId, prompt: body.prompt, ...(deadlineMs && { deadlineMs }) };
   if (body.stream) {
-    const { stream, finished } = await streamMessage(deps, request);
-    streamsAtWork.set(context.awsRequestId, finished);
-    return { stream, headers: { ...SSE_HEADERS } };
+    const reply = await streamMessage(deps, request);
+    return { events: { open: (clientGone) => replyAsSse(reply.events(clientGone)), heartbeatMs: c.STREAM_HEARTBEAT_MS } };
   }
   return { message: 'Reply generated', data: await sendMessage(deps, request) };
-});
-
-// The invocation lasts until a stream's last work is done: when a client goes away, the
-// partial reply is stored before the invocation ends (and Lambda may freeze the instance).
-export const handler = awslambda.streamifyResponse(async (event: unknown, responseStream: Writable, context: Context) => {
-  try {
-    await (streamingHandler as unknown as (e: unknown, s: Writable, c: Context) => Promise<void>)(event, responseStream, context);
-  } finally {
-    await streamsAtWork.get(context.awsRequestId);
-    streamsAtWork.delete(context.awsRequestId);
-  }
 });

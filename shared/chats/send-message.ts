@@ -1,6 +1,5 @@
-import { Readable } from 'node:stream';
 import { createId } from '@paralleldrive/cuid2';
-import { AiProviderError, clientMessage } from '../ai/errors.ts';
+import { AiProviderError } from '../ai/errors.ts';
 import { estimateUsage } from '../ai/prompt.ts';
 import { estimateTokens } from '../ai/tokens.ts';
 import type { TokenReservation } from '../limits/user-limits.ts';
@@ -16,7 +15,6 @@ import { fitHistory } from './history.ts';
 import type { MessageRepository } from './message-repository.ts';
 import { addUsage, retrievalQuery } from './retrieval-query.ts';
 import type { Chat, Message, SourceRef } from './schemas.ts';
-import { SSE_DONE, sseComment, sseData, sseEvent } from './sse.ts';
 
 // POST /message/logged-in: a prompt in, the assistant's reply out, whole or as an event stream.
 
@@ -38,8 +36,6 @@ export interface SendMessageDeps {
   settings: {
     historyTokenBudget: number;
     replyMaxTokens: number;
-    /** A `: keep-alive` comment goes out when the model has been quiet this long. */
-    heartbeatMs: number;
     /** Passages retrieved for a file chat. */
     retrievalK?: number;
   };
@@ -164,6 +160,24 @@ async function settle(deps: SendMessageDeps, reservation: TokenReservation | und
   await deps.budget?.settle(reservation, usedTokens).catch((err: unknown) => logger.error('could not settle the token budget', { error: err as Error }));
 }
 
+/** Stores the assistant's reply, whole or streamed (`incomplete` when it was cut short). */
+function storeReply(
+  deps: SendMessageDeps,
+  r: { id?: string; chatId: string; userId: string; text: string; usage: Usage; sources?: SourceRef[]; incomplete?: boolean },
+) {
+  return deps.messages.append({
+    ...(r.id && { id: r.id }),
+    chatId: r.chatId,
+    userId: r.userId,
+    message: r.text,
+    messageType: 'ai',
+    type: 'message',
+    usage: r.usage,
+    ...(r.sources && { sources: r.sources }),
+    ...(r.incomplete && { incomplete: true }),
+  });
+}
+
 /**
  * The reply in one piece (a token reservation first: 429 when the daily budget cannot hold it).
  * Steps: prepare (above) → call the model (within the deadline) → in a file chat, remove the
@@ -190,15 +204,7 @@ export async function sendMessage(deps: SendMessageDeps, req: SendMessageRequest
     result = { ...result, text: checked.text };
     sources = flagCited(sources, checked.cited);
   }
-  const stored = await deps.messages.append({
-    chatId: chat.id,
-    userId: req.userId,
-    message: result.text,
-    messageType: 'ai',
-    type: 'message',
-    usage: result.usage,
-    ...(sources && { sources }),
-  });
+  const stored = await storeReply(deps, { chatId: chat.id, userId: req.userId, text: result.text, usage: result.usage, sources });
   return {
     response: result.text,
     userMessageId: userMessage.id,
@@ -209,24 +215,29 @@ export async function sendMessage(deps: SendMessageDeps, req: SendMessageRequest
   };
 }
 
+/** What a streamed reply tells its client, in order (rendered as SSE by shared/http/sse.ts). */
+export type ReplyEvent =
+  | { type: 'start'; chatId: string; userMessageId: string; userSequenceNumber: number; messageId: string }
+  | { type: 'sources'; sources: SourceRef[] }
+  | { type: 'delta'; text: string }
+  | { type: 'citations'; cited: number[] }
+  | { type: 'usage'; usage: Usage }
+  | { type: 'error'; error: unknown };
+
 export interface StreamedReply {
-  stream: Readable;
-  /** Settles when the reply is stored and the stream ended (also after the client went away). */
-  finished: Promise<void>;
+  /** The reply's events; `clientGone` aborts the model call. Storing the reply is part of the iteration. */
+  events(clientGone: AbortSignal): AsyncGenerator<ReplyEvent>;
 }
 
 /**
- * The reply as Server-Sent Events (DESIGN §7). Client errors are thrown before the stream
- * exists, so they are ordinary JSON responses.
- * Steps: prepare (above) → open the stream → `event: start` naming the stored user message and
- * the id the reply will be stored under (parallel prompts can be matched to their replies) → in a
- * file chat `event: sources`, so a client knows every [n] before it is cited → one
- * `data: {"content"}` event per model delta (in a file chat checked for markers, see
- * citations.ts), a `: keep-alive` comment whenever the model is quiet for `heartbeatMs` → store
- * the reply (what was generated, marked incomplete, when the model failed or the client left) →
- * `event: citations` (file chats: the [n] the reply cited) and `event: usage`, or `event: error`
- * after a failure → `data: [DONE]`.
- * The client going away destroys the stream, which aborts the model call.
+ * The reply as a stream of events (DESIGN §7). Client errors are thrown before any event, so
+ * they are ordinary JSON responses.
+ * Steps: prepare (above) → `start`, naming the stored user message and the id the reply will be
+ * stored under (parallel prompts can be matched to their replies) → in a file chat `sources`, so
+ * a client knows every [n] before it is cited → one `delta` per model delta (in a file chat
+ * checked for markers, see citations.ts) → store the reply (what was generated, marked
+ * incomplete, when the model failed or the client left) → `citations` (file chats: the [n] the
+ * reply cited) and `usage`, or `error` after a failure.
  */
 export async function streamMessage(deps: SendMessageDeps, req: SendMessageRequest): Promise<StreamedReply> {
   const reservation = await reserve(deps, req); // 429 before anything is stored or streamed
@@ -237,100 +248,64 @@ export async function streamMessage(deps: SendMessageDeps, req: SendMessageReque
     await settle(deps, reservation, 0);
     throw err;
   }
-  const { chat, userMessage, input, sources, queryUsage } = prepared;
+  return { events: (clientGone) => replyEvents(deps, req, prepared, reservation, clientGone) };
+}
+
+async function* replyEvents(
+  deps: SendMessageDeps,
+  req: SendMessageRequest,
+  { chat, userMessage, input, sources, queryUsage }: Prepared,
+  reservation: TokenReservation | undefined,
+  clientGone: AbortSignal,
+): AsyncGenerator<ReplyEvent> {
   const replyId = createId();
   const citations = sources ? new CitationStream(sources.length) : undefined;
-  const clientGone = new AbortController();
-  const signals = [clientGone.signal, ...(req.deadlineMs ? [AbortSignal.timeout(req.deadlineMs)] : [])];
-  const signal = signals.length > 1 ? AbortSignal.any(signals) : clientGone.signal;
-
-  let open = true;
-  let heartbeat: NodeJS.Timeout | undefined;
-  const out = new Readable({
-    read() {},
-    destroy(err, callback) {
-      open = false;
-      clearTimeout(heartbeat);
-      clientGone.abort();
-      callback(err);
-    },
-  });
-  const armHeartbeat = () => {
-    clearTimeout(heartbeat);
-    heartbeat = setTimeout(() => push(sseComment('keep-alive')), deps.settings.heartbeatMs);
-  };
-  const push = (text: string) => {
-    if (!open) return;
-    out.push(text);
-    armHeartbeat();
-  };
-
-  const run = async () => {
-    let text = '';
-    let usage: Usage | undefined;
-    let failure: unknown;
-    // First, which prompt this stream answers; it also arms the heartbeat (the model may be quiet before its first token).
-    push(sseEvent('start', { chatId: chat.id, userMessageId: userMessage.id, userSequenceNumber: userMessage.sequenceNumber, messageId: replyId }));
-    if (sources) push(sseEvent('sources', sources));
-    const send = (delta: string) => {
-      if (!delta) return;
+  const signal = req.deadlineMs ? AbortSignal.any([clientGone, AbortSignal.timeout(req.deadlineMs)]) : clientGone;
+  yield { type: 'start', chatId: chat.id, userMessageId: userMessage.id, userSequenceNumber: userMessage.sequenceNumber, messageId: replyId };
+  if (sources) yield { type: 'sources', sources };
+  let text = '';
+  let usage: Usage | undefined;
+  let failure: unknown;
+  try {
+    for await (const part of deps.provider.streamReply({ ...input, signal })) {
+      if (part.type !== 'delta') {
+        usage = part.usage;
+        continue;
+      }
+      const delta = citations ? citations.push(part.text) : part.text;
       text += delta;
-      push(sseData({ content: delta }));
-    };
+      if (delta) yield { type: 'delta', text: delta };
+    }
+    const tail = citations?.end();
+    text += tail ?? '';
+    if (tail) yield { type: 'delta', text: tail };
+    if (signal.aborted && !clientGone.aborted) failure = new TimedOutError('The reply took too long and was cut short');
+  } catch (err) {
+    failure = err;
+  }
+  if (failure !== undefined && citations) text += citations.end(); // stored, not sent: the stream reports the failure
+  const interrupted = failure !== undefined || clientGone.aborted;
+  const total = addUsage(usage ?? estimateUsage(input, text), queryUsage);
+  // What the model produced is paid for, however the stream ended.
+  await settle(deps, reservation, usage || text ? total.totalTokens : 0);
+  const flagged = sources && citations ? flagCited(sources, citations.cited) : undefined;
+  if (failure && !(failure instanceof AiProviderError) && !(failure instanceof DomainError)) {
+    logger.error('streamed reply failed', { error: failure as Error });
+  } else if (failure) {
+    logger.warn('streamed reply failed', { message: (failure as Error).message });
+  }
+  if (text || !interrupted) {
     try {
-      for await (const part of deps.provider.streamReply({ ...input, signal })) {
-        if (part.type === 'delta') send(citations ? citations.push(part.text) : part.text);
-        else usage = part.usage;
-      }
-      if (citations) send(citations.end());
-      if (signal.aborted && !clientGone.signal.aborted) failure = new TimedOutError('The reply took too long and was cut short');
+      await storeReply(deps, { id: replyId, chatId: chat.id, userId: req.userId, text, usage: total, sources: flagged, incomplete: interrupted });
     } catch (err) {
-      failure = err;
+      logger.error('could not store the streamed reply', { error: err as Error });
+      failure ??= new Error('The reply could not be saved');
     }
-    if (failure !== undefined && citations) text += citations.end(); // stored, not sent: the stream reports the failure
-    const interrupted = failure !== undefined || clientGone.signal.aborted;
-    const total = addUsage(usage ?? estimateUsage(input, text), queryUsage);
-    // What the model produced is paid for, however the stream ended.
-    await settle(deps, reservation, usage || text ? total.totalTokens : 0);
-    const flagged = sources && citations ? flagCited(sources, citations.cited) : undefined;
-    if (failure && !(failure instanceof AiProviderError) && !(failure instanceof DomainError)) {
-      logger.error('streamed reply failed', { error: failure as Error });
-    } else if (failure) {
-      logger.warn('streamed reply failed', { message: (failure as Error).message });
-    }
-    if (text || !interrupted) {
-      try {
-        await deps.messages.append({
-          id: replyId,
-          chatId: chat.id,
-          userId: req.userId,
-          message: text,
-          messageType: 'ai',
-          type: 'message',
-          usage: total,
-          ...(flagged && { sources: flagged }),
-          ...(interrupted && { incomplete: true }),
-        });
-      } catch (err) {
-        logger.error('could not store the streamed reply', { error: err as Error });
-        failure ??= new Error('The reply could not be saved');
-      }
-    }
-    if (failure) {
-      const message =
-        failure instanceof AiProviderError ? clientMessage(failure) : failure instanceof DomainError ? failure.message : 'The reply failed';
-      push(sseEvent('error', { message }));
-    } else if (!clientGone.signal.aborted) {
-      if (citations) push(sseEvent('citations', { cited: [...citations.cited].sort((a, b) => a - b) }));
-      push(sseEvent('usage', total));
-    }
-    push(SSE_DONE);
-    clearTimeout(heartbeat);
-    if (open) out.push(null);
-  };
-  const finished = run().catch((err) => {
-    logger.error('stream failed', { error: err as Error });
-    if (open) out.destroy(err as Error);
-  });
-  return { stream: out, finished };
+  }
+  if (failure) {
+    yield { type: 'error', error: failure };
+  } else if (!clientGone.aborted) {
+    if (citations) yield { type: 'citations', cited: [...citations.cited].sort((a, b) => a - b) };
+    yield { type: 'usage', usage: total };
+  }
 }

@@ -13,6 +13,7 @@ import { limitSettings, UserLimits } from '../limits/user-limits.ts';
 import { UsageCounters } from '../limits/usage-counters.ts';
 import { errorBody, successBody, type BodyShape } from './envelope.ts';
 import type { HttpRouteSettings } from './route.ts';
+import { SSE_HEADERS, writeEvents, type EventStream } from './sse.ts';
 import {
   BadRequestError,
   httpErrorOf,
@@ -58,6 +59,8 @@ export interface HttpResult {
   headers?: Record<string, string>;
   /** A streamed body (streaming routes only); its headers are fixed before the first byte. */
   stream?: Readable;
+  /** A body of Server-Sent Events (streaming routes only), written by shared/http/sse.ts. */
+  events?: EventStream;
 }
 
 interface RequestState {
@@ -68,6 +71,8 @@ interface RequestState {
   /** A read's caller check, running while the handler does (see `authentication`). */
   confirming?: Promise<unknown>;
   input: { body?: unknown; params?: unknown; query?: unknown };
+  /** A streamed body's last work (storing a partial reply): the invocation ends after it. */
+  tail?: Promise<void>;
 }
 
 type Event = APIGatewayProxyEvent & { state: RequestState };
@@ -107,9 +112,14 @@ function respond(shape: BodyShape, route: string): MiddlewareObj<Event, APIGatew
       logger.appendKeys({ requestId, path: request.event.path, method: request.event.httpMethod });
     },
     after: (request) => {
-      const result = (request.response ?? {}) as HttpResult;
+      let result = (request.response ?? {}) as HttpResult;
       const state = request.event.state;
       const statusCode = result.statusCode ?? 200;
+      if (result.events) {
+        const { body, finished } = writeEvents(result.events);
+        state.tail = finished;
+        result = { ...result, stream: body, headers: { ...SSE_HEADERS, ...result.headers } };
+      }
       if (result.stream) {
         // A streamed response is complete when its body ends (or breaks off), not when the
         // handler returns it: its one log line is written then.
@@ -276,6 +286,12 @@ export function httpHandler<S extends Schemas>(
   return middy<Event, APIGatewayProxyResult>({
     ...(route.streaming === true && { executionMode: executionModeStreamifyResponse }),
     timeoutEarlyInMillis: 0,
+    // Runs once a streamed body is sent (or broke off): the invocation lasts until the stream's
+    // last work is done, so a client that left still gets its partial reply stored before Lambda
+    // may freeze the instance.
+    requestEnd: async (request) => {
+      await (request.event as Event | undefined)?.state?.tail;
+    },
   })
     // The metrics' `route` dimension: "GET /chat/{chatId}".
     .use(respond(route.shape, `${route.method} ${route.path}`) as MiddlewareObj<Event, APIGatewayProxyResult>)

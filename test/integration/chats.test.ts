@@ -2,6 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
 import { appendMessage } from '#shared/chats/message-repository.ts';
+import { NotFoundError } from '#shared/errors.ts';
 import { DEFAULT_CHAT_NAME, DEFAULT_SYSTEM_MESSAGE } from '#shared/chats/schemas.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { postSse } from '#test/helpers/sse.ts';
@@ -242,7 +243,7 @@ describe('DELETE /chat/{chatId}', () => {
     await app.request('DELETE', `/chat/${chat.id}`, { token: alice.token });
     await expect(
       appendMessage(db, app.tableName, { chatId: chat.id, userId: alice.user.id, message: 'late', messageType: 'user', type: 'file' }),
-    ).rejects.toMatchObject({ statusCode: 404 });
+    ).rejects.toBeInstanceOf(NotFoundError);
     expect(await partitionItems(chat.id)).toEqual([]);
   });
 });

@@ -7,6 +7,7 @@ process.env.TABLE_NAME = 'unused';
 process.env.SERVICE_JWT_SECRET = 's'.repeat(40);
 process.env.SERVICE_JWT_TTL_SECONDS = '120';
 const { issueServiceToken, verifyServiceToken } = await import('#shared/auth/service-token.ts');
+const { UnauthenticatedError } = await import('#shared/errors.ts');
 
 afterEach(() => jest.useRealTimers());
 
@@ -22,8 +23,8 @@ test('a remembered token is refused once it expires', async () => {
   jest.setSystemTime(new Date('2026-01-01T00:01:59Z'));
   await expect(verifyServiceToken(token)).resolves.toEqual({ userId: 'u2', role: 'user' });
   jest.setSystemTime(new Date('2026-01-01T00:02:00Z'));
-  await expect(verifyServiceToken(token)).rejects.toMatchObject({ statusCode: 401 });
-  await expect(verifyServiceToken(token)).rejects.toMatchObject({ statusCode: 401 });
+  await expect(verifyServiceToken(token)).rejects.toBeInstanceOf(UnauthenticatedError);
+  await expect(verifyServiceToken(token)).rejects.toBeInstanceOf(UnauthenticatedError);
 });
 
 test('a token differing by one byte is verified afresh and refused', async () => {
@@ -31,5 +32,5 @@ test('a token differing by one byte is verified afresh and refused', async () =>
   await verifyServiceToken(token);
   const at = token.lastIndexOf('.') + 1; // the signature's first character: all six bits count
   const forged = token.slice(0, at) + (token[at] === 'A' ? 'B' : 'A') + token.slice(at + 1);
-  await expect(verifyServiceToken(forged)).rejects.toMatchObject({ statusCode: 401 });
+  await expect(verifyServiceToken(forged)).rejects.toBeInstanceOf(UnauthenticatedError);
 });

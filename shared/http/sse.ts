@@ -1,0 +1,100 @@
+import { Readable } from 'node:stream';
+import type { ReplyEvent } from '../chats/send-message.ts';
+import { logger } from '../logger.ts';
+import { httpErrorOf } from './errors.ts';
+
+// Server-Sent Events (DESIGN §7): the one writer of streamed responses. Data is JSON, which never
+// holds a raw line break, so every event's data fits one `data:` line.
+
+export const SSE_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache',
+  'x-accel-buffering': 'no',
+} as const;
+
+/** An event on the wire: named (`event: name`) or a bare `data:` line. */
+export interface SseEvent {
+  event?: string;
+  data: unknown;
+}
+
+/**
+ * What a streaming route returns: `open` is called once, with the signal that fires when the
+ * client goes away; the events it yields are written as they come, then `data: [DONE]`.
+ * Everything it does after the client left (storing a partial reply) still runs to its end.
+ */
+export interface EventStream {
+  open(clientGone: AbortSignal): AsyncIterable<SseEvent>;
+  /** A `: keep-alive` comment goes out when no event has for this long. */
+  heartbeatMs: number;
+}
+
+const frame = ({ event, data }: SseEvent) => `${event ? `event: ${event}\n` : ''}data: ${JSON.stringify(data)}\n\n`;
+const comment = (text: string) => `: ${text.replace(/[\r\n]+/g, ' ')}\n\n`;
+/** Always the last event of a stream. */
+const DONE = 'data: [DONE]\n\n';
+
+/**
+ * The body of a streamed response, and the promise of the source's last work (settles when the
+ * source is exhausted, also after the client went away; the HTTP layer waits for it before the
+ * invocation ends). Destroying the body (the client left) aborts the source's signal.
+ */
+export function writeEvents(source: EventStream): { body: Readable; finished: Promise<void> } {
+  const clientGone = new AbortController();
+  let open = true;
+  let heartbeat: NodeJS.Timeout | undefined;
+  const body = new Readable({
+    read() {},
+    destroy(err, callback) {
+      open = false;
+      clearTimeout(heartbeat);
+      clientGone.abort();
+      callback(err);
+    },
+  });
+  const push = (text: string) => {
+    if (!open) return;
+    body.push(text);
+    clearTimeout(heartbeat);
+    heartbeat = setTimeout(() => push(comment('keep-alive')), source.heartbeatMs);
+  };
+  const run = async () => {
+    for await (const event of source.open(clientGone.signal)) push(frame(event));
+    push(DONE);
+    clearTimeout(heartbeat);
+    if (open) body.push(null);
+  };
+  const finished = run().catch((err: unknown) => {
+    logger.error('stream failed', { error: err as Error });
+    clearTimeout(heartbeat);
+    if (open) body.destroy(err as Error);
+  });
+  return { body, finished };
+}
+
+/** A reply's events on the wire: deltas as bare `data: {"content"}` lines, the rest named. */
+export async function* replyAsSse(events: AsyncIterable<ReplyEvent>): AsyncGenerator<SseEvent> {
+  for await (const e of events) {
+    switch (e.type) {
+      case 'delta':
+        yield { data: { content: e.text } };
+        break;
+      case 'start':
+        yield { event: 'start', data: { chatId: e.chatId, userMessageId: e.userMessageId, userSequenceNumber: e.userSequenceNumber, messageId: e.messageId } };
+        break;
+      case 'sources':
+        yield { event: 'sources', data: e.sources };
+        break;
+      case 'citations':
+        yield { event: 'citations', data: { cited: e.cited } };
+        break;
+      case 'usage':
+        yield { event: 'usage', data: e.usage };
+        break;
+      case 'error':
+        // The same message a JSON response would carry; an internal error's text is never shown.
+        yield { event: 'error', data: { message: httpErrorOf(e.error)?.message ?? 'The reply failed' } };
+        break;
+    }
+  }
+}
