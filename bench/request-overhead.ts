@@ -8,7 +8,9 @@ import { ChatRepository } from '../shared/chats/chat-repository.ts';
 import { createChatBody, listQuery } from '../shared/chats/schemas.ts';
 import { httpHandler } from '../shared/http/handler.ts';
 import { UnauthenticatedError } from '../shared/errors.ts';
-import { bearerToken, verifyServiceToken } from '../shared/auth/service-token.ts';
+import { bearerToken, serviceTokenSettings, ServiceTokens } from '../shared/auth/service-token.ts';
+import { systemClock } from '../shared/clock.ts';
+import { config } from '../shared/config.ts';
 import { UserRepository } from '../shared/users/user-repository.ts';
 import type { Benchmark } from './lib/context.ts';
 import { keepAliveAgent, request, runLoad } from './lib/http.ts';
@@ -67,7 +69,8 @@ function variantHandlers(readerId: string, writerId: string): Record<string, unk
   const users = new UserRepository(dynamo(), tableName());
   // `idp` skips the service's authentication middleware; everything else of middy stays.
   const noAuth = (route: HttpRoute): HttpRoute => ({ ...route, auth: 'idp' });
-  const claims = async (headers: Record<string, string | undefined>) => verifyServiceToken(bearerToken(headers));
+  const tokens = new ServiceTokens(serviceTokenSettings(config()), systemClock);
+  const claims = async (headers: Record<string, string | undefined>) => tokens.verify(bearerToken(headers));
   const list = (userId: string, query: { limit: number; cursor?: string }) => chats.listByUser(userId, query).then((p) => p.items);
 
   // Proposal C (weakens the check): the user record kept for USER_CACHE_MS per warm instance.
@@ -191,8 +194,9 @@ export const requestOverhead: Benchmark = {
       ctx.log('request-overhead: timing the pieces directly');
       const chats = new ChatRepository(dynamo(), tableName());
       const users = new UserRepository(dynamo(), tableName());
+      const tokens = new ServiceTokens(serviceTokenSettings(config()), systemClock);
       const pieces: Record<string, () => Promise<unknown>> = {
-        'JWT verify (jose HS256)': () => verifyServiceToken(reader.token),
+        'JWT verify (jose HS256)': () => tokens.verify(reader.token),
         'user lookup (GetItem)': () => users.get(reader.userId),
         'GET /chat own call (Query GSI1)': () => chats.listByUser(reader.userId, { limit: 20 }),
         'POST /chat own call (PutItem)': () => chats.create(writer.userId, { type: 'text', name: 'bench chat' }),

@@ -7,7 +7,7 @@ import { makeNumberedPdf } from './lib/pdfs.ts';
 import { ingestThroughApi } from './ingestion.ts';
 
 // Retrieval: the top 8 passages for a prompt over 10,000 stored chunks of one file chat, p50,
-// timed on retrieveSources (what POST /message/logged-in calls in a file chat) in a warm
+// timed on the retriever (what POST /message/logged-in calls in a file chat) in a warm
 // function. The chunks are stored by the pipeline itself: generated PDFs with distinct text are
 // uploaded and ingested through the API into one chat until it holds at least 10,000 chunks.
 // Each prompt is a known sentence of a random page; how often its own passage is among the 8
@@ -22,13 +22,17 @@ const LINES_PER_PAGE = 40;
 
 export const retrieval: Benchmark = {
   name: 'retrieval',
-  title: 'top-8 over 10,000 stored chunks of one chat (retrieveSources, warm)',
+  title: 'top-8 over 10,000 stored chunks of one chat (the retriever, warm)',
   requires: () => missingFiles('functions/pdf-embed.ts', 'functions/ingest-pdf.ts', 'shared/retrieval/retrieve.ts'),
   async run(ctx) {
     const svc = await ctx.service();
-    const { retrieveSources } = await import('../shared/retrieval/retrieve.ts');
+    const { retrieverFor } = await import('../shared/retrieval/retrieve.ts');
     const { aiProvider } = await import('../shared/ai/provider.ts');
     const { config } = await import('../shared/config.ts');
+    const { dynamo } = await import('../shared/clients.ts');
+    const { s3Client } = await import('../shared/s3-client.ts');
+    // The retriever send-message composes, on the service's configuration.
+    const retrieveSources = retrieverFor(config(), dynamo(), s3Client());
     const maxPages = config().PDF_MAX_PAGES;
 
     const user = await svc.signIn('bench-retrieval@example.com');
@@ -82,8 +86,7 @@ export const retrieval: Benchmark = {
     const { decodePacked, topK } = await import('../shared/retrieval/packed-vectors.ts');
     const { bm25TopK } = await import('../shared/retrieval/lexical-index.ts');
     const { queryTerms } = await import('../shared/retrieval/terms.ts');
-    const { dynamo, tableName } = await import('../shared/clients.ts');
-    const { s3Client } = await import('../shared/s3-client.ts');
+    const { tableName } = await import('../shared/clients.ts');
     const records = await new FileRepository(dynamo(), tableName()).getMany(files.map((f) => f.fileId));
     const storage = new FileStorage(s3Client(), svc.runtime.bucket);
     const packs = await Promise.all(records.map(async (r) => decodePacked(await storage.get(r.vectorsKey!))));
@@ -126,7 +129,7 @@ export const retrieval: Benchmark = {
       const e = performance.now();
       const query = (await provider.embed([q.text])).vectors[0]!;
       embedTimes.push(performance.now() - e);
-      // ...and the ranking alone (what retrieveSources oversamples: 3 × k candidates).
+      // ...and the ranking alone (what the retriever oversamples: 3 × k candidates).
       const r = performance.now();
       topK(packs, query, K * 3);
       rankTimes.push(performance.now() - r);

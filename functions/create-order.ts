@@ -1,5 +1,6 @@
 import { httpRoutes } from '#infra/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
+import { systemClock } from '#shared/clock.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { OrderRepository } from '#shared/orders/order-repository.ts';
 import { ProductRepository } from '#shared/products/product-repository.ts';
@@ -12,5 +13,5 @@ const products = new ProductRepository(dynamo(), tableName());
 
 export const handler = httpHandler(httpRoutes['create-order'], { body: createOrderBody }, async ({ user, body }) => ({
   statusCode: 201,
-  data: await createOrder(orders, products, user, body),
+  data: await createOrder(orders, products, user, body, systemClock),
 }));

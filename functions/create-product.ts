@@ -1,5 +1,6 @@
 import { httpRoutes } from '#infra/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
+import { systemClock } from '#shared/clock.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { ProductRepository } from '#shared/products/product-repository.ts';
 import { createProduct } from '#shared/products/product-service.ts';
@@ -10,5 +11,5 @@ const products = new ProductRepository(dynamo(), tableName());
 
 export const handler = httpHandler(httpRoutes['create-product'], { body: createProductBody }, async ({ body }) => ({
   statusCode: 201,
-  data: await createProduct(products, body),
+  data: await createProduct(products, body, systemClock),
 }));

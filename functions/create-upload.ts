@@ -3,9 +3,11 @@ import { httpHandler } from '#shared/http/handler.ts';
 import { createUploadBody } from '#shared/files/schemas.ts';
 import { createUpload } from '#shared/files/upload-service.ts';
 import { uploadDeps } from '#shared/files/upload-deps.ts';
+import { config } from '#shared/config.ts';
+import { systemClock } from '#shared/clock.ts';
 
 // POST /upload: a file record and presigned PUT/GET URLs for the PDF.
-const deps = uploadDeps();
+const deps = uploadDeps(config(), systemClock);
 
 export const handler = httpHandler(httpRoutes['create-upload'], { body: createUploadBody }, async ({ body, user }) => ({
   statusCode: 201,

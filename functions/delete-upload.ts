@@ -3,9 +3,11 @@ import { httpHandler } from '#shared/http/handler.ts';
 import { fileIdParams } from '#shared/files/schemas.ts';
 import { deleteUpload } from '#shared/files/upload-service.ts';
 import { uploadDeps } from '#shared/files/upload-deps.ts';
+import { config } from '#shared/config.ts';
+import { systemClock } from '#shared/clock.ts';
 
 // DELETE /upload/{fileId}: the file's objects, chunks, attachments and record (owner only).
-const deps = uploadDeps();
+const deps = uploadDeps(config(), systemClock);
 
 export const handler = httpHandler(httpRoutes['delete-upload'], { params: fileIdParams }, async ({ params, user }) => {
   await deleteUpload(deps, user.id, params.fileId);

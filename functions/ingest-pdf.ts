@@ -1,6 +1,7 @@
 import { httpRoutes } from '#infra/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { config } from '#shared/config.ts';
+import { systemClock } from '#shared/clock.ts';
 import { dynamo, sqsClient, tableName } from '#shared/clients.ts';
 import { ChatRepository } from '#shared/chats/chat-repository.ts';
 import { MessageRepository } from '#shared/chats/message-repository.ts';
@@ -24,7 +25,8 @@ const deps: IngestDeps = {
   chats: new ChatRepository(dynamo(), tableName()),
   messages: new MessageRepository(dynamo(), tableName()),
   sqs: sqsClient(),
-  budget: new UserLimits(new UsageCounters(dynamo(), tableName()), limitSettings(c)),
+  budget: new UserLimits(new UsageCounters(dynamo(), tableName()), limitSettings(c), systemClock),
+  clock: systemClock,
   policy: {
     allowLoopback: c.PDF_ALLOW_LOOPBACK,
     maxBytes: c.PDF_MAX_BYTES,

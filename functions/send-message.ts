@@ -2,6 +2,7 @@ import type { Context } from 'aws-lambda';
 import { httpRoutes } from '#infra/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { config } from '#shared/config.ts';
+import { systemClock } from '#shared/clock.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { aiProvider } from '#shared/ai/provider.ts';
 import { AttachmentRepository } from '#shared/files/attachment-repository.ts';
@@ -11,6 +12,7 @@ import { ChatRepository } from '#shared/chats/chat-repository.ts';
 import { MessageRepository } from '#shared/chats/message-repository.ts';
 import { sendMessageBody } from '#shared/chats/schemas.ts';
 import { sendMessage, streamMessage, type SendMessageDeps } from '#shared/chats/send-message.ts';
+import type { Retriever } from '#shared/retrieval/retrieve.ts';
 import { replyAsSse } from '#shared/http/sse.ts';
 import { limitSettings, UserLimits } from '#shared/limits/user-limits.ts';
 import { UsageCounters } from '#shared/limits/usage-counters.ts';
@@ -19,16 +21,21 @@ import { UsageCounters } from '#shared/limits/usage-counters.ts';
 // Server-Sent Events (stream true) through Lambda response streaming.
 const c = config();
 // File chats search their PDFs' packed vectors in S3: the retrieval code and the S3 client are
-// imported on an instance's first file-chat prompt, so a cold start parses neither.
-let retrieval: Promise<typeof import('#shared/retrieval/retrieve.ts')> | undefined;
-const retrieve: SendMessageDeps['retrieve'] = async (input) => (await (retrieval ??= import('#shared/retrieval/retrieve.ts'))).retrieveSources(input);
+// imported, and the retriever composed, on an instance's first file-chat prompt, so a cold start
+// parses neither.
+let retriever: Promise<Retriever> | undefined;
+const composeRetriever = async () => {
+  const [{ retrieverFor }, { s3Client }] = await Promise.all([import('#shared/retrieval/retrieve.ts'), import('#shared/s3-client.ts')]);
+  return retrieverFor(c, dynamo(), s3Client());
+};
+const retrieve: SendMessageDeps['retrieve'] = async (input) => (await (retriever ??= composeRetriever()))(input);
 const files = { attachments: new AttachmentRepository(dynamo(), tableName()), files: new FileRepository(dynamo(), tableName()) };
 const deps: SendMessageDeps = {
   chats: new ChatRepository(dynamo(), tableName()),
   messages: new MessageRepository(dynamo(), tableName()),
   provider: await aiProvider(),
   retrieve,
-  budget: new UserLimits(new UsageCounters(dynamo(), tableName()), limitSettings(c)),
+  budget: new UserLimits(new UsageCounters(dynamo(), tableName()), limitSettings(c), systemClock),
   chatFiles: (chatId) => chatFiles(files, chatId),
   settings: { historyTokenBudget: c.HISTORY_TOKEN_BUDGET, replyMaxTokens: c.REPLY_MAX_TOKENS, retrievalK: c.RETRIEVAL_K },
 };

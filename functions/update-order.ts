@@ -1,5 +1,6 @@
 import { httpRoutes } from '#infra/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
+import { systemClock } from '#shared/clock.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { OrderRepository } from '#shared/orders/order-repository.ts';
 import { changeOrderStatus } from '#shared/orders/order-service.ts';
@@ -11,5 +12,5 @@ const orders = new OrderRepository(dynamo(), tableName());
 export const handler = httpHandler(
   httpRoutes['update-order'],
   { params: orderParams, body: updateOrderBody },
-  async ({ params, body }) => ({ data: await changeOrderStatus(orders, params.id, body.status) }),
+  async ({ params, body }) => ({ data: await changeOrderStatus(orders, params.id, body.status, systemClock) }),
 );

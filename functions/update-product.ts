@@ -1,5 +1,6 @@
 import { httpRoutes } from '#infra/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
+import { systemClock } from '#shared/clock.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { ProductRepository } from '#shared/products/product-repository.ts';
 import { updateProduct } from '#shared/products/product-service.ts';
@@ -11,5 +12,5 @@ const products = new ProductRepository(dynamo(), tableName());
 export const handler = httpHandler(
   httpRoutes['update-product'],
   { params: productParams, body: updateProductBody },
-  async ({ params, body }) => ({ data: await updateProduct(products, params.id, body) }),
+  async ({ params, body }) => ({ data: await updateProduct(products, params.id, body, systemClock) }),
 );

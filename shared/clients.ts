@@ -2,7 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { config, ConfigError } from './config.ts';
+import { config, ConfigError, type Config } from './config.ts';
 import { traced } from './tracing.ts';
 
 // AWS clients, each created once per cold start on first use and reused by every invocation,
@@ -15,14 +15,16 @@ let documentClient: DynamoDBDocumentClient | undefined;
 let sqs: SQSClient | undefined;
 let secrets: SecretsManagerClient | undefined;
 
+/** A DynamoDB document client for a configuration (tools and checks that hold their own). */
+export function createDocumentClient({ AWS_REGION, DYNAMODB_ENDPOINT }: Pick<Config, 'AWS_REGION' | 'DYNAMODB_ENDPOINT'>): DynamoDBDocumentClient {
+  const client = traced(new DynamoDBClient({ region: AWS_REGION, ...(DYNAMODB_ENDPOINT && { endpoint: DYNAMODB_ENDPOINT }) }));
+  return DynamoDBDocumentClient.from(client, {
+    marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
+  });
+}
+
 export function dynamo(): DynamoDBDocumentClient {
-  if (!documentClient) {
-    const { AWS_REGION, DYNAMODB_ENDPOINT } = config();
-    const client = traced(new DynamoDBClient({ region: AWS_REGION, ...(DYNAMODB_ENDPOINT && { endpoint: DYNAMODB_ENDPOINT }) }));
-    documentClient = DynamoDBDocumentClient.from(client, {
-      marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
-    });
-  }
+  documentClient ??= createDocumentClient(config());
   return documentClient;
 }
 

@@ -1,4 +1,5 @@
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
+import type { Clock } from '../clock.ts';
 import * as z from '../zod.ts';
 import { ConfigError, type Config } from '../config.ts';
 import { DependencyUnavailableError, UnauthenticatedError } from '../errors.ts';
@@ -106,7 +107,7 @@ export function mapClaims(payload: JWTPayload): IdentityClaims {
 }
 
 /** Creates a verifier for one provider; the JWKS is fetched once and cached by jose. */
-export function identityTokenVerifier(settings: IdentityProviderSettings) {
+export function identityTokenVerifier(settings: IdentityProviderSettings, clock: Clock) {
   const jwks = createRemoteJWKSet(new URL(settings.jwksUrl), { timeoutDuration: 5_000, cooldownDuration: 30_000 });
   return async function verifyIdToken(token: string): Promise<IdentityClaims> {
     let payload: JWTPayload;
@@ -114,6 +115,7 @@ export function identityTokenVerifier(settings: IdentityProviderSettings) {
       ({ payload } = await jwtVerify(token, jwks, {
         issuer: settings.issuer,
         audience: settings.audience,
+        currentDate: clock(),
         // Providers sign ID tokens asymmetrically; HS* here would let a public key act as a secret.
         algorithms: ['RS256', 'RS384', 'RS512', 'ES256', 'ES384', 'PS256'],
         requiredClaims: ['sub', 'exp', 'iat'],
@@ -121,7 +123,7 @@ export function identityTokenVerifier(settings: IdentityProviderSettings) {
       }));
       // jose checks `iat` only against a maximum age; a token issued in the future is forged or
       // from a broken clock, and either way not one to trust.
-      if (payload.iat! > Math.floor(Date.now() / 1000) + ID_TOKEN_CLOCK_SKEW_SECONDS) {
+      if (payload.iat! > Math.floor(clock().getTime() / 1000) + ID_TOKEN_CLOCK_SKEW_SECONDS) {
         throw new errors.JWTClaimValidationFailed('"iat" is in the future', payload, 'iat', 'check_failed');
       }
     } catch (err) {

@@ -1,6 +1,7 @@
 import { createId } from '@paralleldrive/cuid2';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { z } from 'zod/mini';
+import { isoNow, type Clock } from '../clock.ts';
 import type { ChatRepository } from '../chats/chat-repository.ts';
 import type { MessageRepository } from '../chats/message-repository.ts';
 import { InvalidInputError, LimitExceededError, NotFoundError } from '../errors.ts';
@@ -28,7 +29,7 @@ export interface IngestDeps {
   budget?: Pick<UserLimits, 'assertTokensLeft'>;
   /** The SSRF guard's settings for the size probe. */
   policy: FetchPolicy;
-  now?: () => string;
+  clock: Clock;
 }
 
 export interface IngestOptions {
@@ -104,7 +105,7 @@ export async function ingestPdf(deps: IngestDeps, userId: string, body: z.infer<
       throw err;
     }
     const runId = createId();
-    const now = deps.now?.() ?? new Date().toISOString();
+    const now = isoNow(deps.clock);
     current = await deps.files.startRun({ id: record.id, userId, runId, url: url.href, force: body.force === true, now });
     if (current) {
       try {
@@ -134,7 +135,7 @@ export async function ingestPdf(deps: IngestDeps, userId: string, body: z.infer<
 
 /** The file in the chat's partition and a `type: file` message, once per chat. */
 async function attach(deps: IngestDeps, record: FileRecord, chatId: string, userId: string): Promise<void> {
-  const attachedAt = deps.now?.() ?? new Date().toISOString();
+  const attachedAt = isoNow(deps.clock);
   try {
     await deps.files.addChat(record.id, chatId);
   } catch (err) {

@@ -2,6 +2,7 @@ import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/clie
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { createId } from '@paralleldrive/cuid2';
 import type { z } from 'zod/mini';
+import { isoNow, type Clock } from '../clock.ts';
 import { InvalidInputError, NotFoundError } from '../errors.ts';
 import type { AttachmentRepository } from './attachment-repository.ts';
 import type { ChunkRepository } from './chunk-repository.ts';
@@ -22,7 +23,7 @@ export interface UploadDeps {
   /** The presigning client (s3Client(): no checksum parameters in the URLs). */
   s3: S3Client;
   settings: { maxBytes: number; urlTtlSeconds: number };
-  now?: () => string;
+  clock: Clock;
 }
 
 /**
@@ -37,7 +38,7 @@ export async function createUpload(deps: UploadDeps, userId: string, body: z.inf
       { path: 'body.size', message: `Must be at most ${maxBytes}`, code: 'TOO_LARGE' },
     ]);
   }
-  const now = deps.now?.() ?? new Date().toISOString();
+  const now = isoNow(deps.clock);
   const id = createId();
   const key = uploadKey(userId, id);
   const record: FileRecord = {
@@ -86,7 +87,7 @@ export async function createUpload(deps: UploadDeps, userId: string, body: z.inf
 export async function deleteUpload(deps: UploadDeps, userId: string, fileId: string): Promise<void> {
   const record = await deps.files.get(fileId);
   if (!record || record.userId !== userId) throw new NotFoundError('File not found');
-  await deps.files.retire(fileId, deps.now?.() ?? new Date().toISOString());
+  await deps.files.retire(fileId, isoNow(deps.clock));
   await Promise.all((record.chatIds ?? []).map((chatId) => deps.attachments.detach(chatId, fileId)));
   await deps.chunks.deleteFrom(fileId, 0);
   await Promise.all([

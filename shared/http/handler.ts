@@ -4,11 +4,14 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import { createId } from '@paralleldrive/cuid2';
 import { finished, type Readable } from 'node:stream';
 import * as z from '../zod.ts';
-import { config } from '../config.ts';
+import { systemClock, type Clock } from '../clock.ts';
+import { config, type Config } from '../config.ts';
 import { logger } from '../logger.ts';
 import { metrics } from '../metrics.ts';
-import { confirmCaller, verifyCaller, type AuthUser } from '../auth/authenticate.ts';
-import { dynamo, tableName } from '../clients.ts';
+import { Callers, type AuthUser } from '../auth/authenticate.ts';
+import { serviceTokenSettings, ServiceTokens } from '../auth/service-token.ts';
+import { dynamo } from '../clients.ts';
+import { UserRepository } from '../users/user-repository.ts';
 import { limitSettings, UserLimits } from '../limits/user-limits.ts';
 import { UsageCounters } from '../limits/usage-counters.ts';
 import { errorBody, successBody, type BodyShape } from './envelope.ts';
@@ -87,12 +90,36 @@ function lowerCaseHeaders(event: APIGatewayProxyEvent): Record<string, string | 
   return out;
 }
 
-function responseHeaders(state: RequestState | undefined, extra: Record<string, string> = {}): Record<string, string> {
+/** What the HTTP layer itself works with, composed once per function (httpLayer). */
+export interface HttpLayer {
+  maxBodyBytes: number;
+  corsAllowOrigin: string;
+  /** Checks the caller of every route but POST /auth; a layer without it serves `idp` routes only. */
+  callers?: Callers;
+  /** The per-user rate limits of the routes that have one. */
+  limits?: Pick<UserLimits, 'takeRequest'>;
+}
+
+/** The HTTP layer of a function: its settings, caller checks and per-user limits, from the configuration. */
+export function httpLayer(c: Config, clock: Clock): HttpLayer {
+  return {
+    maxBodyBytes: c.MAX_BODY_BYTES,
+    corsAllowOrigin: c.CORS_ALLOW_ORIGIN,
+    callers: new Callers(new ServiceTokens(serviceTokenSettings(c), clock), new UserRepository(dynamo(), c.TABLE_NAME), c.ADMIN_EMAILS),
+    limits: new UserLimits(new UsageCounters(dynamo(), c.TABLE_NAME), limitSettings(c), clock),
+  };
+}
+
+let functionLayer: HttpLayer | undefined;
+/** The one HTTP layer of this function's instance, composed at its cold start (the first httpHandler call). */
+const layerOfThisFunction = () => (functionLayer ??= httpLayer(config(), systemClock));
+
+function responseHeaders(layer: HttpLayer, state: RequestState | undefined, extra: Record<string, string> = {}): Record<string, string> {
   return {
     'content-type': 'application/json; charset=utf-8',
     'cache-control': 'no-store',
     'x-content-type-options': 'nosniff',
-    'access-control-allow-origin': config().CORS_ALLOW_ORIGIN,
+    'access-control-allow-origin': layer.corsAllowOrigin,
     'access-control-expose-headers': 'x-request-id, x-next-cursor',
     ...(state && { 'x-request-id': state.requestId }),
     ...extra,
@@ -100,7 +127,7 @@ function responseHeaders(state: RequestState | undefined, extra: Record<string, 
 }
 
 /** Request id, structured log context, the request's metrics (by `route`) and the final response (success or error). */
-function respond(shape: BodyShape, route: string): MiddlewareObj<Event, APIGatewayProxyResult | { body: Readable }> {
+function respond(layer: HttpLayer, shape: BodyShape, route: string): MiddlewareObj<Event, APIGatewayProxyResult | { body: Readable }> {
   return {
     before: (request) => {
       const headers = lowerCaseHeaders(request.event);
@@ -128,7 +155,7 @@ function respond(shape: BodyShape, route: string): MiddlewareObj<Event, APIGatew
           logger.resetKeys();
           metrics.response(route, statusCode);
         });
-        request.response = { statusCode, headers: responseHeaders(state, result.headers), body: result.stream } as never;
+        request.response = { statusCode, headers: responseHeaders(layer, state, result.headers), body: result.stream } as never;
         return;
       }
       logger.info('request completed', { statusCode, ms: Date.now() - state.startedAt });
@@ -136,7 +163,7 @@ function respond(shape: BodyShape, route: string): MiddlewareObj<Event, APIGatew
       metrics.response(route, statusCode);
       request.response = {
         statusCode,
-        headers: responseHeaders(state, result.headers),
+        headers: responseHeaders(layer, state, result.headers),
         body: statusCode === 204 ? '' : JSON.stringify(successBody(shape, statusCode, result.data, result.message)),
       };
     },
@@ -155,15 +182,12 @@ function respond(shape: BodyShape, route: string): MiddlewareObj<Event, APIGatew
       metrics.response(route, statusCode);
       request.response = {
         statusCode,
-        headers: responseHeaders(state, headers),
+        headers: responseHeaders(layer, state, headers),
         body: JSON.stringify(errorBody(shape, statusCode, message, errors)),
       };
     },
   };
 }
-
-let limits: UserLimits | undefined;
-const requestLimits = () => (limits ??= new UserLimits(new UsageCounters(dynamo(), tableName()), limitSettings(config())));
 
 /**
  * The caller of every route but POST /auth: a valid service JWT whose user still exists with
@@ -171,31 +195,34 @@ const requestLimits = () => (limits ??= new UserLimits(new UsageCounters(dynamo(
  * nothing) confirm it while the handler runs and answer only once it is confirmed: the same
  * check, one DynamoDB round trip less on the critical path.
  */
-function authentication(route: HttpRouteSettings): MiddlewareObj<Event> {
+function authentication(route: HttpRouteSettings, layer: HttpLayer): MiddlewareObj<Event> {
   const mode = route.auth;
+  const { callers, limits } = layer;
+  if (mode !== 'idp' && !callers) throw new Error(`${route.method} ${route.path}: its HTTP layer has no caller checks`);
+  if (route.rateLimit && !limits) throw new Error(`${route.method} ${route.path}: its HTTP layer has no rate limits`);
   const concurrentRead = route.method === 'GET' && mode === 'user';
   return {
     before: async (request) => {
       if (mode === 'idp') return; // POST /auth verifies the provider's ID token itself
       const { state } = request.event;
-      const claims = await verifyCaller(state.headers);
+      const claims = await callers!.verify(state.headers);
       // An admin token's role is only known once the user is read (the configuration may have
       // withdrawn it), so an admin's read waits for the confirmation; a user's never needs to.
       if (!concurrentRead || claims.role !== 'user') {
         if (!route.rateLimit) {
-          state.user = await confirmCaller(claims, mode);
+          state.user = await callers!.confirm(claims, mode);
           return;
         }
         // The per-user rate limit is counted while the caller is confirmed (one round trip of
         // overhead, not two); a refused caller outranks the limit.
-        const [confirmed, counted] = await Promise.allSettled([confirmCaller(claims, mode), requestLimits().takeRequest(claims.userId, route.rateLimit)]);
+        const [confirmed, counted] = await Promise.allSettled([callers!.confirm(claims, mode), limits!.takeRequest(claims.userId, route.rateLimit)]);
         if (confirmed.status === 'rejected') throw confirmed.reason;
         if (counted.status === 'rejected') throw counted.reason;
         state.user = confirmed.value;
         return;
       }
       state.user = { id: claims.userId, role: claims.role };
-      state.confirming = confirmCaller(claims, mode);
+      state.confirming = callers!.confirm(claims, mode);
       state.confirming.catch(() => undefined); // awaited in after/onError; never unhandled
     },
     after: async (request) => {
@@ -211,7 +238,7 @@ function authentication(route: HttpRouteSettings): MiddlewareObj<Event> {
 }
 
 /** JSON bodies only, within MAX_BODY_BYTES; malformed JSON is a 400, not a 500. */
-function jsonBody(enabled: boolean): MiddlewareObj<Event> {
+function jsonBody(enabled: boolean, limit: number): MiddlewareObj<Event> {
   return {
     before: (request) => {
       const { event } = request;
@@ -219,7 +246,6 @@ function jsonBody(enabled: boolean): MiddlewareObj<Event> {
       const raw = event.body ?? '';
       if (raw === '') return;
       const text = event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
-      const limit = config().MAX_BODY_BYTES;
       if (Buffer.byteLength(text, 'utf8') > limit) throw new PayloadTooLargeError(limit);
       const contentType = event.state.headers['content-type'];
       if (contentType !== undefined && !JSON_TYPE.test(contentType)) throw new UnsupportedMediaTypeError();
@@ -281,8 +307,9 @@ export function httpHandler<S extends Schemas>(
   route: HttpRouteSettings,
   schemas: S,
   fn: (request: HttpRequest<S>) => Promise<HttpResult>,
+  // A bad setting fails the cold start, not the first request.
+  layer: HttpLayer = layerOfThisFunction(),
 ) {
-  config(); // a bad setting fails the cold start, not the first request
   return middy<Event, APIGatewayProxyResult>({
     ...(route.streaming === true && { executionMode: executionModeStreamifyResponse }),
     timeoutEarlyInMillis: 0,
@@ -294,9 +321,9 @@ export function httpHandler<S extends Schemas>(
     },
   })
     // The metrics' `route` dimension: "GET /chat/{chatId}".
-    .use(respond(route.shape, `${route.method} ${route.path}`) as MiddlewareObj<Event, APIGatewayProxyResult>)
-    .use(authentication(route))
-    .use(jsonBody(schemas.body !== undefined))
+    .use(respond(layer, route.shape, `${route.method} ${route.path}`) as MiddlewareObj<Event, APIGatewayProxyResult>)
+    .use(authentication(route, layer))
+    .use(jsonBody(schemas.body !== undefined, layer.maxBodyBytes))
     .use(validation(schemas))
     .handler(async (event, context) => {
       const { state } = event;

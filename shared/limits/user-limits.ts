@@ -1,3 +1,4 @@
+import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { LimitExceededError } from '../errors.ts';
 import type { UsageCounters } from './usage-counters.ts';
@@ -47,8 +48,12 @@ export class UserLimits {
   constructor(
     private readonly counters: UsageCounters,
     private readonly settings: LimitSettings,
-    private readonly now: () => number = Date.now,
+    private readonly clock: Clock,
   ) {}
+
+  private now(): number {
+    return this.clock().getTime();
+  }
 
   private expiresAt(ms: number) {
     return Math.floor(ms / 1000) + KEEP_SECONDS;

@@ -1,5 +1,6 @@
 import { createId } from '@paralleldrive/cuid2';
 import type { AuthUser } from '../auth/authenticate.ts';
+import { isoNow, type Clock } from '../clock.ts';
 import { InvalidInputError, ConflictError, NotFoundError, type FieldIssue } from '../errors.ts';
 import type { ProductRepository } from '../products/product-repository.ts';
 import { INITIAL_ORDER_STATUS, assertCanMove, type OrderStatus } from './order-status.ts';
@@ -23,6 +24,7 @@ export async function createOrder(
   products: ProductRepository,
   user: AuthUser,
   input: CreateOrderInput,
+  clock: Clock,
 ): Promise<Order> {
   const found = input.items.length ? await products.getMany(input.items.map((i) => i.productId)) : new Map();
 
@@ -45,7 +47,7 @@ export async function createOrder(
     );
   }
 
-  const now = new Date().toISOString();
+  const now = isoNow(clock);
   const order: Order = {
     id: createId(),
     userId: user.id,
@@ -89,11 +91,11 @@ export function listOrders(orders: OrderRepository, user: AuthUser, limit: numbe
  * 3. write the new status on condition that the status is still the one read in 1, so of two
  *    racing updates one wins and the other gets a 409 naming the status it lost to.
  */
-export async function changeOrderStatus(orders: OrderRepository, id: string, to: OrderStatus): Promise<Order> {
+export async function changeOrderStatus(orders: OrderRepository, id: string, to: OrderStatus, clock: Clock): Promise<Order> {
   const order = await orders.get(id, true);
   if (!order) throw notFound();
   assertCanMove(order.status, to);
-  const result = await orders.changeStatus(id, order.status, to, new Date().toISOString());
+  const result = await orders.changeStatus(id, order.status, to, isoNow(clock));
   if (result.outcome === 'changed') return result.order;
   const now = await orders.get(id, true);
   if (!now) throw notFound();

@@ -1,4 +1,5 @@
 import { createId } from '@paralleldrive/cuid2';
+import { isoNow, type Clock } from '../clock.ts';
 import { NotFoundError } from '../errors.ts';
 import type { Page, ProductRepository } from './product-repository.ts';
 import type { CreateProductInput, Product, UpdateProductInput } from './schemas.ts';
@@ -13,8 +14,8 @@ const notFound = () => new NotFoundError('Product not found');
  * 1. give it a new id and the creation time;
  * 2. store it (never overwriting another product).
  */
-export async function createProduct(products: ProductRepository, input: CreateProductInput): Promise<Product> {
-  const now = new Date().toISOString();
+export async function createProduct(products: ProductRepository, input: CreateProductInput, clock: Clock): Promise<Product> {
+  const now = isoNow(clock);
   const product: Product = { id: createId(), ...input, createdAt: now, updatedAt: now };
   await products.create(product);
   return product;
@@ -33,8 +34,8 @@ export async function getProduct(products: ProductRepository, id: string): Promi
  * 1. apply the given fields and a new updatedAt in one conditional write (the product must exist);
  * 2. 404 when it does not.
  */
-export async function updateProduct(products: ProductRepository, id: string, changes: UpdateProductInput): Promise<Product> {
-  return (await products.update(id, changes, new Date().toISOString())) ?? throwIt(notFound());
+export async function updateProduct(products: ProductRepository, id: string, changes: UpdateProductInput, clock: Clock): Promise<Product> {
+  return (await products.update(id, changes, isoNow(clock))) ?? throwIt(notFound());
 }
 
 /**

@@ -1,6 +1,6 @@
-import { bucketName, dynamo, tableName } from '../clients.ts';
-import { s3Client } from '../s3-client.ts';
-import { config } from '../config.ts';
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { ConfigError, type Config } from '../config.ts';
 import { ConflictError } from '../errors.ts';
 import { logger } from '../logger.ts';
 import type { AiProvider, Source } from '../ai/types.ts';
@@ -197,23 +197,21 @@ export function createRetriever(deps: RetrievalDeps) {
   };
 }
 
-let defaultRetriever: ReturnType<typeof createRetriever> | undefined;
+export type Retriever = ReturnType<typeof createRetriever>;
 
 /**
- * The best passages of the chat's attached (completed) files for a prompt, best first; an empty
- * array when the chat has no completed file.
+ * The retriever of a configuration's table and bucket (send-message composes one on its first
+ * file-chat prompt): the best passages of the chat's attached (completed) files for a prompt,
+ * best first; an empty array when the chat has no completed file.
  */
-export async function retrieveSources(input: RetrieveInput): Promise<Source[]> {
-  if (!defaultRetriever) {
-    const c = config();
-    defaultRetriever = createRetriever({
-      attachments: new AttachmentRepository(dynamo(), tableName()),
-      files: new FileRepository(dynamo(), tableName()),
-      chunks: new ChunkRepository(dynamo(), tableName()),
-      storage: new FileStorage(s3Client(), bucketName()),
-      cacheBytes: c.RETRIEVAL_CACHE_MB * 1024 * 1024,
-      mode: c.RETRIEVAL_MODE,
-    });
-  }
-  return defaultRetriever(input);
+export function retrieverFor(c: Config, db: DynamoDBDocumentClient, s3: S3Client): Retriever {
+  if (!c.BUCKET_NAME) throw new ConfigError('BUCKET_NAME must be set for retrieval');
+  return createRetriever({
+    attachments: new AttachmentRepository(db, c.TABLE_NAME),
+    files: new FileRepository(db, c.TABLE_NAME),
+    chunks: new ChunkRepository(db, c.TABLE_NAME),
+    storage: new FileStorage(s3, c.BUCKET_NAME),
+    cacheBytes: c.RETRIEVAL_CACHE_MB * 1024 * 1024,
+    mode: c.RETRIEVAL_MODE,
+  });
 }

@@ -1,6 +1,7 @@
 import { createId } from '@paralleldrive/cuid2';
 import type { IdentityClaims } from '../auth/identity-provider.ts';
-import { issueServiceToken, type Role } from '../auth/service-token.ts';
+import type { Role, ServiceTokens } from '../auth/service-token.ts';
+import { isoNow, type Clock } from '../clock.ts';
 import type { User, UserRepository } from './user-repository.ts';
 import { roleFor } from './roles.ts';
 
@@ -17,10 +18,23 @@ export interface SignInResult {
  * 3. otherwise create the user; if a concurrent sign-in won the race, return its user;
  * 4. sign a service JWT for the user.
  */
-export async function signIn(users: UserRepository, claims: IdentityClaims, adminEmails: string[]): Promise<SignInResult> {
+export interface SignInDeps {
+  users: UserRepository;
+  tokens: Pick<ServiceTokens, 'issue'>;
+  adminEmails: string[];
+  clock: Clock;
+}
+
+export async function signIn(deps: SignInDeps, claims: IdentityClaims): Promise<SignInResult> {
+  const { users, adminEmails } = deps;
+  const withToken = async (user: User, created: boolean): Promise<SignInResult> => ({
+    user,
+    token: await deps.tokens.issue({ userId: user.id, role: user.role }),
+    created,
+  });
   const role: Role = roleFor(claims, adminEmails);
   const profile = { ...claims, role };
-  const now = new Date().toISOString();
+  const now = isoNow(deps.clock);
 
   // A few rounds settle any interleaving of concurrent sign-ins of the same identity.
   for (let attempt = 0; attempt < 5; attempt++) {
@@ -41,9 +55,4 @@ export async function signIn(users: UserRepository, claims: IdentityClaims, admi
     await users.deleteProfile(fresh.id);
   }
   throw new Error('Sign-in did not settle after concurrent updates');
-}
-
-async function withToken(user: User, created: boolean): Promise<SignInResult> {
-  const token = await issueServiceToken({ userId: user.id, role: user.role });
-  return { user, token, created };
 }

@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { startGateway, type Gateway } from '#infra/local/gateway.ts';
 import { installLambdaGlobals } from '#infra/local/lambda-runtime.ts';
 import type { HttpRoute } from '#infra/routes.ts';
-import { httpHandler } from '#shared/http/handler.ts';
+import { httpHandler, type HttpLayer } from '#shared/http/handler.ts';
+import { logger } from '#shared/logger.ts';
 import { ConflictError } from '#shared/errors.ts';
 import { cuidSchema } from '#shared/http/schemas.ts';
 
@@ -11,10 +12,11 @@ import { cuidSchema } from '#shared/http/schemas.ts';
 // handlers made for the test: parsing, validation, error mapping, body shapes, headers, routing
 // and response streaming.
 
-process.env.TABLE_NAME = 'unused';
-process.env.MAX_BODY_BYTES = '2048';
-process.env.LOG_LEVEL = 'SILENT';
 installLambdaGlobals();
+logger.setLogLevel('SILENT');
+
+/** The HTTP layer of these handlers: a small body limit, and no caller checks (their routes are `idp`). */
+const layer: HttpLayer = { maxBodyBytes: 2048, corsAllowOrigin: '*' };
 
 const route = (over: Partial<HttpRoute> & Pick<HttpRoute, 'method' | 'path'>): HttpRoute => ({
   auth: 'idp', // no service token needed: these tests are about the HTTP layer
@@ -39,14 +41,15 @@ const handlers: Record<string, unknown> = {
       body: z.strictObject({ name: z.string().min(1), tags: z.array(z.string()).max(3).optional() }),
     },
     async ({ body, params, query }) => ({ statusCode: 201, data: { ...body, id: params.id, n: query.n ?? null } }),
+    layer,
   ),
   bare: httpHandler(bareRoute, { body: z.strictObject({ status: z.enum(['New', 'Done']) }) }, async ({ body }) => {
     if (body.status === 'Done') throw new ConflictError('Cannot move order from New to Done');
     return { data: { status: body.status } };
-  }),
+  }, layer),
   fail: httpHandler(failRoute, {}, async () => {
     throw new Error('secret internal detail: db password=hunter2');
-  }),
+  }, layer),
   stream: httpHandler(streamRoute, {}, async () => {
     async function* events() {
       yield 'data: first\n\n';
@@ -54,7 +57,7 @@ const handlers: Record<string, unknown> = {
       yield 'data: second\n\n';
     }
     return { headers: { 'content-type': 'text/event-stream' }, stream: Readable.from(events()) };
-  }),
+  }, layer),
 };
 
 const routes = [

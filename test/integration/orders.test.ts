@@ -7,6 +7,7 @@ import { ORDER_STATUSES, type OrderStatus } from '#shared/orders/order-status.ts
 import { OrderRepository } from '#shared/orders/order-repository.ts';
 import { changeOrderStatus } from '#shared/orders/order-service.ts';
 import { ConflictError } from '#shared/errors.ts';
+import { systemClock } from '#shared/clock.ts';
 
 // Orders over real HTTP: placing, reading, listing (admin/user split, paging) and the status
 // machine with its race guard. Order routes answer bare bodies and `{ message, errors? }` errors.
@@ -370,7 +371,7 @@ describe('PUT /orders/{id}', () => {
       const client = new DynamoDBClient({ endpoint: app.endpoints.dynamodb, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
       const interleaved = new Interleaved(DynamoDBDocumentClient.from(client), app.tableName);
       // Processing → Cancelled is allowed on its own; it is the lost race that refuses it.
-      const error = await changeOrderStatus(interleaved, order.id, 'Cancelled').catch((e: unknown) => e);
+      const error = await changeOrderStatus(interleaved, order.id, 'Cancelled', systemClock).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ConflictError);
       expect((error as ConflictError).message).toBe(
         'Order status changed from Processing to Shipped while this update ran; Cancelled was not applied (current status: Shipped)',

@@ -2,6 +2,10 @@ import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
 import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 import { fixturePdf } from '#test/helpers/make-pdf.ts';
+import { createAiProvider } from '#shared/ai/provider.ts';
+import { createDocumentClient } from '#shared/clients.ts';
+import { retrieverFor } from '#shared/retrieval/retrieve.ts';
+import { createS3Client } from '#shared/s3-client.ts';
 
 // Ingestion of the real fixture PDFs, served from a loopback server, through the whole service:
 // POST /upload, POST /message/pdf, the SQS pipeline, GET /message/pdf/{id}, retrieval.
@@ -60,11 +64,9 @@ test('the text PDF completes with its 14 pages, and a known sentence is retrieve
   expect(messages.body.data.some((m: any) => m.type === 'file' && m.message.includes(fileId))).toBe(true);
 
   // A sentence of page 9 of the paper comes back as the best passage, cited with its page.
-  // (Imported only now: the service's modules read their settings when first loaded.)
-  const { retrieveSources } = await import('#shared/retrieval/retrieve.ts');
-  const { aiProvider } = await import('#shared/ai/provider.ts');
+  const retrieveSources = retrieverFor(app.config, createDocumentClient(app.config), createS3Client(app.config));
   const sentence = 'When a trace call returns, the monitor restores the interpreter state.';
-  const sources = await retrieveSources({ chatId, prompt: sentence, provider: await aiProvider(), k: 4 });
+  const sources = await retrieveSources({ chatId, prompt: sentence, provider: await createAiProvider(app.config), k: 4 });
   expect(sources).toHaveLength(4);
   const best = sources[0]!;
   expect(best).toMatchObject({ fileId, fileName: 'tracemonkey.pdf', page: 9, quote: sentence });

@@ -8,6 +8,10 @@ import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
 import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 import { fixturePdf, knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
+import { createAiProvider } from '#shared/ai/provider.ts';
+import { createDocumentClient } from '#shared/clients.ts';
+import { retrieverFor } from '#shared/retrieval/retrieve.ts';
+import { createS3Client } from '#shared/s3-client.ts';
 
 // The SQS pipeline under load and faults, with an embedding provider that takes 16 inputs per
 // request: fan-out, the number of embedding requests, 429s, redelivery, a poison message, reuse
@@ -121,10 +125,9 @@ test('a 300-page PDF uploaded through the presigned URL fans out, completes, and
   expect(await objectsUnder(`vectors/${file.fileId}/`)).toHaveLength(1);
 
   // A known sentence of page 217 is found, on page 217.
-  const { retrieveSources } = await import('#shared/retrieval/retrieve.ts');
-  const { aiProvider } = await import('#shared/ai/provider.ts');
+  const retrieveSources = retrieverFor(app.config, createDocumentClient(app.config), createS3Client(app.config));
   const sentence = knownSentence(217, 5);
-  const [best] = await retrieveSources({ chatId: chat.id, prompt: sentence, provider: await aiProvider(), k: 3 });
+  const [best] = await retrieveSources({ chatId: chat.id, prompt: sentence, provider: await createAiProvider(app.config), k: 3 });
   expect(best).toMatchObject({ fileId: file.fileId, page: 217, quote: sentence });
 
   // The same bytes again for the same user: embeddings reused, nothing paid.

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { startGateway, type Gateway } from '#infra/local/gateway.ts';
 import { installLambdaGlobals } from '#infra/local/lambda-runtime.ts';
 import type { HttpRoute } from '#infra/routes.ts';
-import { httpHandler } from '#shared/http/handler.ts';
+import { httpHandler, type HttpLayer } from '#shared/http/handler.ts';
 import { ConflictError } from '#shared/errors.ts';
 import { logger } from '#shared/logger.ts';
 
@@ -11,8 +11,10 @@ import { logger } from '#shared/logger.ts';
 // context in every line, the reason of a rejection (not under the logger's own `message` key),
 // and a streamed response's one line written when its body ends.
 
-process.env.TABLE_NAME ??= 'unused';
 installLambdaGlobals();
+
+/** The HTTP layer of these handlers: no caller checks (their routes are `idp`). */
+const layer: HttpLayer = { maxBodyBytes: 256 * 1024, corsAllowOrigin: '*' };
 
 const route = (over: Partial<HttpRoute> & Pick<HttpRoute, 'method' | 'path'>): HttpRoute => ({ auth: 'idp', shape: 'envelope', access: {}, ...over });
 const conflictRoute = route({ method: 'POST', path: '/conflict' });
@@ -23,8 +25,8 @@ let releaseTail: () => void = () => undefined;
 const handlers: Record<string, unknown> = {
   conflict: httpHandler(conflictRoute, {}, async () => {
     throw new ConflictError('Cannot move order from New to Done', 'INVALID_TRANSITION');
-  }),
-  invalid: httpHandler(invalidRoute, { body: z.strictObject({ name: z.string().min(1) }) }, async () => ({ data: {} })),
+  }, layer),
+  invalid: httpHandler(invalidRoute, { body: z.strictObject({ name: z.string().min(1) }) }, async () => ({ data: {} }), layer),
   stream: httpHandler(streamRoute, {}, async () => {
     async function* events() {
       yield 'data: first\n\n';
@@ -32,7 +34,7 @@ const handlers: Record<string, unknown> = {
       yield 'data: last\n\n';
     }
     return { headers: { 'content-type': 'text/event-stream' }, stream: Readable.from(events()) };
-  }),
+  }, layer),
 };
 
 let gateway: Gateway;

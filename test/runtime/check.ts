@@ -239,19 +239,22 @@ async function main() {
     // 3. The streaming route streams, for a user and chat seeded in dynalite.
     let token: string;
     {
-      Object.assign(process.env, env); // this process signs the token and seeds the rows like the functions would
-      const { dynamo: documentClient } = await import('../../shared/clients.ts');
+      // This process signs the token and seeds the rows like the functions would, with their configuration.
+      const { createDocumentClient } = await import('../../shared/clients.ts');
       const { UserRepository } = await import('../../shared/users/user-repository.ts');
       const { ChatRepository } = await import('../../shared/chats/chat-repository.ts');
-      const { issueServiceToken } = await import('../../shared/auth/service-token.ts');
+      const { ServiceTokens, serviceTokenSettings } = await import('../../shared/auth/service-token.ts');
+      const { loadConfig } = await import('../../shared/config.ts');
+      const functionConfig = loadConfig(env);
+      const db = createDocumentClient(functionConfig);
       const userId = randomUUID().replace(/-/g, '').slice(0, 24);
-      await new UserRepository(documentClient(), env.TABLE_NAME!).createProfile(
+      await new UserRepository(db, env.TABLE_NAME!).createProfile(
         userId,
         { providerUserId: `runtime-check|${userId}`, email: 'runtime@example.com', verified: true, picture: null, role: 'user' },
         new Date().toISOString(),
       );
-      const chat = await new ChatRepository(documentClient(), env.TABLE_NAME!).create(userId, { type: 'text', name: 'runtime check' });
-      token = await issueServiceToken({ userId, role: 'user' });
+      const chat = await new ChatRepository(db, env.TABLE_NAME!).create(userId, { type: 'text', name: 'runtime check' });
+      token = await new ServiceTokens(serviceTokenSettings(functionConfig), () => new Date()).issue({ userId, role: 'user' });
       const r = await runtimeFor(byName.get('send-message')!, env);
       try {
         const id = r.api.invoke(

@@ -1,0 +1,9 @@
+// The time, passed in wherever the domain stamps or compares it: one convention (a function
+// returning the current Date), composed once per function, and settable by tests.
+
+export type Clock = () => Date;
+
+export const systemClock: Clock = () => new Date();
+
+/** The clock's time as stored in items: ISO 8601, UTC. */
+export const isoNow = (clock: Clock): string => clock().toISOString();
