@@ -68,8 +68,8 @@ async function fileReadyForExtract(svc: BenchService, bytes: Uint8Array, fileNam
   const key = sourceKey(fileId, runId);
   await storage.put(key, bytes, 'application/pdf');
   const sha256 = createHash('sha256').update(bytes).digest('hex');
-  if (!(await files.updateRun(fileId, runId, { stage: 'extract', sha256, size: bytes.byteLength, fetchedAt: now(), updatedAt: now() }))) {
-    throw new Error('updateRun refused');
+  if (!(await files.recordDownload(fileId, runId, { sha256, size: bytes.byteLength }, now()))) {
+    throw new Error('recordDownload refused');
   }
   const message = { fileId, runId, key };
   const event = {

@@ -9,7 +9,7 @@ import { createChatBody, listQuery } from '../shared/chats/schemas.ts';
 import { httpHandler } from '../shared/http/handler.ts';
 import { UnauthenticatedError } from '../shared/errors.ts';
 import { bearerToken, serviceTokenSettings, ServiceTokens } from '../shared/auth/service-token.ts';
-import { systemClock } from '../shared/clock.ts';
+import { isoNow, systemClock } from '../shared/clock.ts';
 import { config } from '../shared/config.ts';
 import { UserRepository } from '../shared/users/user-repository.ts';
 import type { Benchmark } from './lib/context.ts';
@@ -98,16 +98,16 @@ function variantHandlers(readerId: string, writerId: string): Record<string, unk
       if (!(await cachedUserExists(userId))) throw gone();
       return { data: await list(userId, query) };
     }),
-    'post-baseline': (async (event) => json(201, await chats.create(writerId, JSON.parse(event.body ?? '{}')))) satisfies Handler,
-    'post-middy': httpHandler(createChat, { body: createChatBody }, async ({ body }) => ({ statusCode: 201, data: await chats.create(writerId, body) })),
+    'post-baseline': (async (event) => json(201, await chats.create(writerId, JSON.parse(event.body ?? '{}'), isoNow(systemClock)))) satisfies Handler,
+    'post-middy': httpHandler(createChat, { body: createChatBody }, async ({ body }) => ({ statusCode: 201, data: await chats.create(writerId, body, isoNow(systemClock)) })),
     'post-middy-jwt': httpHandler(createChat, { body: createChatBody }, async ({ body, headers }) => {
       const { userId } = await claims(headers);
-      return { statusCode: 201, data: await chats.create(userId, body) };
+      return { statusCode: 201, data: await chats.create(userId, body, isoNow(systemClock)) };
     }),
     'post-proposal-c': httpHandler(createChat, { body: createChatBody }, async ({ body, headers }) => {
       const { userId } = await claims(headers);
       if (!(await cachedUserExists(userId))) throw gone();
-      return { statusCode: 201, data: await chats.create(userId, body) };
+      return { statusCode: 201, data: await chats.create(userId, body, isoNow(systemClock)) };
     }),
   };
 }
@@ -199,7 +199,7 @@ export const requestOverhead: Benchmark = {
         'JWT verify (jose HS256)': () => tokens.verify(reader.token),
         'user lookup (GetItem)': () => users.get(reader.userId),
         'GET /chat own call (Query GSI1)': () => chats.listByUser(reader.userId, { limit: 20 }),
-        'POST /chat own call (PutItem)': () => chats.create(writer.userId, { type: 'text', name: 'bench chat' }),
+        'POST /chat own call (PutItem)': () => chats.create(writer.userId, { type: 'text', name: 'bench chat' }, isoNow(systemClock)),
       };
       const pieceSamples = new Map<string, number[]>(Object.keys(pieces).map((k) => [k, []]));
       for (let i = 0; i < 300; i++) {

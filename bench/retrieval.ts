@@ -89,7 +89,7 @@ export const retrieval: Benchmark = {
     const { tableName } = await import('../shared/clients.ts');
     const records = await new FileRepository(dynamo(), tableName()).getMany(files.map((f) => f.fileId));
     const storage = new FileStorage(s3Client(), svc.runtime.bucket);
-    const packs = await Promise.all(records.map(async (r) => decodePacked(await storage.get(r.vectorsKey!))));
+    const packs = await Promise.all(records.map(async (r) => decodePacked(await storage.get(r.status === 'completed' ? r.vectorsKey : ''))));
     const stored = packs.reduce((n, p) => n + p.count, 0);
     if (stored !== chunks) throw new Error(`the packed vectors hold ${stored} chunks, the records ${chunks}`);
     // The dense-only retrieval (the ranking before the lexical index), same chat, same process.

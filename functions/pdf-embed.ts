@@ -5,18 +5,21 @@ import { config } from '#shared/config.ts';
 import { systemClock } from '#shared/clock.ts';
 import { embedMessageSchema } from '#shared/pdf/messages.ts';
 import { runEmbed } from '#shared/pdf/embed-stage.ts';
+import { pipelineDeps } from '#shared/pdf/pipeline-deps.ts';
 import { stageHandler } from '#shared/pdf/stage-runner.ts';
-import { dynamo, tableName } from '#shared/clients.ts';
+import { dynamo } from '#shared/clients.ts';
 import { limitSettings, UserLimits } from '#shared/limits/user-limits.ts';
 import { UsageCounters } from '#shared/limits/usage-counters.ts';
 
 // pdf-embed (SQS): one part's embeddings into chunk items and packed vectors; the last part completes the file.
-const limits = new UserLimits(new UsageCounters(dynamo(), tableName()), limitSettings(config()), systemClock);
+const c = config();
+const deps = pipelineDeps(c, systemClock);
+const limits = new UserLimits(new UsageCounters(dynamo(), c.TABLE_NAME), limitSettings(c), systemClock);
 
-export const handler = stageHandler(stageSettings('pdf-embed'), embedMessageSchema, async (deps, msg) =>
+export const handler = stageHandler(stageSettings('pdf-embed'), embedMessageSchema, deps, async (deps, msg) =>
   runEmbed(deps, msg, {
     provider: await aiProvider(),
-    concurrency: config().EMBEDDING_CONCURRENCY,
+    concurrency: c.EMBEDDING_CONCURRENCY,
     estimateTokens,
     chargeTokens: (userId, tokens) => limits.chargeTokens(userId, tokens),
   }),

@@ -1,7 +1,12 @@
 import { stageSettings } from '#infra/routes.ts';
+import { systemClock } from '#shared/clock.ts';
+import { config } from '#shared/config.ts';
 import { fetchMessageSchema } from '#shared/pdf/messages.ts';
 import { runFetch } from '#shared/pdf/fetch-stage.ts';
+import { pipelineDeps } from '#shared/pdf/pipeline-deps.ts';
 import { stageHandler } from '#shared/pdf/stage-runner.ts';
 
 // pdf-fetch (SQS): download the PDF through the SSRF guard into the bucket, then queue extraction.
-export const handler = stageHandler(stageSettings('pdf-fetch'), fetchMessageSchema, (deps, msg, ctx) => runFetch(deps, msg, { remainingMs: ctx.remainingMs() }));
+const deps = pipelineDeps(config(), systemClock);
+
+export const handler = stageHandler(stageSettings('pdf-fetch'), fetchMessageSchema, deps, (deps, msg, ctx) => runFetch(deps, msg, { remainingMs: ctx.remainingMs() }));

@@ -1,18 +1,22 @@
 import { stageSettings } from '#infra/routes.ts';
 import { availableParallelism } from 'node:os';
+import { systemClock } from '#shared/clock.ts';
 import { config } from '#shared/config.ts';
 import { ocrMessageSchema } from '#shared/pdf/messages.ts';
 import { SharedOcrEngine } from '#shared/pdf/ocr/engine.ts';
 import { runOcr } from '#shared/pdf/ocr-stage.ts';
+import { pipelineDeps } from '#shared/pdf/pipeline-deps.ts';
 import { stageHandler } from '#shared/pdf/stage-runner.ts';
 
 // pdf-ocr (SQS): a range of pages without usable text, drawn with pdf.js on @napi-rs/canvas and
 // recognised by tesseract.js worker threads (one per vCPU unless OCR_WORKERS says otherwise).
+const c = config();
+const deps = pipelineDeps(c, systemClock);
 const engine = new SharedOcrEngine(() => ({
-  languages: config().OCR_LANGUAGES,
-  workers: config().OCR_WORKERS ?? availableParallelism(),
+  languages: c.OCR_LANGUAGES,
+  workers: c.OCR_WORKERS ?? availableParallelism(),
 }));
 
-export const handler = stageHandler(stageSettings('pdf-ocr'), ocrMessageSchema, (deps, msg, ctx) =>
+export const handler = stageHandler(stageSettings('pdf-ocr'), ocrMessageSchema, deps, (deps, msg, ctx) =>
   runOcr(deps, msg, { withEngine: (work) => engine.use(work), remainingMs: ctx.remainingMs }),
 );

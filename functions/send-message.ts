@@ -37,6 +37,7 @@ const deps: SendMessageDeps = {
   retrieve,
   budget: new UserLimits(new UsageCounters(dynamo(), tableName()), limitSettings(c), systemClock),
   chatFiles: (chatId) => chatFiles(files, chatId),
+  clock: systemClock,
   settings: { historyTokenBudget: c.HISTORY_TOKEN_BUDGET, replyMaxTokens: c.REPLY_MAX_TOKENS, retrievalK: c.RETRIEVAL_K },
 };
 

@@ -1,5 +1,6 @@
 import { httpRoutes } from '#infra/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
+import { isoNow, systemClock } from '#shared/clock.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { ChatRepository } from '#shared/chats/chat-repository.ts';
 import { chatIdParams, updateChatBody } from '#shared/chats/schemas.ts';
@@ -13,6 +14,6 @@ export const handler = httpHandler(
   async ({ params, body: { chatName, ...changes }, user }) => ({
     message: 'Chat updated',
     // chatName (the field the responses use) is the same as name.
-    data: await chats.update(params.chatId, user.id, { ...changes, name: changes.name ?? chatName }),
+    data: await chats.update(params.chatId, user.id, { ...changes, name: changes.name ?? chatName }, isoNow(systemClock)),
   }),
 );

@@ -173,7 +173,12 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
       // A crash between a record's write and its message's send leaves a run with nothing queued:
       // queue each processing run again at its stage (stages are idempotent). Loaded now, once
       // the settings are set.
-      await (await import('../../shared/files/recovery.ts')).resumeStuckIngestionsOnStart();
+      const [{ resumeStuckIngestions }, { FileRepository }, { dynamo, sqsClient }] = await Promise.all([
+        import('../../shared/files/recovery.ts'),
+        import('../../shared/files/file-repository.ts'),
+        import('../../shared/clients.ts'),
+      ]);
+      await resumeStuckIngestions({ files: new FileRepository(dynamo(), config.TABLE_NAME), sqs: sqsClient() });
       for (const stage of pipelineStageList) {
         // A warm instance per stage from the start, so an ingestion does not wait on three cold starts.
         functions.prewarm(stage);

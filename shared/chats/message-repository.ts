@@ -1,11 +1,10 @@
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createId } from '@paralleldrive/cuid2';
 import type { Usage } from '../ai/types.ts';
-import { InvalidInputError, NotFoundError } from '../errors.ts';
-import { decodeCursor, queryPage, type Key } from '../http/pagination.ts';
-import { chatKey, chatPk, messageKey, messageSk, withoutStorageAttributes } from './keys.ts';
+import { putNew, queryPage, queryPages, Repository, updateIf, type Item, type Page } from '../dynamo.ts';
+import { NotFoundError } from '../errors.ts';
+import { chatKey, chatPk, messageKey, messageSk } from './keys.ts';
 import type { ContentType, Message, MessageType, SourceRef } from './schemas.ts';
-import { isConditionFailure } from '../dynamo.ts';
 
 // Messages: CHAT#<chatId> / MSG#<sequence, 10 digits>. A message's sequence number comes from an
 // atomic counter on the chat item (ADD messageCount 1, conditional on the chat existing, being
@@ -15,7 +14,7 @@ export interface AppendMessageInput {
   /** The message's id when it was announced before being stored (a streamed reply); new otherwise. */
   id?: string;
   chatId: string;
-  /** The chat's owner; the append fails (404) for a chat that is not theirs. */
+  /** The chat's owner; the append fails (not found) for a chat that is not theirs. */
   userId: string;
   message: string;
   messageType: MessageType;
@@ -26,28 +25,32 @@ export interface AppendMessageInput {
   sources?: SourceRef[];
   /** An ai reply cut short (client gone, model failure mid-reply). */
   incomplete?: boolean;
-  /** Creation time; now by default. */
-  timestamp?: string;
+  /** Creation time (ISO 8601). */
+  timestamp: string;
 }
-
-export interface Page<T> {
-  items: T[];
-  /** The DynamoDB key to continue from; absent on the last page. */
-  lastKey?: Record<string, unknown>;
-}
-
 
 const chatNotFound = () => new NotFoundError('Chat not found');
 
-export const invalidCursor = () =>
-  new InvalidInputError('Invalid cursor', [{ path: 'query.cursor', message: 'Not a cursor this list issued' }]);
+const toItem = (m: Message): Item => ({ ...messageKey(m.chatId, m.sequenceNumber), ...m });
 
-export class MessageRepository {
-  constructor(
-    private readonly db: DynamoDBDocumentClient,
-    private readonly table: string,
-  ) {}
+function fromItem(item: Item): Message {
+  const { id, chatId, userId, message, messageType, type, sequenceNumber, timestamp, usage, sources, incomplete } = item as Message;
+  return {
+    id,
+    chatId,
+    userId,
+    message,
+    messageType,
+    type,
+    sequenceNumber,
+    timestamp,
+    ...(usage && { usage }),
+    ...(sources && { sources }),
+    ...(incomplete && { incomplete }),
+  };
+}
 
+export class MessageRepository extends Repository {
   /**
    * Stores a message at the chat's next sequence number.
    * Steps: increment the chat's counter (conditional: chat exists, is the user's, is not being
@@ -64,64 +67,44 @@ export class MessageRepository {
       messageType: input.messageType,
       type: input.type,
       sequenceNumber,
-      timestamp: input.timestamp ?? new Date().toISOString(),
+      timestamp: input.timestamp,
       ...(input.usage && { usage: input.usage }),
       ...(input.sources && { sources: input.sources }),
       ...(input.incomplete && { incomplete: true as const }),
     };
-    const key = messageKey(input.chatId, sequenceNumber);
-    await this.db.send(
-      new PutCommand({
-        TableName: this.table,
-        Item: { ...key, ...message },
-        ConditionExpression: 'attribute_not_exists(PK)',
-      }),
-    );
+    await putNew(this.db, { TableName: this.table, Item: toItem(message) });
     const chat = await this.db.send(
       new GetCommand({ TableName: this.table, Key: chatKey(input.chatId), ConsistentRead: true, ProjectionExpression: 'PK, deleting' }),
     );
     if (!chat.Item || chat.Item.deleting) {
-      await this.db.send(new DeleteCommand({ TableName: this.table, Key: key }));
+      await this.db.send(new DeleteCommand({ TableName: this.table, Key: messageKey(input.chatId, sequenceNumber) }));
       throw chatNotFound();
     }
     return message;
   }
 
   private async nextSequence(chatId: string, userId: string): Promise<number> {
-    try {
-      const out = await this.db.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: chatKey(chatId),
-          UpdateExpression: 'ADD messageCount :one',
-          ConditionExpression: 'attribute_exists(PK) AND userId = :userId AND attribute_not_exists(deleting)',
-          ExpressionAttributeValues: { ':one': 1, ':userId': userId },
-          ReturnValues: 'UPDATED_NEW',
-        }),
-      );
-      return Number(out.Attributes!.messageCount);
-    } catch (err) {
-      if (isConditionFailure(err)) throw chatNotFound();
-      throw err;
-    }
+    const counted = await updateIf(this.db, {
+      TableName: this.table,
+      Key: chatKey(chatId),
+      UpdateExpression: 'ADD messageCount :one',
+      ConditionExpression: 'attribute_exists(PK) AND userId = :userId AND attribute_not_exists(deleting)',
+      ExpressionAttributeValues: { ':one': 1, ':userId': userId },
+      ReturnValues: 'UPDATED_NEW',
+    });
+    if (!counted) throw chatNotFound();
+    return Number(counted.messageCount);
   }
 
   /** One page of a chat's messages in sequence order. The cursor is checked to be this chat's. */
-  async list(chatId: string, options: { limit: number; cursor?: string }): Promise<Page<Message>> {
-    const start = decodeMessageCursor(chatId, options.cursor);
-    const out = await queryPage(
+  list(chatId: string, options: { limit: number; cursor?: string }): Promise<Page<Message>> {
+    const pk = chatPk(chatId);
+    return queryPage(
       this.db,
-      {
-        TableName: this.table,
-        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :msg)',
-        ExpressionAttributeValues: { ':pk': chatPk(chatId), ':msg': 'MSG#' },
-        ...(start && { ExclusiveStartKey: start }),
-      },
-      options.limit,
-      ['PK', 'SK'],
+      { TableName: this.table, KeyConditionExpression: 'PK = :pk AND begins_with(SK, :msg)', ExpressionAttributeValues: { ':pk': pk, ':msg': 'MSG#' } },
+      { limit: options.limit, cursor: options.cursor, keyAttributes: ['PK', 'SK'], fixed: { PK: pk }, prefixes: { SK: 'MSG#' } },
+      fromItem,
     );
-    const items = out.items.map((i) => withoutStorageAttributes<Message>(i));
-    return { items, ...(out.lastKey && { lastKey: out.lastKey }) };
   }
 
   /**
@@ -130,31 +113,15 @@ export class MessageRepository {
    */
   async *newestFirst(chatId: string, beforeSequence: number, pageSize = 25): AsyncGenerator<Message> {
     if (beforeSequence <= 1) return;
-    let start: Record<string, unknown> | undefined;
-    do {
-      const out = await this.db.send(
-        new QueryCommand({
-          TableName: this.table,
-          KeyConditionExpression: 'PK = :pk AND SK BETWEEN :first AND :last',
-          ExpressionAttributeValues: { ':pk': chatPk(chatId), ':first': messageSk(1), ':last': messageSk(beforeSequence - 1) },
-          ScanIndexForward: false,
-          Limit: pageSize,
-          ...(start && { ExclusiveStartKey: start }),
-        }),
-      );
-      for (const item of out.Items ?? []) yield withoutStorageAttributes<Message>(item);
-      start = out.LastEvaluatedKey;
-    } while (start);
+    const pages = queryPages(this.db, {
+      TableName: this.table,
+      KeyConditionExpression: 'PK = :pk AND SK BETWEEN :first AND :last',
+      ExpressionAttributeValues: { ':pk': chatPk(chatId), ':first': messageSk(1), ':last': messageSk(beforeSequence - 1) },
+      ScanIndexForward: false,
+      Limit: pageSize,
+    });
+    for await (const items of pages) for (const item of items) yield fromItem(item);
   }
-}
-
-function decodeMessageCursor(chatId: string, cursor: string | undefined): Key | undefined {
-  const key = decodeCursor(cursor, ['PK', 'SK'], { PK: chatPk(chatId) });
-  if (key && (key.PK !== chatPk(chatId) || !String(key.SK).startsWith('MSG#'))) {
-    // A cursor of another chat's list (decodeCursor checks the attribute names only).
-    throw invalidCursor();
-  }
-  return key;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { createId } from '@paralleldrive/cuid2';
 import { AiProviderError } from '../ai/errors.ts';
 import { estimateUsage } from '../ai/prompt.ts';
+import { isoNow, type Clock } from '../clock.ts';
 import { estimateTokens } from '../ai/tokens.ts';
 import type { TokenReservation } from '../limits/user-limits.ts';
 import type { AiProvider, ChatInput, Source, Usage } from '../ai/types.ts';
@@ -33,6 +34,7 @@ export interface SendMessageDeps {
   retrieve: (input: RetrieveInput) => Promise<Source[]>;
   /** The files attached to a chat (a file chat's prompt is refused while none is ready yet). */
   chatFiles: (chatId: string) => Promise<FileRecord[]>;
+  clock: Clock;
   settings: {
     historyTokenBudget: number;
     replyMaxTokens: number;
@@ -121,6 +123,7 @@ async function prepare(deps: SendMessageDeps, req: SendMessageRequest): Promise<
     message: req.prompt,
     messageType: 'user',
     type: 'message',
+    timestamp: isoNow(deps.clock),
   });
   const fileChat = chat.type === 'file';
   const history = await fitHistory(deps.messages.newestFirst(chat.id, userMessage.sequenceNumber), deps.settings.historyTokenBudget);
@@ -175,6 +178,7 @@ function storeReply(
     usage: r.usage,
     ...(r.sources && { sources: r.sources }),
     ...(r.incomplete && { incomplete: true }),
+    timestamp: isoNow(deps.clock),
   });
 }
 

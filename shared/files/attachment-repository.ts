@@ -1,5 +1,5 @@
-import { DeleteCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { isConditionFailure } from '../dynamo.ts';
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import { putIfAbsent, queryAll, Repository, type Item } from '../dynamo.ts';
 
 // A file attached to a chat: CHAT#<chatId> / FILE#<fileId> in the chat's partition, so deleting
 // the chat removes its attachments with it and retrieval lists a chat's files with one query.
@@ -14,45 +14,23 @@ export interface Attachment {
 
 const attachmentKey = (chatId: string, fileId: string) => ({ PK: `CHAT#${chatId}`, SK: `FILE#${fileId}` });
 
-export class AttachmentRepository {
-  constructor(
-    private readonly db: DynamoDBDocumentClient,
-    private readonly table: string,
-  ) {}
+function fromItem(item: Item): Attachment {
+  const { chatId, fileId, fileName, userId, attachedAt } = item as unknown as Attachment;
+  return { chatId, fileId, fileName, userId, attachedAt };
+}
 
+export class AttachmentRepository extends Repository {
   /** True when the attachment is new, false when the file was already attached to the chat. */
-  async attach(a: Attachment): Promise<boolean> {
-    try {
-      await this.db.send(
-        new PutCommand({
-          TableName: this.table,
-          Item: { ...attachmentKey(a.chatId, a.fileId), ...a },
-          ConditionExpression: 'attribute_not_exists(PK)',
-        }),
-      );
-      return true;
-    } catch (err) {
-      if (isConditionFailure(err)) return false;
-      throw err;
-    }
+  attach(a: Attachment): Promise<boolean> {
+    return putIfAbsent(this.db, { TableName: this.table, Item: { ...attachmentKey(a.chatId, a.fileId), ...a } });
   }
 
-  async listByChat(chatId: string): Promise<Attachment[]> {
-    const out: Attachment[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const res = await this.db.send(
-        new QueryCommand({
-          TableName: this.table,
-          KeyConditionExpression: 'PK = :pk AND begins_with(SK, :file)',
-          ExpressionAttributeValues: { ':pk': `CHAT#${chatId}`, ':file': 'FILE#' },
-          ExclusiveStartKey: start,
-        }),
-      );
-      out.push(...(res.Items ?? []).map(({ PK: _pk, SK: _sk, ...a }) => a as Attachment));
-      start = res.LastEvaluatedKey;
-    } while (start);
-    return out;
+  listByChat(chatId: string): Promise<Attachment[]> {
+    return queryAll(
+      this.db,
+      { TableName: this.table, KeyConditionExpression: 'PK = :pk AND begins_with(SK, :file)', ExpressionAttributeValues: { ':pk': `CHAT#${chatId}`, ':file': 'FILE#' } },
+      fromItem,
+    );
   }
 
   async detach(chatId: string, fileId: string): Promise<void> {

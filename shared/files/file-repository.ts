@@ -1,27 +1,20 @@
-import {
-  DeleteCommand,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  UpdateCommand,
-  type DynamoDBDocumentClient,
-  type UpdateCommandInput,
-} from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Failure } from '../pdf/failures.ts';
-import { batchGetAll, isConditionFailure } from '../dynamo.ts';
-import { decodeCursor, invalidCursor, queryPage, type Key } from '../http/pagination.ts';
+import { batchGetAll, putNew, queryAll, Repository, updateExpression, updateIf, type Item, type Page } from '../dynamo.ts';
+import { userListKeys, userListPage } from '../user-index.ts';
 
-// File records (DESIGN §5): FILE#<id> / META, listed per owner through GSI1 (USER#<userId> /
-// FILE#<createdAt>#<id>). GSI2 is sparse and holds one of two things at a time:
+// File records (DESIGN §5): FILE#<id> / META, listed in the owner's GSI1 partition
+// (shared/user-index.ts). GSI2 is sparse and holds one of two things at a time:
 //   PDF_INGESTING / <startedAt>#<id>                 while processing (restart recovery finds them)
 //   FILEHASH#<userId>#<sha256> / <model>#<chunker>#… once completed (same bytes → reuse)
 // Every pipeline write is conditional on the run id (`runId`): a forced re-ingestion starts a
 // new run, and messages of the superseded run then change nothing.
 
-export type FileStatus = 'uploaded' | 'processing' | 'completed' | 'failed';
+export type FileStatus = FileRecord['status'];
 export type Stage = 'fetch' | 'extract' | 'ocr' | 'embed' | 'done';
 
-export interface FileRecord {
+/** What every file record holds, whatever its status. */
+interface FileBase {
   id: string;
   userId: string;
   fileName: string;
@@ -30,170 +23,193 @@ export interface FileRecord {
   size: number;
   /** The uploaded object (POST /upload). */
   s3Key: string;
-  status: FileStatus;
-  stage?: Stage;
-  /** The current ingestion run; stale messages carry another one. */
-  runId?: string;
-  sourceUrl?: string;
-  /** The run was forced (force: true): it never reuses earlier embeddings. */
-  forced?: boolean;
-  sha256?: string;
-  pages?: number;
-  /** Extraction progress: pages read so far of the document's total. */
-  pagesDone?: number;
-  pagesTotal?: number;
-  /** Pages whose text layer was usable. */
-  textPages?: number;
-  /** Pages read by OCR (counted when OCR finishes). */
-  ocrPages?: number;
-  /** Pages left without usable text: unusable text layer that OCR could not read, OCR off or over OCR_MAX_PAGES, or damaged. */
-  unreadablePages?: number;
-  /** OCR ranges (pdf-ocr messages) of the run, and how many are done. */
-  ocrRangesTotal?: number;
-  ocrRangesDone?: number;
-  /** Chunks and parts pdf-extract made from text layers (OCR chunks and parts are numbered after them). */
-  extractChunks?: number;
-  extractParts?: number;
-  /** Some page had a text layer that was not usable (decides UNREADABLE_TEXT over NO_TEXT_LAYER). */
-  garbledPages?: number;
-  chunks?: number;
-  partsTotal?: number;
-  partsDone?: number;
-  model?: string;
-  dimensions?: number;
-  tokens?: number;
-  /** Chunker identity (version, encoding, sizes): embeddings are reusable only under the same one. */
-  chunker?: string;
-  /** The packed vectors of the completed run (S3). */
-  vectorsKey?: string;
   /** Chats this file is attached to. */
   chatIds?: string[];
-  reusedFrom?: string;
-  failure?: Failure;
-  startedAt?: string;
-  fetchedAt?: string;
-  extractedAt?: string;
-  completedAt?: string;
-  failedAt?: string;
   createdAt: string;
   updatedAt: string;
 }
+
+/** An ingestion run (POST /message/pdf); stale messages carry another run id. */
+export interface Run {
+  runId: string;
+  sourceUrl: string;
+  /** The run was forced (force: true): it never reuses earlier embeddings. */
+  forced: boolean;
+  startedAt: string;
+}
+
+/** What a run records as it goes, each field written by the stage that learns it (kept when the run ends). */
+export interface RunProgress {
+  // pdf-fetch
+  sha256?: string;
+  fetchedAt?: string;
+  // pdf-extract: pages read so far of the document's total, then what the text layers gave
+  pagesDone?: number;
+  pagesTotal?: number;
+  pages?: number;
+  /** Pages whose text layer was usable. */
+  textPages?: number;
+  /** Pages left without usable text: unusable text layer that OCR could not read, OCR off or over OCR_MAX_PAGES, or damaged. */
+  unreadablePages?: number;
+  /** Some page had a text layer that was not usable (decides UNREADABLE_TEXT over NO_TEXT_LAYER). */
+  garbledPages?: number;
+  /** Chunks and parts pdf-extract made from text layers (OCR chunks and parts are numbered after them). */
+  extractChunks?: number;
+  extractParts?: number;
+  extractedAt?: string;
+  // pdf-ocr: its ranges (messages) and how many are done, then the pages it read
+  ocrRangesTotal?: number;
+  ocrRangesDone?: number;
+  ocrPages?: number;
+  // pdf-embed
+  chunks?: number;
+  partsTotal?: number;
+  partsDone?: number;
+  tokens?: number;
+  model?: string;
+  dimensions?: number;
+  reusedFrom?: string;
+  /** Chunker identity (version, encoding, sizes): embeddings are reusable only under the same one. */
+  chunker?: string;
+  /** The packed vectors of the last completed run (S3); a forced run replaces them when it completes. */
+  vectorsKey?: string;
+}
+
+/** Uploaded (POST /upload), never ingested. */
+export interface UploadedFile extends FileBase {
+  status: 'uploaded';
+}
+
+export interface ProcessingFile extends FileBase, Run, RunProgress {
+  status: 'processing';
+  stage: Exclude<Stage, 'done'>;
+}
+
+export interface CompletedFile extends FileBase, Run, RunProgress {
+  status: 'completed';
+  stage: 'done';
+  model: string;
+  dimensions: number;
+  chunker: string;
+  vectorsKey: string;
+  completedAt: string;
+}
+
+/** A run that failed (with its typed reason), or a file being deleted (its run retired). */
+export interface FailedFile extends FileBase, Partial<Run>, RunProgress {
+  status: 'failed';
+  stage?: Stage;
+  failure?: Failure;
+  failedAt?: string;
+  completedAt?: string;
+}
+
+export type FileRecord = UploadedFile | ProcessingFile | CompletedFile | FailedFile;
+
+/** The record as the pipeline reads it: with the sets that count parts and OCR ranges once. */
+export type PipelineRecord = FileRecord & { doneParts?: Set<number>; doneOcrRanges?: Set<number> };
 
 export const INGESTING = 'PDF_INGESTING';
 /** DELETE /upload ends the file's run by giving it a run id with this prefix (see `retire`). */
 const RETIRED_RUN_PREFIX = 'deleted-';
 /** True when the file is gone or being deleted: no stage may leave anything of it behind. */
-export const isDeletedFile = (record: FileRecord | undefined): boolean => !record || (record.runId?.startsWith(RETIRED_RUN_PREFIX) ?? false);
+export const isDeletedFile = (record: FileRecord | undefined): boolean =>
+  !record || (record.status === 'failed' && (record.runId?.startsWith(RETIRED_RUN_PREFIX) ?? false));
 const fileKey = (id: string) => ({ PK: `FILE#${id}`, SK: 'META' });
 const hashPk = (userId: string, sha256: string) => `FILEHASH#${userId}#${sha256}`;
 const hashSkPrefix = (model: string, chunker: string) => `${model}#${chunker}#`;
-const USER_LIST_KEYS = ['PK', 'SK', 'GSI1PK', 'GSI1SK'] as const;
-const STORAGE = ['PK', 'SK', 'GSI1PK', 'GSI1SK', 'GSI2PK', 'GSI2SK', 'doneParts', 'doneOcrRanges'];
 
-export function toFileRecord(item: Record<string, unknown>): FileRecord {
-  const out: Record<string, unknown> = { ...item };
-  for (const k of STORAGE) delete out[k];
-  if (out.chatIds instanceof Set) out.chatIds = [...out.chatIds].sort();
+/** Every field a record keeps (the item's other attributes are keys and the pipeline's counting sets). */
+const FIELDS = [
+  'id', 'userId', 'fileName', 'contentType', 'size', 's3Key', 'chatIds', 'createdAt', 'updatedAt', 'status', 'stage',
+  'runId', 'sourceUrl', 'forced', 'startedAt', 'sha256', 'fetchedAt', 'pagesDone', 'pagesTotal', 'pages', 'textPages',
+  'unreadablePages', 'garbledPages', 'extractChunks', 'extractParts', 'extractedAt', 'ocrRangesTotal', 'ocrRangesDone',
+  'ocrPages', 'chunks', 'partsTotal', 'partsDone', 'tokens', 'model', 'dimensions', 'reusedFrom', 'chunker', 'vectorsKey',
+  'completedAt', 'failure', 'failedAt',
+] as const satisfies readonly (keyof UploadedFile | keyof ProcessingFile | keyof CompletedFile | keyof FailedFile)[];
+
+/** Progress fields a new run starts without (the previous run's vectors stay until it completes). */
+const RUN_PROGRESS_RESET = [
+  'failure', 'failedAt', 'partsTotal', 'pages', 'chunks', 'fetchedAt', 'extractedAt', 'completedAt', 'doneParts', 'reusedFrom',
+  'textPages', 'ocrPages', 'unreadablePages', 'ocrRangesTotal', 'ocrRangesDone', 'doneOcrRanges', 'extractChunks', 'extractParts',
+  'garbledPages', 'pagesDone', 'pagesTotal',
+] as const;
+
+const toItem = (r: UploadedFile): Item => ({ ...fileKey(r.id), ...userListKeys('FILE', r), ...r });
+
+export function fromItem(item: Item): FileRecord {
+  const out: Item = {};
+  for (const k of FIELDS) if (item[k] !== undefined) out[k] = item[k];
+  if (item.chatIds instanceof Set) out.chatIds = [...item.chatIds].sort();
   return out as unknown as FileRecord;
 }
 
-/** Builds `SET a = :a, ...` and `REMOVE ...` from a plain object (undefined values are removed). */
-function updateParts(set: Record<string, unknown>, remove: string[] = []) {
-  const names: Record<string, string> = {};
-  const values: Record<string, unknown> = {};
-  const sets: string[] = [];
-  const removes: string[] = [];
-  for (const [k, v] of Object.entries(set)) {
-    names[`#${k}`] = k;
-    if (v === undefined) removes.push(`#${k}`);
-    else {
-      values[`:${k}`] = v;
-      sets.push(`#${k} = :${k}`);
-    }
-  }
-  for (const k of remove) {
-    names[`#${k}`] = k;
-    removes.push(`#${k}`);
-  }
-  const expression = [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : '']
-    .filter(Boolean)
-    .join(' ');
-  return { expression, names, values };
+const pipelineFromItem = (item: Item): PipelineRecord => ({
+  ...fromItem(item),
+  ...(item.doneParts instanceof Set && { doneParts: item.doneParts as Set<number> }),
+  ...(item.doneOcrRanges instanceof Set && { doneOcrRanges: item.doneOcrRanges as Set<number> }),
+});
+
+/** What pdf-extract learned of the document, and where the run goes next. */
+export type Extraction =
+  | { next: 'embed'; pages: number; textPages: number; unreadablePages: number; chunks: number; partsTotal: number }
+  | {
+      next: 'ocr';
+      pages: number;
+      textPages: number;
+      unreadablePages: number;
+      garbledPages: number;
+      chunks: number;
+      extractParts: number;
+      ocrRangesTotal: number;
+    };
+
+/** What pdf-ocr added once its last range is done: the run goes on to embedding. */
+export interface OcrOutcome {
+  ocrPages: number;
+  unreadablePages: number;
+  chunks: number;
+  partsTotal: number;
 }
 
-export class FileRepository {
-  constructor(
-    private readonly db: DynamoDBDocumentClient,
-    private readonly table: string,
-  ) {}
-
-  /** A conditional update returning the record (new, or as it was), or undefined when the condition refused it. */
-  private async updateIf(
-    id: string,
-    update: Pick<UpdateCommandInput, 'UpdateExpression' | 'ConditionExpression' | 'ExpressionAttributeNames' | 'ExpressionAttributeValues'>,
-    returnValues: 'ALL_NEW' | 'ALL_OLD' = 'ALL_NEW',
-  ): Promise<FileRecord | undefined> {
-    try {
-      const out = await this.db.send(new UpdateCommand({ TableName: this.table, Key: fileKey(id), ...update, ReturnValues: returnValues }));
-      return toFileRecord(out.Attributes!);
-    } catch (err) {
-      if (isConditionFailure(err)) return undefined;
-      throw err;
-    }
+export class FileRepository extends Repository {
+  /** Changes a processing record of the given run; undefined when the run is no longer current. */
+  private async updateRun(id: string, runId: string, set: Partial<ProcessingFile>): Promise<ProcessingFile | undefined> {
+    const u = updateExpression(set);
+    const updated = await updateIf(this.db, {
+      TableName: this.table,
+      Key: fileKey(id),
+      ...u,
+      ConditionExpression: '#runId = :runId AND #status = :processing',
+      ExpressionAttributeNames: { ...u.ExpressionAttributeNames, '#runId': 'runId', '#status': 'status' },
+      ExpressionAttributeValues: { ...u.ExpressionAttributeValues, ':runId': runId, ':processing': 'processing' },
+    });
+    return updated && (fromItem(updated) as ProcessingFile);
   }
 
-  async create(record: FileRecord): Promise<void> {
-    await this.db.send(
-      new PutCommand({
-        TableName: this.table,
-        Item: { ...fileKey(record.id), GSI1PK: `USER#${record.userId}`, GSI1SK: `FILE#${record.createdAt}#${record.id}`, ...record },
-        ConditionExpression: 'attribute_not_exists(PK)',
-      }),
-    );
+  async create(record: UploadedFile): Promise<void> {
+    await putNew(this.db, { TableName: this.table, Item: toItem(record) });
   }
 
   async get(id: string): Promise<FileRecord | undefined> {
     const out = await this.db.send(new GetCommand({ TableName: this.table, Key: fileKey(id), ConsistentRead: true }));
-    return out.Item ? toFileRecord(out.Item) : undefined;
+    return out.Item ? fromItem(out.Item) : undefined;
   }
 
-  /** The record with its storage-only attributes (doneParts), for the pipeline. */
-  async getRaw(id: string): Promise<(FileRecord & { doneParts?: Set<number>; doneOcrRanges?: Set<number> }) | undefined> {
+  /** The record with its storage-only attributes (the parts and OCR ranges counted), for the pipeline. */
+  async getRaw(id: string): Promise<PipelineRecord | undefined> {
     const out = await this.db.send(new GetCommand({ TableName: this.table, Key: fileKey(id), ConsistentRead: true }));
-    if (!out.Item) return undefined;
-    return {
-      ...toFileRecord(out.Item),
-      ...(out.Item.doneParts instanceof Set && { doneParts: out.Item.doneParts as Set<number> }),
-      ...(out.Item.doneOcrRanges instanceof Set && { doneOcrRanges: out.Item.doneOcrRanges as Set<number> }),
-    };
+    return out.Item ? pipelineFromItem(out.Item) : undefined;
   }
 
   /** One page of the user's files, newest first (GET /upload). The cursor is checked to be this user's. */
-  async listByUser(userId: string, options: { limit: number; cursor?: string }): Promise<{ items: FileRecord[]; lastKey?: Key }> {
-    const pk = `USER#${userId}`;
-    const start = decodeCursor(options.cursor, USER_LIST_KEYS, { GSI1PK: pk });
-    if (start && !String(start.GSI1SK).startsWith('FILE#')) {
-      throw invalidCursor();
-    }
-    const out = await queryPage(
-      this.db,
-      {
-        TableName: this.table,
-        IndexName: 'GSI1',
-        KeyConditionExpression: 'GSI1PK = :pk AND begins_with(GSI1SK, :file)',
-        ExpressionAttributeValues: { ':pk': pk, ':file': 'FILE#' },
-        ScanIndexForward: false,
-        ...(start && { ExclusiveStartKey: start }),
-      },
-      options.limit,
-      USER_LIST_KEYS,
-    );
-    return { items: out.items.map(toFileRecord), ...(out.lastKey && { lastKey: out.lastKey }) };
+  listByUser(userId: string, options: { limit: number; cursor?: string }): Promise<Page<FileRecord>> {
+    return userListPage(this.db, this.table, userId, 'FILE', options, fromItem);
   }
 
   /** Several records at once (retrieval); missing ids are left out. */
   async getMany(ids: string[]): Promise<FileRecord[]> {
-    return (await batchGetAll(this.db, this.table, ids.map(fileKey))).map(toFileRecord);
+    return (await batchGetAll(this.db, this.table, ids.map(fileKey))).map(fromItem);
   }
 
   /**
@@ -201,8 +217,8 @@ export class FileRepository {
    * or failed, or from any state with `force`. Undefined when the condition refused it (a run is
    * going or done, or the file is not the user's).
    */
-  async startRun(p: { id: string; userId: string; runId: string; url: string; force: boolean; now: string }): Promise<FileRecord | undefined> {
-    const u = updateParts(
+  async startRun(p: { id: string; userId: string; runId: string; url: string; force: boolean; now: string }): Promise<ProcessingFile | undefined> {
+    const u = updateExpression(
       {
         status: 'processing',
         stage: 'fetch',
@@ -216,37 +232,51 @@ export class FileRepository {
         GSI2PK: INGESTING,
         GSI2SK: `${p.now}#${p.id}`,
       },
-      [
-        'failure', 'failedAt', 'partsTotal', 'pages', 'chunks', 'fetchedAt', 'extractedAt', 'completedAt', 'doneParts', 'reusedFrom',
-        'textPages', 'ocrPages', 'unreadablePages', 'ocrRangesTotal', 'ocrRangesDone', 'doneOcrRanges', 'extractChunks', 'extractParts', 'garbledPages', 'pagesDone', 'pagesTotal',
-      ],
+      RUN_PROGRESS_RESET,
     );
     // A file being deleted (its run retired) never starts again.
     const live = '(attribute_not_exists(#runId) OR NOT begins_with(#runId, :retired))';
-    return this.updateIf(p.id, {
-      UpdateExpression: u.expression,
+    const started = await updateIf(this.db, {
+      TableName: this.table,
+      Key: fileKey(p.id),
+      ...u,
       ConditionExpression: p.force
         ? `attribute_exists(PK) AND userId = :user AND ${live}`
         : `attribute_exists(PK) AND userId = :user AND ${live} AND (#status = :uploaded OR #status = :failed)`,
-      ExpressionAttributeNames: u.names,
       ExpressionAttributeValues: {
-        ...u.values,
+        ...u.ExpressionAttributeValues,
         ':user': p.userId,
         ':retired': RETIRED_RUN_PREFIX,
         ...(!p.force && { ':uploaded': 'uploaded', ':failed': 'failed' }),
       },
     });
+    return started && (fromItem(started) as ProcessingFile);
   }
 
-  /** Updates a processing record of the given run; undefined when the run is no longer current. */
-  async updateRun(id: string, runId: string, set: Record<string, unknown>, remove: string[] = []): Promise<FileRecord | undefined> {
-    const u = updateParts({ ...set }, remove);
-    return this.updateIf(id, {
-      UpdateExpression: u.expression,
-      ConditionExpression: '#runId = :runId AND #status = :processing',
-      ExpressionAttributeNames: { ...u.names, '#runId': 'runId', '#status': 'status' },
-      ExpressionAttributeValues: { ...u.values, ':runId': runId, ':processing': 'processing' },
-    });
+  /** pdf-fetch stored the document: its hash and size; the run goes on to extraction. */
+  recordDownload(id: string, runId: string, d: { sha256: string; size: number }, now: string): Promise<ProcessingFile | undefined> {
+    return this.updateRun(id, runId, { stage: 'extract', sha256: d.sha256, size: d.size, fetchedAt: now, updatedAt: now });
+  }
+
+  /** Extraction progress for GET /message/pdf/{fileId}: the page count once, then pages done. */
+  recordPageProgress(id: string, runId: string, p: { pagesTotal?: number; pagesDone: number }, now: string): Promise<ProcessingFile | undefined> {
+    return this.updateRun(id, runId, { ...p, updatedAt: now });
+  }
+
+  /** pdf-extract read the document: what its text layers gave, and the stage the run goes to. */
+  recordExtraction(id: string, runId: string, { next, ...e }: Extraction, now: string): Promise<ProcessingFile | undefined> {
+    const read = { pagesDone: e.pages, pagesTotal: e.pages, extractedAt: now, updatedAt: now };
+    return this.updateRun(
+      id,
+      runId,
+      // OCR's chunks and parts are numbered after the text layers' (extractChunks, extractParts).
+      next === 'embed' ? { stage: 'embed', ...e, ocrPages: 0, ...read } : { stage: 'ocr', ...e, extractChunks: e.chunks, ocrRangesDone: 0, ...read },
+    );
+  }
+
+  /** The last OCR range is done: the pages it read, and the run goes on to embedding. */
+  recordOcr(id: string, runId: string, o: OcrOutcome, now: string): Promise<ProcessingFile | undefined> {
+    return this.updateRun(id, runId, { stage: 'embed', ...o, updatedAt: now });
   }
 
   /**
@@ -260,8 +290,10 @@ export class FileRepository {
     tokens: number,
     now: string,
     embedding: { model: string; dimensions: number; reusedFrom?: string },
-  ): Promise<FileRecord | undefined> {
-    return this.updateIf(id, {
+  ): Promise<ProcessingFile | undefined> {
+    const updated = await updateIf(this.db, {
+      TableName: this.table,
+      Key: fileKey(id),
       UpdateExpression: `ADD #partsDone :one, #tokens :tokens, #doneParts :part SET #updatedAt = :now, #model = :model, #dims = :dims${
         embedding.reusedFrom ? ', #reusedFrom = :reusedFrom' : ''
       }`,
@@ -290,28 +322,32 @@ export class FileRepository {
         ...(embedding.reusedFrom && { ':reusedFrom': embedding.reusedFrom }),
       },
     });
+    return updated && (fromItem(updated) as ProcessingFile);
   }
 
   /**
    * Counts one OCR range, once (like markPartDone: a set of range numbers, refused when the range
    * is in it). Undefined when refused (counted before, or the run is no longer current).
    */
-  async markOcrRangeDone(id: string, runId: string, range: number, now: string): Promise<(FileRecord & { doneOcrRanges?: Set<number> }) | undefined> {
-    return this.updateIf(id, {
+  async markOcrRangeDone(id: string, runId: string, range: number, now: string): Promise<(ProcessingFile & { doneOcrRanges?: Set<number> }) | undefined> {
+    const updated = await updateIf(this.db, {
+      TableName: this.table,
+      Key: fileKey(id),
       UpdateExpression: 'ADD #done :one, #ranges :range SET #updatedAt = :now',
       ConditionExpression: '#runId = :runId AND #status = :processing AND NOT contains(#ranges, :n)',
       ExpressionAttributeNames: { '#status': 'status', '#runId': 'runId', '#done': 'ocrRangesDone', '#ranges': 'doneOcrRanges', '#updatedAt': 'updatedAt' },
       ExpressionAttributeValues: { ':one': 1, ':range': new Set([range]), ':n': range, ':now': now, ':runId': runId, ':processing': 'processing' },
     });
+    return updated && (pipelineFromItem(updated) as ProcessingFile & { doneOcrRanges?: Set<number> });
   }
 
   /** Completes the run; the record as it was before (its old vectors key) or undefined when refused. */
   async complete(
-    record: FileRecord,
+    record: ProcessingFile,
     runId: string,
-    p: { model: string; dimensions: number; chunker: string; sha256: string; vectorsKey: string; now: string; tokens?: number; extra?: Record<string, unknown> },
-  ): Promise<FileRecord | undefined> {
-    const u = updateParts({
+    p: { model: string; dimensions: number; chunker: string; sha256: string; vectorsKey: string; now: string; tokens?: number },
+  ): Promise<ProcessingFile | undefined> {
+    const u = updateExpression({
       status: 'completed',
       stage: 'done',
       model: p.model,
@@ -321,30 +357,32 @@ export class FileRepository {
       completedAt: p.now,
       updatedAt: p.now,
       ...(p.tokens !== undefined && { tokens: p.tokens }),
-      ...p.extra,
       GSI2PK: hashPk(record.userId, p.sha256),
       GSI2SK: `${hashSkPrefix(p.model, p.chunker)}${p.now}#${record.id}`,
     });
-    return this.updateIf(
-      record.id,
-      {
-        UpdateExpression: u.expression,
-        ConditionExpression: '#runId = :runId AND #status = :processing',
-        ExpressionAttributeNames: { ...u.names, '#runId': 'runId', '#status': 'status' },
-        ExpressionAttributeValues: { ...u.values, ':runId': runId, ':processing': 'processing' },
-      },
-      'ALL_OLD',
-    );
+    const before = await updateIf(this.db, {
+      TableName: this.table,
+      Key: fileKey(record.id),
+      ...u,
+      ConditionExpression: '#runId = :runId AND #status = :processing',
+      ExpressionAttributeNames: { ...u.ExpressionAttributeNames, '#runId': 'runId', '#status': 'status' },
+      ExpressionAttributeValues: { ...u.ExpressionAttributeValues, ':runId': runId, ':processing': 'processing' },
+      ReturnValues: 'ALL_OLD',
+    });
+    return before && (fromItem(before) as ProcessingFile);
   }
 
   /** Fails the run with a typed reason; false when the run is no longer current. */
   async fail(id: string, runId: string, failure: Failure, now: string): Promise<boolean> {
-    const u = updateParts({ status: 'failed', failure, failedAt: now, updatedAt: now }, ['GSI2PK', 'GSI2SK']);
-    const failed = await this.updateIf(id, {
-      UpdateExpression: u.expression,
+    const u = updateExpression({ status: 'failed', failure, failedAt: now, updatedAt: now }, ['GSI2PK', 'GSI2SK']);
+    const failed = await updateIf(this.db, {
+      TableName: this.table,
+      Key: fileKey(id),
+      ...u,
       ConditionExpression: '#runId = :runId AND #status = :processing',
-      ExpressionAttributeNames: { ...u.names, '#runId': 'runId' },
-      ExpressionAttributeValues: { ...u.values, ':runId': runId, ':processing': 'processing' },
+      ExpressionAttributeNames: { ...u.ExpressionAttributeNames, '#runId': 'runId' },
+      ExpressionAttributeValues: { ...u.ExpressionAttributeValues, ':runId': runId, ':processing': 'processing' },
+      ReturnValues: 'NONE',
     });
     return failed !== undefined;
   }
@@ -365,13 +403,13 @@ export class FileRepository {
 
   /** Ends any run before the file is deleted: messages still in flight then change nothing. */
   async retire(id: string, now: string): Promise<void> {
-    const u = updateParts({ status: 'failed', runId: `${RETIRED_RUN_PREFIX}${now}`, updatedAt: now }, ['GSI2PK', 'GSI2SK']);
     // A record that is already gone has nothing to retire.
-    await this.updateIf(id, {
-      UpdateExpression: u.expression,
+    await updateIf(this.db, {
+      TableName: this.table,
+      Key: fileKey(id),
+      ...updateExpression({ status: 'failed', runId: `${RETIRED_RUN_PREFIX}${now}`, updatedAt: now }, ['GSI2PK', 'GSI2SK']),
       ConditionExpression: 'attribute_exists(PK)',
-      ExpressionAttributeNames: u.names,
-      ExpressionAttributeValues: u.values,
+      ReturnValues: 'NONE',
     });
   }
 
@@ -380,23 +418,12 @@ export class FileRepository {
   }
 
   /** Every record in processing (restart recovery). */
-  async listProcessing(): Promise<FileRecord[]> {
-    const out: FileRecord[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const res = await this.db.send(
-        new QueryCommand({
-          TableName: this.table,
-          IndexName: 'GSI2',
-          KeyConditionExpression: 'GSI2PK = :pk',
-          ExpressionAttributeValues: { ':pk': INGESTING },
-          ExclusiveStartKey: start,
-        }),
-      );
-      out.push(...(res.Items ?? []).map(toFileRecord));
-      start = res.LastEvaluatedKey;
-    } while (start);
-    return out;
+  listProcessing(): Promise<FileRecord[]> {
+    return queryAll(
+      this.db,
+      { TableName: this.table, IndexName: 'GSI2', KeyConditionExpression: 'GSI2PK = :pk', ExpressionAttributeValues: { ':pk': INGESTING } },
+      fromItem,
+    );
   }
 
   /**
@@ -405,7 +432,7 @@ export class FileRepository {
    */
   async countProcessing(userId: string, atMost: number): Promise<number> {
     let count = 0;
-    let start: Record<string, unknown> | undefined;
+    let start: Item | undefined;
     do {
       const res = await this.db.send(
         new QueryCommand({
@@ -425,7 +452,7 @@ export class FileRepository {
   }
 
   /** A completed file of the user with the same bytes, embedding model and chunker. */
-  async findReusable(userId: string, sha256: string, model: string, chunker: string, exceptId: string): Promise<FileRecord | undefined> {
+  async findReusable(userId: string, sha256: string, model: string, chunker: string, exceptId: string): Promise<CompletedFile | undefined> {
     const res = await this.db.send(
       new QueryCommand({
         TableName: this.table,
@@ -437,7 +464,7 @@ export class FileRepository {
       }),
     );
     return (res.Items ?? [])
-      .map(toFileRecord)
-      .find((f) => f.id !== exceptId && f.status === 'completed' && f.userId === userId && f.vectorsKey);
+      .map(fromItem)
+      .find((f): f is CompletedFile => f.id !== exceptId && f.status === 'completed' && f.userId === userId && !!f.vectorsKey);
   }
 }

@@ -1,13 +1,19 @@
 import type { EmbeddingsData } from './schemas.ts';
-import type { FileRecord } from './file-repository.ts';
+import type { Failure } from '../pdf/failures.ts';
+import type { FileRecord, Run, RunProgress, Stage } from './file-repository.ts';
 
 // The API's view of a file record: `embeddingsData` of POST /message/pdf and GET /message/pdf/{id}.
 
 const ms = (from?: string, to?: string) => (from && to ? Math.max(0, Date.parse(to) - Date.parse(from)) : undefined);
 
+/** A record's run as one view (empty for a file never ingested): what its stages recorded so far. */
+type RunView = Partial<Run> & RunProgress & { stage?: Stage; completedAt?: string; failedAt?: string; failure?: Failure };
+const runOf = (r: FileRecord): RunView => (r.status === 'uploaded' ? {} : r);
+
 /** Where the ingestion stands: pages read and parts embedded, each of its total once known. */
-function progressOf(r: FileRecord): EmbeddingsData['progress'] {
-  if (r.status !== 'processing' && r.status !== 'completed') return undefined;
+function progressOf(record: FileRecord): EmbeddingsData['progress'] {
+  if (record.status !== 'processing' && record.status !== 'completed') return undefined;
+  const r = record as RunView & Pick<FileRecord, 'status'>;
   const pagesTotal = r.pagesTotal ?? r.pages;
   const extracted = r.status === 'completed' || (r.stage !== 'fetch' && r.stage !== 'extract');
   return {
@@ -17,8 +23,9 @@ function progressOf(r: FileRecord): EmbeddingsData['progress'] {
   };
 }
 
-export function toEmbeddingsData(r: FileRecord): EmbeddingsData {
-  const progress = progressOf(r);
+export function toEmbeddingsData(record: FileRecord): EmbeddingsData {
+  const progress = progressOf(record);
+  const r = { ...runOf(record), id: record.id, fileName: record.fileName, status: record.status, size: record.size, chatIds: record.chatIds, createdAt: record.createdAt, updatedAt: record.updatedAt };
   const timings = {
     fetchMs: ms(r.startedAt, r.fetchedAt),
     extractMs: ms(r.fetchedAt, r.extractedAt),

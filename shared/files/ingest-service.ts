@@ -13,7 +13,7 @@ import { parsePdfUrl, probeSize, type FetchPolicy } from '../pdf/guarded-fetch.t
 import { sendToStage } from '../pdf/queue.ts';
 import type { UserLimits } from '../limits/user-limits.ts';
 import type { AttachmentRepository } from './attachment-repository.ts';
-import { isDeletedFile, type FileRecord, type FileRepository } from './file-repository.ts';
+import { isDeletedFile, type FailedFile, type FileRecord, type FileRepository } from './file-repository.ts';
 import { toEmbeddingsData } from './file-view.ts';
 import type { ingestPdfBody } from './schemas.ts';
 
@@ -47,7 +47,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const fileNotFound = () => new NotFoundError('File not found');
 
 /** A failed ingestion as the error of the request that waited for it. */
-const failureError = (record: FileRecord) =>
+const failureError = (record: FailedFile) =>
   new IngestionFailedError(record.failure ?? { reason: 'PROCESSING_FAILED', message: 'Processing failed' });
 
 /**

@@ -43,10 +43,3 @@ export async function resumeStuckIngestions(deps: RecoveryDeps): Promise<number>
   if (resumed) logger.info('resumed interrupted ingestions', { resumed });
   return resumed;
 }
-
-/** The same, with this process's clients and configuration (the local runtime's start-up hook). */
-export async function resumeStuckIngestionsOnStart(): Promise<number> {
-  const { dynamo, sqsClient, tableName } = await import('../clients.ts');
-  const { FileRepository } = await import('./file-repository.ts');
-  return resumeStuckIngestions({ files: new FileRepository(dynamo(), tableName()), sqs: sqsClient() });
-}

@@ -1,8 +1,8 @@
-import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { decodeCursor, queryPage } from '../http/pagination.ts';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { putNew, queryPage, Repository, updateIf, type Item, type Page } from '../dynamo.ts';
+import { userListKeys, userListPage } from '../user-index.ts';
 import type { OrderStatus } from './order-status.ts';
 import type { Order } from './schemas.ts';
-import { isConditionFailure } from '../dynamo.ts';
 
 // Orders (DESIGN §5). One item per order: ORDER#<id> / META, with two list keys:
 //   GSI1 USER#<userId> / ORDER#<createdAt>#<id>  — a user's orders, newest first (the partition
@@ -13,20 +13,19 @@ import { isConditionFailure } from '../dynamo.ts';
 // Access patterns: get by id; a user's orders; all orders; create; status change conditional on
 // the status read before it (the race guard).
 
-const USER_LIST_KEYS = ['PK', 'SK', 'GSI1PK', 'GSI1SK'] as const;
 const ALL_LIST_KEYS = ['PK', 'SK', 'GSI2PK', 'GSI2SK'] as const;
 const ALL_ORDERS = 'ORDERS';
 
 const key = (id: string) => ({ PK: `ORDER#${id}`, SK: 'META' });
-const userPartition = (userId: string) => `USER#${userId}`;
-const listKeys = (o: Pick<Order, 'id' | 'userId' | 'createdAt'>) => ({
-  GSI1PK: userPartition(o.userId),
-  GSI1SK: `ORDER#${o.createdAt}#${o.id}`,
+const toItem = (o: Order): Item => ({
+  ...key(o.id),
+  ...userListKeys('ORDER', o),
   GSI2PK: ALL_ORDERS,
   GSI2SK: `${o.createdAt}#${o.id}`,
+  ...o,
 });
 
-function toOrder(item: Record<string, unknown>): Order {
+function fromItem(item: Item): Order {
   const { id, userId, status, createdAt, updatedAt, providerPaymentIntentId, items, totalCents, currency } = item as Order;
   return {
     id,
@@ -41,33 +40,18 @@ function toOrder(item: Record<string, unknown>): Order {
   };
 }
 
-
-export interface Page<T> {
-  items: T[];
-  lastKey: Record<string, unknown> | undefined;
-}
+export type { Page };
 
 export type StatusChange = { outcome: 'changed'; order: Order } | { outcome: 'stale' };
 
-export class OrderRepository {
-  constructor(
-    private readonly db: DynamoDBDocumentClient,
-    private readonly table: string,
-  ) {}
-
+export class OrderRepository extends Repository {
   async create(order: Order): Promise<void> {
-    await this.db.send(
-      new PutCommand({
-        TableName: this.table,
-        Item: { ...key(order.id), ...listKeys(order), ...order },
-        ConditionExpression: 'attribute_not_exists(PK)',
-      }),
-    );
+    await putNew(this.db, { TableName: this.table, Item: toItem(order) });
   }
 
   async get(id: string, consistent = false): Promise<Order | undefined> {
     const out = await this.db.send(new GetCommand({ TableName: this.table, Key: key(id), ConsistentRead: consistent }));
-    return out.Item ? toOrder(out.Item) : undefined;
+    return out.Item ? fromItem(out.Item) : undefined;
   }
 
   /**
@@ -75,61 +59,29 @@ export class OrderRepository {
    * one wins and the other comes back `stale`.
    */
   async changeStatus(id: string, expected: OrderStatus, to: OrderStatus, now: string): Promise<StatusChange> {
-    try {
-      const out = await this.db.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: key(id),
-          ConditionExpression: 'attribute_exists(PK) AND #status = :expected',
-          UpdateExpression: 'SET #status = :to, updatedAt = :now',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':expected': expected, ':to': to, ':now': now },
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      return { outcome: 'changed', order: toOrder(out.Attributes!) };
-    } catch (err) {
-      if (isConditionFailure(err)) return { outcome: 'stale' };
-      throw err;
-    }
+    const changed = await updateIf(this.db, {
+      TableName: this.table,
+      Key: key(id),
+      ConditionExpression: 'attribute_exists(PK) AND #status = :expected',
+      UpdateExpression: 'SET #status = :to, updatedAt = :now',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':expected': expected, ':to': to, ':now': now },
+    });
+    return changed ? { outcome: 'changed', order: fromItem(changed) } : { outcome: 'stale' };
   }
 
   /** One page of a user's orders, newest first. */
-  async listForUser(userId: string, limit: number, cursor: string | undefined): Promise<Page<Order>> {
-    const pk = userPartition(userId);
-    const start = decodeCursor(cursor, USER_LIST_KEYS, { GSI1PK: pk });
-    const out = await queryPage(
-      this.db,
-      {
-        TableName: this.table,
-        IndexName: 'GSI1',
-        KeyConditionExpression: 'GSI1PK = :pk AND begins_with(GSI1SK, :prefix)',
-        ExpressionAttributeValues: { ':pk': pk, ':prefix': 'ORDER#' },
-        ScanIndexForward: false,
-        ...(start && { ExclusiveStartKey: start }),
-      },
-      limit,
-      USER_LIST_KEYS,
-    );
-    return { items: out.items.map(toOrder), lastKey: out.lastKey };
+  listForUser(userId: string, limit: number, cursor: string | undefined): Promise<Page<Order>> {
+    return userListPage(this.db, this.table, userId, 'ORDER', { limit, cursor }, fromItem);
   }
 
   /** One page of every order, newest first. */
-  async listAll(limit: number, cursor: string | undefined): Promise<Page<Order>> {
-    const start = decodeCursor(cursor, ALL_LIST_KEYS, { GSI2PK: ALL_ORDERS });
-    const out = await queryPage(
+  listAll(limit: number, cursor: string | undefined): Promise<Page<Order>> {
+    return queryPage(
       this.db,
-      {
-        TableName: this.table,
-        IndexName: 'GSI2',
-        KeyConditionExpression: 'GSI2PK = :pk',
-        ExpressionAttributeValues: { ':pk': ALL_ORDERS },
-        ScanIndexForward: false,
-        ...(start && { ExclusiveStartKey: start }),
-      },
-      limit,
-      ALL_LIST_KEYS,
+      { TableName: this.table, IndexName: 'GSI2', KeyConditionExpression: 'GSI2PK = :pk', ExpressionAttributeValues: { ':pk': ALL_ORDERS }, ScanIndexForward: false },
+      { limit, cursor, keyAttributes: ALL_LIST_KEYS, fixed: { GSI2PK: ALL_ORDERS } },
+      fromItem,
     );
-    return { items: out.items.map(toOrder), lastKey: out.lastKey };
   }
 }

@@ -1,27 +1,28 @@
 import { logger } from '../logger.ts';
 import { metrics } from '../metrics.ts';
-import type { FileRecord } from '../files/file-repository.ts';
+import type { FileRecord, ProcessingFile } from '../files/file-repository.ts';
 import { partVectorsKey, runWorkPrefix, vectorsKey } from '../files/storage.ts';
 import { cleanUpStaleRun } from './leftovers.ts';
 import { concatPacked, decodePacked, encodePacked } from '../retrieval/packed-vectors.ts';
 import { chunkerId } from './chunker.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
+import { isoNow } from '../clock.ts';
 
 // The end of a run, reached by whichever writer makes partsDone equal partsTotal (the last
 // embedded part, or pdf-extract when every part was embedded before it finished counting them).
 // Idempotent: run twice, it writes the same object and the second completion is refused.
 
 /** True when the record's run has every part embedded and only completion is left. */
-export const readyToComplete = (r: FileRecord | undefined, runId: string): r is FileRecord =>
-  !!r && r.runId === runId && r.status === 'processing' && r.partsTotal !== undefined && (r.partsDone ?? 0) >= r.partsTotal;
+export const readyToComplete = <R extends FileRecord>(r: R | undefined, runId: string): r is Extract<R, { status: 'processing' }> =>
+  !!r && r.status === 'processing' && r.runId === runId && r.partsTotal !== undefined && (r.partsDone ?? 0) >= r.partsTotal;
 
 /**
  * Steps: read the parts' packed vectors → write the file's packed vectors → delete chunks left
  * over from a longer earlier run → mark the record completed (conditional on the run) → delete
  * the previous run's vectors and this run's work objects.
  */
-export async function completeRun(deps: PipelineDeps, record: FileRecord): Promise<void> {
-  const runId = record.runId!;
+export async function completeRun(deps: PipelineDeps, record: ProcessingFile): Promise<void> {
+  const { runId } = record;
   const parts = await Promise.all(
     Array.from({ length: record.partsTotal ?? 0 }, async (_, p) => decodePacked(await deps.storage.get(partVectorsKey(record.id, runId, p)))),
   );
@@ -37,7 +38,7 @@ export async function completeRun(deps: PipelineDeps, record: FileRecord): Promi
     chunker: chunkerId(c.CHUNK_TOKENS, c.CHUNK_OVERLAP_TOKENS),
     sha256: record.sha256!,
     vectorsKey: key,
-    now: deps.now(),
+    now: isoNow(deps.clock),
   });
   if (!before) {
     // Completed by another writer (nothing to do), or superseded or deleted meanwhile: then the
@@ -46,7 +47,7 @@ export async function completeRun(deps: PipelineDeps, record: FileRecord): Promi
     return;
   }
   logger.info('file completed', { fileId: record.id, runId, chunks: record.chunks, parts: record.partsTotal });
-  const durationMs = record.startedAt ? Date.parse(deps.now()) - Date.parse(record.startedAt) : NaN;
+  const durationMs = record.startedAt ? Date.parse(isoNow(deps.clock)) - Date.parse(record.startedAt) : NaN;
   metrics.ingestionCompleted({
     ...(record.tokens !== undefined && { tokens: record.tokens }),
     ...((record.pages ?? record.pagesTotal) !== undefined && { pages: (record.pages ?? record.pagesTotal)! }),

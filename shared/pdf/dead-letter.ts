@@ -1,8 +1,10 @@
+import type { Clock } from '../clock.ts';
 import type { FileRepository } from '../files/file-repository.ts';
 import { logger } from '../logger.ts';
 import { metrics } from '../metrics.ts';
 import type { PipelineStageName } from './stages.ts';
 import { embedMessageSchema, extractMessageSchema, fetchMessageSchema, ocrMessageSchema } from './messages.ts';
+import { isoNow } from '../clock.ts';
 
 // What the pipeline's dead-letter consumer does with a message that failed on every attempt
 // (issue 15): a stage that dies — out of memory, timeout, a crash — runs none of its own code to
@@ -13,7 +15,7 @@ import { embedMessageSchema, extractMessageSchema, fetchMessageSchema, ocrMessag
 
 export interface DeadLetterDeps {
   files: FileRepository;
-  now: () => string;
+  clock: Clock;
 }
 
 /** The stage a dead message belongs to, from its body (each stage's body has its own shape). */
@@ -52,15 +54,15 @@ export async function recordDeadLetter(deps: DeadLetterDeps, rawBody: string): P
     return false;
   }
   const record = await deps.files.get(dead.fileId);
-  if (!record || record.runId !== dead.runId || record.status !== 'processing' || !CURRENT_AT[dead.stage].includes(record.stage ?? '')) {
-    logger.info('dead-letter message of a run that has moved on', { ...dead, status: record?.status, recordStage: record?.stage });
+  if (!record || record.status !== 'processing' || record.runId !== dead.runId || !CURRENT_AT[dead.stage].includes(record.stage)) {
+    logger.info('dead-letter message of a run that has moved on', { ...dead, status: record?.status, ...(record?.status === 'processing' && { recordStage: record.stage }) });
     return false;
   }
   const failed = await deps.files.fail(
     dead.fileId,
     dead.runId,
     { reason: 'PROCESSING_FAILED', message: `Processing failed in ${dead.stage}: the stage stopped on every attempt`, stage: dead.stage },
-    deps.now(),
+    isoNow(deps.clock),
   );
   if (failed) {
     logger.warn('ingestion failed: its stage died on every attempt', { ...dead });

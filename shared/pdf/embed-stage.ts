@@ -4,7 +4,7 @@ import type { AiProvider } from '../ai/types.ts';
 import type { ChunkItem } from '../files/chunk-repository.ts';
 import { mapLimit } from '../dynamo.ts';
 import { partVectorsKey } from '../files/storage.ts';
-import type { FileRecord } from '../files/file-repository.ts';
+import type { PipelineRecord, ProcessingFile } from '../files/file-repository.ts';
 import { binaryToVector, encodePacked, packVectors, vectorToBinary } from '../retrieval/packed-vectors.ts';
 import { chunkerId } from './chunker.ts';
 import { completeRun, readyToComplete } from './completion.ts';
@@ -12,6 +12,7 @@ import { PermanentFailure, RetryableFailure } from './failures.ts';
 import { partFileSchema, type EmbedMessage, type PartFile } from './messages.ts';
 import { cleanUpStaleRun, isCurrentRun } from './leftovers.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
+import { isoNow } from '../clock.ts';
 
 // pdf-embed: one part's chunks → embeddings (as few requests as the provider's limits allow,
 // a bounded number at once; the provider retries 429/5xx with backoff) → chunk items with
@@ -63,7 +64,7 @@ export interface EmbedContext {
  * embedding model and dimensions, and chunker. Chunking is deterministic, so its chunk n is this
  * file's chunk n; each is used only when its text is identical.
  */
-async function reusableVectors(deps: PipelineDeps, record: FileRecord, part: PartFile, provider: AiProvider) {
+async function reusableVectors(deps: PipelineDeps, record: ProcessingFile, part: PartFile, provider: AiProvider) {
   const vectors = new Map<number, Float32Array>();
   if (record.forced || !record.sha256) return { vectors }; // forced: ingest afresh
   const c = deps.config;
@@ -139,7 +140,7 @@ export async function runEmbed(deps: PipelineDeps, msg: EmbedMessage, ctx: Embed
     deps.storage.put(partVectorsKey(msg.fileId, msg.runId, msg.part), encodePacked(packed), 'application/octet-stream'),
   ]);
 
-  let updated = await deps.files.markPartDone(msg.fileId, msg.runId, msg.part, tokens, deps.now(), {
+  let updated: PipelineRecord | undefined = await deps.files.markPartDone(msg.fileId, msg.runId, msg.part, tokens, isoNow(deps.clock), {
     model: provider.embeddingModel,
     dimensions,
     ...(reused.from && { reusedFrom: reused.from }),

@@ -10,6 +10,7 @@ import { completeRun, readyToComplete } from './completion.ts';
 import { sendToStage } from './queue.ts';
 import { cleanUpStaleRun, isCurrentRun } from './leftovers.ts';
 import { countTextTokens } from './tokens.ts';
+import { isoNow } from '../clock.ts';
 
 // pdf-extract: text per page → quality check → token-aware chunks of the usable pages → parts
 // (one embedding request each). Parts are written and queued while extraction goes on, so
@@ -82,7 +83,7 @@ export async function runExtract(deps: PipelineDeps, msg: ExtractMessage, ctx: E
   // Progress for GET /message/pdf/{fileId}: the page count once, then pages done at most once a
   // second (a conditional write of the current run; a superseded run's write changes nothing).
   let progressAt = Date.now();
-  const progress = (set: Record<string, number>) => deps.files.updateRun(record.id, msg.runId, { ...set, updatedAt: deps.now() });
+  const progress = (p: { pagesTotal?: number; pagesDone: number }) => deps.files.recordPageProgress(record.id, msg.runId, p, isoNow(deps.clock));
   const unusable: number[] = [];
   let garbled = 0;
   const result = await extractTextBounded(bytes, {
@@ -109,22 +110,15 @@ export async function runExtract(deps: PipelineDeps, msg: ExtractMessage, ctx: E
 
   const toOcr = c.OCR_ENABLED ? unusable.slice(0, c.OCR_MAX_PAGES) : [];
   const unreadable = unusable.length - toOcr.length + result.failedPages;
-  const now = deps.now();
+  const now = isoNow(deps.clock);
   if (!toOcr.length) {
     if (result.textPages === 0) throw noUsableText(garbled, c.OCR_ENABLED);
-    const updated = await deps.files.updateRun(record.id, msg.runId, {
-      stage: 'embed',
-      pages: result.pages,
-      pagesDone: result.pages,
-      pagesTotal: result.pages,
-      textPages: result.textPages,
-      ocrPages: 0,
-      unreadablePages: unreadable,
-      chunks,
-      partsTotal: planner.parts,
-      extractedAt: now,
-      updatedAt: now,
-    });
+    const updated = await deps.files.recordExtraction(
+      record.id,
+      msg.runId,
+      { next: 'embed', pages: result.pages, textPages: result.textPages, unreadablePages: unreadable, chunks, partsTotal: planner.parts },
+      now,
+    );
     if (!updated) return cleanUpStaleRun(deps, record.id, msg.runId, await deps.files.get(record.id));
     if (readyToComplete(updated, msg.runId)) await completeRun(deps, updated);
     return;
@@ -133,22 +127,21 @@ export async function runExtract(deps: PipelineDeps, msg: ExtractMessage, ctx: E
   // OCR: ranges of pages, one message each; the last range to finish records the part count.
   const ranges: number[][] = [];
   for (let i = 0; i < toOcr.length; i += c.OCR_PAGES_PER_MESSAGE) ranges.push(toOcr.slice(i, i + c.OCR_PAGES_PER_MESSAGE));
-  const updated = await deps.files.updateRun(record.id, msg.runId, {
-    stage: 'ocr',
-    pages: result.pages,
-    pagesDone: result.pages,
-    pagesTotal: result.pages,
-    textPages: result.textPages,
-    unreadablePages: unreadable,
-    garbledPages: garbled,
-    extractChunks: chunks,
-    extractParts: planner.parts,
-    chunks,
-    ocrRangesTotal: ranges.length,
-    ocrRangesDone: 0,
-    extractedAt: now,
-    updatedAt: now,
-  });
+  const updated = await deps.files.recordExtraction(
+    record.id,
+    msg.runId,
+    {
+      next: 'ocr',
+      pages: result.pages,
+      textPages: result.textPages,
+      unreadablePages: unreadable,
+      garbledPages: garbled,
+      chunks,
+      extractParts: planner.parts,
+      ocrRangesTotal: ranges.length,
+    },
+    now,
+  );
   // Refused: the file was deleted (or re-ingested) while its text was extracted, and the parts
   // written meanwhile must not stay behind.
   if (!updated) return cleanUpStaleRun(deps, record.id, msg.runId, await deps.files.get(record.id));

@@ -6,6 +6,7 @@ import type { FetchMessage } from './messages.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
 import { sendToStage } from './queue.ts';
 import { cleanUpStaleRun, isCurrentRun } from './leftovers.ts';
+import { isoNow } from '../clock.ts';
 
 // pdf-fetch: the PDF from its URL into the bucket.
 
@@ -46,13 +47,7 @@ export async function runFetch(deps: PipelineDeps, msg: FetchMessage, ctx: Fetch
 
   const key = sourceKey(record.id, msg.runId);
   await deps.storage.put(key, bytes, 'application/pdf');
-  const advanced = await deps.files.updateRun(record.id, msg.runId, {
-    stage: 'extract',
-    sha256,
-    size: bytes.byteLength,
-    fetchedAt: deps.now(),
-    updatedAt: deps.now(),
-  });
+  const advanced = await deps.files.recordDownload(record.id, msg.runId, { sha256, size: bytes.byteLength }, isoNow(deps.clock));
   if (!advanced) return cleanUpStaleRun(deps, record.id, msg.runId, await deps.files.get(record.id));
   await sendToStage(deps.sqs, 'pdf-extract', [{ fileId: record.id, runId: msg.runId, key }]);
 }

@@ -23,12 +23,13 @@ export async function cleanUpStaleRun(deps: PipelineDeps, fileId: string, runId:
     await purgeFile(deps, fileId);
     return;
   }
-  if (record!.runId === runId) return;
+  const current = record!.status === 'uploaded' ? undefined : record!;
+  if (current?.runId === runId) return;
   const ownVectors = vectorsKey(fileId, runId);
   await Promise.all([
     deps.storage.deletePrefix(runWorkPrefix(fileId, runId)),
     // A completed run's vectors serve retrieval until the run that superseded it completes.
-    record!.vectorsKey !== ownVectors ? deps.storage.deleteKeys([ownVectors]) : undefined,
+    current?.vectorsKey !== ownVectors ? deps.storage.deleteKeys([ownVectors]) : undefined,
   ]);
 }
 
@@ -42,5 +43,5 @@ export async function purgeFile(deps: Pick<PipelineDeps, 'chunks' | 'storage'>, 
 }
 
 /** True when a record read by a stage belongs to its run and that run is still in progress. */
-export const isCurrentRun = (record: FileRecord | undefined, runId: string): record is FileRecord =>
-  !!record && record.runId === runId && record.status === 'processing';
+export const isCurrentRun = <R extends FileRecord>(record: R | undefined, runId: string): record is Extract<R, { status: 'processing' }> =>
+  !!record && record.status === 'processing' && record.runId === runId;

@@ -1,6 +1,6 @@
 import { estimateTokens } from '../ai/tokens.ts';
 import { logger } from '../logger.ts';
-import type { FileRecord } from '../files/file-repository.ts';
+import type { PipelineRecord, ProcessingFile } from '../files/file-repository.ts';
 import { ocrResultKey } from '../files/storage.ts';
 import { Chunker, type Chunk } from './chunker.ts';
 import { completeRun, readyToComplete } from './completion.ts';
@@ -13,6 +13,7 @@ import { PartPlanner } from './parts.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
 import { countTextTokens } from './tokens.ts';
 import { cleanUpStaleRun, isCurrentRun } from './leftovers.ts';
+import { isoNow } from '../clock.ts';
 
 // pdf-ocr: one range of pages without usable text → drawn and recognised (worker threads) →
 // the recognised text stored as the range's result → the range counted once (a set on the file
@@ -30,11 +31,11 @@ export interface OcrContext {
 /** Time kept in reserve to record a failure before the function is stopped. */
 const RESERVE_MS = 30_000;
 
-type RawRecord = FileRecord & { doneOcrRanges?: Set<number> };
+type RawRecord = ProcessingFile & { doneOcrRanges?: Set<number> };
 
 /** True when every OCR range of the run is recognised and the text is not yet chunked. */
-const readyToFinish = (r: RawRecord | undefined, runId: string): r is RawRecord =>
-  !!r && r.runId === runId && r.status === 'processing' && r.stage === 'ocr' && r.ocrRangesTotal !== undefined && (r.ocrRangesDone ?? 0) >= r.ocrRangesTotal;
+const readyToFinish = (r: PipelineRecord | undefined, runId: string): r is RawRecord =>
+  !!r && r.status === 'processing' && r.runId === runId && r.stage === 'ocr' && r.ocrRangesTotal !== undefined && (r.ocrRangesDone ?? 0) >= r.ocrRangesTotal;
 
 /**
  * Steps: skip a stale message → a range already counted only re-checks the finish → read the
@@ -71,7 +72,7 @@ export async function runOcr(deps: PipelineDeps, msg: OcrMessage, ctx: OcrContex
   };
   await deps.storage.put(ocrResultKey(msg.fileId, msg.runId, msg.range), JSON.stringify(result), 'application/json');
 
-  const updated = (await deps.files.markOcrRangeDone(msg.fileId, msg.runId, msg.range, deps.now())) ?? (await deps.files.getRaw(msg.fileId));
+  const updated = (await deps.files.markOcrRangeDone(msg.fileId, msg.runId, msg.range, isoNow(deps.clock))) ?? (await deps.files.getRaw(msg.fileId));
   // The file was deleted (or re-ingested) while its pages were recognised: nothing may stay.
   if (!isCurrentRun(updated, msg.runId)) return cleanUpStaleRun(deps, msg.fileId, msg.runId, updated);
   if (readyToFinish(updated, msg.runId)) await finishOcr(deps, updated);
@@ -85,7 +86,7 @@ export async function runOcr(deps: PipelineDeps, msg: OcrMessage, ctx: OcrContex
  * the same parts and the embed stage counts each once.
  */
 export async function finishOcr(deps: PipelineDeps, record: RawRecord): Promise<void> {
-  const runId = record.runId!;
+  const { runId } = record;
   const results = await Promise.all(
     Array.from({ length: record.ocrRangesTotal ?? 0 }, async (_, r) =>
       ocrResultSchema.parse(JSON.parse(Buffer.from(await deps.storage.get(ocrResultKey(record.id, runId, r))).toString('utf8'))),
@@ -120,15 +121,18 @@ export async function finishOcr(deps: PipelineDeps, record: RawRecord): Promise<
   planner.flush();
   await Promise.all(pending);
 
-  const now = deps.now();
-  const updated = await deps.files.updateRun(record.id, runId, {
-    stage: 'embed',
-    ocrPages: recognised.length,
-    // Pages OCR found blank are not unreadable (there is nothing to read); garbled ones are.
-    unreadablePages: (record.unreadablePages ?? 0) + garbledAfterOcr,
-    chunks: firstChunk + chunks,
-    partsTotal: (record.extractParts ?? 0) + planner.parts,
-    updatedAt: now,
-  });
+  const now = isoNow(deps.clock);
+  const updated = await deps.files.recordOcr(
+    record.id,
+    runId,
+    {
+      ocrPages: recognised.length,
+      // Pages OCR found blank are not unreadable (there is nothing to read); garbled ones are.
+      unreadablePages: (record.unreadablePages ?? 0) + garbledAfterOcr,
+      chunks: firstChunk + chunks,
+      partsTotal: (record.extractParts ?? 0) + planner.parts,
+    },
+    now,
+  );
   if (readyToComplete(updated, runId)) await completeRun(deps, updated);
 }

@@ -1,12 +1,13 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import { bucketName, dynamo, sqsClient, tableName } from '../clients.ts';
+import { bucketName, dynamo, sqsClient } from '../clients.ts';
 import { s3Client } from '../s3-client.ts';
-import { config, type Config } from '../config.ts';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
 import { ChunkRepository } from '../files/chunk-repository.ts';
 import { FileRepository } from '../files/file-repository.ts';
 import { FileStorage } from '../files/storage.ts';
 
-// What every pipeline stage works with, created once per cold start.
+// What every pipeline stage works with.
 
 export interface PipelineDeps {
   files: FileRepository;
@@ -14,22 +15,17 @@ export interface PipelineDeps {
   storage: FileStorage;
   sqs: SQSClient;
   config: Config;
-  now: () => string;
+  clock: Clock;
 }
 
-let cached: PipelineDeps | undefined;
-
-export function pipelineDeps(): PipelineDeps {
-  if (!cached) {
-    const c = config();
-    cached = {
-      files: new FileRepository(dynamo(), tableName()),
-      chunks: new ChunkRepository(dynamo(), tableName()),
-      storage: new FileStorage(s3Client(), bucketName()),
-      sqs: sqsClient(),
-      config: c,
-      now: () => new Date().toISOString(),
-    };
-  }
-  return cached;
+/** The pipeline's dependencies on a configuration, composed by each stage function at its cold start. */
+export function pipelineDeps(c: Config, clock: Clock): PipelineDeps {
+  return {
+    files: new FileRepository(dynamo(), c.TABLE_NAME),
+    chunks: new ChunkRepository(dynamo(), c.TABLE_NAME),
+    storage: new FileStorage(s3Client(), bucketName()),
+    sqs: sqsClient(),
+    config: c,
+    clock,
+  };
 }

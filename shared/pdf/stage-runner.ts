@@ -1,12 +1,12 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { z } from 'zod/mini';
-import { config } from '../config.ts';
 import { logger } from '../logger.ts';
 import { metrics } from '../metrics.ts';
 import type { PipelineStageName, StageSettings } from './stages.ts';
 import { clientFailureMessage, PermanentFailure, RetryableFailure, type Failure } from './failures.ts';
-import { pipelineDeps, type PipelineDeps } from './pipeline-deps.ts';
+import type { PipelineDeps } from './pipeline-deps.ts';
+import { isoNow } from '../clock.ts';
 
 // The SQS side of a pipeline stage: partial batch responses (Powertools batch), each body
 // validated, and the failure policy in one place:
@@ -44,9 +44,9 @@ function failureOf(stage: PipelineStageName, err: unknown, attempts: number): Fa
 export function stageHandler<S extends z.ZodMiniType<StageMessage>>(
   settings: StageSettings,
   schema: S,
+  deps: PipelineDeps,
   work: (deps: PipelineDeps, msg: z.infer<S>, ctx: StageContext) => Promise<void>,
 ) {
-  config(); // a bad setting fails the cold start
   const { name: stage, maxReceiveCount } = settings;
 
   const handleRecord = async (record: SQSRecord, context?: Context): Promise<void> => {
@@ -64,7 +64,6 @@ export function stageHandler<S extends z.ZodMiniType<StageMessage>>(
     const msg = parsed.data as z.infer<S> & StageMessage;
     const attempt = Number(record.attributes.ApproximateReceiveCount ?? '1') || 1;
     const lastAttempt = attempt >= maxReceiveCount;
-    const deps = pipelineDeps();
     // Keys on each line rather than appended to the shared logger (the local runtime runs
     // several invocations in one process).
     const keys = { stage, fileId: msg.fileId, runId: msg.runId, attempt };
@@ -79,13 +78,13 @@ export function stageHandler<S extends z.ZodMiniType<StageMessage>>(
     } catch (err) {
       if (err instanceof PermanentFailure) {
         logger.info('ingestion failed', { ...keys, reason: err.reason, detail: err.message });
-        if (await deps.files.fail(msg.fileId, msg.runId, failureOf(stage, err, attempt), deps.now())) metrics.ingestionFailed(err.reason);
+        if (await deps.files.fail(msg.fileId, msg.runId, failureOf(stage, err, attempt), isoNow(deps.clock))) metrics.ingestionFailed(err.reason);
         return; // consumed: retrying cannot help
       }
       if (lastAttempt) {
         const failure = failureOf(stage, err, attempt);
         logger.error('ingestion failed on its last attempt', { ...keys, reason: failure.reason, error: err as Error });
-        await deps.files.fail(msg.fileId, msg.runId, failure, deps.now()).then(
+        await deps.files.fail(msg.fileId, msg.runId, failure, isoNow(deps.clock)).then(
           (failed) => failed && metrics.ingestionFailed(failure.reason),
           (e) => logger.error('could not record the failure', { error: e as Error }),
         );

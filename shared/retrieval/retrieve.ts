@@ -6,7 +6,7 @@ import { logger } from '../logger.ts';
 import type { AiProvider, Source } from '../ai/types.ts';
 import { AttachmentRepository } from '../files/attachment-repository.ts';
 import { ChunkRepository } from '../files/chunk-repository.ts';
-import { FileRepository, type FileRecord } from '../files/file-repository.ts';
+import { FileRepository, type CompletedFile } from '../files/file-repository.ts';
 import { FileStorage } from '../files/storage.ts';
 import { bm25TopK, postingsByTerm } from './lexical-index.ts';
 import { binaryToVector, cosine, decodePacked, packedByteLength, topK, type PackedVectors } from './packed-vectors.ts';
@@ -94,7 +94,7 @@ class VectorCache {
  * A completed file's packed vectors. Gone (a lost local S3, an object deleted by hand), the file
  * cannot be searched until it is ingested again: 409 naming it, never a 500.
  */
-async function readVectors(storage: FileStorage, file: FileRecord & { vectorsKey: string }): Promise<Uint8Array> {
+async function readVectors(storage: FileStorage, file: CompletedFile): Promise<Uint8Array> {
   try {
     return await storage.get(file.vectorsKey);
   } catch (err) {
@@ -134,7 +134,7 @@ export function createRetriever(deps: RetrievalDeps) {
     const attachments = await deps.attachments.listByChat(chatId);
     if (!attachments.length) return [];
     const records = await deps.files.getMany(attachments.map((a) => a.fileId));
-    const usable = records.filter((f): f is FileRecord & { vectorsKey: string } => {
+    const usable = records.filter((f): f is CompletedFile => {
       if (f.status !== 'completed' || !f.vectorsKey) return false;
       if (f.model !== provider.embeddingModel) {
         logger.warn('file embedded with another model; not searched', { fileId: f.id, model: f.model, provider: provider.embeddingModel });

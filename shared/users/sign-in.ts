@@ -50,7 +50,7 @@ export async function signIn(deps: SignInDeps, claims: IdentityClaims): Promise<
       continue;
     }
     const fresh = await users.createProfile(createId(), profile, now);
-    if (await users.claimIdentity(claims.providerUserId, fresh.id)) return withToken(fresh, true);
+    if (await users.claimIdentity(claims.providerUserId, fresh.id, now)) return withToken(fresh, true);
     // Another sign-in claimed the identity first: drop ours and answer with theirs.
     await users.deleteProfile(fresh.id);
   }

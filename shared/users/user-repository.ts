@@ -1,6 +1,6 @@
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { Role } from '../auth/service-token.ts';
-import { isConditionFailure } from '../dynamo.ts';
+import { putIfAbsent, putNew, Repository, updateExpression, updateIf, type Item } from '../dynamo.ts';
 
 // Users. Two items per user: the profile (USER#<id> / PROFILE) and an identity claim
 // (IDP#<provider user id> / IDENTITY → userId). The claim is written with a condition, so two
@@ -31,20 +31,15 @@ export interface ProfileFromProvider {
 const profileKey = (id: string) => ({ PK: `USER#${id}`, SK: 'PROFILE' });
 const identityKey = (providerUserId: string) => ({ PK: `IDP#${providerUserId}`, SK: 'IDENTITY' });
 
-function toUser(item: Record<string, unknown>): User {
-  const { PK: _pk, SK: _sk, ...user } = item;
-  return user as unknown as User;
+function fromItem(item: Item): User {
+  const { id, email, role, name, address, picture, user_id, verified, createdAt, updatedAt } = item as unknown as User;
+  return { id, email, role, ...(name !== undefined && { name }), address, picture, user_id, verified, createdAt, updatedAt };
 }
 
-export class UserRepository {
-  constructor(
-    private readonly db: DynamoDBDocumentClient,
-    private readonly table: string,
-  ) {}
-
+export class UserRepository extends Repository {
   async get(id: string): Promise<User | undefined> {
     const out = await this.db.send(new GetCommand({ TableName: this.table, Key: profileKey(id) }));
-    return out.Item ? toUser(out.Item) : undefined;
+    return out.Item ? fromItem(out.Item) : undefined;
   }
 
   async userIdForIdentity(providerUserId: string): Promise<string | undefined> {
@@ -56,32 +51,20 @@ export class UserRepository {
 
   /** Refreshes what the provider owns (name, picture, verified, email) and the role. */
   async refresh(id: string, p: ProfileFromProvider, now: string): Promise<User | undefined> {
-    try {
-      const out = await this.db.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: profileKey(id),
-          ConditionExpression: 'attribute_exists(PK)',
-          UpdateExpression: `SET email = :email, verified = :verified, picture = :picture, #role = :role, updatedAt = :now${
-            p.name !== undefined ? ', #name = :name' : ''
-          }`,
-          ExpressionAttributeNames: { '#role': 'role', ...(p.name !== undefined && { '#name': 'name' }) },
-          ExpressionAttributeValues: {
-            ':email': p.email,
-            ':verified': p.verified,
-            ':picture': p.picture,
-            ':role': p.role,
-            ':now': now,
-            ...(p.name !== undefined && { ':name': p.name }),
-          },
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      return toUser(out.Attributes!);
-    } catch (err) {
-      if (isConditionFailure(err)) return undefined;
-      throw err;
-    }
+    const updated = await updateIf(this.db, {
+      TableName: this.table,
+      Key: profileKey(id),
+      ConditionExpression: 'attribute_exists(PK)',
+      ...updateExpression({
+        email: p.email,
+        verified: p.verified,
+        picture: p.picture,
+        role: p.role,
+        updatedAt: now,
+        ...(p.name !== undefined && { name: p.name }),
+      }),
+    });
+    return updated && fromItem(updated);
   }
 
   /** Writes a new profile (never overwrites one). */
@@ -98,13 +81,7 @@ export class UserRepository {
       createdAt: now,
       updatedAt: now,
     };
-    await this.db.send(
-      new PutCommand({
-        TableName: this.table,
-        Item: { ...profileKey(id), ...user },
-        ConditionExpression: 'attribute_not_exists(PK)',
-      }),
-    );
+    await putNew(this.db, { TableName: this.table, Item: { ...profileKey(id), ...user } });
     return user;
   }
 
@@ -113,38 +90,20 @@ export class UserRepository {
   }
 
   /** Claims an identity for a user; false when another user already holds it. */
-  async claimIdentity(providerUserId: string, userId: string): Promise<boolean> {
-    try {
-      await this.db.send(
-        new PutCommand({
-          TableName: this.table,
-          Item: { ...identityKey(providerUserId), userId, createdAt: new Date().toISOString() },
-          ConditionExpression: 'attribute_not_exists(PK)',
-        }),
-      );
-      return true;
-    } catch (err) {
-      if (isConditionFailure(err)) return false;
-      throw err;
-    }
+  claimIdentity(providerUserId: string, userId: string, now: string): Promise<boolean> {
+    return putIfAbsent(this.db, { TableName: this.table, Item: { ...identityKey(providerUserId), userId, createdAt: now } });
   }
 
   /** Re-points an identity whose user was deleted at a new user. */
   async repointIdentity(providerUserId: string, fromUserId: string, toUserId: string): Promise<boolean> {
-    try {
-      await this.db.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: identityKey(providerUserId),
-          ConditionExpression: 'userId = :from',
-          UpdateExpression: 'SET userId = :to',
-          ExpressionAttributeValues: { ':from': fromUserId, ':to': toUserId },
-        }),
-      );
-      return true;
-    } catch (err) {
-      if (isConditionFailure(err)) return false;
-      throw err;
-    }
+    const repointed = await updateIf(this.db, {
+      TableName: this.table,
+      Key: identityKey(providerUserId),
+      ConditionExpression: 'userId = :from',
+      UpdateExpression: 'SET userId = :to',
+      ExpressionAttributeValues: { ':from': fromUserId, ':to': toUserId },
+      ReturnValues: 'NONE',
+    });
+    return repointed !== undefined;
   }
 }

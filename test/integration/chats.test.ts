@@ -182,7 +182,7 @@ describe('GET /chat/{chatId}/messages', () => {
   test('pages the messages in sequence order', async () => {
     const chat = await createChat(alice.token);
     for (let i = 1; i <= 5; i++) {
-      await appendMessage(db, app.tableName, { chatId: chat.id, userId: alice.user.id, message: `m${i}`, messageType: 'user', type: 'message' });
+      await appendMessage(db, app.tableName, { chatId: chat.id, userId: alice.user.id, message: `m${i}`, messageType: 'user', type: 'message', timestamp: new Date().toISOString() });
     }
     const seen: string[] = [];
     let cursor: string | null = null;
@@ -220,11 +220,11 @@ describe('DELETE /chat/{chatId}', () => {
     const chat = await createChat(alice.token, { type: 'file' });
     // More items than one BatchWriteItem call takes (25), and a file attachment item.
     for (let i = 0; i < 30; i++) {
-      await appendMessage(db, app.tableName, { chatId: chat.id, userId: alice.user.id, message: `m${i}`, messageType: i % 2 ? 'ai' : 'user', type: 'message' });
+      await appendMessage(db, app.tableName, { chatId: chat.id, userId: alice.user.id, message: `m${i}`, messageType: i % 2 ? 'ai' : 'user', type: 'message', timestamp: new Date().toISOString() });
     }
     await db.send(new PutCommand({ TableName: app.tableName, Item: { PK: `CHAT#${chat.id}`, SK: 'FILE#abc', fileId: 'abc' } }));
     const other = await createChat(alice.token);
-    await appendMessage(db, app.tableName, { chatId: other.id, userId: alice.user.id, message: 'keep me', messageType: 'user', type: 'message' });
+    await appendMessage(db, app.tableName, { chatId: other.id, userId: alice.user.id, message: 'keep me', messageType: 'user', type: 'message', timestamp: new Date().toISOString() });
     expect(await partitionItems(chat.id)).toHaveLength(32);
 
     const res = await app.request('DELETE', `/chat/${chat.id}`, { token: alice.token });
@@ -242,7 +242,7 @@ describe('DELETE /chat/{chatId}', () => {
     const chat = await createChat(alice.token);
     await app.request('DELETE', `/chat/${chat.id}`, { token: alice.token });
     await expect(
-      appendMessage(db, app.tableName, { chatId: chat.id, userId: alice.user.id, message: 'late', messageType: 'user', type: 'file' }),
+      appendMessage(db, app.tableName, { chatId: chat.id, userId: alice.user.id, message: 'late', messageType: 'user', type: 'file', timestamp: new Date().toISOString() }),
     ).rejects.toBeInstanceOf(NotFoundError);
     expect(await partitionItems(chat.id)).toEqual([]);
   });

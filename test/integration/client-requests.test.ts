@@ -177,10 +177,10 @@ describe('a file chat whose PDF is still being processed', () => {
     const now = new Date().toISOString();
     const id = createId();
     // Arrange a file mid-extraction, attached to the chat, as the pipeline leaves it.
-    await files.create({
-      id, userId: alice.user.id, fileName: 'slow.pdf', contentType: 'application/pdf', size: 100, s3Key: `uploads/${id}`,
-      status: 'processing', stage: 'extract', runId: 'run-1', pagesDone: 4, pagesTotal: 10, createdAt: now, updatedAt: now,
-    });
+    await files.create({ id, userId: alice.user.id, fileName: 'slow.pdf', contentType: 'application/pdf', size: 100, s3Key: `uploads/${id}`, status: 'uploaded', createdAt: now, updatedAt: now });
+    await files.startRun({ id, userId: alice.user.id, runId: 'run-1', url: 'https://example.invalid/slow.pdf', force: false, now });
+    await files.recordDownload(id, 'run-1', { sha256: 'a'.repeat(64), size: 100 }, now);
+    await files.recordPageProgress(id, 'run-1', { pagesTotal: 10, pagesDone: 4 }, now);
     await attachments.attach({ chatId: chat.id, fileId: id, fileName: 'slow.pdf', userId: alice.user.id, attachedAt: now });
 
     for (const stream of [false, true]) {

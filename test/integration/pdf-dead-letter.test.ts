@@ -14,6 +14,7 @@ let app: TestApp;
 let sqs: SQSClient;
 let token: string;
 let files: import('#shared/files/file-repository.ts').FileRepository;
+type FailedFile = import('#shared/files/file-repository.ts').FailedFile;
 let recordDeadLetter: typeof import('#shared/pdf/dead-letter.ts').recordDeadLetter;
 
 beforeAll(async () => {
@@ -37,7 +38,7 @@ async function fileAt(stage: 'fetch' | 'extract') {
   const record = (await files.get(fileId))!;
   const runId = createId();
   await files.startRun({ id: fileId, userId: record.userId, runId, url: 'http://127.0.0.1:9/doc.pdf', force: false, now: new Date().toISOString() });
-  if (stage === 'extract') await files.updateRun(fileId, runId, { stage: 'extract' });
+  if (stage === 'extract') await files.recordDownload(fileId, runId, { sha256: 'a'.repeat(64), size: 1 }, new Date().toISOString());
   return { fileId, runId };
 }
 
@@ -99,16 +100,16 @@ test('pdf-extract dying on every attempt: the message reaches the DLQ and the fi
 test('the consumer fences: another run, a finished file, or a stage the run has passed change nothing', async () => {
   const { fileId, runId } = await fileAt('extract');
   // Another run's message, and a fetch message of this run (it is past fetch): both stale.
-  expect(await recordDeadLetter({ files, now: () => new Date().toISOString() }, JSON.stringify({ fileId, runId: createId() }))).toBe(false);
-  expect(await recordDeadLetter({ files, now: () => new Date().toISOString() }, JSON.stringify({ fileId, runId }))).toBe(false);
-  expect(await recordDeadLetter({ files, now: () => new Date().toISOString() }, 'not json')).toBe(false);
+  expect(await recordDeadLetter({ files, clock: () => new Date() }, JSON.stringify({ fileId, runId: createId() }))).toBe(false);
+  expect(await recordDeadLetter({ files, clock: () => new Date() }, JSON.stringify({ fileId, runId }))).toBe(false);
+  expect(await recordDeadLetter({ files, clock: () => new Date() }, 'not json')).toBe(false);
   expect((await files.get(fileId))!.status).toBe('processing');
   // An embed part of this run dies while extraction still goes on: that run can never complete.
   const part = JSON.stringify({ fileId, runId, part: 0, key: `work/${fileId}/${runId}/part-0.json` });
-  expect(await recordDeadLetter({ files, now: () => new Date().toISOString() }, part)).toBe(true);
-  expect((await files.get(fileId))!.failure).toMatchObject({ reason: 'PROCESSING_FAILED', stage: 'pdf-embed' });
+  expect(await recordDeadLetter({ files, clock: () => new Date() }, part)).toBe(true);
+  expect(((await files.get(fileId)) as FailedFile).failure).toMatchObject({ reason: 'PROCESSING_FAILED', stage: 'pdf-embed' });
   // The same message again (SQS delivers at least once): the file is no longer processing.
-  expect(await recordDeadLetter({ files, now: () => new Date().toISOString() }, part)).toBe(false);
+  expect(await recordDeadLetter({ files, clock: () => new Date() }, part)).toBe(false);
 });
 
 test("a message in pdf-fetch's DLQ fails its file too: the runtime consumes every stage's DLQ", async () => {

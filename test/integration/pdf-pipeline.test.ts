@@ -4,6 +4,7 @@ import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { createId } from '@paralleldrive/cuid2';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
+import type { FailedFile, ProcessingFile } from '#shared/files/file-repository.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
 import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
@@ -201,7 +202,9 @@ describe('messages', () => {
     const runId = createId();
     const user = (await files.get(fileId))!.userId;
     await files.startRun({ id: fileId, userId: user, runId, url: `${pdfs.url}/hello.pdf`, force: false, now: new Date().toISOString() });
-    await files.updateRun(fileId, runId, { stage: 'embed', pages: 1, chunks: parts * 3, partsTotal: parts, sha256: 'x'.repeat(64) });
+    const now = new Date().toISOString();
+    await files.recordDownload(fileId, runId, { sha256: 'x'.repeat(64), size: 1 }, now);
+    await files.recordExtraction(fileId, runId, { next: 'embed', pages: 1, textPages: 1, unreadablePages: 0, chunks: parts * 3, partsTotal: parts }, now);
     const chunks = [0, 1, 2].map((i) => ({ index: i, text: `Sentence number ${i} of the part.`, page: 1, pageEnd: 1, pageStarts: [[0, 1]], tokens: 8 }));
     await storage.put(partKey(fileId, runId, 0), JSON.stringify({ fileId, runId, part: 0, chunks }), 'application/json');
     return { files, fileId, runId, key: partKey(fileId, runId, 0) };
@@ -214,7 +217,7 @@ describe('messages', () => {
     const body = { fileId, runId, part: 0, key };
     await send('pdf-embed', body);
     await send('pdf-embed', body);
-    for (let i = 0; i < 100 && (await files.get(fileId))!.partsDone !== 1; i++) await sleep(50);
+    for (let i = 0; i < 100 && ((await files.get(fileId)) as ProcessingFile).partsDone !== 1; i++) await sleep(50);
     await sleep(300); // let the second delivery finish too
     const record = (await files.get(fileId))!;
     expect(record).toMatchObject({ status: 'processing', partsDone: 1, partsTotal: 2 });
@@ -223,7 +226,7 @@ describe('messages', () => {
     await send('pdf-embed', body);
     await sleep(500);
     expect(await chunkItems(fileId)).toHaveLength(3);
-    expect((await files.get(fileId))!.partsDone).toBe(1);
+    expect(((await files.get(fileId)) as ProcessingFile).partsDone).toBe(1);
   });
 
   /** Messages a queue holds, visible or in flight. */
@@ -248,7 +251,7 @@ describe('messages', () => {
     expect(failed.failure.message).toMatch(/after 5 attempts/);
     // Redriven to the DLQ and consumed there: the stage's own (more precise) failure stays.
     expect(await drained('pdf-embed')).toBe(0);
-    expect((await files.get(fileId))!.failure).toEqual(failed.failure);
+    expect(((await files.get(fileId)) as FailedFile).failure).toEqual(failed.failure);
   });
 
   test('a body that is not a valid message goes to the DLQ, where it changes nothing', async () => {

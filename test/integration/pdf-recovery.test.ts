@@ -74,7 +74,9 @@ test('runs cut short by a restart are queued again on start and complete', async
   const runId = createId();
   const userId = (await files.get(atEmbed))!.userId;
   await files.startRun({ id: atEmbed, userId, runId, url: `${pdfs.url}/hello.pdf`, force: false, now: new Date().toISOString() });
-  await files.updateRun(atEmbed, runId, { stage: 'embed', pages: 1, chunks: 1, partsTotal: 1, sha256: 'a'.repeat(64) });
+  const now = new Date().toISOString();
+  await files.recordDownload(atEmbed, runId, { sha256: 'a'.repeat(64), size: 1 }, now);
+  await files.recordExtraction(atEmbed, runId, { next: 'embed', pages: 1, textPages: 1, unreadablePages: 0, chunks: 1, partsTotal: 1 }, now);
   const chunk = { index: 0, text: 'Hello world.', page: 1, pageEnd: 1, pageStarts: [[0, 1]], tokens: 3 };
   await new FileStorage(s3Client(), first.bucket).put(partKey(atEmbed, runId, 0), JSON.stringify({ fileId: atEmbed, runId, part: 0, chunks: [chunk] }), 'application/json');
 

@@ -240,20 +240,22 @@ async function main() {
     let token: string;
     {
       // This process signs the token and seeds the rows like the functions would, with their configuration.
-      const { createDocumentClient } = await import('../../shared/clients.ts');
+      const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
+      const { DynamoDBDocumentClient } = await import('@aws-sdk/lib-dynamodb');
       const { UserRepository } = await import('../../shared/users/user-repository.ts');
       const { ChatRepository } = await import('../../shared/chats/chat-repository.ts');
       const { ServiceTokens, serviceTokenSettings } = await import('../../shared/auth/service-token.ts');
       const { loadConfig } = await import('../../shared/config.ts');
       const functionConfig = loadConfig(env);
-      const db = createDocumentClient(functionConfig);
+      const credentials = { accessKeyId: env.AWS_ACCESS_KEY_ID!, secretAccessKey: env.AWS_SECRET_ACCESS_KEY! };
+      const db = DynamoDBDocumentClient.from(new DynamoDBClient({ region: env.AWS_REGION!, endpoint: env.DYNAMODB_ENDPOINT!, credentials }));
       const userId = randomUUID().replace(/-/g, '').slice(0, 24);
       await new UserRepository(db, env.TABLE_NAME!).createProfile(
         userId,
         { providerUserId: `runtime-check|${userId}`, email: 'runtime@example.com', verified: true, picture: null, role: 'user' },
         new Date().toISOString(),
       );
-      const chat = await new ChatRepository(db, env.TABLE_NAME!).create(userId, { type: 'text', name: 'runtime check' });
+      const chat = await new ChatRepository(db, env.TABLE_NAME!).create(userId, { type: 'text', name: 'runtime check' }, new Date().toISOString());
       token = await new ServiceTokens(serviceTokenSettings(functionConfig), () => new Date()).issue({ userId, role: 'user' });
       const r = await runtimeFor(byName.get('send-message')!, env);
       try {

@@ -8,7 +8,7 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
 import { aiProvider } from '#shared/ai/provider.ts';
 import { estimateTokens } from '#shared/ai/tokens.ts';
 import { ChunkRepository, type ChunkItem } from '#shared/files/chunk-repository.ts';
-import { FileRepository } from '#shared/files/file-repository.ts';
+import { FileRepository, type ProcessingFile } from '#shared/files/file-repository.ts';
 import { FileStorage, partKey, sourceKey } from '#shared/files/storage.ts';
 import { runEmbed } from '#shared/pdf/embed-stage.ts';
 import { runExtract } from '#shared/pdf/extract-stage.ts';
@@ -54,7 +54,7 @@ afterAll(async () => {
 
 /** The pipeline's dependencies as the stages get them, with the storage and chunk store given. */
 function depsWith(storage: FileStorage, chunks: ChunkRepository): PipelineDeps {
-  return { files: new FileRepository(db, app.tableName), chunks, storage, sqs, config: app.config, now: () => new Date().toISOString() };
+  return { files: new FileRepository(db, app.tableName), chunks, storage, sqs, config: app.config, clock: () => new Date() };
 }
 const plainStorage = () => new FileStorage(s3, app.bucket);
 const plainChunks = () => new ChunkRepository(db, app.tableName);
@@ -122,7 +122,7 @@ test('deleted while a part is embedded: its chunk items and vectors are removed 
   await runFetch(deps, { fileId, runId });
   // Extract without pdf-embed running: the parts wait in the bucket (their messages in the queue).
   await runExtract(deps, { fileId, runId, key: sourceKey(fileId, runId) });
-  const partsTotal = (await new FileRepository(db, app.tableName).get(fileId))!.partsTotal!;
+  const partsTotal = ((await new FileRepository(db, app.tableName).get(fileId)) as ProcessingFile).partsTotal!;
   expect(partsTotal).toBeGreaterThan(1);
 
   // The delete runs to its end just before the first part's chunk items are written.

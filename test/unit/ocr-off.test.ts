@@ -18,14 +18,12 @@ function depsFor(pdf: Uint8Array) {
     files: {
       get: async () => ({ id: fileId, runId, status: 'processing' }),
       // Progress (pages read so far) is not a result; anything else recorded is.
-      updateRun: async (_id: string, _run: string, set: Record<string, unknown>) => {
-        const progressOnly = Object.keys(set).every((k) => k === 'updatedAt' || /^(pages|progress)/i.test(k));
-        if (!progressOnly) writes.push(`updateRun ${Object.keys(set).join(',')}`);
-      },
+      recordPageProgress: async () => undefined,
+      recordExtraction: async (_id: string, _run: string, e: { next: string }) => void writes.push(`recordExtraction ${e.next}`),
     },
     storage: { get: async () => pdf, put: async (key: string) => void writes.push(key) },
     sqs: { send: async () => void writes.push('sqs') },
-    now: () => new Date().toISOString(),
+    clock: () => new Date(),
   } as unknown as PipelineDeps;
   return { deps, writes };
 }

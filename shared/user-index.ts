@@ -1,0 +1,45 @@
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { queryPage, type Item, type Page } from './dynamo.ts';
+
+// GSI1 holds a partition per user: USER#<userId> / <KIND>#<createdAt>#<id> for the user's chats,
+// files and orders, so each kind is listed newest first by one query of one shape. The id in the
+// sort key keeps items of the same millisecond distinct and stably ordered.
+
+export type UserListKind = 'CHAT' | 'FILE' | 'ORDER';
+
+const KEY_ATTRIBUTES = ['PK', 'SK', 'GSI1PK', 'GSI1SK'] as const;
+
+export const userPartition = (userId: string) => `USER#${userId}`;
+
+/** The GSI1 attributes of an item listed in its owner's partition. */
+export const userListKeys = (kind: UserListKind, item: { userId: string; createdAt: string; id: string }) => ({
+  GSI1PK: userPartition(item.userId),
+  GSI1SK: `${kind}#${item.createdAt}#${item.id}`,
+});
+
+/** One page of the user's items of a kind, newest first; a cursor of another user or kind is refused. */
+export function userListPage<T>(
+  db: DynamoDBDocumentClient,
+  table: string,
+  userId: string,
+  kind: UserListKind,
+  page: { limit: number; cursor?: string | undefined },
+  fromItem: (item: Item) => T,
+  /** Leaves out items in a state no list shows (a chat being deleted). */
+  filter?: string,
+): Promise<Page<T>> {
+  const pk = userPartition(userId);
+  return queryPage(
+    db,
+    {
+      TableName: table,
+      IndexName: 'GSI1',
+      KeyConditionExpression: 'GSI1PK = :pk AND begins_with(GSI1SK, :kind)',
+      ...(filter && { FilterExpression: filter }),
+      ExpressionAttributeValues: { ':pk': pk, ':kind': `${kind}#` },
+      ScanIndexForward: false,
+    },
+    { ...page, keyAttributes: KEY_ATTRIBUTES, fixed: { GSI1PK: pk }, prefixes: { GSI1SK: `${kind}#` } },
+    fromItem,
+  );
+}
