@@ -3,6 +3,7 @@
 // they cannot drift apart. A function's entry file is always functions/<name>.ts.
 
 import type { AuthMode, HttpMethod, HttpRouteSettings } from '../shared/http/route.ts';
+import type { BucketPrefix } from '../shared/files/storage.ts';
 import { queueUrlSetting, type PipelineStageName, type StageSettings } from '../shared/pdf/stages.ts';
 
 export type { PipelineStageName };
@@ -29,8 +30,7 @@ export interface Access {
   ai?: AiUse[];
 }
 
-/** The bucket's top-level key prefixes (shared/files/storage.ts): uploads, a run's work files, a file's vectors. */
-export type BucketPrefix = 'uploads/' | 'work/' | 'vectors/';
+export type { BucketPrefix };
 
 /** `chat`: replies (Converse / chat completions); `embeddings`: embedding requests. */
 export type AiUse = 'chat' | 'embeddings';
@@ -179,8 +179,13 @@ export interface ManifestFunction {
   access: Access;
 }
 
-const DEFAULT_HTTP_TIMEOUT_SECONDS = 29;
-const DEFAULT_HTTP_MEMORY_MB = 1024;
+/** An HTTP route's limits unless it sets its own (API Gateway's integration timeout is 29 s). */
+export const DEFAULT_HTTP_TIMEOUT_SECONDS = 29;
+export const DEFAULT_HTTP_MEMORY_MB = 1024;
+
+/** A stage's queue must stay invisible while its consumer may still be working on it (AWS advises 6 × the function timeout). */
+export const VISIBILITY_TIMEOUT_FACTOR = 6;
+export const visibilityTimeoutSeconds = (stage: Pick<PipelineStage, 'timeoutSeconds'>) => stage.timeoutSeconds * VISIBILITY_TIMEOUT_FACTOR;
 
 export const entryOf = (name: string) => `functions/${name}.ts`;
 

@@ -4,7 +4,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { createId } from '@paralleldrive/cuid2';
 import { errorBody, type BodyShape } from '../../shared/http/envelope.ts';
 import { corsPreflight, renderGatewayResponse, type GatewayResponseType } from '../gateway-responses.ts';
-import { httpRouteList, type HttpMethod } from '../routes.ts';
+import { DEFAULT_HTTP_MEMORY_MB, DEFAULT_HTTP_TIMEOUT_SECONDS, httpRouteList, type HttpMethod } from '../routes.ts';
 import { responseStreamReader, type StreamSink } from './lambda-runtime.ts';
 import { FunctionFailure, inProcessInvoker, type Invoker } from './invoker.ts';
 
@@ -69,8 +69,8 @@ function compile(list: typeof httpRouteList): CompiledRoute[] {
       method: r.method,
       path: r.path,
       shape: r.shape,
-      timeoutSeconds: r.timeoutSeconds ?? 29,
-      memoryMb: r.memoryMb ?? 1024,
+      timeoutSeconds: r.timeoutSeconds ?? DEFAULT_HTTP_TIMEOUT_SECONDS,
+      memoryMb: r.memoryMb ?? DEFAULT_HTTP_MEMORY_MB,
       pattern: new RegExp(`^${source}/?$`),
       params,
     };

@@ -2,7 +2,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { loadConfig, type Config } from '../../shared/config.ts';
-import { deadLetterConsumerList, pipelineStageList, queueUrlVariable, type PipelineStageName } from '../routes.ts';
+import { deadLetterConsumerList, pipelineStageList, pipelineStages, queueUrlVariable, visibilityTimeoutSeconds, type PipelineStageName } from '../routes.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, ensureTable, startEmulators, type Emulators } from './emulators.ts';
 import { ensureBucket, ensureQueues, type QueueInfo } from './queues.ts';
 import { API_PREFIX, startGateway, type Gateway } from './gateway.ts';
@@ -99,8 +99,7 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
   try {
     await ensureTable(endpoints.dynamodb, tableName);
     await ensureBucket(endpoints.fauxqs, bucket);
-    const stageTimeouts = Object.fromEntries(pipelineStageList.map((s) => [s.name, s.timeoutSeconds]));
-    const queues = await ensureQueues(endpoints.fauxqs, prefix, (stage) => (stageTimeouts[stage] ?? 60) * 6);
+    const queues = await ensureQueues(endpoints.fauxqs, prefix, (stage) => visibilityTimeoutSeconds(pipelineStages[stage]));
 
     // Every function runs in instances of its own, with the manifest's memory and timeout, and
     // the environment below (filled in once the gateway's port is known, before any request).
@@ -179,45 +178,37 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
         import('../../shared/clients.ts'),
       ]);
       await resumeStuckIngestions({ files: new FileRepository(dynamo(), config.TABLE_NAME), sqs: sqsClient() });
+      // An event source mapping: a queue feeding a function of the manifest, isolated like every function.
+      const poll = (
+        fn: { name: string; entry: string; batchSize: number; timeoutSeconds: number; memoryMb: number },
+        queue: { url: string; arn: string },
+        concurrency: number,
+      ) =>
+        pollers.push(
+          startPoller({
+            name: fn.name,
+            sqs,
+            queueUrl: queue.url,
+            queueArn: queue.arn,
+            batchSize: fn.batchSize,
+            concurrency,
+            timeoutSeconds: fn.timeoutSeconds,
+            memoryMb: fn.memoryMb,
+            ...(o.retryDelaySeconds !== undefined && { retryDelaySeconds: o.retryDelaySeconds }),
+            invoker: functions,
+            entry: fn.entry,
+            onError: (err) => o.log !== false && console.error(`[${fn.name}]`, (err as Error).message),
+          }),
+        );
       for (const stage of pipelineStageList) {
         // A warm instance per stage from the start, so an ingestion does not wait on three cold starts.
         functions.prewarm(stage);
-        pollers.push(
-          startPoller({
-            name: stage.name,
-            sqs,
-            queueUrl: queues[stage.name].url,
-            queueArn: queues[stage.name].arn,
-            batchSize: stage.batchSize,
-            concurrency: stage.maxConcurrency,
-            timeoutSeconds: stage.timeoutSeconds,
-            memoryMb: stage.memoryMb,
-            ...(o.retryDelaySeconds !== undefined && { retryDelaySeconds: o.retryDelaySeconds }),
-            invoker: functions,
-            entry: stage.entry,
-            onError: (err) => o.log !== false && console.error(`[${stage.name}]`, (err as Error).message),
-          }),
-        );
+        poll(stage, queues[stage.name], stage.maxConcurrency);
       }
-      // The dead-letter consumers, fed by every stage's DLQ as in the stack, isolated like the stages.
+      // The dead-letter consumers, fed by every stage's DLQ as in the stack.
       for (const consumer of deadLetterConsumerList) {
         for (const stage of pipelineStageList) {
-          pollers.push(
-            startPoller({
-              name: consumer.name,
-              sqs,
-              queueUrl: queues[stage.name].dlqUrl,
-              queueArn: queues[stage.name].dlqArn,
-              batchSize: consumer.batchSize,
-              concurrency: 1,
-              timeoutSeconds: consumer.timeoutSeconds,
-              memoryMb: consumer.memoryMb,
-              ...(o.retryDelaySeconds !== undefined && { retryDelaySeconds: o.retryDelaySeconds }),
-              invoker: functions,
-              entry: consumer.entry,
-              onError: (err) => o.log !== false && console.error(`[${consumer.name}]`, (err as Error).message),
-            }),
-          );
+          poll(consumer, { url: queues[stage.name].dlqUrl, arn: queues[stage.name].dlqArn }, 1);
         }
       }
     }

@@ -8,7 +8,8 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { pipelineStageList, type PipelineStageName } from '../routes.ts';
+import { pipelineStageList, visibilityTimeoutSeconds, type PipelineStageName } from '../routes.ts';
+import { UPLOADS_PREFIX, WORK_PREFIX } from '../../shared/files/storage.ts';
 import { tableDefinition } from '../table.ts';
 import { bucketCorsRule } from '../bucket.ts';
 import type { StackSettings } from '../settings.ts';
@@ -17,16 +18,13 @@ import type { StackSettings } from '../settings.ts';
 // the pipeline queues with their dead-letter queues, and the alarm topic. The stateless stack
 // (functions, API) can be destroyed and redeployed freely on top of it.
 
-/** Presigned uploads land under this prefix (shared/files/storage.ts); they expire. */
-export const UPLOADS_PREFIX = 'uploads/';
-/** The pipeline's per-run work files; a run that never completes leaves them behind. */
-export const WORK_PREFIX = 'work/';
+// Presigned uploads expire; a run that never completes leaves its work files behind.
+export { UPLOADS_PREFIX, WORK_PREFIX } from '../../shared/files/storage.ts';
+export { VISIBILITY_TIMEOUT_FACTOR } from '../routes.ts';
 /** Work files outlive any message that could still need them (DLQ retention). */
 const WORK_FILES_DAYS = 14;
 /** The files bucket's server access logs (who read or wrote which object) are kept this long. */
 const ACCESS_LOG_DAYS = 90;
-/** A stage's queue must stay invisible while its consumer may still be working on it. */
-export const VISIBILITY_TIMEOUT_FACTOR = 6;
 
 export interface StatefulStackProps extends StackProps {
   settings: StackSettings;
@@ -132,7 +130,7 @@ export class StatefulStack extends Stack {
         reason: 'A dead-letter queue: pdf-dead-letter consumes it and marks the file failed; a DLQ of the DLQ would only move the message again',
       });
       const queue = new sqs.Queue(this, `${pascal(stage.queue)}Queue`, {
-        visibilityTimeout: Duration.seconds(stage.timeoutSeconds * VISIBILITY_TIMEOUT_FACTOR),
+        visibilityTimeout: Duration.seconds(visibilityTimeoutSeconds(stage)),
         deadLetterQueue: { queue: dlq, maxReceiveCount: stage.maxReceiveCount },
         encryption: sqs.QueueEncryption.SQS_MANAGED,
         enforceSSL: true,

@@ -14,8 +14,6 @@ export interface EmbeddingModelSpec {
   maxChars: number;
 }
 
-/** Titan Text Embeddings V2 outputs 256, 512 or 1024 values (default 1024). */
-export const TITAN_V2_DIMENSIONS = [256, 512, 1024] as const;
 /** Cohere Embed v3 on Bedrock: at most 96 texts per request, each at most 2048 characters. */
 export const COHERE_MAX_TEXTS = 96;
 export const COHERE_MAX_CHARS = 2048;

@@ -14,6 +14,7 @@ import { mapLimit } from '../map-limit.ts';
 import * as z from '../zod.ts';
 import { embeddingModelSpec, type BedrockEmbeddingModel } from './bedrock-models.ts';
 import { AiProviderError } from './errors.ts';
+import { idleAbort } from './idle-abort.ts';
 import { estimateUsage, modelMessages, type ModelMessage } from './prompt.ts';
 import { estimateTokens } from './tokens.ts';
 import type { AiProvider, ChatInput, EmbeddingResult, StreamPart, Usage } from './types.ts';
@@ -203,27 +204,15 @@ export function createBedrockProvider(settings: BedrockSettings): AiProvider {
     },
 
     async *streamReply(input): AsyncGenerator<StreamPart> {
-      // One controller for the caller's abort and our idle timeout (a stream that goes quiet).
-      const controller = new AbortController();
-      let idle = false;
-      const onAbort = () => controller.abort();
-      input.signal?.addEventListener('abort', onAbort, { once: true });
-      let timer: NodeJS.Timeout | undefined;
-      const armIdleTimer = () => {
-        clearTimeout(timer);
-        timer = setTimeout(() => {
-          idle = true;
-          controller.abort();
-        }, settings.timeoutMs);
-      };
+      const abort = idleAbort(input.signal, settings.timeoutMs);
       let text = '';
       let usage: Usage | undefined;
       let stopped = false;
       try {
-        const out = await client.send(new ConverseStreamCommand(request(input)), { abortSignal: controller.signal });
-        armIdleTimer();
+        const out = await client.send(new ConverseStreamCommand(request(input)), { abortSignal: abort.signal });
+        abort.arm();
         for await (const event of out.stream ?? []) {
-          armIdleTimer();
+          abort.arm();
           const delta = event.contentBlockDelta?.delta?.text;
           if (delta) {
             text += delta;
@@ -233,16 +222,15 @@ export function createBedrockProvider(settings: BedrockSettings): AiProvider {
           usage = toUsage(event.metadata?.usage) ?? usage;
         }
       } catch (err) {
-        if (idle) throw new AiProviderError('timeout', 'The AI provider stopped sending', { cause: err });
+        if (abort.idle) throw new AiProviderError('timeout', 'The AI provider stopped sending', { cause: err });
         if (input.signal?.aborted) return;
         const classified = classifyBedrockError(err);
         // Anything else mid-stream (a cut connection, a bad frame) is the provider's failure.
         throw classified instanceof AiProviderError ? classified : new AiProviderError('unavailable', 'The connection to the AI provider broke', { cause: err });
       } finally {
-        clearTimeout(timer);
-        input.signal?.removeEventListener('abort', onAbort);
+        abort.dispose();
       }
-      if (idle) throw new AiProviderError('timeout', 'The AI provider stopped sending');
+      if (abort.idle) throw new AiProviderError('timeout', 'The AI provider stopped sending');
       if (input.signal?.aborted) return;
       if (!stopped) throw new AiProviderError('unavailable', 'The AI provider ended the reply before finishing it');
       yield { type: 'usage', usage: usage ?? estimateUsage(input, text) };

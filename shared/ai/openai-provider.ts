@@ -1,5 +1,7 @@
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import { packBatches } from '../batches.ts';
 import { AiProviderError } from './errors.ts';
+import { idleAbort } from './idle-abort.ts';
 import { estimateUsage, modelMessages } from './prompt.ts';
 import { estimateTokens } from './tokens.ts';
 import type { AiProvider, ChatInput, EmbeddingResult, StreamPart, Usage } from './types.ts';
@@ -95,19 +97,7 @@ export function createOpenAiProvider(settings: OpenAiSettings): AiProvider {
     },
 
     async *streamReply(input): AsyncGenerator<StreamPart> {
-      // One controller for the caller's abort and our idle timeout.
-      const controller = new AbortController();
-      let idle = false;
-      const onAbort = () => controller.abort();
-      input.signal?.addEventListener('abort', onAbort, { once: true });
-      let timer: NodeJS.Timeout | undefined;
-      const armIdleTimer = () => {
-        clearTimeout(timer);
-        timer = setTimeout(() => {
-          idle = true;
-          controller.abort();
-        }, settings.timeoutMs);
-      };
+      const abort = idleAbort(input.signal, settings.timeoutMs);
       let text = '';
       let usage: Usage | undefined;
       let finished = false;
@@ -115,11 +105,11 @@ export function createOpenAiProvider(settings: OpenAiSettings): AiProvider {
         const openai = await sdk();
         const stream = await openai.chat.completions.create(
           { ...request(input), stream: true, stream_options: { include_usage: true } },
-          { signal: controller.signal },
+          { signal: abort.signal },
         );
-        armIdleTimer();
+        abort.arm();
         for await (const chunk of stream) {
-          armIdleTimer();
+          abort.arm();
           const choice = chunk.choices[0];
           const delta = choice?.delta?.content;
           if (delta) {
@@ -130,7 +120,7 @@ export function createOpenAiProvider(settings: OpenAiSettings): AiProvider {
           usage = toUsage(chunk.usage) ?? usage;
         }
       } catch (err) {
-        if (idle) throw new AiProviderError('timeout', 'The AI provider stopped sending', { cause: err });
+        if (abort.idle) throw new AiProviderError('timeout', 'The AI provider stopped sending', { cause: err });
         if (input.signal?.aborted) return;
         const classified = classify(err);
         // Anything else mid-stream (a connection cut, a malformed chunk) is the provider's failure.
@@ -138,11 +128,10 @@ export function createOpenAiProvider(settings: OpenAiSettings): AiProvider {
           ? classified
           : new AiProviderError('unavailable', 'The connection to the AI provider broke', { cause: err });
       } finally {
-        clearTimeout(timer);
-        input.signal?.removeEventListener('abort', onAbort);
+        abort.dispose();
       }
       // The SDK ends the iteration quietly on an abort; tell ours from the caller's.
-      if (idle) throw new AiProviderError('timeout', 'The AI provider stopped sending');
+      if (abort.idle) throw new AiProviderError('timeout', 'The AI provider stopped sending');
       if (input.signal?.aborted) return;
       if (!finished) throw new AiProviderError('unavailable', 'The AI provider ended the reply before finishing it');
       yield { type: 'usage', usage: usage ?? estimateUsage(input, text) };
@@ -186,18 +175,5 @@ function decodeVector(embedding: string | number[]): Float32Array {
 }
 
 /** Splits inputs into requests of at most `maxInputs` texts and about `maxTokens` tokens. */
-export function* batches(texts: string[], maxInputs: number, maxTokens: number): Generator<string[]> {
-  let batch: string[] = [];
-  let batchTokens = 0;
-  for (const text of texts) {
-    const t = estimateTokens(text);
-    if (batch.length && (batch.length >= maxInputs || batchTokens + t > maxTokens)) {
-      yield batch;
-      batch = [];
-      batchTokens = 0;
-    }
-    batch.push(text);
-    batchTokens += t;
-  }
-  if (batch.length) yield batch;
-}
+export const batches = (texts: string[], maxInputs: number, maxTokens: number): string[][] =>
+  packBatches(texts, { maxItems: maxInputs, maxWeight: maxTokens }, estimateTokens);

@@ -98,7 +98,6 @@ export const updateChatBody = z
       path: ['chatName'],
     }),
   );
-export type UpdateChatBody = z.infer<typeof updateChatBody>;
 
 /** A chat as GET /chat/{chatId} answers it: with the files attached to it and their status. */
 export const chatWithFilesSchema = z.object({
@@ -123,7 +122,6 @@ export const sendMessageBody = z.strictObject({
   chatId: cuidSchema,
   stream: z._default(z.boolean(), false),
 });
-export type SendMessageBody = z.infer<typeof sendMessageBody>;
 
 export const replySchema = z.object({
   response: z.string().check(z.describe("The assistant's reply")),

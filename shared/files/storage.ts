@@ -1,5 +1,4 @@
 import {
-  CopyObjectCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
   ListObjectsV2Command,
@@ -15,17 +14,23 @@ import {
 //   work/<fileId>/<runId>/part-<n>.vec      that part's packed vectors (embed → completion)
 //   vectors/<fileId>/<runId>.pvec           the completed file's packed vectors (retrieval)
 
+/** The bucket's top-level prefixes: the stack grants each function its own (infra/routes.ts) and expires uploads and work files. */
+export const UPLOADS_PREFIX = 'uploads/';
+export const WORK_PREFIX = 'work/';
+export const VECTORS_PREFIX = 'vectors/';
+export type BucketPrefix = typeof UPLOADS_PREFIX | typeof WORK_PREFIX | typeof VECTORS_PREFIX;
+
 const pad = (n: number) => String(n).padStart(5, '0');
-export const uploadKey = (userId: string, fileId: string) => `uploads/${userId}/${fileId}.pdf`;
-export const workPrefix = (fileId: string) => `work/${fileId}/`;
-export const runWorkPrefix = (fileId: string, runId: string) => `work/${fileId}/${runId}/`;
-export const sourceKey = (fileId: string, runId: string) => `work/${fileId}/${runId}/source.pdf`;
-export const partKey = (fileId: string, runId: string, part: number) => `work/${fileId}/${runId}/part-${pad(part)}.json`;
-export const partVectorsKey = (fileId: string, runId: string, part: number) => `work/${fileId}/${runId}/part-${pad(part)}.vec`;
+export const uploadKey = (userId: string, fileId: string) => `${UPLOADS_PREFIX}${userId}/${fileId}.pdf`;
+export const workPrefix = (fileId: string) => `${WORK_PREFIX}${fileId}/`;
+export const runWorkPrefix = (fileId: string, runId: string) => `${workPrefix(fileId)}${runId}/`;
+export const sourceKey = (fileId: string, runId: string) => `${runWorkPrefix(fileId, runId)}source.pdf`;
+export const partKey = (fileId: string, runId: string, part: number) => `${runWorkPrefix(fileId, runId)}part-${pad(part)}.json`;
+export const partVectorsKey = (fileId: string, runId: string, part: number) => `${runWorkPrefix(fileId, runId)}part-${pad(part)}.vec`;
 /** The text pdf-ocr recognised in one range of pages (a message's worth). */
-export const ocrResultKey = (fileId: string, runId: string, range: number) => `work/${fileId}/${runId}/ocr-${pad(range)}.json`;
-export const vectorsPrefix = (fileId: string) => `vectors/${fileId}/`;
-export const vectorsKey = (fileId: string, runId: string) => `vectors/${fileId}/${runId}.pvec`;
+export const ocrResultKey = (fileId: string, runId: string, range: number) => `${runWorkPrefix(fileId, runId)}ocr-${pad(range)}.json`;
+export const vectorsPrefix = (fileId: string) => `${VECTORS_PREFIX}${fileId}/`;
+export const vectorsKey = (fileId: string, runId: string) => `${vectorsPrefix(fileId)}${runId}.pvec`;
 
 export class FileStorage {
   constructor(
@@ -40,12 +45,6 @@ export class FileStorage {
 
   async put(key: string, body: Uint8Array | string, contentType: string): Promise<void> {
     await this.s3.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: contentType }));
-  }
-
-  async copy(from: string, to: string): Promise<void> {
-    await this.s3.send(
-      new CopyObjectCommand({ Bucket: this.bucket, Key: to, CopySource: `${this.bucket}/${from.split('/').map(encodeURIComponent).join('/')}` }),
-    );
   }
 
   async deleteKeys(keys: string[]): Promise<void> {

@@ -14,4 +14,3 @@ export const pageQuerySchema = z.strictObject({
   limit: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(100)), 20),
   cursor: z.optional(z.string().check(z.maxLength(2048))),
 });
-export type PageQuery = z.infer<typeof pageQuerySchema>;

@@ -12,31 +12,13 @@ import { PermanentFailure, RetryableFailure } from './failures.ts';
 import { partFileSchema, type EmbedMessage, type PartFile } from './messages.ts';
 import { cleanUpStaleRun, isCurrentRun } from './leftovers.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
+import { packBatches } from '../batches.ts';
 import { isoNow } from '../clock.ts';
 
 // pdf-embed: one part's chunks → embeddings (as few requests as the provider's limits allow,
 // a bounded number at once; the provider retries 429/5xx with backoff) → chunk items with
 // float32 Binary embeddings → the part's packed vectors (with its BM25 index) → the counter; the last part completes
 // the file.
-
-/** Splits texts into requests within the provider's limits (its own token estimate decides). */
-export function embeddingBatches(chunks: PartFile['chunks'], limits: AiProvider['embeddingLimits'], cost: (c: PartFile['chunks'][number]) => number) {
-  const out: PartFile['chunks'][] = [];
-  let batch: PartFile['chunks'] = [];
-  let tokens = 0;
-  for (const c of chunks) {
-    const t = cost(c);
-    if (batch.length && (batch.length >= limits.maxInputs || tokens + t > limits.maxTokens)) {
-      out.push(batch);
-      batch = [];
-      tokens = 0;
-    }
-    batch.push(c);
-    tokens += t;
-  }
-  if (batch.length) out.push(batch);
-  return out;
-}
 
 function embeddingFailure(err: unknown): Error {
   if (err instanceof AiProviderError) {
@@ -98,7 +80,8 @@ export async function runEmbed(deps: PipelineDeps, msg: EmbedMessage, ctx: Embed
   const { provider } = ctx;
   const reused = await reusableVectors(deps, record, part, provider);
   const toEmbed = part.chunks.filter((c) => !reused.vectors.has(c.index));
-  const batches = embeddingBatches(toEmbed, provider.embeddingLimits, (c) => ctx.estimateTokens(c.text));
+  // Within the provider's limits, by its own token estimate.
+  const batches = packBatches(toEmbed, { maxItems: provider.embeddingLimits.maxInputs, maxWeight: provider.embeddingLimits.maxTokens }, (c) => ctx.estimateTokens(c.text));
   let tokens = 0;
   const embedded = (
     await mapLimit(batches, ctx.concurrency, async (batch) => {

@@ -1,3 +1,4 @@
+import { GreedyPacker } from '../batches.ts';
 import type { Chunk } from './chunker.ts';
 
 // Fan-out: consecutive chunks grouped into parts, each filled up to what one embedding request
@@ -11,33 +12,31 @@ export interface PartLimits {
 }
 
 export class PartPlanner {
-  private current: Chunk[] = [];
-  private tokens = 0;
+  private readonly packer: GreedyPacker<Chunk>;
   private count: number;
 
   constructor(
-    private readonly limits: PartLimits,
-    private readonly costOf: (chunk: Chunk) => number,
+    limits: PartLimits,
+    costOf: (chunk: Chunk) => number,
     private readonly onPart: (part: number, chunks: Chunk[]) => void,
     /** Number of the first part (OCR parts are numbered after the text layer's). */
     private readonly firstPart = 0,
   ) {
+    this.packer = new GreedyPacker({ maxItems: limits.maxInputs, maxWeight: limits.maxTokens }, costOf);
     this.count = firstPart;
   }
 
   add(chunk: Chunk): void {
-    const cost = this.costOf(chunk);
-    if (this.current.length && (this.current.length >= this.limits.maxInputs || this.tokens + cost > this.limits.maxTokens)) this.flush();
-    this.current.push(chunk);
-    this.tokens += cost;
+    this.emit(this.packer.add(chunk));
   }
 
   /** Emits the last, partly filled part. */
   flush(): void {
-    if (!this.current.length) return;
-    this.onPart(this.count++, this.current);
-    this.current = [];
-    this.tokens = 0;
+    this.emit(this.packer.flush());
+  }
+
+  private emit(part: Chunk[] | undefined): void {
+    if (part) this.onPart(this.count++, part);
   }
 
   /** Parts emitted so far (by this planner). */

@@ -4,8 +4,6 @@ import { countTokens } from 'gpt-tokenizer/encoding/cl100k_base';
 // counts match what the embedding API bills and limits. Only pdf-extract imports this module
 // (the encoding's tables are about 1 MB; API bundles must not carry them).
 
-export const TOKEN_ENCODING = 'cl100k_base';
-
 // Text that spells a special token ("<|endoftext|>") is ordinary text in a PDF, not a control token.
 const AS_TEXT = { disallowedSpecial: new Set<string>() };
 

@@ -2,7 +2,7 @@ import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
 import { lastUserText, startBedrockTestServer, type BedrockTestServer } from '#test/helpers/bedrock-server.ts';
 import { splitIntoDeltas } from '#test/helpers/openai-server.ts';
-import { postSse, type SseResult } from '#test/helpers/sse.ts';
+import { chatCalls, eventually, kinds } from '#test/helpers/chat-calls.ts';
 
 // The README's chat and PDF flows end to end with AI_PROVIDER=bedrock: the local gateway and
 // handlers, the real Bedrock SDK pointed at the loopback stand-in (Converse, ConverseStream's
@@ -36,19 +36,7 @@ afterAll(async () => {
 beforeEach(() => bedrock.reset());
 
 const REPLY = 'Bedrock says the fox jumps over the lazy dog.';
-const newChat = async (body: object = { type: 'text' }) => (await app.request('POST', '/chat', { token, body })).body.data;
-const stream = (chatId: string, prompt: string, options: Parameters<typeof postSse>[3] = {}) =>
-  postSse(`${app.url}/message/logged-in`, token, { chatId, prompt, stream: true }, options);
-const history = async (chatId: string) => (await app.request('GET', `/chat/${chatId}/messages`, { token })).body.data as any[];
-const kinds = (sse: SseResult) => sse.events.map((e) => (e.event ? `event:${e.event}` : e.data === '[DONE]' ? '[DONE]' : 'delta'));
-
-async function eventually<T>(read: () => Promise<T>, ok: (value: T) => boolean): Promise<T> {
-  for (let i = 0; ; i++) {
-    const value = await read();
-    if (ok(value) || i >= 100) return value;
-    await new Promise((r) => setTimeout(r, 30));
-  }
-}
+const { newChat, stream, history } = chatCalls(() => ({ app, token }));
 
 test('a whole reply through Converse, with the usage Bedrock reported stored beside it', async () => {
   const chat = await newChat({ type: 'text', systemMessage: 'Answer in one line.' });

@@ -218,13 +218,13 @@ describe('messages', () => {
     await send('pdf-embed', body);
     await send('pdf-embed', body);
     for (let i = 0; i < 100 && ((await files.get(fileId)) as ProcessingFile).partsDone !== 1; i++) await sleep(50);
-    await sleep(300); // let the second delivery finish too
+    await drained('pdf-embed'); // the second delivery handled too
     const record = (await files.get(fileId))!;
     expect(record).toMatchObject({ status: 'processing', partsDone: 1, partsTotal: 2 });
     expect(await chunkItems(fileId)).toHaveLength(3);
     // Delivered again later: still three chunks, still one part counted.
     await send('pdf-embed', body);
-    await sleep(500);
+    await drained('pdf-embed');
     expect(await chunkItems(fileId)).toHaveLength(3);
     expect(((await files.get(fileId)) as ProcessingFile).partsDone).toBe(1);
   });

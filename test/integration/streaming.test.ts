@@ -1,6 +1,6 @@
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { splitIntoDeltas, startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
-import { postSse, type SseResult } from '#test/helpers/sse.ts';
+import { chatCalls, eventually, kinds } from '#test/helpers/chat-calls.ts';
 
 // Streamed replies (stream: true) through the local gateway's Lambda response streaming,
 // against the loopback OpenAI-compatible server, read with a real SSE parser.
@@ -31,19 +31,7 @@ beforeEach(() => ai.reset());
 
 const REPLY = 'The quick brown fox jumps over the lazy dog, twice.';
 
-const newChat = async () => (await app.request('POST', '/chat', { token, body: { type: 'text' } })).body.data;
-const stream = (chatId: string, prompt: string, options: Parameters<typeof postSse>[3] = {}) =>
-  postSse(`${app.url}/message/logged-in`, token, { chatId, prompt, stream: true }, options);
-const history = async (chatId: string) => (await app.request('GET', `/chat/${chatId}/messages`, { token })).body.data as any[];
-const kinds = (sse: SseResult) => sse.events.map((e) => (e.event ? `event:${e.event}` : e.data === '[DONE]' ? '[DONE]' : 'delta'));
-
-async function eventually<T>(read: () => Promise<T>, ok: (value: T) => boolean): Promise<T> {
-  for (let i = 0; ; i++) {
-    const value = await read();
-    if (ok(value) || i >= 100) return value;
-    await new Promise((r) => setTimeout(r, 30));
-  }
-}
+const { newChat, stream, history } = chatCalls(() => ({ app, token }));
 
 test('streams one event per delta in order, then usage, then [DONE] and a blank line; the reply is stored', async () => {
   const chat = await newChat();

@@ -1,0 +1,34 @@
+import type { TestApp } from './app.ts';
+import { postSse, type SseResult } from './sse.ts';
+
+// The chat calls the reply tests make as one signed-in user: `who` is read at each call, so the
+// app and token can be set in beforeAll.
+
+export function chatCalls(who: () => { app: TestApp; token: string }) {
+  return {
+    newChat: async (body: object = { type: 'text' }) => {
+      const { app, token } = who();
+      return (await app.request('POST', '/chat', { token, body })).body.data;
+    },
+    stream: (chatId: string, prompt: string, options: Parameters<typeof postSse>[3] = {}) => {
+      const { app, token } = who();
+      return postSse(`${app.url}/message/logged-in`, token, { chatId, prompt, stream: true }, options);
+    },
+    history: async (chatId: string) => {
+      const { app, token } = who();
+      return (await app.request('GET', `/chat/${chatId}/messages`, { token })).body.data as any[];
+    },
+  };
+}
+
+/** A stream's events by kind: `event:<name>`, `delta` or `[DONE]`. */
+export const kinds = (sse: SseResult) => sse.events.map((e) => (e.event ? `event:${e.event}` : e.data === '[DONE]' ? '[DONE]' : 'delta'));
+
+/** Reads until `ok` (at most about 3 s): what a reply stored after its stream ended. */
+export async function eventually<T>(read: () => Promise<T>, ok: (value: T) => boolean): Promise<T> {
+  for (let i = 0; ; i++) {
+    const value = await read();
+    if (ok(value) || i >= 100) return value;
+    await new Promise((r) => setTimeout(r, 30));
+  }
+}
