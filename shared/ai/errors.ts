@@ -1,5 +1,6 @@
 // Failures of an AI provider call, classified once so callers can answer with the right status
-// (timeout → 504, rate-limited → 503, anything else → 502) or the right stream error event.
+// (shared/http/errors.ts: timeout → 504, rate-limited → 503, anything else → 502) or the right
+// stream error event.
 
 export type AiFailureKind = 'timeout' | 'rate-limited' | 'unavailable' | 'failed';
 

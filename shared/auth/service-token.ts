@@ -132,7 +132,7 @@ export class ServiceTokens {
 
 const VERIFIED_MAX = 1_000;
 
-/** The token of an `Authorization: Bearer <token>` header, or a 401. */
+/** The token of an `Authorization: Bearer <token>` header, or UnauthenticatedError. */
 export function bearerToken(headers: Record<string, string | undefined>): string {
   const value = headers.authorization;
   if (!value) throw new UnauthenticatedError('Missing Authorization header');

@@ -1,6 +1,6 @@
 import * as z from '../zod.ts';
 import { config } from '../config.ts';
-import { cuidSchema, pageQuerySchema } from '../http/schemas.ts';
+import { cuidSchema, pageQuerySchema } from '../schemas.ts';
 import type { NamedSchemas, RouteContracts } from '../openapi/contract.ts';
 import { embeddingsDataSchema } from '../files/schemas.ts';
 

@@ -73,7 +73,7 @@ interface Prepared {
 const DEFAULT_RETRIEVAL_K = 6;
 
 /**
- * A file chat whose files are all still being ingested cannot answer from them yet: say so (409)
+ * A file chat whose files are all still being ingested cannot answer from them yet: say so (ConflictError)
  * before anything is stored, rather than reply that no document matched.
  */
 async function assertFilesReady(deps: SendMessageDeps, chatId: string): Promise<void> {
@@ -102,8 +102,8 @@ function deadlineError(err: unknown): unknown {
 }
 
 /**
- * Everything before the model call; every client error (404, 403, 400, 409) is found here.
- * Steps: load the chat (404 unknown, 403 someone else's, 400 deactivated, 409 a file chat whose
+ * Everything before the model call; every refusal of the caller's input is found here.
+ * Steps: load the chat (not found, someone else's, deactivated, or a file chat whose
  * files are all still being ingested) → store the user's message (its sequence number from the
  * chat's counter) → read the history that fits the token budget, oldest dropped first → in a file
  * chat, make the retrieval query from the conversation (a follow-up is rewritten into a standalone
@@ -151,7 +151,7 @@ async function prepare(deps: SendMessageDeps, req: SendMessageRequest): Promise<
 
 /**
  * Holds the reply's likely cost against the user's daily budget before anything is stored (a
- * 429 then changes nothing): the prompt's estimate plus the longest reply. Settled to the real
+ * refusal then changes nothing): the prompt's estimate plus the longest reply. Settled to the real
  * usage once the reply is known (shared/limits/user-limits.ts).
  */
 async function reserve(deps: SendMessageDeps, req: SendMessageRequest) {
@@ -183,13 +183,13 @@ function storeReply(
 }
 
 /**
- * The reply in one piece (a token reservation first: 429 when the daily budget cannot hold it).
+ * The reply in one piece (a token reservation first: refused when the daily budget cannot hold it).
  * Steps: prepare (above) → call the model (within the deadline) → in a file chat, remove the
  * [n] markers that name no source and flag the cited sources → store the reply with its usage
  * (the follow-up rewrite's included) and sources → return it. A model failure leaves the user's message stored, unanswered.
  */
 export async function sendMessage(deps: SendMessageDeps, req: SendMessageRequest): Promise<Reply> {
-  const reservation = await reserve(deps, req); // 429 before anything is stored
+  const reservation = await reserve(deps, req); // refused before anything is stored
   let prepared: Prepared;
   let result: { text: string; usage: Usage };
   try {
@@ -244,7 +244,7 @@ export interface StreamedReply {
  * reply cited) and `usage`, or `error` after a failure.
  */
 export async function streamMessage(deps: SendMessageDeps, req: SendMessageRequest): Promise<StreamedReply> {
-  const reservation = await reserve(deps, req); // 429 before anything is stored or streamed
+  const reservation = await reserve(deps, req); // refused before anything is stored or streamed
   let prepared: Prepared;
   try {
     prepared = await prepare(deps, req);

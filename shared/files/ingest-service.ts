@@ -35,7 +35,7 @@ export interface IngestDeps {
 export interface IngestOptions {
   /** How long to wait for the pipeline before answering that it is still in progress. */
   waitMs: number;
-  /** Ingestions one user may have in flight; one more is refused with 429. */
+  /** Ingestions one user may have in flight; one more is refused (LimitExceededError). */
   maxInFlightPerUser: number;
 }
 
@@ -51,7 +51,7 @@ const failureError = (record: FailedFile) =>
   new IngestionFailedError(record.failure ?? { reason: 'PROCESSING_FAILED', message: 'Processing failed' });
 
 /**
- * A URL refused or a size check failed: 400 with the reason (URL_REFUSED, TOO_LARGE,
+ * A URL refused or a size check failed: InvalidInputError with the reason (URL_REFUSED, TOO_LARGE,
  * DOWNLOAD_FAILED). A failed size check says nothing of how it failed (clientFailureMessage).
  */
 function urlError(err: PermanentFailure | RetryableFailure): InvalidInputError {
@@ -174,7 +174,7 @@ async function waitForRun(files: FileRepository, start: FileRecord, waitMs: numb
   return record;
 }
 
-/** GET /message/pdf/{fileId}: the caller's file (404 for anyone else). */
+/** GET /message/pdf/{fileId}: the caller's file (not found for anyone else). */
 export async function pdfStatus(files: FileRepository, userId: string, fileId: string) {
   const record = await files.get(fileId);
   if (!record || record.userId !== userId || isDeletedFile(record)) throw fileNotFound();

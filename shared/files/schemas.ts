@@ -1,5 +1,5 @@
 import * as z from '../zod.ts';
-import { cuidSchema, pageQuerySchema } from '../http/schemas.ts';
+import { cuidSchema, pageQuerySchema } from '../schemas.ts';
 import type { NamedSchemas, RouteContracts } from '../openapi/contract.ts';
 import { failureReasons } from '../pdf/failures.ts';
 

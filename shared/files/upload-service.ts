@@ -79,7 +79,7 @@ export async function createUpload(deps: UploadDeps, userId: string, body: z.inf
 }
 
 /**
- * Steps: the caller's record (404 for anyone else) → retire its run (pipeline messages in
+ * Steps: the caller's record (not found for anyone else) → retire its run (pipeline messages in
  * flight become no-ops) → detach it from its chats → delete its chunks → delete its objects
  * (upload, work files, packed vectors) → delete the record last, so a failed delete can be
  * retried.

@@ -7,10 +7,11 @@ import type { UsageCounters } from './usage-counters.ts';
 // - requests per minute on the expensive routes (the manifest's `rateLimit`), a fixed window per
 //   UTC minute: one conditional ADD per request;
 // - a daily token budget (UTC day) for model replies and embeddings. A reply reserves its
-//   prompt's estimate plus the longest reply before the model is called (refused: 429, nothing
+//   prompt's estimate plus the longest reply before the model is called (refused: LimitExceededError, nothing
 //   stored) and settles to the provider's real usage afterwards; an ingestion is admitted while
 //   the budget is not spent, and its embedding tokens are charged as each part is embedded.
-// Over a limit: 429 with Retry-After (the end of the minute, or of the UTC day). 0 turns a limit off.
+// Over a limit: LimitExceededError with the seconds until it renews (the end of the minute, or of
+// the UTC day). 0 turns a limit off.
 
 export type RateLimitName = 'messages' | 'ingestions' | 'uploads';
 
@@ -63,7 +64,7 @@ export class UserLimits {
     return Math.max(1, Math.ceil((DAY_MS - (ms % DAY_MS)) / 1000));
   }
 
-  /** Counts one request on a rate-limited route; 429 when the minute's allowance is used up. */
+  /** Counts one request on a rate-limited route; LimitExceededError when the minute's allowance is used up. */
   async takeRequest(userId: string, name: RateLimitName): Promise<void> {
     const limit = this.settings.perMinute[name];
     if (!limit) return;
@@ -76,7 +77,7 @@ export class UserLimits {
     }
   }
 
-  /** Holds `tokens` of today's budget for a reply; 429 when they do not fit. */
+  /** Holds `tokens` of today's budget for a reply; LimitExceededError when they do not fit. */
   async reserveTokens(userId: string, tokens: number): Promise<TokenReservation | undefined> {
     const budget = this.settings.dailyTokens;
     if (!budget) return undefined;
@@ -93,7 +94,7 @@ export class UserLimits {
     await this.counters.add({ subject: reservation.userId, counter: tokenCounter(reservation.day) }, usedTokens - reservation.tokens);
   }
 
-  /** 429 when today's budget is already spent (admission of work whose cost is known later). */
+  /** LimitExceededError when today's budget is already spent (admission of work whose cost is known later). */
   async assertTokensLeft(userId: string): Promise<void> {
     const budget = this.settings.dailyTokens;
     if (!budget) return;

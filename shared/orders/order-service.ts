@@ -14,8 +14,8 @@ const notFound = () => new NotFoundError('Order not found');
 
 /**
  * Places an order for the caller:
- * 1. load every named product in one batch; any unknown one is a 400 naming it;
- * 2. refuse items in more than one currency (400);
+ * 1. load every named product in one batch; any unknown one is refused by name;
+ * 2. refuse items in more than one currency;
  * 3. copy name and price into each item and compute the total from them (prices at order time);
  * 4. store the order with status New.
  */
@@ -66,7 +66,7 @@ export async function createOrder(
 /**
  * Reads one order:
  * 1. load it by id;
- * 2. 404 when there is none or when the caller is neither its owner nor an admin (a stranger
+ * 2. not found when there is none or when the caller is neither its owner nor an admin (a stranger
  *    cannot tell someone else's order from a missing one).
  */
 export async function getOrder(orders: OrderRepository, user: AuthUser, id: string): Promise<Order> {
@@ -86,10 +86,10 @@ export function listOrders(orders: OrderRepository, user: AuthUser, limit: numbe
 
 /**
  * Moves an order to another status (admin):
- * 1. load it; 404 when there is none;
- * 2. check the move against the status machine; 409 naming the current status when forbidden;
+ * 1. load it; not found when there is none;
+ * 2. check the move against the status machine; InvalidTransitionError naming the current status when forbidden;
  * 3. write the new status on condition that the status is still the one read in 1, so of two
- *    racing updates one wins and the other gets a 409 naming the status it lost to.
+ *    racing updates one wins and the other gets a ConflictError naming the status it lost to.
  */
 export async function changeOrderStatus(orders: OrderRepository, id: string, to: OrderStatus, clock: Clock): Promise<Order> {
   const order = await orders.get(id, true);

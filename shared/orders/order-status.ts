@@ -2,7 +2,7 @@ import { InvalidTransitionError } from '../errors.ts';
 
 // The order status machine (DESIGN §6): New → Processing → Shipped → Delivered, and
 // New | Processing → Cancelled. Delivered and Cancelled are final. Setting the status an order
-// already has is refused like any other move the machine does not list (409), so a retried or
+// already has is refused like any other move the machine does not list (InvalidTransitionError), so a retried or
 // duplicated update can never pass unnoticed as a second change.
 
 export const ORDER_STATUSES = ['New', 'Processing', 'Shipped', 'Delivered', 'Cancelled'] as const;

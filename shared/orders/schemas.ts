@@ -1,6 +1,6 @@
 import * as z from '../zod.ts';
 import type { NamedSchemas, RouteContracts } from '../openapi/contract.ts';
-import { cuidSchema, pageQuerySchema } from '../http/schemas.ts';
+import { cuidSchema, pageQuerySchema } from '../schemas.ts';
 import { ORDER_STATUSES } from './order-status.ts';
 
 // Orders: request schemas, the payload schema and the contracts of the order routes. Order

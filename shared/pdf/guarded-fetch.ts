@@ -34,7 +34,7 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const USER_AGENT = 'chat-orders-pdf-service/1 (+pdf ingestion)';
 
 const refused = (message: string) => new PermanentFailure('DOWNLOAD_FAILED', message);
-/** The URL itself is not allowed (SSRF guard): the caller's input, answered 400. */
+/** The URL itself is not allowed (SSRF guard): the caller's input (URL_REFUSED). */
 const notAllowed = (message: string) => new PermanentFailure('URL_REFUSED', message);
 
 /** Parses and checks the form of a PDF URL (no network). Throws PermanentFailure. */

@@ -1,5 +1,5 @@
 import * as z from '../zod.ts';
-import { cuidSchema } from '../http/schemas.ts';
+import { cuidSchema } from '../schemas.ts';
 
 // Bodies of the pipeline's SQS messages: ids and S3 keys only, never document text (SQS caps a
 // message at 256 KB). Validated on receipt like any other input.

@@ -23,7 +23,7 @@ export async function createProduct(products: ProductRepository, input: CreatePr
 
 /**
  * Reads one product:
- * 1. load it by id; 404 when there is none.
+ * 1. load it by id; not found when there is none.
  */
 export async function getProduct(products: ProductRepository, id: string): Promise<Product> {
   return (await products.get(id)) ?? throwIt(notFound());
@@ -32,7 +32,7 @@ export async function getProduct(products: ProductRepository, id: string): Promi
 /**
  * Changes some fields of a product:
  * 1. apply the given fields and a new updatedAt in one conditional write (the product must exist);
- * 2. 404 when it does not.
+ * 2. not found when it does not.
  */
 export async function updateProduct(products: ProductRepository, id: string, changes: UpdateProductInput, clock: Clock): Promise<Product> {
   return (await products.update(id, changes, isoNow(clock))) ?? throwIt(notFound());
@@ -40,7 +40,7 @@ export async function updateProduct(products: ProductRepository, id: string, cha
 
 /**
  * Deletes a product:
- * 1. delete it conditionally (it must exist); 404 when it does not.
+ * 1. delete it conditionally (it must exist); not found when it does not.
  * Placed orders keep their own copy of the product's name and price.
  */
 export async function deleteProduct(products: ProductRepository, id: string): Promise<void> {

@@ -1,6 +1,6 @@
 import * as z from '../zod.ts';
 import type { NamedSchemas, RouteContracts } from '../openapi/contract.ts';
-import { cuidSchema, pageQuerySchema } from '../http/schemas.ts';
+import { cuidSchema, pageQuerySchema } from '../schemas.ts';
 
 // Products: request schemas, the payload schema and the contracts of the product routes.
 // Product routes answer bare objects and `{ message, errors? }` errors, like the order routes.

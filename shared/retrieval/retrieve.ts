@@ -92,7 +92,7 @@ class VectorCache {
 
 /**
  * A completed file's packed vectors. Gone (a lost local S3, an object deleted by hand), the file
- * cannot be searched until it is ingested again: 409 naming it, never a 500.
+ * cannot be searched until it is ingested again: ConflictError naming it, never an internal error.
  */
 async function readVectors(storage: FileStorage, file: CompletedFile): Promise<Uint8Array> {
   try {

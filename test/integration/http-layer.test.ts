@@ -6,7 +6,7 @@ import type { HttpRoute } from '#infra/routes.ts';
 import { httpHandler, type HttpLayer } from '#shared/http/handler.ts';
 import { logger } from '#shared/logger.ts';
 import { ConflictError } from '#shared/errors.ts';
-import { cuidSchema } from '#shared/http/schemas.ts';
+import { cuidSchema } from '#shared/schemas.ts';
 
 // The HTTP layer every route shares, exercised through the local gateway over real HTTP with
 // handlers made for the test: parsing, validation, error mapping, body shapes, headers, routing

@@ -1,11 +1,11 @@
-import * as z from '../zod.ts';
+import * as z from './zod.ts';
 
-// Request pieces shared by every route.
+// Schema pieces every domain's contract shares (ids, list pages).
 
 /**
  * An id: a CUID2 (what createId() produces: a letter, then 23 lower-case letters or digits), or a
  * legacy CUID (version 1: `c` and 24 more, as older clients of this API hold). A well-formed id
- * that names nothing is then a 404, not a 400.
+ * that names nothing is then not found, not invalid.
  */
 export const cuidSchema = z.string().check(z.regex(/^(?:[a-z][a-z0-9]{23}|c[a-z0-9]{24})$/, 'Must be a CUID'));
 
