@@ -54,7 +54,7 @@ export abstract class Repository {
 // decode to a key of the expected attributes is refused, never passed to DynamoDB.
 
 /** A cursor this list did not issue (or could not have). */
-export const invalidCursor = () => new InvalidInputError('Invalid cursor', [{ path: 'query.cursor', message: 'Not a cursor this list issued' }]);
+const invalidCursor = () => new InvalidInputError('Invalid cursor', [{ path: 'query.cursor', message: 'Not a cursor this list issued' }]);
 
 export function encodeCursor(key: Item | undefined): string | undefined {
   return key ? Buffer.from(JSON.stringify(key), 'utf8').toString('base64url') : undefined;
@@ -65,7 +65,7 @@ export function encodeCursor(key: Item | undefined): string | undefined {
  * key values the query itself pins (its partition key), and `prefixes` the sort-key prefixes it
  * reads: a cursor from another partition or list (another user's, another chat's) is refused.
  */
-export function decodeCursor(
+function decodeCursor(
   cursor: string | undefined,
   attributes: readonly string[],
   fixed: Record<string, string> = {},

@@ -32,7 +32,7 @@ const toItem = (chat: Chat): Item => ({
   messageCount: 0,
 });
 
-export function fromItem(item: Item): Chat {
+function fromItem(item: Item): Chat {
   const { id, userId, chatName, systemMessage, createdAt, updatedAt, status, type } = item as Chat;
   return { id, userId, chatName, systemMessage, createdAt, updatedAt, status, type };
 }

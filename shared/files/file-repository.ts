@@ -137,7 +137,7 @@ const RUN_PROGRESS_RESET = [
 
 const toItem = (r: UploadedFile): Item => ({ ...fileKey(r.id), ...userListKeys('FILE', r), ...r });
 
-export function fromItem(item: Item): FileRecord {
+function fromItem(item: Item): FileRecord {
   const out: Item = {};
   for (const k of FIELDS) if (item[k] !== undefined) out[k] = item[k];
   if (item.chatIds instanceof Set) out.chatIds = [...item.chatIds].sort();

@@ -2,12 +2,13 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
 import { loadFunction } from '#infra/local/runtime.ts';
 import { lambdaContext } from '#infra/local/lambda-runtime.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
+import { messagesIn } from '#test/helpers/queues.ts';
 import { startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
 import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 import { makeTextPdf } from '#test/helpers/make-pdf.ts';
@@ -229,12 +230,7 @@ test('every stage’s message delivered again mid-run, and a consumer that throw
   const first = handler(batch, lambdaContext('pdf-embed', 60_000));
 
   // The fetch and extract duplicates handled while embedding is held (their queues empty: taken and deleted).
-  const inQueue = async (stage: 'pdf-fetch' | 'pdf-extract') => {
-    const names = ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] as const;
-    const out = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: app.queues[stage].url, AttributeNames: [...names] }));
-    return names.reduce((n, name) => n + Number(out.Attributes?.[name] ?? 0), 0);
-  };
-  await until(async () => (await inQueue('pdf-fetch')) + (await inQueue('pdf-extract')), (n) => n === 0, 'the fetch and extract duplicates to be handled');
+  await until(async () => (await messagesIn(sqs, app.queues['pdf-fetch'].url)) + (await messagesIn(sqs, app.queues['pdf-extract'].url)), (n) => n === 0, 'the fetch and extract duplicates to be handled');
   rule = () => 'pass';
   releaseHeld();
   // Only the throwing record is certain to be reported (a good one may also be, when its held

@@ -1,5 +1,6 @@
 import { estimateMessageTokens } from '#shared/ai/tokens.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
+import { chatCalls } from '#test/helpers/chat-calls.ts';
 import { lastUserMessage, startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
 
 // Whole (non-streamed) replies through the OpenAI provider, against the loopback
@@ -32,9 +33,8 @@ afterAll(async () => {
 });
 beforeEach(() => ai.reset());
 
-const newChat = async (body: Record<string, unknown> = { type: 'text' }) => (await app.request('POST', '/chat', { token, body })).body.data;
 const send = (chatId: string, prompt: string) => app.request('POST', '/message/logged-in', { token, body: { chatId, prompt } });
-const history = async (chatId: string) => (await app.request('GET', `/chat/${chatId}/messages`, { token })).body.data as any[];
+const { newChat, history } = chatCalls(() => ({ app, token }));
 
 test('the model gets the system message, the history and the prompt; the reply is stored with its usage', async () => {
   const chat = await newChat({ type: 'text', systemMessage: 'You are terse.' });

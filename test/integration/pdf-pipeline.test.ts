@@ -1,11 +1,12 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { createId } from '@paralleldrive/cuid2';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
 import type { FailedFile, ProcessingFile } from '#shared/files/file-repository.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
+import { messagesIn } from '#test/helpers/queues.ts';
 import { startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
 import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 import { fixturePdf, knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
@@ -218,24 +219,18 @@ describe('messages', () => {
     await send('pdf-embed', body);
     await send('pdf-embed', body);
     for (let i = 0; i < 100 && ((await files.get(fileId)) as ProcessingFile).partsDone !== 1; i++) await sleep(50);
-    await drained('pdf-embed'); // the second delivery handled too
+    expect(await drained('pdf-embed')).toBe(0); // the second delivery handled too
     const record = (await files.get(fileId))!;
     expect(record).toMatchObject({ status: 'processing', partsDone: 1, partsTotal: 2 });
     expect(await chunkItems(fileId)).toHaveLength(3);
     // Delivered again later: still three chunks, still one part counted.
     await send('pdf-embed', body);
-    await drained('pdf-embed');
+    expect(await drained('pdf-embed')).toBe(0);
     expect(await chunkItems(fileId)).toHaveLength(3);
     expect(((await files.get(fileId)) as ProcessingFile).partsDone).toBe(1);
   });
 
-  /** Messages a queue holds, visible or in flight. */
-  const held = async (url: string) => {
-    const out = await sqs.send(
-      new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
-    );
-    return Number(out.Attributes?.ApproximateNumberOfMessages ?? 0) + Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
-  };
+  const held = (url: string) => messagesIn(sqs, url);
   /** Until the message has left the stage's queue and its DLQ (redriven, then taken by pdf-dead-letter). */
   async function drained(stage: 'pdf-embed' | 'pdf-extract') {
     for (let i = 0; i < 100 && (await held(app.queues[stage].url)) + (await held(app.queues[stage].dlqUrl)) > 0; i++) await sleep(100);
