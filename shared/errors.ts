@@ -23,10 +23,6 @@ export abstract class DomainError extends Error {
     super(message);
     this.name = new.target.name;
   }
-
-  get code(): string | undefined {
-    return this.details.code;
-  }
 }
 
 /** The input is well formed but names something the domain refuses (an unknown product, a bad cursor). */
@@ -80,9 +76,6 @@ export class LimitExceededError extends DomainError {
     super(message, { code });
   }
 }
-
-/** A service we depend on answered with a failure (the AI provider). */
-export class DependencyFailedError extends DomainError {}
 
 /** A service we depend on cannot be reached or is busy; worth trying again after `retryAfterSeconds`. */
 export class DependencyUnavailableError extends DomainError {

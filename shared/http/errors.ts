@@ -2,7 +2,6 @@ import { AiProviderError, clientMessage } from '../ai/errors.ts';
 import {
   AccessDeniedError,
   ConflictError,
-  DependencyFailedError,
   DependencyUnavailableError,
   DomainError,
   InvalidInputError,
@@ -63,7 +62,6 @@ const STATUS_OF: [new (...args: never[]) => DomainError, number][] = [
   [NotFoundError, 404],
   [ConflictError, 409],
   [LimitExceededError, 429],
-  [DependencyFailedError, 502],
   [DependencyUnavailableError, 503],
   [TimedOutError, 504],
 ];
