@@ -137,15 +137,19 @@ export async function queryAll<T>(db: DynamoDBDocumentClient, input: Omit<QueryC
 
 // --- Conditional writes ----------------------------------------------------------------------
 
-/** Puts an item that must not exist yet (its PK is free); false when it already does. */
-export async function putIfAbsent(db: DynamoDBDocumentClient, input: Omit<PutCommandInput, 'ConditionExpression'>): Promise<boolean> {
+/** A conditional write's result, or undefined when DynamoDB refused it because the condition did not hold. */
+async function unlessRefused<T>(write: Promise<T>): Promise<T | undefined> {
   try {
-    await db.send(new PutCommand({ ...input, ConditionExpression: 'attribute_not_exists(PK)' }));
-    return true;
+    return await write;
   } catch (err) {
-    if (isConditionFailure(err)) return false;
+    if (isConditionFailure(err)) return undefined;
     throw err;
   }
+}
+
+/** Puts an item that must not exist yet (its PK is free); false when it already does. */
+export async function putIfAbsent(db: DynamoDBDocumentClient, input: Omit<PutCommandInput, 'ConditionExpression'>): Promise<boolean> {
+  return (await unlessRefused(db.send(new PutCommand({ ...input, ConditionExpression: 'attribute_not_exists(PK)' })))) !== undefined;
 }
 
 /** Puts an item under a new key (a fresh id): a key already taken is a bug, never overwritten. */
@@ -153,26 +157,19 @@ export async function putNew(db: DynamoDBDocumentClient, input: Omit<PutCommandI
   if (!(await putIfAbsent(db, input))) throw new Error(`Key ${JSON.stringify({ PK: input.Item?.PK, SK: input.Item?.SK })} is taken`);
 }
 
-/** An update under a condition: the attributes it returns, or undefined when the condition refused it. */
+/** An update under a condition: the attributes it returns (all new ones unless asked otherwise), or undefined when refused. */
 export async function updateIf(db: DynamoDBDocumentClient, input: UpdateCommandInput): Promise<Item | undefined> {
-  try {
-    const out = await db.send(new UpdateCommand({ ReturnValues: 'ALL_NEW', ...input }));
-    return out.Attributes ?? {};
-  } catch (err) {
-    if (isConditionFailure(err)) return undefined;
-    throw err;
-  }
+  return (await unlessRefused(db.send(new UpdateCommand({ ReturnValues: 'ALL_NEW', ...input }))))?.Attributes;
+}
+
+/** An update under a condition whose result is only whether it applied. */
+export async function applyIf(db: DynamoDBDocumentClient, input: Omit<UpdateCommandInput, 'ReturnValues'>): Promise<boolean> {
+  return (await unlessRefused(db.send(new UpdateCommand({ ...input, ReturnValues: 'NONE' })))) !== undefined;
 }
 
 /** A delete under a condition; false when the condition refused it. */
 export async function deleteIf(db: DynamoDBDocumentClient, input: DeleteCommandInput): Promise<boolean> {
-  try {
-    await db.send(new DeleteCommand(input));
-    return true;
-  } catch (err) {
-    if (isConditionFailure(err)) return false;
-    throw err;
-  }
+  return (await unlessRefused(db.send(new DeleteCommand(input)))) !== undefined;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { createId } from '@paralleldrive/cuid2';
-import { deleteAll, putNew, Repository, updateExpression, updateIf, type Item, type Page } from '../dynamo.ts';
+import { applyIf, deleteAll, putNew, Repository, updateExpression, updateIf, type Item, type Page } from '../dynamo.ts';
 import { NotFoundError } from '../errors.ts';
 import { userListKeys, userListPage } from '../user-index.ts';
 import { chatKey, chatPk } from './keys.ts';
@@ -99,13 +99,12 @@ export class ChatRepository extends Repository {
    * Returns the number of items removed, the chat item included.
    */
   async delete(chatId: string, userId: string): Promise<number> {
-    const marked = await updateIf(this.db, {
+    const marked = await applyIf(this.db, {
       TableName: this.table,
       Key: chatKey(chatId),
       UpdateExpression: 'SET deleting = :true',
       ConditionExpression: 'attribute_exists(PK) AND userId = :userId',
       ExpressionAttributeValues: { ':true': true, ':userId': userId },
-      ReturnValues: 'NONE',
     });
     if (!marked) throw chatNotFound();
     const removed = await deleteAll(

@@ -1,6 +1,6 @@
 import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Failure } from '../pdf/failures.ts';
-import { batchGetAll, putNew, queryAll, Repository, updateExpression, updateIf, type Item, type Page } from '../dynamo.ts';
+import { applyIf, batchGetAll, putNew, queryAll, Repository, updateExpression, updateIf, type Item, type Page } from '../dynamo.ts';
 import { userListKeys, userListPage } from '../user-index.ts';
 
 // File records (DESIGN §5): FILE#<id> / META, listed in the owner's GSI1 partition
@@ -135,6 +135,14 @@ const RUN_PROGRESS_RESET = [
   'garbledPages', 'pagesDone', 'pagesTotal',
 ] as const;
 
+/** An update of run `runId` while it is still processing: the condition every pipeline write carries. */
+const whileRunning = (runId: string, u: ReturnType<typeof updateExpression>) => ({
+  ...u,
+  ConditionExpression: '#runId = :runId AND #status = :processing',
+  ExpressionAttributeNames: { ...u.ExpressionAttributeNames, '#runId': 'runId', '#status': 'status' },
+  ExpressionAttributeValues: { ...u.ExpressionAttributeValues, ':runId': runId, ':processing': 'processing' },
+});
+
 const toItem = (r: UploadedFile): Item => ({ ...fileKey(r.id), ...userListKeys('FILE', r), ...r });
 
 function fromItem(item: Item): FileRecord {
@@ -175,15 +183,7 @@ export interface OcrOutcome {
 export class FileRepository extends Repository {
   /** Changes a processing record of the given run; undefined when the run is no longer current. */
   private async updateRun(id: string, runId: string, set: Partial<ProcessingFile>): Promise<ProcessingFile | undefined> {
-    const u = updateExpression(set);
-    const updated = await updateIf(this.db, {
-      TableName: this.table,
-      Key: fileKey(id),
-      ...u,
-      ConditionExpression: '#runId = :runId AND #status = :processing',
-      ExpressionAttributeNames: { ...u.ExpressionAttributeNames, '#runId': 'runId', '#status': 'status' },
-      ExpressionAttributeValues: { ...u.ExpressionAttributeValues, ':runId': runId, ':processing': 'processing' },
-    });
+    const updated = await updateIf(this.db, { TableName: this.table, Key: fileKey(id), ...whileRunning(runId, updateExpression(set)) });
     return updated && (fromItem(updated) as ProcessingFile);
   }
 
@@ -360,31 +360,17 @@ export class FileRepository extends Repository {
       GSI2PK: hashPk(record.userId, p.sha256),
       GSI2SK: `${hashSkPrefix(p.model, p.chunker)}${p.now}#${record.id}`,
     });
-    const before = await updateIf(this.db, {
-      TableName: this.table,
-      Key: fileKey(record.id),
-      ...u,
-      ConditionExpression: '#runId = :runId AND #status = :processing',
-      ExpressionAttributeNames: { ...u.ExpressionAttributeNames, '#runId': 'runId', '#status': 'status' },
-      ExpressionAttributeValues: { ...u.ExpressionAttributeValues, ':runId': runId, ':processing': 'processing' },
-      ReturnValues: 'ALL_OLD',
-    });
+    const before = await updateIf(this.db, { TableName: this.table, Key: fileKey(record.id), ...whileRunning(runId, u), ReturnValues: 'ALL_OLD' });
     return before && (fromItem(before) as ProcessingFile);
   }
 
   /** Fails the run with a typed reason; false when the run is no longer current. */
   async fail(id: string, runId: string, failure: Failure, now: string): Promise<boolean> {
-    const u = updateExpression({ status: 'failed', failure, failedAt: now, updatedAt: now }, ['GSI2PK', 'GSI2SK']);
-    const failed = await updateIf(this.db, {
+    return applyIf(this.db, {
       TableName: this.table,
       Key: fileKey(id),
-      ...u,
-      ConditionExpression: '#runId = :runId AND #status = :processing',
-      ExpressionAttributeNames: { ...u.ExpressionAttributeNames, '#runId': 'runId' },
-      ExpressionAttributeValues: { ...u.ExpressionAttributeValues, ':runId': runId, ':processing': 'processing' },
-      ReturnValues: 'NONE',
+      ...whileRunning(runId, updateExpression({ status: 'failed', failure, failedAt: now, updatedAt: now }, ['GSI2PK', 'GSI2SK'])),
     });
-    return failed !== undefined;
   }
 
   /** Remembers a chat the file is attached to (so deleting the file can detach it). */
@@ -404,12 +390,11 @@ export class FileRepository extends Repository {
   /** Ends any run before the file is deleted: messages still in flight then change nothing. */
   async retire(id: string, now: string): Promise<void> {
     // A record that is already gone has nothing to retire.
-    await updateIf(this.db, {
+    await applyIf(this.db, {
       TableName: this.table,
       Key: fileKey(id),
       ...updateExpression({ status: 'failed', runId: `${RETIRED_RUN_PREFIX}${now}`, updatedAt: now }, ['GSI2PK', 'GSI2SK']),
       ConditionExpression: 'attribute_exists(PK)',
-      ReturnValues: 'NONE',
     });
   }
 

@@ -6,14 +6,12 @@ import type { FileRecord, Run, RunProgress, Stage } from './file-repository.ts';
 
 const ms = (from?: string, to?: string) => (from && to ? Math.max(0, Date.parse(to) - Date.parse(from)) : undefined);
 
-/** A record's run as one view (empty for a file never ingested): what its stages recorded so far. */
+/** Any record read as one shape: what its run's stages recorded so far (nothing for a file never ingested). */
 type RunView = Partial<Run> & RunProgress & { stage?: Stage; completedAt?: string; failedAt?: string; failure?: Failure };
-const runOf = (r: FileRecord): RunView => (r.status === 'uploaded' ? {} : r);
 
 /** Where the ingestion stands: pages read and parts embedded, each of its total once known. */
-function progressOf(record: FileRecord): EmbeddingsData['progress'] {
-  if (record.status !== 'processing' && record.status !== 'completed') return undefined;
-  const r = record as RunView & Pick<FileRecord, 'status'>;
+function progressOf(r: FileRecord): EmbeddingsData['progress'] {
+  if (r.status !== 'processing' && r.status !== 'completed') return undefined;
   const pagesTotal = r.pagesTotal ?? r.pages;
   const extracted = r.status === 'completed' || (r.stage !== 'fetch' && r.stage !== 'extract');
   return {
@@ -25,7 +23,7 @@ function progressOf(record: FileRecord): EmbeddingsData['progress'] {
 
 export function toEmbeddingsData(record: FileRecord): EmbeddingsData {
   const progress = progressOf(record);
-  const r = { ...runOf(record), id: record.id, fileName: record.fileName, status: record.status, size: record.size, chatIds: record.chatIds, createdAt: record.createdAt, updatedAt: record.updatedAt };
+  const r: FileRecord & RunView = record;
   const timings = {
     fetchMs: ms(r.startedAt, r.fetchedAt),
     extractMs: ms(r.fetchedAt, r.extractedAt),

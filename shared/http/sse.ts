@@ -79,9 +79,11 @@ export async function* replyAsSse(events: AsyncIterable<ReplyEvent>): AsyncGener
       case 'delta':
         yield { data: { content: e.text } };
         break;
-      case 'start':
-        yield { event: 'start', data: { chatId: e.chatId, userMessageId: e.userMessageId, userSequenceNumber: e.userSequenceNumber, messageId: e.messageId } };
+      case 'start': {
+        const { type: _type, ...start } = e;
+        yield { event: 'start', data: start };
         break;
+      }
       case 'sources':
         yield { event: 'sources', data: e.sources };
         break;

@@ -1,6 +1,6 @@
 import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { Role } from '../auth/service-token.ts';
-import { putIfAbsent, putNew, Repository, updateExpression, updateIf, type Item } from '../dynamo.ts';
+import { applyIf, putIfAbsent, putNew, Repository, updateExpression, updateIf, type Item } from '../dynamo.ts';
 
 // Users. Two items per user: the profile (USER#<id> / PROFILE) and an identity claim
 // (IDP#<provider user id> / IDENTITY → userId). The claim is written with a condition, so two
@@ -95,15 +95,13 @@ export class UserRepository extends Repository {
   }
 
   /** Re-points an identity whose user was deleted at a new user. */
-  async repointIdentity(providerUserId: string, fromUserId: string, toUserId: string): Promise<boolean> {
-    const repointed = await updateIf(this.db, {
+  repointIdentity(providerUserId: string, fromUserId: string, toUserId: string): Promise<boolean> {
+    return applyIf(this.db, {
       TableName: this.table,
       Key: identityKey(providerUserId),
       ConditionExpression: 'userId = :from',
       UpdateExpression: 'SET userId = :to',
       ExpressionAttributeValues: { ':from': fromUserId, ':to': toUserId },
-      ReturnValues: 'NONE',
     });
-    return repointed !== undefined;
   }
 }
