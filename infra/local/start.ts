@@ -30,14 +30,6 @@ process.stderr.on('error', () => undefined);
 
 try {
   const runtime = await startLocalRuntime({ port: PORT, dataDir: resolve(DATA_DIR), persist: true });
-  console.log(`API:         ${runtime.url}`);
-  console.log(`Playground:  ${new URL('/', runtime.url).href}`);
-  console.log(`Reference:   ${new URL('/docs', runtime.url).href}`);
-  console.log(`AI provider: ${describeAiProvider(runtime.config)}`);
-  console.log(`Data:        ${resolve(DATA_DIR)}`);
-  console.log(`Sign in:     TOKEN=$(npm run -s token -- --email you@example.com)`);
-  console.log(`             curl -XPOST -H "Authorization: Bearer $TOKEN" ${runtime.url}/auth`);
-
   // Everything acknowledged is already on disk (DynamoDB, queues and objects are written through
   // as they are accepted), so a stop only lets work in flight finish: a second signal, or the
   // grace period running out, ends the process at once without losing anything acknowledged.
@@ -70,6 +62,15 @@ try {
   setInterval(() => {
     if (!stopping && process.ppid !== parent) void stop('parent process gone');
   }, 500).unref();
+
+  // Printed once the signals are handled: whoever waits for this banner may stop it at once.
+  console.log(`API:         ${runtime.url}`);
+  console.log(`Playground:  ${new URL('/', runtime.url).href}`);
+  console.log(`Reference:   ${new URL('/docs', runtime.url).href}`);
+  console.log(`AI provider: ${describeAiProvider(runtime.config)}`);
+  console.log(`Data:        ${resolve(DATA_DIR)}`);
+  console.log(`Sign in:     TOKEN=$(npm run -s token -- --email you@example.com)`);
+  console.log(`             curl -XPOST -H "Authorization: Bearer $TOKEN" ${runtime.url}/auth`);
 } catch (err) {
   if (err instanceof ConfigError || err instanceof DataDirInUseError) console.error(err.message);
   else if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') console.error(`Port ${PORT} is in use; set PORT to another one.`);
