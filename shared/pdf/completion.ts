@@ -6,7 +6,6 @@ import { cleanUpStaleRun } from './leftovers.ts';
 import { concatPacked, decodePacked, encodePacked } from '../retrieval/packed-vectors.ts';
 import { chunkerId } from './chunker.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
-import { isoNow } from '../clock.ts';
 
 // The end of a run, reached by whichever writer makes partsDone equal partsTotal (the last
 // embedded part, or pdf-extract when every part was embedded before it finished counting them).
@@ -32,13 +31,14 @@ export async function completeRun(deps: PipelineDeps, record: ProcessingFile): P
   await deps.storage.put(key, encodePacked(packed), 'application/octet-stream');
   await deps.chunks.deleteFrom(record.id, record.chunks ?? 0);
   const c = deps.config;
+  const completedAt = deps.clock();
   const before = await deps.files.complete(record, runId, {
     model: record.model!,
     dimensions: packed.dimensions || record.dimensions!,
     chunker: chunkerId(c.CHUNK_TOKENS, c.CHUNK_OVERLAP_TOKENS),
     sha256: record.sha256!,
     vectorsKey: key,
-    now: isoNow(deps.clock),
+    now: completedAt.toISOString(),
   });
   if (!before) {
     // Completed by another writer (nothing to do), or superseded or deleted meanwhile: then the
@@ -47,7 +47,7 @@ export async function completeRun(deps: PipelineDeps, record: ProcessingFile): P
     return;
   }
   logger.info('file completed', { fileId: record.id, runId, chunks: record.chunks, parts: record.partsTotal });
-  const durationMs = record.startedAt ? Date.parse(isoNow(deps.clock)) - Date.parse(record.startedAt) : NaN;
+  const durationMs = record.startedAt ? completedAt.getTime() - Date.parse(record.startedAt) : NaN;
   metrics.ingestionCompleted({
     ...(record.tokens !== undefined && { tokens: record.tokens }),
     ...((record.pages ?? record.pagesTotal) !== undefined && { pages: (record.pages ?? record.pagesTotal)! }),

@@ -11,13 +11,6 @@ export interface SignInResult {
   created: boolean;
 }
 
-/**
- * Exchanges verified identity claims for a user and a service token:
- * 1. decide the role (admin only for a verified email listed in ADMIN_EMAILS, else user);
- * 2. find the user through the identity claim and refresh the provider's fields;
- * 3. otherwise create the user; if a concurrent sign-in won the race, return its user;
- * 4. sign a service JWT for the user.
- */
 export interface SignInDeps {
   users: UserRepository;
   tokens: Pick<ServiceTokens, 'issue'>;
@@ -25,6 +18,13 @@ export interface SignInDeps {
   clock: Clock;
 }
 
+/**
+ * Exchanges verified identity claims for a user and a service token:
+ * 1. decide the role (admin only for a verified email listed in ADMIN_EMAILS, else user);
+ * 2. find the user through the identity claim and refresh the provider's fields;
+ * 3. otherwise create the user; if a concurrent sign-in won the race, return its user;
+ * 4. sign a service JWT for the user.
+ */
 export async function signIn(deps: SignInDeps, claims: IdentityClaims): Promise<SignInResult> {
   const { users, adminEmails } = deps;
   const withToken = async (user: User, created: boolean): Promise<SignInResult> => ({
