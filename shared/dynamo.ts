@@ -235,12 +235,16 @@ export async function batchGetAll(db: DynamoDBDocumentClient, table: string, key
   return found;
 }
 
-/** Deletes every item a Query finds (its ProjectionExpression should name the key only); how many. */
-export async function deleteAll(db: DynamoDBDocumentClient, table: string, input: Omit<QueryCommandInput, 'ExclusiveStartKey'>, options: { keep?: (item: Item) => boolean; concurrency?: number } = {}): Promise<number> {
+/** Deletes every item a Query of the table finds, but those `keep` (given the key only) spares; how many. */
+export async function deleteAll(
+  db: DynamoDBDocumentClient,
+  input: Omit<QueryCommandInput, 'ExclusiveStartKey' | 'ProjectionExpression'> & { TableName: string },
+  options: { keep?: (key: Item) => boolean; concurrency?: number } = {},
+): Promise<number> {
   let deleted = 0;
   for await (const items of queryPages(db, { ...input, ProjectionExpression: 'PK, SK' })) {
     const keys = items.filter((k) => !options.keep?.(k)).map((k) => ({ PK: k.PK, SK: k.SK }));
-    await batchWriteAll(db, table, keys.map((Key) => ({ DeleteRequest: { Key } })), options.concurrency);
+    await batchWriteAll(db, input.TableName, keys.map((Key) => ({ DeleteRequest: { Key } })), options.concurrency);
     deleted += keys.length;
   }
   return deleted;

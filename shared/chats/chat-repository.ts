@@ -109,7 +109,6 @@ export class ChatRepository extends Repository {
     if (!marked) throw chatNotFound();
     const removed = await deleteAll(
       this.db,
-      this.table,
       { TableName: this.table, KeyConditionExpression: 'PK = :pk', ExpressionAttributeValues: { ':pk': chatPk(chatId) }, ConsistentRead: true },
       { keep: (k) => k.SK === 'META' },
     );

@@ -66,7 +66,6 @@ export class ChunkRepository extends Repository {
   deleteFrom(fileId: string, from = 0): Promise<number> {
     return deleteAll(
       this.db,
-      this.table,
       {
         TableName: this.table,
         KeyConditionExpression: 'PK = :pk AND SK BETWEEN :from AND :to',
