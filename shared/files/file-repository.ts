@@ -135,10 +135,20 @@ const RUN_PROGRESS_RESET = [
   'garbledPages', 'pagesDone', 'pagesTotal',
 ] as const;
 
-/** An update of run `runId` while it is still processing: the condition every pipeline write carries. */
-const whileRunning = (runId: string, u: ReturnType<typeof updateExpression>) => ({
+/** An update's expression with its placeholders (updateExpression's, or written by hand). */
+interface UpdateParts {
+  UpdateExpression: string;
+  ExpressionAttributeNames: Record<string, string>;
+  ExpressionAttributeValues?: Item;
+}
+
+/**
+ * An update of run `runId` while it is still processing: the condition every pipeline write
+ * carries, and `also` (a further clause of the write's own).
+ */
+const whileRunning = (runId: string, u: UpdateParts, also?: string) => ({
   ...u,
-  ConditionExpression: '#runId = :runId AND #status = :processing',
+  ConditionExpression: `#runId = :runId AND #status = :processing${also ? ` AND ${also}` : ''}`,
   ExpressionAttributeNames: { ...u.ExpressionAttributeNames, '#runId': 'runId', '#status': 'status' },
   ExpressionAttributeValues: { ...u.ExpressionAttributeValues, ':runId': runId, ':processing': 'processing' },
 });
@@ -191,15 +201,19 @@ export class FileRepository extends Repository {
     await putNew(this.db, { TableName: this.table, Item: toItem(record) });
   }
 
+  private async read(id: string): Promise<Item | undefined> {
+    return (await this.db.send(new GetCommand({ TableName: this.table, Key: fileKey(id), ConsistentRead: true }))).Item;
+  }
+
   async get(id: string): Promise<FileRecord | undefined> {
-    const out = await this.db.send(new GetCommand({ TableName: this.table, Key: fileKey(id), ConsistentRead: true }));
-    return out.Item ? fromItem(out.Item) : undefined;
+    const item = await this.read(id);
+    return item && fromItem(item);
   }
 
   /** The record with its storage-only attributes (the parts and OCR ranges counted), for the pipeline. */
   async getRaw(id: string): Promise<PipelineRecord | undefined> {
-    const out = await this.db.send(new GetCommand({ TableName: this.table, Key: fileKey(id), ConsistentRead: true }));
-    return out.Item ? pipelineFromItem(out.Item) : undefined;
+    const item = await this.read(id);
+    return item && pipelineFromItem(item);
   }
 
   /** One page of the user's files, newest first (GET /upload). The cursor is checked to be this user's. */
@@ -294,33 +308,34 @@ export class FileRepository extends Repository {
     const updated = await updateIf(this.db, {
       TableName: this.table,
       Key: fileKey(id),
-      UpdateExpression: `ADD #partsDone :one, #tokens :tokens, #doneParts :part SET #updatedAt = :now, #model = :model, #dims = :dims${
-        embedding.reusedFrom ? ', #reusedFrom = :reusedFrom' : ''
-      }`,
-      ConditionExpression: '#runId = :runId AND #status = :processing AND NOT contains(#doneParts, :n)',
-      ExpressionAttributeNames: {
-        '#status': 'status',
-        '#runId': 'runId',
-        '#partsDone': 'partsDone',
-        '#tokens': 'tokens',
-        '#doneParts': 'doneParts',
-        '#updatedAt': 'updatedAt',
-        '#model': 'model',
-        '#dims': 'dimensions',
-        ...(embedding.reusedFrom && { '#reusedFrom': 'reusedFrom' }),
-      },
-      ExpressionAttributeValues: {
-        ':one': 1,
-        ':tokens': tokens,
-        ':part': new Set([part]),
-        ':n': part,
-        ':now': now,
-        ':runId': runId,
-        ':processing': 'processing',
-        ':model': embedding.model,
-        ':dims': embedding.dimensions,
-        ...(embedding.reusedFrom && { ':reusedFrom': embedding.reusedFrom }),
-      },
+      ...whileRunning(
+        runId,
+        {
+          UpdateExpression: `ADD #partsDone :one, #tokens :tokens, #doneParts :part SET #updatedAt = :now, #model = :model, #dims = :dims${
+            embedding.reusedFrom ? ', #reusedFrom = :reusedFrom' : ''
+          }`,
+          ExpressionAttributeNames: {
+            '#partsDone': 'partsDone',
+            '#tokens': 'tokens',
+            '#doneParts': 'doneParts',
+            '#updatedAt': 'updatedAt',
+            '#model': 'model',
+            '#dims': 'dimensions',
+            ...(embedding.reusedFrom && { '#reusedFrom': 'reusedFrom' }),
+          },
+          ExpressionAttributeValues: {
+            ':one': 1,
+            ':tokens': tokens,
+            ':part': new Set([part]),
+            ':n': part,
+            ':now': now,
+            ':model': embedding.model,
+            ':dims': embedding.dimensions,
+            ...(embedding.reusedFrom && { ':reusedFrom': embedding.reusedFrom }),
+          },
+        },
+        'NOT contains(#doneParts, :n)',
+      ),
     });
     return updated && (fromItem(updated) as ProcessingFile);
   }
@@ -329,16 +344,21 @@ export class FileRepository extends Repository {
    * Counts one OCR range, once (like markPartDone: a set of range numbers, refused when the range
    * is in it). Undefined when refused (counted before, or the run is no longer current).
    */
-  async markOcrRangeDone(id: string, runId: string, range: number, now: string): Promise<(ProcessingFile & { doneOcrRanges?: Set<number> }) | undefined> {
+  async markOcrRangeDone(id: string, runId: string, range: number, now: string): Promise<PipelineRecord | undefined> {
     const updated = await updateIf(this.db, {
       TableName: this.table,
       Key: fileKey(id),
-      UpdateExpression: 'ADD #done :one, #ranges :range SET #updatedAt = :now',
-      ConditionExpression: '#runId = :runId AND #status = :processing AND NOT contains(#ranges, :n)',
-      ExpressionAttributeNames: { '#status': 'status', '#runId': 'runId', '#done': 'ocrRangesDone', '#ranges': 'doneOcrRanges', '#updatedAt': 'updatedAt' },
-      ExpressionAttributeValues: { ':one': 1, ':range': new Set([range]), ':n': range, ':now': now, ':runId': runId, ':processing': 'processing' },
+      ...whileRunning(
+        runId,
+        {
+          UpdateExpression: 'ADD #done :one, #ranges :range SET #updatedAt = :now',
+          ExpressionAttributeNames: { '#done': 'ocrRangesDone', '#ranges': 'doneOcrRanges', '#updatedAt': 'updatedAt' },
+          ExpressionAttributeValues: { ':one': 1, ':range': new Set([range]), ':n': range, ':now': now },
+        },
+        'NOT contains(#ranges, :n)',
+      ),
     });
-    return updated && (pipelineFromItem(updated) as ProcessingFile & { doneOcrRanges?: Set<number> });
+    return updated && pipelineFromItem(updated);
   }
 
   /** Completes the run; the record as it was before (its old vectors key) or undefined when refused. */
