@@ -10,6 +10,7 @@ import { FileRepository } from '#shared/files/file-repository.ts';
 import { ingestPdf, type IngestDeps } from '#shared/files/ingest-service.ts';
 import { ingestPdfBody } from '#shared/files/schemas.ts';
 import { MAX_REDIRECTS } from '#shared/pdf/guarded-fetch.ts';
+import { stageQueues } from '#shared/pdf/queue.ts';
 import { limitSettings, UserLimits } from '#shared/limits/user-limits.ts';
 import { UsageCounters } from '#shared/limits/usage-counters.ts';
 
@@ -24,7 +25,7 @@ const deps: IngestDeps = {
   attachments: new AttachmentRepository(dynamo(), tableName()),
   chats: new ChatRepository(dynamo(), tableName()),
   messages: new MessageRepository(dynamo(), tableName()),
-  sqs: sqsClient(),
+  queues: stageQueues(sqsClient(), c),
   budget: new UserLimits(new UsageCounters(dynamo(), tableName()), limitSettings(c), systemClock),
   clock: systemClock,
   policy: {

@@ -2,7 +2,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { loadConfig, type Config } from '../../shared/config.ts';
-import { deadLetterConsumerList, pipelineStageList, pipelineStages, queueUrlVariable, visibilityTimeoutSeconds, type PipelineStageName } from '../routes.ts';
+import { deadLetterConsumerList, pipelineStageList, pipelineStages, queueUrlSetting, visibilityTimeoutSeconds, type PipelineStageName } from '../routes.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, ensureTable, startEmulators, type Emulators } from './emulators.ts';
 import { ensureBucket, ensureQueues, type QueueInfo } from './queues.ts';
 import { API_PREFIX, startGateway, type Gateway } from './gateway.ts';
@@ -137,7 +137,7 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
       SERVICE_JWT_SECRET: await localServiceSecret(o.dataDir),
       PDF_ALLOW_LOOPBACK: 'true',
       LOG_LEVEL: 'WARN',
-      ...Object.fromEntries(pipelineStageList.map((s) => [queueUrlVariable(s.name), queues[s.name].url])),
+      ...Object.fromEntries(pipelineStageList.map((s) => [queueUrlSetting[s.name], queues[s.name].url])),
     };
     for (const [k, v] of Object.entries(o.env ?? {})) {
       if (v === undefined) delete env[k];
@@ -172,12 +172,13 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
       // A crash between a record's write and its message's send leaves a run with nothing queued:
       // queue each processing run again at its stage (stages are idempotent). Loaded now, once
       // the settings are set.
-      const [{ resumeStuckIngestions }, { FileRepository }, { dynamo, sqsClient }] = await Promise.all([
+      const [{ resumeStuckIngestions }, { FileRepository }, { dynamo, sqsClient }, { stageQueues }] = await Promise.all([
         import('../../shared/files/recovery.ts'),
         import('../../shared/files/file-repository.ts'),
         import('../../shared/clients.ts'),
+        import('../../shared/pdf/queue.ts'),
       ]);
-      await resumeStuckIngestions({ files: new FileRepository(dynamo(), config.TABLE_NAME), sqs: sqsClient() });
+      await resumeStuckIngestions({ files: new FileRepository(dynamo(), config.TABLE_NAME), queues: stageQueues(sqsClient(), config) });
       // An event source mapping: a queue feeding a function of the manifest, isolated like every function.
       const poll = (
         fn: { name: string; entry: string; batchSize: number; timeoutSeconds: number; memoryMb: number },

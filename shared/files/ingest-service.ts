@@ -1,5 +1,4 @@
 import { createId } from '@paralleldrive/cuid2';
-import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { z } from 'zod/mini';
 import { isoNow, type Clock } from '../clock.ts';
 import type { ChatRepository } from '../chats/chat-repository.ts';
@@ -10,7 +9,7 @@ import { logger } from '../logger.ts';
 import { metrics } from '../metrics.ts';
 import { clientFailureMessage, IngestionFailedError, PermanentFailure, RetryableFailure } from '../pdf/failures.ts';
 import { parsePdfUrl, probeSize, type FetchPolicy } from '../pdf/guarded-fetch.ts';
-import { sendToStage } from '../pdf/queue.ts';
+import type { StageQueues } from '../pdf/queue.ts';
 import type { UserLimits } from '../limits/user-limits.ts';
 import type { AttachmentRepository } from './attachment-repository.ts';
 import { isDeletedFile, type FailedFile, type FileRecord, type FileRepository } from './file-repository.ts';
@@ -24,7 +23,7 @@ export interface IngestDeps {
   attachments: AttachmentRepository;
   chats: ChatRepository;
   messages: MessageRepository;
-  sqs: SQSClient;
+  queues: StageQueues;
   /** The user's daily token budget: an ingestion starts only while some is left. */
   budget?: Pick<UserLimits, 'assertTokensLeft'>;
   /** The SSRF guard's settings for the size probe. */
@@ -109,7 +108,7 @@ export async function ingestPdf(deps: IngestDeps, userId: string, body: z.infer<
     current = await deps.files.startRun({ id: record.id, userId, runId, url: url.href, force: body.force === true, now });
     if (current) {
       try {
-        await sendToStage(deps.sqs, 'pdf-fetch', [{ fileId: record.id, runId }]);
+        await deps.queues.send('pdf-fetch', [{ fileId: record.id, runId }]);
       } catch (err) {
         logger.error('could not queue the ingestion', { fileId: record.id, error: err as Error });
         if (await deps.files.fail(record.id, runId, { reason: 'PROCESSING_FAILED', message: 'The ingestion could not be queued' }, now)) {

@@ -1,6 +1,5 @@
-import type { SQSClient } from '@aws-sdk/client-sqs';
 import { logger } from '../logger.ts';
-import { sendToStage } from '../pdf/queue.ts';
+import type { StageQueues } from '../pdf/queue.ts';
 import type { FileRepository } from './file-repository.ts';
 import { partKey, sourceKey } from './storage.ts';
 
@@ -12,7 +11,7 @@ import { partKey, sourceKey } from './storage.ts';
 
 export interface RecoveryDeps {
   files: FileRepository;
-  sqs: SQSClient;
+  queues: StageQueues;
 }
 
 /** Re-queues every processing run at its current stage; how many runs were resumed. */
@@ -21,19 +20,18 @@ export async function resumeStuckIngestions(deps: RecoveryDeps): Promise<number>
   let resumed = 0;
   for (const listed of stuck) {
     const record = await deps.files.getRaw(listed.id);
-    if (!record || record.status !== 'processing' || !record.runId) continue;
+    if (!record || record.status !== 'processing') continue;
     const { id: fileId, runId } = record;
     if (record.stage === 'fetch') {
-      await sendToStage(deps.sqs, 'pdf-fetch', [{ fileId, runId }]);
+      await deps.queues.send('pdf-fetch', [{ fileId, runId }]);
     } else if (record.stage === 'extract' || record.partsTotal === undefined) {
-      await sendToStage(deps.sqs, 'pdf-extract', [{ fileId, runId, key: sourceKey(fileId, runId) }]);
+      await deps.queues.send('pdf-extract', [{ fileId, runId, key: sourceKey(fileId, runId) }]);
     } else {
       // Parts not yet counted; when all are, one message lets pdf-embed finish the completion.
       const parts = Array.from({ length: record.partsTotal }, (_, part) => part);
       const missing = parts.filter((part) => !record.doneParts?.has(part));
       const toSend = missing.length ? missing : [0];
-      await sendToStage(
-        deps.sqs,
+      await deps.queues.send(
         'pdf-embed',
         toSend.map((part) => ({ fileId, runId, part, key: partKey(fileId, runId, part) })),
       );

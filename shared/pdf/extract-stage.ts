@@ -7,7 +7,6 @@ import type { ExtractMessage, PartFile } from './messages.ts';
 import { PartPlanner } from './parts.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
 import { completeRun, readyToComplete } from './completion.ts';
-import { sendToStage } from './queue.ts';
 import { cleanUpStaleRun, isCurrentRun } from './leftovers.ts';
 import { countTextTokens } from './tokens.ts';
 import { isoNow } from '../clock.ts';
@@ -145,8 +144,7 @@ export async function runExtract(deps: PipelineDeps, msg: ExtractMessage, ctx: E
   // Refused: the file was deleted (or re-ingested) while its text was extracted, and the parts
   // written meanwhile must not stay behind.
   if (!updated) return cleanUpStaleRun(deps, record.id, msg.runId, await deps.files.get(record.id));
-  await sendToStage(
-    deps.sqs,
+  await deps.queues.send(
     'pdf-ocr',
     ranges.map((pages, range) => ({ fileId: msg.fileId, runId: msg.runId, key: msg.key, range, pages })),
   );
@@ -172,5 +170,5 @@ export async function writePart(deps: PipelineDeps, msg: Pick<ExtractMessage, 'f
   const key = partKey(msg.fileId, msg.runId, part);
   const body: PartFile = { fileId: msg.fileId, runId: msg.runId, part, chunks };
   await deps.storage.put(key, JSON.stringify(body), 'application/json');
-  await sendToStage(deps.sqs, 'pdf-embed', [{ fileId: msg.fileId, runId: msg.runId, part, key }]);
+  await deps.queues.send('pdf-embed', [{ fileId: msg.fileId, runId: msg.runId, part, key }]);
 }

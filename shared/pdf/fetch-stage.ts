@@ -4,7 +4,6 @@ import { PermanentFailure } from './failures.ts';
 import { download, MAX_REDIRECTS, type FetchPolicy } from './guarded-fetch.ts';
 import type { FetchMessage } from './messages.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
-import { sendToStage } from './queue.ts';
 import { cleanUpStaleRun, isCurrentRun } from './leftovers.ts';
 import { isoNow } from '../clock.ts';
 
@@ -49,5 +48,5 @@ export async function runFetch(deps: PipelineDeps, msg: FetchMessage, ctx: Fetch
   await deps.storage.put(key, bytes, 'application/pdf');
   const advanced = await deps.files.recordDownload(record.id, msg.runId, { sha256, size: bytes.byteLength }, isoNow(deps.clock));
   if (!advanced) return cleanUpStaleRun(deps, record.id, msg.runId, await deps.files.get(record.id));
-  await sendToStage(deps.sqs, 'pdf-extract', [{ fileId: record.id, runId: msg.runId, key }]);
+  await deps.queues.send('pdf-extract', [{ fileId: record.id, runId: msg.runId, key }]);
 }

@@ -1,4 +1,3 @@
-import type { SQSClient } from '@aws-sdk/client-sqs';
 import { bucketName, dynamo, sqsClient } from '../clients.ts';
 import { s3Client } from '../s3-client.ts';
 import type { Clock } from '../clock.ts';
@@ -6,6 +5,7 @@ import type { Config } from '../config.ts';
 import { ChunkRepository } from '../files/chunk-repository.ts';
 import { FileRepository } from '../files/file-repository.ts';
 import { FileStorage } from '../files/storage.ts';
+import { stageQueues, type StageQueues } from './queue.ts';
 
 // What every pipeline stage works with.
 
@@ -13,7 +13,7 @@ export interface PipelineDeps {
   files: FileRepository;
   chunks: ChunkRepository;
   storage: FileStorage;
-  sqs: SQSClient;
+  queues: StageQueues;
   config: Config;
   clock: Clock;
 }
@@ -24,7 +24,7 @@ export function pipelineDeps(c: Config, clock: Clock): PipelineDeps {
     files: new FileRepository(dynamo(), c.TABLE_NAME),
     chunks: new ChunkRepository(dynamo(), c.TABLE_NAME),
     storage: new FileStorage(s3Client(), bucketName()),
-    sqs: sqsClient(),
+    queues: stageQueues(sqsClient(), c),
     config: c,
     clock,
   };

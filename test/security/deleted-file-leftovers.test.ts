@@ -14,6 +14,7 @@ import { runEmbed } from '#shared/pdf/embed-stage.ts';
 import { runExtract } from '#shared/pdf/extract-stage.ts';
 import { runFetch } from '#shared/pdf/fetch-stage.ts';
 import type { PipelineDeps } from '#shared/pdf/pipeline-deps.ts';
+import { stageQueues } from '#shared/pdf/queue.ts';
 
 // Issue 13 item 10: a file deleted while the pipeline works on it leaves nothing behind (no
 // work/<file>/<run>/part-*.json, no chunk items, no vectors), and the POST /message/pdf that
@@ -54,7 +55,7 @@ afterAll(async () => {
 
 /** The pipeline's dependencies as the stages get them, with the storage and chunk store given. */
 function depsWith(storage: FileStorage, chunks: ChunkRepository): PipelineDeps {
-  return { files: new FileRepository(db, app.tableName), chunks, storage, sqs, config: app.config, clock: () => new Date() };
+  return { files: new FileRepository(db, app.tableName), chunks, storage, queues: stageQueues(sqs, app.config), config: app.config, clock: () => new Date() };
 }
 const plainStorage = () => new FileStorage(s3, app.bucket);
 const plainChunks = () => new ChunkRepository(db, app.tableName);

@@ -22,7 +22,7 @@ function depsFor(pdf: Uint8Array) {
       recordExtraction: async (_id: string, _run: string, e: { next: string }) => void writes.push(`recordExtraction ${e.next}`),
     },
     storage: { get: async () => pdf, put: async (key: string) => void writes.push(key) },
-    sqs: { send: async () => void writes.push('sqs') },
+    queues: { send: async () => void writes.push('sqs') },
     clock: () => new Date(),
   } as unknown as PipelineDeps;
   return { deps, writes };
