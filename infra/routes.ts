@@ -7,6 +7,8 @@ import type { BucketPrefix } from '../shared/files/storage.ts';
 import { queueUrlSetting, type PipelineStageName, type StageSettings } from '../shared/pdf/stages.ts';
 
 export type { PipelineStageName };
+/** The environment variable holding each stage's queue URL, e.g. PDF_FETCH_QUEUE_URL. */
+export { queueUrlSetting };
 
 export type { AuthMode, HttpMethod };
 
@@ -234,9 +236,6 @@ export const manifestFunctions: ManifestFunction[] = [
     access: c.access,
   })),
 ];
-
-/** The environment variable holding a stage's queue URL, e.g. PDF_FETCH_QUEUE_URL. */
-export const queueUrlVariable = (stage: PipelineStageName) => queueUrlSetting[stage];
 
 /** What a stage's runner (shared/pdf/stage-runner.ts) is told of its deployment. */
 export const stageSettings = (name: PipelineStageName): StageSettings => ({ name, maxReceiveCount: pipelineStages[name].maxReceiveCount });

@@ -8,7 +8,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import type { ModelResources } from '../../shared/ai/bedrock-models.ts';
-import { queueUrlVariable, type Access, type AiUse, type BucketPrefix, type ManifestFunction, type PipelineStageName } from '../routes.ts';
+import { queueUrlSetting, type Access, type AiUse, type BucketPrefix, type ManifestFunction, type PipelineStageName } from '../routes.ts';
 import { tableDefinition } from '../table.ts';
 
 /** The Lambda runtime of every function; npm scripts run the same Node major (the `node` devDependency). */
@@ -87,7 +87,7 @@ export class ServiceFunction extends Construct {
       // Only with tracing on: shared/tracing.ts does not even import the tracer otherwise.
       ...(props.tracing && { POWERTOOLS_TRACE_ENABLED: 'true' }),
     };
-    for (const stage of access.sendTo ?? []) environment[queueUrlVariable(stage)] = queueOf(resources, stage).queueUrl;
+    for (const stage of access.sendTo ?? []) environment[queueUrlSetting[stage]] = queueOf(resources, stage).queueUrl;
     if (access.jwtSecret) environment.SERVICE_JWT_SECRET_ARN = resources.jwtSecret.secretArn;
     if (access.ai?.length && resources.openAiSecret) environment.OPENAI_API_KEY_SECRET_ARN = resources.openAiSecret.secretArn;
 

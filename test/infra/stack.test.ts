@@ -8,7 +8,7 @@ import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { createServiceApp, type ServiceApp } from '#infra/app.ts';
-import { deadLetterConsumerList, httpRouteList, manifestFunctions, pipelineStageList, queueUrlVariable, type BucketPrefix, type ManifestFunction } from '#infra/routes.ts';
+import { deadLetterConsumerList, httpRouteList, manifestFunctions, pipelineStageList, queueUrlSetting, type BucketPrefix, type ManifestFunction } from '#infra/routes.ts';
 import { tableDefinition } from '#infra/table.ts';
 import { METRIC } from '#shared/metrics.ts';
 import { stageConcurrencyKey } from '#infra/settings.ts';
@@ -122,7 +122,7 @@ describe('functions', () => {
     for (const fn of manifestFunctions) {
       const vars = functionOf(fn).props.Environment.Variables;
       for (const stage of pipelineStageList) {
-        expect([stage.name, vars[queueUrlVariable(stage.name)] !== undefined]).toEqual([
+        expect([stage.name, vars[queueUrlSetting[stage.name]] !== undefined]).toEqual([
           stage.name,
           (fn.access.sendTo ?? []).includes(stage.name),
         ]);
