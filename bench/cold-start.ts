@@ -38,7 +38,14 @@ export const LAYERS: { fn: ManifestFunction; adds: string; alternative?: boolean
   ['4-http-layer', 'the shared HTTP layer (shared/http/handler.ts) around a no-op route'],
   ['alt-zod-classic', 'for comparison, instead of layer 1: the same schema with zod classic (before)', true],
 ].map(([name, adds, alternative]) => ({
-  fn: { name: `layer-${name}`, entry: `bench/fixtures/import-layers/${name}.ts`, kind: 'http', timeoutSeconds: 29, memoryMb: 1024, access: {} },
+  fn: {
+    name: `layer-${name}`,
+    entry: `bench/fixtures/import-layers/${name}.ts`,
+    kind: 'http',
+    timeoutSeconds: 29,
+    memoryMb: 1024,
+    access: {},
+  },
   adds: adds as string,
   ...(alternative === true && { alternative: true }),
 }));
@@ -105,9 +112,18 @@ const tracedName = (name: string) => `${name} [tracing on]`;
 
 /** One import of a bundle in a fresh process; ms. */
 async function importOnce(bundle: string, extraEnv: Record<string, string> = {}): Promise<number> {
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...BUNDLE_ENV, ...extraEnv };
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '/tmp',
+    ...BUNDLE_ENV,
+    ...extraEnv,
+  };
   try {
-    const { stdout } = await run(process.execPath, [join(projectRoot, 'bench/lib/import-child.mjs'), pathToFileURL(bundle).href], { env, timeout: 60_000 });
+    const { stdout } = await run(
+      process.execPath,
+      [join(projectRoot, 'bench/lib/import-child.mjs'), pathToFileURL(bundle).href],
+      { env, timeout: 60_000 },
+    );
     return (JSON.parse(stdout) as { ms: number }).ms;
   } catch (err) {
     throw new Error(`importing ${bundle} failed: ${childError(err)}`);
@@ -151,8 +167,12 @@ export const coldStart: Benchmark = {
     const variantName = (provider: string) => `${PROVIDER_FUNCTION} [AI_PROVIDER=${provider}]`;
     const imports: { name: string; file: string; env?: Record<string, string> }[] = [
       ...built.map((b) => ({ name: b.name, file: bundle(b) })),
-      ...(providerBundle ? Object.entries(PROVIDER_ENV).map(([p, env]) => ({ name: variantName(p), file: bundle(providerBundle), env })) : []),
-      ...built.filter((b) => TRACED.includes(b.name)).map((b) => ({ name: tracedName(b.name), file: bundle(b), env: TRACING_ENV })),
+      ...(providerBundle
+        ? Object.entries(PROVIDER_ENV).map(([p, env]) => ({ name: variantName(p), file: bundle(providerBundle), env }))
+        : []),
+      ...built
+        .filter((b) => TRACED.includes(b.name))
+        .map((b) => ({ name: tracedName(b.name), file: bundle(b), env: TRACING_ENV })),
     ];
     ctx.log(`cold-start: importing ${imports.length} bundles ${RUNS} times each`);
     for (const i of imports) await importOnce(i.file, i.env);
@@ -175,21 +195,52 @@ export const coldStart: Benchmark = {
       layerRows.push([b.name, layer.adds, b.bytes / 1000, p50, p50 - from, `${(p50 / baseImport).toFixed(2)} ×`]);
       if (!layer.alternative) previous = p50;
     }
-    const checks: Check[] = [info('baseline bundle size', base.bytes / 1000, 'KB'), info('baseline import p50', baseImport, 'ms')];
+    const checks: Check[] = [
+      info('baseline bundle size', base.bytes / 1000, 'KB'),
+      info('baseline import p50', baseImport, 'ms'),
+    ];
     const rows: (string | number)[][] = [];
     for (const b of built) {
       if (b === base || layerNames.has(b.name)) continue;
       const p50 = median(samples.get(b.name)!);
       const s = samples.get(b.name)!;
-      rows.push([b.name, b.kind, b.bytes / 1000, b.lazyBytes / 1000, `${(b.bytes / base.bytes).toFixed(2)} ×`, p50, Math.min(...s), Math.max(...s), `${(p50 / baseImport).toFixed(2)} ×`]);
+      rows.push([
+        b.name,
+        b.kind,
+        b.bytes / 1000,
+        b.lazyBytes / 1000,
+        `${(b.bytes / base.bytes).toFixed(2)} ×`,
+        p50,
+        Math.min(...s),
+        Math.max(...s),
+        `${(p50 / baseImport).toFixed(2)} ×`,
+      ]);
       if (b.kind === 'http') {
-        checks.push(absoluteCheck(`${b.name} size`, b.bytes / 1000, 'KB', { max: HTTP_BUNDLE_BUDGET_BYTES / 1000 }, { baseline: base.bytes / 1000, ratio: b.bytes / base.bytes }));
+        checks.push(
+          absoluteCheck(
+            `${b.name} size`,
+            b.bytes / 1000,
+            'KB',
+            { max: HTTP_BUNDLE_BUDGET_BYTES / 1000 },
+            { baseline: base.bytes / 1000, ratio: b.bytes / base.bytes },
+          ),
+        );
         checks.push(ratioCheck(`${b.name} import p50`, p50, baseImport, 'ms', { max: IMPORT_RATIO_MAX }));
       } else if (b.name === 'pdf-extract') {
-        checks.push(absoluteCheck(`${b.name} size`, b.bytes / 1000, 'KB', { max: PDF_EXTRACT_MAX_BYTES / 1000 }, { baseline: base.bytes / 1000, ratio: b.bytes / base.bytes }));
+        checks.push(
+          absoluteCheck(
+            `${b.name} size`,
+            b.bytes / 1000,
+            'KB',
+            { max: PDF_EXTRACT_MAX_BYTES / 1000 },
+            { baseline: base.bytes / 1000, ratio: b.bytes / base.bytes },
+          ),
+        );
         checks.push(info(`${b.name} import p50`, p50, 'ms', { baseline: baseImport, ratio: p50 / baseImport }));
       } else {
-        checks.push(info(`${b.name} size`, b.bytes / 1000, 'KB', { baseline: base.bytes / 1000, ratio: b.bytes / base.bytes }));
+        checks.push(
+          info(`${b.name} size`, b.bytes / 1000, 'KB', { baseline: base.bytes / 1000, ratio: b.bytes / base.bytes }),
+        );
         checks.push(info(`${b.name} import p50`, p50, 'ms', { baseline: baseImport, ratio: p50 / baseImport }));
       }
     }
@@ -199,7 +250,9 @@ export const coldStart: Benchmark = {
       for (const provider of Object.keys(PROVIDER_ENV)) {
         const p50 = median(samples.get(variantName(provider))!);
         providerRows.push([variantName(provider), p50, p50 - offline, `${(p50 / baseImport).toFixed(2)} ×`]);
-        checks.push(ratioCheck(`${variantName(provider)} import p50`, p50, baseImport, 'ms', { max: IMPORT_RATIO_MAX }));
+        checks.push(
+          ratioCheck(`${variantName(provider)} import p50`, p50, baseImport, 'ms', { max: IMPORT_RATIO_MAX }),
+        );
       }
     }
     const tracingRows: (string | number)[][] = [];
@@ -207,22 +260,57 @@ export const coldStart: Benchmark = {
       if (!samples.has(tracedName(name))) continue;
       const off = median(samples.get(name)!);
       const on = median(samples.get(tracedName(name))!);
-      tracingRows.push([name, off, on, on - off, `${(off / baseImport).toFixed(2)} ×`, `${(on / baseImport).toFixed(2)} ×`]);
+      tracingRows.push([
+        name,
+        off,
+        on,
+        on - off,
+        `${(off / baseImport).toFixed(2)} ×`,
+        `${(on / baseImport).toFixed(2)} ×`,
+      ]);
       checks.push(info(`${tracedName(name)} import p50`, on, 'ms', { baseline: off, ratio: on / off }));
     }
     const notes = [
       `import time: median of ${RUNS} fresh \`node\` processes per bundle (bench/lib/import-child.mjs), module evaluation included; size: what a cold start reads, index.mjs and the chunks it imports statically (decimal KB; the size target is on it), the 1.5 × target on the import time; lazy KB: chunks read only through a dynamic import, when a code path first needs them (the chosen AI provider, send-message's file-chat retrieval with the S3 client, SDK parts Lambda never uses; only functions whose own code imports dynamically are split).`,
     ];
     if (missing.length) notes.push(`not built (entry file not there yet): ${missing.join(', ')}`);
-    const biggest = built.filter((b) => b.kind === 'http' && b !== base && !layerNames.has(b.name)).sort((a, b) => b.bytes - a.bytes)[0];
-    if (biggest) notes.push(`largest API bundle ${biggest.name}; its largest inputs: ${biggest.largestInputs.map((i) => `${i.path} ${(i.bytes / 1000).toFixed(0)} KB`).join(', ')}`);
+    const biggest = built
+      .filter((b) => b.kind === 'http' && b !== base && !layerNames.has(b.name))
+      .sort((a, b) => b.bytes - a.bytes)[0];
+    if (biggest)
+      notes.push(
+        `largest API bundle ${biggest.name}; its largest inputs: ${biggest.largestInputs.map((i) => `${i.path} ${(i.bytes / 1000).toFixed(0)} KB`).join(', ')}`,
+      );
     return {
       checks,
       details: [
         {
           title: 'per bundle',
-          header: ['function', 'kind', 'size KB', 'lazy KB', 'size / baseline', 'import p50 ms', 'min', 'max', 'import / baseline'],
-          rows: [[base.name, 'baseline', base.bytes / 1000, base.lazyBytes / 1000, '1.00 ×', baseImport, Math.min(...samples.get(base.name)!), Math.max(...samples.get(base.name)!), '1.00 ×'], ...rows],
+          header: [
+            'function',
+            'kind',
+            'size KB',
+            'lazy KB',
+            'size / baseline',
+            'import p50 ms',
+            'min',
+            'max',
+            'import / baseline',
+          ],
+          rows: [
+            [
+              base.name,
+              'baseline',
+              base.bytes / 1000,
+              base.lazyBytes / 1000,
+              '1.00 ×',
+              baseImport,
+              Math.min(...samples.get(base.name)!),
+              Math.max(...samples.get(base.name)!),
+              '1.00 ×',
+            ],
+            ...rows,
+          ],
         },
         {
           title: `${PROVIDER_FUNCTION} with each AI provider (one bundle; only the chosen provider's chunk is read)`,
@@ -230,12 +318,14 @@ export const coldStart: Benchmark = {
           rows: providerRows,
         },
         {
-          title: 'tracing: the same bundles imported with tracing off (the default: the tracer is never read) and on (Powertools Tracer and the X-Ray SDK loaded at cold start)',
+          title:
+            'tracing: the same bundles imported with tracing off (the default: the tracer is never read) and on (Powertools Tracer and the X-Ray SDK loaded at cold start)',
           header: ['bundle', 'off p50 ms', 'on p50 ms', '+ms', 'off / baseline', 'on / baseline'],
           rows: tracingRows,
         },
         {
-          title: 'where the import time goes: bundles adding one layer at a time to the baseline (bench/fixtures/import-layers)',
+          title:
+            'where the import time goes: bundles adding one layer at a time to the baseline (bench/fixtures/import-layers)',
           header: ['bundle', 'adds', 'size KB', 'import p50 ms', '+ms', 'import / baseline'],
           rows: [[base.name, 'a DynamoDB document client', base.bytes / 1000, baseImport, '', '1.00 ×'], ...layerRows],
         },

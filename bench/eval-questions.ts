@@ -30,7 +30,11 @@ export const EVAL_QUESTIONS: EvalQuestion[] = [
   tm('speedup-claim', 'How much faster do programs get with this compiler?', [1, 2]),
   tm('hot-threshold', 'How many times does a loop have to run before it is considered hot?', [2]),
   tm('example-program', 'What does the sample program used in the overview compute?', [2]),
-  tm('instruction-count', 'How many machine instructions does the compiled snippet take compared with the interpreter?', [3]),
+  tm(
+    'instruction-count',
+    'How many machine instructions does the compiled snippet take compared with the interpreter?',
+    [3],
+  ),
   tm('lir', 'What is the intermediate representation that traces are recorded in?', [3, 4]),
   tm('type-map', 'What does a typed trace require about variable types before it can be entered?', [4]),
   tm('property-access', 'How are property reads on objects made cheaper on a trace?', [4, 5]),
@@ -42,7 +46,11 @@ export const EVAL_QUESTIONS: EvalQuestion[] = [
   tm('registers', 'How are registers assigned when generating code?', [8]),
   tm('gc', 'What kind of garbage collector does the interpreter use?', [8]),
   tm('users', 'How many people use the browser that this engine ships in?', [8]),
-  tm('stitching', 'How does execution move from one trace to a branch trace without going back through the monitor?', [9]),
+  tm(
+    'stitching',
+    'How does execution move from one trace to a branch trace without going back through the monitor?',
+    [9],
+  ),
   tm('preemption', 'How is a long-running script interrupted while it runs native code?', [9]),
   tm('ffi', 'How are C builtins and browser functions called from traced code?', [10]),
   tm('benchmarks', 'Which benchmark suite did they use to evaluate the system?', [10]),
@@ -55,8 +63,18 @@ export const EVAL_QUESTIONS: EvalQuestion[] = [
   tm('interpreter-share', 'What fraction of the bytecodes run natively rather than in the interpreter?', [10, 11]),
   // Follow-ups: the last prompt names nothing the document could be found by.
   tm('follow-stitching', 'Why is that cheaper than the alternative?', [9], ['What is trace stitching?']),
-  tm('follow-blacklist', 'After how many failures does that happen?', [6], ['Explain how blacklisting of loops works.']),
+  tm(
+    'follow-blacklist',
+    'After how many failures does that happen?',
+    [6],
+    ['Explain how blacklisting of loops works.'],
+  ),
   tm('follow-gc', 'Is it generational?', [8], ['Tell me about the garbage collector of SpiderMonkey.']),
   tm('follow-psyco', 'Which language does it target?', [12], ['What is Psyco?']),
-  tm('follow-sieve', 'What happens on its fourth iteration?', [4], ['Walk me through the sieve of Eratosthenes example.']),
+  tm(
+    'follow-sieve',
+    'What happens on its fourth iteration?',
+    [4],
+    ['Walk me through the sieve of Eratosthenes example.'],
+  ),
 ];

@@ -67,7 +67,8 @@ const label = (() => {
 /** The 1-based [n] markers of a reply (also [1, 2] and [1][2]). */
 export function markersOf(text: string): number[] {
   const out: number[] = [];
-  for (const m of text.matchAll(/\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]/g)) for (const n of m[1]!.split(',')) out.push(Number(n.trim()));
+  for (const m of text.matchAll(/\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]/g))
+    for (const n of m[1]!.split(',')) out.push(Number(n.trim()));
   return out;
 }
 
@@ -78,22 +79,43 @@ async function main() {
   process.env.PDF_SYNC_WAIT_MS ??= '0';
   const emulators = await startEmulatorsProcess();
   const dataDir = await mkdtemp(join(tmpdir(), 'eval-'));
-  const runtime = await startLocalRuntime({ port: 0, dataDir, persist: false, emulators, resourcePrefix: 'eval-', log: false, retryDelaySeconds: 1,
+  const runtime = await startLocalRuntime({
+    port: 0,
+    dataDir,
+    persist: false,
+    emulators,
+    resourcePrefix: 'eval-',
+    log: false,
+    retryDelaySeconds: 1,
     // One evaluator asks more than a person would: no per-user rate limits or token budget (0 = off).
-    env: { LOG_LEVEL: 'SILENT', RATE_LIMIT_MESSAGES_PER_MINUTE: '0', RATE_LIMIT_INGESTIONS_PER_MINUTE: '0', RATE_LIMIT_UPLOADS_PER_MINUTE: '0', DAILY_TOKEN_BUDGET: '0' },
+    env: {
+      LOG_LEVEL: 'SILENT',
+      RATE_LIMIT_MESSAGES_PER_MINUTE: '0',
+      RATE_LIMIT_INGESTIONS_PER_MINUTE: '0',
+      RATE_LIMIT_UPLOADS_PER_MINUTE: '0',
+      DAILY_TOKEN_BUDGET: '0',
+    },
   });
   const agent = keepAliveAgent();
   const api = async (method: string, path: string, token?: string, body?: unknown) => {
     const headers: Record<string, string> = {};
     if (token) headers.authorization = `Bearer ${token}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const res = await send(`${runtime.url}${path}`, { method, headers, agent, ...(body !== undefined && { body: JSON.stringify(body) }) });
+    const res = await send(`${runtime.url}${path}`, {
+      method,
+      headers,
+      agent,
+      ...(body !== undefined && { body: JSON.stringify(body) }),
+    });
     const json = res.body ? (JSON.parse(res.body) as any) : undefined;
     if (res.status >= 400) throw new Error(`${method} ${path}: ${res.status} ${res.body}`);
     return json;
   };
   try {
-    const provider = runtime.config.OPENAI_API_KEY || runtime.config.OPENAI_API_KEY_SECRET_ARN ? `openai-compatible (${runtime.config.OPENAI_CHAT_MODEL})` : 'offline';
+    const provider =
+      runtime.config.OPENAI_API_KEY || runtime.config.OPENAI_API_KEY_SECRET_ARN
+        ? `openai-compatible (${runtime.config.OPENAI_CHAT_MODEL})`
+        : 'offline';
     process.stderr.write(`[eval] provider: ${provider}; k = ${K}; ${EVAL_QUESTIONS.length} questions\n`);
     const idToken = await signLocalIdToken(dataDir, { email: 'eval@example.com' });
     const token: string = (await api('POST', '/auth', idToken)).data.token;
@@ -102,10 +124,13 @@ async function main() {
     const files: { fileId: string; fileName: string; downloadUrl: string }[] = [];
     for (const fileName of EVAL_DOCUMENTS) {
       const bytes = await fixturePdf(fileName);
-      const upload = (await api('POST', '/upload', token, { fileName, contentType: 'application/pdf', size: bytes.byteLength })).data;
+      const upload = (
+        await api('POST', '/upload', token, { fileName, contentType: 'application/pdf', size: bytes.byteLength })
+      ).data;
       const put = await send(upload.uploadUrl, { method: 'PUT', headers: upload.uploadHeaders, body: bytes });
       if (put.status !== 200) throw new Error(`upload of ${fileName}: ${put.status}`);
-      let data = (await api('POST', '/message/pdf', token, { url: upload.downloadUrl, fileId: upload.fileId })).data.embeddingsData;
+      let data = (await api('POST', '/message/pdf', token, { url: upload.downloadUrl, fileId: upload.fileId })).data
+        .embeddingsData;
       while (data.status === 'processing' || data.status === 'uploaded') {
         await new Promise((r) => setTimeout(r, POLL_MS));
         data = (await api('GET', `/message/pdf/${upload.fileId}`, token)).data.embeddingsData;
@@ -143,7 +168,9 @@ async function main() {
 
     const share = (xs: boolean[]) => (xs.length ? xs.filter(Boolean).length / xs.length : Number.NaN);
     const figures = (set: Outcome[]) => {
-      const recall = Object.fromEntries(RECALL_AT.map((k) => [`recall@${k}`, share(set.map((o) => o.firstHit !== undefined && o.firstHit <= k))]));
+      const recall = Object.fromEntries(
+        RECALL_AT.map((k) => [`recall@${k}`, share(set.map((o) => o.firstHit !== undefined && o.firstHit <= k))]),
+      );
       const mrr = set.reduce((n, o) => n + (o.firstHit ? 1 / o.firstHit : 0), 0) / set.length;
       const flagged = set.filter((o) => o.citedHit !== undefined);
       const markers = set.reduce((n, o) => n + o.markers, 0);
@@ -162,11 +189,17 @@ async function main() {
     const metricNames = [...RECALL_AT.map((k) => `recall@${k}`), 'MRR', 'cited on answer', 'markers on answer'];
     const durationMs = performance.now() - started;
 
-    console.log(`\n== eval: ${EVAL_QUESTIONS.length} questions over ${EVAL_DOCUMENTS.join(', ')} (provider ${provider}, k = ${K}, ${(durationMs / 1000).toFixed(1)} s)`);
+    console.log(
+      `\n== eval: ${EVAL_QUESTIONS.length} questions over ${EVAL_DOCUMENTS.join(', ')} (provider ${provider}, k = ${K}, ${(durationMs / 1000).toFixed(1)} s)`,
+    );
     console.log(
       renderTable(
         ['metric', 'all', 'follow-ups'],
-        metricNames.map((m) => [m, m === 'MRR' ? (all.MRR).toFixed(3) : pct((all as any)[m]), m === 'MRR' ? followUps.MRR.toFixed(3) : pct((followUps as any)[m])]),
+        metricNames.map((m) => [
+          m,
+          m === 'MRR' ? all.MRR.toFixed(3) : pct((all as any)[m]),
+          m === 'MRR' ? followUps.MRR.toFixed(3) : pct((followUps as any)[m]),
+        ]),
         (i) => i > 0,
       ),
     );

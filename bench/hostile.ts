@@ -25,7 +25,10 @@ export const hostile: Benchmark = {
     const limits = extractLimits(config, { memoryMb });
     const checks: Check[] = [];
     const rows: (string | number)[][] = [];
-    const cases: [string, () => Promise<Buffer>][] = [['plain page (baseline)', async () => plainRawPdf()], ...hostileClasses.map((k) => [k, () => hostilePdf(k)] as [string, () => Promise<Buffer>])];
+    const cases: [string, () => Promise<Buffer>][] = [
+      ['plain page (baseline)', async () => plainRawPdf()],
+      ...hostileClasses.map((k) => [k, () => hostilePdf(k)] as [string, () => Promise<Buffer>]),
+    ];
     let baseline: number | undefined;
     for (const [name, make] of cases) {
       const pdf = await make();
@@ -34,7 +37,12 @@ export const hostile: Benchmark = {
       const t0 = performance.now();
       let outcome: string;
       try {
-        const r = await extractTextBounded(pdf, { maxPages: config.PDF_MAX_PAGES, limits, onPage: () => undefined, onStats: (s) => (peak = s.childPeakRssMb) });
+        const r = await extractTextBounded(pdf, {
+          maxPages: config.PDF_MAX_PAGES,
+          limits,
+          onPage: () => undefined,
+          onStats: (s) => (peak = s.childPeakRssMb),
+        });
         outcome = `completed (${r.pages} pages, ${r.textPages} with text)`;
       } catch (err) {
         if (!(err instanceof PermanentFailure)) throw err;
@@ -43,13 +51,29 @@ export const hostile: Benchmark = {
       const ms = performance.now() - t0;
       baseline ??= ms;
       rows.push([name, pdf.length, outcome, Math.round(ms), peak ?? '–']);
-      checks.push(absoluteCheck(`${name}: time`, Math.round(ms), 'ms', { max: limits.pageMs }, { baseline: Math.round(baseline), ratio: ms / baseline }));
+      checks.push(
+        absoluteCheck(
+          `${name}: time`,
+          Math.round(ms),
+          'ms',
+          { max: limits.pageMs },
+          { baseline: Math.round(baseline), ratio: ms / baseline },
+        ),
+      );
       if (peak !== undefined) checks.push(absoluteCheck(`${name}: child peak RSS`, peak, 'MB', { max: limits.rssMb }));
     }
     return {
       checks,
-      details: [{ title: `Per class (pdf-extract ${memoryMb} MB: child heap ${limits.heapMb} MB, RSS limit ${limits.rssMb} MB, ${limits.pageMs} ms a page)`, header: ['class', 'bytes', 'outcome', 'ms', 'child peak RSS MB'], rows }],
-      notes: ['Peak RSS is sampled every 50 ms from /proc (Linux); a child stopped within its first sample reports none.'],
+      details: [
+        {
+          title: `Per class (pdf-extract ${memoryMb} MB: child heap ${limits.heapMb} MB, RSS limit ${limits.rssMb} MB, ${limits.pageMs} ms a page)`,
+          header: ['class', 'bytes', 'outcome', 'ms', 'child peak RSS MB'],
+          rows,
+        },
+      ],
+      notes: [
+        'Peak RSS is sampled every 50 ms from /proc (Linux); a child stopped within its first sample reports none.',
+      ],
       data: { limits },
     };
   },

@@ -24,7 +24,9 @@ const RATIO_MIN = 0.7;
 const POLL_MS = 25;
 
 /** Plain pdfjs-dist: open the document, read every page's text content, nothing else. */
-export async function plainExtraction(bytes: Uint8Array): Promise<{ ms: number; pages: number; chars: number; texts: string[] }> {
+export async function plainExtraction(
+  bytes: Uint8Array,
+): Promise<{ ms: number; pages: number; chars: number; texts: string[] }> {
   const pdfjs = await loadPdfjs(); // pdfjs-dist's legacy build with its worker in-process
   const t0 = performance.now();
   const task = pdfjs.getDocument({
@@ -54,8 +56,12 @@ export async function plainExtraction(bytes: Uint8Array): Promise<{ ms: number; 
 /** The pipeline's own chunker over already extracted page texts (what pdf-extract adds to pdfjs). */
 function timeChunking(texts: string[], c: { CHUNK_TOKENS: number; CHUNK_OVERLAP_TOKENS: number }): number {
   const t0 = performance.now();
-  const chunker = new Chunker({ chunkTokens: c.CHUNK_TOKENS, overlapTokens: c.CHUNK_OVERLAP_TOKENS, countTokens: countTextTokens });
-  texts.forEach((text, i) => chunker.push(i + 1, normalizeText(text)));
+  const chunker = new Chunker({
+    chunkTokens: c.CHUNK_TOKENS,
+    overlapTokens: c.CHUNK_OVERLAP_TOKENS,
+    countTokens: countTextTokens,
+  });
+  for (const [i, text] of texts.entries()) chunker.push(i + 1, normalizeText(text));
   chunker.finish();
   return performance.now() - t0;
 }
@@ -70,11 +76,21 @@ export interface Ingested {
 }
 
 /** Upload → POST /message/pdf → completed, through the API; the time and the final status. */
-export async function ingestThroughApi(svc: BenchService, token: string, bytes: Uint8Array, fileName: string, chatId?: string): Promise<Ingested> {
+export async function ingestThroughApi(
+  svc: BenchService,
+  token: string,
+  bytes: Uint8Array,
+  fileName: string,
+  chatId?: string,
+): Promise<Ingested> {
   const embeddingsBefore = svc.ai.count('/v1/embeddings');
   const t0 = performance.now();
   const wallStart = Date.now();
-  const upload = await svc.api('POST', '/upload', token, { fileName, contentType: 'application/pdf', size: bytes.byteLength });
+  const upload = await svc.api('POST', '/upload', token, {
+    fileName,
+    contentType: 'application/pdf',
+    size: bytes.byteLength,
+  });
   if (upload.status !== 201) throw new Error(`POST /upload: ${upload.status} ${upload.body}`);
   const { fileId, uploadUrl, uploadHeaders, downloadUrl } = upload.json.data;
   const put = await request(uploadUrl, { method: 'PUT', headers: uploadHeaders, body: bytes });
@@ -84,7 +100,8 @@ export async function ingestThroughApi(svc: BenchService, token: string, bytes: 
   const started = await svc.api('POST', '/message/pdf', token, { url: downloadUrl, fileId, ...(chatId && { chatId }) });
   const answeredAt = performance.now();
   const wallAnswered = Date.now();
-  if (started.status !== 200 && started.status !== 202) throw new Error(`POST /message/pdf: ${started.status} ${started.body}`);
+  if (started.status !== 200 && started.status !== 202)
+    throw new Error(`POST /message/pdf: ${started.status} ${started.body}`);
   let data = started.json.data.embeddingsData;
   while (data.status === 'processing' || data.status === 'uploaded') {
     await new Promise((r) => setTimeout(r, POLL_MS));
@@ -94,17 +111,24 @@ export async function ingestThroughApi(svc: BenchService, token: string, bytes: 
   }
   const ms = performance.now() - t0;
   const wallDone = Date.now();
-  if (data.status !== 'completed') throw new Error(`ingestion ended ${data.status}: ${JSON.stringify(data.failure ?? data)}`);
+  if (data.status !== 'completed')
+    throw new Error(`ingestion ended ${data.status}: ${JSON.stringify(data.failure ?? data)}`);
   return {
     ms,
     fileId,
     data,
     embeddingRequests: svc.ai.count('/v1/embeddings') - embeddingsBefore,
-    phases: { uploadMs: uploadedAt - t0, ingestCallMs: answeredAt - uploadedAt, ingestCallStatus: started.status, pollMs: performance.now() - answeredAt },
+    phases: {
+      uploadMs: uploadedAt - t0,
+      ingestCallMs: answeredAt - uploadedAt,
+      ingestCallStatus: started.status,
+      pollMs: performance.now() - answeredAt,
+    },
     // Where the time went, from the record's own timestamps (ms resolution).
     breakdown: {
       'upload (POST /upload, PUT)': wallUploaded - wallStart,
-      'POST /message/pdf until the run started (checks, size probe, record, queue)': Date.parse(data.startedAt) - wallUploaded,
+      'POST /message/pdf until the run started (checks, size probe, record, queue)':
+        Date.parse(data.startedAt) - wallUploaded,
       'pdf-fetch (queue pickup, download, store)': data.timings.fetchMs,
       'pdf-extract (queue pickup, read, pdfjs, chunking, parts)': data.timings.extractMs,
       'pdf-embed (queue pickup, embeddings, chunk items, vectors, completion)': data.timings.embedMs,
@@ -115,8 +139,17 @@ export async function ingestThroughApi(svc: BenchService, token: string, bytes: 
 
 export const ingestion: Benchmark = {
   name: 'ingestion',
-  title: 'pages per second for the 300-page PDF (upload to completed) against plain pdfjs-dist extraction; embedding requests made',
-  requires: () => missingFiles('functions/pdf-fetch.ts', 'functions/pdf-extract.ts', 'functions/pdf-embed.ts', 'functions/create-upload.ts', 'functions/ingest-pdf.ts', 'test/helpers/make-pdf.ts'),
+  title:
+    'pages per second for the 300-page PDF (upload to completed) against plain pdfjs-dist extraction; embedding requests made',
+  requires: () =>
+    missingFiles(
+      'functions/pdf-fetch.ts',
+      'functions/pdf-extract.ts',
+      'functions/pdf-embed.ts',
+      'functions/create-upload.ts',
+      'functions/ingest-pdf.ts',
+      'test/helpers/make-pdf.ts',
+    ),
   async run(ctx) {
     const svc = await ctx.service();
     const bytes = await makeTextPdf(PAGES);
@@ -158,7 +191,10 @@ export const ingestion: Benchmark = {
       tokens += page.reduce((n, c) => n + c.tokens, 0);
     }
     const c = config();
-    const minimum = Math.max(Math.ceil(chunks / c.EMBEDDING_BATCH_SIZE), Math.ceil(tokens / c.EMBEDDING_BATCH_MAX_TOKENS));
+    const minimum = Math.max(
+      Math.ceil(chunks / c.EMBEDDING_BATCH_SIZE),
+      Math.ceil(tokens / c.EMBEDDING_BATCH_MAX_TOKENS),
+    );
     const requests = runs.map((r) => r.embeddingRequests);
     const phases = Object.keys(last.breakdown);
 
@@ -170,7 +206,11 @@ export const ingestion: Benchmark = {
         const t = performance.now();
         const data = (Array.isArray(inputs) ? inputs : [inputs]).map((text, index) => {
           const v = lexicalEmbedding(text, svc.ai.embeddingDimensions);
-          return { object: 'embedding', index, embedding: Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64') };
+          return {
+            object: 'embedding',
+            index,
+            embedding: Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64'),
+          };
         });
         JSON.stringify({ object: 'list', data });
         return performance.now() - t;
@@ -180,14 +220,23 @@ export const ingestion: Benchmark = {
     return {
       checks: [
         ratioCheck(`${PAGES}-page PDF, upload → completed`, service, baseline, 'pages/s', { min: RATIO_MIN }),
-        info('end to end, median', median(runs.map((r) => r.ms)), 'ms', { baseline: median(plain), ratio: median(runs.map((r) => r.ms)) / median(plain) }),
-        absoluteCheck('embedding requests per ingestion', Math.max(...requests), 'requests', { eq: minimum }, { baseline: minimum, ratio: Math.max(...requests) / minimum }),
+        info('end to end, median', median(runs.map((r) => r.ms)), 'ms', {
+          baseline: median(plain),
+          ratio: median(runs.map((r) => r.ms)) / median(plain),
+        }),
+        absoluteCheck(
+          'embedding requests per ingestion',
+          Math.max(...requests),
+          'requests',
+          { eq: minimum },
+          { baseline: minimum, ratio: Math.max(...requests) / minimum },
+        ),
         info('chunks', chunks, ''),
         info('chunk tokens (exact)', tokens, ''),
       ],
       details: [
         {
-          title: 'where the time goes (ms, median of the runs; the record\'s timestamps)',
+          title: "where the time goes (ms, median of the runs; the record's timestamps)",
           header: ['phase', 'ms', 'share'],
           rows: [
             ...phases.map((k) => {
@@ -204,7 +253,18 @@ export const ingestion: Benchmark = {
         `${RUNS} runs each, interleaved, after one warm-up; median. Baseline: pdfjs-dist getDocument + getTextContent of every page of the same bytes in the same process.`,
         `Minimum requests = max(⌈chunks / ${c.EMBEDDING_BATCH_SIZE} inputs⌉, ⌈tokens / ${c.EMBEDDING_BATCH_MAX_TOKENS}⌉) (EMBEDDING_BATCH_SIZE, EMBEDDING_BATCH_MAX_TOKENS: OpenAI's limits).`,
       ],
-      data: { plainMs: plain, chunkingMs: chunking, serviceMs: runs.map((r) => r.ms), breakdowns: runs.map((r) => r.breakdown), phases: runs.map((r) => r.phases), embeddingRequests: requests, chunks, tokens, minimum, last: last.data },
+      data: {
+        plainMs: plain,
+        chunkingMs: chunking,
+        serviceMs: runs.map((r) => r.ms),
+        breakdowns: runs.map((r) => r.breakdown),
+        phases: runs.map((r) => r.phases),
+        embeddingRequests: requests,
+        chunks,
+        tokens,
+        minimum,
+        last: last.data,
+      },
     };
   },
 };

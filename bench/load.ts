@@ -32,7 +32,9 @@ export const load: Benchmark = {
     try {
       ctx.log('load: starting npm start in a child process');
       // Its own emulators, table and identity provider: not the wiring this process exported.
-      server = await withStartingEnv(() => startServerProcess({ DATA_DIR: dataDir, OPENAI_API_KEY: 'bench-key', OPENAI_BASE_URL: ai.baseURL }));
+      server = await withStartingEnv(() =>
+        startServerProcess({ DATA_DIR: dataDir, OPENAI_API_KEY: 'bench-key', OPENAI_BASE_URL: ai.baseURL }),
+      );
       const tokens = await signInLocal(server.url, dataDir, USERS, 'bench-load');
       // A small run first: the child's functions are imported on first use (cold starts).
       await runLoad({ url: server.url, tokens, streams: 2, json: 10 });

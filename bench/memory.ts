@@ -36,11 +36,15 @@ interface ChildFigures {
 
 async function invoke(bundle: string, event: unknown, env: Record<string, string>): Promise<ChildFigures> {
   try {
-    const { stdout } = await run(process.execPath, [join(projectRoot, 'bench/lib/invoke-child.mjs'), pathToFileURL(bundle).href, JSON.stringify(event)], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
-      timeout: 300_000,
-      maxBuffer: 16 * 1024 * 1024,
-    });
+    const { stdout } = await run(
+      process.execPath,
+      [join(projectRoot, 'bench/lib/invoke-child.mjs'), pathToFileURL(bundle).href, JSON.stringify(event)],
+      {
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+        timeout: 300_000,
+        maxBuffer: 16 * 1024 * 1024,
+      },
+    );
     return JSON.parse(stdout) as ChildFigures;
   } catch (err) {
     throw new Error(`invoking ${bundle} failed: ${childError(err)}`);
@@ -54,7 +58,11 @@ async function fileReadyForExtract(svc: BenchService, bytes: Uint8Array, fileNam
   const { dynamo, tableName } = await import('../shared/clients.ts');
   const { s3Client } = await import('../shared/s3-client.ts');
   const user = await svc.signIn(`bench-memory-${randomBytes(4).toString('hex')}@example.com`);
-  const upload = await svc.api('POST', '/upload', user.token, { fileName, contentType: 'application/pdf', size: bytes.byteLength });
+  const upload = await svc.api('POST', '/upload', user.token, {
+    fileName,
+    contentType: 'application/pdf',
+    size: bytes.byteLength,
+  });
   if (upload.status !== 201) throw new Error(`POST /upload: ${upload.status} ${upload.body}`);
   const { fileId, uploadUrl, uploadHeaders, downloadUrl } = upload.json.data;
   const put = await request(uploadUrl, { method: 'PUT', headers: uploadHeaders, body: bytes });
@@ -64,7 +72,8 @@ async function fileReadyForExtract(svc: BenchService, bytes: Uint8Array, fileNam
   const storage = new FileStorage(s3Client(), svc.runtime.bucket);
   const runId = createId();
   const now = () => new Date().toISOString();
-  if (!(await files.startRun({ id: fileId, userId: user.userId, runId, url: downloadUrl, force: false, now: now() }))) throw new Error('startRun refused');
+  if (!(await files.startRun({ id: fileId, userId: user.userId, runId, url: downloadUrl, force: false, now: now() })))
+    throw new Error('startRun refused');
   const key = sourceKey(fileId, runId);
   await storage.put(key, bytes, 'application/pdf');
   const sha256 = createHash('sha256').update(bytes).digest('hex');
@@ -78,7 +87,12 @@ async function fileReadyForExtract(svc: BenchService, bytes: Uint8Array, fileNam
         messageId: createId(),
         receiptHandle: 'bench',
         body: JSON.stringify(message),
-        attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(Date.now()), SenderId: 'bench', ApproximateFirstReceiveTimestamp: String(Date.now()) },
+        attributes: {
+          ApproximateReceiveCount: '1',
+          SentTimestamp: String(Date.now()),
+          SenderId: 'bench',
+          ApproximateFirstReceiveTimestamp: String(Date.now()),
+        },
         messageAttributes: {},
         md5OfBody: createHash('md5').update(JSON.stringify(message)).digest('hex'),
         eventSource: 'aws:sqs',
@@ -124,20 +138,39 @@ export const memory: Benchmark = {
       ctx.log(`memory: pdf-extract on ${doc.label}`);
       const ready = await fileReadyForExtract(svc, doc.bytes, `memory-${i}.pdf`);
       const figures = await invoke(bundle, ready.event, env);
-      if (figures.result?.batchItemFailures?.length) throw new Error(`pdf-extract reported a failure: ${JSON.stringify(figures.result)}`);
+      if (figures.result?.batchItemFailures?.length)
+        throw new Error(`pdf-extract reported a failure: ${JSON.stringify(figures.result)}`);
       const done = await waitCompleted(svc, ready.fileId, ready.token);
       const peakMb = figures.maxRssKb / 1024;
       const vsBase = { baseline: baseMb, ratio: peakMb / baseMb };
       if (i === 0) checks.push(absoluteCheck(`peak RSS, ${doc.label}`, peakMb, 'MB', { max: TARGET_MB }, vsBase));
       else checks.push(info(`peak RSS, ${doc.label}`, peakMb, 'MB', vsBase));
-      rows.push([doc.label, doc.bytes.byteLength / 1e6, done.pages, done.chunks, figures.ms, figures.afterImportKb / 1024, peakMb, (figures.vmHwmKb ?? Number.NaN) / 1024]);
+      rows.push([
+        doc.label,
+        doc.bytes.byteLength / 1e6,
+        done.pages,
+        done.chunks,
+        figures.ms,
+        figures.afterImportKb / 1024,
+        peakMb,
+        (figures.vmHwmKb ?? Number.NaN) / 1024,
+      ]);
     }
     return {
       checks,
       details: [
         {
           title: 'pdf-extract, one invocation per document',
-          header: ['document', 'MB', 'pages', 'chunks', 'invocation ms', 'RSS after import MB', 'peak RSS MB', 'VmHWM MB'],
+          header: [
+            'document',
+            'MB',
+            'pages',
+            'chunks',
+            'invocation ms',
+            'RSS after import MB',
+            'peak RSS MB',
+            'VmHWM MB',
+          ],
           rows,
         },
       ],

@@ -51,14 +51,23 @@ export const ocr: Benchmark = {
     const scanned = await makeScannedPdf(SCANNED_PAGES, 100);
     const images: Uint8Array[] = [];
     const r0 = performance.now();
-    await renderPages(scanned, SCANNED_PAGES.map((_, i) => i + 1), { dpi: OCR_DPI }, (p) => void images.push(p.pgm));
+    await renderPages(
+      scanned,
+      SCANNED_PAGES.map((_, i) => i + 1),
+      { dpi: OCR_DPI },
+      (p) => void images.push(p.pgm),
+    );
     const renderMs = (performance.now() - r0) / images.length;
 
     const workers = availableParallelism();
     ctx.log(`ocr: plain tesseract.js (1 worker) and the service's engine (${workers} workers)`);
     const tesseract = await import('tesseract.js');
     const { createWorker, OEM } = (tesseract as unknown as { default?: typeof tesseract }).default ?? tesseract;
-    const plain = await createWorker('eng', OEM.LSTM_ONLY, { ...tesseractPaths(['eng']), cacheMethod: 'none', gzip: true });
+    const plain = await createWorker('eng', OEM.LSTM_ONLY, {
+      ...tesseractPaths(['eng']),
+      cacheMethod: 'none',
+      gzip: true,
+    });
     const engine = await OcrEngine.create({ languages: ['eng'], workers });
     let plainMs = 0;
     let engineMs = 0;
@@ -71,7 +80,10 @@ export const ocr: Benchmark = {
       for (const image of images) plainChars += (await plain.recognize(Buffer.from(image))).data.text.length;
       plainMs = performance.now() - t0;
       t0 = performance.now();
-      engineChars = (await Promise.all(images.map((image) => engine.recognise(image)))).reduce((n, r) => n + r.text.length, 0);
+      engineChars = (await Promise.all(images.map((image) => engine.recognise(image)))).reduce(
+        (n, r) => n + r.text.length,
+        0,
+      );
       engineMs = performance.now() - t0;
     } finally {
       await Promise.all([plain.terminate(), engine.close()]);
@@ -81,8 +93,16 @@ export const ocr: Benchmark = {
 
     return {
       checks: [
-        absoluteCheck('quality check / extraction time (clean 300-page PDF)', (checkMs / extractMs) * 100, '%', { max: 5 }),
-        ratioCheck('OCR pages per second (service engine vs plain tesseract.js)', pagesPerSecond(engineMs), pagesPerSecond(plainMs), 'pages/s', { min: 0.8 }),
+        absoluteCheck('quality check / extraction time (clean 300-page PDF)', (checkMs / extractMs) * 100, '%', {
+          max: 5,
+        }),
+        ratioCheck(
+          'OCR pages per second (service engine vs plain tesseract.js)',
+          pagesPerSecond(engineMs),
+          pagesPerSecond(plainMs),
+          'pages/s',
+          { min: 0.8 },
+        ),
         info('peak RSS of the process after OCR', peakRssMb, 'MB'),
       ],
       details: [
@@ -94,7 +114,10 @@ export const ocr: Benchmark = {
             ['quality check of 300 pages (best of 5)', `${checkMs.toFixed(2)} ms`],
             [`drawing a page at ${OCR_DPI} dpi`, `${renderMs.toFixed(0)} ms`],
             ['plain tesseract.js, 1 worker', `${pagesPerSecond(plainMs).toFixed(2)} pages/s (${plainChars} chars)`],
-            [`service engine, ${workers} workers`, `${pagesPerSecond(engineMs).toFixed(2)} pages/s (${engineChars} chars)`],
+            [
+              `service engine, ${workers} workers`,
+              `${pagesPerSecond(engineMs).toFixed(2)} pages/s (${engineChars} chars)`,
+            ],
           ],
         },
       ],

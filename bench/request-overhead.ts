@@ -71,7 +71,8 @@ function variantHandlers(readerId: string, writerId: string): Record<string, unk
   const noAuth = (route: HttpRoute): HttpRoute => ({ ...route, auth: 'idp' });
   const tokens = new ServiceTokens(serviceTokenSettings(config()), systemClock);
   const claims = async (headers: Record<string, string | undefined>) => tokens.verify(bearerToken(headers));
-  const list = (userId: string, query: { limit: number; cursor?: string }) => chats.listByUser(userId, query).then((p) => p.items);
+  const list = (userId: string, query: { limit: number; cursor?: string }) =>
+    chats.listByUser(userId, query).then((p) => p.items);
 
   // Proposal C (weakens the check): the user record kept for USER_CACHE_MS per warm instance.
   const userCache = new Map<string, { until: number; exists: boolean }>();
@@ -88,7 +89,9 @@ function variantHandlers(readerId: string, writerId: string): Record<string, unk
   const createChat = noAuth(httpRoutes['create-chat']);
   return {
     'get-baseline': (async () => json(200, await list(readerId, { limit: 20 }))) satisfies Handler,
-    'get-middy': httpHandler(listChats, { query: listQuery }, async ({ query }) => ({ data: await list(readerId, query) })),
+    'get-middy': httpHandler(listChats, { query: listQuery }, async ({ query }) => ({
+      data: await list(readerId, query),
+    })),
     'get-middy-jwt': httpHandler(listChats, { query: listQuery }, async ({ query, headers }) => {
       const { userId } = await claims(headers);
       return { data: await list(userId, query) };
@@ -98,8 +101,12 @@ function variantHandlers(readerId: string, writerId: string): Record<string, unk
       if (!(await cachedUserExists(userId))) throw gone();
       return { data: await list(userId, query) };
     }),
-    'post-baseline': (async (event) => json(201, await chats.create(writerId, JSON.parse(event.body ?? '{}'), isoNow(systemClock)))) satisfies Handler,
-    'post-middy': httpHandler(createChat, { body: createChatBody }, async ({ body }) => ({ statusCode: 201, data: await chats.create(writerId, body, isoNow(systemClock)) })),
+    'post-baseline': (async (event) =>
+      json(201, await chats.create(writerId, JSON.parse(event.body ?? '{}'), isoNow(systemClock)))) satisfies Handler,
+    'post-middy': httpHandler(createChat, { body: createChatBody }, async ({ body }) => ({
+      statusCode: 201,
+      data: await chats.create(writerId, body, isoNow(systemClock)),
+    })),
     'post-middy-jwt': httpHandler(createChat, { body: createChatBody }, async ({ body, headers }) => {
       const { userId } = await claims(headers);
       return { statusCode: 201, data: await chats.create(userId, body, isoNow(systemClock)) };
@@ -153,17 +160,52 @@ export const requestOverhead: Benchmark = {
       const at = (name: string) => () => `${gateway.url}/${name}`;
       const variants: Variant[] = [
         { name: 'baseline', route: 'GET /chat', adds: 'the repository call alone', url: at('get-baseline') },
-        { name: 'baseline, isolated', route: 'GET /chat', adds: 'its own instance (a child process)', url: () => `${at('get-baseline-isolated')()}?user=${reader.userId}` },
+        {
+          name: 'baseline, isolated',
+          route: 'GET /chat',
+          adds: 'its own instance (a child process)',
+          url: () => `${at('get-baseline-isolated')()}?user=${reader.userId}`,
+        },
         { name: 'middy', route: 'GET /chat', adds: 'middy, validation, envelope', url: at('get-middy') },
         { name: 'middy + JWT', route: 'GET /chat', adds: 'service JWT verification', url: at('get-middy-jwt') },
-        { name: 'real', route: 'GET /chat', adds: 'user lookup (GetItem) beside the read', url: () => `${svc.url}/chat` },
-        { name: 'proposal C', route: 'GET /chat', adds: `real, user cached ${USER_CACHE_MS / 1000} s (weaker)`, url: at('get-proposal-c') },
+        {
+          name: 'real',
+          route: 'GET /chat',
+          adds: 'user lookup (GetItem) beside the read',
+          url: () => `${svc.url}/chat`,
+        },
+        {
+          name: 'proposal C',
+          route: 'GET /chat',
+          adds: `real, user cached ${USER_CACHE_MS / 1000} s (weaker)`,
+          url: at('get-proposal-c'),
+        },
         { name: 'baseline', route: 'POST /chat', adds: 'the repository call alone', url: at('post-baseline') },
-        { name: 'baseline, isolated', route: 'POST /chat', adds: 'its own instance (a child process)', url: () => `${at('post-baseline-isolated')()}?user=${writer.userId}` },
-        { name: 'middy', route: 'POST /chat', adds: 'middy, body parsing, validation, envelope', url: at('post-middy') },
+        {
+          name: 'baseline, isolated',
+          route: 'POST /chat',
+          adds: 'its own instance (a child process)',
+          url: () => `${at('post-baseline-isolated')()}?user=${writer.userId}`,
+        },
+        {
+          name: 'middy',
+          route: 'POST /chat',
+          adds: 'middy, body parsing, validation, envelope',
+          url: at('post-middy'),
+        },
         { name: 'middy + JWT', route: 'POST /chat', adds: 'service JWT verification', url: at('post-middy-jwt') },
-        { name: 'real', route: 'POST /chat', adds: 'user lookup (GetItem) before the write', url: () => `${svc.url}/chat` },
-        { name: 'proposal C', route: 'POST /chat', adds: `real, user cached ${USER_CACHE_MS / 1000} s (weaker)`, url: at('post-proposal-c') },
+        {
+          name: 'real',
+          route: 'POST /chat',
+          adds: 'user lookup (GetItem) before the write',
+          url: () => `${svc.url}/chat`,
+        },
+        {
+          name: 'proposal C',
+          route: 'POST /chat',
+          adds: `real, user cached ${USER_CACHE_MS / 1000} s (weaker)`,
+          url: at('post-proposal-c'),
+        },
       ];
       const send = (v: Variant) => {
         const token = v.route === 'GET /chat' ? reader.token : writer.token;
@@ -180,14 +222,17 @@ export const requestOverhead: Benchmark = {
 
       const samples = new Map<string, number[]>();
       const key = (v: Variant, c: Concurrency) => `${v.route}|${v.name}|${c}`;
-      const record = (v: Variant, c: Concurrency, lat: number[]) => samples.set(key(v, c), [...(samples.get(key(v, c)) ?? []), ...lat]);
+      const record = (v: Variant, c: Concurrency, lat: number[]) =>
+        samples.set(key(v, c), [...(samples.get(key(v, c)) ?? []), ...lat]);
       ctx.log(`request-overhead: concurrency 1, ${ROUNDS_AT_1} rounds of one request per variant`);
       for (let round = 0; round < ROUNDS_AT_1; round++) {
-        for (const v of [...variants].sort(() => Math.random() - 0.5)) record(v, 1, await runLoad(1, 1, send(v), expectOf(v)));
+        for (const v of [...variants].sort(() => Math.random() - 0.5))
+          record(v, 1, await runLoad(1, 1, send(v), expectOf(v)));
       }
       ctx.log(`request-overhead: concurrency 16, ${ROUNDS_AT_16} rounds of ${BATCH_AT_16} requests per variant`);
       for (let round = 0; round < ROUNDS_AT_16; round++) {
-        for (const v of [...variants].sort(() => Math.random() - 0.5)) record(v, 16, await runLoad(BATCH_AT_16, 16, send(v), expectOf(v)));
+        for (const v of [...variants].sort(() => Math.random() - 0.5))
+          record(v, 16, await runLoad(BATCH_AT_16, 16, send(v), expectOf(v)));
       }
 
       // The pieces on their own, called directly (no HTTP), interleaved.
@@ -199,7 +244,8 @@ export const requestOverhead: Benchmark = {
         'JWT verify (jose HS256)': () => tokens.verify(reader.token),
         'user lookup (GetItem)': () => users.get(reader.userId),
         'GET /chat own call (Query GSI1)': () => chats.listByUser(reader.userId, { limit: 20 }),
-        'POST /chat own call (PutItem)': () => chats.create(writer.userId, { type: 'text', name: 'bench chat' }, isoNow(systemClock)),
+        'POST /chat own call (PutItem)': () =>
+          chats.create(writer.userId, { type: 'text', name: 'bench chat' }, isoNow(systemClock)),
       };
       const pieceSamples = new Map<string, number[]>(Object.keys(pieces).map((k) => [k, []]));
       for (let i = 0; i < 300; i++) {
@@ -224,7 +270,12 @@ export const requestOverhead: Benchmark = {
           checks.push(ratioCheck(`${r} p50 @${c}`, median(s), median(b), 'ms', { max: P50_RATIO_MAX }));
           checks.push(info(`${r} p99 @${c}`, p99(s), 'ms', { baseline: p99(b), ratio: p99(s) / p99(b) }));
           const inProcess = samples.get(key(base, c))!;
-          checks.push(info(`${r} isolation, p50 @${c} (bare handler isolated ÷ in process)`, median(b), 'ms', { baseline: median(inProcess), ratio: median(b) / median(inProcess) }));
+          checks.push(
+            info(`${r} isolation, p50 @${c} (bare handler isolated ÷ in process)`, median(b), 'ms', {
+              baseline: median(inProcess),
+              ratio: median(b) / median(inProcess),
+            }),
+          );
         }
         details.push({
           title: `${r}: one layer at a time (ms; ratio = p50 / baseline p50)`,

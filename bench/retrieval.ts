@@ -89,7 +89,9 @@ export const retrieval: Benchmark = {
     const { tableName } = await import('../shared/clients.ts');
     const records = await new FileRepository(dynamo(), tableName()).getMany(files.map((f) => f.fileId));
     const storage = new FileStorage(s3Client(), svc.runtime.bucket);
-    const packs = await Promise.all(records.map(async (r) => decodePacked(await storage.get(r.status === 'completed' ? r.vectorsKey : ''))));
+    const packs = await Promise.all(
+      records.map(async (r) => decodePacked(await storage.get(r.status === 'completed' ? r.vectorsKey : ''))),
+    );
     const stored = packs.reduce((n, p) => n + p.count, 0);
     if (stored !== chunks) throw new Error(`the packed vectors hold ${stored} chunks, the records ${chunks}`);
     // The dense-only retrieval (the ranking before the lexical index), same chat, same process.
@@ -135,19 +137,35 @@ export const retrieval: Benchmark = {
       rankTimes.push(performance.now() - r);
       // ...and the BM25 ranking alone (the other half of the hybrid ranking).
       const l = performance.now();
-      bm25TopK(packs.map((p) => p.lexical), queryTerms(q.text), K * 3);
+      bm25TopK(
+        packs.map((p) => p.lexical),
+        queryTerms(q.text),
+        K * 3,
+      );
       lexicalTimes.push(performance.now() - l);
     }
 
     const checks: Check[] = [
-      absoluteCheck(`top-${K} over ${chunks.toLocaleString('en-US')} chunks, p50`, median(times), 'ms', { max: TARGET_MS }, { baseline: median(rankTimes), ratio: median(times) / median(rankTimes) }),
+      absoluteCheck(
+        `top-${K} over ${chunks.toLocaleString('en-US')} chunks, p50`,
+        median(times),
+        'ms',
+        { max: TARGET_MS },
+        { baseline: median(rankTimes), ratio: median(times) / median(rankTimes) },
+      ),
       info(`top-${K}, p99`, p99(times), 'ms'),
       info('first call (loads the packed vectors from S3)', coldMs, 'ms'),
       info("of which the prompt's embedding (loopback model server), p50", median(embedTimes), 'ms'),
       info('of which the BM25 ranking (lexical index in the packed vectors), p50', median(lexicalTimes), 'ms'),
-      info('dense-only retrieval (RETRIEVAL_MODE=dense, the ranking before issue 17), p50', median(denseTimes), 'ms', { ratio: median(times) / median(denseTimes) }),
-      info("prompt's own passage among the 8, cited with its page (lexical test embeddings)", (hits / QUERIES) * 100, '%'),
-      info("...the same with dense-only retrieval", (denseHits / QUERIES) * 100, '%'),
+      info('dense-only retrieval (RETRIEVAL_MODE=dense, the ranking before issue 17), p50', median(denseTimes), 'ms', {
+        ratio: median(times) / median(denseTimes),
+      }),
+      info(
+        "prompt's own passage among the 8, cited with its page (lexical test embeddings)",
+        (hits / QUERIES) * 100,
+        '%',
+      ),
+      info('...the same with dense-only retrieval', (denseHits / QUERIES) * 100, '%'),
     ];
     return {
       checks,

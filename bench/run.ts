@@ -22,7 +22,17 @@ import { ocr } from './ocr.ts';
 // Each prints its table as it finishes; all of them go to bench/results/latest.json.
 // Benchmarks that start no service run first, so the builds do not compete with it.
 
-const benchmarks: Benchmark[] = [coldStart, memory, hostile, requestOverhead, streaming, ocr, retrieval, ingestion, load];
+const benchmarks: Benchmark[] = [
+  coldStart,
+  memory,
+  hostile,
+  requestOverhead,
+  streaming,
+  ocr,
+  retrieval,
+  ingestion,
+  load,
+];
 
 const args = process.argv.slice(2);
 if (args.includes('--help') || args.includes('--list')) {
@@ -59,7 +69,14 @@ try {
       ctx.log(`${b.name}: running`);
       try {
         const out = await b.run(ctx);
-        result = { ...base, ...out, details: out.details ?? [], notes: out.notes ?? [], status: 'ok', durationMs: performance.now() - t0 };
+        result = {
+          ...base,
+          ...out,
+          details: out.details ?? [],
+          notes: out.notes ?? [],
+          status: 'ok',
+          durationMs: performance.now() - t0,
+        };
       } catch (err) {
         const e = err as Error;
         result = { ...base, status: 'error', reason: e.stack ?? e.message, durationMs: performance.now() - t0 };
@@ -74,7 +91,9 @@ try {
 }
 
 // The summary: every figure that has a target, across benchmarks.
-const targeted = results.flatMap((r) => r.checks.filter((c) => c.pass !== undefined).map((c) => ({ ...c, metric: `${r.name}: ${c.metric}` })));
+const targeted = results.flatMap((r) =>
+  r.checks.filter((c) => c.pass !== undefined).map((c) => ({ ...c, metric: `${r.name}: ${c.metric}` })),
+);
 const missed = targeted.filter((c) => !c.pass);
 console.log(`\n== summary (${((performance.now() - started) / 1000).toFixed(0)} s)`);
 if (targeted.length) console.log(checksTable(targeted));
@@ -82,7 +101,9 @@ const skipped = results.filter((r) => r.status === 'skipped');
 const failed = results.filter((r) => r.status === 'error');
 for (const r of skipped) console.log(`skipped ${r.name}: ${r.reason}`);
 for (const r of failed) console.log(`FAILED ${r.name}: ${r.reason?.split('\n')[0]}`);
-console.log(`${targeted.length - missed.length} of ${targeted.length} targets met${missed.length ? `; missed: ${missed.map((c) => c.metric).join('; ')}` : ''}`);
+console.log(
+  `${targeted.length - missed.length} of ${targeted.length} targets met${missed.length ? `; missed: ${missed.map((c) => c.metric).join('; ')}` : ''}`,
+);
 
 const git = (() => {
   try {
@@ -101,9 +122,21 @@ await writeFile(
       ranAt: new Date().toISOString(),
       durationMs: Math.round(performance.now() - started),
       selected: selected.map((b) => b.name),
-      machine: { node: process.version, cpus: cpus().length, cpuModel: cpus()[0]?.model, memoryBytes: totalmem(), loadAverage: loadavg() },
+      machine: {
+        node: process.version,
+        cpus: cpus().length,
+        cpuModel: cpus()[0]?.model,
+        memoryBytes: totalmem(),
+        loadAverage: loadavg(),
+      },
       ...(git && { commit: git }),
-      summary: { targets: targeted.length, met: targeted.length - missed.length, missed: missed.map((c) => c.metric), skipped: skipped.map((r) => r.name), failed: failed.map((r) => r.name) },
+      summary: {
+        targets: targeted.length,
+        met: targeted.length - missed.length,
+        missed: missed.map((c) => c.metric),
+        skipped: skipped.map((r) => r.name),
+        failed: failed.map((r) => r.name),
+      },
       benchmarks: Object.fromEntries(results.map((r) => [r.name, r])),
     },
     null,

@@ -44,23 +44,34 @@ export const streaming: Benchmark = {
       const release = svc.ai.holdStreamAfter(0);
       const before = svc.ai.count(chatCompletions);
       const sent = performance.now();
-      const reading = postSse(`${svc.url}/message/logged-in`, auth, JSON.stringify({ chatId: chat.json.data.id, prompt: 'Tell me about streaming', stream: true }), agent);
+      const reading = postSse(
+        `${svc.url}/message/logged-in`,
+        auth,
+        JSON.stringify({ chatId: chat.json.data.id, prompt: 'Tell me about streaming', stream: true }),
+        agent,
+      );
       await modelRequestArrived(svc, before);
       const t0 = performance.now();
       release();
       const sse = await reading;
       if (sse.status !== 200) throw new Error(`stream answered ${sse.status}: ${sse.body.slice(0, 300)}`);
-      if (!sse.body.trimEnd().endsWith('data: [DONE]')) throw new Error(`the stream did not end with [DONE]: ${sse.body.slice(-300)}`);
+      if (!sse.body.trimEnd().endsWith('data: [DONE]'))
+        throw new Error(`the stream did not end with [DONE]: ${sse.body.slice(-300)}`);
       // `event: start` (which prompt this stream answers) comes before the model's first token.
       const first = sse.events.find((e) => e.data !== '' && e.event !== 'start');
-      if (!first || first.event || !first.data.includes('"content"')) throw new Error(`the first data event is not a delta: ${JSON.stringify(first)}`);
+      if (!first || first.event || !first.data.includes('"content"'))
+        throw new Error(`the first data event is not a delta: ${JSON.stringify(first)}`);
       return { gap: first.at - t0, total: t0 - sent };
     };
 
     const direct = async (): Promise<number> => {
       const release = svc.ai.holdStreamAfter(0);
       const before = svc.ai.count(chatCompletions);
-      const body = JSON.stringify({ model: 'bench', messages: [{ role: 'user', content: 'Tell me about streaming' }], stream: true });
+      const body = JSON.stringify({
+        model: 'bench',
+        messages: [{ role: 'user', content: 'Tell me about streaming' }],
+        stream: true,
+      });
       const reading = postSse(`${svc.ai.baseURL}/chat/completions`, { authorization: 'Bearer bench-key' }, body, agent);
       await modelRequestArrived(svc, before);
       const t0 = performance.now();
@@ -84,8 +95,16 @@ export const streaming: Benchmark = {
       }
       return {
         checks: [
-          absoluteCheck('first token → first data: event, median', median(gaps), 'ms', { max: TARGET_MS }, { baseline: median(directGaps), ratio: median(gaps) / median(directGaps) }),
-          info('first token → first data: event, p90', quantile(gaps, 0.9), 'ms', { baseline: quantile(directGaps, 0.9) }),
+          absoluteCheck(
+            'first token → first data: event, median',
+            median(gaps),
+            'ms',
+            { max: TARGET_MS },
+            { baseline: median(directGaps), ratio: median(gaps) / median(directGaps) },
+          ),
+          info('first token → first data: event, p90', quantile(gaps, 0.9), 'ms', {
+            baseline: quantile(directGaps, 0.9),
+          }),
           info('first token → first data: event, max', Math.max(...gaps), 'ms', { baseline: Math.max(...directGaps) }),
           info('request sent → model called (auth, chat, message stored, history), median', median(totals), 'ms'),
         ],

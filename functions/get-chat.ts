@@ -10,7 +10,10 @@ import { toEmbeddingsData } from '#shared/files/file-view.ts';
 
 // GET /chat/{chatId}: one of the caller's chats, with the files attached to it and their status.
 const chats = new ChatRepository(dynamo(), tableName());
-const files = { attachments: new AttachmentRepository(dynamo(), tableName()), files: new FileRepository(dynamo(), tableName()) };
+const files = {
+  attachments: new AttachmentRepository(dynamo(), tableName()),
+  files: new FileRepository(dynamo(), tableName()),
+};
 
 export const handler = httpHandler(httpRoutes['get-chat'], { params: chatIdParams }, async ({ params, user }) => {
   const chat = await chats.getOwned(params.chatId, user.id);

@@ -8,6 +8,10 @@ import { fileIdParams } from '#shared/files/schemas.ts';
 // GET /message/pdf/{fileId}: status, stage, counts and, on failure, the typed reason.
 const files = new FileRepository(dynamo(), tableName());
 
-export const handler = httpHandler(httpRoutes['get-pdf-status'], { params: fileIdParams }, async ({ params, user }) => ({
-  data: await pdfStatus(files, user.id, params.fileId),
-}));
+export const handler = httpHandler(
+  httpRoutes['get-pdf-status'],
+  { params: fileIdParams },
+  async ({ params, user }) => ({
+    data: await pdfStatus(files, user.id, params.fileId),
+  }),
+);

@@ -36,11 +36,18 @@ const deps: IngestDeps = {
   },
 };
 
-export const handler = httpHandler(httpRoutes['ingest-pdf'], { body: ingestPdfBody }, async ({ body, user, context }) => {
-  const remaining = context.getRemainingTimeInMillis?.() ?? Number.POSITIVE_INFINITY;
-  const waitMs = Math.max(0, Math.min(c.PDF_SYNC_WAIT_MS, remaining - ANSWER_MARGIN_MS - PROBE_TIMEOUT_MS));
-  const { completed, embeddingsData } = await ingestPdf(deps, user.id, body, { waitMs, maxInFlightPerUser: c.PDF_MAX_IN_FLIGHT_PER_USER });
-  return completed
-    ? { statusCode: 200, message: 'PDF ingested', data: { embeddingsData } }
-    : { statusCode: 202, message: 'PDF ingestion in progress', data: { embeddingsData } };
-});
+export const handler = httpHandler(
+  httpRoutes['ingest-pdf'],
+  { body: ingestPdfBody },
+  async ({ body, user, context }) => {
+    const remaining = context.getRemainingTimeInMillis?.() ?? Number.POSITIVE_INFINITY;
+    const waitMs = Math.max(0, Math.min(c.PDF_SYNC_WAIT_MS, remaining - ANSWER_MARGIN_MS - PROBE_TIMEOUT_MS));
+    const { completed, embeddingsData } = await ingestPdf(deps, user.id, body, {
+      waitMs,
+      maxInFlightPerUser: c.PDF_MAX_IN_FLIGHT_PER_USER,
+    });
+    return completed
+      ? { statusCode: 200, message: 'PDF ingested', data: { embeddingsData } }
+      : { statusCode: 202, message: 'PDF ingestion in progress', data: { embeddingsData } };
+  },
+);

@@ -14,8 +14,13 @@ const deps: DeadLetterDeps = { files: new FileRepository(dynamo(), tableName()),
 
 export const handler = async (event: SQSEvent, context: Context) => {
   logger.addContext(context); // function name, its request id, cold start: in every line
-  return processPartialResponse(event, async (record: SQSRecord) => void (await recordDeadLetter(deps, record.body)), new BatchProcessor(EventType.SQS), {
-    context,
-    throwOnFullBatchFailure: false,
-  });
+  return processPartialResponse(
+    event,
+    async (record: SQSRecord) => void (await recordDeadLetter(deps, record.body)),
+    new BatchProcessor(EventType.SQS),
+    {
+      context,
+      throwOnFullBatchFailure: false,
+    },
+  );
 };

@@ -9,4 +9,6 @@ import { stageHandler } from '#shared/pdf/stage-runner.ts';
 // pdf-fetch (SQS): download the PDF through the SSRF guard into the bucket, then queue extraction.
 const deps = pipelineDeps(config(), systemClock);
 
-export const handler = stageHandler(stageSettings('pdf-fetch'), fetchMessageSchema, deps, (deps, msg, ctx) => runFetch(deps, msg, { remainingMs: ctx.remainingMs() }));
+export const handler = stageHandler(stageSettings('pdf-fetch'), fetchMessageSchema, deps, (deps, msg, ctx) =>
+  runFetch(deps, msg, { remainingMs: ctx.remainingMs() }),
+);

@@ -25,11 +25,20 @@ const c = config();
 // parses neither.
 let retriever: Promise<Retriever> | undefined;
 const composeRetriever = async () => {
-  const [{ retrieverFor }, { s3Client }] = await Promise.all([import('#shared/retrieval/retrieve.ts'), import('#shared/s3-client.ts')]);
+  const [{ retrieverFor }, { s3Client }] = await Promise.all([
+    import('#shared/retrieval/retrieve.ts'),
+    import('#shared/s3-client.ts'),
+  ]);
   return retrieverFor(c, dynamo(), s3Client());
 };
-const retrieve: SendMessageDeps['retrieve'] = async (input) => (await (retriever ??= composeRetriever()))(input);
-const files = { attachments: new AttachmentRepository(dynamo(), tableName()), files: new FileRepository(dynamo(), tableName()) };
+const retrieve: SendMessageDeps['retrieve'] = async (input) => {
+  retriever ??= composeRetriever();
+  return (await retriever)(input);
+};
+const files = {
+  attachments: new AttachmentRepository(dynamo(), tableName()),
+  files: new FileRepository(dynamo(), tableName()),
+};
 const deps: SendMessageDeps = {
   chats: new ChatRepository(dynamo(), tableName()),
   messages: new MessageRepository(dynamo(), tableName()),
@@ -38,7 +47,11 @@ const deps: SendMessageDeps = {
   budget: new UserLimits(new UsageCounters(dynamo(), tableName()), limitSettings(c), systemClock),
   chatFiles: (chatId) => chatFiles(files, chatId),
   clock: systemClock,
-  settings: { historyTokenBudget: c.HISTORY_TOKEN_BUDGET, replyMaxTokens: c.REPLY_MAX_TOKENS, retrievalK: c.RETRIEVAL_K },
+  settings: {
+    historyTokenBudget: c.HISTORY_TOKEN_BUDGET,
+    replyMaxTokens: c.REPLY_MAX_TOKENS,
+    retrievalK: c.RETRIEVAL_K,
+  },
 };
 
 /** Time left for the model once storing the reply and closing the stream are allowed for. */
@@ -48,12 +61,18 @@ const deadlineOf = (context: Context) => {
   return remaining ? Math.max(1_000, remaining - DEADLINE_MARGIN_MS) : undefined;
 };
 
-export const handler = httpHandler(httpRoutes['send-message'], { body: sendMessageBody }, async ({ body, user, context }) => {
-  const deadlineMs = deadlineOf(context);
-  const request = { userId: user.id, chatId: body.chatId, prompt: body.prompt, ...(deadlineMs && { deadlineMs }) };
-  if (body.stream) {
-    const reply = await streamMessage(deps, request);
-    return { events: { open: (clientGone) => replyAsSse(reply.events(clientGone)), heartbeatMs: c.STREAM_HEARTBEAT_MS } };
-  }
-  return { message: 'Reply generated', data: await sendMessage(deps, request) };
-});
+export const handler = httpHandler(
+  httpRoutes['send-message'],
+  { body: sendMessageBody },
+  async ({ body, user, context }) => {
+    const deadlineMs = deadlineOf(context);
+    const request = { userId: user.id, chatId: body.chatId, prompt: body.prompt, ...(deadlineMs && { deadlineMs }) };
+    if (body.stream) {
+      const reply = await streamMessage(deps, request);
+      return {
+        events: { open: (clientGone) => replyAsSse(reply.events(clientGone)), heartbeatMs: c.STREAM_HEARTBEAT_MS },
+      };
+    }
+    return { message: 'Reply generated', data: await sendMessage(deps, request) };
+  },
+);

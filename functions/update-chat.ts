@@ -14,6 +14,11 @@ export const handler = httpHandler(
   async ({ params, body: { chatName, ...changes }, user }) => ({
     message: 'Chat updated',
     // chatName (the field the responses use) is the same as name.
-    data: await chats.update(params.chatId, user.id, { ...changes, name: changes.name ?? chatName }, isoNow(systemClock)),
+    data: await chats.update(
+      params.chatId,
+      user.id,
+      { ...changes, name: changes.name ?? chatName },
+      isoNow(systemClock),
+    ),
   }),
 );

@@ -35,7 +35,9 @@ export function bundleCode(distDir = DEFAULT_OUT_DIR): CodeFactory {
   return (fn) => {
     const dir = join(distDir, fn.name);
     if (!existsSync(join(dir, 'index.mjs'))) {
-      throw new Error(`No bundle for ${fn.name} in ${relative(process.cwd(), dir) || dir}: run \`npm run build\` first`);
+      throw new Error(
+        `No bundle for ${fn.name} in ${relative(process.cwd(), dir) || dir}: run \`npm run build\` first`,
+      );
     }
     return lambda.Code.fromAsset(dir);
   };
@@ -77,7 +79,10 @@ function cdkJsonContext(): Record<string, unknown> {
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   try {
     // Under the CLI, CDK_OUTDIR and CDK_CONTEXT_JSON are set (and win); alone, write ./cdk.out.
-    const props: AppProps = { outdir: process.env.CDK_OUTDIR ?? join(projectRoot, 'cdk.out'), context: cdkJsonContext() };
+    const props: AppProps = {
+      outdir: process.env.CDK_OUTDIR ?? join(projectRoot, 'cdk.out'),
+      context: cdkJsonContext(),
+    };
     const { app, stateful, stateless, settings } = createServiceApp({ app: new App(props) });
     // cdk-nag's packs: a finding neither fixed nor acknowledged (with its reason) stops the synth.
     Validations.of(app).addPlugins(new AwsSolutionsChecks(app), new ServerlessChecks(app));

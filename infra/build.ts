@@ -31,7 +31,9 @@ type BuildOptionsOfEsbuild = Parameters<typeof build>[0];
 
 /** The metafile entry of one output (`<name>/<base>.mjs`). */
 function outputOf(metafile: Metafile, outDir: string, name: string, base: string): Metafile['outputs'][string] {
-  const outKey = relative(projectRoot, join(outDir, name, `${base}.mjs`)).split(sep).join('/');
+  const outKey = relative(projectRoot, join(outDir, name, `${base}.mjs`))
+    .split(sep)
+    .join('/');
   const output = metafile.outputs[outKey];
   if (!output) throw new Error(`esbuild wrote no ${outKey}`);
   return output;
@@ -67,7 +69,8 @@ const zodEnglishOnly: Plugin = {
   name: 'zod-english-only',
   setup(b) {
     b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) => {
-      if (!/[\\/]zod[\\/]v4[\\/](classic[\\/]external|mini[\\/]external|core[\\/]index)\.js$/.test(args.importer)) return undefined;
+      if (!/[\\/]zod[\\/]v4[\\/](classic[\\/]external|mini[\\/]external|core[\\/]index)\.js$/.test(args.importer))
+        return undefined;
       return { path: join(args.resolveDir, '../locales/index.js'), namespace: 'zod-locales' };
     });
     b.onLoad({ filter: /.*/, namespace: 'zod-locales' }, (args) => ({
@@ -202,7 +205,9 @@ function mergeMetafiles(metafiles: Metafile[]): Metafile {
 
 /** The metafile entries of a function's chunks (outputs under <name>/chunks/ that are code). */
 function chunksOf(metafile: Metafile, outDir: string, name: string): Metafile['outputs'][string][] {
-  const prefix = relative(projectRoot, join(outDir, name, CHUNKS_DIR)).split(sep).join('/') + '/';
+  const prefix = `${relative(projectRoot, join(outDir, name, CHUNKS_DIR))
+    .split(sep)
+    .join('/')}/`;
   return Object.entries(metafile.outputs)
     .filter(([key]) => key.startsWith(prefix) && key.endsWith('.mjs'))
     .map(([, output]) => output);
@@ -236,7 +241,8 @@ export async function buildFunctions(options: BuildOptions = {}): Promise<BuiltF
   }
 
   const missing: string[] = [];
-  for (const fn of functions) if (!(await exists(join(projectRoot, fn.entry)))) missing.push(`${fn.name} → ${fn.entry}`);
+  for (const fn of functions)
+    if (!(await exists(join(projectRoot, fn.entry)))) missing.push(`${fn.name} → ${fn.entry}`);
   if (missing.length) {
     throw new MissingEntryError(
       `The manifest (infra/routes.ts) lists functions whose entry file does not exist:\n  ${missing.join('\n  ')}`,
@@ -285,7 +291,9 @@ export async function buildFunctions(options: BuildOptions = {}): Promise<BuiltF
   }).catch(failed);
   const importsDynamically = (fn: ManifestFunction) =>
     Object.keys(outputOf(shared.metafile, outDir, fn.name, 'index').inputs).some(
-      (path) => !path.includes('node_modules/') && shared.metafile.inputs[path]?.imports.some((i) => i.kind === 'dynamic-import' && !i.external),
+      (path) =>
+        !path.includes('node_modules/') &&
+        shared.metafile.inputs[path]?.imports.some((i) => i.kind === 'dynamic-import' && !i.external),
     );
   const toSplit = functions.filter(importsDynamically);
   await Promise.all(toSplit.map((fn) => rm(join(outDir, fn.name), { recursive: true, force: true })));
@@ -302,7 +310,10 @@ export async function buildFunctions(options: BuildOptions = {}): Promise<BuiltF
   ).catch(failed);
   const metafile = mergeMetafiles([shared.metafile, ...splits.map((b) => b.metafile)]);
   // A function's code: its index.mjs and the chunks it loads when needed.
-  const codeOf = (fn: ManifestFunction) => [outputOf(metafile, outDir, fn.name, 'index'), ...chunksOf(metafile, outDir, fn.name)];
+  const codeOf = (fn: ManifestFunction) => [
+    outputOf(metafile, outDir, fn.name, 'index'),
+    ...chunksOf(metafile, outDir, fn.name),
+  ];
 
   // Functions that read PDFs run pdf.js in a child process (shared/pdf/bounded-extract.ts): its
   // script is bundled beside theirs, and pdf.js with it (so index.mjs itself stays small).
@@ -310,19 +321,30 @@ export async function buildFunctions(options: BuildOptions = {}): Promise<BuiltF
   const children = needsChild.length
     ? await build({
         ...esbuildOptions,
-        entryPoints: Object.fromEntries(needsChild.map((fn) => [`${fn.name}/${EXTRACT_CHILD}`, join(projectRoot, EXTRACT_CHILD_SOURCE)])),
+        entryPoints: Object.fromEntries(
+          needsChild.map((fn) => [`${fn.name}/${EXTRACT_CHILD}`, join(projectRoot, EXTRACT_CHILD_SOURCE)]),
+        ),
         outdir: outDir,
       }).catch((err: Error) => {
         throw new Error(`esbuild failed:\n${err.message}`);
       })
     : undefined;
 
-  const needsTracer = functions.filter((fn) => codeOf(fn).some((o) => o.imports.some((i) => i.external && i.path === TRACER_PACKAGE)));
+  const needsTracer = functions.filter((fn) =>
+    codeOf(fn).some((o) => o.imports.some((i) => i.external && i.path === TRACER_PACKAGE)),
+  );
   const tracerDir = join(outDir, `.${TRACER_PACKAGE}`);
   if (needsTracer.length) {
     await rm(tracerDir, { recursive: true, force: true });
-    await build({ ...esbuildOptions, entryPoints: { index: join(projectRoot, TRACER_SOURCE) }, outdir: tracerDir }).catch(failed);
-    await writeFile(join(tracerDir, 'package.json'), `${JSON.stringify({ name: TRACER_PACKAGE, private: true, type: 'module', exports: './index.mjs' }, null, 2)}\n`);
+    await build({
+      ...esbuildOptions,
+      entryPoints: { index: join(projectRoot, TRACER_SOURCE) },
+      outdir: tracerDir,
+    }).catch(failed);
+    await writeFile(
+      join(tracerDir, 'package.json'),
+      `${JSON.stringify({ name: TRACER_PACKAGE, private: true, type: 'module', exports: './index.mjs' }, null, 2)}\n`,
+    );
   }
 
   const built = await Promise.all(
@@ -331,14 +353,17 @@ export async function buildFunctions(options: BuildOptions = {}): Promise<BuiltF
       const file = join(dir, 'index.mjs');
       const code = codeOf(fn);
       const atStart = loadedAtStart(metafile, code[0]!);
-      const child = children && needsChild.includes(fn) ? outputOf(children.metafile!, outDir, fn.name, EXTRACT_CHILD) : undefined;
+      const child =
+        children && needsChild.includes(fn) ? outputOf(children.metafile!, outDir, fn.name, EXTRACT_CHILD) : undefined;
       const outputs = child ? [...code, child] : code;
       const pdfjs = outputs.some((o) => Object.keys(o.inputs).some((p) => p.includes('node_modules/pdfjs-dist/')));
       if (pdfjs) {
         await cp(PDFJS_STANDARD_FONTS, join(dir, STANDARD_FONTS_DIR), { recursive: true });
         await cp(PDFJS_CMAPS, join(dir, CMAPS_DIR), { recursive: true });
       }
-      const externals = OCR_EXTERNALS.filter((name) => outputs.some((o) => o.imports.some((i) => i.external && i.path === name)));
+      const externals = OCR_EXTERNALS.filter((name) =>
+        outputs.some((o) => o.imports.some((i) => i.external && i.path === name)),
+      );
       const nodeModules = externals.length ? await copyOcrPackages(dir, options.canvasBinaries ?? []) : [];
       if (needsTracer.includes(fn)) {
         await cp(tracerDir, join(dir, 'node_modules', TRACER_PACKAGE), { recursive: true });
@@ -366,14 +391,22 @@ export async function buildFunctions(options: BuildOptions = {}): Promise<BuiltF
 }
 
 /** Copies a package and, recursively, its dependencies into <dir>/node_modules; their names. */
-async function copyPackageTree(dir: string, name: string, from: string, done: Set<string>, filter?: (path: string) => boolean): Promise<void> {
+async function copyPackageTree(
+  dir: string,
+  name: string,
+  from: string,
+  done: Set<string>,
+  filter?: (path: string) => boolean,
+): Promise<void> {
   if (done.has(name)) return;
   const pkgJson = createRequire(join(from, 'noop.js')).resolve(`${name}/package.json`);
   const src = dirname(pkgJson);
   done.add(name);
   await cp(src, join(dir, 'node_modules', name), {
     recursive: true,
-    filter: (path) => !/(^|[\\/])(test|tests|docs|examples|\.github)([\\/]|$)/.test(relative(src, path)) && (filter?.(relative(src, path)) ?? true),
+    filter: (path) =>
+      !/(^|[\\/])(test|tests|docs|examples|\.github)([\\/]|$)/.test(relative(src, path)) &&
+      (filter?.(relative(src, path)) ?? true),
   });
   const pkg = JSON.parse(await readFile(pkgJson, 'utf8')) as { dependencies?: Record<string, string> };
   for (const dep of Object.keys(pkg.dependencies ?? {})) {
@@ -394,7 +427,9 @@ async function canvasBinary(name: string, version: string): Promise<string> {
   const cache = join(projectRoot, 'node_modules/.cache/lambda-natives', `${name.replace('/', '+')}-${version}`);
   if (!(await exists(join(cache, 'package/package.json')))) {
     await mkdir(cache, { recursive: true });
-    const out = execFileSync('npm', ['pack', `${name}@${version}`, '--pack-destination', cache, '--silent'], { encoding: 'utf8' }).trim();
+    const out = execFileSync('npm', ['pack', `${name}@${version}`, '--pack-destination', cache, '--silent'], {
+      encoding: 'utf8',
+    }).trim();
     execFileSync('tar', ['-xzf', join(cache, out.split('\n').at(-1)!), '-C', cache]);
   }
   return join(cache, 'package');
@@ -409,13 +444,29 @@ async function copyOcrPackages(dir: string, canvasBinaries: string[]): Promise<s
   // never loaded there (test/infra/ocr-bundle.test.ts proves the asset works without them).
   await rm(join(dir, 'node_modules/tesseract.js-core'), { recursive: true, force: true });
   done.delete('tesseract.js-core');
-  await copyPackageTree(dir, 'tesseract.js-core', join(projectRoot, 'node_modules/tesseract.js'), done, (p) => !/-lstm\.(js|wasm|wasm\.js)$/.test(p));
-  for (const lang of OCR_LANGUAGE_PACKAGES) await copyPackageTree(dir, lang, projectRoot, done, (p) => !p.startsWith('4.0.0') || p.startsWith('4.0.0_best_int'));
+  await copyPackageTree(
+    dir,
+    'tesseract.js-core',
+    join(projectRoot, 'node_modules/tesseract.js'),
+    done,
+    (p) => !/-lstm\.(js|wasm|wasm\.js)$/.test(p),
+  );
+  for (const lang of OCR_LANGUAGE_PACKAGES)
+    await copyPackageTree(
+      dir,
+      lang,
+      projectRoot,
+      done,
+      (p) => !p.startsWith('4.0.0') || p.startsWith('4.0.0_best_int'),
+    );
   await copyPackageTree(dir, '@napi-rs/canvas', projectRoot, done);
-  const canvasVersion = (JSON.parse(await readFile(join(dir, 'node_modules/@napi-rs/canvas/package.json'), 'utf8')) as { version: string }).version;
+  const canvasVersion = (
+    JSON.parse(await readFile(join(dir, 'node_modules/@napi-rs/canvas/package.json'), 'utf8')) as { version: string }
+  ).version;
   // Only the addons asked for: the one the x64 build machine installed is no use in arm64 Lambda.
   for (const entry of await readdir(join(dir, 'node_modules/@napi-rs'))) {
-    if (entry.startsWith('canvas-')) await rm(join(dir, 'node_modules/@napi-rs', entry), { recursive: true, force: true });
+    if (entry.startsWith('canvas-'))
+      await rm(join(dir, 'node_modules/@napi-rs', entry), { recursive: true, force: true });
   }
   for (const name of canvasBinaries) {
     await cp(await canvasBinary(name, canvasVersion), join(dir, 'node_modules', name), { recursive: true });
@@ -439,7 +490,10 @@ export function sizeTable(built: BuiltFunction[], outDir = DEFAULT_OUT_DIR): str
   const header = ['function', 'kind', 'at start', 'map', 'asset', 'budget'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) =>
-    cells.map((c, i) => (i >= 2 && i <= 4 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
+    cells
+      .map((c, i) => (i >= 2 && i <= 4 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   const total = built.reduce((sum, b) => sum + b.bytes, 0);
   return [
     line(header),

@@ -9,9 +9,20 @@ import { METRIC, SERVICE_NAME } from '../shared/metrics.ts';
 
 const PERIOD = Duration.minutes(5);
 
-export function serviceDashboard(scope: Construct, id: string, p: { namespace: string; dashboardName: string; apiName: string }): cloudwatch.Dashboard {
+export function serviceDashboard(
+  scope: Construct,
+  id: string,
+  p: { namespace: string; dashboardName: string; apiName: string },
+): cloudwatch.Dashboard {
   const metric = (metricName: string, statistic: string, label?: string) =>
-    new cloudwatch.Metric({ namespace: p.namespace, metricName, dimensionsMap: { service: SERVICE_NAME }, statistic, period: PERIOD, ...(label && { label }) });
+    new cloudwatch.Metric({
+      namespace: p.namespace,
+      metricName,
+      dimensionsMap: { service: SERVICE_NAME },
+      statistic,
+      period: PERIOD,
+      ...(label && { label }),
+    });
   const search = (metricName: string, dimension: string, statistic: string, label: string) =>
     new cloudwatch.MathExpression({
       expression: `SEARCH('{${p.namespace},service,${dimension}} MetricName="${metricName}" service="${SERVICE_NAME}"', '${statistic}', ${PERIOD.toSeconds()})`,
@@ -20,12 +31,22 @@ export function serviceDashboard(scope: Construct, id: string, p: { namespace: s
       period: PERIOD,
     });
   const api = (metricName: string, statistic: string, label: string) =>
-    new cloudwatch.Metric({ namespace: 'AWS/ApiGateway', metricName, dimensionsMap: { ApiName: p.apiName }, statistic, period: PERIOD, label });
+    new cloudwatch.Metric({
+      namespace: 'AWS/ApiGateway',
+      metricName,
+      dimensionsMap: { ApiName: p.apiName },
+      statistic,
+      period: PERIOD,
+      label,
+    });
   const graph = (title: string, left: cloudwatch.IMetric[], leftYAxis?: cloudwatch.YAxisProps) =>
     new cloudwatch.GraphWidget({ title, left, width: 8, height: 6, ...(leftYAxis && { leftYAxis }) });
   const ms = { label: 'ms', showUnits: false, min: 0 };
 
-  const dashboard = new cloudwatch.Dashboard(scope, id, { dashboardName: p.dashboardName, defaultInterval: Duration.hours(3) });
+  const dashboard = new cloudwatch.Dashboard(scope, id, {
+    dashboardName: p.dashboardName,
+    defaultInterval: Duration.hours(3),
+  });
   dashboard.addWidgets(
     new cloudwatch.TextWidget({
       markdown: `## ${p.dashboardName}\nRequests and errors by route; the model's replies; PDF ingestion. 5-minute periods; metrics in namespace \`${p.namespace}\` (shared/metrics.ts).`,
@@ -34,13 +55,25 @@ export function serviceDashboard(scope: Construct, id: string, p: { namespace: s
     }),
   );
   dashboard.addWidgets(
-    graph('API: requests, 4xx, 5xx (API Gateway)', [api('Count', 'Sum', 'requests'), api('4XXError', 'Sum', '4xx'), api('5XXError', 'Sum', '5xx')]),
+    graph('API: requests, 4xx, 5xx (API Gateway)', [
+      api('Count', 'Sum', 'requests'),
+      api('4XXError', 'Sum', '4xx'),
+      api('5XXError', 'Sum', '5xx'),
+    ]),
     graph('4xx by route', [search(METRIC.clientErrors, 'route', 'Sum', '')]),
     graph('5xx by route', [search(METRIC.serverErrors, 'route', 'Sum', '')]),
   );
   dashboard.addWidgets(
-    graph('Model latency per reply (p50, p90)', [metric(METRIC.modelLatency, 'p50', 'p50'), metric(METRIC.modelLatency, 'p90', 'p90')], ms),
-    graph('Time to first token, streamed (p50, p90)', [metric(METRIC.timeToFirstToken, 'p50', 'p50'), metric(METRIC.timeToFirstToken, 'p90', 'p90')], ms),
+    graph(
+      'Model latency per reply (p50, p90)',
+      [metric(METRIC.modelLatency, 'p50', 'p50'), metric(METRIC.modelLatency, 'p90', 'p90')],
+      ms,
+    ),
+    graph(
+      'Time to first token, streamed (p50, p90)',
+      [metric(METRIC.timeToFirstToken, 'p50', 'p50'), metric(METRIC.timeToFirstToken, 'p90', 'p90')],
+      ms,
+    ),
     graph('Tokens per reply (average, max) and replies', [
       metric(METRIC.replyTokens, 'Average', 'average'),
       metric(METRIC.replyTokens, 'Maximum', 'max'),
@@ -48,8 +81,15 @@ export function serviceDashboard(scope: Construct, id: string, p: { namespace: s
     ]),
   );
   dashboard.addWidgets(
-    graph('Ingestion duration, upload or URL to completed (p50, p90)', [metric(METRIC.ingestionDuration, 'p50', 'p50'), metric(METRIC.ingestionDuration, 'p90', 'p90')], ms),
-    graph('Pages and embedding tokens ingested (sum)', [metric(METRIC.ingestionPages, 'Sum', 'pages'), metric(METRIC.ingestionTokens, 'Sum', 'tokens')]),
+    graph(
+      'Ingestion duration, upload or URL to completed (p50, p90)',
+      [metric(METRIC.ingestionDuration, 'p50', 'p50'), metric(METRIC.ingestionDuration, 'p90', 'p90')],
+      ms,
+    ),
+    graph('Pages and embedding tokens ingested (sum)', [
+      metric(METRIC.ingestionPages, 'Sum', 'pages'),
+      metric(METRIC.ingestionTokens, 'Sum', 'tokens'),
+    ]),
     graph('Ingestion failures by reason', [search(METRIC.ingestionFailures, 'reason', 'Sum', '')]),
   );
   return dashboard;

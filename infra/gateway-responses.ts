@@ -8,7 +8,13 @@ export interface GatewayResponse {
   /** Logical id in the stack. */
   id: string;
   /** apigateway.ResponseType name. */
-  type: 'MISSING_AUTHENTICATION_TOKEN' | 'THROTTLED' | 'REQUEST_TOO_LARGE' | 'INTEGRATION_TIMEOUT' | 'DEFAULT_4XX' | 'DEFAULT_5XX';
+  type:
+    | 'MISSING_AUTHENTICATION_TOKEN'
+    | 'THROTTLED'
+    | 'REQUEST_TOO_LARGE'
+    | 'INTEGRATION_TIMEOUT'
+    | 'DEFAULT_4XX'
+    | 'DEFAULT_5XX';
   /** Overrides API Gateway's status; unset keeps the one of the error (e.g. 502 for a failed function). */
   statusCode?: number;
   /** A fixed message; unset keeps API Gateway's own ($context.error.messageString). */
@@ -20,7 +26,12 @@ export const gatewayResponses = [
   // unknown path, or a known path with a method it does not have.
   { id: 'NoRoute', type: 'MISSING_AUTHENTICATION_TOKEN', statusCode: 404, message: 'Not found' },
   { id: 'Throttled', type: 'THROTTLED', statusCode: 429, message: 'Too many requests' },
-  { id: 'TooLarge', type: 'REQUEST_TOO_LARGE', statusCode: 413, message: 'Request payload exceeds the 10 MB API Gateway limit' },
+  {
+    id: 'TooLarge',
+    type: 'REQUEST_TOO_LARGE',
+    statusCode: 413,
+    message: 'Request payload exceeds the 10 MB API Gateway limit',
+  },
   { id: 'Timeout', type: 'INTEGRATION_TIMEOUT', statusCode: 504, message: 'Endpoint request timed out' },
   { id: 'Default4xx', type: 'DEFAULT_4XX' },
   // A function that throws, crashes, runs out of memory or times out: 502 "Internal server error".
@@ -36,7 +47,11 @@ export function gatewayResponseTemplate(r: GatewayResponse): string {
 }
 
 /** What API Gateway sends for a response type, given the status and message it would use without an override. */
-export function renderGatewayResponse(type: GatewayResponseType, status: number, ownMessage: string): { statusCode: number; body: string } {
+export function renderGatewayResponse(
+  type: GatewayResponseType,
+  status: number,
+  ownMessage: string,
+): { statusCode: number; body: string } {
   const r: GatewayResponse = gatewayResponses.find((g) => g.type === type)!;
   return {
     statusCode: r.statusCode ?? status,

@@ -52,11 +52,18 @@ function schemaWriter(named: NamedSchemas) {
     if (Array.isArray(node)) return node.map(relink);
     if (!node || typeof node !== 'object') return node;
     return Object.fromEntries(
-      Object.entries(node).map(([k, v]) => [k, k === '$ref' && typeof v === 'string' ? v.replace('#/$defs/', COMPONENTS) : relink(v)]),
+      Object.entries(node).map(([k, v]) => [
+        k,
+        k === '$ref' && typeof v === 'string' ? v.replace('#/$defs/', COMPONENTS) : relink(v),
+      ]),
     );
   };
   const write = (s: z.ZodMiniType, io: 'input' | 'output'): Json => {
-    const { $schema: _drop, $defs, ...rest } = z.toJSONSchema(s, { io, unrepresentable: 'any', metadata: registry }) as Json & {
+    const {
+      $schema: _drop,
+      $defs,
+      ...rest
+    } = z.toJSONSchema(s, { io, unrepresentable: 'any', metadata: registry }) as Json & {
       $defs?: Record<string, Json>;
     };
     for (const [id, def] of Object.entries($defs ?? {})) {
@@ -72,7 +79,11 @@ function schemaWriter(named: NamedSchemas) {
   return { write, components };
 }
 
-function parameters(schema: (s: z.ZodMiniType, io: 'input' | 'output') => Json, where: 'path' | 'query', s: z.ZodMiniType | undefined): Json[] {
+function parameters(
+  schema: (s: z.ZodMiniType, io: 'input' | 'output') => Json,
+  where: 'path' | 'query',
+  s: z.ZodMiniType | undefined,
+): Json[] {
   if (!s) return [];
   const js = schema(s, 'input') as { properties?: Record<string, Json>; required?: string[] };
   return Object.entries(js.properties ?? {}).map(([name, p]) => ({
@@ -164,7 +175,11 @@ export async function buildOpenApi(): Promise<Json> {
                 { $ref: `${COMPONENTS}StreamStartEvent` },
                 { $ref: `${COMPONENTS}StreamDeltaEvent` },
                 { type: 'array', items: { $ref: `${COMPONENTS}Source` } },
-                { type: 'object', required: ['cited'], properties: { cited: { type: 'array', items: { type: 'integer' } } } },
+                {
+                  type: 'object',
+                  required: ['cited'],
+                  properties: { cited: { type: 'array', items: { type: 'integer' } } },
+                },
                 { $ref: `${COMPONENTS}Usage` },
                 { type: 'object', required: ['message'], properties: { message: { type: 'string' } } },
               ],
@@ -181,11 +196,16 @@ export async function buildOpenApi(): Promise<Json> {
       return { description: 'Success', headers, content };
     };
     const responses: Json = {};
-    for (const [status, payload] of Object.entries(contract.responses)) responses[status] = success(payload, Number(status));
+    for (const [status, payload] of Object.entries(contract.responses))
+      responses[status] = success(payload, Number(status));
     for (const status of [...new Set([...contract.errors, ...(route.auth === 'idp' ? [] : [401])])].sort()) {
       responses[status] = {
         description: errorDescriptions[status] ?? 'Error',
-        content: { 'application/json': { schema: { $ref: `${COMPONENTS}${route.shape === 'bare' ? 'BareError' : 'ErrorEnvelope'}` } } },
+        content: {
+          'application/json': {
+            schema: { $ref: `${COMPONENTS}${route.shape === 'bare' ? 'BareError' : 'ErrorEnvelope'}` },
+          },
+        },
       };
     }
     const operation: Json = {
@@ -201,11 +221,12 @@ export async function buildOpenApi(): Promise<Json> {
       }),
       responses,
     };
-    (paths[route.path] ??= {})[route.method.toLowerCase()] = operation;
+    paths[route.path] = { ...paths[route.path], [route.method.toLowerCase()]: operation };
   }
   if (missing.length) throw new Error(`No contract (shared/<domain>/schemas.ts) for routes: ${missing.join(', ')}`);
   // Named schemas no route body refers to (the events of a stream) are components all the same.
-  for (const [id, s] of Object.entries(named)) if (!components[id]) schema(s, id.endsWith('Request') ? 'input' : 'output');
+  for (const [id, s] of Object.entries(named))
+    if (!components[id]) schema(s, id.endsWith('Request') ? 'input' : 'output');
   return {
     openapi: '3.1.0',
     info: {
@@ -214,11 +235,27 @@ export async function buildOpenApi(): Promise<Json> {
       description:
         'Generated from the route manifest and the zod schemas (npm run openapi). Chat, message, auth, upload and PDF routes answer in the envelope `{ success, statusCode, message, data }`; order and product routes answer bare objects and `{ message }` errors.',
     },
-    servers: [{ url: 'http://localhost:3000/api/v1', description: 'npm start' }, { url: '{base_url}', variables: { base_url: { default: 'https://example.execute-api.us-east-1.amazonaws.com/api/v1' } } }],
+    servers: [
+      { url: 'http://localhost:3000/api/v1', description: 'npm start' },
+      {
+        url: '{base_url}',
+        variables: { base_url: { default: 'https://example.execute-api.us-east-1.amazonaws.com/api/v1' } },
+      },
+    ],
     components: {
       securitySchemes: {
-        identityProviderToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: "The identity provider's ID token" },
-        serviceToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'The service JWT from POST /auth' },
+        identityProviderToken: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description: "The identity provider's ID token",
+        },
+        serviceToken: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description: 'The service JWT from POST /auth',
+        },
       },
       schemas: {
         ...Object.fromEntries(Object.entries(components).sort(([a], [b]) => a.localeCompare(b))),
@@ -229,7 +266,11 @@ export async function buildOpenApi(): Promise<Json> {
           items: {
             type: 'object',
             required: ['path', 'message'],
-            properties: { path: { type: 'string', examples: ['body.type'] }, message: { type: 'string' }, code: { type: 'string' } },
+            properties: {
+              path: { type: 'string', examples: ['body.type'] },
+              message: { type: 'string' },
+              code: { type: 'string' },
+            },
           },
         },
       },

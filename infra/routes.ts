@@ -74,7 +74,11 @@ export const pipelineStages = {
     timeoutSeconds: 300,
     memoryMb: 1536,
     maxReceiveCount: 5,
-    access: { table: 'readwrite', bucket: { read: ['work/'], write: ['work/', 'vectors/'] }, sendTo: ['pdf-ocr', 'pdf-embed'] },
+    access: {
+      table: 'readwrite',
+      bucket: { read: ['work/'], write: ['work/', 'vectors/'] },
+      sendTo: ['pdf-ocr', 'pdf-embed'],
+    },
   },
   // OCR of pages without usable text, a range of pages per message (OCR_PAGES_PER_MESSAGE), so a
   // long scan is recognised by up to maxConcurrency invocations at once, each with a tesseract
@@ -128,12 +132,48 @@ export const httpRoutes = {
   },
   // Chats and messages (envelope bodies). send-message streams (Lambda response streaming) and
   // may wait on a long reply, hence its timeout; it calls the model, and embeds the prompt in a file chat.
-  'create-chat': { method: 'POST', path: '/chat', auth: 'user', shape: 'envelope', access: { table: 'readwrite', jwtSecret: true } },
-  'list-chats': { method: 'GET', path: '/chat', auth: 'user', shape: 'envelope', access: { table: 'read', jwtSecret: true } },
-  'get-chat': { method: 'GET', path: '/chat/{chatId}', auth: 'user', shape: 'envelope', access: { table: 'read', jwtSecret: true } },
-  'update-chat': { method: 'PUT', path: '/chat/{chatId}', auth: 'user', shape: 'envelope', access: { table: 'readwrite', jwtSecret: true } },
-  'delete-chat': { method: 'DELETE', path: '/chat/{chatId}', auth: 'user', shape: 'envelope', access: { table: 'readwrite', jwtSecret: true } },
-  'list-messages': { method: 'GET', path: '/chat/{chatId}/messages', auth: 'user', shape: 'envelope', access: { table: 'read', jwtSecret: true } },
+  'create-chat': {
+    method: 'POST',
+    path: '/chat',
+    auth: 'user',
+    shape: 'envelope',
+    access: { table: 'readwrite', jwtSecret: true },
+  },
+  'list-chats': {
+    method: 'GET',
+    path: '/chat',
+    auth: 'user',
+    shape: 'envelope',
+    access: { table: 'read', jwtSecret: true },
+  },
+  'get-chat': {
+    method: 'GET',
+    path: '/chat/{chatId}',
+    auth: 'user',
+    shape: 'envelope',
+    access: { table: 'read', jwtSecret: true },
+  },
+  'update-chat': {
+    method: 'PUT',
+    path: '/chat/{chatId}',
+    auth: 'user',
+    shape: 'envelope',
+    access: { table: 'readwrite', jwtSecret: true },
+  },
+  'delete-chat': {
+    method: 'DELETE',
+    path: '/chat/{chatId}',
+    auth: 'user',
+    shape: 'envelope',
+    access: { table: 'readwrite', jwtSecret: true },
+  },
+  'list-messages': {
+    method: 'GET',
+    path: '/chat/{chatId}/messages',
+    auth: 'user',
+    shape: 'envelope',
+    access: { table: 'read', jwtSecret: true },
+  },
   'send-message': {
     method: 'POST',
     path: '/message/logged-in',
@@ -146,8 +186,21 @@ export const httpRoutes = {
   },
   // PDF upload and ingestion (envelope bodies). ingest-pdf checks the URL and its size, starts the
   // pipeline and waits up to PDF_SYNC_WAIT_MS for it (under API Gateway's 29 s).
-  'create-upload': { method: 'POST', path: '/upload', auth: 'user', shape: 'envelope', rateLimit: 'uploads', access: { table: 'readwrite', bucket: { read: ['uploads/'], write: ['uploads/'] }, jwtSecret: true } },
-  'list-uploads': { method: 'GET', path: '/upload', auth: 'user', shape: 'envelope', access: { table: 'read', jwtSecret: true } },
+  'create-upload': {
+    method: 'POST',
+    path: '/upload',
+    auth: 'user',
+    shape: 'envelope',
+    rateLimit: 'uploads',
+    access: { table: 'readwrite', bucket: { read: ['uploads/'], write: ['uploads/'] }, jwtSecret: true },
+  },
+  'list-uploads': {
+    method: 'GET',
+    path: '/upload',
+    auth: 'user',
+    shape: 'envelope',
+    access: { table: 'read', jwtSecret: true },
+  },
   'delete-upload': {
     method: 'DELETE',
     path: '/upload/{fileId}',
@@ -155,18 +208,85 @@ export const httpRoutes = {
     shape: 'envelope',
     access: { table: 'readwrite', bucket: { write: ['uploads/', 'work/', 'vectors/'] }, jwtSecret: true },
   },
-  'ingest-pdf': { method: 'POST', path: '/message/pdf', auth: 'user', shape: 'envelope', rateLimit: 'ingestions', access: { table: 'readwrite', sendTo: ['pdf-fetch'], jwtSecret: true } },
-  'get-pdf-status': { method: 'GET', path: '/message/pdf/{fileId}', auth: 'user', shape: 'envelope', access: { table: 'read', jwtSecret: true } },
+  'ingest-pdf': {
+    method: 'POST',
+    path: '/message/pdf',
+    auth: 'user',
+    shape: 'envelope',
+    rateLimit: 'ingestions',
+    access: { table: 'readwrite', sendTo: ['pdf-fetch'], jwtSecret: true },
+  },
+  'get-pdf-status': {
+    method: 'GET',
+    path: '/message/pdf/{fileId}',
+    auth: 'user',
+    shape: 'envelope',
+    access: { table: 'read', jwtSecret: true },
+  },
   // Orders and products: bare bodies and `{ message }` errors (the commerce side of the API).
-  'create-order': { method: 'POST', path: '/orders', auth: 'user', shape: 'bare', access: { table: 'readwrite', jwtSecret: true } },
-  'list-orders': { method: 'GET', path: '/orders', auth: 'user', shape: 'bare', access: { table: 'read', jwtSecret: true } },
-  'get-order': { method: 'GET', path: '/orders/{id}', auth: 'user', shape: 'bare', access: { table: 'read', jwtSecret: true } },
-  'update-order': { method: 'PUT', path: '/orders/{id}', auth: 'admin', shape: 'bare', access: { table: 'readwrite', jwtSecret: true } },
-  'create-product': { method: 'POST', path: '/products', auth: 'admin', shape: 'bare', access: { table: 'readwrite', jwtSecret: true } },
-  'list-products': { method: 'GET', path: '/products', auth: 'user', shape: 'bare', access: { table: 'read', jwtSecret: true } },
-  'get-product': { method: 'GET', path: '/products/{id}', auth: 'user', shape: 'bare', access: { table: 'read', jwtSecret: true } },
-  'update-product': { method: 'PATCH', path: '/products/{id}', auth: 'admin', shape: 'bare', access: { table: 'readwrite', jwtSecret: true } },
-  'delete-product': { method: 'DELETE', path: '/products/{id}', auth: 'admin', shape: 'bare', access: { table: 'readwrite', jwtSecret: true } },
+  'create-order': {
+    method: 'POST',
+    path: '/orders',
+    auth: 'user',
+    shape: 'bare',
+    access: { table: 'readwrite', jwtSecret: true },
+  },
+  'list-orders': {
+    method: 'GET',
+    path: '/orders',
+    auth: 'user',
+    shape: 'bare',
+    access: { table: 'read', jwtSecret: true },
+  },
+  'get-order': {
+    method: 'GET',
+    path: '/orders/{id}',
+    auth: 'user',
+    shape: 'bare',
+    access: { table: 'read', jwtSecret: true },
+  },
+  'update-order': {
+    method: 'PUT',
+    path: '/orders/{id}',
+    auth: 'admin',
+    shape: 'bare',
+    access: { table: 'readwrite', jwtSecret: true },
+  },
+  'create-product': {
+    method: 'POST',
+    path: '/products',
+    auth: 'admin',
+    shape: 'bare',
+    access: { table: 'readwrite', jwtSecret: true },
+  },
+  'list-products': {
+    method: 'GET',
+    path: '/products',
+    auth: 'user',
+    shape: 'bare',
+    access: { table: 'read', jwtSecret: true },
+  },
+  'get-product': {
+    method: 'GET',
+    path: '/products/{id}',
+    auth: 'user',
+    shape: 'bare',
+    access: { table: 'read', jwtSecret: true },
+  },
+  'update-product': {
+    method: 'PATCH',
+    path: '/products/{id}',
+    auth: 'admin',
+    shape: 'bare',
+    access: { table: 'readwrite', jwtSecret: true },
+  },
+  'delete-product': {
+    method: 'DELETE',
+    path: '/products/{id}',
+    auth: 'admin',
+    shape: 'bare',
+    access: { table: 'readwrite', jwtSecret: true },
+  },
 } as const satisfies Record<string, HttpRoute>;
 
 export type HttpRouteName = keyof typeof httpRoutes;
@@ -187,7 +307,8 @@ export const DEFAULT_HTTP_MEMORY_MB = 1024;
 
 /** A stage's queue must stay invisible while its consumer may still be working on it (AWS advises 6 × the function timeout). */
 export const VISIBILITY_TIMEOUT_FACTOR = 6;
-export const visibilityTimeoutSeconds = (stage: Pick<PipelineStage, 'timeoutSeconds'>) => stage.timeoutSeconds * VISIBILITY_TIMEOUT_FACTOR;
+export const visibilityTimeoutSeconds = (stage: Pick<PipelineStage, 'timeoutSeconds'>) =>
+  stage.timeoutSeconds * VISIBILITY_TIMEOUT_FACTOR;
 
 export const entryOf = (name: string) => `functions/${name}.ts`;
 
@@ -238,4 +359,7 @@ export const manifestFunctions: ManifestFunction[] = [
 ];
 
 /** What a stage's runner (shared/pdf/stage-runner.ts) is told of its deployment. */
-export const stageSettings = (name: PipelineStageName): StageSettings => ({ name, maxReceiveCount: pipelineStages[name].maxReceiveCount });
+export const stageSettings = (name: PipelineStageName): StageSettings => ({
+  name,
+  maxReceiveCount: pipelineStages[name].maxReceiveCount,
+});

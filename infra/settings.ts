@@ -37,11 +37,16 @@ export const functionSettingNames = (): string[] =>
 const bool = z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]);
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 /** The retention periods CloudWatch Logs accepts. */
-export const LOG_RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653];
+export const LOG_RETENTION_DAYS = [
+  1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653,
+];
 
 const stackSettingsSchema = z.object({
   /** Prefix of the stack names: <serviceName>Stateful, <serviceName>Stateless. */
-  serviceName: z.string().regex(/^[A-Za-z][A-Za-z0-9]{0,60}$/).default('ChatService'),
+  serviceName: z
+    .string()
+    .regex(/^[A-Za-z][A-Za-z0-9]{0,60}$/)
+    .default('ChatService'),
   /** DynamoDB deletion protection (turn off for throw-away stacks). */
   deletionProtection: bool.default(true),
   /** Keep table, bucket and secret when the stack is deleted. */
@@ -86,7 +91,8 @@ const stackSettingsSchema = z.object({
 });
 
 /** Context key capping a pipeline stage's concurrent batches, e.g. pdfExtractMaxConcurrency. */
-export const stageConcurrencyKey = (stage: string) => `${stage.replace(/-(\w)/g, (_, c: string) => c.toUpperCase())}MaxConcurrency`;
+export const stageConcurrencyKey = (stage: string) =>
+  `${stage.replace(/-(\w)/g, (_, c: string) => c.toUpperCase())}MaxConcurrency`;
 /** SQS event source mappings accept a maximum concurrency of 2 to 1000. */
 const stageConcurrency = int(2, 1000);
 
@@ -148,7 +154,8 @@ export function readSettings(context: ContextReader, env: NodeJS.ProcessEnv = pr
   // a deployment must name. Without an identity provider POST /auth would fail for everyone;
   // without an origin every response would say `access-control-allow-origin: *`.
   const warnings: string[] = [];
-  if (config.IDP_PRESET === 'local') throw new ConfigError('IDP_PRESET=local exists only under npm start; choose a real provider');
+  if (config.IDP_PRESET === 'local')
+    throw new ConfigError('IDP_PRESET=local exists only under npm start; choose a real provider');
   try {
     identityProviderSettings(config);
   } catch (err) {
@@ -159,20 +166,28 @@ export function readSettings(context: ContextReader, env: NodeJS.ProcessEnv = pr
   }
   const origin = functionEnv.CORS_ALLOW_ORIGIN;
   if (origin === undefined) {
-    throw new ConfigError('CORS_ALLOW_ORIGIN must be set for a deployment: the origin of your web app, e.g. -c CORS_ALLOW_ORIGIN=https://app.example.com');
+    throw new ConfigError(
+      'CORS_ALLOW_ORIGIN must be set for a deployment: the origin of your web app, e.g. -c CORS_ALLOW_ORIGIN=https://app.example.com',
+    );
   }
   const originCheck = corsOrigin.safeParse(origin);
   if (!originCheck.success) throw new ConfigError(`CORS_ALLOW_ORIGIN: ${originCheck.error.issues[0]!.message}`);
-  if (origin === '*') warnings.push('CORS_ALLOW_ORIGIN=*: any web page may call the API with a user\'s token');
+  if (origin === '*') warnings.push("CORS_ALLOW_ORIGIN=*: any web page may call the API with a user's token");
   if (aiProvider === 'offline') {
-    warnings.push('No openAiKeySecret: the functions use the offline AI provider (extractive answers, lexical embeddings)');
+    warnings.push(
+      'No openAiKeySecret: the functions use the offline AI provider (extractive answers, lexical embeddings)',
+    );
   }
   if (aiProvider === 'bedrock' && parsed.data.openAiKeySecret) {
     warnings.push('AI_PROVIDER=bedrock: openAiKeySecret is ignored (no function is given the OpenAI key)');
   }
   const bedrock =
     aiProvider === 'bedrock'
-      ? { region: config.BEDROCK_REGION, chatModel: config.BEDROCK_CHAT_MODEL, embeddingModel: config.BEDROCK_EMBEDDING_MODEL }
+      ? {
+          region: config.BEDROCK_REGION,
+          chatModel: config.BEDROCK_CHAT_MODEL,
+          embeddingModel: config.BEDROCK_EMBEDDING_MODEL,
+        }
       : undefined;
 
   const stageMaxConcurrency = {} as Record<PipelineStageName, number>;
@@ -183,5 +198,13 @@ export function readSettings(context: ContextReader, env: NodeJS.ProcessEnv = pr
     if (!checked.success) throw new ConfigError(`Invalid CDK context:\n  ${key}: ${checked.error.issues[0]!.message}`);
     stageMaxConcurrency[stage.name] = checked.data;
   }
-  return { ...parsed.data, functionEnv, corsAllowOrigin: origin, stageMaxConcurrency, warnings, aiProvider, ...(bedrock && { bedrock }) };
+  return {
+    ...parsed.data,
+    functionEnv,
+    corsAllowOrigin: origin,
+    stageMaxConcurrency,
+    warnings,
+    aiProvider,
+    ...(bedrock && { bedrock }),
+  };
 }

@@ -20,7 +20,8 @@ export class GreedyPacker<T> {
   add(item: T): T[] | undefined {
     const w = this.weightOf(item);
     let closed: T[] | undefined;
-    if (this.batch.length && (this.batch.length >= this.limits.maxItems || this.weight + w > this.limits.maxWeight)) closed = this.flush();
+    if (this.batch.length && (this.batch.length >= this.limits.maxItems || this.weight + w > this.limits.maxWeight))
+      closed = this.flush();
     this.batch.push(item);
     this.weight += w;
     return closed;

@@ -16,8 +16,13 @@ let sqs: SQSClient | undefined;
 let secrets: SecretsManagerClient | undefined;
 
 /** A DynamoDB document client for a configuration (tools and checks that hold their own). */
-export function createDocumentClient({ AWS_REGION, DYNAMODB_ENDPOINT }: Pick<Config, 'AWS_REGION' | 'DYNAMODB_ENDPOINT'>): DynamoDBDocumentClient {
-  const client = traced(new DynamoDBClient({ region: AWS_REGION, ...(DYNAMODB_ENDPOINT && { endpoint: DYNAMODB_ENDPOINT }) }));
+export function createDocumentClient({
+  AWS_REGION,
+  DYNAMODB_ENDPOINT,
+}: Pick<Config, 'AWS_REGION' | 'DYNAMODB_ENDPOINT'>): DynamoDBDocumentClient {
+  const client = traced(
+    new DynamoDBClient({ region: AWS_REGION, ...(DYNAMODB_ENDPOINT && { endpoint: DYNAMODB_ENDPOINT }) }),
+  );
   return DynamoDBDocumentClient.from(client, {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
   });

@@ -10,7 +10,12 @@ const bool = z.pipe(
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().check(z.int(), z.gte(min), z.lte(max));
 const csv = z.pipe(
   z.string(),
-  z.transform((v) => v.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean)),
+  z.transform((v) =>
+    v
+      .split(',')
+      .map((s) => s.trim().toLowerCase())
+      .filter(Boolean),
+  ),
 );
 const optionalUrl = z.optional(z.url({ protocol: /^https?$/ }));
 const str = () => z.string().check(z.minLength(1));
@@ -31,7 +36,10 @@ export const configSchema = z.object({
   SQS_ENDPOINT: optionalUrl,
   SECRETS_MANAGER_ENDPOINT: optionalUrl,
 
-  LOG_LEVEL: z._default(z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT', 'debug', 'info', 'warn', 'error', 'silent']), 'INFO'),
+  LOG_LEVEL: z._default(
+    z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT', 'debug', 'info', 'warn', 'error', 'silent']),
+    'INFO',
+  ),
   CORS_ALLOW_ORIGIN: z._default(str(), '*'),
   MAX_BODY_BYTES: z._default(int(1024, 10 * 1024 * 1024), 256 * 1024),
 
@@ -67,7 +75,9 @@ export const configSchema = z.object({
   OPENAI_MAX_RETRIES: z._default(int(0, 10), 3),
   // Amazon Bedrock (AI_PROVIDER=bedrock), through the function's IAM role. A model id or an
   // inference profile (id or ARN) for chat; Titan Text Embeddings V2 or Cohere Embed v3 for embeddings.
-  BEDROCK_REGION: z.optional(z.string().check(z.regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'must be an AWS region such as us-east-1'))),
+  BEDROCK_REGION: z.optional(
+    z.string().check(z.regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'must be an AWS region such as us-east-1')),
+  ),
   // Endpoint override (tests, VPC endpoints); unset: the region's public endpoint.
   BEDROCK_ENDPOINT: optionalUrl,
   BEDROCK_CHAT_MODEL: z._default(str(), 'amazon.nova-lite-v1:0'),
@@ -136,7 +146,11 @@ export const configSchema = z.object({
   OCR_MAX_PAGES: z._default(int(0, 100_000), 200),
   OCR_LANGUAGES: z._default(
     z.pipe(
-      z.string().check(z.regex(/^[a-z_]{3,10}(\+[a-z_]{3,10})*$/, 'must be tesseract language codes joined by +, e.g. eng+deu')),
+      z
+        .string()
+        .check(
+          z.regex(/^[a-z_]{3,10}(\+[a-z_]{3,10})*$/, 'must be tesseract language codes joined by +, e.g. eng+deu'),
+        ),
       z.transform((v) => v.split('+')),
     ),
     ['eng'],
@@ -180,7 +194,11 @@ function conflictsOf(c: Config): string[] {
   if (c.AI_PROVIDER === 'openai' && !c.OPENAI_API_KEY && !c.OPENAI_API_KEY_SECRET_ARN) {
     out.push('AI_PROVIDER: openai needs OPENAI_API_KEY (or OPENAI_API_KEY_SECRET_ARN)');
   }
-  if (c.BEDROCK_EMBEDDING_DIMENSIONS && c.BEDROCK_EMBEDDING_DIMENSIONS !== 1024 && c.BEDROCK_EMBEDDING_MODEL.startsWith('cohere.')) {
+  if (
+    c.BEDROCK_EMBEDDING_DIMENSIONS &&
+    c.BEDROCK_EMBEDDING_DIMENSIONS !== 1024 &&
+    c.BEDROCK_EMBEDDING_MODEL.startsWith('cohere.')
+  ) {
     out.push(`BEDROCK_EMBEDDING_DIMENSIONS: ${c.BEDROCK_EMBEDDING_MODEL} always returns 1024 dimensions`);
   }
   return out;

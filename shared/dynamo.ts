@@ -33,7 +33,8 @@ export interface Page<T> {
 }
 
 export const isConditionFailure = (err: unknown): boolean =>
-  err instanceof ConditionalCheckFailedException || (err as Error | undefined)?.name === 'ConditionalCheckFailedException';
+  err instanceof ConditionalCheckFailedException ||
+  (err as Error | undefined)?.name === 'ConditionalCheckFailedException';
 
 const backoff = (attempt: number) =>
   new Promise((r) => setTimeout(r, Math.min(2_000, 25 * 2 ** attempt) * (0.5 + Math.random() / 2)));
@@ -54,7 +55,8 @@ export abstract class Repository {
 // decode to a key of the expected attributes is refused, never passed to DynamoDB.
 
 /** A cursor this list did not issue (or could not have). */
-const invalidCursor = () => new InvalidInputError('Invalid cursor', [{ path: 'query.cursor', message: 'Not a cursor this list issued' }]);
+const invalidCursor = () =>
+  new InvalidInputError('Invalid cursor', [{ path: 'query.cursor', message: 'Not a cursor this list issued' }]);
 
 export function encodeCursor(key: Item | undefined): string | undefined {
   return key ? Buffer.from(JSON.stringify(key), 'utf8').toString('base64url') : undefined;
@@ -82,7 +84,10 @@ function decodeCursor(
   const entries = Object.entries(key);
   const ok =
     entries.length === attributes.length &&
-    entries.every(([k, v]) => attributes.includes(k) && (typeof v === 'string' || typeof v === 'number') && String(v).length <= 1024) &&
+    entries.every(
+      ([k, v]) =>
+        attributes.includes(k) && (typeof v === 'string' || typeof v === 'number') && String(v).length <= 1024,
+    ) &&
     Object.entries(fixed).every(([k, v]) => (key as Key)[k] === v) &&
     Object.entries(prefixes).every(([k, p]) => String((key as Key)[k]).startsWith(p));
   if (!ok) throw invalidCursor();
@@ -101,25 +106,39 @@ function decodeCursor(
 export async function queryPage<T>(
   db: DynamoDBDocumentClient,
   input: Omit<QueryCommandInput, 'Limit' | 'ExclusiveStartKey'>,
-  page: { limit: number; cursor?: string | undefined; keyAttributes: readonly string[]; fixed?: Record<string, string>; prefixes?: Record<string, string> },
+  page: {
+    limit: number;
+    cursor?: string | undefined;
+    keyAttributes: readonly string[];
+    fixed?: Record<string, string>;
+    prefixes?: Record<string, string>;
+  },
   fromItem: (item: Item) => T,
 ): Promise<Page<T>> {
   const { limit, keyAttributes } = page;
   const items: Item[] = [];
   let start: Item | undefined = decodeCursor(page.cursor, keyAttributes, page.fixed, page.prefixes);
   do {
-    const out = await db.send(new QueryCommand({ ...input, Limit: limit + 1 - items.length, ExclusiveStartKey: start }));
+    const out = await db.send(
+      new QueryCommand({ ...input, Limit: limit + 1 - items.length, ExclusiveStartKey: start }),
+    );
     items.push(...(out.Items ?? []));
     start = out.LastEvaluatedKey;
   } while (start && items.length <= limit);
   if (items.length <= limit) return { items: items.map(fromItem) };
   const kept = items.slice(0, limit);
   const last = kept[limit - 1]!;
-  return { items: kept.map(fromItem), lastKey: Object.fromEntries(keyAttributes.map((k) => [k, last[k] as string | number])) };
+  return {
+    items: kept.map(fromItem),
+    lastKey: Object.fromEntries(keyAttributes.map((k) => [k, last[k] as string | number])),
+  };
 }
 
 /** Every page of a Query, as DynamoDB returns them (for work that goes through a whole partition). */
-export async function* queryPages(db: DynamoDBDocumentClient, input: Omit<QueryCommandInput, 'ExclusiveStartKey'>): AsyncGenerator<Item[]> {
+export async function* queryPages(
+  db: DynamoDBDocumentClient,
+  input: Omit<QueryCommandInput, 'ExclusiveStartKey'>,
+): AsyncGenerator<Item[]> {
   let start: Item | undefined;
   do {
     const out = await db.send(new QueryCommand({ ...input, ExclusiveStartKey: start }));
@@ -129,7 +148,11 @@ export async function* queryPages(db: DynamoDBDocumentClient, input: Omit<QueryC
 }
 
 /** Every item a Query finds. */
-export async function queryAll<T>(db: DynamoDBDocumentClient, input: Omit<QueryCommandInput, 'ExclusiveStartKey'>, fromItem: (item: Item) => T): Promise<T[]> {
+export async function queryAll<T>(
+  db: DynamoDBDocumentClient,
+  input: Omit<QueryCommandInput, 'ExclusiveStartKey'>,
+  fromItem: (item: Item) => T,
+): Promise<T[]> {
   const out: T[] = [];
   for await (const items of queryPages(db, input)) out.push(...items.map(fromItem));
   return out;
@@ -148,13 +171,23 @@ async function unlessRefused<T>(write: Promise<T>): Promise<T | undefined> {
 }
 
 /** Puts an item that must not exist yet (its PK is free); false when it already does. */
-export async function putIfAbsent(db: DynamoDBDocumentClient, input: Omit<PutCommandInput, 'ConditionExpression'>): Promise<boolean> {
-  return (await unlessRefused(db.send(new PutCommand({ ...input, ConditionExpression: 'attribute_not_exists(PK)' })))) !== undefined;
+export async function putIfAbsent(
+  db: DynamoDBDocumentClient,
+  input: Omit<PutCommandInput, 'ConditionExpression'>,
+): Promise<boolean> {
+  return (
+    (await unlessRefused(db.send(new PutCommand({ ...input, ConditionExpression: 'attribute_not_exists(PK)' })))) !==
+    undefined
+  );
 }
 
 /** Puts an item under a new key (a fresh id): a key already taken is a bug, never overwritten. */
-export async function putNew(db: DynamoDBDocumentClient, input: Omit<PutCommandInput, 'ConditionExpression'>): Promise<void> {
-  if (!(await putIfAbsent(db, input))) throw new Error(`Key ${JSON.stringify({ PK: input.Item?.PK, SK: input.Item?.SK })} is taken`);
+export async function putNew(
+  db: DynamoDBDocumentClient,
+  input: Omit<PutCommandInput, 'ConditionExpression'>,
+): Promise<void> {
+  if (!(await putIfAbsent(db, input)))
+    throw new Error(`Key ${JSON.stringify({ PK: input.Item?.PK, SK: input.Item?.SK })} is taken`);
 }
 
 /** An update under a condition: the attributes it returns (all new ones unless asked otherwise), or undefined when refused. */
@@ -163,7 +196,10 @@ export async function updateIf(db: DynamoDBDocumentClient, input: UpdateCommandI
 }
 
 /** An update under a condition whose result is only whether it applied. */
-export async function applyIf(db: DynamoDBDocumentClient, input: Omit<UpdateCommandInput, 'ReturnValues'>): Promise<boolean> {
+export async function applyIf(
+  db: DynamoDBDocumentClient,
+  input: Omit<UpdateCommandInput, 'ReturnValues'>,
+): Promise<boolean> {
   return (await unlessRefused(db.send(new UpdateCommand({ ...input, ReturnValues: 'NONE' })))) !== undefined;
 }
 
@@ -194,8 +230,17 @@ export function updateExpression(set: Item, remove: readonly string[] = []) {
     names[`#${k}`] = k;
     removes.push(`#${k}`);
   }
-  const UpdateExpression = [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : ''].filter(Boolean).join(' ');
-  return { UpdateExpression, ExpressionAttributeNames: names, ...(Object.keys(values).length && { ExpressionAttributeValues: values }) };
+  const UpdateExpression = [
+    sets.length ? `SET ${sets.join(', ')}` : '',
+    removes.length ? `REMOVE ${removes.join(', ')}` : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
+  return {
+    UpdateExpression,
+    ExpressionAttributeNames: names,
+    ...(Object.keys(values).length && { ExpressionAttributeValues: values }),
+  };
 }
 
 // --- Batches ---------------------------------------------------------------------------------
@@ -203,7 +248,12 @@ export function updateExpression(set: Item, remove: readonly string[] = []) {
 export type WriteRequest = { PutRequest: { Item: Item } } | { DeleteRequest: { Key: Item } };
 
 /** BatchWriteItem in batches of 25 (`concurrency` at once), retrying unprocessed items with backoff. */
-export async function batchWriteAll(db: DynamoDBDocumentClient, table: string, requests: WriteRequest[], concurrency = 1): Promise<void> {
+export async function batchWriteAll(
+  db: DynamoDBDocumentClient,
+  table: string,
+  requests: WriteRequest[],
+  concurrency = 1,
+): Promise<void> {
   const batches: WriteRequest[][] = [];
   for (let i = 0; i < requests.length; i += BATCH_WRITE_MAX) batches.push(requests.slice(i, i + BATCH_WRITE_MAX));
   await mapLimit(batches, concurrency, async (batch) => {
@@ -218,7 +268,12 @@ export async function batchWriteAll(db: DynamoDBDocumentClient, table: string, r
 }
 
 /** BatchGetItem in batches of 100, retrying unprocessed keys; the items found (any order). */
-export async function batchGetAll(db: DynamoDBDocumentClient, table: string, keys: Item[], options: { consistentRead?: boolean } = {}): Promise<Item[]> {
+export async function batchGetAll(
+  db: DynamoDBDocumentClient,
+  table: string,
+  keys: Item[],
+  options: { consistentRead?: boolean } = {},
+): Promise<Item[]> {
   const found: Item[] = [];
   for (let i = 0; i < keys.length; i += BATCH_GET_MAX) {
     let pending = keys.slice(i, i + BATCH_GET_MAX);
@@ -226,7 +281,9 @@ export async function batchGetAll(db: DynamoDBDocumentClient, table: string, key
       if (attempt >= MAX_ATTEMPTS) throw new Error(`BatchGetItem left ${pending.length} keys unprocessed`);
       if (attempt > 0) await backoff(attempt);
       const out = await db.send(
-        new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ...(options.consistentRead && { ConsistentRead: true }) } } }),
+        new BatchGetCommand({
+          RequestItems: { [table]: { Keys: pending, ...(options.consistentRead && { ConsistentRead: true }) } },
+        }),
       );
       found.push(...(out.Responses?.[table] ?? []));
       pending = (out.UnprocessedKeys?.[table]?.Keys ?? []) as Item[];
@@ -244,7 +301,12 @@ export async function deleteAll(
   let deleted = 0;
   for await (const items of queryPages(db, { ...input, ProjectionExpression: 'PK, SK' })) {
     const keys = items.filter((k) => !options.keep?.(k)).map((k) => ({ PK: k.PK, SK: k.SK }));
-    await batchWriteAll(db, input.TableName, keys.map((Key) => ({ DeleteRequest: { Key } })), options.concurrency);
+    await batchWriteAll(
+      db,
+      input.TableName,
+      keys.map((Key) => ({ DeleteRequest: { Key } })),
+      options.concurrency,
+    );
     deleted += keys.length;
   }
   return deleted;

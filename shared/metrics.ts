@@ -59,7 +59,9 @@ export class ServiceMetrics {
     this.record([
       [METRIC.replyTokens, MetricUnit.Count, r.tokens],
       [METRIC.modelLatency, MetricUnit.Milliseconds, r.latencyMs],
-      ...(r.firstTokenMs !== undefined ? ([[METRIC.timeToFirstToken, MetricUnit.Milliseconds, r.firstTokenMs]] as Values) : []),
+      ...(r.firstTokenMs !== undefined
+        ? ([[METRIC.timeToFirstToken, MetricUnit.Milliseconds, r.firstTokenMs]] as Values)
+        : []),
     ]);
   }
 
@@ -67,7 +69,9 @@ export class ServiceMetrics {
     this.record([
       ...(r.tokens !== undefined ? ([[METRIC.ingestionTokens, MetricUnit.Count, r.tokens]] as Values) : []),
       ...(r.pages !== undefined ? ([[METRIC.ingestionPages, MetricUnit.Count, r.pages]] as Values) : []),
-      ...(r.durationMs !== undefined ? ([[METRIC.ingestionDuration, MetricUnit.Milliseconds, r.durationMs]] as Values) : []),
+      ...(r.durationMs !== undefined
+        ? ([[METRIC.ingestionDuration, MetricUnit.Milliseconds, r.durationMs]] as Values)
+        : []),
     ]);
   }
 

@@ -7,7 +7,8 @@ import type { Tracer } from '@aws-lambda-powertools/tracer';
 // HTTP capture records fetch calls (the model's API). Off (the default), neither it nor the
 // X-Ray SDK under it is read: it is a package of its own beside the bundle (infra/build.ts;
 // bench cold-start measures the import cost).
-const tracer: Tracer | undefined = process.env.POWERTOOLS_TRACE_ENABLED === 'true' ? (await import('./tracer.ts')).tracer : undefined;
+const tracer: Tracer | undefined =
+  process.env.POWERTOOLS_TRACE_ENABLED === 'true' ? (await import('./tracer.ts')).tracer : undefined;
 
 /** The client, its calls traced when tracing is on (an AWS SDK v3 client). */
 export function traced<T>(client: T): T {

@@ -5,7 +5,9 @@ import { startEmulators } from '../../infra/local/emulators.ts';
 // measured. Prints its endpoints as one JSON line; stops when its parent closes stdin or exits.
 
 const emulators = await startEmulators();
-process.stdout.write(`${JSON.stringify({ dynamodbEndpoint: emulators.dynamodbEndpoint, fauxqsEndpoint: emulators.fauxqsEndpoint })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ dynamodbEndpoint: emulators.dynamodbEndpoint, fauxqsEndpoint: emulators.fauxqsEndpoint })}\n`,
+);
 
 let stopping = false;
 const stop = async () => {

@@ -29,7 +29,8 @@ export async function request(url: string, init: RequestInit): Promise<Timed> {
   } catch (err) {
     // A kept-alive socket the server closed (its keepAliveTimeout) just as we reused it: Node's
     // documented race, not the service's failure. Send again on a fresh socket, once.
-    if ((err as { reusedSocket?: boolean }).reusedSocket && (err as NodeJS.ErrnoException).code === 'ECONNRESET') return requestOnce(url, init);
+    if ((err as { reusedSocket?: boolean }).reusedSocket && (err as NodeJS.ErrnoException).code === 'ECONNRESET')
+      return requestOnce(url, init);
     throw err;
   }
 }
@@ -37,11 +38,20 @@ export async function request(url: string, init: RequestInit): Promise<Timed> {
 function requestOnce(url: string, init: RequestInit): Promise<Timed> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const headers = { ...init.headers, ...(init.body !== undefined && { 'content-length': String(Buffer.byteLength(init.body)) }) };
+    const headers = {
+      ...init.headers,
+      ...(init.body !== undefined && { 'content-length': String(Buffer.byteLength(init.body)) }),
+    };
     const req = http.request(url, { method: init.method, headers, ...(init.agent && { agent: init.agent }) }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - started }));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          body: Buffer.concat(chunks).toString('utf8'),
+          ms: performance.now() - started,
+        }),
+      );
       res.on('error', reject);
     });
     req.on('error', (err) => reject(Object.assign(err, { reusedSocket: req.reusedSocket })));
@@ -65,7 +75,8 @@ export async function runLoad(
     while (next < total) {
       const i = next++;
       const r = await send(i);
-      if (r.status !== expect) throw new Error(`request ${i} answered ${r.status} (expected ${expect}): ${r.body.slice(0, 300)}`);
+      if (r.status !== expect)
+        throw new Error(`request ${i} answered ${r.status} (expected ${expect}): ${r.body.slice(0, 300)}`);
       latencies.push(r.ms);
     }
   };
@@ -82,7 +93,12 @@ export interface SseTiming {
 }
 
 /** POSTs and reads a Server-Sent Events response, timing each event as it is parsed. */
-export function postSse(url: string, headers: Record<string, string>, body: string, agent?: http.Agent): Promise<SseTiming> {
+export function postSse(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  agent?: http.Agent,
+): Promise<SseTiming> {
   return new Promise((resolve, reject) => {
     const out: SseTiming = { status: 0, events: [], body: '' };
     const parser = createParser({
@@ -96,7 +112,12 @@ export function postSse(url: string, headers: Record<string, string>, body: stri
       url,
       {
         method: 'POST',
-        headers: { ...headers, 'content-type': 'application/json', accept: 'text/event-stream', 'content-length': String(Buffer.byteLength(body)) },
+        headers: {
+          ...headers,
+          'content-type': 'application/json',
+          accept: 'text/event-stream',
+          'content-length': String(Buffer.byteLength(body)),
+        },
         ...(agent && { agent }),
       },
       (res) => {

@@ -23,4 +23,6 @@ try {
 } catch {
   vmHwmKb = undefined;
 }
-process.stdout.write(JSON.stringify({ result: result ?? null, ms, afterImportKb, maxRssKb: process.resourceUsage().maxRSS, vmHwmKb }));
+process.stdout.write(
+  JSON.stringify({ result: result ?? null, ms, afterImportKb, maxRssKb: process.resourceUsage().maxRSS, vmHwmKb }),
+);

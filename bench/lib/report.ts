@@ -71,7 +71,13 @@ export function ratioCheck(
 }
 
 /** A check of a value against an absolute maximum (or minimum). */
-export function absoluteCheck(metric: string, value: number, unit: string, limit: { max?: number; min?: number; eq?: number }, extra: Partial<Check> = {}): Check {
+export function absoluteCheck(
+  metric: string,
+  value: number,
+  unit: string,
+  limit: { max?: number; min?: number; eq?: number },
+  extra: Partial<Check> = {},
+): Check {
   let target: string;
   let pass: boolean;
   if (limit.eq !== undefined) {
@@ -87,7 +93,12 @@ export function absoluteCheck(metric: string, value: number, unit: string, limit
   return { metric, value, unit, target, pass, ...extra };
 }
 
-export const info = (metric: string, value: number, unit: string, extra: Partial<Check> = {}): Check => ({ metric, value, unit, ...extra });
+export const info = (metric: string, value: number, unit: string, extra: Partial<Check> = {}): Check => ({
+  metric,
+  value,
+  unit,
+  ...extra,
+});
 
 // ---- formatting -------------------------------------------------------------------------
 
@@ -103,9 +114,14 @@ export function fmt(n: number | undefined): string {
   return n.toFixed(3);
 }
 
-const withUnit = (n: number | undefined, unit: string) => (n === undefined ? '–' : `${fmt(n)}${unit ? ` ${unit}` : ''}`);
+const withUnit = (n: number | undefined, unit: string) =>
+  n === undefined ? '–' : `${fmt(n)}${unit ? ` ${unit}` : ''}`;
 
-export function renderTable(header: string[], rows: (string | number)[][], rightAligned: (i: number) => boolean = () => false): string {
+export function renderTable(
+  header: string[],
+  rows: (string | number)[][],
+  rightAligned: (i: number) => boolean = () => false,
+): string {
   const cells = rows.map((r) => r.map((c) => (typeof c === 'number' ? fmt(c) : c)));
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((r) => (r[i] ?? '').length)));
   const line = (r: string[]) =>

@@ -99,7 +99,12 @@ export async function startBenchService(env: Record<string, string> = {}): Promi
     const headers: Record<string, string> = {};
     if (token) headers.authorization = `Bearer ${token}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const res = await request(`${runtime.url}${path}`, { method, headers, agent, ...(body !== undefined && { body: JSON.stringify(body) }) });
+    const res = await request(`${runtime.url}${path}`, {
+      method,
+      headers,
+      agent,
+      ...(body !== undefined && { body: JSON.stringify(body) }),
+    });
     let json: unknown;
     try {
       json = res.body ? JSON.parse(res.body) : undefined;

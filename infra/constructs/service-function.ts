@@ -8,7 +8,14 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import type { ModelResources } from '../../shared/ai/bedrock-models.ts';
-import { queueUrlSetting, type Access, type AiUse, type BucketPrefix, type ManifestFunction, type PipelineStageName } from '../routes.ts';
+import {
+  queueUrlSetting,
+  type Access,
+  type AiUse,
+  type BucketPrefix,
+  type ManifestFunction,
+  type PipelineStageName,
+} from '../routes.ts';
 import { tableDefinition } from '../table.ts';
 
 /** The Lambda runtime of every function; npm scripts run the same Node major (the `node` devDependency). */
@@ -21,7 +28,12 @@ export const LAMBDA_RUNTIME = lambda.Runtime.NODEJS_24_X;
 
 /** The data-plane actions behind each access level (kept short and explicit on purpose). */
 export const TABLE_READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:BatchGetItem'];
-export const TABLE_WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'];
+export const TABLE_WRITE_ACTIONS = [
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:BatchWriteItem',
+];
 export const BUCKET_LIST_ACTIONS = ['s3:ListBucket'];
 export const BUCKET_READ_ACTIONS = ['s3:GetObject'];
 export const BUCKET_WRITE_ACTIONS = ['s3:PutObject', 's3:DeleteObject', 's3:AbortMultipartUpload'];
@@ -89,7 +101,8 @@ export class ServiceFunction extends Construct {
     };
     for (const stage of access.sendTo ?? []) environment[queueUrlSetting[stage]] = queueOf(resources, stage).queueUrl;
     if (access.jwtSecret) environment.SERVICE_JWT_SECRET_ARN = resources.jwtSecret.secretArn;
-    if (access.ai?.length && resources.openAiSecret) environment.OPENAI_API_KEY_SECRET_ARN = resources.openAiSecret.secretArn;
+    if (access.ai?.length && resources.openAiSecret)
+      environment.OPENAI_API_KEY_SECRET_ARN = resources.openAiSecret.secretArn;
 
     this.function = new lambda.Function(this, 'Function', {
       description: props.description ?? fn.name,
@@ -117,7 +130,7 @@ export class ServiceFunction extends Construct {
       'Serverless-LambdaDLQ',
       fn.kind === 'http'
         ? 'False positive: API Gateway invokes this function synchronously and the caller gets the error; a Lambda DLQ only receives failed asynchronous invocations'
-        : 'False positive: an SQS event source mapping invokes this function; a message that keeps failing goes to its queue\'s dead-letter queue (redrive policy), which a Lambda DLQ does not replace',
+        : "False positive: an SQS event source mapping invokes this function; a message that keeps failing goes to its queue's dead-letter queue (redrive policy), which a Lambda DLQ does not replace",
     );
     if (tracing) {
       acknowledge(
@@ -133,7 +146,7 @@ export class ServiceFunction extends Construct {
     if (fn.kind !== 'http') {
       acknowledge(
         'Serverless-LambdaEventSourceMappingDestination',
-        'False positive for SQS sources: failed messages go to the queue\'s dead-letter queue through its redrive policy; on-failure destinations are for stream sources',
+        "False positive for SQS sources: failed messages go to the queue's dead-letter queue through its redrive policy; on-failure destinations are for stream sources",
       );
     }
   }
@@ -190,7 +203,8 @@ export class ServiceFunction extends Construct {
     if (targets.length) allow(['sqs:SendMessage'], targets);
 
     if (access.jwtSecret) allow(['secretsmanager:GetSecretValue'], [r.jwtSecret.secretArn]);
-    if (access.ai?.length && r.openAiSecret) allow(['secretsmanager:GetSecretValue'], [secretArnPattern(r.openAiSecret)]);
+    if (access.ai?.length && r.openAiSecret)
+      allow(['secretsmanager:GetSecretValue'], [secretArnPattern(r.openAiSecret)]);
     if (r.bedrockModels) this.grantBedrock(access.ai ?? [], r.bedrockModels);
   }
 
@@ -202,7 +216,8 @@ export class ServiceFunction extends Construct {
   private grantBedrock(uses: AiUse[], models: Record<AiUse, ModelResources>): void {
     const wanted = [...new Set(uses)].map((use) => models[use]);
     const invoked = [...new Set(wanted.flatMap((m) => m.invoked))];
-    if (invoked.length) this.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: BEDROCK_INVOKE_ACTIONS, resources: invoked }));
+    if (invoked.length)
+      this.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: BEDROCK_INVOKE_ACTIONS, resources: invoked }));
     for (const m of wanted) {
       if (!m.throughProfile) continue;
       this.role.addToPrincipalPolicy(
@@ -222,14 +237,24 @@ function queueOf(r: ServiceResources, stage: PipelineStageName): sqs.IQueue {
   return queue;
 }
 
+/** A CloudFormation value as a template holds it: a string, or one of the intrinsic functions cdk-nag resolves. */
+type CfnValue =
+  | string
+  | {
+      'Fn::Join'?: [string, CfnValue[]];
+      'Fn::ImportValue'?: CfnValue;
+      'Fn::GetAtt'?: [CfnValue, CfnValue];
+      Ref?: CfnValue;
+    };
+
 /** A resolved CloudFormation value as cdk-nag writes it in a finding (Fn::Join joined, an import by its name, <Ref>, <Res.Attr>). */
-function flattenReference(node: unknown): string {
+function flattenReference(node: CfnValue): string {
   if (typeof node === 'string') return node.replace(/\$\{/g, '<').replace(/\}/g, '>');
-  const o = node as Record<string, any>;
-  if (o['Fn::Join']) return (o['Fn::Join'][1] as unknown[]).map(flattenReference).join(o['Fn::Join'][0]);
-  if (o['Fn::ImportValue']) return flattenReference(o['Fn::ImportValue']);
-  if (o['Fn::GetAtt']) return `<${flattenReference(o['Fn::GetAtt'][0])}.${flattenReference(o['Fn::GetAtt'][1])}>`;
-  if (o.Ref) return `<${flattenReference(o.Ref)}>`;
+  if (node['Fn::Join']) return node['Fn::Join'][1].map(flattenReference).join(node['Fn::Join'][0]);
+  if (node['Fn::ImportValue']) return flattenReference(node['Fn::ImportValue']);
+  if (node['Fn::GetAtt'])
+    return `<${flattenReference(node['Fn::GetAtt'][0])}.${flattenReference(node['Fn::GetAtt'][1])}>`;
+  if (node.Ref) return `<${flattenReference(node.Ref)}>`;
   return JSON.stringify(node);
 }
 

@@ -64,7 +64,12 @@ async function signIn(req: IncomingMessage, res: ServerResponse, dataDir: string
   try {
     body = (await readJson(req)) as typeof body;
   } catch {
-    return send(res, 400, types['.json']!, JSON.stringify({ message: 'Send JSON: { "email": "you@example.com", "name": "You" }' }));
+    return send(
+      res,
+      400,
+      types['.json']!,
+      JSON.stringify({ message: 'Send JSON: { "email": "you@example.com", "name": "You" }' }),
+    );
   }
   const email = typeof body?.email === 'string' ? body.email.trim() : '';
   const name = typeof body?.name === 'string' ? body.name.trim().slice(0, 200) : '';
@@ -86,7 +91,9 @@ export function devPages(o: DevPagesOptions): (req: IncomingMessage, res: Server
     if (req.method !== 'GET' && req.method !== 'HEAD') return false;
     if (url.pathname === `${o.apiPrefix}/openapi.json`) {
       // The document's first server is this gateway, whatever port it runs on ("Try it out").
-      const doc = JSON.parse(await readFile(join(projectRoot, 'docs', 'openapi.json'), 'utf8')) as { servers: { url: string }[] };
+      const doc = JSON.parse(await readFile(join(projectRoot, 'docs', 'openapi.json'), 'utf8')) as {
+        servers: { url: string }[];
+      };
       doc.servers[0]!.url = `http://${req.headers.host ?? 'localhost'}${o.apiPrefix}`;
       send(res, 200, types['.json']!, JSON.stringify(doc));
       return true;

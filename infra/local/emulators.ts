@@ -3,7 +3,12 @@ import net, { type AddressInfo } from 'node:net';
 import { Server } from 'node:http';
 import dynalite from 'dynalite';
 import { startFauxqs, type FauxqsServer } from 'fauxqs';
-import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ResourceInUseException } from '@aws-sdk/client-dynamodb';
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  DynamoDBClient,
+  ResourceInUseException,
+} from '@aws-sdk/client-dynamodb';
 import { createTableInput } from '../table.ts';
 import { bucketCorsRule, type BucketCorsRule } from '../bucket.ts';
 import { applyBucketCors } from './s3-cors.ts';
@@ -24,7 +29,12 @@ export interface Emulators {
 
 export async function startDynalite(dataPath?: string): Promise<{ endpoint: string; stop(): Promise<void> }> {
   if (dataPath) await mkdir(dataPath, { recursive: true });
-  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, ...(dataPath && { path: dataPath }) });
+  const server = dynalite({
+    createTableMs: 0,
+    deleteTableMs: 0,
+    updateTableMs: 0,
+    ...(dataPath && { path: dataPath }),
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());
@@ -54,12 +64,21 @@ export interface EmulatorOptions {
  * implements no bucket CORS. Its HTTP server is caught as it starts listening: bound to
  * 127.0.0.1 instead, and its request handler put behind the bucket's CORS rule.
  */
-async function startFauxqsOnLoopback(dataDir: string | undefined, corsRule: () => BucketCorsRule): Promise<FauxqsServer> {
+async function startFauxqsOnLoopback(
+  dataDir: string | undefined,
+  corsRule: () => BucketCorsRule,
+): Promise<FauxqsServer> {
   const listen = net.Server.prototype.listen;
   let caught: Server | undefined;
   net.Server.prototype.listen = function (this: net.Server, ...args: unknown[]) {
     const [first] = args as [{ host?: string } | undefined];
-    if (!caught && this instanceof Server && first && typeof first === 'object' && (first.host === '0.0.0.0' || first.host === '::')) {
+    if (
+      !caught &&
+      this instanceof Server &&
+      first &&
+      typeof first === 'object' &&
+      (first.host === '0.0.0.0' || first.host === '::')
+    ) {
       caught = this;
       args[0] = { ...first, host: '127.0.0.1' };
       const handlers = this.listeners('request') as ((...a: unknown[]) => void)[];
@@ -74,7 +93,13 @@ async function startFauxqsOnLoopback(dataDir: string | undefined, corsRule: () =
   let fauxqs: FauxqsServer;
   try {
     if (dataDir) await mkdir(dataDir, { recursive: true });
-    fauxqs = await startFauxqs({ port: 0, host: '127.0.0.1', logger: false, defaultRegion: LOCAL_REGION, ...(dataDir && { dataDir }) });
+    fauxqs = await startFauxqs({
+      port: 0,
+      host: '127.0.0.1',
+      logger: false,
+      defaultRegion: LOCAL_REGION,
+      ...(dataDir && { dataDir }),
+    });
   } finally {
     net.Server.prototype.listen = listen;
   }

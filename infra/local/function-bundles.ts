@@ -39,14 +39,19 @@ async function fingerprint(paths: string[]): Promise<Record<string, [number, num
 
 const fileInputs = (inputs: string[]) => [...BUILD_INPUTS, ...inputs.filter((p) => !/^[\w-]+:/.test(p))];
 const sameStamp = (a: Record<string, [number, number]>, b: Record<string, [number, number]>) =>
-  Object.keys(a).length === Object.keys(b).length && Object.entries(a).every(([k, [size, mtime]]) => b[k]?.[0] === size && b[k]?.[1] === mtime);
+  Object.keys(a).length === Object.keys(b).length &&
+  Object.entries(a).every(([k, [size, mtime]]) => b[k]?.[0] === size && b[k]?.[1] === mtime);
 
 const nameOf = (entry: string) => entry.replace(/\.ts$/, '').replace(/[^\w-]+/g, '-');
-const stampFileOf = (entry: string) => join(BUNDLE_CACHE_DIR, `${nameOf(entry)}-${createHash('sha256').update(entry).digest('hex').slice(0, 8)}.json`);
+const stampFileOf = (entry: string) =>
+  join(BUNDLE_CACHE_DIR, `${nameOf(entry)}-${createHash('sha256').update(entry).digest('hex').slice(0, 8)}.json`);
 
 /** The cached bundle of an entry, if every file it was built from is unchanged. */
 async function cached(entry: string): Promise<string | undefined> {
-  const old = await readFile(stampFileOf(entry), 'utf8').then((t) => JSON.parse(t) as Stamp, () => undefined);
+  const old = await readFile(stampFileOf(entry), 'utf8').then(
+    (t) => JSON.parse(t) as Stamp,
+    () => undefined,
+  );
   if (!old) return undefined;
   const now = await fingerprint(Object.keys(old.inputs));
   return now && sameStamp(old.inputs, now) && (await stat(old.file).catch(() => undefined)) ? old.file : undefined;
@@ -59,7 +64,14 @@ async function buildAll(entries: string[]): Promise<Map<string, string>> {
   const before = await fingerprint(BUILD_INPUTS);
   const built = await buildFunctions({
     outDir,
-    functions: entries.map((entry) => ({ name: nameOf(entry), entry, kind: 'http', timeoutSeconds: 1, memoryMb: 128, access: {} })),
+    functions: entries.map((entry) => ({
+      name: nameOf(entry),
+      entry,
+      kind: 'http',
+      timeoutSeconds: 1,
+      memoryMb: 128,
+      access: {},
+    })),
   });
   const files = new Map<string, string>();
   await Promise.all(
@@ -68,9 +80,17 @@ async function buildAll(entries: string[]): Promise<Map<string, string>> {
       files.set(entry, file);
       const inputs = await fingerprint(fileInputs(built[i]!.inputs));
       // Files that changed while esbuild read them leave no stamp: the next start builds again.
-      if (!inputs || !before || !BUILD_INPUTS.every((p) => inputs[p]?.[0] === before[p]![0] && inputs[p]?.[1] === before[p]![1])) return;
+      if (
+        !inputs ||
+        !before ||
+        !BUILD_INPUTS.every((p) => inputs[p]?.[0] === before[p]![0] && inputs[p]?.[1] === before[p]![1])
+      )
+        return;
       const stampFile = stampFileOf(entry);
-      const old = await readFile(stampFile, 'utf8').then((t) => JSON.parse(t) as Stamp, () => undefined);
+      const old = await readFile(stampFile, 'utf8').then(
+        (t) => JSON.parse(t) as Stamp,
+        () => undefined,
+      );
       const tmp = `${stampFile}.${randomBytes(4).toString('hex')}`;
       await writeFile(tmp, JSON.stringify({ file, inputs } satisfies Stamp));
       await rename(tmp, stampFile);
@@ -97,13 +117,17 @@ const bundles = new Map<string, Promise<string>>();
  */
 export function prebuildBundles(entries: string[]): Promise<unknown> {
   const todo = [...new Set(entries)].filter((e) => !bundles.has(e));
-  const checked = mkdir(BUNDLE_CACHE_DIR, { recursive: true }).then(() => Promise.all(todo.map(async (e) => [e, await cached(e)] as const)));
+  const checked = mkdir(BUNDLE_CACHE_DIR, { recursive: true }).then(() =>
+    Promise.all(todo.map(async (e) => [e, await cached(e)] as const)),
+  );
   const built = checked.then((found) => {
     const stale = found.filter(([, file]) => !file).map(([e]) => e);
     return stale.length ? buildAll(stale) : new Map<string, string>();
   });
   for (const entry of todo) {
-    const bundle = Promise.all([checked, built]).then(([found, fresh]) => found.find(([e]) => e === entry)![1] ?? fresh.get(entry)!);
+    const bundle = Promise.all([checked, built]).then(
+      ([found, fresh]) => found.find(([e]) => e === entry)![1] ?? fresh.get(entry)!,
+    );
     bundles.set(entry, bundle);
     bundle.catch(() => bundles.delete(entry));
   }

@@ -1,6 +1,12 @@
 import { pathToFileURL } from 'node:url';
 import type { Context } from 'aws-lambda';
-import { createResponseStream, installLambdaGlobals, isStreamingHandler, lambdaContext, type StreamSink } from './lambda-runtime.ts';
+import {
+  createResponseStream,
+  installLambdaGlobals,
+  isStreamingHandler,
+  lambdaContext,
+  type StreamSink,
+} from './lambda-runtime.ts';
 
 // One instance of one function, in a process of its own (started by function-instances.ts):
 // the local counterpart of a Lambda execution environment. It loads the function's bundle once
@@ -17,7 +23,9 @@ export type HostMessage =
   | { type: 'end' }
   | { type: 'done'; result: unknown }
   | { type: 'failed'; error: { name: string; message: string; stack?: string } };
-export type ParentMessage = { type: 'invoke'; event: unknown; timeoutMs: number } | { type: 'ack'; bytes: number; gone: boolean };
+export type ParentMessage =
+  | { type: 'invoke'; event: unknown; timeoutMs: number }
+  | { type: 'ack'; bytes: number; gone: boolean };
 
 /** Bytes a streaming handler may have in flight to the parent before its writes wait. */
 const STREAM_WINDOW_BYTES = 256 * 1024;

@@ -81,8 +81,8 @@ export function startFunctionInstances(o: FunctionInstancesOptions): FunctionIns
   let closed = false;
 
   const listOf = (name: string) => {
-    let list = byFunction.get(name);
-    if (!list) byFunction.set(name, (list = []));
+    const list = byFunction.get(name) ?? [];
+    byFunction.set(name, list);
     return list;
   };
 
@@ -141,8 +141,11 @@ export function startFunctionInstances(o: FunctionInstancesOptions): FunctionIns
         break;
       case 'chunk':
         current.chain = current.chain.then(async () => {
-          const alive = sink ? await sink.write(Buffer.from(m.bytes.buffer, m.bytes.byteOffset, m.bytes.byteLength)) : false;
-          if (inst.child.connected) inst.child.send({ type: 'ack', bytes: m.bytes.byteLength, gone: !alive } satisfies ParentMessage);
+          const alive = sink
+            ? await sink.write(Buffer.from(m.bytes.buffer, m.bytes.byteOffset, m.bytes.byteLength))
+            : false;
+          if (inst.child.connected)
+            inst.child.send({ type: 'ack', bytes: m.bytes.byteLength, gone: !alive } satisfies ParentMessage);
         });
         break;
       case 'end':
@@ -153,7 +156,10 @@ export function startFunctionInstances(o: FunctionInstancesOptions): FunctionIns
         break;
       case 'failed':
         current.chain = current.chain.then(() =>
-          current.settle({ ok: false, failure: new FunctionFailure('error', `${m.error.name}: ${m.error.message}`, inst.fn.name) }),
+          current.settle({
+            ok: false,
+            failure: new FunctionFailure('error', `${m.error.name}: ${m.error.message}`, inst.fn.name),
+          }),
         );
         break;
     }
@@ -193,8 +199,8 @@ export function startFunctionInstances(o: FunctionInstancesOptions): FunctionIns
         return inst;
       }
       await new Promise<void>((resolve) => {
-        let list = waiters.get(fn.name);
-        if (!list) waiters.set(fn.name, (list = []));
+        const list = waiters.get(fn.name) ?? [];
+        waiters.set(fn.name, list);
         list.push(resolve);
       });
     }
@@ -220,11 +226,14 @@ export function startFunctionInstances(o: FunctionInstancesOptions): FunctionIns
     ).finally(() => (checking = false));
   }, MEMORY_CHECK_MS);
   memoryCheck.unref();
-  const reaper = setInterval(() => {
-    for (const inst of [...byFunction.values()].flat()) {
-      if (!inst.busy && Date.now() - inst.lastUsed > idleMs) stop(inst, 'crash');
-    }
-  }, Math.min(idleMs, 30_000));
+  const reaper = setInterval(
+    () => {
+      for (const inst of [...byFunction.values()].flat()) {
+        if (!inst.busy && Date.now() - inst.lastUsed > idleMs) stop(inst, 'crash');
+      }
+    },
+    Math.min(idleMs, 30_000),
+  );
   reaper.unref();
 
   return {

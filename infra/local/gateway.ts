@@ -101,7 +101,13 @@ function readBody(req: IncomingMessage): Promise<Buffer | 'too-large'> {
 const own = <T>(o: Record<string, T>, key: string, value: T) =>
   Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
 
-function toEvent(req: IncomingMessage, url: URL, route: CompiledRoute, match: RegExpExecArray, body: Buffer): APIGatewayProxyEvent {
+function toEvent(
+  req: IncomingMessage,
+  url: URL,
+  route: CompiledRoute,
+  match: RegExpExecArray,
+  body: Buffer,
+): APIGatewayProxyEvent {
   // Own properties only, as in the JSON event Lambda parses: a header or query key named
   // `__proto__` or `constructor` is data, not Object.prototype's.
   const headers: Record<string, string> = {};
@@ -147,7 +153,10 @@ function toEvent(req: IncomingMessage, url: URL, route: CompiledRoute, match: Re
       authorizer: null,
       protocol: `HTTP/${req.httpVersion}`,
       httpMethod: req.method!,
-      identity: { sourceIp: req.socket.remoteAddress ?? '127.0.0.1', userAgent: req.headers['user-agent'] ?? null } as never,
+      identity: {
+        sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
+        userAgent: req.headers['user-agent'] ?? null,
+      } as never,
       path: url.pathname,
       stage: STAGE,
       requestId,
@@ -203,7 +212,12 @@ function httpSink(res: ServerResponse): StreamSink & { readonly started: boolean
 /** A buffered function result as API Gateway checks it: anything else is a malformed proxy response (502). */
 function isProxyResult(value: unknown): value is APIGatewayProxyResult {
   const r = value as APIGatewayProxyResult | undefined;
-  return typeof r === 'object' && r !== null && Number.isInteger(r.statusCode) && (r.body === undefined || typeof r.body === 'string');
+  return (
+    typeof r === 'object' &&
+    r !== null &&
+    Number.isInteger(r.statusCode) &&
+    (r.body === undefined || typeof r.body === 'string')
+  );
 }
 
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {

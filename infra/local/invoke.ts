@@ -58,12 +58,22 @@ function parse(argv: string[]) {
 }
 
 /** Fills the event's placeholders; tokens are only minted when the event asks for them. */
-async function renderEvent(text: string, runtime: LocalRuntime, dataDir: string, email: string, vars: Record<string, string>) {
+async function renderEvent(
+  text: string,
+  runtime: LocalRuntime,
+  dataDir: string,
+  email: string,
+  vars: Record<string, string>,
+) {
   const values: Record<string, string> = { EMAIL: email, ...vars };
-  if (text.includes('{{ID_TOKEN}}') || text.includes('{{SERVICE_TOKEN}}')) values.ID_TOKEN = await signLocalIdToken(dataDir, { email });
+  if (text.includes('{{ID_TOKEN}}') || text.includes('{{SERVICE_TOKEN}}'))
+    values.ID_TOKEN = await signLocalIdToken(dataDir, { email });
   if (text.includes('{{SERVICE_TOKEN}}')) {
     // Through the real sign-in route, so the user exists and gets its role as usual.
-    const res = await fetch(`${runtime.url}/auth`, { method: 'POST', headers: { authorization: `Bearer ${values.ID_TOKEN}` } });
+    const res = await fetch(`${runtime.url}/auth`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${values.ID_TOKEN}` },
+    });
     const body = (await res.json()) as { data?: { token?: string }; message?: string };
     if (!body.data?.token) throw new Error(`Signing in ${email} failed (${res.status}): ${body.message ?? 'no token'}`);
     values.SERVICE_TOKEN = body.data.token;
@@ -105,7 +115,12 @@ function printingSink(out: NodeJS.WritableStream): StreamSink {
 }
 
 function printResult(result: unknown, out: NodeJS.WritableStream): void {
-  const http = result as { statusCode?: number; headers?: Record<string, string>; body?: string; isBase64Encoded?: boolean };
+  const http = result as {
+    statusCode?: number;
+    headers?: Record<string, string>;
+    body?: string;
+    isBase64Encoded?: boolean;
+  };
   if (typeof http?.statusCode === 'number') {
     out.write(`HTTP ${http.statusCode}\n`);
     for (const [k, v] of Object.entries(http.headers ?? {})) out.write(`${k}: ${v}\n`);
@@ -159,7 +174,10 @@ async function main(): Promise<number> {
     const event = await renderEvent(text, runtime, dataDir, email, vars);
     await invoke(fn, event, runtime);
   } catch (err) {
-    console.error(`${fn.name} failed:`, err instanceof UsageError || err instanceof FunctionFailure ? err.message : err);
+    console.error(
+      `${fn.name} failed:`,
+      err instanceof UsageError || err instanceof FunctionFailure ? err.message : err,
+    );
     code = 1;
   } finally {
     console.error(`(${fn.name}: ${Date.now() - started} ms)`);
@@ -172,7 +190,8 @@ async function main(): Promise<number> {
 try {
   process.exitCode = await main();
 } catch (err) {
-  if (err instanceof UsageError || err instanceof ConfigError || err instanceof DataDirInUseError) console.error(err.message);
+  if (err instanceof UsageError || err instanceof ConfigError || err instanceof DataDirInUseError)
+    console.error(err.message);
   else console.error(err);
   process.exitCode = 1;
 }

@@ -45,11 +45,15 @@ export function inProcessInvoker(loadHandler: (entry: string) => Promise<unknown
       const context = lambdaContext(fn.name, fn.timeoutSeconds * 1000, fn.memoryMb);
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new FunctionFailure('timeout', timedOutMessage(fn), fn.name)), fn.timeoutSeconds * 1000);
+        timer = setTimeout(
+          () => reject(new FunctionFailure('timeout', timedOutMessage(fn), fn.name)),
+          fn.timeoutSeconds * 1000,
+        );
       });
       try {
         if (isStreamingHandler(handler)) {
-          if (!sink) throw new FunctionFailure('error', `${fn.name} streams its response; invoke it with a sink`, fn.name);
+          if (!sink)
+            throw new FunctionFailure('error', `${fn.name} streams its response; invoke it with a sink`, fn.name);
           const stream = createResponseStream(sink);
           stream.on('error', () => undefined); // a broken stream fails the handler's own pipeline
           const finished = new Promise((resolve) => stream.once('finish', resolve).once('close', resolve));

@@ -32,7 +32,10 @@ export function installLambdaGlobals(): void {
       return Object.assign(fn, { [STREAMING]: 'response' });
     },
     HttpResponseStream: {
-      from(stream: ResponseStream, prelude: { statusCode?: number; headers?: Record<string, string>; cookies?: string[] }) {
+      from(
+        stream: ResponseStream,
+        prelude: { statusCode?: number; headers?: Record<string, string>; cookies?: string[] },
+      ) {
         stream.setContentType(HTTP_INTEGRATION_CONTENT_TYPE);
         const json = JSON.stringify(prelude);
         stream._onBeforeFirstWrite = (write) => {
@@ -108,7 +111,10 @@ export interface StreamHead {
  * a JSON prelude up to eight NUL bytes, then the body; any other content type is a 200 body of
  * that type. `onHead` is called once, before the first body bytes.
  */
-export function responseStreamReader(onHead: (head: StreamHead) => void, onBody: (bytes: Buffer) => Promise<void> | void) {
+export function responseStreamReader(
+  onHead: (head: StreamHead) => void,
+  onBody: (bytes: Buffer) => Promise<void> | void,
+) {
   let contentType = DEFAULT_CONTENT_TYPE;
   let pending: Buffer | undefined = Buffer.alloc(0); // bytes before the prelude delimiter
   return {
@@ -134,7 +140,11 @@ export function responseStreamReader(onHead: (head: StreamHead) => void, onBody:
           }
           const prelude = JSON.parse(all.subarray(0, at).toString('utf8')) as Partial<StreamHead>;
           pending = undefined;
-          onHead({ statusCode: prelude.statusCode ?? 200, headers: prelude.headers ?? {}, cookies: prelude.cookies ?? [] });
+          onHead({
+            statusCode: prelude.statusCode ?? 200,
+            headers: prelude.headers ?? {},
+            cookies: prelude.cookies ?? [],
+          });
           bytes = all.subarray(at + PRELUDE_DELIMITER.length);
         }
       }

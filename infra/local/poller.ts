@@ -75,7 +75,8 @@ export function startPoller(o: PollerOptions): Poller {
       const result = (await invoker.invoke(fn, event)) as SQSBatchResponse | undefined;
       failed = new Set((result?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
       // An identifier that is not in the batch makes Lambda retry the whole batch.
-      if ([...failed].some((id) => !messages.some((m) => m.MessageId === id))) failed = new Set(messages.map((m) => m.MessageId!));
+      if ([...failed].some((id) => !messages.some((m) => m.MessageId === id)))
+        failed = new Set(messages.map((m) => m.MessageId!));
     } catch (err) {
       o.onError?.(err);
       failed = new Set(messages.map((m) => m.MessageId!));
@@ -94,7 +95,11 @@ export function startPoller(o: PollerOptions): Poller {
       await o.sqs.send(
         new ChangeMessageVisibilityBatchCommand({
           QueueUrl: o.queueUrl,
-          Entries: retry.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle!, VisibilityTimeout: o.retryDelaySeconds })),
+          Entries: retry.map((m, i) => ({
+            Id: String(i),
+            ReceiptHandle: m.ReceiptHandle!,
+            VisibilityTimeout: o.retryDelaySeconds,
+          })),
         }),
       );
     }

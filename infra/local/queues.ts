@@ -20,7 +20,8 @@ export async function ensureQueues(
 ): Promise<Record<PipelineStageName, QueueInfo>> {
   const sqs = new SQSClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
   const arnOf = async (url: string) =>
-    (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }))).Attributes!.QueueArn!;
+    (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }))).Attributes!
+      .QueueArn!;
   const out = {} as Record<PipelineStageName, QueueInfo>;
   for (const stage of pipelineStageList) {
     const dlq = await sqs.send(new CreateQueueCommand({ QueueName: `${prefix}${stage.queue}-dlq` }));
@@ -30,7 +31,10 @@ export async function ensureQueues(
         QueueName: `${prefix}${stage.queue}`,
         Attributes: {
           VisibilityTimeout: String(visibilityTimeoutSeconds(stage.name)),
-          RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: String(stage.maxReceiveCount) }),
+          RedrivePolicy: JSON.stringify({
+            deadLetterTargetArn: dlqArn,
+            maxReceiveCount: String(stage.maxReceiveCount),
+          }),
         },
       }),
     );

@@ -2,7 +2,14 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { loadConfig, type Config } from '../../shared/config.ts';
-import { deadLetterConsumerList, pipelineStageList, pipelineStages, queueUrlSetting, visibilityTimeoutSeconds, type PipelineStageName } from '../routes.ts';
+import {
+  deadLetterConsumerList,
+  pipelineStageList,
+  pipelineStages,
+  queueUrlSetting,
+  visibilityTimeoutSeconds,
+  type PipelineStageName,
+} from '../routes.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, ensureTable, startEmulators, type Emulators } from './emulators.ts';
 import { ensureBucket, ensureQueues, type QueueInfo } from './queues.ts';
 import { API_PREFIX, startGateway, type Gateway } from './gateway.ts';
@@ -10,7 +17,13 @@ import { devPages } from './dev-pages.ts';
 import { startPoller, type Poller } from './poller.ts';
 import { installLambdaGlobals } from './lambda-runtime.ts';
 import { startFunctionInstances, type FunctionInstances } from './function-instances.ts';
-import { LOCAL_IDP_AUDIENCE, LOCAL_IDP_ISSUER, LOCAL_IDP_JWKS_PATH, localJwks, localServiceSecret } from './local-idp.ts';
+import {
+  LOCAL_IDP_AUDIENCE,
+  LOCAL_IDP_ISSUER,
+  LOCAL_IDP_JWKS_PATH,
+  localJwks,
+  localServiceSecret,
+} from './local-idp.ts';
 import { bucketCorsRule } from '../bucket.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 
@@ -99,12 +112,17 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
   try {
     await ensureTable(endpoints.dynamodb, tableName);
     await ensureBucket(endpoints.fauxqs, bucket);
-    const queues = await ensureQueues(endpoints.fauxqs, prefix, (stage) => visibilityTimeoutSeconds(pipelineStages[stage]));
+    const queues = await ensureQueues(endpoints.fauxqs, prefix, (stage) =>
+      visibilityTimeoutSeconds(pipelineStages[stage]),
+    );
 
     // Every function runs in instances of its own, with the manifest's memory and timeout, and
     // the environment below (filled in once the gateway's port is known, before any request).
     const functionEnv: Record<string, string> = {};
-    const functions = startFunctionInstances({ env: functionEnv, ...(o.log !== false && { log: (line) => console.error(line) }) });
+    const functions = startFunctionInstances({
+      env: functionEnv,
+      ...(o.log !== false && { log: (line) => console.error(line) }),
+    });
     const gateway: Gateway = await startGateway({
       port: o.port,
       invoker: functions,
@@ -150,7 +168,10 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
     }
     const config = loadConfig(process.env);
     corsOrigin = config.CORS_ALLOW_ORIGIN;
-    Object.assign(functionEnv, Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined)));
+    Object.assign(
+      functionEnv,
+      Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined)),
+    );
 
     const sqs = new SQSClient({ endpoint: endpoints.fauxqs, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
 
@@ -172,13 +193,18 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
       // A crash between a record's write and its message's send leaves a run with nothing queued:
       // queue each processing run again at its stage (stages are idempotent). Loaded now, once
       // the settings are set.
-      const [{ resumeStuckIngestions }, { FileRepository }, { dynamo, sqsClient }, { stageQueues }] = await Promise.all([
-        import('../../shared/files/recovery.ts'),
-        import('../../shared/files/file-repository.ts'),
-        import('../../shared/clients.ts'),
-        import('../../shared/pdf/queue.ts'),
-      ]);
-      await resumeStuckIngestions({ files: new FileRepository(dynamo(), config.TABLE_NAME), queues: stageQueues(sqsClient(), config) });
+      const [{ resumeStuckIngestions }, { FileRepository }, { dynamo, sqsClient }, { stageQueues }] = await Promise.all(
+        [
+          import('../../shared/files/recovery.ts'),
+          import('../../shared/files/file-repository.ts'),
+          import('../../shared/clients.ts'),
+          import('../../shared/pdf/queue.ts'),
+        ],
+      );
+      await resumeStuckIngestions({
+        files: new FileRepository(dynamo(), config.TABLE_NAME),
+        queues: stageQueues(sqsClient(), config),
+      });
       // An event source mapping: a queue feeding a function of the manifest, isolated like every function.
       const poll = (
         fn: { name: string; entry: string; batchSize: number; timeoutSeconds: number; memoryMb: number },

@@ -9,13 +9,21 @@ import type { BucketCorsRule } from '../bucket.ts';
 
 /** S3 patterns allow one `*`, matching any run of characters. */
 function glob(pattern: string): RegExp {
-  return new RegExp(`^${pattern.split('*').map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`, 'i');
+  return new RegExp(
+    `^${pattern
+      .split('*')
+      .map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+    'i',
+  );
 }
 
 function s3Error(res: ServerResponse, status: number, code: string, message: string): void {
   const id = randomBytes(8).toString('hex').toUpperCase();
   res.writeHead(status, { 'content-type': 'application/xml', 'x-amz-request-id': id });
-  res.end(`<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${message}</Message><RequestId>${id}</RequestId></Error>`);
+  res.end(
+    `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${message}</Message><RequestId>${id}</RequestId></Error>`,
+  );
 }
 
 const NOT_ALLOWED =
@@ -75,7 +83,8 @@ export function applyBucketCors(rule: BucketCorsRule, req: IncomingMessage, res:
   }
   if (origin && (rule.allowedMethods as string[]).includes(req.method ?? '')) {
     const allowedOrigin = allowOrigin(rule, origin);
-    if (allowedOrigin !== undefined) for (const [name, value] of Object.entries(corsHeaders(rule, allowedOrigin))) res.setHeader(name, value);
+    if (allowedOrigin !== undefined)
+      for (const [name, value] of Object.entries(corsHeaders(rule, allowedOrigin))) res.setHeader(name, value);
   }
   return false;
 }

@@ -15,7 +15,9 @@ const local = z
   })
   .safeParse(process.env);
 if (!local.success) {
-  console.error(`Invalid configuration: ${local.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  console.error(
+    `Invalid configuration: ${local.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+  );
   process.exit(1);
 }
 const { PORT, DATA_DIR } = local.data;
@@ -73,7 +75,8 @@ try {
   console.log(`             curl -XPOST -H "Authorization: Bearer $TOKEN" ${runtime.url}/auth`);
 } catch (err) {
   if (err instanceof ConfigError || err instanceof DataDirInUseError) console.error(err.message);
-  else if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') console.error(`Port ${PORT} is in use; set PORT to another one.`);
+  else if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE')
+    console.error(`Port ${PORT} is in use; set PORT to another one.`);
   else console.error(err);
   process.exit(1);
 }

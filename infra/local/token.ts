@@ -18,7 +18,13 @@ try {
   });
   const email = z.email().safeParse(values.email);
   if (!email.success) throw new Error(`--email must be an email address\n${usage}`);
-  const ttl = z.coerce.number().int().min(60).max(30 * 24 * 3600).default(3600).parse(values.ttl);
+  const ttl = z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(30 * 24 * 3600)
+    .default(3600)
+    .parse(values.ttl);
   const token = await signLocalIdToken(resolve(process.env.DATA_DIR ?? '.data'), {
     email: email.data,
     ...(values.name && { name: values.name }),

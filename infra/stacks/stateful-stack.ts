@@ -80,7 +80,8 @@ export class StatefulStack extends Stack {
     });
     Validations.of(accessLogs).acknowledge({
       id: 'AwsSolutions-S1',
-      reason: 'This is the access-log bucket of the files bucket; logging access to it would only log the log deliveries',
+      reason:
+        'This is the access-log bucket of the files bucket; logging access to it would only log the log deliveries',
     });
 
     const corsRule = bucketCorsRule(settings.corsAllowOrigin);
@@ -93,7 +94,10 @@ export class StatefulStack extends Stack {
       objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
       removalPolicy,
       lifecycleRules: [
-        { id: 'abort-incomplete-multipart', abortIncompleteMultipartUploadAfter: Duration.days(settings.incompleteMultipartUploadDays) },
+        {
+          id: 'abort-incomplete-multipart',
+          abortIncompleteMultipartUploadAfter: Duration.days(settings.incompleteMultipartUploadDays),
+        },
         // Uploads (ingested or abandoned) expire; the pipeline's own work files are deleted by
         // the pipeline, and the vectors it keeps live under another prefix (shared/files/storage.ts).
         { id: 'expire-uploads', prefix: UPLOADS_PREFIX, expiration: Duration.days(settings.uploadExpirationDays) },
@@ -110,10 +114,14 @@ export class StatefulStack extends Stack {
     });
     Validations.of(this.jwtSecret).acknowledge({
       id: 'AwsSolutions-SMG4',
-      reason: 'Rotating the service JWT signing key invalidates every token at once (everyone signs in again); it is rotated by hand when needed, not on a schedule',
+      reason:
+        'Rotating the service JWT signing key invalidates every token at once (everyone signs in again); it is rotated by hand when needed, not on a schedule',
     });
 
-    this.alarmTopic = new sns.Topic(this, 'Alarms', { displayName: `${settings.serviceName} alarms`, enforceSSL: true });
+    this.alarmTopic = new sns.Topic(this, 'Alarms', {
+      displayName: `${settings.serviceName} alarms`,
+      enforceSSL: true,
+    });
     if (settings.alarmEmail) this.alarmTopic.addSubscription(new subscriptions.EmailSubscription(settings.alarmEmail));
 
     this.queues = {} as Record<PipelineStageName, PipelineQueue>;
@@ -127,7 +135,8 @@ export class StatefulStack extends Stack {
       });
       Validations.of(dlq).acknowledge({
         id: 'Serverless-SQSRedrivePolicy',
-        reason: 'A dead-letter queue: pdf-dead-letter consumes it and marks the file failed; a DLQ of the DLQ would only move the message again',
+        reason:
+          'A dead-letter queue: pdf-dead-letter consumes it and marks the file failed; a DLQ of the DLQ would only move the message again',
       });
       const queue = new sqs.Queue(this, `${pascal(stage.queue)}Queue`, {
         visibilityTimeout: Duration.seconds(visibilityTimeoutSeconds(stage)),
@@ -153,4 +162,5 @@ export class StatefulStack extends Stack {
   }
 }
 
-export const pascal = (name: string) => name.replace(/(^|[-_/{}])(\w)/g, (_, __, c: string) => c.toUpperCase()).replace(/\W/g, '');
+export const pascal = (name: string) =>
+  name.replace(/(^|[-_/{}])(\w)/g, (_, __, c: string) => c.toUpperCase()).replace(/\W/g, '');

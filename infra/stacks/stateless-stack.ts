@@ -8,7 +8,15 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { modelResources, type ModelResources } from '../../shared/ai/bedrock-models.ts';
-import { deadLetterConsumerList, httpRouteList, manifestFunctions, pipelineStageList, type AiUse, type ManifestFunction, type PipelineStageName } from '../routes.ts';
+import {
+  deadLetterConsumerList,
+  httpRouteList,
+  manifestFunctions,
+  pipelineStageList,
+  type AiUse,
+  type ManifestFunction,
+  type PipelineStageName,
+} from '../routes.ts';
 import { corsPreflight, gatewayResponses, gatewayResponseTemplate } from '../gateway-responses.ts';
 import type { StackSettings } from '../settings.ts';
 import { ServiceFunction } from '../constructs/service-function.ts';
@@ -46,14 +54,17 @@ export class StatelessStack extends Stack {
     const { settings, stateful } = props;
 
     // The chosen provider's access only: the OpenAI key secret, or the Bedrock models.
-    const openAiSecret = settings.aiProvider === 'openai' && settings.openAiKeySecret ? importSecret(this, settings.openAiKeySecret) : undefined;
+    const openAiSecret =
+      settings.aiProvider === 'openai' && settings.openAiKeySecret
+        ? importSecret(this, settings.openAiKeySecret)
+        : undefined;
     const bedrockModels = settings.bedrock && this.bedrockModels(settings.bedrock);
     const resources = {
       table: stateful.table,
       bucket: stateful.bucket,
       queues: Object.fromEntries(Object.entries(stateful.queues).map(([stage, q]) => [stage, q.queue])) as Record<
         PipelineStageName,
-        typeof stateful.queues[PipelineStageName]['queue']
+        (typeof stateful.queues)[PipelineStageName]['queue']
       >,
       jwtSecret: stateful.jwtSecret,
       ...(openAiSecret && { openAiSecret }),
@@ -73,10 +84,16 @@ export class StatelessStack extends Stack {
         settings: { ...settings.functionEnv, POWERTOOLS_METRICS_NAMESPACE: this.metricsNamespace },
         logRetentionDays: settings.logRetentionDays,
         tracing: settings.tracing,
-        description: route ? `${route.method} /api/v1${route.path}` : fn.kind === 'dlq' ? `SQS dead letters: ${fn.name}` : `SQS ${fn.name}`,
+        description: route
+          ? `${route.method} /api/v1${route.path}`
+          : fn.kind === 'dlq'
+            ? `SQS dead letters: ${fn.name}`
+            : `SQS ${fn.name}`,
         // The long HTTP function is capped here; the pipeline stages by their event sources below.
         ...(fn.name === 'send-message' &&
-          settings.sendMessageReservedConcurrency !== 'none' && { reservedConcurrency: settings.sendMessageReservedConcurrency }),
+          settings.sendMessageReservedConcurrency !== 'none' && {
+            reservedConcurrency: settings.sendMessageReservedConcurrency,
+          }),
       });
       this.functions[fn.name] = sf;
       const errors = new cloudwatch.Alarm(this, `${pascal(fn.name)}ErrorsAlarm`, {
@@ -106,7 +123,10 @@ export class StatelessStack extends Stack {
     for (const consumer of deadLetterConsumerList) {
       for (const stage of pipelineStageList) {
         this.functions[consumer.name]!.function.addEventSource(
-          new SqsEventSource(stateful.queues[stage.name]!.dlq, { batchSize: consumer.batchSize, reportBatchItemFailures: true }),
+          new SqsEventSource(stateful.queues[stage.name]!.dlq, {
+            batchSize: consumer.batchSize,
+            reportBatchItemFailures: true,
+          }),
         );
       }
     }
@@ -208,14 +228,17 @@ export class StatelessStack extends Stack {
     // cdk-nag findings (infra/app.ts runs the packs on every synth) that do not apply, and why.
     const acknowledge = (id: string, reason: string) => Validations.of(api).acknowledge({ id, reason });
     const noAuthorizer =
-      'No API Gateway authorizer by design: every route but POST /auth verifies the service JWT in its function and confirms the user in the table (shared/auth); POST /auth verifies the identity provider\'s ID token';
+      "No API Gateway authorizer by design: every route but POST /auth verifies the service JWT in its function and confirms the user in the table (shared/auth); POST /auth verifies the identity provider's ID token";
     acknowledge('AwsSolutions-APIG4', noAuthorizer);
     acknowledge('AwsSolutions-COG4', noAuthorizer);
     acknowledge(
       'AwsSolutions-APIG2',
-      'Each function validates its request against the contract\'s zod schemas and answers 4xx in the route\'s body shape; an API Gateway request validator would answer in its own shape and repeat the contract',
+      "Each function validates its request against the contract's zod schemas and answers 4xx in the route's body shape; an API Gateway request validator would answer in its own shape and repeat the contract",
     );
-    acknowledge('AwsSolutions-APIG3', 'No WAF web ACL by default: the stage is throttled and the functions enforce per-user rate limits; a web ACL can be associated per deployment');
+    acknowledge(
+      'AwsSolutions-APIG3',
+      'No WAF web ACL by default: the stage is throttled and the functions enforce per-user rate limits; a web ACL can be associated per deployment',
+    );
     acknowledge(
       'AwsSolutions-APIG6',
       'JSON access logs record every request; execution logging needs the account-wide API Gateway CloudWatch role (setting apiGatewayCloudWatchRole), so it is left to the deployment',
@@ -225,7 +248,10 @@ export class StatelessStack extends Stack {
       'The account-level API Gateway logging role that CDK creates (apiGatewayCloudWatchRole) uses AmazonAPIGatewayPushToCloudWatchLogs, the managed policy AWS documents for it',
     );
     if (!settings.tracing) {
-      acknowledge('Serverless-APIGWXrayEnabled', 'Tracing is a per-deployment setting (`tracing`, default off), for the stage as for the functions');
+      acknowledge(
+        'Serverless-APIGWXrayEnabled',
+        'Tracing is a per-deployment setting (`tracing`, default off), for the stage as for the functions',
+      );
     }
 
     const root = api.root.addResource(API_ROOT);

@@ -3,7 +3,10 @@
 // stack). Kept apart from bedrock-provider.ts so the stack and the provider's description never
 // load the Bedrock client.
 
-export type BedrockEmbeddingModel = 'amazon.titan-embed-text-v2:0' | 'cohere.embed-english-v3' | 'cohere.embed-multilingual-v3';
+export type BedrockEmbeddingModel =
+  | 'amazon.titan-embed-text-v2:0'
+  | 'cohere.embed-english-v3'
+  | 'cohere.embed-multilingual-v3';
 
 export interface EmbeddingModelSpec {
   family: 'titan-v2' | 'cohere-v3';
@@ -21,7 +24,8 @@ export const COHERE_MAX_CHARS = 2048;
 export const TITAN_MAX_CHARS = 50_000;
 
 export function embeddingModelSpec(model: BedrockEmbeddingModel, dimensions?: number): EmbeddingModelSpec {
-  if (model.startsWith('cohere.')) return { family: 'cohere-v3', dimensions: 1024, textsPerRequest: COHERE_MAX_TEXTS, maxChars: COHERE_MAX_CHARS };
+  if (model.startsWith('cohere.'))
+    return { family: 'cohere-v3', dimensions: 1024, textsPerRequest: COHERE_MAX_TEXTS, maxChars: COHERE_MAX_CHARS };
   return { family: 'titan-v2', dimensions: dimensions ?? 1024, textsPerRequest: 1, maxChars: TITAN_MAX_CHARS };
 }
 
@@ -58,13 +62,19 @@ export function modelResources(modelId: string, region: string, account: string,
     const base = resource.startsWith('inference-profile/') ? foundationModelOfProfile(profileId) : undefined;
     return {
       invoked: [modelId],
-      throughProfile: { profileArn: modelId, foundationModelArns: [`arn:${partition}:bedrock:*::foundation-model/${base ?? '*'}`] },
+      throughProfile: {
+        profileArn: modelId,
+        foundationModelArns: [`arn:${partition}:bedrock:*::foundation-model/${base ?? '*'}`],
+      },
     };
   }
   const base = foundationModelOfProfile(modelId);
   if (!base) return { invoked: [`arn:${partition}:bedrock:${region}::foundation-model/${modelId}`] };
   const profileArn = `arn:${partition}:bedrock:${region}:${account}:inference-profile/${modelId}`;
-  return { invoked: [profileArn], throughProfile: { profileArn, foundationModelArns: [`arn:${partition}:bedrock:*::foundation-model/${base}`] } };
+  return {
+    invoked: [profileArn],
+    throughProfile: { profileArn, foundationModelArns: [`arn:${partition}:bedrock:*::foundation-model/${base}`] },
+  };
 }
 
 /** `us.anthropic.claude-3-5-haiku-20241022-v1:0` → `anthropic.claude-3-5-haiku-20241022-v1:0`; undefined for a foundation model id. */

@@ -47,11 +47,34 @@ export interface BedrockSettings {
   credentials?: { accessKeyId: string; secretAccessKey: string };
 }
 
-const THROTTLING = new Set(['ThrottlingException', 'TooManyRequestsException', 'ModelNotReadyException', 'ServiceQuotaExceededException']);
-const UNAVAILABLE = new Set(['ServiceUnavailableException', 'InternalServerException', 'ModelStreamErrorException', 'ModelErrorException']);
-const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ERR_STREAM_PREMATURE_CLOSE']);
+const THROTTLING = new Set([
+  'ThrottlingException',
+  'TooManyRequestsException',
+  'ModelNotReadyException',
+  'ServiceQuotaExceededException',
+]);
+const UNAVAILABLE = new Set([
+  'ServiceUnavailableException',
+  'InternalServerException',
+  'ModelStreamErrorException',
+  'ModelErrorException',
+]);
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ERR_STREAM_PREMATURE_CLOSE',
+]);
 
-type SdkError = Error & { code?: string; $metadata?: { httpStatusCode?: number }; $response?: { headers?: Record<string, string> } };
+type SdkError = Error & {
+  code?: string;
+  $metadata?: { httpStatusCode?: number };
+  $response?: { headers?: Record<string, string> };
+};
 
 /** Classifies an SDK error the way openai-provider.ts does; an abort by the caller passes through unchanged. */
 export function classifyBedrockError(err: unknown): unknown {
@@ -60,16 +83,31 @@ export function classifyBedrockError(err: unknown): unknown {
   if (e.name === 'AbortError') return err;
   const status = e.$metadata?.httpStatusCode;
   const retryAfter = Number(e.$response?.headers?.['retry-after']);
-  const details = { ...(status !== undefined && { status }), ...(Number.isFinite(retryAfter) && retryAfter > 0 && { retryAfterSeconds: retryAfter }), cause: err };
+  const details = {
+    ...(status !== undefined && { status }),
+    ...(Number.isFinite(retryAfter) && retryAfter > 0 && { retryAfterSeconds: retryAfter }),
+    cause: err,
+  };
   if (e.name === 'TimeoutError' || e.name === 'ModelTimeoutException' || e.code === 'ETIMEDOUT') {
     return new AiProviderError('timeout', 'The AI provider timed out', details);
   }
-  if (THROTTLING.has(e.name) || status === 429) return new AiProviderError('rate-limited', 'The AI provider rate-limited the request', details);
+  if (THROTTLING.has(e.name) || status === 429)
+    return new AiProviderError('rate-limited', 'The AI provider rate-limited the request', details);
   if (UNAVAILABLE.has(e.name) || (status !== undefined && status >= 500)) {
-    return new AiProviderError('unavailable', `The AI provider failed (${e.name}${status ? ` ${status}` : ''})`, details);
+    return new AiProviderError(
+      'unavailable',
+      `The AI provider failed (${e.name}${status ? ` ${status}` : ''})`,
+      details,
+    );
   }
-  if (e.code && CONNECTION_CODES.has(e.code)) return new AiProviderError('unavailable', 'Could not reach the AI provider', details);
-  if (status !== undefined && status >= 400) return new AiProviderError('failed', `The AI provider refused the request (${status} ${e.name}): ${e.message}`, details);
+  if (e.code && CONNECTION_CODES.has(e.code))
+    return new AiProviderError('unavailable', 'Could not reach the AI provider', details);
+  if (status !== undefined && status >= 400)
+    return new AiProviderError(
+      'failed',
+      `The AI provider refused the request (${status} ${e.name}): ${e.message}`,
+      details,
+    );
   return err;
 }
 
@@ -111,7 +149,8 @@ const cohereResponse = z.object({ embeddings: z.array(z.array(z.number())) });
 
 function parseModelOutput<T>(schema: z.ZodMiniType<T>, raw: unknown): T {
   const parsed = schema.safeParse(raw);
-  if (!parsed.success) throw new AiProviderError('failed', 'The embedding model answered in an unexpected shape', { cause: parsed.error });
+  if (!parsed.success)
+    throw new AiProviderError('failed', 'The embedding model answered in an unexpected shape', { cause: parsed.error });
   return parsed.data;
 }
 
@@ -124,7 +163,10 @@ export function createBedrockProvider(settings: BedrockSettings): AiProvider {
       maxAttempts: settings.maxRetries + 1,
       // HTTP/1.1 with keep-alive, like every other client here: the SDK's HTTP/2 default exists
       // for the bidirectional-stream operations, which this service does not use.
-      requestHandler: new NodeHttpHandler({ connectionTimeout: Math.min(settings.timeoutMs, 10_000), socketTimeout: settings.timeoutMs }),
+      requestHandler: new NodeHttpHandler({
+        connectionTimeout: Math.min(settings.timeoutMs, 10_000),
+        socketTimeout: settings.timeoutMs,
+      }),
     }),
   );
   const spec = embeddingModelSpec(settings.embeddingModel, settings.embeddingDimensions);
@@ -137,7 +179,12 @@ export function createBedrockProvider(settings: BedrockSettings): AiProvider {
 
   async function invokeJson(body: unknown, signal: AbortSignal | undefined): Promise<unknown> {
     const out = await client.send(
-      new InvokeModelCommand({ modelId: settings.embeddingModel, contentType: 'application/json', accept: 'application/json', body: JSON.stringify(body) }),
+      new InvokeModelCommand({
+        modelId: settings.embeddingModel,
+        contentType: 'application/json',
+        accept: 'application/json',
+        body: JSON.stringify(body),
+      }),
       signal ? { abortSignal: signal } : {},
     );
     return JSON.parse(new TextDecoder().decode(out.body));
@@ -153,7 +200,10 @@ export function createBedrockProvider(settings: BedrockSettings): AiProvider {
       const vectors = await mapLimit(texts, settings.embeddingConcurrency, async (text) => {
         stop.signal.throwIfAborted();
         try {
-          const raw = await invokeJson({ inputText: text.slice(0, spec.maxChars), dimensions: spec.dimensions, normalize: true }, stop.signal);
+          const raw = await invokeJson(
+            { inputText: text.slice(0, spec.maxChars), dimensions: spec.dimensions, normalize: true },
+            stop.signal,
+          );
           const out = parseModelOutput(titanResponse, raw);
           tokens += out.inputTextTokenCount ?? estimateTokens(text);
           return Float32Array.from(out.embedding);
@@ -175,8 +225,15 @@ export function createBedrockProvider(settings: BedrockSettings): AiProvider {
     const vectors: Float32Array[] = [];
     for (let i = 0; i < texts.length; i += spec.textsPerRequest) {
       const batch = texts.slice(i, i + spec.textsPerRequest).map((t) => t.slice(0, spec.maxChars));
-      const out = parseModelOutput(cohereResponse, await invokeJson({ texts: batch, input_type: 'search_document', truncate: 'END' }, signal));
-      if (out.embeddings.length !== batch.length) throw new AiProviderError('failed', `The embedding model returned ${out.embeddings.length} vectors for ${batch.length} texts`);
+      const out = parseModelOutput(
+        cohereResponse,
+        await invokeJson({ texts: batch, input_type: 'search_document', truncate: 'END' }, signal),
+      );
+      if (out.embeddings.length !== batch.length)
+        throw new AiProviderError(
+          'failed',
+          `The embedding model returned ${out.embeddings.length} vectors for ${batch.length} texts`,
+        );
       for (const e of out.embeddings) vectors.push(Float32Array.from(e));
     }
     // Cohere reports no token count in the body: the same estimate the batching uses.
@@ -189,13 +246,19 @@ export function createBedrockProvider(settings: BedrockSettings): AiProvider {
     embeddingModel: settings.embeddingModel,
     embeddingDimensions: spec.dimensions,
     embeddingLimits: {
-      maxInputs: spec.family === 'cohere-v3' ? Math.min(spec.textsPerRequest, settings.embeddingBatchSize) : settings.embeddingBatchSize,
+      maxInputs:
+        spec.family === 'cohere-v3'
+          ? Math.min(spec.textsPerRequest, settings.embeddingBatchSize)
+          : settings.embeddingBatchSize,
       maxTokens: settings.embeddingBatchMaxTokens,
     },
 
     async reply(input) {
       try {
-        const out = await client.send(new ConverseCommand(request(input)), input.signal ? { abortSignal: input.signal } : {});
+        const out = await client.send(
+          new ConverseCommand(request(input)),
+          input.signal ? { abortSignal: input.signal } : {},
+        );
         const text = (out.output?.message?.content ?? []).map((b) => b.text ?? '').join('');
         return { text, usage: toUsage(out.usage) ?? estimateUsage(input, text) };
       } catch (err) {
@@ -226,7 +289,9 @@ export function createBedrockProvider(settings: BedrockSettings): AiProvider {
         if (input.signal?.aborted) return;
         const classified = classifyBedrockError(err);
         // Anything else mid-stream (a cut connection, a bad frame) is the provider's failure.
-        throw classified instanceof AiProviderError ? classified : new AiProviderError('unavailable', 'The connection to the AI provider broke', { cause: err });
+        throw classified instanceof AiProviderError
+          ? classified
+          : new AiProviderError('unavailable', 'The connection to the AI provider broke', { cause: err });
       } finally {
         abort.dispose();
       }
@@ -239,7 +304,9 @@ export function createBedrockProvider(settings: BedrockSettings): AiProvider {
     async embed(texts, options = {}): Promise<EmbeddingResult> {
       if (texts.length === 0) return { vectors: [], tokens: 0 };
       try {
-        return spec.family === 'cohere-v3' ? await embedCohere(texts, options.signal) : await embedTitan(texts, options.signal);
+        return spec.family === 'cohere-v3'
+          ? await embedCohere(texts, options.signal)
+          : await embedTitan(texts, options.signal);
       } catch (err) {
         throw classifyBedrockError(err);
       }

@@ -29,7 +29,11 @@ export function measured(provider: AiProvider, metrics: ServiceMetrics = service
         if (part.type === 'usage') tokens = part.usage.totalTokens;
         yield part;
       }
-      metrics.reply({ tokens: tokens ?? 0, latencyMs: performance.now() - started, ...(firstTokenMs !== undefined && { firstTokenMs }) });
+      metrics.reply({
+        tokens: tokens ?? 0,
+        latencyMs: performance.now() - started,
+        ...(firstTokenMs !== undefined && { firstTokenMs }),
+      });
     },
   };
 }

@@ -20,7 +20,10 @@ export const HOW_TO_CONFIGURE =
 
 function passage(source: Source): string {
   // A bracketed number of the document ("see [3]") would read as a citation marker: shown as (3).
-  const text = (source.quote || source.text).replace(/\s+/g, ' ').replace(/\[(\d[\d,\s]*)\]/g, '($1)').trim();
+  const text = (source.quote || source.text)
+    .replace(/\s+/g, ' ')
+    .replace(/\[(\d[\d,\s]*)\]/g, '($1)')
+    .trim();
   if (text.length <= MAX_PASSAGE_CHARS) return text;
   const cut = text.slice(0, MAX_PASSAGE_CHARS);
   return `${cut.slice(0, Math.max(cut.lastIndexOf(' '), MAX_PASSAGE_CHARS / 2))} …`;

@@ -33,7 +33,9 @@ const KNOWN_DIMENSIONS: Record<string, number> = {
   'text-embedding-ada-002': 1536,
 };
 
-const toUsage = (u: { prompt_tokens?: number; completion_tokens?: number; total_tokens?: number } | null | undefined): Usage | undefined =>
+const toUsage = (
+  u: { prompt_tokens?: number; completion_tokens?: number; total_tokens?: number } | null | undefined,
+): Usage | undefined =>
   u
     ? {
         promptTokens: u.prompt_tokens ?? 0,
@@ -45,15 +47,26 @@ const toUsage = (u: { prompt_tokens?: number; completion_tokens?: number; total_
 /** Classifies an SDK error; an abort by the caller is passed through unchanged. */
 export function classify(err: unknown): unknown {
   if (err instanceof AiProviderError || err instanceof APIUserAbortError) return err;
-  if (err instanceof APIConnectionTimeoutError) return new AiProviderError('timeout', 'The AI provider timed out', { cause: err });
-  if (err instanceof APIConnectionError) return new AiProviderError('unavailable', 'Could not reach the AI provider', { cause: err });
+  if (err instanceof APIConnectionTimeoutError)
+    return new AiProviderError('timeout', 'The AI provider timed out', { cause: err });
+  if (err instanceof APIConnectionError)
+    return new AiProviderError('unavailable', 'Could not reach the AI provider', { cause: err });
   if (err instanceof APIError) {
     const status = err.status;
     const retryAfter = Number(err.headers?.get?.('retry-after'));
-    const details = { ...(status !== undefined && { status }), ...(Number.isFinite(retryAfter) && retryAfter > 0 && { retryAfterSeconds: retryAfter }), cause: err };
+    const details = {
+      ...(status !== undefined && { status }),
+      ...(Number.isFinite(retryAfter) && retryAfter > 0 && { retryAfterSeconds: retryAfter }),
+      cause: err,
+    };
     if (status === 429) return new AiProviderError('rate-limited', 'The AI provider rate-limited the request', details);
-    if (status !== undefined && status >= 500) return new AiProviderError('unavailable', `The AI provider answered ${status}`, details);
-    return new AiProviderError('failed', `The AI provider refused the request (${status ?? 'error'}): ${err.message}`, details);
+    if (status !== undefined && status >= 500)
+      return new AiProviderError('unavailable', `The AI provider answered ${status}`, details);
+    return new AiProviderError(
+      'failed',
+      `The AI provider refused the request (${status ?? 'error'}): ${err.message}`,
+      details,
+    );
   }
   return err;
 }
@@ -68,9 +81,9 @@ export function createOpenAiProvider(settings: OpenAiSettings): AiProvider {
         timeout: settings.timeoutMs,
         maxRetries: settings.maxRetries,
       }))().catch((err) => {
-        client = undefined; // a failed secret read is retried by the next call
-        throw err;
-      }));
+      client = undefined; // a failed secret read is retried by the next call
+      throw err;
+    }));
 
   const request = (input: ChatInput) => ({
     model: settings.chatModel,
@@ -88,7 +101,10 @@ export function createOpenAiProvider(settings: OpenAiSettings): AiProvider {
     async reply(input) {
       try {
         const openai = await sdk();
-        const completion = await openai.chat.completions.create(request(input), input.signal ? { signal: input.signal } : {});
+        const completion = await openai.chat.completions.create(
+          request(input),
+          input.signal ? { signal: input.signal } : {},
+        );
         const text = completion.choices[0]?.message?.content ?? '';
         return { text, usage: toUsage(completion.usage) ?? estimateUsage(input, text) };
       } catch (err) {

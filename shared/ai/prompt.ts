@@ -54,7 +54,10 @@ export function modelMessages(input: ChatInput): ModelMessage[] {
 
 /** Usage estimated from the text (when a provider reports none, or a reply was cut short). */
 export function estimateUsage(input: ChatInput, reply: string): Usage {
-  const promptTokens = modelMessages(input).reduce((n, m) => n + estimateTokens(m.content) + MESSAGE_OVERHEAD_TOKENS, 0);
+  const promptTokens = modelMessages(input).reduce(
+    (n, m) => n + estimateTokens(m.content) + MESSAGE_OVERHEAD_TOKENS,
+    0,
+  );
   const completionTokens = estimateTokens(reply);
   return { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens };
 }

@@ -29,7 +29,10 @@ export function chosenProvider(c: Config): AiProviderName {
   return c.OPENAI_API_KEY || c.OPENAI_API_KEY_SECRET_ARN ? 'openai' : 'offline';
 }
 
-export async function createAiProvider(c: Config, overrides: Pick<BedrockSettings, 'credentials'> = {}): Promise<AiProvider> {
+export async function createAiProvider(
+  c: Config,
+  overrides: Pick<BedrockSettings, 'credentials'> = {},
+): Promise<AiProvider> {
   const limits = { maxInputs: c.EMBEDDING_BATCH_SIZE, maxTokens: c.EMBEDDING_BATCH_MAX_TOKENS };
   switch (chosenProvider(c)) {
     case 'offline': {
@@ -92,7 +95,9 @@ export function describeAiProvider(c: Config): string {
     }
     case 'bedrock': {
       const where = c.BEDROCK_ENDPOINT ? ` at ${c.BEDROCK_ENDPOINT}` : ` in ${c.BEDROCK_REGION ?? c.AWS_REGION}`;
-      const dims = c.BEDROCK_EMBEDDING_MODEL.startsWith('amazon.titan') ? ` (${c.BEDROCK_EMBEDDING_DIMENSIONS ?? 1024} dimensions)` : '';
+      const dims = c.BEDROCK_EMBEDDING_MODEL.startsWith('amazon.titan')
+        ? ` (${c.BEDROCK_EMBEDDING_DIMENSIONS ?? 1024} dimensions)`
+        : '';
       return `Amazon Bedrock (chat ${c.BEDROCK_CHAT_MODEL}, embeddings ${c.BEDROCK_EMBEDDING_MODEL}${dims}${where})`;
     }
     case 'offline':

@@ -17,7 +17,13 @@ export interface IdentityProviderSettings {
 export function identityProviderSettings(c: Config): IdentityProviderSettings {
   const preset =
     c.IDP_PRESET ??
-    (c.FIREBASE_PROJECT_ID ? 'firebase' : c.COGNITO_USER_POOL_ID ? 'cognito' : c.GOOGLE_CLIENT_ID ? 'google' : 'custom');
+    (c.FIREBASE_PROJECT_ID
+      ? 'firebase'
+      : c.COGNITO_USER_POOL_ID
+        ? 'cognito'
+        : c.GOOGLE_CLIENT_ID
+          ? 'google'
+          : 'custom');
   let defaults: Partial<IdentityProviderSettings> = {};
   switch (preset) {
     case 'firebase':
@@ -74,7 +80,15 @@ const claimsSchema = z.object({
   sub: z.string().check(z.minLength(1), z.maxLength(256)),
   user_id: z.optional(z.string().check(z.minLength(1), z.maxLength(256))),
   email: z.email({ error: 'The ID token carries no valid email' }).check(z.maxLength(320)),
-  email_verified: z.optional(z.union([z.boolean(), z.pipe(z.enum(['true', 'false']), z.transform((v) => v === 'true'))])),
+  email_verified: z.optional(
+    z.union([
+      z.boolean(),
+      z.pipe(
+        z.enum(['true', 'false']),
+        z.transform((v) => v === 'true'),
+      ),
+    ]),
+  ),
   name: z.optional(z.string().check(z.maxLength(256))),
   picture: z.optional(z.unknown()),
 });
@@ -94,7 +108,9 @@ export function mapClaims(payload: JWTPayload): IdentityClaims {
   const parsed = claimsSchema.safeParse(payload);
   if (!parsed.success) {
     const emailIssue = parsed.error.issues.find((i) => i.path[0] === 'email');
-    throw new UnauthenticatedError(emailIssue ? 'The ID token carries no valid email' : 'The ID token is missing required claims');
+    throw new UnauthenticatedError(
+      emailIssue ? 'The ID token carries no valid email' : 'The ID token is missing required claims',
+    );
   }
   const c = parsed.data;
   return {

@@ -55,7 +55,9 @@ export class ChatRepository extends Repository {
 
   /** The chat, or undefined when it does not exist or is being deleted. */
   async get(chatId: string): Promise<Chat | undefined> {
-    const out = await this.db.send(new GetCommand({ TableName: this.table, Key: chatKey(chatId), ConsistentRead: true }));
+    const out = await this.db.send(
+      new GetCommand({ TableName: this.table, Key: chatKey(chatId), ConsistentRead: true }),
+    );
     if (!out.Item || out.Item.deleting) return undefined;
     return fromItem(out.Item);
   }
@@ -109,7 +111,12 @@ export class ChatRepository extends Repository {
     if (!marked) throw chatNotFound();
     const removed = await deleteAll(
       this.db,
-      { TableName: this.table, KeyConditionExpression: 'PK = :pk', ExpressionAttributeValues: { ':pk': chatPk(chatId) }, ConsistentRead: true },
+      {
+        TableName: this.table,
+        KeyConditionExpression: 'PK = :pk',
+        ExpressionAttributeValues: { ':pk': chatPk(chatId) },
+        ConsistentRead: true,
+      },
       { keep: (k) => k.SK === 'META' },
     );
     await this.db.send(new DeleteCommand({ TableName: this.table, Key: chatKey(chatId) }));

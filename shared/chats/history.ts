@@ -10,12 +10,16 @@ import type { Message } from './schemas.ts';
 export function toTurn(message: Message): ChatTurn | undefined {
   if (message.type !== 'message') return undefined;
   if (message.messageType === 'user') return { role: 'user', content: message.message };
-  if (message.messageType === 'ai') return message.message ? { role: 'assistant', content: message.message } : undefined;
+  if (message.messageType === 'ai')
+    return message.message ? { role: 'assistant', content: message.message } : undefined;
   return undefined;
 }
 
 /** Newest-first messages in, the turns that fit `budgetTokens` out (oldest first). */
-export async function fitHistory(newestFirst: AsyncIterable<Message> | Iterable<Message>, budgetTokens: number): Promise<ChatTurn[]> {
+export async function fitHistory(
+  newestFirst: AsyncIterable<Message> | Iterable<Message>,
+  budgetTokens: number,
+): Promise<ChatTurn[]> {
   const kept: ChatTurn[] = [];
   let used = 0;
   if (budgetTokens <= 0) return kept;

@@ -9,4 +9,7 @@ export const SEQUENCE_DIGITS = 10;
 export const chatPk = (chatId: string) => `CHAT#${chatId}`;
 export const chatKey = (chatId: string) => ({ PK: chatPk(chatId), SK: 'META' });
 export const messageSk = (sequenceNumber: number) => `MSG#${String(sequenceNumber).padStart(SEQUENCE_DIGITS, '0')}`;
-export const messageKey = (chatId: string, sequenceNumber: number) => ({ PK: chatPk(chatId), SK: messageSk(sequenceNumber) });
+export const messageKey = (chatId: string, sequenceNumber: number) => ({
+  PK: chatPk(chatId),
+  SK: messageSk(sequenceNumber),
+});

@@ -34,7 +34,8 @@ const chatNotFound = () => new NotFoundError('Chat not found');
 const toItem = (m: Message): Item => ({ ...messageKey(m.chatId, m.sequenceNumber), ...m });
 
 function fromItem(item: Item): Message {
-  const { id, chatId, userId, message, messageType, type, sequenceNumber, timestamp, usage, sources, incomplete } = item as Message;
+  const { id, chatId, userId, message, messageType, type, sequenceNumber, timestamp, usage, sources, incomplete } =
+    item as Message;
   return {
     id,
     chatId,
@@ -74,7 +75,12 @@ export class MessageRepository extends Repository {
     };
     await putNew(this.db, { TableName: this.table, Item: toItem(message) });
     const chat = await this.db.send(
-      new GetCommand({ TableName: this.table, Key: chatKey(input.chatId), ConsistentRead: true, ProjectionExpression: 'PK, deleting' }),
+      new GetCommand({
+        TableName: this.table,
+        Key: chatKey(input.chatId),
+        ConsistentRead: true,
+        ProjectionExpression: 'PK, deleting',
+      }),
     );
     if (!chat.Item || chat.Item.deleting) {
       await this.db.send(new DeleteCommand({ TableName: this.table, Key: messageKey(input.chatId, sequenceNumber) }));
@@ -101,8 +107,18 @@ export class MessageRepository extends Repository {
     const pk = chatPk(chatId);
     return queryPage(
       this.db,
-      { TableName: this.table, KeyConditionExpression: 'PK = :pk AND begins_with(SK, :msg)', ExpressionAttributeValues: { ':pk': pk, ':msg': 'MSG#' } },
-      { limit: options.limit, cursor: options.cursor, keyAttributes: ['PK', 'SK'], fixed: { PK: pk }, prefixes: { SK: 'MSG#' } },
+      {
+        TableName: this.table,
+        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :msg)',
+        ExpressionAttributeValues: { ':pk': pk, ':msg': 'MSG#' },
+      },
+      {
+        limit: options.limit,
+        cursor: options.cursor,
+        keyAttributes: ['PK', 'SK'],
+        fixed: { PK: pk },
+        prefixes: { SK: 'MSG#' },
+      },
       fromItem,
     );
   }
@@ -116,7 +132,11 @@ export class MessageRepository extends Repository {
     const pages = queryPages(this.db, {
       TableName: this.table,
       KeyConditionExpression: 'PK = :pk AND SK BETWEEN :first AND :last',
-      ExpressionAttributeValues: { ':pk': chatPk(chatId), ':first': messageSk(1), ':last': messageSk(beforeSequence - 1) },
+      ExpressionAttributeValues: {
+        ':pk': chatPk(chatId),
+        ':first': messageSk(1),
+        ':last': messageSk(beforeSequence - 1),
+      },
       ScanIndexForward: false,
       Limit: pageSize,
     });

@@ -33,7 +33,12 @@ export function rewritePrompt(history: ChatTurn[], prompt: string): string {
   return `<conversation>\n${turns.join('\n')}\nuser: ${quoteData(clip(prompt))}\n</conversation>\n\nRewrite the last user question as a standalone question.`;
 }
 
-export async function retrievalQuery(provider: AiProvider, history: ChatTurn[], prompt: string, signal?: AbortSignal): Promise<RetrievalQuery> {
+export async function retrievalQuery(
+  provider: AiProvider,
+  history: ChatTurn[],
+  prompt: string,
+  signal?: AbortSignal,
+): Promise<RetrievalQuery> {
   const previous = history.filter((t) => t.role === 'user').at(-1);
   if (!previous) return { query: prompt };
   const joined = { query: `${previous.content}\n${prompt}` };
@@ -57,5 +62,9 @@ export async function retrievalQuery(provider: AiProvider, history: ChatTurn[], 
 
 export const addUsage = (a: Usage, b: Usage | undefined): Usage =>
   b
-    ? { promptTokens: a.promptTokens + b.promptTokens, completionTokens: a.completionTokens + b.completionTokens, totalTokens: a.totalTokens + b.totalTokens }
+    ? {
+        promptTokens: a.promptTokens + b.promptTokens,
+        completionTokens: a.completionTokens + b.completionTokens,
+        totalTokens: a.totalTokens + b.totalTokens,
+      }
     : a;

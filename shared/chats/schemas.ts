@@ -40,8 +40,12 @@ export const sourceSchema = z.object({
   quote: z.string().check(z.describe('A short passage that appears verbatim in the chunk')),
   cited: z
     .optional(z.boolean())
-    .check(z.describe('True when the reply cites this passage with its [n] marker (n = its position in sources, from 1)')),
-  ocr: z.optional(z.boolean()).check(z.describe('True when the page was read by OCR (its text may contain recognition errors)')),
+    .check(
+      z.describe('True when the reply cites this passage with its [n] marker (n = its position in sources, from 1)'),
+    ),
+  ocr: z
+    .optional(z.boolean())
+    .check(z.describe('True when the page was read by OCR (its text may contain recognition errors)')),
 });
 export type SourceRef = z.infer<typeof sourceSchema>;
 
@@ -90,9 +94,13 @@ export const updateChatBody = z
     status: z.optional(z.enum(chatStatuses)),
   })
   .check(
-    z.refine((b) => b.name !== undefined || b.chatName !== undefined || b.systemMessage !== undefined || b.status !== undefined, {
-      message: 'Give at least one of name (or chatName), systemMessage, status',
-    }),
+    z.refine(
+      (b) =>
+        b.name !== undefined || b.chatName !== undefined || b.systemMessage !== undefined || b.status !== undefined,
+      {
+        message: 'Give at least one of name (or chatName), systemMessage, status',
+      },
+    ),
     z.refine((b) => b.name === undefined || b.chatName === undefined || b.name === b.chatName, {
       message: 'name and chatName differ; give one of them',
       path: ['chatName'],
@@ -102,7 +110,9 @@ export const updateChatBody = z
 /** A chat as GET /chat/{chatId} answers it: with the files attached to it and their status. */
 export const chatWithFilesSchema = z.object({
   ...chatSchema.shape,
-  files: z.array(embeddingsDataSchema).check(z.describe('The files attached to the chat, in the order they were attached')),
+  files: z
+    .array(embeddingsDataSchema)
+    .check(z.describe('The files attached to the chat, in the order they were attached')),
 });
 
 export const chatIdParams = z.strictObject({ chatId: cuidSchema });
@@ -126,7 +136,9 @@ export const sendMessageBody = z.strictObject({
 export const replySchema = z.object({
   response: z.string().check(z.describe("The assistant's reply")),
   usage: usageSchema,
-  sources: z.optional(z.array(sourceSchema)).check(z.describe('File chats: the passages the reply was given, best first')),
+  sources: z
+    .optional(z.array(sourceSchema))
+    .check(z.describe('File chats: the passages the reply was given, best first')),
   messageId: z.string().check(z.describe('Id of the stored ai message')),
   userMessageId: z.string().check(z.describe('Id of the stored user message (the prompt) this reply answers')),
   sequenceNumber: z.number().check(z.int(), z.describe('Sequence number of the stored ai message')),

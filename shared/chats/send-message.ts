@@ -5,7 +5,14 @@ import { isoNow, type Clock } from '../clock.ts';
 import { estimateTokens } from '../ai/tokens.ts';
 import type { TokenReservation } from '../limits/user-limits.ts';
 import type { AiProvider, ChatInput, Source, Usage } from '../ai/types.ts';
-import { AccessDeniedError, ConflictError, DomainError, InvalidInputError, NotFoundError, TimedOutError } from '../errors.ts';
+import {
+  AccessDeniedError,
+  ConflictError,
+  DomainError,
+  InvalidInputError,
+  NotFoundError,
+  TimedOutError,
+} from '../errors.ts';
 import { describeProgress } from '../files/chat-files.ts';
 import type { FileRecord } from '../files/file-repository.ts';
 import { logger } from '../logger.ts';
@@ -92,13 +99,16 @@ async function assertFilesReady(deps: SendMessageDeps, chatId: string): Promise<
 const toRef = ({ text: _text, ...ref }: Source): SourceRef => ref;
 
 /** The sources with `cited` set on those the reply's [n] markers name (n counts from 1). */
-const flagCited = (sources: SourceRef[], cited: Set<number>): SourceRef[] => sources.map((s, i) => ({ ...s, cited: cited.has(i + 1) }));
+const flagCited = (sources: SourceRef[], cited: Set<number>): SourceRef[] =>
+  sources.map((s, i) => ({ ...s, cited: cited.has(i + 1) }));
 
 /** A call abandoned at the request's deadline, as the domain's timeout; other errors as they are. */
 function deadlineError(err: unknown): unknown {
   const name = (err as Error)?.name;
   // AbortSignal.timeout aborts with a TimeoutError; the SDKs report the abort as their own.
-  return name === 'APIUserAbortError' || name === 'AbortError' || name === 'TimeoutError' ? new TimedOutError('The reply took too long') : err;
+  return name === 'APIUserAbortError' || name === 'AbortError' || name === 'TimeoutError'
+    ? new TimedOutError('The reply took too long')
+    : err;
 }
 
 /**
@@ -114,7 +124,11 @@ async function prepare(deps: SendMessageDeps, req: SendMessageRequest): Promise<
   if (!chat) throw new NotFoundError('Chat not found');
   if (chat.userId !== req.userId) throw new AccessDeniedError('You do not have access to this chat');
   if (chat.status === 'deactivated') {
-    throw new InvalidInputError('This chat is deactivated; reactivate it (PUT /chat/{chatId} with status "active") to send prompts', undefined, 'CHAT_DEACTIVATED');
+    throw new InvalidInputError(
+      'This chat is deactivated; reactivate it (PUT /chat/{chatId} with status "active") to send prompts',
+      undefined,
+      'CHAT_DEACTIVATED',
+    );
   }
   if (chat.type === 'file') await assertFilesReady(deps, chat.id);
   const userMessage = await deps.messages.append({
@@ -126,7 +140,10 @@ async function prepare(deps: SendMessageDeps, req: SendMessageRequest): Promise<
     timestamp: isoNow(deps.clock),
   });
   const fileChat = chat.type === 'file';
-  const history = await fitHistory(deps.messages.newestFirst(chat.id, userMessage.sequenceNumber), deps.settings.historyTokenBudget);
+  const history = await fitHistory(
+    deps.messages.newestFirst(chat.id, userMessage.sequenceNumber),
+    deps.settings.historyTokenBudget,
+  );
   let sources: Source[] | undefined;
   let queryUsage: Usage | undefined;
   if (fileChat) {
@@ -134,7 +151,12 @@ async function prepare(deps: SendMessageDeps, req: SendMessageRequest): Promise<
       const signal = req.deadlineMs ? AbortSignal.timeout(req.deadlineMs) : undefined;
       const { query, usage } = await retrievalQuery(deps.provider, history, req.prompt, signal);
       queryUsage = usage;
-      sources = await deps.retrieve({ chatId: chat.id, prompt: query, provider: deps.provider, k: deps.settings.retrievalK ?? DEFAULT_RETRIEVAL_K });
+      sources = await deps.retrieve({
+        chatId: chat.id,
+        prompt: query,
+        provider: deps.provider,
+        k: deps.settings.retrievalK ?? DEFAULT_RETRIEVAL_K,
+      });
     } catch (err) {
       throw deadlineError(err);
     }
@@ -146,7 +168,13 @@ async function prepare(deps: SendMessageDeps, req: SendMessageRequest): Promise<
     maxTokens: deps.settings.replyMaxTokens,
     ...(fileChat && { fileChat, sources: sources ?? [] }),
   };
-  return { chat, userMessage, input, ...(sources && { sources: sources.map(toRef) }), ...(queryUsage && { queryUsage }) };
+  return {
+    chat,
+    userMessage,
+    input,
+    ...(sources && { sources: sources.map(toRef) }),
+    ...(queryUsage && { queryUsage }),
+  };
 }
 
 /**
@@ -160,13 +188,23 @@ async function reserve(deps: SendMessageDeps, req: SendMessageRequest) {
 
 /** Settles a reservation; a failure here must not lose a reply already generated. */
 async function settle(deps: SendMessageDeps, reservation: TokenReservation | undefined, usedTokens: number) {
-  await deps.budget?.settle(reservation, usedTokens).catch((err: unknown) => logger.error('could not settle the token budget', { error: err as Error }));
+  await deps.budget
+    ?.settle(reservation, usedTokens)
+    .catch((err: unknown) => logger.error('could not settle the token budget', { error: err as Error }));
 }
 
 /** Stores the assistant's reply, whole or streamed (`incomplete` when it was cut short). */
 function storeReply(
   deps: SendMessageDeps,
-  r: { id?: string; chatId: string; userId: string; text: string; usage: Usage; sources?: SourceRef[]; incomplete?: boolean },
+  r: {
+    id?: string;
+    chatId: string;
+    userId: string;
+    text: string;
+    usage: Usage;
+    sources?: SourceRef[];
+    incomplete?: boolean;
+  },
 ) {
   return deps.messages.append({
     ...(r.id && { id: r.id }),
@@ -194,7 +232,10 @@ export async function sendMessage(deps: SendMessageDeps, req: SendMessageRequest
   let result: { text: string; usage: Usage };
   try {
     prepared = await prepare(deps, req);
-    result = await deps.provider.reply({ ...prepared.input, ...(req.deadlineMs && { signal: AbortSignal.timeout(req.deadlineMs) }) });
+    result = await deps.provider.reply({
+      ...prepared.input,
+      ...(req.deadlineMs && { signal: AbortSignal.timeout(req.deadlineMs) }),
+    });
   } catch (err) {
     await settle(deps, reservation, 0);
     throw deadlineError(err);
@@ -208,7 +249,13 @@ export async function sendMessage(deps: SendMessageDeps, req: SendMessageRequest
     result = { ...result, text: checked.text };
     sources = flagCited(sources, checked.cited);
   }
-  const stored = await storeReply(deps, { chatId: chat.id, userId: req.userId, text: result.text, usage: result.usage, sources });
+  const stored = await storeReply(deps, {
+    chatId: chat.id,
+    userId: req.userId,
+    text: result.text,
+    usage: result.usage,
+    sources,
+  });
   return {
     response: result.text,
     userMessageId: userMessage.id,
@@ -265,7 +312,13 @@ async function* replyEvents(
   const replyId = createId();
   const citations = sources ? new CitationStream(sources.length) : undefined;
   const signal = req.deadlineMs ? AbortSignal.any([clientGone, AbortSignal.timeout(req.deadlineMs)]) : clientGone;
-  yield { type: 'start', chatId: chat.id, userMessageId: userMessage.id, userSequenceNumber: userMessage.sequenceNumber, messageId: replyId };
+  yield {
+    type: 'start',
+    chatId: chat.id,
+    userMessageId: userMessage.id,
+    userSequenceNumber: userMessage.sequenceNumber,
+    messageId: replyId,
+  };
   if (sources) yield { type: 'sources', sources };
   let text = '';
   let usage: Usage | undefined;
@@ -300,7 +353,15 @@ async function* replyEvents(
   }
   if (text || !interrupted) {
     try {
-      await storeReply(deps, { id: replyId, chatId: chat.id, userId: req.userId, text, usage: total, sources: flagged, incomplete: interrupted });
+      await storeReply(deps, {
+        id: replyId,
+        chatId: chat.id,
+        userId: req.userId,
+        text,
+        usage: total,
+        sources: flagged,
+        incomplete: interrupted,
+      });
     } catch (err) {
       logger.error('could not store the streamed reply', { error: err as Error });
       failure ??= new Error('The reply could not be saved');

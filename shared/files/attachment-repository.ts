@@ -28,7 +28,11 @@ export class AttachmentRepository extends Repository {
   listByChat(chatId: string): Promise<Attachment[]> {
     return queryAll(
       this.db,
-      { TableName: this.table, KeyConditionExpression: 'PK = :pk AND begins_with(SK, :file)', ExpressionAttributeValues: { ':pk': `CHAT#${chatId}`, ':file': 'FILE#' } },
+      {
+        TableName: this.table,
+        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :file)',
+        ExpressionAttributeValues: { ':pk': `CHAT#${chatId}`, ':file': 'FILE#' },
+      },
       fromItem,
     );
   }

@@ -11,7 +11,9 @@ export interface ChatFilesDeps {
 
 /** The chat's files in the order they were attached; attachments of deleted files are left out. */
 export async function chatFiles(deps: ChatFilesDeps, chatId: string): Promise<FileRecord[]> {
-  const attachments = (await deps.attachments.listByChat(chatId)).sort((a, b) => a.attachedAt.localeCompare(b.attachedAt));
+  const attachments = (await deps.attachments.listByChat(chatId)).sort((a, b) =>
+    a.attachedAt.localeCompare(b.attachedAt),
+  );
   if (!attachments.length) return [];
   const byId = new Map((await deps.files.getMany(attachments.map((a) => a.fileId))).map((f) => [f.id, f]));
   return attachments.map((a) => byId.get(a.fileId)).filter((f): f is FileRecord => f !== undefined);

@@ -25,7 +25,8 @@ const chunkKey = (fileId: string, n: number) => ({ PK: chunkPk(fileId), SK: chun
 const toItem = (c: ChunkItem): Item => ({ ...chunkKey(c.fileId, c.n), ...c });
 
 function fromItem(item: Item): ChunkItem {
-  const { fileId, runId, n, text, page, pageEnd, pageStarts, tokens, ocrPages, embedding } = item as unknown as ChunkItem;
+  const { fileId, runId, n, text, page, pageEnd, pageStarts, tokens, ocrPages, embedding } =
+    item as unknown as ChunkItem;
   return { fileId, runId, n, text, page, pageEnd, pageStarts, tokens, ...(ocrPages && { ocrPages }), embedding };
 }
 
@@ -39,7 +40,12 @@ export class ChunkRepository extends Repository {
   }
 
   async putMany(chunks: ChunkItem[]): Promise<void> {
-    await batchWriteAll(this.db, this.table, chunks.map((c) => ({ PutRequest: { Item: toItem(c) } })), this.concurrency);
+    await batchWriteAll(
+      this.db,
+      this.table,
+      chunks.map((c) => ({ PutRequest: { Item: toItem(c) } })),
+      this.concurrency,
+    );
   }
 
   /** The chunks of a file with these numbers (missing ones left out). */
@@ -48,7 +54,11 @@ export class ChunkRepository extends Repository {
   }
 
   async getByKeys(keys: { fileId: string; n: number }[]): Promise<ChunkItem[]> {
-    const items = await batchGetAll(this.db, this.table, keys.map((k) => chunkKey(k.fileId, k.n)));
+    const items = await batchGetAll(
+      this.db,
+      this.table,
+      keys.map((k) => chunkKey(k.fileId, k.n)),
+    );
     return items.map(fromItem);
   }
 

@@ -1,6 +1,16 @@
 import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Failure } from '../pdf/failures.ts';
-import { applyIf, batchGetAll, putNew, queryAll, Repository, updateExpression, updateIf, type Item, type Page } from '../dynamo.ts';
+import {
+  applyIf,
+  batchGetAll,
+  putNew,
+  queryAll,
+  Repository,
+  updateExpression,
+  updateIf,
+  type Item,
+  type Page,
+} from '../dynamo.ts';
 import { userListKeys, userListPage } from '../user-index.ts';
 
 // File records (DESIGN §5): FILE#<id> / META, listed in the owner's GSI1 partition
@@ -121,18 +131,72 @@ const hashSkPrefix = (model: string, chunker: string) => `${model}#${chunker}#`;
 
 /** Every field a record keeps (the item's other attributes are keys and the pipeline's counting sets). */
 const FIELDS = [
-  'id', 'userId', 'fileName', 'contentType', 'size', 's3Key', 'chatIds', 'createdAt', 'updatedAt', 'status', 'stage',
-  'runId', 'sourceUrl', 'forced', 'startedAt', 'sha256', 'fetchedAt', 'pagesDone', 'pagesTotal', 'pages', 'textPages',
-  'unreadablePages', 'garbledPages', 'extractChunks', 'extractParts', 'extractedAt', 'ocrRangesTotal', 'ocrRangesDone',
-  'ocrPages', 'chunks', 'partsTotal', 'partsDone', 'tokens', 'model', 'dimensions', 'reusedFrom', 'chunker', 'vectorsKey',
-  'completedAt', 'failure', 'failedAt',
+  'id',
+  'userId',
+  'fileName',
+  'contentType',
+  'size',
+  's3Key',
+  'chatIds',
+  'createdAt',
+  'updatedAt',
+  'status',
+  'stage',
+  'runId',
+  'sourceUrl',
+  'forced',
+  'startedAt',
+  'sha256',
+  'fetchedAt',
+  'pagesDone',
+  'pagesTotal',
+  'pages',
+  'textPages',
+  'unreadablePages',
+  'garbledPages',
+  'extractChunks',
+  'extractParts',
+  'extractedAt',
+  'ocrRangesTotal',
+  'ocrRangesDone',
+  'ocrPages',
+  'chunks',
+  'partsTotal',
+  'partsDone',
+  'tokens',
+  'model',
+  'dimensions',
+  'reusedFrom',
+  'chunker',
+  'vectorsKey',
+  'completedAt',
+  'failure',
+  'failedAt',
 ] as const satisfies readonly (keyof UploadedFile | keyof ProcessingFile | keyof CompletedFile | keyof FailedFile)[];
 
 /** Progress fields a new run starts without (the previous run's vectors stay until it completes). */
 const RUN_PROGRESS_RESET = [
-  'failure', 'failedAt', 'partsTotal', 'pages', 'chunks', 'fetchedAt', 'extractedAt', 'completedAt', 'doneParts', 'reusedFrom',
-  'textPages', 'ocrPages', 'unreadablePages', 'ocrRangesTotal', 'ocrRangesDone', 'doneOcrRanges', 'extractChunks', 'extractParts',
-  'garbledPages', 'pagesDone', 'pagesTotal',
+  'failure',
+  'failedAt',
+  'partsTotal',
+  'pages',
+  'chunks',
+  'fetchedAt',
+  'extractedAt',
+  'completedAt',
+  'doneParts',
+  'reusedFrom',
+  'textPages',
+  'ocrPages',
+  'unreadablePages',
+  'ocrRangesTotal',
+  'ocrRangesDone',
+  'doneOcrRanges',
+  'extractChunks',
+  'extractParts',
+  'garbledPages',
+  'pagesDone',
+  'pagesTotal',
 ] as const;
 
 /** An update's expression with its placeholders (updateExpression's, or written by hand). */
@@ -192,8 +256,16 @@ export interface OcrOutcome {
 
 export class FileRepository extends Repository {
   /** Changes a processing record of the given run; undefined when the run is no longer current. */
-  private async updateRun(id: string, runId: string, set: Partial<ProcessingFile>): Promise<ProcessingFile | undefined> {
-    const updated = await updateIf(this.db, { TableName: this.table, Key: fileKey(id), ...whileRunning(runId, updateExpression(set)) });
+  private async updateRun(
+    id: string,
+    runId: string,
+    set: Partial<ProcessingFile>,
+  ): Promise<ProcessingFile | undefined> {
+    const updated = await updateIf(this.db, {
+      TableName: this.table,
+      Key: fileKey(id),
+      ...whileRunning(runId, updateExpression(set)),
+    });
     return updated && (fromItem(updated) as ProcessingFile);
   }
 
@@ -231,7 +303,14 @@ export class FileRepository extends Repository {
    * or failed, or from any state with `force`. Undefined when the condition refused it (a run is
    * going or done, or the file is not the user's).
    */
-  async startRun(p: { id: string; userId: string; runId: string; url: string; force: boolean; now: string }): Promise<ProcessingFile | undefined> {
+  async startRun(p: {
+    id: string;
+    userId: string;
+    runId: string;
+    url: string;
+    force: boolean;
+    now: string;
+  }): Promise<ProcessingFile | undefined> {
     const u = updateExpression(
       {
         status: 'processing',
@@ -268,23 +347,46 @@ export class FileRepository extends Repository {
   }
 
   /** pdf-fetch stored the document: its hash and size; the run goes on to extraction. */
-  recordDownload(id: string, runId: string, d: { sha256: string; size: number }, now: string): Promise<ProcessingFile | undefined> {
-    return this.updateRun(id, runId, { stage: 'extract', sha256: d.sha256, size: d.size, fetchedAt: now, updatedAt: now });
+  recordDownload(
+    id: string,
+    runId: string,
+    d: { sha256: string; size: number },
+    now: string,
+  ): Promise<ProcessingFile | undefined> {
+    return this.updateRun(id, runId, {
+      stage: 'extract',
+      sha256: d.sha256,
+      size: d.size,
+      fetchedAt: now,
+      updatedAt: now,
+    });
   }
 
   /** Extraction progress for GET /message/pdf/{fileId}: the page count once, then pages done. */
-  recordPageProgress(id: string, runId: string, p: { pagesTotal?: number; pagesDone: number }, now: string): Promise<ProcessingFile | undefined> {
+  recordPageProgress(
+    id: string,
+    runId: string,
+    p: { pagesTotal?: number; pagesDone: number },
+    now: string,
+  ): Promise<ProcessingFile | undefined> {
     return this.updateRun(id, runId, { ...p, updatedAt: now });
   }
 
   /** pdf-extract read the document: what its text layers gave, and the stage the run goes to. */
-  recordExtraction(id: string, runId: string, { next, ...e }: Extraction, now: string): Promise<ProcessingFile | undefined> {
+  recordExtraction(
+    id: string,
+    runId: string,
+    { next, ...e }: Extraction,
+    now: string,
+  ): Promise<ProcessingFile | undefined> {
     const read = { pagesDone: e.pages, pagesTotal: e.pages, extractedAt: now, updatedAt: now };
     return this.updateRun(
       id,
       runId,
       // OCR's chunks and parts are numbered after the text layers' (extractChunks, extractParts).
-      next === 'embed' ? { stage: 'embed', ...e, ocrPages: 0, ...read } : { stage: 'ocr', ...e, extractChunks: e.chunks, ocrRangesDone: 0, ...read },
+      next === 'embed'
+        ? { stage: 'embed', ...e, ocrPages: 0, ...read }
+        : { stage: 'ocr', ...e, extractChunks: e.chunks, ocrRangesDone: 0, ...read },
     );
   }
 
@@ -365,7 +467,15 @@ export class FileRepository extends Repository {
   async complete(
     record: ProcessingFile,
     runId: string,
-    p: { model: string; dimensions: number; chunker: string; sha256: string; vectorsKey: string; now: string; tokens?: number },
+    p: {
+      model: string;
+      dimensions: number;
+      chunker: string;
+      sha256: string;
+      vectorsKey: string;
+      now: string;
+      tokens?: number;
+    },
   ): Promise<ProcessingFile | undefined> {
     const u = updateExpression({
       status: 'completed',
@@ -380,7 +490,12 @@ export class FileRepository extends Repository {
       GSI2PK: hashPk(record.userId, p.sha256),
       GSI2SK: `${hashSkPrefix(p.model, p.chunker)}${p.now}#${record.id}`,
     });
-    const before = await updateIf(this.db, { TableName: this.table, Key: fileKey(record.id), ...whileRunning(runId, u), ReturnValues: 'ALL_OLD' });
+    const before = await updateIf(this.db, {
+      TableName: this.table,
+      Key: fileKey(record.id),
+      ...whileRunning(runId, u),
+      ReturnValues: 'ALL_OLD',
+    });
     return before && (fromItem(before) as ProcessingFile);
   }
 
@@ -389,7 +504,10 @@ export class FileRepository extends Repository {
     return applyIf(this.db, {
       TableName: this.table,
       Key: fileKey(id),
-      ...whileRunning(runId, updateExpression({ status: 'failed', failure, failedAt: now, updatedAt: now }, ['GSI2PK', 'GSI2SK'])),
+      ...whileRunning(
+        runId,
+        updateExpression({ status: 'failed', failure, failedAt: now, updatedAt: now }, ['GSI2PK', 'GSI2SK']),
+      ),
     });
   }
 
@@ -413,7 +531,10 @@ export class FileRepository extends Repository {
     await applyIf(this.db, {
       TableName: this.table,
       Key: fileKey(id),
-      ...updateExpression({ status: 'failed', runId: `${RETIRED_RUN_PREFIX}${now}`, updatedAt: now }, ['GSI2PK', 'GSI2SK']),
+      ...updateExpression({ status: 'failed', runId: `${RETIRED_RUN_PREFIX}${now}`, updatedAt: now }, [
+        'GSI2PK',
+        'GSI2SK',
+      ]),
       ConditionExpression: 'attribute_exists(PK)',
     });
   }
@@ -426,7 +547,12 @@ export class FileRepository extends Repository {
   listProcessing(): Promise<FileRecord[]> {
     return queryAll(
       this.db,
-      { TableName: this.table, IndexName: 'GSI2', KeyConditionExpression: 'GSI2PK = :pk', ExpressionAttributeValues: { ':pk': INGESTING } },
+      {
+        TableName: this.table,
+        IndexName: 'GSI2',
+        KeyConditionExpression: 'GSI2PK = :pk',
+        ExpressionAttributeValues: { ':pk': INGESTING },
+      },
       fromItem,
     );
   }
@@ -457,7 +583,13 @@ export class FileRepository extends Repository {
   }
 
   /** A completed file of the user with the same bytes, embedding model and chunker. */
-  async findReusable(userId: string, sha256: string, model: string, chunker: string, exceptId: string): Promise<CompletedFile | undefined> {
+  async findReusable(
+    userId: string,
+    sha256: string,
+    model: string,
+    chunker: string,
+    exceptId: string,
+  ): Promise<CompletedFile | undefined> {
     const res = await this.db.send(
       new QueryCommand({
         TableName: this.table,
@@ -470,6 +602,9 @@ export class FileRepository extends Repository {
     );
     return (res.Items ?? [])
       .map(fromItem)
-      .find((f): f is CompletedFile => f.id !== exceptId && f.status === 'completed' && f.userId === userId && !!f.vectorsKey);
+      .find(
+        (f): f is CompletedFile =>
+          f.id !== exceptId && f.status === 'completed' && f.userId === userId && !!f.vectorsKey,
+      );
   }
 }

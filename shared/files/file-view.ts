@@ -7,7 +7,8 @@ import type { FileRecord, Run, RunProgress, Stage } from './file-repository.ts';
 const ms = (from?: string, to?: string) => (from && to ? Math.max(0, Date.parse(to) - Date.parse(from)) : undefined);
 
 /** Any record read as one shape: what its run's stages recorded so far (nothing for a file never ingested). */
-type RunView = Partial<Run> & RunProgress & { stage?: Stage; completedAt?: string; failedAt?: string; failure?: Failure };
+type RunView = Partial<Run> &
+  RunProgress & { stage?: Stage; completedAt?: string; failedAt?: string; failure?: Failure };
 
 /** Where the ingestion stands: pages read and parts embedded, each of its total once known. */
 function progressOf(r: FileRecord): EmbeddingsData['progress'] {
@@ -16,7 +17,10 @@ function progressOf(r: FileRecord): EmbeddingsData['progress'] {
   const extracted = r.status === 'completed' || (r.stage !== 'fetch' && r.stage !== 'extract');
   return {
     stage: r.status === 'completed' ? 'done' : (r.stage ?? 'fetch'),
-    pages: { done: extracted ? (pagesTotal ?? 0) : (r.pagesDone ?? 0), ...(pagesTotal !== undefined && { total: pagesTotal }) },
+    pages: {
+      done: extracted ? (pagesTotal ?? 0) : (r.pagesDone ?? 0),
+      ...(pagesTotal !== undefined && { total: pagesTotal }),
+    },
     parts: { done: r.partsDone ?? 0, ...(r.partsTotal !== undefined && { total: r.partsTotal }) },
   };
 }
@@ -39,7 +43,9 @@ export function toEmbeddingsData(record: FileRecord): EmbeddingsData {
     ...(r.textPages !== undefined && { textPages: r.textPages }),
     ...(r.ocrPages !== undefined && { ocrPages: r.ocrPages }),
     ...(r.unreadablePages !== undefined && { unreadablePages: r.unreadablePages }),
-    ...(r.status === 'processing' && r.stage === 'ocr' && r.ocrRangesTotal !== undefined && { ocr: { ranges: r.ocrRangesTotal, done: r.ocrRangesDone ?? 0 } }),
+    ...(r.status === 'processing' &&
+      r.stage === 'ocr' &&
+      r.ocrRangesTotal !== undefined && { ocr: { ranges: r.ocrRangesTotal, done: r.ocrRangesDone ?? 0 } }),
     ...(r.chunks !== undefined && { chunks: r.chunks }),
     ...(r.status === 'processing' && { parts: { total: r.partsTotal, done: r.partsDone ?? 0 } }),
     ...(progress && { progress }),

@@ -67,7 +67,12 @@ function urlError(err: PermanentFailure | RetryableFailure): InvalidInputError {
  * requests start one) → queue pdf-fetch → attach to the chat → wait for the run: completed or
  * still processing, the typed failure as an error, not found when the file was deleted meanwhile.
  */
-export async function ingestPdf(deps: IngestDeps, userId: string, body: z.infer<typeof ingestPdfBody>, o: IngestOptions) {
+export async function ingestPdf(
+  deps: IngestDeps,
+  userId: string,
+  body: z.infer<typeof ingestPdfBody>,
+  o: IngestOptions,
+) {
   let url: URL;
   try {
     url = parsePdfUrl(body.url);
@@ -78,10 +83,14 @@ export async function ingestPdf(deps: IngestDeps, userId: string, body: z.infer<
   if (!record || record.userId !== userId || isDeletedFile(record)) throw fileNotFound();
   const chat = body.chatId ? await deps.chats.getOwned(body.chatId, userId) : undefined;
   if (chat && chat.type !== 'file') {
-    throw new InvalidInputError('PDFs can only be attached to a chat of type file', [{ path: 'body.chatId', message: 'Not a file chat' }]);
+    throw new InvalidInputError('PDFs can only be attached to a chat of type file', [
+      { path: 'body.chatId', message: 'Not a file chat' },
+    ]);
   }
   if (chat && chat.status !== 'active') {
-    throw new InvalidInputError('The chat is deactivated', [{ path: 'body.chatId', message: 'The chat is deactivated' }]);
+    throw new InvalidInputError('The chat is deactivated', [
+      { path: 'body.chatId', message: 'The chat is deactivated' },
+    ]);
   }
 
   let current: FileRecord | undefined;
@@ -105,13 +114,27 @@ export async function ingestPdf(deps: IngestDeps, userId: string, body: z.infer<
     }
     const runId = createId();
     const now = isoNow(deps.clock);
-    current = await deps.files.startRun({ id: record.id, userId, runId, url: url.href, force: body.force === true, now });
+    current = await deps.files.startRun({
+      id: record.id,
+      userId,
+      runId,
+      url: url.href,
+      force: body.force === true,
+      now,
+    });
     if (current) {
       try {
         await deps.queues.send('pdf-fetch', [{ fileId: record.id, runId }]);
       } catch (err) {
         logger.error('could not queue the ingestion', { fileId: record.id, error: err as Error });
-        if (await deps.files.fail(record.id, runId, { reason: 'PROCESSING_FAILED', message: 'The ingestion could not be queued' }, now)) {
+        if (
+          await deps.files.fail(
+            record.id,
+            runId,
+            { reason: 'PROCESSING_FAILED', message: 'The ingestion could not be queued' },
+            now,
+          )
+        ) {
           metrics.ingestionFailed('PROCESSING_FAILED');
         }
         throw err;
@@ -141,7 +164,13 @@ async function attach(deps: IngestDeps, record: FileRecord, chatId: string, user
     if (isConditionFailure(err)) throw fileNotFound(); // deleted meanwhile
     throw err;
   }
-  const added = await deps.attachments.attach({ chatId, fileId: record.id, fileName: record.fileName, userId, attachedAt });
+  const added = await deps.attachments.attach({
+    chatId,
+    fileId: record.id,
+    fileName: record.fileName,
+    userId,
+    attachedAt,
+  });
   if (!added) return;
   await deps.messages.append({
     chatId,

@@ -20,7 +20,7 @@ export async function resumeStuckIngestions(deps: RecoveryDeps): Promise<number>
   let resumed = 0;
   for (const listed of stuck) {
     const record = await deps.files.getRaw(listed.id);
-    if (!record || record.status !== 'processing') continue;
+    if (record?.status !== 'processing') continue;
     const { id: fileId, runId } = record;
     if (record.stage === 'fetch') {
       await deps.queues.send('pdf-fetch', [{ fileId, runId }]);

@@ -12,6 +12,7 @@ export const createUploadBody = z.strictObject({
     z.trim(),
     z.minLength(1),
     z.maxLength(FILE_NAME_MAX_CHARS),
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is this check's job
     z.refine((s) => !/[\u0000-\u001f\u007f]/.test(s), 'Must not contain control characters'),
   ),
   contentType: z.literal('application/pdf', { error: 'Only application/pdf is accepted' }),
@@ -23,7 +24,12 @@ export const fileIdParams = z.strictObject({ fileId: cuidSchema });
 export const ingestPdfBody = z.strictObject({
   url: z
     .string()
-    .check(z.trim(), z.minLength(1), z.maxLength(4096), z.describe('http(s) URL of the PDF; the downloadUrl of POST /upload works')),
+    .check(
+      z.trim(),
+      z.minLength(1),
+      z.maxLength(4096),
+      z.describe('http(s) URL of the PDF; the downloadUrl of POST /upload works'),
+    ),
   fileId: cuidSchema.check(z.describe('The id POST /upload returned')),
   chatId: z.optional(cuidSchema).check(z.describe('A file chat of the caller to attach the PDF to')),
   force: z.optional(z.boolean()).check(z.describe('Ingest again even when the file is processing or completed')),
@@ -58,7 +64,9 @@ const doneOfTotal = (what: string) =>
   });
 
 export const progressSchema = z.object({
-  stage: z.string().check(z.describe('The stage running: fetch, extract, embed (and any stage the pipeline adds), or done')),
+  stage: z
+    .string()
+    .check(z.describe('The stage running: fetch, extract, embed (and any stage the pipeline adds), or done')),
   pages: doneOfTotal('Pages read'),
   parts: doneOfTotal('Parts embedded'),
 });
@@ -71,23 +79,38 @@ export const embeddingsDataSchema = z.object({
   pages: z.optional(int()),
   textPages: z.optional(int()).check(z.describe('Pages whose text layer was usable')),
   ocrPages: z.optional(int()).check(z.describe('Pages whose text was recognised by OCR (set once OCR has finished)')),
-  unreadablePages: z.optional(int()).check(
-    z.describe('Pages left without usable text: unusable text layer that OCR could not read, OCR off or over OCR_MAX_PAGES, or damaged'),
-  ),
-  ocr: z.optional(z.object({ ranges: int(), done: int() })).check(z.describe('While OCR runs: page ranges recognised so far')),
+  unreadablePages: z
+    .optional(int())
+    .check(
+      z.describe(
+        'Pages left without usable text: unusable text layer that OCR could not read, OCR off or over OCR_MAX_PAGES, or damaged',
+      ),
+    ),
+  ocr: z
+    .optional(z.object({ ranges: int(), done: int() }))
+    .check(z.describe('While OCR runs: page ranges recognised so far')),
   chunks: z.optional(int()),
   parts: z.optional(z.object({ total: z.optional(int()), done: int() })),
-  progress: z.optional(progressSchema).check(z.describe('Ingestion progress: stage, pages read of total, parts embedded of total')),
+  progress: z
+    .optional(progressSchema)
+    .check(z.describe('Ingestion progress: stage, pages read of total, parts embedded of total')),
   model: z.optional(z.string()),
   dimensions: z.optional(int()),
   tokens: z.optional(int()),
   size: int(),
   sha256: z.optional(z.string()),
-  reusedFrom: z.optional(z.string()).check(z.describe('The file whose embeddings were copied (same bytes, model and chunker)')),
+  reusedFrom: z
+    .optional(z.string())
+    .check(z.describe('The file whose embeddings were copied (same bytes, model and chunker)')),
   chatIds: z.optional(z.array(z.string())),
   failure: z.optional(failureSchema),
   timings: z.optional(
-    z.object({ fetchMs: z.optional(z.number()), extractMs: z.optional(z.number()), embedMs: z.optional(z.number()), totalMs: z.optional(z.number()) }),
+    z.object({
+      fetchMs: z.optional(z.number()),
+      extractMs: z.optional(z.number()),
+      embedMs: z.optional(z.number()),
+      totalMs: z.optional(z.number()),
+    }),
   ),
   startedAt: z.optional(z.iso.datetime()),
   completedAt: z.optional(z.iso.datetime()),

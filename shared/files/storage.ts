@@ -25,10 +25,13 @@ export const uploadKey = (userId: string, fileId: string) => `${UPLOADS_PREFIX}$
 export const workPrefix = (fileId: string) => `${WORK_PREFIX}${fileId}/`;
 export const runWorkPrefix = (fileId: string, runId: string) => `${workPrefix(fileId)}${runId}/`;
 export const sourceKey = (fileId: string, runId: string) => `${runWorkPrefix(fileId, runId)}source.pdf`;
-export const partKey = (fileId: string, runId: string, part: number) => `${runWorkPrefix(fileId, runId)}part-${pad(part)}.json`;
-export const partVectorsKey = (fileId: string, runId: string, part: number) => `${runWorkPrefix(fileId, runId)}part-${pad(part)}.vec`;
+export const partKey = (fileId: string, runId: string, part: number) =>
+  `${runWorkPrefix(fileId, runId)}part-${pad(part)}.json`;
+export const partVectorsKey = (fileId: string, runId: string, part: number) =>
+  `${runWorkPrefix(fileId, runId)}part-${pad(part)}.vec`;
 /** The text pdf-ocr recognised in one range of pages (a message's worth). */
-export const ocrResultKey = (fileId: string, runId: string, range: number) => `${runWorkPrefix(fileId, runId)}ocr-${pad(range)}.json`;
+export const ocrResultKey = (fileId: string, runId: string, range: number) =>
+  `${runWorkPrefix(fileId, runId)}ocr-${pad(range)}.json`;
 export const vectorsPrefix = (fileId: string) => `${VECTORS_PREFIX}${fileId}/`;
 export const vectorsKey = (fileId: string, runId: string) => `${vectorsPrefix(fileId)}${runId}.pvec`;
 
@@ -51,7 +54,12 @@ export class FileStorage {
     for (let i = 0; i < keys.length; i += 1000) {
       const batch = keys.slice(i, i + 1000);
       if (!batch.length) continue;
-      await this.s3.send(new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true } }));
+      await this.s3.send(
+        new DeleteObjectsCommand({
+          Bucket: this.bucket,
+          Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true },
+        }),
+      );
     }
   }
 
@@ -60,7 +68,9 @@ export class FileStorage {
     let deleted = 0;
     let token: string | undefined;
     do {
-      const out = await this.s3.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }));
+      const out = await this.s3.send(
+        new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }),
+      );
       const keys = (out.Contents ?? []).map((o) => o.Key!).filter(Boolean);
       await this.deleteKeys(keys);
       deleted += keys.length;

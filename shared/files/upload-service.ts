@@ -55,12 +55,16 @@ export async function createUpload(deps: UploadDeps, userId: string, body: z.inf
   await deps.files.create(record);
   const bucket = deps.storage.bucket;
   const [uploadUrl, downloadUrl] = await Promise.all([
-    getSignedUrl(deps.s3, new PutObjectCommand({ Bucket: bucket, Key: key, ContentType: body.contentType, ContentLength: body.size }), {
-      expiresIn: urlTtlSeconds,
-      // The presigner signs only host and content-length unless told: without this, any
-      // Content-Type could be uploaded under the key (and served back with it).
-      signableHeaders: SIGNED_UPLOAD_HEADERS,
-    }),
+    getSignedUrl(
+      deps.s3,
+      new PutObjectCommand({ Bucket: bucket, Key: key, ContentType: body.contentType, ContentLength: body.size }),
+      {
+        expiresIn: urlTtlSeconds,
+        // The presigner signs only host and content-length unless told: without this, any
+        // Content-Type could be uploaded under the key (and served back with it).
+        signableHeaders: SIGNED_UPLOAD_HEADERS,
+      },
+    ),
     getSignedUrl(deps.s3, new GetObjectCommand({ Bucket: bucket, Key: key }), { expiresIn: urlTtlSeconds }),
   ]);
   return {

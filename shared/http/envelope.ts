@@ -23,7 +23,12 @@ const defaultMessages: Record<number, string> = {
 
 export function successBody(shape: BodyShape, statusCode: number, data: unknown, message?: string): unknown {
   if (shape === 'bare') return data;
-  return { success: true, statusCode, message: message ?? defaultMessages[statusCode] ?? 'OK', data } satisfies Envelope;
+  return {
+    success: true,
+    statusCode,
+    message: message ?? defaultMessages[statusCode] ?? 'OK',
+    data,
+  } satisfies Envelope;
 }
 
 export function errorBody(shape: BodyShape, statusCode: number, message: string, errors?: FieldIssue[]): unknown {

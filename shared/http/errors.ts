@@ -66,14 +66,17 @@ const STATUS_OF: [new (...args: never[]) => DomainError, number][] = [
   [TimedOutError, 504],
 ];
 
-const retryAfter = (seconds: number | undefined): Record<string, string> => (seconds ? { 'retry-after': String(seconds) } : {});
+const retryAfter = (seconds: number | undefined): Record<string, string> =>
+  seconds ? { 'retry-after': String(seconds) } : {};
 
 /** The response for an error a client may be shown; undefined for an internal error (a 500). */
 export function httpErrorOf(err: unknown): HttpError | undefined {
   if (err instanceof HttpError) return err;
   if (err instanceof AiProviderError) {
     const status = err.kind === 'timeout' ? 504 : err.kind === 'rate-limited' ? 503 : 502;
-    return new HttpError(status, clientMessage(err), { headers: status === 503 ? retryAfter(err.details.retryAfterSeconds ?? 5) : {} });
+    return new HttpError(status, clientMessage(err), {
+      headers: status === 503 ? retryAfter(err.details.retryAfterSeconds ?? 5) : {},
+    });
   }
   if (err instanceof IngestionFailedError) {
     // The spec lists 400 (the document or its URL is the problem) and 500 (ours) for a failed ingestion.

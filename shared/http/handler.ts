@@ -105,7 +105,11 @@ export function httpLayer(c: Config, clock: Clock): HttpLayer {
   return {
     maxBodyBytes: c.MAX_BODY_BYTES,
     corsAllowOrigin: c.CORS_ALLOW_ORIGIN,
-    callers: new Callers(new ServiceTokens(serviceTokenSettings(c), clock), new UserRepository(dynamo(), c.TABLE_NAME), c.ADMIN_EMAILS),
+    callers: new Callers(
+      new ServiceTokens(serviceTokenSettings(c), clock),
+      new UserRepository(dynamo(), c.TABLE_NAME),
+      c.ADMIN_EMAILS,
+    ),
     limits: new UserLimits(new UsageCounters(dynamo(), c.TABLE_NAME), limitSettings(c), clock),
   };
 }
@@ -114,7 +118,11 @@ let functionLayer: HttpLayer | undefined;
 /** The one HTTP layer of this function's instance, composed at its cold start (the first httpHandler call). */
 const layerOfThisFunction = () => (functionLayer ??= httpLayer(config(), systemClock));
 
-function responseHeaders(layer: HttpLayer, state: RequestState | undefined, extra: Record<string, string> = {}): Record<string, string> {
+function responseHeaders(
+  layer: HttpLayer,
+  state: RequestState | undefined,
+  extra: Record<string, string> = {},
+): Record<string, string> {
   return {
     'content-type': 'application/json; charset=utf-8',
     'cache-control': 'no-store',
@@ -127,13 +135,19 @@ function responseHeaders(layer: HttpLayer, state: RequestState | undefined, extr
 }
 
 /** Request id, structured log context, the request's metrics (by `route`) and the final response (success or error). */
-function respond(layer: HttpLayer, shape: BodyShape, route: string): MiddlewareObj<Event, APIGatewayProxyResult | { body: Readable }> {
+function respond(
+  layer: HttpLayer,
+  shape: BodyShape,
+  route: string,
+): MiddlewareObj<Event, APIGatewayProxyResult | { body: Readable }> {
   return {
     before: (request) => {
       const headers = lowerCaseHeaders(request.event);
       const fromClient = headers['x-request-id'];
       const requestId =
-        fromClient && REQUEST_ID.test(fromClient) ? fromClient : request.event.requestContext?.requestId ?? createId();
+        fromClient && REQUEST_ID.test(fromClient)
+          ? fromClient
+          : (request.event.requestContext?.requestId ?? createId());
       request.event.state = { requestId, startedAt: Date.now(), headers, input: {} };
       logger.addContext(request.context); // function name, its request id, cold start: in every line
       logger.appendKeys({ requestId, path: request.event.path, method: request.event.httpMethod });
@@ -151,11 +165,20 @@ function respond(layer: HttpLayer, shape: BodyShape, route: string): MiddlewareO
         // A streamed response is complete when its body ends (or breaks off), not when the
         // handler returns it: its one log line is written then.
         finished(result.stream, (err) => {
-          logger.info('request completed', { statusCode, ms: Date.now() - state.startedAt, streamed: true, ...(err && { streamError: err.message }) });
+          logger.info('request completed', {
+            statusCode,
+            ms: Date.now() - state.startedAt,
+            streamed: true,
+            ...(err && { streamError: err.message }),
+          });
           logger.resetKeys();
           metrics.response(route, statusCode);
         });
-        request.response = { statusCode, headers: responseHeaders(layer, state, result.headers), body: result.stream } as never;
+        request.response = {
+          statusCode,
+          headers: responseHeaders(layer, state, result.headers),
+          body: result.stream,
+        } as never;
         return;
       }
       logger.info('request completed', { statusCode, ms: Date.now() - state.startedAt });
@@ -177,7 +200,13 @@ function respond(layer: HttpLayer, shape: BodyShape, route: string): MiddlewareO
       const headers = known?.details.headers ?? {};
       // The reason goes under `reason`: `message` is the log line's own key (Powertools drops it).
       if (statusCode >= 500) logger.error('request failed', { statusCode, error: err as Error });
-      else logger.info('request rejected', { statusCode, reason: message, ...(known?.details.code && { code: known.details.code }), ...(errors && { errors }) });
+      else
+        logger.info('request rejected', {
+          statusCode,
+          reason: message,
+          ...(known?.details.code && { code: known.details.code }),
+          ...(errors && { errors }),
+        });
       logger.resetKeys();
       metrics.response(route, statusCode);
       request.response = {
@@ -215,7 +244,10 @@ function authentication(route: HttpRouteSettings, layer: HttpLayer): MiddlewareO
         }
         // The per-user rate limit is counted while the caller is confirmed (one round trip of
         // overhead, not two); a refused caller outranks the limit.
-        const [confirmed, counted] = await Promise.allSettled([callers!.confirm(claims, mode), limits!.takeRequest(claims.userId, route.rateLimit)]);
+        const [confirmed, counted] = await Promise.allSettled([
+          callers!.confirm(claims, mode),
+          limits!.takeRequest(claims.userId, route.rateLimit),
+        ]);
         if (confirmed.status === 'rejected') throw confirmed.reason;
         if (counted.status === 'rejected') throw counted.reason;
         state.user = confirmed.value;
@@ -258,10 +290,18 @@ function jsonBody(enabled: boolean, limit: number): MiddlewareObj<Event> {
           return value;
         });
       } catch {
-        throw new BadRequestError('Malformed JSON body', [{ path: 'body', message: 'Body is not valid JSON' }], 'MALFORMED_JSON');
+        throw new BadRequestError(
+          'Malformed JSON body',
+          [{ path: 'body', message: 'Body is not valid JSON' }],
+          'MALFORMED_JSON',
+        );
       }
       if (ill) {
-        throw new BadRequestError('Malformed JSON body', [{ path: 'body', message: 'Body holds ill-formed Unicode (a lone surrogate)' }], 'MALFORMED_JSON');
+        throw new BadRequestError(
+          'Malformed JSON body',
+          [{ path: 'body', message: 'Body holds ill-formed Unicode (a lone surrogate)' }],
+          'MALFORMED_JSON',
+        );
       }
     },
   };
@@ -310,32 +350,34 @@ export function httpHandler<S extends Schemas>(
   // A bad setting fails the cold start, not the first request.
   layer: HttpLayer = layerOfThisFunction(),
 ) {
-  return middy<Event, APIGatewayProxyResult>({
-    ...(route.streaming === true && { executionMode: executionModeStreamifyResponse }),
-    timeoutEarlyInMillis: 0,
-    // Runs once a streamed body is sent (or broke off): the invocation lasts until the stream's
-    // last work is done, so a client that left still gets its partial reply stored before Lambda
-    // may freeze the instance.
-    requestEnd: async (request) => {
-      await (request.event as Event | undefined)?.state?.tail;
-    },
-  })
-    // The metrics' `route` dimension: "GET /chat/{chatId}".
-    .use(respond(layer, route.shape, `${route.method} ${route.path}`) as MiddlewareObj<Event, APIGatewayProxyResult>)
-    .use(authentication(route, layer))
-    .use(jsonBody(schemas.body !== undefined, layer.maxBodyBytes))
-    .use(validation(schemas))
-    .handler(async (event, context) => {
-      const { state } = event;
-      return (await fn({
-        body: state.input.body as never,
-        params: state.input.params as never,
-        query: state.input.query as never,
-        user: state.user as AuthUser,
-        headers: state.headers,
-        requestId: state.requestId,
-        event,
-        context,
-      })) as never;
-    });
+  return (
+    middy<Event, APIGatewayProxyResult>({
+      ...(route.streaming === true && { executionMode: executionModeStreamifyResponse }),
+      timeoutEarlyInMillis: 0,
+      // Runs once a streamed body is sent (or broke off): the invocation lasts until the stream's
+      // last work is done, so a client that left still gets its partial reply stored before Lambda
+      // may freeze the instance.
+      requestEnd: async (request) => {
+        await (request.event as Event | undefined)?.state?.tail;
+      },
+    })
+      // The metrics' `route` dimension: "GET /chat/{chatId}".
+      .use(respond(layer, route.shape, `${route.method} ${route.path}`) as MiddlewareObj<Event, APIGatewayProxyResult>)
+      .use(authentication(route, layer))
+      .use(jsonBody(schemas.body !== undefined, layer.maxBodyBytes))
+      .use(validation(schemas))
+      .handler(async (event, context) => {
+        const { state } = event;
+        return (await fn({
+          body: state.input.body as never,
+          params: state.input.params as never,
+          query: state.input.query as never,
+          user: state.user as AuthUser,
+          headers: state.headers,
+          requestId: state.requestId,
+          event,
+          context,
+        })) as never;
+      })
+  );
 }

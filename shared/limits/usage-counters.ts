@@ -40,7 +40,11 @@ export class UsageCounters {
           UpdateExpression: `ADD #used :amount${expiresAt ? ' SET #expiresAt = :expiresAt' : ''}`,
           ConditionExpression: 'attribute_not_exists(#used) OR #used <= :room',
           ExpressionAttributeNames: { '#used': 'used', ...(expiresAt && { '#expiresAt': 'expiresAt' }) },
-          ExpressionAttributeValues: { ':amount': amount, ':room': limit - amount, ...(expiresAt && { ':expiresAt': expiresAt }) },
+          ExpressionAttributeValues: {
+            ':amount': amount,
+            ':room': limit - amount,
+            ...(expiresAt && { ':expiresAt': expiresAt }),
+          },
           ReturnValues: 'UPDATED_NEW',
         }),
       );

@@ -70,7 +70,12 @@ export class UserLimits {
     if (!limit) return;
     const ms = this.now();
     const minute = Math.floor(ms / MINUTE_MS);
-    const taken = await this.counters.tryAdd({ subject: userId, counter: rateCounter(name, minute) }, 1, limit, this.expiresAt(ms));
+    const taken = await this.counters.tryAdd(
+      { subject: userId, counter: rateCounter(name, minute) },
+      1,
+      limit,
+      this.expiresAt(ms),
+    );
     if (taken === undefined) {
       const retryAfter = Math.max(1, Math.ceil(((minute + 1) * MINUTE_MS - ms) / 1000));
       throw new LimitExceededError(`Too many requests: at most ${limit} per minute here`, retryAfter, 'RATE_LIMITED');
@@ -83,7 +88,12 @@ export class UserLimits {
     if (!budget) return undefined;
     const ms = this.now();
     const day = utcDay(ms);
-    const held = await this.counters.tryAdd({ subject: userId, counter: tokenCounter(day) }, tokens, budget, this.expiresAt(ms));
+    const held = await this.counters.tryAdd(
+      { subject: userId, counter: tokenCounter(day) },
+      tokens,
+      budget,
+      this.expiresAt(ms),
+    );
     if (held === undefined) throw this.budgetSpent(ms);
     return { userId, day, tokens };
   }
@@ -91,7 +101,10 @@ export class UserLimits {
   /** Replaces a reservation by what the reply really used (0 when there was no reply). */
   async settle(reservation: TokenReservation | undefined, usedTokens: number): Promise<void> {
     if (!reservation || usedTokens === reservation.tokens) return;
-    await this.counters.add({ subject: reservation.userId, counter: tokenCounter(reservation.day) }, usedTokens - reservation.tokens);
+    await this.counters.add(
+      { subject: reservation.userId, counter: tokenCounter(reservation.day) },
+      usedTokens - reservation.tokens,
+    );
   }
 
   /** LimitExceededError when today's budget is already spent (admission of work whose cost is known later). */
@@ -99,7 +112,8 @@ export class UserLimits {
     const budget = this.settings.dailyTokens;
     if (!budget) return;
     const ms = this.now();
-    if ((await this.counters.get({ subject: userId, counter: tokenCounter(utcDay(ms)) })) >= budget) throw this.budgetSpent(ms);
+    if ((await this.counters.get({ subject: userId, counter: tokenCounter(utcDay(ms)) })) >= budget)
+      throw this.budgetSpent(ms);
   }
 
   /** Charges tokens already spent (embeddings), whatever the budget says. */

@@ -26,7 +26,8 @@ const toItem = (o: Order): Item => ({
 });
 
 function fromItem(item: Item): Order {
-  const { id, userId, status, createdAt, updatedAt, providerPaymentIntentId, items, totalCents, currency } = item as Order;
+  const { id, userId, status, createdAt, updatedAt, providerPaymentIntentId, items, totalCents, currency } =
+    item as Order;
   return {
     id,
     userId,
@@ -79,7 +80,13 @@ export class OrderRepository extends Repository {
   listAll(limit: number, cursor: string | undefined): Promise<Page<Order>> {
     return queryPage(
       this.db,
-      { TableName: this.table, IndexName: 'GSI2', KeyConditionExpression: 'GSI2PK = :pk', ExpressionAttributeValues: { ':pk': ALL_ORDERS }, ScanIndexForward: false },
+      {
+        TableName: this.table,
+        IndexName: 'GSI2',
+        KeyConditionExpression: 'GSI2PK = :pk',
+        ExpressionAttributeValues: { ':pk': ALL_ORDERS },
+        ScanIndexForward: false,
+      },
       { limit, cursor, keyAttributes: ALL_LIST_KEYS, fixed: { GSI2PK: ALL_ORDERS } },
       fromItem,
     );

@@ -30,8 +30,16 @@ export async function createOrder(
 
   const unknown = input.items.flatMap((item, i) => (found.has(item.productId) ? [] : [{ i, id: item.productId }]));
   if (unknown.length) {
-    const issues: FieldIssue[] = unknown.map(({ i, id }) => ({ path: `body.items.${i}.productId`, message: `No product with id ${id}`, code: 'unknown_product' }));
-    throw new InvalidInputError(`Unknown product${unknown.length > 1 ? 's' : ''}: ${unknown.map((u) => u.id).join(', ')}`, issues, 'UNKNOWN_PRODUCT');
+    const issues: FieldIssue[] = unknown.map(({ i, id }) => ({
+      path: `body.items.${i}.productId`,
+      message: `No product with id ${id}`,
+      code: 'unknown_product',
+    }));
+    throw new InvalidInputError(
+      `Unknown product${unknown.length > 1 ? 's' : ''}: ${unknown.map((u) => u.id).join(', ')}`,
+      issues,
+      'UNKNOWN_PRODUCT',
+    );
   }
 
   const items: OrderItem[] = input.items.map(({ productId, quantity }) => {
@@ -42,7 +50,11 @@ export async function createOrder(
   if (currencies.length > 1) {
     throw new InvalidInputError(
       `All items of an order must share one currency; these are in ${currencies.join(', ')}`,
-      items.map((item, i) => ({ path: `body.items.${i}.productId`, message: `Priced in ${item.currency}`, code: 'mixed_currency' })),
+      items.map((item, i) => ({
+        path: `body.items.${i}.productId`,
+        message: `Priced in ${item.currency}`,
+        code: 'mixed_currency',
+      })),
       'MIXED_CURRENCY',
     );
   }
@@ -80,7 +92,12 @@ export async function getOrder(orders: OrderRepository, user: AuthUser, id: stri
  * 1. an admin reads the all-orders index, anyone else their own orders;
  * 2. one page from the cursor; the next cursor comes back with it.
  */
-export function listOrders(orders: OrderRepository, user: AuthUser, limit: number, cursor: string | undefined): Promise<Page<Order>> {
+export function listOrders(
+  orders: OrderRepository,
+  user: AuthUser,
+  limit: number,
+  cursor: string | undefined,
+): Promise<Page<Order>> {
   return user.role === 'admin' ? orders.listAll(limit, cursor) : orders.listForUser(user.id, limit, cursor);
 }
 
@@ -91,7 +108,12 @@ export function listOrders(orders: OrderRepository, user: AuthUser, limit: numbe
  * 3. write the new status on condition that the status is still the one read in 1, so of two
  *    racing updates one wins and the other gets a ConflictError naming the status it lost to.
  */
-export async function changeOrderStatus(orders: OrderRepository, id: string, to: OrderStatus, clock: Clock): Promise<Order> {
+export async function changeOrderStatus(
+  orders: OrderRepository,
+  id: string,
+  to: OrderStatus,
+  clock: Clock,
+): Promise<Order> {
   const order = await orders.get(id, true);
   if (!order) throw notFound();
   assertCanMove(order.status, to);

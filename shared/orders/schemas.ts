@@ -39,7 +39,11 @@ const requestedItem = z.strictObject({
   productId: cuidSchema,
   quantity: z
     .number()
-    .check(z.int('Must be a whole number'), z.gte(1, 'Must be at least 1'), z.lte(MAX_ITEM_QUANTITY, `Must be at most ${MAX_ITEM_QUANTITY}`)),
+    .check(
+      z.int('Must be a whole number'),
+      z.gte(1, 'Must be at least 1'),
+      z.lte(MAX_ITEM_QUANTITY, `Must be at most ${MAX_ITEM_QUANTITY}`),
+    ),
 });
 
 export const createOrderBody = z.strictObject({
@@ -51,7 +55,11 @@ export const createOrderBody = z.strictObject({
         const seen = new Set<string>();
         items.forEach((item, i) => {
           if (seen.has(item.productId)) {
-            ctx.addIssue({ code: 'custom', path: [i, 'productId'], message: 'This product is already in the order; raise its quantity instead' });
+            ctx.addIssue({
+              code: 'custom',
+              path: [i, 'productId'],
+              message: 'This product is already in the order; raise its quantity instead',
+            });
           }
           seen.add(item.productId);
         });
@@ -61,7 +69,14 @@ export const createOrderBody = z.strictObject({
   ),
   providerPaymentIntentId: z._default(
     z.nullable(
-      z.string().check(z.trim(), z.minLength(1), z.maxLength(255), z.regex(/^[\x21-\x7e]+$/, 'Must be printable ASCII without spaces')),
+      z
+        .string()
+        .check(
+          z.trim(),
+          z.minLength(1),
+          z.maxLength(255),
+          z.regex(/^[\x21-\x7e]+$/, 'Must be printable ASCII without spaces'),
+        ),
     ),
     null,
   ),
@@ -94,7 +109,7 @@ export const contracts: RouteContracts = {
   'list-orders': {
     summary: 'List orders, newest first',
     description:
-      "An admin gets every order, anyone else their own. A bare array; pass the x-next-cursor header back as ?cursor= for the next page.",
+      'An admin gets every order, anyone else their own. A bare array; pass the x-next-cursor header back as ?cursor= for the next page.',
     query: orderListQuery,
     responses: { 200: z.array(orderSchema) },
     errors: [400, 401],

@@ -35,7 +35,7 @@ export function parseIPv6(text: string): number[] | undefined {
     const v4 = parseIPv4(s.slice(lastColon + 1));
     if (!v4) return undefined;
     tail = v4;
-    s = s.slice(0, lastColon + 1) + '0:0'; // placeholder groups, replaced below
+    s = `${s.slice(0, lastColon + 1)}0:0`; // placeholder groups, replaced below
   }
   const halves = s.split('::');
   if (halves.length > 2) return undefined;
@@ -115,7 +115,10 @@ export function classifyIPv6(b: number[]): AddressClass {
   if (startsWith(b, [0x20, 0x01, 0x00, 0x00])) {
     // 2001::/32, Teredo: the client's IPv4 address is the last 32 bits, inverted. The tunnel is
     // never a route we take; the client address only says what the address is aimed at.
-    return embedded(b.slice(12).map((v) => v ^ 0xff), 'reserved');
+    return embedded(
+      b.slice(12).map((v) => v ^ 0xff),
+      'reserved',
+    );
   }
   if (startsWith(b, [0xfd, 0x00, 0x0e, 0xc2]) && zeros(4, 14) && b[14] === 0x02 && b[15] === 0x54) {
     return 'metadata'; // fd00:ec2::254, the EC2 instance metadata service over IPv6

@@ -78,7 +78,15 @@ async function bundleChildFromSources(): Promise<string> {
   // A computed specifier, so that bundling this module never pulls esbuild into a bundle.
   const esbuild = 'esbuild';
   const { build } = (await import(esbuild)) as typeof import('esbuild');
-  await build({ entryPoints: [source], bundle: true, format: 'esm', platform: 'node', packages: 'external', outfile: tmp, logLevel: 'silent' });
+  await build({
+    entryPoints: [source],
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    packages: 'external',
+    outfile: tmp,
+    logLevel: 'silent',
+  });
   await rename(tmp, out); // atomic: a concurrent process forks either file, never half of one
   return out;
 }
@@ -145,7 +153,10 @@ export async function extractTextBounded(data: Uint8Array, o: BoundedExtractOpti
       finish(tooComplex(what));
     };
 
-    const documentTimer = setTimeout(() => stop(`reading it took longer than ${limits.documentMs} ms`), limits.documentMs);
+    const documentTimer = setTimeout(
+      () => stop(`reading it took longer than ${limits.documentMs} ms`),
+      limits.documentMs,
+    );
     const armPageTimer = () => {
       clearTimeout(pageTimer);
       pageTimer = setTimeout(() => stop(`reading one page took longer than ${limits.pageMs} ms`), limits.pageMs);
@@ -183,12 +194,15 @@ export async function extractTextBounded(data: Uint8Array, o: BoundedExtractOpti
           break;
         case 'error':
           answered = true;
-          finish(new RetryableFailure('PROCESSING_FAILED', 'Extracting the text failed', { cause: new Error(m.message) }));
+          finish(
+            new RetryableFailure('PROCESSING_FAILED', 'Extracting the text failed', { cause: new Error(m.message) }),
+          );
           break;
       }
     });
     child.on('error', (err) => {
-      if (!answered) finish(new RetryableFailure('PROCESSING_FAILED', 'The text extraction could not be started', { cause: err }));
+      if (!answered)
+        finish(new RetryableFailure('PROCESSING_FAILED', 'The text extraction could not be started', { cause: err }));
     });
     child.on('exit', (code, signal) => {
       if (settled || answered) return;
@@ -199,7 +213,8 @@ export async function extractTextBounded(data: Uint8Array, o: BoundedExtractOpti
 
     const job: ChildJob = { data, maxPages: o.maxPages, content: limits.content };
     child.send(job, (err) => {
-      if (err && !answered) finish(new RetryableFailure('PROCESSING_FAILED', 'The text extraction could not be started', { cause: err }));
+      if (err && !answered)
+        finish(new RetryableFailure('PROCESSING_FAILED', 'The text extraction could not be started', { cause: err }));
     });
   });
 }

@@ -170,4 +170,5 @@ export function chunkPages(pages: { page: number; text: string }[], o: ChunkerOp
 export const CHUNKER_VERSION = 2;
 
 /** What makes two chunkings of the same bytes identical (embeddings are reused only under the same one). */
-export const chunkerId = (chunkTokens: number, overlapTokens: number) => `v${CHUNKER_VERSION}:cl100k_base:${chunkTokens}:${overlapTokens}`;
+export const chunkerId = (chunkTokens: number, overlapTokens: number) =>
+  `v${CHUNKER_VERSION}:cl100k_base:${chunkTokens}:${overlapTokens}`;

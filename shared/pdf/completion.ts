@@ -12,8 +12,15 @@ import type { PipelineDeps } from './pipeline-deps.ts';
 // Idempotent: run twice, it writes the same object and the second completion is refused.
 
 /** True when the record's run has every part embedded and only completion is left. */
-export const readyToComplete = <R extends FileRecord>(r: R | undefined, runId: string): r is Extract<R, { status: 'processing' }> =>
-  !!r && r.status === 'processing' && r.runId === runId && r.partsTotal !== undefined && (r.partsDone ?? 0) >= r.partsTotal;
+export const readyToComplete = <R extends FileRecord>(
+  r: R | undefined,
+  runId: string,
+): r is Extract<R, { status: 'processing' }> =>
+  !!r &&
+  r.status === 'processing' &&
+  r.runId === runId &&
+  r.partsTotal !== undefined &&
+  (r.partsDone ?? 0) >= r.partsTotal;
 
 /**
  * Steps: read the parts' packed vectors → write the file's packed vectors → delete chunks left
@@ -23,7 +30,9 @@ export const readyToComplete = <R extends FileRecord>(r: R | undefined, runId: s
 export async function completeRun(deps: PipelineDeps, record: ProcessingFile): Promise<void> {
   const { runId } = record;
   const parts = await Promise.all(
-    Array.from({ length: record.partsTotal ?? 0 }, async (_, p) => decodePacked(await deps.storage.get(partVectorsKey(record.id, runId, p)))),
+    Array.from({ length: record.partsTotal ?? 0 }, async (_, p) =>
+      decodePacked(await deps.storage.get(partVectorsKey(record.id, runId, p))),
+    ),
   );
   const packed = concatPacked(parts);
   if (packed.count !== record.chunks) throw new Error(`Packed ${packed.count} vectors for ${record.chunks} chunks`);
@@ -57,7 +66,12 @@ export async function completeRun(deps: PipelineDeps, record: ProcessingFile): P
 }
 
 /** Best effort: leftovers cost storage, never correctness. */
-export async function cleanUp(deps: PipelineDeps, fileId: string, runId: string, oldVectorsKey?: string): Promise<void> {
+export async function cleanUp(
+  deps: PipelineDeps,
+  fileId: string,
+  runId: string,
+  oldVectorsKey?: string,
+): Promise<void> {
   try {
     await Promise.all([
       deps.storage.deletePrefix(runWorkPrefix(fileId, runId)),

@@ -50,14 +50,18 @@ function streamHeader(text: string, at: number): { key?: string; dict: string } 
   return { key, dict: text.slice(objAt + 3, at) };
 }
 
-const isFlate = (dict: string) => /\/Filter\s*(?:\[\s*)?\/(?:FlateDecode|Fl)\b/.test(dict) && !/\/Filter\s*\[[^\]]*\/\w+[^\]]*\/\w+/.test(dict);
+const isFlate = (dict: string) =>
+  /\/Filter\s*(?:\[\s*)?\/(?:FlateDecode|Fl)\b/.test(dict) && !/\/Filter\s*\[[^\]]*\/\w+[^\]]*\/\w+/.test(dict);
 const isImage = (dict: string) => /\/Subtype\s*\/Image\b/.test(dict);
 const isObjectStream = (dict: string) => /\/Type\s*\/ObjStm\b/.test(dict);
 
 function inflate(data: Buffer, limit: number): Buffer | undefined {
   try {
     // Sync flush: a truncated stream gives what it has, as pdf.js would read it.
-    return inflateSync(data, { finishFlush: constants.Z_SYNC_FLUSH, maxOutputLength: Math.min(limit + 1, bufferConstants.MAX_LENGTH) });
+    return inflateSync(data, {
+      finishFlush: constants.Z_SYNC_FLUSH,
+      maxOutputLength: Math.min(limit + 1, bufferConstants.MAX_LENGTH),
+    });
   } catch (err) {
     if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') {
       throw tooComplex(`a stream expands to more than ${Math.round(limit / MiB)} MB`);
@@ -112,7 +116,8 @@ export function checkContentBudget(pdf: Uint8Array, limits: ContentLimits): Cont
     streams++;
     const decoded = isFlate(dict) ? inflate(data, limits.maxStreamBytes) : data;
     const size = decoded?.length ?? data.length;
-    if (size > limits.maxStreamBytes) throw tooComplex(`a stream expands to more than ${Math.round(limits.maxStreamBytes / MiB)} MB`);
+    if (size > limits.maxStreamBytes)
+      throw tooComplex(`a stream expands to more than ${Math.round(limits.maxStreamBytes / MiB)} MB`);
     if (key) decodedSize.set(key, size);
     else unnamed.push(size);
     if (!decoded) continue;

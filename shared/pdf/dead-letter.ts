@@ -54,14 +54,26 @@ export async function recordDeadLetter(deps: DeadLetterDeps, rawBody: string): P
     return false;
   }
   const record = await deps.files.get(dead.fileId);
-  if (!record || record.status !== 'processing' || record.runId !== dead.runId || !CURRENT_AT[dead.stage].includes(record.stage)) {
-    logger.info('dead-letter message of a run that has moved on', { ...dead, status: record?.status, ...(record?.status === 'processing' && { recordStage: record.stage }) });
+  if (
+    record?.status !== 'processing' ||
+    record.runId !== dead.runId ||
+    !CURRENT_AT[dead.stage].includes(record.stage)
+  ) {
+    logger.info('dead-letter message of a run that has moved on', {
+      ...dead,
+      status: record?.status,
+      ...(record?.status === 'processing' && { recordStage: record.stage }),
+    });
     return false;
   }
   const failed = await deps.files.fail(
     dead.fileId,
     dead.runId,
-    { reason: 'PROCESSING_FAILED', message: `Processing failed in ${dead.stage}: the stage stopped on every attempt`, stage: dead.stage },
+    {
+      reason: 'PROCESSING_FAILED',
+      message: `Processing failed in ${dead.stage}: the stage stopped on every attempt`,
+      stage: dead.stage,
+    },
     isoNow(deps.clock),
   );
   if (failed) {

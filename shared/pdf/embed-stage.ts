@@ -51,11 +51,18 @@ async function reusableVectors(deps: PipelineDeps, record: ProcessingFile, part:
   if (record.forced || !record.sha256) return { vectors }; // forced: ingest afresh
   const c = deps.config;
   const chunker = chunkerId(c.CHUNK_TOKENS, c.CHUNK_OVERLAP_TOKENS);
-  const source = await deps.files.findReusable(record.userId, record.sha256, provider.embeddingModel, chunker, record.id);
+  const source = await deps.files.findReusable(
+    record.userId,
+    record.sha256,
+    provider.embeddingModel,
+    chunker,
+    record.id,
+  );
   if (!source || source.dimensions !== provider.embeddingDimensions) return { vectors };
   const texts = new Map(part.chunks.map((ch) => [ch.index, ch.text]));
   for (const item of await deps.chunks.getMany(source.id, [...texts.keys()])) {
-    if (item.runId === source.runId && texts.get(item.n) === item.text) vectors.set(item.n, binaryToVector(item.embedding));
+    if (item.runId === source.runId && texts.get(item.n) === item.text)
+      vectors.set(item.n, binaryToVector(item.embedding));
   }
   return { vectors, from: vectors.size ? source.id : undefined };
 }
@@ -81,26 +88,32 @@ export async function runEmbed(deps: PipelineDeps, msg: EmbedMessage, ctx: Embed
   const reused = await reusableVectors(deps, record, part, provider);
   const toEmbed = part.chunks.filter((c) => !reused.vectors.has(c.index));
   // Within the provider's limits, by its own token estimate.
-  const batches = packBatches(toEmbed, { maxItems: provider.embeddingLimits.maxInputs, maxWeight: provider.embeddingLimits.maxTokens }, (c) => ctx.estimateTokens(c.text));
+  const batches = packBatches(
+    toEmbed,
+    { maxItems: provider.embeddingLimits.maxInputs, maxWeight: provider.embeddingLimits.maxTokens },
+    (c) => ctx.estimateTokens(c.text),
+  );
   let tokens = 0;
   const embedded = (
     await mapLimit(batches, ctx.concurrency, async (batch) => {
-      let result;
+      let result: Awaited<ReturnType<AiProvider['embed']>>;
       try {
         result = await provider.embed(batch.map((c) => c.text));
       } catch (err) {
         throw embeddingFailure(err);
       }
-      if (result.vectors.length !== batch.length) throw new RetryableFailure('EMBEDDING_FAILED', 'The embedding provider returned too few vectors');
+      if (result.vectors.length !== batch.length)
+        throw new RetryableFailure('EMBEDDING_FAILED', 'The embedding provider returned too few vectors');
       tokens += result.tokens;
       return result.vectors;
     })
   ).flat();
   const byIndex = new Map(reused.vectors);
-  toEmbed.forEach((c, i) => byIndex.set(c.index, embedded[i]!));
+  for (const [i, c] of toEmbed.entries()) byIndex.set(c.index, embedded[i]!);
   const vectors = part.chunks.map((c) => byIndex.get(c.index)!);
   const dimensions = vectors[0]?.length ?? provider.embeddingDimensions;
-  if (vectors.some((v) => v.length !== dimensions)) throw new RetryableFailure('EMBEDDING_FAILED', 'Embeddings of different sizes');
+  if (vectors.some((v) => v.length !== dimensions))
+    throw new RetryableFailure('EMBEDDING_FAILED', 'Embeddings of different sizes');
 
   const items: ChunkItem[] = part.chunks.map((c, i) => ({
     fileId: msg.fileId,
@@ -123,14 +136,25 @@ export async function runEmbed(deps: PipelineDeps, msg: EmbedMessage, ctx: Embed
     deps.storage.put(partVectorsKey(msg.fileId, msg.runId, msg.part), encodePacked(packed), 'application/octet-stream'),
   ]);
 
-  let updated: PipelineRecord | undefined = await deps.files.markPartDone(msg.fileId, msg.runId, msg.part, tokens, isoNow(deps.clock), {
-    model: provider.embeddingModel,
-    dimensions,
-    ...(reused.from && { reusedFrom: reused.from }),
-  });
+  let updated: PipelineRecord | undefined = await deps.files.markPartDone(
+    msg.fileId,
+    msg.runId,
+    msg.part,
+    tokens,
+    isoNow(deps.clock),
+    {
+      model: provider.embeddingModel,
+      dimensions,
+      ...(reused.from && { reusedFrom: reused.from }),
+    },
+  );
   // Counted now: the tokens are charged once (a redelivery finds the part counted and skips this).
   if (updated && tokens > 0 && ctx.chargeTokens) {
-    await ctx.chargeTokens(record.userId, tokens).catch((err: unknown) => logger.error('could not charge embedding tokens', { fileId: msg.fileId, error: err as Error }));
+    await ctx
+      .chargeTokens(record.userId, tokens)
+      .catch((err: unknown) =>
+        logger.error('could not charge embedding tokens', { fileId: msg.fileId, error: err as Error }),
+      );
   }
   updated ??= await deps.files.getRaw(msg.fileId); // counted before (a redelivery): completion may be left
   // The run ended while this part was embedded (the file deleted or re-ingested): the chunk items

@@ -22,7 +22,9 @@ export type ChildMessage =
   | { type: 'error'; message: string };
 
 const send = (message: ChildMessage) =>
-  new Promise<void>((resolve, reject) => process.send!(message, undefined, {}, (err) => (err ? reject(err) : resolve())));
+  new Promise<void>((resolve, reject) =>
+    process.send!(message, undefined, {}, (err) => (err ? reject(err) : resolve())),
+  );
 
 async function run(job: ChildJob): Promise<void> {
   // A plain view: a Buffer arrives as a Buffer, which pdf.js refuses.

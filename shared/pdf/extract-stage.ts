@@ -39,13 +39,20 @@ const PROGRESS_EVERY_MS = 1_000;
 export function extractLimits(c: PipelineDeps['config'], ctx: ExtractContext = {}): ExtractLimits {
   const memoryMb = ctx.memoryMb && ctx.memoryMb > 0 ? ctx.memoryMb : DEFAULT_MEMORY_MB;
   const remaining = ctx.remainingMs?.();
-  const documentMs = remaining === undefined ? c.PDF_EXTRACT_DOCUMENT_MS : Math.max(1000, Math.min(c.PDF_EXTRACT_DOCUMENT_MS, remaining - RESERVE_MS));
+  const documentMs =
+    remaining === undefined
+      ? c.PDF_EXTRACT_DOCUMENT_MS
+      : Math.max(1000, Math.min(c.PDF_EXTRACT_DOCUMENT_MS, remaining - RESERVE_MS));
   return {
     heapMb: c.PDF_EXTRACT_HEAP_MB ?? Math.floor(memoryMb * 0.5),
     rssMb: c.PDF_EXTRACT_RSS_MB ?? Math.floor(memoryMb * 0.7),
     pageMs: c.PDF_EXTRACT_PAGE_MS,
     documentMs,
-    content: { maxStreamBytes: c.PDF_MAX_STREAM_BYTES, maxContentBytes: c.PDF_MAX_CONTENT_BYTES, maxCmapCodes: c.PDF_MAX_CMAP_CODES },
+    content: {
+      maxStreamBytes: c.PDF_MAX_STREAM_BYTES,
+      maxContentBytes: c.PDF_MAX_CONTENT_BYTES,
+      maxCmapCodes: c.PDF_MAX_CMAP_CODES,
+    },
   };
 }
 
@@ -61,7 +68,11 @@ export async function runExtract(deps: PipelineDeps, msg: ExtractMessage, ctx: E
 
   const c = deps.config;
   const bytes = await deps.storage.get(msg.key);
-  const chunker = new Chunker({ chunkTokens: c.CHUNK_TOKENS, overlapTokens: c.CHUNK_OVERLAP_TOKENS, countTokens: countTextTokens });
+  const chunker = new Chunker({
+    chunkTokens: c.CHUNK_TOKENS,
+    overlapTokens: c.CHUNK_OVERLAP_TOKENS,
+    countTokens: countTextTokens,
+  });
   const pending: Promise<void>[] = [];
   let chunks = 0;
   const planner = new PartPlanner(
@@ -82,7 +93,8 @@ export async function runExtract(deps: PipelineDeps, msg: ExtractMessage, ctx: E
   // Progress for GET /message/pdf/{fileId}: the page count once, then pages done at most once a
   // second (a conditional write of the current run; a superseded run's write changes nothing).
   let progressAt = Date.now();
-  const progress = (p: { pagesTotal?: number; pagesDone: number }) => deps.files.recordPageProgress(record.id, msg.runId, p, isoNow(deps.clock));
+  const progress = (p: { pagesTotal?: number; pagesDone: number }) =>
+    deps.files.recordPageProgress(record.id, msg.runId, p, isoNow(deps.clock));
   const unusable: number[] = [];
   let garbled = 0;
   const result = await extractTextBounded(bytes, {
@@ -115,7 +127,14 @@ export async function runExtract(deps: PipelineDeps, msg: ExtractMessage, ctx: E
     const updated = await deps.files.recordExtraction(
       record.id,
       msg.runId,
-      { next: 'embed', pages: result.pages, textPages: result.textPages, unreadablePages: unreadable, chunks, partsTotal: planner.parts },
+      {
+        next: 'embed',
+        pages: result.pages,
+        textPages: result.textPages,
+        unreadablePages: unreadable,
+        chunks,
+        partsTotal: planner.parts,
+      },
       now,
     );
     if (!updated) return cleanUpStaleRun(deps, record.id, msg.runId, await deps.files.get(record.id));
@@ -125,7 +144,8 @@ export async function runExtract(deps: PipelineDeps, msg: ExtractMessage, ctx: E
 
   // OCR: ranges of pages, one message each; the last range to finish records the part count.
   const ranges: number[][] = [];
-  for (let i = 0; i < toOcr.length; i += c.OCR_PAGES_PER_MESSAGE) ranges.push(toOcr.slice(i, i + c.OCR_PAGES_PER_MESSAGE));
+  for (let i = 0; i < toOcr.length; i += c.OCR_PAGES_PER_MESSAGE)
+    ranges.push(toOcr.slice(i, i + c.OCR_PAGES_PER_MESSAGE));
   const updated = await deps.files.recordExtraction(
     record.id,
     msg.runId,
@@ -162,11 +182,18 @@ export function noUsableText(garbledPages: number, ocrEnabled: boolean): Permane
   }
   return new PermanentFailure(
     'NO_TEXT_LAYER',
-    ocrEnabled ? 'The PDF has no text layer and OCR recognised no text in it' : 'The PDF has no text layer (a scanned document?) and OCR is off',
+    ocrEnabled
+      ? 'The PDF has no text layer and OCR recognised no text in it'
+      : 'The PDF has no text layer (a scanned document?) and OCR is off',
   );
 }
 
-export async function writePart(deps: PipelineDeps, msg: Pick<ExtractMessage, 'fileId' | 'runId'>, part: number, chunks: Chunk[]): Promise<void> {
+export async function writePart(
+  deps: PipelineDeps,
+  msg: Pick<ExtractMessage, 'fileId' | 'runId'>,
+  part: number,
+  chunks: Chunk[],
+): Promise<void> {
   const key = partKey(msg.fileId, msg.runId, part);
   const body: PartFile = { fileId: msg.fileId, runId: msg.runId, part, chunks };
   await deps.storage.put(key, JSON.stringify(body), 'application/json');

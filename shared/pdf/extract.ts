@@ -20,9 +20,15 @@ let loading: Promise<PdfJs> | undefined;
 
 /** Stands in for DOMMatrix where pdfjs only needs the class to exist (text extraction never renders; ImageData and Path2D likewise). */
 class DOMMatrixStub {
-  a = 1; b = 0; c = 0; d = 1; e = 0; f = 0;
+  a = 1;
+  b = 0;
+  c = 0;
+  d = 1;
+  e = 0;
+  f = 0;
   constructor(init?: number[]) {
-    if (Array.isArray(init) && init.length >= 6) [this.a, this.b, this.c, this.d, this.e, this.f] = init as [number, number, number, number, number, number];
+    if (Array.isArray(init) && init.length >= 6)
+      [this.a, this.b, this.c, this.d, this.e, this.f] = init as [number, number, number, number, number, number];
   }
 }
 
@@ -102,13 +108,18 @@ export async function extractText(data: Uint8Array, o: ExtractOptions): Promise<
     doc = await task.promise;
   } catch (err) {
     await task.destroy().catch(() => undefined);
-    if (errorName(err) === 'PasswordException') throw new PermanentFailure('ENCRYPTED', 'The PDF is password-protected');
-    if (errorName(err) === 'InvalidPDFException') throw new PermanentFailure('NOT_PDF', 'The file is damaged or is not a valid PDF');
+    if (errorName(err) === 'PasswordException')
+      throw new PermanentFailure('ENCRYPTED', 'The PDF is password-protected');
+    if (errorName(err) === 'InvalidPDFException')
+      throw new PermanentFailure('NOT_PDF', 'The file is damaged or is not a valid PDF');
     throw new PermanentFailure('NOT_PDF', `The PDF could not be read (${errorName(err) || 'unknown error'})`);
   }
   try {
     if (doc.numPages > o.maxPages) {
-      throw new PermanentFailure('TOO_MANY_PAGES', `The PDF has ${doc.numPages} pages; at most ${o.maxPages} are accepted`);
+      throw new PermanentFailure(
+        'TOO_MANY_PAGES',
+        `The PDF has ${doc.numPages} pages; at most ${o.maxPages} are accepted`,
+      );
     }
     await o.onDocument?.(doc.numPages);
     let textPages = 0;
@@ -133,7 +144,8 @@ export async function extractText(data: Uint8Array, o: ExtractOptions): Promise<
       if (read.verdict.usable) textPages++;
       await o.onPage(n, read.text, read.verdict);
     }
-    if (failedPages === doc.numPages) throw new PermanentFailure('NOT_PDF', 'The file is damaged: no page could be read');
+    if (failedPages === doc.numPages)
+      throw new PermanentFailure('NOT_PDF', 'The file is damaged: no page could be read');
     return { pages: doc.numPages, textPages, failedPages };
   } finally {
     // pdf.js 6 releases a document through its loading task (PDFDocumentProxy.destroy is gone).

@@ -89,7 +89,10 @@ export function documentAtFault(reason: FailureReason): boolean {
 /** An ingestion that a request waited for ended failed: its typed reason and message. */
 export class IngestionFailedError extends DomainError {
   constructor(readonly failure: Failure) {
-    super(failure.message, { code: failure.reason, errors: [{ path: 'fileId', message: failure.message, code: failure.reason }] });
+    super(failure.message, {
+      code: failure.reason,
+      errors: [{ path: 'fileId', message: failure.message, code: failure.reason }],
+    });
   }
 
   get documentAtFault(): boolean {

@@ -46,7 +46,12 @@ export async function runFetch(deps: PipelineDeps, msg: FetchMessage, ctx: Fetch
 
   const key = sourceKey(record.id, msg.runId);
   await deps.storage.put(key, bytes, 'application/pdf');
-  const advanced = await deps.files.recordDownload(record.id, msg.runId, { sha256, size: bytes.byteLength }, isoNow(deps.clock));
+  const advanced = await deps.files.recordDownload(
+    record.id,
+    msg.runId,
+    { sha256, size: bytes.byteLength },
+    isoNow(deps.clock),
+  );
   if (!advanced) return cleanUpStaleRun(deps, record.id, msg.runId, await deps.files.get(record.id));
   await deps.queues.send('pdf-extract', [{ fileId: record.id, runId: msg.runId, key }]);
 }

@@ -85,21 +85,37 @@ interface Exchange {
 }
 
 /** One request to an already-checked address. */
-function send(url: URL, method: string, pinned: { address: string; family: 4 | 6 }, headers: Record<string, string>, signal: AbortSignal) {
+function send(
+  url: URL,
+  method: string,
+  pinned: { address: string; family: 4 | 6 },
+  headers: Record<string, string>,
+  signal: AbortSignal,
+) {
   const lookup: LookupFunction = (_hostname, options, callback) => {
     if (options.all) (callback as (e: null, a: { address: string; family: number }[]) => void)(null, [pinned]);
     else callback(null, pinned.address, pinned.family);
   };
   const mod = url.protocol === 'https:' ? https : http;
   return new Promise<IncomingMessage>((resolve, reject) => {
-    const req = mod.request(url, { method, headers: { 'user-agent': USER_AGENT, ...headers }, lookup, agent: false, signal }, resolve);
+    const req = mod.request(
+      url,
+      { method, headers: { 'user-agent': USER_AGENT, ...headers }, lookup, agent: false, signal },
+      resolve,
+    );
     req.on('error', reject);
     req.end();
   });
 }
 
 /** A request that follows up to `maxRedirects` redirects, checking each target first. */
-async function exchange(start: URL, method: string, headers: Record<string, string>, policy: FetchPolicy, signal: AbortSignal): Promise<Exchange> {
+async function exchange(
+  start: URL,
+  method: string,
+  headers: Record<string, string>,
+  policy: FetchPolicy,
+  signal: AbortSignal,
+): Promise<Exchange> {
   let url = start;
   for (let hop = 0; ; hop++) {
     const pinned = await resolveAllowed(url, policy);
@@ -107,8 +123,11 @@ async function exchange(start: URL, method: string, headers: Record<string, stri
     try {
       response = await send(url, method, pinned, headers, signal);
     } catch (err) {
-      if (signal.aborted) throw new RetryableFailure('DOWNLOAD_FAILED', `The download took longer than ${policy.timeoutMs} ms`);
-      throw new RetryableFailure('DOWNLOAD_FAILED', `Could not connect to ${url.host}: ${(err as Error).message}`, { cause: err });
+      if (signal.aborted)
+        throw new RetryableFailure('DOWNLOAD_FAILED', `The download took longer than ${policy.timeoutMs} ms`);
+      throw new RetryableFailure('DOWNLOAD_FAILED', `Could not connect to ${url.host}: ${(err as Error).message}`, {
+        cause: err,
+      });
     }
     const status = response.statusCode ?? 0;
     if (!REDIRECTS.has(status)) return { response, url };
@@ -124,10 +143,13 @@ async function exchange(start: URL, method: string, headers: Record<string, stri
 function statusFailure(status: number, what: string) {
   const message = `${what}: the server answered ${status}`;
   // 4xx will not change on retry (except throttling and timeouts); 5xx may.
-  return status >= 500 || status === 429 || status === 408 ? new RetryableFailure('DOWNLOAD_FAILED', message) : refused(message);
+  return status >= 500 || status === 429 || status === 408
+    ? new RetryableFailure('DOWNLOAD_FAILED', message)
+    : refused(message);
 }
 
-const tooLarge = (maxBytes: number) => new PermanentFailure('TOO_LARGE', `The PDF is larger than the ${maxBytes}-byte limit`);
+const tooLarge = (maxBytes: number) =>
+  new PermanentFailure('TOO_LARGE', `The PDF is larger than the ${maxBytes}-byte limit`);
 
 /**
  * The size the server announces, without downloading the body: HEAD, or when HEAD is refused
@@ -200,8 +222,11 @@ export async function download(raw: string, policy: FetchPolicy): Promise<Buffer
     if (err instanceof PermanentFailure) throw err;
     // Slow is the server's doing and would be as slow again: not retried.
     if (tooSlow) throw refused('The download was too slow');
-    if (signal.aborted) throw new RetryableFailure('DOWNLOAD_FAILED', `The download took longer than ${policy.timeoutMs} ms`);
-    throw new RetryableFailure('DOWNLOAD_FAILED', `The download was interrupted: ${(err as Error).message}`, { cause: err });
+    if (signal.aborted)
+      throw new RetryableFailure('DOWNLOAD_FAILED', `The download took longer than ${policy.timeoutMs} ms`);
+    throw new RetryableFailure('DOWNLOAD_FAILED', `The download was interrupted: ${(err as Error).message}`, {
+      cause: err,
+    });
   } finally {
     clearInterval(floorTimer);
   }

@@ -17,7 +17,12 @@ import type { PipelineDeps } from './pipeline-deps.ts';
 //   - The run is still the file's (completed or failed): nothing to do.
 
 /** Cleans up after a stale run, given the record as the stage last read it (undefined: gone). */
-export async function cleanUpStaleRun(deps: PipelineDeps, fileId: string, runId: string, record: FileRecord | undefined): Promise<void> {
+export async function cleanUpStaleRun(
+  deps: PipelineDeps,
+  fileId: string,
+  runId: string,
+  record: FileRecord | undefined,
+): Promise<void> {
   if (isDeletedFile(record)) {
     logger.info('file deleted during ingestion: removing what the pipeline wrote', { fileId, runId });
     await purgeFile(deps, fileId);
@@ -43,5 +48,8 @@ export async function purgeFile(deps: Pick<PipelineDeps, 'chunks' | 'storage'>, 
 }
 
 /** True when a record read by a stage belongs to its run and that run is still in progress. */
-export const isCurrentRun = <R extends FileRecord>(record: R | undefined, runId: string): record is Extract<R, { status: 'processing' }> =>
+export const isCurrentRun = <R extends FileRecord>(
+  record: R | undefined,
+  runId: string,
+): record is Extract<R, { status: 'processing' }> =>
   !!record && record.status === 'processing' && record.runId === runId;

@@ -69,6 +69,7 @@ function joinLine(line: PageTextItem[]): string {
 }
 
 // C0/C1 controls other than whitespace, and the noncharacters a broken font map can produce.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is this pattern's job
 const CONTROLS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\ufffe\uffff]/g;
 
 /** Normalised one-line text of a page from its raw text. */

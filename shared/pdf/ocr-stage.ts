@@ -35,7 +35,12 @@ type RawRecord = ProcessingFile & { doneOcrRanges?: Set<number> };
 
 /** True when every OCR range of the run is recognised and the text is not yet chunked. */
 const readyToFinish = (r: PipelineRecord | undefined, runId: string): r is RawRecord =>
-  !!r && r.status === 'processing' && r.runId === runId && r.stage === 'ocr' && r.ocrRangesTotal !== undefined && (r.ocrRangesDone ?? 0) >= r.ocrRangesTotal;
+  !!r &&
+  r.status === 'processing' &&
+  r.runId === runId &&
+  r.stage === 'ocr' &&
+  r.ocrRangesTotal !== undefined &&
+  (r.ocrRangesDone ?? 0) >= r.ocrRangesTotal;
 
 /**
  * Steps: skip a stale message → a range already counted only re-checks the finish → read the
@@ -56,7 +61,9 @@ export async function runOcr(deps: PipelineDeps, msg: OcrMessage, ctx: OcrContex
     ocrPages(bytes, msg.pages, engine, {
       dpi: deps.config.OCR_DPI,
       shouldStop: () =>
-        ctx.remainingMs && ctx.remainingMs() < RESERVE_MS ? new RetryableFailure('PROCESSING_FAILED', 'Recognising the text took too long') : undefined,
+        ctx.remainingMs && ctx.remainingMs() < RESERVE_MS
+          ? new RetryableFailure('PROCESSING_FAILED', 'Recognising the text took too long')
+          : undefined,
     }),
   );
   logger.info('pages recognised', {
@@ -72,7 +79,9 @@ export async function runOcr(deps: PipelineDeps, msg: OcrMessage, ctx: OcrContex
   };
   await deps.storage.put(ocrResultKey(msg.fileId, msg.runId, msg.range), JSON.stringify(result), 'application/json');
 
-  const updated = (await deps.files.markOcrRangeDone(msg.fileId, msg.runId, msg.range, isoNow(deps.clock))) ?? (await deps.files.getRaw(msg.fileId));
+  const updated =
+    (await deps.files.markOcrRangeDone(msg.fileId, msg.runId, msg.range, isoNow(deps.clock))) ??
+    (await deps.files.getRaw(msg.fileId));
   // The file was deleted (or re-ingested) while its pages were recognised: nothing may stay.
   if (!isCurrentRun(updated, msg.runId)) return cleanUpStaleRun(deps, msg.fileId, msg.runId, updated);
   if (readyToFinish(updated, msg.runId)) await finishOcr(deps, updated);
@@ -89,17 +98,25 @@ export async function finishOcr(deps: PipelineDeps, record: RawRecord): Promise<
   const { runId } = record;
   const results = await Promise.all(
     Array.from({ length: record.ocrRangesTotal ?? 0 }, async (_, r) =>
-      ocrResultSchema.parse(JSON.parse(Buffer.from(await deps.storage.get(ocrResultKey(record.id, runId, r))).toString('utf8'))),
+      ocrResultSchema.parse(
+        JSON.parse(Buffer.from(await deps.storage.get(ocrResultKey(record.id, runId, r))).toString('utf8')),
+      ),
     ),
   );
   const pages = results.flatMap((r) => r.pages).sort((a, b) => a.page - b.page);
   const recognised = pages.filter((p) => p.text);
   const garbledAfterOcr = pages.filter((p) => !p.text && p.unusable && p.unusable !== 'empty').length;
-  if ((record.textPages ?? 0) + recognised.length === 0) throw noUsableText((record.garbledPages ?? 0) + garbledAfterOcr, true);
+  if ((record.textPages ?? 0) + recognised.length === 0)
+    throw noUsableText((record.garbledPages ?? 0) + garbledAfterOcr, true);
 
   const c = deps.config;
   const firstChunk = record.extractChunks ?? 0;
-  const chunker = new Chunker({ chunkTokens: c.CHUNK_TOKENS, overlapTokens: c.CHUNK_OVERLAP_TOKENS, countTokens: countTextTokens, firstIndex: firstChunk });
+  const chunker = new Chunker({
+    chunkTokens: c.CHUNK_TOKENS,
+    overlapTokens: c.CHUNK_OVERLAP_TOKENS,
+    countTokens: countTextTokens,
+    firstIndex: firstChunk,
+  });
   const pending: Promise<void>[] = [];
   const planner = new PartPlanner(
     { maxInputs: Math.min(c.EMBEDDING_BATCH_SIZE, c.CHUNKS_PER_PART), maxTokens: c.EMBEDDING_BATCH_MAX_TOKENS },
@@ -113,7 +130,8 @@ export async function finishOcr(deps: PipelineDeps, record: RawRecord): Promise<
   );
   let chunks = 0;
   const add = (list: Chunk[]) => {
-    for (const chunk of list) planner.add({ ...chunk, ocrPages: [...new Set(chunk.pageStarts.map(([, page]) => page))] });
+    for (const chunk of list)
+      planner.add({ ...chunk, ocrPages: [...new Set(chunk.pageStarts.map(([, page]) => page))] });
     chunks += list.length;
   };
   for (const p of recognised) add(chunker.push(p.page, p.text));

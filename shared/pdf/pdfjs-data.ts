@@ -25,7 +25,10 @@ export function pdfjsDataDir(name: 'cmaps' | 'standard_fonts', probe: string, ov
   } catch {
     // not installed beside us (a bundle): the directory beside the bundle is the one
   }
-  const dir = `${candidates.find((d) => d && existsSync(join(d, probe))) ?? candidates.find(Boolean) ?? name}/`.replace(/\/+$/, '/');
+  const dir = `${candidates.find((d) => d && existsSync(join(d, probe))) ?? candidates.find(Boolean) ?? name}/`.replace(
+    /\/+$/,
+    '/',
+  );
   found.set(name, dir);
   return dir;
 }

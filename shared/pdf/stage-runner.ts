@@ -32,7 +32,8 @@ export interface StageContext {
 
 function failureOf(stage: PipelineStageName, err: unknown, attempts: number): Failure {
   if (err instanceof PermanentFailure || err instanceof RetryableFailure) {
-    if (err.reason === 'DOWNLOAD_FAILED') return { reason: err.reason, message: clientFailureMessage(err.reason, err.message) };
+    if (err.reason === 'DOWNLOAD_FAILED')
+      return { reason: err.reason, message: clientFailureMessage(err.reason, err.message) };
     const suffix = err instanceof RetryableFailure ? ` (gave up after ${attempts} attempts)` : '';
     return { reason: err.reason, message: `${err.message}${suffix}` };
   }
@@ -78,7 +79,8 @@ export function stageHandler<S extends z.ZodMiniType<StageMessage>>(
     } catch (err) {
       if (err instanceof PermanentFailure) {
         logger.info('ingestion failed', { ...keys, reason: err.reason, detail: err.message });
-        if (await deps.files.fail(msg.fileId, msg.runId, failureOf(stage, err, attempt), isoNow(deps.clock))) metrics.ingestionFailed(err.reason);
+        if (await deps.files.fail(msg.fileId, msg.runId, failureOf(stage, err, attempt), isoNow(deps.clock)))
+          metrics.ingestionFailed(err.reason);
         return; // consumed: retrying cannot help
       }
       if (lastAttempt) {

@@ -56,10 +56,14 @@ export function judgePageText(text: string): TextVerdict {
     if (c <= 0x9f) control++;
     else if ((c >= 0xe000 && c <= 0xf8ff) || c >= 0xf0000) privateUse++;
     else if (c === 0xfffd) replacement++;
-    else if (c >= 0x2000 && c <= 0x2bff) continue; // punctuation, symbols, arrows, math, boxes
-    else if (c >= 0x3000 && c <= 0x303f) continue; // CJK punctuation
-    else if (c >= 0xfe10 && c <= 0xfe6f && !(c >= 0xfe20 && c <= 0xfe2f)) continue; // CJK compatibility punctuation
-    else if (c >= 0xff00 && c <= 0xff0f) continue; // full-width punctuation
+    else if (c >= 0x2000 && c <= 0x2bff)
+      continue; // punctuation, symbols, arrows, math, boxes
+    else if (c >= 0x3000 && c <= 0x303f)
+      continue; // CJK punctuation
+    else if (c >= 0xfe10 && c <= 0xfe6f && !(c >= 0xfe20 && c <= 0xfe2f))
+      continue; // CJK compatibility punctuation
+    else if (c >= 0xff00 && c <= 0xff0f)
+      continue; // full-width punctuation
     else {
       alnum++; // a letter, digit or mark of some script (a rough class, enough to tell text from noise)
       if (c >= 0xc0 && c <= 0x24f) latin++;

@@ -1,5 +1,15 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { batchGetAll, deleteIf, putNew, queryPage, Repository, updateExpression, updateIf, type Item, type Page } from '../dynamo.ts';
+import {
+  batchGetAll,
+  deleteIf,
+  putNew,
+  queryPage,
+  Repository,
+  updateExpression,
+  updateIf,
+  type Item,
+  type Page,
+} from '../dynamo.ts';
 import type { Product } from './schemas.ts';
 
 // Products (DESIGN §5). One item per product: PRODUCT#<id> / META, listed by name through
@@ -65,7 +75,12 @@ export class ProductRepository extends Repository {
   listByName(limit: number, cursor: string | undefined): Promise<Page<Product>> {
     return queryPage(
       this.db,
-      { TableName: this.table, IndexName: 'GSI2', KeyConditionExpression: 'GSI2PK = :pk', ExpressionAttributeValues: { ':pk': LIST_PARTITION } },
+      {
+        TableName: this.table,
+        IndexName: 'GSI2',
+        KeyConditionExpression: 'GSI2PK = :pk',
+        ExpressionAttributeValues: { ':pk': LIST_PARTITION },
+      },
       { limit, cursor, keyAttributes: KEY_ATTRIBUTES, fixed: { GSI2PK: LIST_PARTITION } },
       fromItem,
     );

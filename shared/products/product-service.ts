@@ -14,7 +14,11 @@ const notFound = () => new NotFoundError('Product not found');
  * 1. give it a new id and the creation time;
  * 2. store it (never overwriting another product).
  */
-export async function createProduct(products: ProductRepository, input: CreateProductInput, clock: Clock): Promise<Product> {
+export async function createProduct(
+  products: ProductRepository,
+  input: CreateProductInput,
+  clock: Clock,
+): Promise<Product> {
   const now = isoNow(clock);
   const product: Product = { id: createId(), ...input, createdAt: now, updatedAt: now };
   await products.create(product);
@@ -34,7 +38,12 @@ export async function getProduct(products: ProductRepository, id: string): Promi
  * 1. apply the given fields and a new updatedAt in one conditional write (the product must exist);
  * 2. not found when it does not.
  */
-export async function updateProduct(products: ProductRepository, id: string, changes: UpdateProductInput, clock: Clock): Promise<Product> {
+export async function updateProduct(
+  products: ProductRepository,
+  id: string,
+  changes: UpdateProductInput,
+  clock: Clock,
+): Promise<Product> {
   return (await products.update(id, changes, isoNow(clock))) ?? throwIt(notFound());
 }
 
@@ -51,7 +60,11 @@ export async function deleteProduct(products: ProductRepository, id: string): Pr
  * Lists products by name:
  * 1. read one page of the name index from the cursor; the next cursor comes back with it.
  */
-export function listProducts(products: ProductRepository, limit: number, cursor: string | undefined): Promise<Page<Product>> {
+export function listProducts(
+  products: ProductRepository,
+  limit: number,
+  cursor: string | undefined,
+): Promise<Page<Product>> {
   return products.listByName(limit, cursor);
 }
 

@@ -19,12 +19,14 @@ export const currencySchema = z.string().check(
 
 const name = z.string().check(z.trim(), z.minLength(1, 'Must not be empty'), z.maxLength(200));
 const description = z.string().check(z.maxLength(2000));
-const priceCents = z.number().check(
-  z.int('Must be an integer number of minor units (cents)'),
-  z.gte(0, 'Must not be negative'),
-  z.lte(MAX_PRICE_CENTS),
-  z.describe('Price in minor units of the currency (e.g. cents)'),
-);
+const priceCents = z
+  .number()
+  .check(
+    z.int('Must be an integer number of minor units (cents)'),
+    z.gte(0, 'Must not be negative'),
+    z.lte(MAX_PRICE_CENTS),
+    z.describe('Price in minor units of the currency (e.g. cents)'),
+  );
 
 export const productSchema = z.object({
   id: cuidSchema,
@@ -65,7 +67,11 @@ export const productListQuery = pageQuerySchema;
 const byId = { params: productParams };
 
 /** The named component schemas of the OpenAPI document. */
-export const schemas: NamedSchemas = { Product: productSchema, CreateProductRequest: createProductBody, UpdateProductRequest: updateProductBody };
+export const schemas: NamedSchemas = {
+  Product: productSchema,
+  CreateProductRequest: createProductBody,
+  UpdateProductRequest: updateProductBody,
+};
 
 export const contracts: RouteContracts = {
   'create-product': {
@@ -76,7 +82,8 @@ export const contracts: RouteContracts = {
   },
   'update-product': {
     summary: 'Change some fields of a product (admin)',
-    description: 'Partial update: at least one of name, description, priceCents, currency. Orders already placed keep the price they were placed at.',
+    description:
+      'Partial update: at least one of name, description, priceCents, currency. Orders already placed keep the price they were placed at.',
     ...byId,
     body: updateProductBody,
     responses: { 200: productSchema },
@@ -91,7 +98,8 @@ export const contracts: RouteContracts = {
   },
   'list-products': {
     summary: 'List products by name',
-    description: 'A bare array ordered by name (case-insensitive). Pass the x-next-cursor header back as ?cursor= for the next page.',
+    description:
+      'A bare array ordered by name (case-insensitive). Pass the x-next-cursor header back as ?cursor= for the next page.',
     query: productListQuery,
     responses: { 200: z.array(productSchema) },
     errors: [400, 401],

@@ -36,35 +36,134 @@ function moduleBytes(): Uint8Array {
 
   // dots(q, data, count, dims, out): out[i] = Σ_d data[i·dims + d] · q[d], for i < count.
   const body = [
-    0x02, 0x40, // block $done
-    ...get(count), 0x45, 0x0d, 0, // br_if $done (count == 0)
-    0x03, 0x40, // loop $rows
-    ...get(data), ...get(i), ...get(dims), 0x6c, ...i32Add, ...set(row), // row = data + i·dims
-    ...i32Const(0), ...simd(0x11), ...set(acc), // acc = i32x4(0)
-    ...i32Const(0), ...set(d),
-    0x02, 0x40, 0x03, 0x40, // block $simdEnd, loop $simd
-    ...get(d), ...i32Const(16), ...i32Add, ...get(dims), 0x4b, 0x0d, 1, // br_if $simdEnd (d + 16 > dims)
-    ...get(row), ...get(d), ...i32Add, ...simd(0x00), 0, 0, ...set(v), // v = 16 int8 of the row
+    0x02,
+    0x40, // block $done
+    ...get(count),
+    0x45,
+    0x0d,
+    0, // br_if $done (count == 0)
+    0x03,
+    0x40, // loop $rows
+    ...get(data),
+    ...get(i),
+    ...get(dims),
+    0x6c,
+    ...i32Add,
+    ...set(row), // row = data + i·dims
+    ...i32Const(0),
+    ...simd(0x11),
+    ...set(acc), // acc = i32x4(0)
+    ...i32Const(0),
+    ...set(d),
+    0x02,
+    0x40,
+    0x03,
+    0x40, // block $simdEnd, loop $simd
+    ...get(d),
+    ...i32Const(16),
+    ...i32Add,
+    ...get(dims),
+    0x4b,
+    0x0d,
+    1, // br_if $simdEnd (d + 16 > dims)
+    ...get(row),
+    ...get(d),
+    ...i32Add,
+    ...simd(0x00),
+    0,
+    0,
+    ...set(v), // v = 16 int8 of the row
     ...get(acc),
-    ...get(v), ...simd(0x87), ...qAt, ...simd(0x00), 0, 0, ...simd(0xba), ...simd(0xae), // acc += dot(low 8 as i16, q[d..d+8])
-    ...get(v), ...simd(0x88), ...qAt, ...simd(0x00), 0, 16, ...simd(0xba), ...simd(0xae), // acc += dot(high 8, q[d+8..d+16])
+    ...get(v),
+    ...simd(0x87),
+    ...qAt,
+    ...simd(0x00),
+    0,
+    0,
+    ...simd(0xba),
+    ...simd(0xae), // acc += dot(low 8 as i16, q[d..d+8])
+    ...get(v),
+    ...simd(0x88),
+    ...qAt,
+    ...simd(0x00),
+    0,
+    16,
+    ...simd(0xba),
+    ...simd(0xae), // acc += dot(high 8, q[d+8..d+16])
     ...set(acc),
-    ...get(d), ...i32Const(16), ...i32Add, ...set(d),
-    0x0c, 0, // br $simd
-    0x0b, 0x0b, // end loop, end block
-    ...get(acc), ...simd(0x1b), 0, // sum = the four lanes
-    ...get(acc), ...simd(0x1b), 1, ...i32Add,
-    ...get(acc), ...simd(0x1b), 2, ...i32Add,
-    ...get(acc), ...simd(0x1b), 3, ...i32Add,
+    ...get(d),
+    ...i32Const(16),
+    ...i32Add,
+    ...set(d),
+    0x0c,
+    0, // br $simd
+    0x0b,
+    0x0b, // end loop, end block
+    ...get(acc),
+    ...simd(0x1b),
+    0, // sum = the four lanes
+    ...get(acc),
+    ...simd(0x1b),
+    1,
+    ...i32Add,
+    ...get(acc),
+    ...simd(0x1b),
+    2,
+    ...i32Add,
+    ...get(acc),
+    ...simd(0x1b),
+    3,
+    ...i32Add,
     ...set(sum),
-    0x02, 0x40, 0x03, 0x40, // block $tailEnd, loop $tail (dims not a multiple of 16)
-    ...get(d), ...get(dims), 0x4f, 0x0d, 1, // br_if $tailEnd (d >= dims)
-    ...get(sum), ...get(row), ...get(d), ...i32Add, 0x2c, 0, 0, ...qAt, 0x2e, 1, 0, 0x6c, ...i32Add, ...set(sum),
-    ...get(d), ...i32Const(1), ...i32Add, ...set(d),
-    0x0c, 0, // br $tail
-    0x0b, 0x0b,
-    ...get(out), ...get(i), ...i32Const(2), 0x74, ...i32Add, ...get(sum), 0x36, 2, 0, // out[i] = sum
-    ...get(i), ...i32Const(1), ...i32Add, 0x22, i, ...get(count), 0x49, 0x0d, 0, // br_if $rows (++i < count)
+    0x02,
+    0x40,
+    0x03,
+    0x40, // block $tailEnd, loop $tail (dims not a multiple of 16)
+    ...get(d),
+    ...get(dims),
+    0x4f,
+    0x0d,
+    1, // br_if $tailEnd (d >= dims)
+    ...get(sum),
+    ...get(row),
+    ...get(d),
+    ...i32Add,
+    0x2c,
+    0,
+    0,
+    ...qAt,
+    0x2e,
+    1,
+    0,
+    0x6c,
+    ...i32Add,
+    ...set(sum),
+    ...get(d),
+    ...i32Const(1),
+    ...i32Add,
+    ...set(d),
+    0x0c,
+    0, // br $tail
+    0x0b,
+    0x0b,
+    ...get(out),
+    ...get(i),
+    ...i32Const(2),
+    0x74,
+    ...i32Add,
+    ...get(sum),
+    0x36,
+    2,
+    0, // out[i] = sum
+    ...get(i),
+    ...i32Const(1),
+    ...i32Add,
+    0x22,
+    i,
+    ...get(count),
+    0x49,
+    0x0d,
+    0, // br_if $rows (++i < count)
     0x0b, // end loop
     0x0b, // end block
     0x0b, // end function
@@ -75,7 +174,14 @@ function moduleBytes(): Uint8Array {
   ]);
   const code = [...locals, ...body];
   return Uint8Array.from([
-    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // "\0asm", version 1
+    0x00,
+    0x61,
+    0x73,
+    0x6d,
+    0x01,
+    0x00,
+    0x00,
+    0x00, // "\0asm", version 1
     ...section(1, vec([[0x60, ...vec([[I32], [I32], [I32], [I32], [I32]]), 0]])), // type: (i32 ×5) → ()
     ...section(2, vec([[...str('env'), ...str('memory'), 0x02, 0x00, 1]])), // import env.memory (min 1 page)
     ...section(3, vec([[0]])), // one function of type 0
@@ -119,7 +225,10 @@ function instantiate(): Kernel | null {
 }
 
 /** Whether the SIMD kernel runs on this platform (Node ≥ 16.4 on x64 and arm64). */
-export const simdAvailable = (): boolean => (kernel ??= instantiate()) !== null;
+export function simdAvailable(): boolean {
+  kernel ??= instantiate();
+  return kernel !== null;
+}
 
 /**
  * The dot product of `query` with each row of the pack (in the rows' int8 units, like

@@ -69,7 +69,6 @@ export function concatLexical(parts: LexicalIndex[], order: { part: number; row:
   return out;
 }
 
-
 // BM25's usual constants: term-frequency saturation and length normalisation.
 const K1 = 1.2;
 const B = 0.75;
@@ -109,7 +108,12 @@ function groupOf(slots: PostingsByTerm['slots'], term: number): number {
 /** The table with `term` in it (a new group when absent); grown to stay at most half full. */
 function addTerm(slots: PostingsByTerm['slots'], term: number): PostingsByTerm['slots'] {
   if ((slots.size + 1) * 2 > slots.groups.length) {
-    const grown = { terms: new Uint32Array(slots.groups.length * 2), groups: new Int32Array(slots.groups.length * 2).fill(-1), mask: slots.groups.length * 2 - 1, size: slots.size };
+    const grown = {
+      terms: new Uint32Array(slots.groups.length * 2),
+      groups: new Int32Array(slots.groups.length * 2).fill(-1),
+      mask: slots.groups.length * 2 - 1,
+      size: slots.size,
+    };
     slots.groups.forEach((g, at) => {
       if (g === -1) return;
       let to = slots.terms[at]! & grown.mask;
@@ -136,7 +140,12 @@ export function postingsByTerm(ix: LexicalIndex): PostingsByTerm {
   if (known) return known;
   const rows = ix.docLen.length;
   const postings = ix.terms.length;
-  let slots: PostingsByTerm['slots'] = { terms: new Uint32Array(1024), groups: new Int32Array(1024).fill(-1), mask: 1023, size: 0 };
+  let slots: PostingsByTerm['slots'] = {
+    terms: new Uint32Array(1024),
+    groups: new Int32Array(1024).fill(-1),
+    mask: 1023,
+    size: 0,
+  };
   const group = new Uint32Array(postings);
   let counts = new Uint32Array(1024);
   for (let p = 0; p < postings; p++) {
@@ -177,7 +186,12 @@ export function postingsByTerm(ix: LexicalIndex): PostingsByTerm {
 export function lexicalByteLength(ix: LexicalIndex): number {
   const stored = ix.docLen.byteLength + ix.termStart.byteLength + ix.terms.byteLength + ix.tf.byteLength;
   const b = byTermOf.get(ix);
-  return stored + (b ? b.start.byteLength + b.row.byteLength + b.tf.byteLength + b.slots.terms.byteLength + b.slots.groups.byteLength : 0);
+  return (
+    stored +
+    (b
+      ? b.start.byteLength + b.row.byteLength + b.tf.byteLength + b.slots.terms.byteLength + b.slots.groups.byteLength
+      : 0)
+  );
 }
 
 /**
@@ -189,7 +203,9 @@ export function lexicalByteLength(ix: LexicalIndex): number {
 export function bm25TopK(indexes: (LexicalIndex | undefined)[], terms: number[], n: number): LexicalHit[] {
   const query = [...new Set(terms)];
   if (!query.length || n <= 0) return [];
-  const grouped = indexes.map((ix) => (ix && ix.version === LEXICAL_TERMS_VERSION ? { ix, byTerm: postingsByTerm(ix) } : undefined));
+  const grouped = indexes.map((ix) =>
+    ix && ix.version === LEXICAL_TERMS_VERSION ? { ix, byTerm: postingsByTerm(ix) } : undefined,
+  );
   let docs = 0;
   let totalLen = 0;
   const df = new Float64Array(query.length);

@@ -40,7 +40,8 @@ export interface VectorRow {
 }
 
 /** Bytes a pack holds in memory (for the retrieval cache). */
-export const packedByteLength = (p: PackedVectors) => p.data.byteLength + p.count * 16 + (p.lexical ? lexicalByteLength(p.lexical) : 0);
+export const packedByteLength = (p: PackedVectors) =>
+  p.data.byteLength + p.count * 16 + (p.lexical ? lexicalByteLength(p.lexical) : 0);
 
 function emptyPack(count: number, dimensions: number): PackedVectors {
   return {
@@ -59,7 +60,8 @@ export function packVectors(rows: VectorRow[], dimensions: number): PackedVector
   const count = rows.length;
   const packed = emptyPack(count, dimensions);
   rows.forEach((row, i) => {
-    if (row.vector.length !== dimensions) throw new Error(`vector ${row.chunk} has ${row.vector.length} dimensions, expected ${dimensions}`);
+    if (row.vector.length !== dimensions)
+      throw new Error(`vector ${row.chunk} has ${row.vector.length} dimensions, expected ${dimensions}`);
     let maxAbs = 0;
     let sq = 0;
     for (const v of row.vector) {
@@ -75,7 +77,8 @@ export function packVectors(rows: VectorRow[], dimensions: number): PackedVector
     packed.scale[i] = scale;
     packed.norm[i] = Math.sqrt(sq);
   });
-  if (count > 0 && rows.every((r) => typeof r.text === 'string')) packed.lexical = buildLexicalIndex(rows.map((r) => r.text!));
+  if (count > 0 && rows.every((r) => typeof r.text === 'string'))
+    packed.lexical = buildLexicalIndex(rows.map((r) => r.text!));
   return packed;
 }
 
@@ -169,7 +172,10 @@ export function concatPacked(parts: PackedVectors[]): PackedVectors {
   // The lexical index only when every part has one of the same terms version.
   const lexicals = parts.map((p) => p.lexical);
   if (count > 0 && lexicals.every((l) => l && l.version === lexicals[0]!.version)) {
-    out.lexical = concatLexical(lexicals as LexicalIndex[], order.map(({ pi, i }) => ({ part: pi, row: i })));
+    out.lexical = concatLexical(
+      lexicals as LexicalIndex[],
+      order.map(({ pi, i }) => ({ part: pi, row: i })),
+    );
   }
   return out;
 }
@@ -230,7 +236,8 @@ export function cosine(a: Float32Array, b: Float32Array): number {
 }
 
 /** float32 vector ↔ the bytes of a DynamoDB Binary attribute (little-endian, as every Lambda CPU). */
-export const vectorToBinary = (v: Float32Array): Uint8Array => new Uint8Array(v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength));
+export const vectorToBinary = (v: Float32Array): Uint8Array =>
+  new Uint8Array(v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength));
 
 export function binaryToVector(bytes: Uint8Array): Float32Array {
   const copy = new Uint8Array(bytes.byteLength);

@@ -31,7 +31,7 @@ export function pickQuote(text: string, prompt: string, maxChars = QUOTE_MAX_CHA
 }
 
 /** A window of at most maxChars inside the sentence, starting near its first shared word, on word boundaries. */
-function trimAround(text: string, s: Quote, terms: Set<string>, maxChars: number): Quote {
+function trimAround(_text: string, s: Quote, terms: Set<string>, maxChars: number): Quote {
   const sentence = s.quote;
   const lower = sentence.toLowerCase();
   let first = sentence.length;

@@ -72,7 +72,10 @@ class VectorCache {
     if (!pending) {
       pending = load().finally(() => this.loading.delete(key));
       this.loading.set(key, pending);
-      pending.then((packed) => this.put(key, packed), () => undefined);
+      pending.then(
+        (packed) => this.put(key, packed),
+        () => undefined,
+      );
     }
     return pending;
   }
@@ -137,7 +140,11 @@ export function createRetriever(deps: RetrievalDeps) {
     const usable = records.filter((f): f is CompletedFile => {
       if (f.status !== 'completed' || !f.vectorsKey) return false;
       if (f.model !== provider.embeddingModel) {
-        logger.warn('file embedded with another model; not searched', { fileId: f.id, model: f.model, provider: provider.embeddingModel });
+        logger.warn('file embedded with another model; not searched', {
+          fileId: f.id,
+          model: f.model,
+          provider: provider.embeddingModel,
+        });
         return false;
       }
       return true;
@@ -151,7 +158,14 @@ export function createRetriever(deps: RetrievalDeps) {
     const query = embedded.vectors[0]!;
     const wanted = k * OVERSAMPLE;
     const dense = weights.dense > 0 ? topK(packs, query, wanted) : [];
-    const lexical = weights.lexical > 0 ? bm25TopK(packs.map((p) => p.lexical), queryTerms(prompt), wanted) : [];
+    const lexical =
+      weights.lexical > 0
+        ? bm25TopK(
+            packs.map((p) => p.lexical),
+            queryTerms(prompt),
+            wanted,
+          )
+        : [];
     const lexicalRank = new Map(lexical.map((h, r) => [`${h.pack}:${packs[h.pack]!.chunk[h.row]}`, r]));
     const fused = new Map<string, { pack: number; chunk: number; score: number }>();
     const add = (pack: number, chunk: number, score: number) => {
@@ -160,8 +174,9 @@ export function createRetriever(deps: RetrievalDeps) {
       if (hit) hit.score += score;
       else fused.set(key, { pack, chunk, score });
     };
-    dense.forEach((c, r) => add(c.pack, c.chunk, weights.dense / (RRF_K + r + 1)));
-    lexical.forEach((h, r) => add(h.pack, packs[h.pack]!.chunk[h.row]!, weights.lexical / (RRF_K + r + 1)));
+    for (const [r, c] of dense.entries()) add(c.pack, c.chunk, weights.dense / (RRF_K + r + 1));
+    for (const [r, h] of lexical.entries())
+      add(h.pack, packs[h.pack]!.chunk[h.row]!, weights.lexical / (RRF_K + r + 1));
     const candidates = [...fused.values()].sort((a, b) => b.score - a.score).slice(0, wanted);
     if (!candidates.length) return [];
 
@@ -175,7 +190,10 @@ export function createRetriever(deps: RetrievalDeps) {
       .sort((a, b) => b.cosine - a.cosine || a.item.n - b.item.n)
       .map((c, r) => {
         const lr = lexicalRank.get(`${packOf.get(c.item.fileId)}:${c.item.n}`);
-        return { ...c, fused: weights.dense / (RRF_K + r + 1) + (lr === undefined ? 0 : weights.lexical / (RRF_K + lr + 1)) };
+        return {
+          ...c,
+          fused: weights.dense / (RRF_K + r + 1) + (lr === undefined ? 0 : weights.lexical / (RRF_K + lr + 1)),
+        };
       })
       .sort((a, b) => b.fused - a.fused || b.cosine - a.cosine)
       .slice(0, k);

@@ -12,6 +12,10 @@ export function roleFor(person: { email: string; verified: boolean }, adminEmail
 }
 
 /** The role a request acts with: the token's, unless the configuration no longer grants it. */
-export function actingRole(tokenRole: Role, person: { email: string; verified: boolean }, adminEmails: readonly string[]): Role {
+export function actingRole(
+  tokenRole: Role,
+  person: { email: string; verified: boolean },
+  adminEmails: readonly string[],
+): Role {
   return tokenRole === 'admin' && roleFor(person, adminEmails) === 'admin' ? 'admin' : 'user';
 }

@@ -33,7 +33,18 @@ const identityKey = (providerUserId: string) => ({ PK: `IDP#${providerUserId}`, 
 
 function fromItem(item: Item): User {
   const { id, email, role, name, address, picture, user_id, verified, createdAt, updatedAt } = item as unknown as User;
-  return { id, email, role, ...(name !== undefined && { name }), address, picture, user_id, verified, createdAt, updatedAt };
+  return {
+    id,
+    email,
+    role,
+    ...(name !== undefined && { name }),
+    address,
+    picture,
+    user_id,
+    verified,
+    createdAt,
+    updatedAt,
+  };
 }
 
 export class UserRepository extends Repository {
@@ -91,7 +102,10 @@ export class UserRepository extends Repository {
 
   /** Claims an identity for a user; false when another user already holds it. */
   claimIdentity(providerUserId: string, userId: string, now: string): Promise<boolean> {
-    return putIfAbsent(this.db, { TableName: this.table, Item: { ...identityKey(providerUserId), userId, createdAt: now } });
+    return putIfAbsent(this.db, {
+      TableName: this.table,
+      Item: { ...identityKey(providerUserId), userId, createdAt: now },
+    });
   }
 
   /** Re-points an identity whose user was deleted at a new user. */

@@ -13,7 +13,15 @@ import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
 // answer. PLAYGROUND_SCREENSHOT=<file.png> saves the page after the cited answer.
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 
 let app: TestApp;
 let browser: Browser;
@@ -23,7 +31,9 @@ let dir: string;
 
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) {
-    throw new Error(`No browser at ${CHROMIUM}: install Debian's chromium (apt-get install -y chromium; .ci/run does) or set CHROMIUM_PATH`);
+    throw new Error(
+      `No browser at ${CHROMIUM}: install Debian's chromium (apt-get install -y chromium; .ci/run does) or set CHROMIUM_PATH`,
+    );
   }
   dir = await mkdtemp(join(tmpdir(), 'playground-'));
   await writeFile(join(dir, 'animals.pdf'), await makeTextPdf(3, 6));
@@ -73,7 +83,8 @@ test('the playground: sign in, a streamed reply, a PDF uploaded and ingested, a 
   expect(await page.getAttribute('#ingest-status', 'data-status')).toBe('completed');
   expect(await page.textContent('#ingest-status')).toMatch(/completed, stage done, pages 3 of 3, parts (\d+) of \1/);
   expect(await page.$eval('#upload-progress', (e) => (e as unknown as { value: number }).value)).toBe(1);
-  expect(await page.textContent('#files')).toContain('animals.pdf');
+  // The file list is redrawn after the status line (the chat is read again): wait for that redraw.
+  await page.waitForSelector('#files .file-status:has-text("animals.pdf")');
   expect(failed).toEqual([]);
 
   // A question about it: the answer streams in and cites file, page and quote.
@@ -84,14 +95,18 @@ test('the playground: sign in, a streamed reply, a PDF uploaded and ingested, a 
   const first = await page.textContent('#messages li.ai.done:last-child .citation');
   expect(first).toContain('animals.pdf, page 2');
   expect(first).toMatch(/“.+”/);
-  if (process.env.PLAYGROUND_SCREENSHOT) await page.screenshot({ path: process.env.PLAYGROUND_SCREENSHOT, fullPage: true });
+  if (process.env.PLAYGROUND_SCREENSHOT)
+    await page.screenshot({ path: process.env.PLAYGROUND_SCREENSHOT, fullPage: true });
 }, 180_000);
 
 test('the API reference at /docs renders every route of the manifest', async () => {
   await page.goto(`${origin}/docs`);
   await page.waitForSelector('.opblock', { timeout: 30_000 });
   const operations = await page.$$eval('.opblock', (blocks) =>
-    blocks.map((b) => `${b.querySelector('.opblock-summary-method')?.textContent} ${b.querySelector('.opblock-summary-path')?.getAttribute('data-path')}`),
+    blocks.map(
+      (b) =>
+        `${b.querySelector('.opblock-summary-method')?.textContent} ${b.querySelector('.opblock-summary-path')?.getAttribute('data-path')}`,
+    ),
   );
   expect(operations.sort()).toEqual(httpRouteList.map((r) => `${r.method} ${r.path}`).sort());
 }, 60_000);

@@ -23,7 +23,13 @@ beforeAll(async () => {
   ai = await startOpenAiTestServer();
   app = await startTestApp({
     pollers: false,
-    env: { OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: ai.baseURL, OPENAI_TIMEOUT_MS: '1000', OPENAI_MAX_RETRIES: '1', STREAM_HEARTBEAT_MS: '300' },
+    env: {
+      OPENAI_API_KEY: 'test-key',
+      OPENAI_BASE_URL: ai.baseURL,
+      OPENAI_TIMEOUT_MS: '1000',
+      OPENAI_MAX_RETRIES: '1',
+      STREAM_HEARTBEAT_MS: '300',
+    },
   });
   ({ token } = await app.signIn('faults@example.com'));
 });
@@ -31,14 +37,35 @@ afterAll(async () => {
   await app?.stop();
   await ai?.close();
   console.log(
-    `Model faults: ${tally.prompts} prompts (${tally.ok} answered, ${tally.partial} cut short and stored incomplete, ${tally.failed} failed cleanly); faults injected: ${Object.entries(tally.byFault).map(([k, n]) => `${k} ×${n}`).join(', ')}`,
+    `Model faults: ${tally.prompts} prompts (${tally.ok} answered, ${tally.partial} cut short and stored incomplete, ${tally.failed} failed cleanly); faults injected: ${Object.entries(
+      tally.byFault,
+    )
+      .map(([k, n]) => `${k} ×${n}`)
+      .join(', ')}`,
   );
 });
 
-type Fault = 'none' | '429 once' | '500 once' | '429 past the retries' | '500 past the retries' | 'no answer' | 'stream cut' | 'stream goes quiet';
+type Fault =
+  | 'none'
+  | '429 once'
+  | '500 once'
+  | '429 past the retries'
+  | '500 past the retries'
+  | 'no answer'
+  | 'stream cut'
+  | 'stream goes quiet';
 const fault = fc.oneof(
   { weight: 2, arbitrary: fc.constant<Fault>('none') },
-  { weight: 4, arbitrary: fc.constantFrom<Fault>('429 once', '500 once', 'stream cut', '429 past the retries', '500 past the retries') },
+  {
+    weight: 4,
+    arbitrary: fc.constantFrom<Fault>(
+      '429 once',
+      '500 once',
+      'stream cut',
+      '429 past the retries',
+      '500 past the retries',
+    ),
+  },
   { weight: 1, arbitrary: fc.constantFrom<Fault>('no answer', 'stream goes quiet') },
 );
 const step = fc.record({
@@ -105,7 +132,10 @@ async function messagesOf(chatId: string): Promise<any[]> {
   const out: any[] = [];
   let cursor: string | null = null;
   do {
-    const res: Response = await fetch(`${app.url}/chat/${chatId}/messages?limit=100${cursor ? `&cursor=${cursor}` : ''}`, { headers: { authorization: `Bearer ${token}` } });
+    const res: Response = await fetch(
+      `${app.url}/chat/${chatId}/messages?limit=100${cursor ? `&cursor=${cursor}` : ''}`,
+      { headers: { authorization: `Bearer ${token}` } },
+    );
     out.push(...((await res.json()) as any).data);
     cursor = res.headers.get('x-next-cursor');
   } while (cursor);
@@ -119,23 +149,36 @@ test('under any sequence of model faults: terminal answers, no lost user message
   await fc.assert(
     fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 4 }), async (steps) => {
       run++;
-      const chat = (await app.request('POST', '/chat', { token, body: { type: 'text', name: `run ${run}` } })).body.data;
+      const chat = (await app.request('POST', '/chat', { token, body: { type: 'text', name: `run ${run}` } })).body
+        .data;
       const outcomes: Outcome[] = [];
       for (const [i, s] of steps.entries()) {
         ai.reset();
         // A whole reply never meets a stream fault; it would wait for the next stream.
         const applies = !(s.fault.startsWith('stream') && !s.prompts.some(Boolean));
         if (applies) inject(s.fault, s.after);
-        outcomes.push(...(await Promise.all(s.prompts.map((stream, j) => send(chat.id, `run ${run} step ${i} prompt ${j} ${stream ? 'streamed' : 'whole'}`, stream)))));
+        outcomes.push(
+          ...(await Promise.all(
+            s.prompts.map((stream, j) =>
+              send(chat.id, `run ${run} step ${i} prompt ${j} ${stream ? 'streamed' : 'whole'}`, stream),
+            ),
+          )),
+        );
       }
       ai.reset();
       const stored = await messagesOf(chat.id);
       // Every prompt stored once, as a user message.
-      expect(sorted(stored.filter((m) => m.messageType === 'user').map((m) => m.message))).toEqual(sorted(outcomes.map((o) => o.prompt)));
+      expect(sorted(stored.filter((m) => m.messageType === 'user').map((m) => m.message))).toEqual(
+        sorted(outcomes.map((o) => o.prompt)),
+      );
       // Every reply the client received is stored as it was received; cut ones are marked incomplete; nothing else.
       const replies = stored.filter((m) => m.messageType === 'ai');
       expect(sorted(replies.map((m) => `${m.incomplete ? 'incomplete' : 'complete'}: ${m.message}`))).toEqual(
-        sorted(outcomes.filter((o) => o.received !== undefined).map((o) => `${o.complete ? 'complete' : 'incomplete'}: ${o.received}`)),
+        sorted(
+          outcomes
+            .filter((o) => o.received !== undefined)
+            .map((o) => `${o.complete ? 'complete' : 'incomplete'}: ${o.received}`),
+        ),
       );
       // Whole replies are what the model said.
       for (const o of outcomes.filter((x) => x.complete)) expect(o.received).toBe(`You said: ${o.prompt}`);

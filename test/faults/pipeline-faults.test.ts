@@ -52,13 +52,21 @@ async function startGate(target: string) {
       const verdict = req.url?.endsWith('/embeddings') ? rule(inputs) : 'pass';
       if (req.url?.endsWith('/embeddings')) embedCalls.push(inputs);
       if (typeof verdict === 'number') {
-        res.writeHead(verdict, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `gate says ${verdict}`, type: 'server_error' } }));
+        res
+          .writeHead(verdict, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: { message: `gate says ${verdict}`, type: 'server_error' } }));
         return;
       }
       if (verdict === 'hold') await new Promise<void>((release) => held.add(release));
       if (res.destroyed) return;
-      const upstream = await fetch(`${target}${req.url}`, { method: req.method, headers: { 'content-type': 'application/json', authorization: String(req.headers.authorization ?? '') }, body });
-      res.writeHead(upstream.status, { 'content-type': 'application/json' }).end(Buffer.from(await upstream.arrayBuffer()));
+      const upstream = await fetch(`${target}${req.url}`, {
+        method: req.method,
+        headers: { 'content-type': 'application/json', authorization: String(req.headers.authorization ?? '') },
+        body,
+      });
+      res
+        .writeHead(upstream.status, { 'content-type': 'application/json' })
+        .end(Buffer.from(await upstream.arrayBuffer()));
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -106,15 +114,26 @@ beforeEach(() => {
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const status = async (fileId: string) => (await app.request('GET', `/message/pdf/${fileId}`, { token })).body.data.embeddingsData;
+const status = async (fileId: string) =>
+  (await app.request('GET', `/message/pdf/${fileId}`, { token })).body.data.embeddingsData;
 
 let documents = 0;
 /** Ingests a PDF never seen before (the same bytes would reuse earlier embeddings), or again with force. */
 async function ingest(o: { fileId?: string; force?: boolean; path?: string } = {}) {
   const path = o.path ?? `/doc-${++documents}.pdf`;
   if (!o.path) pdfs.serve(path, { body: await makeTextPdf(11 + documents) });
-  const fileId = o.fileId ?? (await app.request('POST', '/upload', { token, body: { fileName: 'doc.pdf', contentType: 'application/pdf', size: 5000 } })).body.data.fileId;
-  const res = await app.request('POST', '/message/pdf', { token, body: { url: `${pdfs.url}${path}`, fileId, ...(o.force && { force: true }) } });
+  const fileId =
+    o.fileId ??
+    (
+      await app.request('POST', '/upload', {
+        token,
+        body: { fileName: 'doc.pdf', contentType: 'application/pdf', size: 5000 },
+      })
+    ).body.data.fileId;
+  const res = await app.request('POST', '/message/pdf', {
+    token,
+    body: { url: `${pdfs.url}${path}`, fileId, ...(o.force && { force: true }) },
+  });
   expect([200, 202]).toContain(res.status);
   return fileId as string;
 }
@@ -128,7 +147,12 @@ async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, what: str
     await sleep(50);
   }
 }
-const settled = (fileId: string) => until(() => status(fileId), (s) => s.status !== 'processing', `file ${fileId} to leave processing`);
+const settled = (fileId: string) =>
+  until(
+    () => status(fileId),
+    (s) => s.status !== 'processing',
+    `file ${fileId} to leave processing`,
+  );
 
 /** The chunk items of a file: one per index 0..n-1, or the test says which are missing or doubled. */
 async function chunkIndexes(fileId: string): Promise<number[]> {
@@ -136,7 +160,12 @@ async function chunkIndexes(fileId: string): Promise<number[]> {
   let start: Record<string, unknown> | undefined;
   do {
     const page = await db.send(
-      new QueryCommand({ TableName: app.tableName, KeyConditionExpression: 'PK = :pk AND begins_with(SK, :c)', ExpressionAttributeValues: { ':pk': `FILE#${fileId}`, ':c': 'CHUNK#' }, ExclusiveStartKey: start }),
+      new QueryCommand({
+        TableName: app.tableName,
+        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :c)',
+        ExpressionAttributeValues: { ':pk': `FILE#${fileId}`, ':c': 'CHUNK#' },
+        ExclusiveStartKey: start,
+      }),
     );
     out.push(...(page.Items ?? []).map((i) => Number(String(i.SK).slice('CHUNK#'.length))));
     start = page.LastEvaluatedKey;
@@ -152,10 +181,13 @@ async function expectEveryPartOnce(fileId: string): Promise<number> {
   const r = await rawRecord(fileId);
   expect(r.partsTotal).toBeGreaterThan(1);
   expect(r.partsDone).toBe(r.partsTotal);
-  expect([...(r.doneParts ?? [])].sort((a: number, b: number) => a - b)).toEqual(Array.from({ length: r.partsTotal }, (_, i) => i));
+  expect([...(r.doneParts ?? [])].sort((a: number, b: number) => a - b)).toEqual(
+    Array.from({ length: r.partsTotal }, (_, i) => i),
+  );
   return r.partsTotal;
 }
-const rawRecord = async (fileId: string) => (await db.send(new GetCommand({ TableName: app.tableName, Key: { PK: `FILE#${fileId}`, SK: 'META' } }))).Item!;
+const rawRecord = async (fileId: string) =>
+  (await db.send(new GetCommand({ TableName: app.tableName, Key: { PK: `FILE#${fileId}`, SK: 'META' } }))).Item!;
 
 /** Inputs that carry text of page `page` (the known sentences end with "(folio <page>.<i>)"). */
 const mentionsPage = (inputs: string[], page: number) => inputs.some((t) => t.includes(`(folio ${page}.`));
@@ -164,7 +196,10 @@ test('a part whose embedding keeps failing fails the file cleanly; after the pro
   rule = (inputs) => (mentionsPage(inputs, 5) ? 500 : 'pass');
   const fileId = await ingest();
   const failed = await settled(fileId);
-  expect(failed).toMatchObject({ status: 'failed', failure: { reason: 'EMBEDDING_FAILED', message: expect.stringMatching(/after 5 attempts/) } });
+  expect(failed).toMatchObject({
+    status: 'failed',
+    failure: { reason: 'EMBEDDING_FAILED', message: expect.stringMatching(/after 5 attempts/) },
+  });
   expect(embedCalls.filter((c) => mentionsPage(c, 5)).length).toBeGreaterThanOrEqual(5); // maxReceiveCount, then given up
 
   rule = () => 'pass';
@@ -178,8 +213,14 @@ test('a part that fails twice, and one whose request is never answered, are retr
   let failures = 0;
   let stalls = 0;
   rule = (inputs) => {
-    if (mentionsPage(inputs, 3) && failures < 2) return (failures++, 503);
-    if (mentionsPage(inputs, 9) && stalls < 1) return (stalls++, 'hold'); // the client's timeout ends it
+    if (mentionsPage(inputs, 3) && failures < 2) {
+      failures++;
+      return 503;
+    }
+    if (mentionsPage(inputs, 9) && stalls < 1) {
+      stalls++;
+      return 'hold'; // the client's timeout ends it
+    }
     return 'pass';
   };
   const fileId = await ingest();
@@ -194,7 +235,11 @@ test('a part that fails twice, and one whose request is never answered, are retr
 test('every stage’s message delivered again mid-run, and a consumer that throws mid-batch: one chunk per index, each part counted once', async () => {
   rule = () => 'hold'; // embedding waits: the run sits at its embed stage
   const fileId = await ingest();
-  const inFlight = await until(() => rawRecord(fileId), (r) => r.stage === 'embed' && r.partsTotal > 1, 'the run to reach embed');
+  const inFlight = await until(
+    () => rawRecord(fileId),
+    (r) => r.stage === 'embed' && r.partsTotal > 1,
+    'the run to reach embed',
+  );
   const { runId, partsTotal } = inFlight as { runId: string; partsTotal: number };
 
   // SQS delivers again (at-least-once): each stage's message, twice.
@@ -207,13 +252,21 @@ test('every stage’s message delivered again mid-run, and a consumer that throw
   }
 
   // A batch of three whose middle record throws (its part file does not exist), as Lambda would deliver it.
-  const handler = (await loadFunction('functions/pdf-embed.ts')) as (e: SQSEvent, c: unknown) => Promise<{ batchItemFailures: { itemIdentifier: string }[] }>;
+  const handler = (await loadFunction('functions/pdf-embed.ts')) as (
+    e: SQSEvent,
+    c: unknown,
+  ) => Promise<{ batchItemFailures: { itemIdentifier: string }[] }>;
   const record = (messageId: string, body: object): SQSRecord =>
     ({
       messageId,
       receiptHandle: messageId,
       body: JSON.stringify(body),
-      attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(Date.now()), SenderId: 'test', ApproximateFirstReceiveTimestamp: String(Date.now()) },
+      attributes: {
+        ApproximateReceiveCount: '1',
+        SentTimestamp: String(Date.now()),
+        SenderId: 'test',
+        ApproximateFirstReceiveTimestamp: String(Date.now()),
+      },
       messageAttributes: {},
       md5OfBody: '',
       eventSource: 'aws:sqs',
@@ -230,7 +283,12 @@ test('every stage’s message delivered again mid-run, and a consumer that throw
   const first = handler(batch, lambdaContext('pdf-embed', 60_000));
 
   // The fetch and extract duplicates handled while embedding is held (their queues empty: taken and deleted).
-  await until(async () => (await messagesIn(sqs, app.queues['pdf-fetch'].url)) + (await messagesIn(sqs, app.queues['pdf-extract'].url)), (n) => n === 0, 'the fetch and extract duplicates to be handled');
+  await until(
+    async () =>
+      (await messagesIn(sqs, app.queues['pdf-fetch'].url)) + (await messagesIn(sqs, app.queues['pdf-extract'].url)),
+    (n) => n === 0,
+    'the fetch and extract duplicates to be handled',
+  );
   rule = () => 'pass';
   releaseHeld();
   // Only the throwing record is certain to be reported (a good one may also be, when its held
@@ -238,7 +296,8 @@ test('every stage’s message delivered again mid-run, and a consumer that throw
   const failed = (await first).batchItemFailures.map((f) => f.itemIdentifier);
   expect(failed).toContain('poison');
   const redelivered = batch.Records.filter((r) => failed.includes(r.messageId) && r.messageId !== 'poison');
-  if (redelivered.length) expect((await handler({ Records: redelivered }, lambdaContext('pdf-embed', 60_000))).batchItemFailures).toEqual([]);
+  if (redelivered.length)
+    expect((await handler({ Records: redelivered }, lambdaContext('pdf-embed', 60_000))).batchItemFailures).toEqual([]);
 
   const done = await settled(fileId);
   expect(done.status).toBe('completed');
@@ -248,7 +307,9 @@ test('every stage’s message delivered again mid-run, and a consumer that throw
   // The whole batch delivered again after completion: nothing changes.
   const before = await rawRecord(fileId);
   const again = await handler(batch, lambdaContext('pdf-embed', 60_000));
-  expect(again.batchItemFailures.map((f) => f.itemIdentifier)).toEqual(expect.not.arrayContaining(['good-0', 'good-1']));
+  expect(again.batchItemFailures.map((f) => f.itemIdentifier)).toEqual(
+    expect.not.arrayContaining(['good-0', 'good-1']),
+  );
   expect(await rawRecord(fileId)).toEqual(before);
   await expectEveryChunkOnce(fileId, done.chunks);
 });

@@ -39,8 +39,15 @@ beforeAll(async () => {
         await new Promise((r) => setTimeout(r, 150)); // slow, so the stop lands mid-way
         passed++;
       }
-      const upstream = await fetch(`${ai.url}${req.url}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer test-key' }, body: Buffer.concat(chunks) });
-      if (!res.destroyed) res.writeHead(upstream.status, { 'content-type': 'application/json' }).end(Buffer.from(await upstream.arrayBuffer()));
+      const upstream = await fetch(`${ai.url}${req.url}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer test-key' },
+        body: Buffer.concat(chunks),
+      });
+      if (!res.destroyed)
+        res
+          .writeHead(upstream.status, { 'content-type': 'application/json' })
+          .end(Buffer.from(await upstream.arrayBuffer()));
     });
   });
   await new Promise<void>((r) => gate.listen(0, '127.0.0.1', r));
@@ -75,7 +82,11 @@ test('Ctrl-C mid-ingestion, start again: the file completes, nothing embedded tw
   server = await startServerProcess(env);
   const first = server;
   const idToken = await signLocalIdToken(dataDir, { email: 'restart@example.com' });
-  const token = ((await (await fetch(`${first.url}/auth`, { method: 'POST', headers: { authorization: `Bearer ${idToken}` } })).json()) as any).data.token as string;
+  const token = (
+    (await (
+      await fetch(`${first.url}/auth`, { method: 'POST', headers: { authorization: `Bearer ${idToken}` } })
+    ).json()) as any
+  ).data.token as string;
   const call = async (base: string, method: string, path: string, body?: object) => {
     const res = await fetch(`${base}${path}`, {
       method,
@@ -86,7 +97,13 @@ test('Ctrl-C mid-ingestion, start again: the file completes, nothing embedded tw
   };
 
   // Upload through the presigned URL (the local S3), then ingest from the presigned GET URL.
-  const upload = (await call(first.url, 'POST', '/upload', { fileName: 'big.pdf', contentType: 'application/pdf', size: pdf.byteLength })).body.data;
+  const upload = (
+    await call(first.url, 'POST', '/upload', {
+      fileName: 'big.pdf',
+      contentType: 'application/pdf',
+      size: pdf.byteLength,
+    })
+  ).body.data;
   const put = await fetch(upload.uploadUrl, { method: 'PUT', headers: upload.uploadHeaders, body: pdf });
   expect(put.status).toBe(200);
   const started = await call(first.url, 'POST', '/message/pdf', { url: upload.downloadUrl, fileId: upload.fileId });
@@ -125,12 +142,19 @@ test('Ctrl-C mid-ingestion, start again: the file completes, nothing embedded tw
   // The table on disk: chunk items 0..n-1, each once.
   const dynalite = await startDynalite(join(dataDir, 'dynamodb'));
   try {
-    const db = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: dynalite.endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }));
+    const db = DynamoDBDocumentClient.from(
+      new DynamoDBClient({ endpoint: dynalite.endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }),
+    );
     const indexes: number[] = [];
     let start: Record<string, unknown> | undefined;
     do {
       const page = await db.send(
-        new QueryCommand({ TableName: 'chat-service', KeyConditionExpression: 'PK = :pk AND begins_with(SK, :c)', ExpressionAttributeValues: { ':pk': `FILE#${upload.fileId}`, ':c': 'CHUNK#' }, ExclusiveStartKey: start }),
+        new QueryCommand({
+          TableName: 'chat-service',
+          KeyConditionExpression: 'PK = :pk AND begins_with(SK, :c)',
+          ExpressionAttributeValues: { ':pk': `FILE#${upload.fileId}`, ':c': 'CHUNK#' },
+          ExclusiveStartKey: start,
+        }),
       );
       indexes.push(...(page.Items ?? []).map((item) => Number(String(item.SK).slice('CHUNK#'.length))));
       start = page.LastEvaluatedKey;
@@ -165,7 +189,11 @@ test('kill -9 after completion and again mid-ingestion: both files answer with s
     budget = Number.POSITIVE_INFINITY;
     server = await startServerProcess(env, { detached: true });
     const idToken = await signLocalIdToken(env.DATA_DIR, { email: 'killed@example.com' });
-    const token = ((await (await fetch(`${server.url}/auth`, { method: 'POST', headers: { authorization: `Bearer ${idToken}` } })).json()) as any).data.token as string;
+    const token = (
+      (await (
+        await fetch(`${server.url}/auth`, { method: 'POST', headers: { authorization: `Bearer ${idToken}` } })
+      ).json()) as any
+    ).data.token as string;
     const call = async (method: string, path: string, body?: object) => {
       const res = await fetch(`${server!.url}${path}`, {
         method,
@@ -185,7 +213,8 @@ test('kill -9 after completion and again mid-ingestion: both files answer with s
     };
     const ingest = async (name: string) => {
       const chatId = (await call('POST', '/chat', { name, type: 'file' })).body.data.id as string;
-      const fileId = (await call('POST', '/upload', { fileName: name, contentType: 'application/pdf', size: 1000 })).body.data.fileId as string;
+      const fileId = (await call('POST', '/upload', { fileName: name, contentType: 'application/pdf', size: 1000 }))
+        .body.data.fileId as string;
       expect((await call('POST', '/message/pdf', { url: `${pdfs.url}/${name}`, fileId, chatId })).status).toBe(202);
       return { chatId, fileId };
     };
@@ -197,7 +226,10 @@ test('kill -9 after completion and again mid-ingestion: both files answer with s
     server = await startServerProcess(env, { detached: true });
     budget = 0; // every embedding request of the big file is held
     const big = await ingest('big.pdf');
-    expect(await until(big.fileId, (e) => e.stage === 'embed' && held.size > 0)).toMatchObject({ status: 'processing', stage: 'embed' });
+    expect(await until(big.fileId, (e) => e.stage === 'embed' && held.size > 0)).toMatchObject({
+      status: 'processing',
+      stage: 'embed',
+    });
     await killGroup(server); // mid-ingestion
     for (const res of held) res.destroy();
     held.clear();
@@ -205,7 +237,10 @@ test('kill -9 after completion and again mid-ingestion: both files answer with s
     budget = Number.POSITIVE_INFINITY;
     server = await startServerProcess(env, { detached: true });
     expect(await until(big.fileId, (e) => e.status !== 'processing')).toMatchObject({ status: 'completed', pages: 20 });
-    for (const [file, page] of [[small, 2], [big, 7]] as const) {
+    for (const [file, page] of [
+      [small, 2],
+      [big, 7],
+    ] as const) {
       const answer = await call('POST', '/message/logged-in', { chatId: file.chatId, prompt: knownSentence(page, 3) });
       expect(answer.status).toBe(200);
       expect(answer.body.data.sources[0]).toMatchObject({ fileId: file.fileId, page });

@@ -35,7 +35,11 @@ export const CHAT_MODELS = [
   'meta.llama3-1-8b-instruct-v1:0',
   'mistral.mistral-large-2402-v1:0',
 ];
-export const EMBEDDING_MODELS = ['amazon.titan-embed-text-v2:0', 'cohere.embed-english-v3', 'cohere.embed-multilingual-v3'];
+export const EMBEDDING_MODELS = [
+  'amazon.titan-embed-text-v2:0',
+  'cohere.embed-english-v3',
+  'cohere.embed-multilingual-v3',
+];
 
 const ERROR_STATUS: Record<string, number> = {
   ThrottlingException: 429,
@@ -47,7 +51,12 @@ const ERROR_STATUS: Record<string, number> = {
   ResourceNotFoundException: 404,
 };
 
-export type StreamException = 'throttlingException' | 'modelStreamErrorException' | 'internalServerException' | 'serviceUnavailableException' | 'validationException';
+export type StreamException =
+  | 'throttlingException'
+  | 'modelStreamErrorException'
+  | 'internalServerException'
+  | 'serviceUnavailableException'
+  | 'validationException';
 
 export interface RecordedBedrockRequest {
   operation: 'converse' | 'converse-stream' | 'invoke';
@@ -113,9 +122,15 @@ export function eventStreamFrame(headers: Record<string, string>, payload: Buffe
 }
 
 const eventFrame = (type: string, body: object) =>
-  eventStreamFrame({ ':event-type': type, ':content-type': 'application/json', ':message-type': 'event' }, Buffer.from(JSON.stringify(body)));
+  eventStreamFrame(
+    { ':event-type': type, ':content-type': 'application/json', ':message-type': 'event' },
+    Buffer.from(JSON.stringify(body)),
+  );
 const exceptionFrame = (type: string, message: string) =>
-  eventStreamFrame({ ':exception-type': type, ':content-type': 'application/json', ':message-type': 'exception' }, Buffer.from(JSON.stringify({ message })));
+  eventStreamFrame(
+    { ':exception-type': type, ':content-type': 'application/json', ':message-type': 'exception' },
+    Buffer.from(JSON.stringify({ message })),
+  );
 
 // -------------------------------------------------------------------------------------------------
 
@@ -127,7 +142,11 @@ export interface BedrockTestServer {
   invokeRequests(): { modelId: string; body: any }[];
   setReply(reply: string | ((body: ConverseBody) => string)): void;
   /** The next `n` requests (of `operation`, default any) answer with this error before any byte of a reply. */
-  failNext(n: number, name: keyof typeof ERROR_STATUS, options?: { operation?: RecordedBedrockRequest['operation'] }): void;
+  failNext(
+    n: number,
+    name: keyof typeof ERROR_STATUS,
+    options?: { operation?: RecordedBedrockRequest['operation'] },
+  ): void;
   /** The next stream sends `afterDeltas` deltas, then an exception frame. */
   streamExceptionAfter(afterDeltas: number, exception: StreamException): void;
   /** The next stream sends `afterDeltas` deltas, then waits for the returned release(). */
@@ -149,11 +168,20 @@ export async function startBedrockTestServer(): Promise<BedrockTestServer> {
   const sockets = new Set<Socket>();
 
   const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
-    res.writeHead(status, { 'content-type': 'application/json', 'x-amzn-requestid': `req-${requests.length}`, ...headers });
+    res.writeHead(status, {
+      'content-type': 'application/json',
+      'x-amzn-requestid': `req-${requests.length}`,
+      ...headers,
+    });
     res.end(JSON.stringify(body));
   };
   const error = (res: ServerResponse, name: string, message: string) =>
-    json(res, ERROR_STATUS[name] ?? 400, { message }, { 'x-amzn-errortype': `${name}:http://internal.amazon.com/coral/com.amazon.bedrock/` });
+    json(
+      res,
+      ERROR_STATUS[name] ?? 400,
+      { message },
+      { 'x-amzn-errortype': `${name}:http://internal.amazon.com/coral/com.amazon.bedrock/` },
+    );
 
   const takeFault = (operation: RecordedBedrockRequest['operation']): Fault | undefined => {
     const i = faults.findIndex((f) =>
@@ -164,27 +192,42 @@ export async function startBedrockTestServer(): Promise<BedrockTestServer> {
 
   /** What real Bedrock checks in a Converse request (turns alternate, open with the user, no empty text). */
   function converseProblem(body: ConverseBody): string | undefined {
-    if (!Array.isArray(body?.messages) || body.messages.length === 0) return 'A conversation must start with a user message.';
-    if (body.messages[0]!.role !== 'user') return 'A conversation must start with a user message. Try again with a conversation that starts with a user message.';
+    if (!Array.isArray(body?.messages) || body.messages.length === 0)
+      return 'A conversation must start with a user message.';
+    if (body.messages[0]!.role !== 'user')
+      return 'A conversation must start with a user message. Try again with a conversation that starts with a user message.';
     for (let i = 1; i < body.messages.length; i++) {
-      if (body.messages[i]!.role === body.messages[i - 1]!.role) return 'A conversation must alternate between user and assistant roles.';
+      if (body.messages[i]!.role === body.messages[i - 1]!.role)
+        return 'A conversation must alternate between user and assistant roles.';
     }
     const blocks = [...body.messages.flatMap((m) => m.content), ...(body.system ?? [])];
-    if (blocks.some((b) => typeof b.text !== 'string' || b.text.length === 0)) return 'The text field in the ContentBlock object is blank.';
+    if (blocks.some((b) => typeof b.text !== 'string' || b.text.length === 0))
+      return 'The text field in the ContentBlock object is blank.';
     const max = body.inferenceConfig?.maxTokens;
     if (max !== undefined && (!Number.isInteger(max) || max < 1)) return 'maxTokens must be at least 1.';
     return undefined;
   }
 
   function usageOf(body: ConverseBody, deltas: string[]) {
-    const input = [...(body.system ?? []), ...body.messages.flatMap((m) => m.content)].reduce((n, b) => n + tokensOf(b.text ?? ''), 0);
+    const input = [...(body.system ?? []), ...body.messages.flatMap((m) => m.content)].reduce(
+      (n, b) => n + tokensOf(b.text ?? ''),
+      0,
+    );
     return { inputTokens: input, outputTokens: deltas.length, totalTokens: input + deltas.length };
   }
 
-  async function converseStream(body: ConverseBody, res: ServerResponse, record: RecordedBedrockRequest, fault: Fault | undefined) {
+  async function converseStream(
+    body: ConverseBody,
+    res: ServerResponse,
+    record: RecordedBedrockRequest,
+    fault: Fault | undefined,
+  ) {
     const text = typeof reply === 'function' ? reply(body) : reply;
     const deltas = splitIntoDeltas(text);
-    res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream', 'x-amzn-requestid': `req-${requests.length}` });
+    res.writeHead(200, {
+      'content-type': 'application/vnd.amazon.eventstream',
+      'x-amzn-requestid': `req-${requests.length}`,
+    });
     res.flushHeaders();
     // Resolves once the bytes are handed to the socket (so a cut or an exception comes after them).
     const write = (frame: Buffer) => new Promise<void>((resolve) => res.write(frame, () => resolve()));
@@ -224,19 +267,39 @@ export async function startBedrockTestServer(): Promise<BedrockTestServer> {
   function invoke(modelId: string, body: any, res: ServerResponse) {
     if (modelId === 'amazon.titan-embed-text-v2:0') {
       const dimensions = body?.dimensions ?? 1024;
-      if (typeof body?.inputText !== 'string' || body.inputText.length === 0) return error(res, 'ValidationException', 'Malformed input request: #: required key [inputText] not found');
-      if (![256, 512, 1024].includes(dimensions)) return error(res, 'ValidationException', `Malformed input request: #/dimensions: ${dimensions} is not a valid enum value`);
-      if (body.inputText.length > 50_000) return error(res, 'ValidationException', 'Malformed input request: #/inputText: expected maxLength: 50000');
+      if (typeof body?.inputText !== 'string' || body.inputText.length === 0)
+        return error(res, 'ValidationException', 'Malformed input request: #: required key [inputText] not found');
+      if (![256, 512, 1024].includes(dimensions))
+        return error(
+          res,
+          'ValidationException',
+          `Malformed input request: #/dimensions: ${dimensions} is not a valid enum value`,
+        );
+      if (body.inputText.length > 50_000)
+        return error(res, 'ValidationException', 'Malformed input request: #/inputText: expected maxLength: 50000');
       const embedding = Array.from(lexicalEmbedding(body.inputText, dimensions));
-      return json(res, 200, { embedding, embeddingsByType: { float: embedding }, inputTextTokenCount: tokensOf(body.inputText) }, {
-        'x-amzn-bedrock-input-token-count': String(tokensOf(body.inputText)),
-      });
+      return json(
+        res,
+        200,
+        { embedding, embeddingsByType: { float: embedding }, inputTextTokenCount: tokensOf(body.inputText) },
+        {
+          'x-amzn-bedrock-input-token-count': String(tokensOf(body.inputText)),
+        },
+      );
     }
     const texts = body?.texts;
-    if (!Array.isArray(texts) || texts.length === 0 || !texts.every((t) => typeof t === 'string')) return error(res, 'ValidationException', 'Malformed input request: #: required key [texts] not found');
-    if (texts.length > 96) return error(res, 'ValidationException', `Malformed input request: #/texts: expected maximum item count: 96, found: ${texts.length}`);
-    if (texts.some((t: string) => t.length > 2048)) return error(res, 'ValidationException', 'Malformed input request: #/texts: expected maxLength: 2048');
-    if (!['search_document', 'search_query', 'classification', 'clustering'].includes(body.input_type)) return error(res, 'ValidationException', 'Malformed input request: #: required key [input_type] not found');
+    if (!Array.isArray(texts) || texts.length === 0 || !texts.every((t) => typeof t === 'string'))
+      return error(res, 'ValidationException', 'Malformed input request: #: required key [texts] not found');
+    if (texts.length > 96)
+      return error(
+        res,
+        'ValidationException',
+        `Malformed input request: #/texts: expected maximum item count: 96, found: ${texts.length}`,
+      );
+    if (texts.some((t: string) => t.length > 2048))
+      return error(res, 'ValidationException', 'Malformed input request: #/texts: expected maxLength: 2048');
+    if (!['search_document', 'search_query', 'classification', 'clustering'].includes(body.input_type))
+      return error(res, 'ValidationException', 'Malformed input request: #: required key [input_type] not found');
     json(res, 200, {
       embeddings: texts.map((t: string) => Array.from(lexicalEmbedding(t, 1024))),
       id: `emb-${requests.length}`,
@@ -249,8 +312,11 @@ export async function startBedrockTestServer(): Promise<BedrockTestServer> {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const match = /^\/model\/([^/]+)\/(converse|converse-stream|invoke)$/.exec(new URL(req.url ?? '/', 'http://localhost').pathname);
-      if (req.method !== 'POST' || !match) return error(res, 'ResourceNotFoundException', `No route for ${req.method} ${req.url}`);
+      const match = /^\/model\/([^/]+)\/(converse|converse-stream|invoke)$/.exec(
+        new URL(req.url ?? '/', 'http://localhost').pathname,
+      );
+      if (req.method !== 'POST' || !match)
+        return error(res, 'ResourceNotFoundException', `No route for ${req.method} ${req.url}`);
       const modelId = decodeURIComponent(match[1]!);
       const operation = match[2] as RecordedBedrockRequest['operation'];
       let body: any;
@@ -259,7 +325,13 @@ export async function startBedrockTestServer(): Promise<BedrockTestServer> {
       } catch {
         return error(res, 'ValidationException', 'Malformed request body');
       }
-      const record: RecordedBedrockRequest = { operation, modelId, headers: req.headers, body, clientClosedEarly: false };
+      const record: RecordedBedrockRequest = {
+        operation,
+        modelId,
+        headers: req.headers,
+        body,
+        clientClosedEarly: false,
+      };
       requests.push(record);
       server.inFlight++;
       server.maxInFlight = Math.max(server.maxInFlight, server.inFlight);
@@ -269,18 +341,29 @@ export async function startBedrockTestServer(): Promise<BedrockTestServer> {
       });
 
       const auth = String(req.headers.authorization ?? '');
-      if (!/^AWS4-HMAC-SHA256 Credential=[^/]+\/\d{8}\/[a-z0-9-]+\/bedrock\/aws4_request, SignedHeaders=.+, Signature=[0-9a-f]{64}$/.test(auth)) {
-        return json(res, 403, { message: 'Missing Authentication Token' }, { 'x-amzn-errortype': 'AccessDeniedException:' });
+      if (
+        !/^AWS4-HMAC-SHA256 Credential=[^/]+\/\d{8}\/[a-z0-9-]+\/bedrock\/aws4_request, SignedHeaders=.+, Signature=[0-9a-f]{64}$/.test(
+          auth,
+        )
+      ) {
+        return json(
+          res,
+          403,
+          { message: 'Missing Authentication Token' },
+          { 'x-amzn-errortype': 'AccessDeniedException:' },
+        );
       }
       const fault = takeFault(operation);
       // Some latency, so the SDK's retries and our concurrency have something to overlap.
       setTimeout(() => {
         if (fault?.type === 'error') return error(res, fault.name, `Simulated ${fault.name}`);
         if (operation === 'invoke') {
-          if (!EMBEDDING_MODELS.includes(modelId)) return error(res, 'ValidationException', 'The provided model identifier is invalid.');
+          if (!EMBEDDING_MODELS.includes(modelId))
+            return error(res, 'ValidationException', 'The provided model identifier is invalid.');
           return invoke(modelId, body, res);
         }
-        if (!CHAT_MODELS.includes(modelId)) return error(res, 'ValidationException', 'The provided model identifier is invalid.');
+        if (!CHAT_MODELS.includes(modelId))
+          return error(res, 'ValidationException', 'The provided model identifier is invalid.');
         const problem = converseProblem(body);
         if (problem) return error(res, 'ValidationException', problem);
         if (operation === 'converse') return converse(body, res);
@@ -299,12 +382,14 @@ export async function startBedrockTestServer(): Promise<BedrockTestServer> {
     url: `http://127.0.0.1:${port}`,
     requests,
     converseRequests: () => requests.filter((r) => r.operation !== 'invoke').map((r) => r.body as ConverseBody),
-    invokeRequests: () => requests.filter((r) => r.operation === 'invoke').map((r) => ({ modelId: r.modelId, body: r.body })),
+    invokeRequests: () =>
+      requests.filter((r) => r.operation === 'invoke').map((r) => ({ modelId: r.modelId, body: r.body })),
     setReply: (r) => {
       reply = r;
     },
     failNext(n, name, options = {}) {
-      for (let i = 0; i < n; i++) faults.push({ type: 'error', name, ...(options.operation && { operation: options.operation }) });
+      for (let i = 0; i < n; i++)
+        faults.push({ type: 'error', name, ...(options.operation && { operation: options.operation }) });
     },
     streamExceptionAfter(afterDeltas, exception) {
       faults.push({ type: 'exception', afterDeltas, exception });

@@ -22,7 +22,8 @@ export function chatCalls(who: () => { app: TestApp; token: string }) {
 }
 
 /** A stream's events by kind: `event:<name>`, `delta` or `[DONE]`. */
-export const kinds = (sse: SseResult) => sse.events.map((e) => (e.event ? `event:${e.event}` : e.data === '[DONE]' ? '[DONE]' : 'delta'));
+export const kinds = (sse: SseResult) =>
+  sse.events.map((e) => (e.event ? `event:${e.event}` : e.data === '[DONE]' ? '[DONE]' : 'delta'));
 
 /** Reads until `ok` (at most about 3 s): what a reply stored after its stream ended. */
 export async function eventually<T>(read: () => Promise<T>, ok: (value: T) => boolean): Promise<T> {

@@ -77,10 +77,14 @@ export async function deflateRepeated(unit: string, total: number): Promise<Buff
   const deflate = createDeflate({ level: 9 });
   const out: Buffer[] = [];
   deflate.on('data', (b: Buffer) => out.push(b));
-  const done = new Promise<void>((resolve, reject) => (deflate.on('end', resolve), deflate.on('error', reject)));
+  const done = new Promise<void>((resolve, reject) => {
+    deflate.on('end', resolve);
+    deflate.on('error', reject);
+  });
   for (let written = 0; written < total; written += piece.length) {
     const n = Math.min(piece.length, total - written);
-    if (!deflate.write(n === piece.length ? piece : piece.subarray(0, n))) await new Promise((r) => deflate.once('drain', r));
+    if (!deflate.write(n === piece.length ? piece : piece.subarray(0, n)))
+      await new Promise((r) => deflate.once('drain', r));
   }
   deflate.end();
   await done;
@@ -92,7 +96,10 @@ const hex = (n: number, digits: number) => n.toString(16).toUpperCase().padStart
 /** A ToUnicode CMap with `ranges` bfranges of 2^24−1 four-byte codes each. */
 export function hugeToUnicode(ranges: number): string {
   const span = 2 ** 24 - 2; // high − low: 2^24−1 codes, pdf.js's largest accepted range
-  const lines = Array.from({ length: ranges }, (_, i) => `<${hex(i * 2 ** 24, 8)}> <${hex(i * 2 ** 24 + span, 8)}> <0041>`);
+  const lines = Array.from(
+    { length: ranges },
+    (_, i) => `<${hex(i * 2 ** 24, 8)}> <${hex(i * 2 ** 24 + span, 8)}> <0041>`,
+  );
   return [
     '/CIDInit /ProcSet findresource begin 12 dict begin begincmap',
     '/CMapName /Hostile def /CMapType 2 def',
@@ -112,7 +119,9 @@ function onePage(content: PdfObject, font: PdfObject[], extraPage = ''): PdfObje
   return [
     catalog,
     { dict: '<< /Type /Pages /Kids [3 0 R] /Count 1 >>' },
-    { dict: `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> ${extraPage}>>` },
+    {
+      dict: `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> ${extraPage}>>`,
+    },
     content,
     ...font,
   ];
@@ -132,12 +141,18 @@ const generators: Record<HostileClass, () => Promise<Buffer>> = {
   'cmap-8-ranges': () => cmapBomb(8),
   'cmap-1-range': () => cmapBomb(1),
   'noop-stream': async () =>
-    rawPdf(onePage({ dict: '/Filter /FlateDecode', stream: await deflateRepeated('q Q\n', 100 * 1024 * 1024) }, [{ dict: helvetica }])),
+    rawPdf(
+      onePage({ dict: '/Filter /FlateDecode', stream: await deflateRepeated('q Q\n', 100 * 1024 * 1024) }, [
+        { dict: helvetica },
+      ]),
+    ),
   'font-bomb': async () => {
     const program = await deflateRepeated('\0', 300 * 1024 * 1024);
     return rawPdf(
       onePage({ dict: '', stream: text('Hello') }, [
-        { dict: '<< /Type /Font /Subtype /TrueType /BaseFont /Bomb /FirstChar 32 /LastChar 126 /FontDescriptor 6 0 R >>' },
+        {
+          dict: '<< /Type /Font /Subtype /TrueType /BaseFont /Bomb /FirstChar 32 /LastChar 126 /FontDescriptor 6 0 R >>',
+        },
         {
           dict: '<< /Type /FontDescriptor /FontName /Bomb /Flags 32 /FontBBox [0 0 1000 1000] /ItalicAngle 0 /Ascent 800 /Descent -200 /CapHeight 700 /StemV 80 /FontFile2 7 0 R >>',
         },
@@ -169,17 +184,28 @@ const generators: Record<HostileClass, () => Promise<Buffer>> = {
       },
       { dict: '', stream: Buffer.from('BT /F1 12 Tf 72 720 Td (Looping) Tj ET /X1 Do', 'latin1') },
       { dict: helvetica },
-      { dict: '/Type /XObject /Subtype /Form /BBox [0 0 612 792] /Resources << /XObject << /X1 6 0 R >> >>', stream: Buffer.from('/X1 Do', 'latin1') },
+      {
+        dict: '/Type /XObject /Subtype /Form /BBox [0 0 612 792] /Resources << /XObject << /X1 6 0 R >> >>',
+        stream: Buffer.from('/X1 Do', 'latin1'),
+      },
     ]),
   'deep-nesting': async () => {
     const depth = 100_000;
-    return rawPdf(onePage({ dict: '', stream: text('Nested') }, [{ dict: helvetica }], `/Deep ${'['.repeat(depth)}${']'.repeat(depth)} `));
+    return rawPdf(
+      onePage(
+        { dict: '', stream: text('Nested') },
+        [{ dict: helvetica }],
+        `/Deep ${'['.repeat(depth)}${']'.repeat(depth)} `,
+      ),
+    );
   },
   'huge-page-count': async () =>
     rawPdf([
       catalog,
       { dict: '<< /Type /Pages /Kids [3 0 R] /Count 1000000000 >>' },
-      { dict: '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>' },
+      {
+        dict: '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>',
+      },
       { dict: '', stream: text('Many') },
       { dict: helvetica },
     ]),
@@ -189,8 +215,8 @@ const cache = new Map<HostileClass, Promise<Buffer>>();
 
 /** The hostile PDF of a class (generated once per process). */
 export function hostilePdf(kind: HostileClass): Promise<Buffer> {
-  let pdf = cache.get(kind);
-  if (!pdf) cache.set(kind, (pdf = generators[kind]()));
+  const pdf = cache.get(kind) ?? generators[kind]();
+  cache.set(kind, pdf);
   return pdf;
 }
 

@@ -11,7 +11,17 @@ export interface JwksServer {
   audience: string;
   publicJwk: JWK;
   requests: number;
-  sign(claims: JWTPayload, options?: { expiresIn?: number; notBefore?: number; issuer?: string; audience?: string; key?: CryptoKey; kid?: string }): Promise<string>;
+  sign(
+    claims: JWTPayload,
+    options?: {
+      expiresIn?: number;
+      notBefore?: number;
+      issuer?: string;
+      audience?: string;
+      key?: CryptoKey;
+      kid?: string;
+    },
+  ): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -20,7 +30,7 @@ export async function startJwksServer(): Promise<JwksServer> {
   const kid = 'test-key-1';
   const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: 'RS256', use: 'sig' };
   const state = { requests: 0 };
-  const server = http.createServer((req, res) => {
+  const server = http.createServer((_req, res) => {
     state.requests++;
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ keys: [publicJwk] }));

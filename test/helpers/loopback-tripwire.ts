@@ -37,7 +37,9 @@ export function installTripwire(): Tripwire {
     const target = (host ?? 'localhost').replace(/^\[|\]$/g, '');
     if (!LOOPBACK.test(target) || deny.has(target)) {
       attempts.push(`${target}:${String(port)}`);
-      throw new Error(`tripwire: the test refused a connection to ${target}:${String(port)} (only loopback is allowed)`);
+      throw new Error(
+        `tripwire: the test refused a connection to ${target}:${String(port)} (only loopback is allowed)`,
+      );
     }
     return original.apply(this, args as never);
   } as typeof original;

@@ -14,8 +14,30 @@ export async function fixturePdf(name: string): Promise<Buffer> {
 
 // Made-up words (three syllables, 8,000 of them), drawn per sentence by a seeded generator: text
 // with a varied vocabulary, like real prose, so a sentence's words say where it is.
-const SYLLABLES = ['ka', 'lo', 'mi', 'ne', 'ru', 'ta', 'vi', 'so', 'pe', 'du', 'ga', 'fi', 'zo', 'be', 'xu', 'ye', 'wa', 'jo', 'ha', 'ci'];
-const word = (n: number) => SYLLABLES[n % 20]! + SYLLABLES[Math.floor(n / 20) % 20]! + SYLLABLES[Math.floor(n / 400) % 20]!;
+const SYLLABLES = [
+  'ka',
+  'lo',
+  'mi',
+  'ne',
+  'ru',
+  'ta',
+  'vi',
+  'so',
+  'pe',
+  'du',
+  'ga',
+  'fi',
+  'zo',
+  'be',
+  'xu',
+  'ye',
+  'wa',
+  'jo',
+  'ha',
+  'ci',
+];
+const word = (n: number) =>
+  SYLLABLES[n % 20]! + SYLLABLES[Math.floor(n / 20) % 20]! + SYLLABLES[Math.floor(n / 400) % 20]!;
 
 /** The known sentence `i` of page `page` (1-based): nine made-up words and its folio. */
 export function knownSentence(page: number, i: number): string {

@@ -33,7 +33,10 @@ function writePdf(objects: PdfObject[]): Uint8Array {
     chunks.push(text);
     length += Buffer.byteLength(text, 'latin1');
   });
-  const xref = [`xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`, ...offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`)].join('');
+  const xref = [
+    `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`,
+    ...offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`),
+  ].join('');
   chunks.push(xref, `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${length}\n%%EOF\n`);
   return new Uint8Array(Buffer.from(chunks.join(''), 'latin1'));
 }
@@ -43,7 +46,11 @@ function pagesPdf(fontObjects: (first: number) => PdfObject[], contents: string[
   const fonts = fontObjects(3);
   const firstPage = 3 + fonts.length;
   const kids = contents.map((_, i) => `${firstPage + i * 2} 0 R`).join(' ');
-  const objects: PdfObject[] = ['<< /Type /Catalog /Pages 2 0 R >>', `<< /Type /Pages /Kids [${kids}] /Count ${contents.length} >>`, ...fonts];
+  const objects: PdfObject[] = [
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    `<< /Type /Pages /Kids [${kids}] /Count ${contents.length} >>`,
+    ...fonts,
+  ];
   contents.forEach((content, i) => {
     objects.push(
       `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents ${firstPage + i * 2 + 1} 0 R >>`,
@@ -84,8 +91,22 @@ export const ARABIC_PAGES = ['القاهرة عاصمة مصر.', 'النيل أ
 // Presentation Forms-B: the isolated form of each letter; dual-joining letters are followed by
 // their final, initial and medial forms, right-joining ones by their final form only.
 const DUAL: Record<string, number> = {
-  ب: 0xfe8f, ت: 0xfe95, ج: 0xfe9d, ح: 0xfea1, س: 0xfeb1, ص: 0xfeb9, ط: 0xfec1, ع: 0xfec9,
-  ف: 0xfed1, ق: 0xfed5, ك: 0xfed9, ل: 0xfedd, م: 0xfee1, ن: 0xfee5, ه: 0xfee9, ي: 0xfef1,
+  ب: 0xfe8f,
+  ت: 0xfe95,
+  ج: 0xfe9d,
+  ح: 0xfea1,
+  س: 0xfeb1,
+  ص: 0xfeb9,
+  ط: 0xfec1,
+  ع: 0xfec9,
+  ف: 0xfed1,
+  ق: 0xfed5,
+  ك: 0xfed9,
+  ل: 0xfedd,
+  م: 0xfee1,
+  ن: 0xfee5,
+  ه: 0xfee9,
+  ي: 0xfef1,
 };
 const RIGHT: Record<string, number> = { ا: 0xfe8d, أ: 0xfe83, ة: 0xfe93, د: 0xfea9, ر: 0xfead, و: 0xfeed, ى: 0xfeef };
 
@@ -103,7 +124,8 @@ export function shapeArabicWord(word: string): string[] {
       continue;
     }
     const joinsNext = ch in DUAL && i + 1 < letters.length;
-    if (ch in DUAL) glyphs.push(String.fromCodePoint(DUAL[ch]! + (joinsPrevious ? (joinsNext ? 3 : 1) : joinsNext ? 2 : 0)));
+    if (ch in DUAL)
+      glyphs.push(String.fromCodePoint(DUAL[ch]! + (joinsPrevious ? (joinsNext ? 3 : 1) : joinsNext ? 2 : 0)));
     else if (ch in RIGHT) glyphs.push(String.fromCodePoint(RIGHT[ch]! + (joinsPrevious ? 1 : 0)));
     else glyphs.push(ch);
   }
@@ -138,7 +160,9 @@ export function makeArabicPdf(pages = ARABIC_PAGES): Uint8Array {
     // Drawn left to right, as producers do: the sentence's last word first.
     return `BT /F1 ${size} Tf ${runs.reverse().join(' ')} ET`;
   });
-  const entries = [...codes].map(([glyph, code]) => `<${code.toString(16)}> <${glyph.codePointAt(0)!.toString(16).padStart(4, '0')}>`);
+  const entries = [...codes].map(
+    ([glyph, code]) => `<${code.toString(16)}> <${glyph.codePointAt(0)!.toString(16).padStart(4, '0')}>`,
+  );
   const toUnicode = [
     '/CIDInit /ProcSet findresource begin 12 dict begin begincmap',
     '/CIDSystemInfo << /Registry (Adobe) /Ordering (UCS) /Supplement 0 >> def /CMapName /Adobe-Identity-UCS def /CMapType 2 def',
@@ -231,18 +255,23 @@ export async function makeScannedPdf(pages = SCANNED_PAGES, dpi = 100): Promise<
   const canvas = await loadCanvas();
   const source = await makePassagesPdf(pages);
   const doc = await PDFDocument.create();
-  await renderPages(source, pages.map((_, i) => i + 1), { dpi }, async (image) => {
-    const c = canvas.createCanvas(image.width, image.height);
-    const ctx = c.getContext('2d');
-    const pixels = ctx.createImageData(image.width, image.height);
-    const grey = image.pgm.subarray(image.pgm.length - image.width * image.height);
-    for (let i = 0; i < grey.length; i++) {
-      pixels.data[i * 4] = pixels.data[i * 4 + 1] = pixels.data[i * 4 + 2] = grey[i]!;
-      pixels.data[i * 4 + 3] = 255;
-    }
-    ctx.putImageData(pixels, 0, 0);
-    const png = await doc.embedPng(await c.encode('png'));
-    doc.addPage([612, 792]).drawImage(png, { x: 0, y: 0, width: 612, height: 792 });
-  });
+  await renderPages(
+    source,
+    pages.map((_, i) => i + 1),
+    { dpi },
+    async (image) => {
+      const c = canvas.createCanvas(image.width, image.height);
+      const ctx = c.getContext('2d');
+      const pixels = ctx.createImageData(image.width, image.height);
+      const grey = image.pgm.subarray(image.pgm.length - image.width * image.height);
+      for (let i = 0; i < grey.length; i++) {
+        pixels.data[i * 4] = pixels.data[i * 4 + 1] = pixels.data[i * 4 + 2] = grey[i]!;
+        pixels.data[i * 4 + 3] = 255;
+      }
+      ctx.putImageData(pixels, 0, 0);
+      const png = await doc.embedPng(await c.encode('png'));
+      doc.addPage([612, 792]).drawImage(png, { x: 0, y: 0, width: 612, height: 792 });
+    },
+  );
   return doc.save();
 }

@@ -127,23 +127,44 @@ export async function startOpenAiTestServer(): Promise<OpenAiTestServer> {
     res.writeHead(status, { 'content-type': 'application/json', 'x-request-id': `req_${requests.length}`, ...headers });
     res.end(JSON.stringify(body));
   };
-  const apiError = (res: ServerResponse, status: number, message: string, type: string, headers: Record<string, string> = {}) =>
-    json(res, status, { error: { message, type, param: null, code: null } }, headers);
+  const apiError = (
+    res: ServerResponse,
+    status: number,
+    message: string,
+    type: string,
+    headers: Record<string, string> = {},
+  ) => json(res, status, { error: { message, type, param: null, code: null } }, headers);
 
-  async function chat(req: ChatCompletionRequest, res: ServerResponse, record: RecordedRequest, fault: Fault | undefined) {
+  async function chat(
+    req: ChatCompletionRequest,
+    res: ServerResponse,
+    record: RecordedRequest,
+    fault: Fault | undefined,
+  ) {
     const text = typeof reply === 'function' ? reply(req) : reply;
     const promptTokens = req.messages.reduce((n, m) => n + tokensOf(String(m.content)) + 3, 0);
     const id = `chatcmpl-${requests.length}`;
     const created = Math.floor(Date.now() / 1000);
     const deltas = splitIntoDeltas(text);
-    const usage = { prompt_tokens: promptTokens, completion_tokens: deltas.length, total_tokens: promptTokens + deltas.length };
+    const usage = {
+      prompt_tokens: promptTokens,
+      completion_tokens: deltas.length,
+      total_tokens: promptTokens + deltas.length,
+    };
     if (!req.stream) {
       json(res, 200, {
         id,
         object: 'chat.completion',
         created,
         model: req.model,
-        choices: [{ index: 0, message: { role: 'assistant', content: text, refusal: null }, finish_reason: 'stop', logprobs: null }],
+        choices: [
+          {
+            index: 0,
+            message: { role: 'assistant', content: text, refusal: null },
+            finish_reason: 'stop',
+            logprobs: null,
+          },
+        ],
         usage,
       });
       return;
@@ -170,7 +191,9 @@ export async function startOpenAiTestServer(): Promise<OpenAiTestServer> {
     }
     res.write(chunk({}, 'stop'));
     if (req.stream_options?.include_usage) {
-      res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: req.model, choices: [], usage })}\n\n`);
+      res.write(
+        `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: req.model, choices: [], usage })}\n\n`,
+      );
     }
     res.end('data: [DONE]\n\n');
   }
@@ -214,13 +237,21 @@ export async function startOpenAiTestServer(): Promise<OpenAiTestServer> {
       } catch {
         body = Buffer.concat(chunks).toString('utf8');
       }
-      const record: RecordedRequest = { method: req.method ?? 'GET', path, headers: req.headers, body, receivedAt: Date.now(), clientClosedEarly: false };
+      const record: RecordedRequest = {
+        method: req.method ?? 'GET',
+        path,
+        headers: req.headers,
+        body,
+        receivedAt: Date.now(),
+        clientClosedEarly: false,
+      };
       requests.push(record);
       res.on('close', () => {
         if (!res.writableFinished) record.clientClosedEarly = true;
       });
       const kind = path === '/v1/chat/completions' ? 'chat' : path === '/v1/embeddings' ? 'embeddings' : undefined;
-      if (req.method !== 'POST' || !kind) return apiError(res, 404, `Unknown path ${req.method} ${path}`, 'invalid_request_error');
+      if (req.method !== 'POST' || !kind)
+        return apiError(res, 404, `Unknown path ${req.method} ${path}`, 'invalid_request_error');
       if (!String(req.headers.authorization ?? '').startsWith('Bearer ')) {
         return apiError(res, 401, 'Missing API key', 'invalid_request_error');
       }
@@ -259,7 +290,8 @@ export async function startOpenAiTestServer(): Promise<OpenAiTestServer> {
     chunkDelayMs: 0,
     embeddingBatchLimit: 2048,
     embeddingDimensions: 1536,
-    chatRequests: () => requests.filter((r) => r.path === '/v1/chat/completions').map((r) => r.body as ChatCompletionRequest),
+    chatRequests: () =>
+      requests.filter((r) => r.path === '/v1/chat/completions').map((r) => r.body as ChatCompletionRequest),
     embeddingRequests: () => requests.filter((r) => r.path === '/v1/embeddings').map((r) => r.body),
     count: (path) => (path ? requests.filter((r) => r.path === path).length : requests.length),
     setReply(r) {
@@ -267,7 +299,13 @@ export async function startOpenAiTestServer(): Promise<OpenAiTestServer> {
     },
     failNext(n, status = 429, options = {}) {
       const retryAfterSeconds = options.retryAfterSeconds ?? (status === 429 ? 0 : undefined);
-      for (let i = 0; i < n; i++) faults.push({ type: 'status', status, kind: options.only ?? 'any', ...(retryAfterSeconds !== undefined && { retryAfterSeconds }) });
+      for (let i = 0; i < n; i++)
+        faults.push({
+          type: 'status',
+          status,
+          kind: options.only ?? 'any',
+          ...(retryAfterSeconds !== undefined && { retryAfterSeconds }),
+        });
     },
     stallNext(n = 1, options = {}) {
       for (let i = 0; i < n; i++) faults.push({ type: 'stall', kind: options.only ?? 'any' });

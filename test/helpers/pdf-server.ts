@@ -61,7 +61,7 @@ export interface PdfServer {
 const CHUNK = 64 * 1024;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function generated(size: number, offset: number, length: number): Buffer {
+function generated(_size: number, offset: number, length: number): Buffer {
   const out = Buffer.alloc(length, 0x20);
   const header = Buffer.from('%PDF-1.7\n');
   if (offset < header.length) header.copy(out, 0, offset, Math.min(header.length, offset + length));
@@ -75,7 +75,8 @@ export async function startPdfServer(): Promise<PdfServer> {
   const sockets = new Set<Socket>();
 
   async function writeBody(req: IncomingMessage, res: ServerResponse, b: Behaviour, record: ResponseRecord) {
-    const body = b.body === undefined ? undefined : typeof b.body === 'string' ? Buffer.from(b.body) : Buffer.from(b.body);
+    const body =
+      b.body === undefined ? undefined : typeof b.body === 'string' ? Buffer.from(b.body) : Buffer.from(b.body);
     const total = body?.length ?? b.size ?? 0;
     let sent = 0;
     while (sent < total && !record.aborted) {
@@ -85,7 +86,11 @@ export async function startPdfServer(): Promise<PdfServer> {
       sent += n;
       record.bytesWritten = sent;
       if (b.drip) await sleep(b.drip.everyMs);
-      else if (!ok) await new Promise<void>((r) => (res.once('drain', r), res.once('close', r)));
+      else if (!ok)
+        await new Promise<void>((r) => {
+          res.once('drain', r);
+          res.once('close', r);
+        });
     }
     if (!record.aborted) res.end();
     void req;
@@ -96,7 +101,13 @@ export async function startPdfServer(): Promise<PdfServer> {
     const method = req.method ?? 'GET';
     requests.push({ method, path, headers: req.headers });
     let done!: () => void;
-    const record: ResponseRecord = { method, path, bytesWritten: 0, aborted: false, finished: new Promise<void>((r) => (done = r)) };
+    const record: ResponseRecord = {
+      method,
+      path,
+      bytesWritten: 0,
+      aborted: false,
+      finished: new Promise<void>((r) => (done = r)),
+    };
     records.push(record);
     res.on('close', () => {
       if (!res.writableFinished) record.aborted = true;
@@ -111,7 +122,8 @@ export async function startPdfServer(): Promise<PdfServer> {
       res.writeHead(route.status, { location: route.redirect }).end();
       return;
     }
-    const body = route.body === undefined ? undefined : typeof route.body === 'string' ? Buffer.from(route.body) : route.body;
+    const body =
+      route.body === undefined ? undefined : typeof route.body === 'string' ? Buffer.from(route.body) : route.body;
     const trueLength = body?.length ?? route.size ?? 0;
     const status = route.status ?? 200;
     const headers: Record<string, string | number> = { 'content-type': route.contentType ?? 'application/pdf' };

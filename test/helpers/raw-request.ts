@@ -61,7 +61,9 @@ export function rawRequest(r: RawRequest): Promise<RawResponse> {
       },
     );
     const timer = setTimeout(() => {
-      req.destroy(new RequestTimeout(`${r.method} ${r.path.slice(0, 200)} did not answer within ${r.timeoutMs ?? 10_000} ms`));
+      req.destroy(
+        new RequestTimeout(`${r.method} ${r.path.slice(0, 200)} did not answer within ${r.timeoutMs ?? 10_000} ms`),
+      );
     }, r.timeoutMs ?? 10_000);
     req.on('error', (err) => {
       clearTimeout(timer);

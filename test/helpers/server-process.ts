@@ -25,7 +25,10 @@ export interface ServerProcessOptions {
   detached?: boolean;
 }
 
-export async function startServerProcess(env: Record<string, string>, o: ServerProcessOptions = {}): Promise<ServerProcess> {
+export async function startServerProcess(
+  env: Record<string, string>,
+  o: ServerProcessOptions = {},
+): Promise<ServerProcess> {
   const npm = process.env.npm_execpath; // set when the tests run under `npm test`
   const [command, args] = !o.viaNpm
     ? [process.execPath, ['--import', 'tsx', 'infra/local/start.ts']]
@@ -41,7 +44,9 @@ export async function startServerProcess(env: Record<string, string>, o: ServerP
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
-  const exited = new Promise<number | NodeJS.Signals | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
+  const exited = new Promise<number | NodeJS.Signals | null>((resolve) =>
+    child.once('exit', (code, signal) => resolve(code ?? signal)),
+  );
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 30_000);
     const check = () => {
@@ -69,4 +74,3 @@ export async function startServerProcess(env: Record<string, string>, o: ServerP
     },
   };
 }
-

@@ -11,7 +11,16 @@ import { randomBytes } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { ensureTable, LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
-import { buildFunctions, CHUNKS_DIR, EXTRACT_CHILD, MissingEntryError, projectRoot, STANDARD_FONTS_DIR, TRACER_PACKAGE, type BuiltFunction } from '#infra/build.ts';
+import {
+  buildFunctions,
+  CHUNKS_DIR,
+  EXTRACT_CHILD,
+  MissingEntryError,
+  projectRoot,
+  STANDARD_FONTS_DIR,
+  TRACER_PACKAGE,
+  type BuiltFunction,
+} from '#infra/build.ts';
 import { hostilePdf } from '#test/helpers/hostile-pdfs.ts';
 import { createServiceApp } from '#infra/app.ts';
 import { manifestFunctions, type ManifestFunction } from '#infra/routes.ts';
@@ -135,7 +144,13 @@ test('a bundle reaches DynamoDB with the credentials Lambda puts in the environm
       queryStringParameters: query, headers: { authorization: 'Bearer ${token}' }, requestContext: { requestId: 'r', stage: 'api' } },
       { getRemainingTimeInMillis: () => 5000, awsRequestId: 'x' });
     console.log(JSON.stringify([await call(null), await call({ limit: '0' })]));`;
-  const env = { ...FUNCTION_ENV, TABLE_NAME: table, DYNAMODB_ENDPOINT: endpoint, AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local' };
+  const env = {
+    ...FUNCTION_ENV,
+    TABLE_NAME: table,
+    DYNAMODB_ENDPOINT: endpoint,
+    AWS_ACCESS_KEY_ID: 'local',
+    AWS_SECRET_ACCESS_KEY: 'local',
+  };
   const [ok, invalid] = JSON.parse(await node(script, env));
   expect([ok.statusCode, ok.body]).toEqual([200, '[]']);
   // zod's English messages survive the build (only the other locales are left out).
@@ -144,7 +159,14 @@ test('a bundle reaches DynamoDB with the credentials Lambda puts in the environm
 });
 
 test('pdfjs-dist works inside a bundle: text per page, fonts read from beside the bundle', async () => {
-  const probe: ManifestFunction = { name: 'pdf-probe', entry: 'test/infra/fixtures/pdf-probe.ts', kind: 'queue', timeoutSeconds: 60, memoryMb: 512, access: {} };
+  const probe: ManifestFunction = {
+    name: 'pdf-probe',
+    entry: 'test/infra/fixtures/pdf-probe.ts',
+    kind: 'queue',
+    timeoutSeconds: 60,
+    memoryMb: 512,
+    access: {},
+  };
   const [b] = await buildFunctions({ outDir, functions: [probe] });
   expect(b!.pdfjs).toBe(true);
 
@@ -180,7 +202,14 @@ test('pdfjs-dist works inside a bundle: text per page, fonts read from beside th
 });
 
 test('AI_PROVIDER=bedrock works inside a bundle: ConverseStream frames decoded, credentials from the environment, signed requests', async () => {
-  const probe: ManifestFunction = { name: 'ai-probe', entry: 'test/infra/fixtures/ai-probe.ts', kind: 'http', timeoutSeconds: 29, memoryMb: 1024, access: {} };
+  const probe: ManifestFunction = {
+    name: 'ai-probe',
+    entry: 'test/infra/fixtures/ai-probe.ts',
+    kind: 'http',
+    timeoutSeconds: 29,
+    memoryMb: 1024,
+    access: {},
+  };
   const [b] = await buildFunctions({ outDir, functions: [probe] });
   const bedrock = await startBedrockTestServer();
   try {
@@ -199,11 +228,18 @@ test('AI_PROVIDER=bedrock works inside a bundle: ConverseStream frames decoded, 
     };
     const result = JSON.parse(await node(script, env, tmpdir()));
     expect(result.name).toBe('bedrock');
-    expect(result.parts.filter((p: any) => p.type === 'delta').map((p: any) => p.text).join('')).toBe('Bundled Bedrock reply.');
+    expect(
+      result.parts
+        .filter((p: any) => p.type === 'delta')
+        .map((p: any) => p.text)
+        .join(''),
+    ).toBe('Bundled Bedrock reply.');
     expect(result.parts.at(-1)).toMatchObject({ type: 'usage', usage: { completionTokens: 3 } });
     expect(result.dimensions).toBe(256);
     expect(bedrock.requests.map((r) => r.operation)).toEqual(['converse-stream', 'invoke']);
-    expect(String(bedrock.requests[0]!.headers.authorization)).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDBUNDLE\/\d{8}\/us-east-1\/bedrock\//);
+    expect(String(bedrock.requests[0]!.headers.authorization)).toMatch(
+      /^AWS4-HMAC-SHA256 Credential=AKIDBUNDLE\/\d{8}\/us-east-1\/bedrock\//,
+    );
     expect(bedrock.requests[0]!.headers['x-amz-security-token']).toBe('bundle-session');
   } finally {
     await bedrock.close();
@@ -213,7 +249,8 @@ test('AI_PROVIDER=bedrock works inside a bundle: ConverseStream frames decoded, 
 test("each AI provider is a chunk beside send-message's bundle: a cold start reads the chosen one only", async () => {
   const b = built.find((f) => f.name === 'send-message')!;
   const chunks = await readdir(join(b.dir, CHUNKS_DIR));
-  for (const provider of ['openai-provider', 'bedrock-provider', 'offline-provider']) expect(chunks.some((c) => c.startsWith(`${provider}-`))).toBe(true);
+  for (const provider of ['openai-provider', 'bedrock-provider', 'offline-provider'])
+    expect(chunks.some((c) => c.startsWith(`${provider}-`))).toBe(true);
   expect(await readFile(join(b.dir, 'index.mjs'), 'utf8')).not.toContain('api.openai.com'); // the OpenAI SDK's default base URL
 
   // The provider chunks a fresh process reads while importing the bundle (its cold start).
@@ -228,17 +265,24 @@ test("each AI provider is a chunk beside send-message's bundle: a cold start rea
       { ...FUNCTION_ENV, ...env },
       tmpdir(),
     );
-    return (JSON.parse(out) as string[]).filter((f) => f.includes('-provider-')).map((f) => f.replace(/-[A-Z0-9]+\.mjs$/, ''));
+    return (JSON.parse(out) as string[])
+      .filter((f) => f.includes('-provider-'))
+      .map((f) => f.replace(/-[A-Z0-9]+\.mjs$/, ''));
   };
   expect(await providersRead({ AI_PROVIDER: 'offline' })).toEqual(['offline-provider']);
-  expect(await providersRead({ AI_PROVIDER: 'openai', OPENAI_API_KEY: 'sk-test-not-used' })).toEqual(['openai-provider']);
+  expect(await providersRead({ AI_PROVIDER: 'openai', OPENAI_API_KEY: 'sk-test-not-used' })).toEqual([
+    'openai-provider',
+  ]);
   expect(await providersRead({ AI_PROVIDER: 'bedrock' })).toEqual(['bedrock-provider']);
 });
 
 test('the tracer is a package beside every bundle, read at cold start only with tracing on; on, it traces outgoing HTTP', async () => {
   for (const b of built) {
     expect([b.name, b.nodeModules.includes(TRACER_PACKAGE)]).toEqual([b.name, true]);
-    expect([b.name, (await readFile(join(b.dir, 'index.mjs'), 'utf8')).includes('aws-xray-sdk')]).toEqual([b.name, false]);
+    expect([b.name, (await readFile(join(b.dir, 'index.mjs'), 'utf8')).includes('aws-xray-sdk')]).toEqual([
+      b.name,
+      false,
+    ]);
   }
   const b = built.find((f) => f.name === 'list-chats')!;
   // What a fresh process reads while importing the bundle, and whether http.request was wrapped.
@@ -259,12 +303,26 @@ test('the tracer is a package beside every bundle, read at cold start only with 
   };
   expect(await coldStart({})).toEqual({ tracerRead: false, httpWrapped: false });
   // As Lambda runs a function with active tracing (Powertools traces only inside Lambda).
-  const lambda = { AWS_LAMBDA_FUNCTION_NAME: 'list-chats', AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x', _X_AMZN_TRACE_ID: 'Root=1-5759e988-bd862e3fe1be46a994272793;Sampled=1' };
-  expect(await coldStart({ ...lambda, POWERTOOLS_TRACE_ENABLED: 'true' })).toEqual({ tracerRead: true, httpWrapped: true });
+  const lambda = {
+    AWS_LAMBDA_FUNCTION_NAME: 'list-chats',
+    AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',
+    _X_AMZN_TRACE_ID: 'Root=1-5759e988-bd862e3fe1be46a994272793;Sampled=1',
+  };
+  expect(await coldStart({ ...lambda, POWERTOOLS_TRACE_ENABLED: 'true' })).toEqual({
+    tracerRead: true,
+    httpWrapped: true,
+  });
 });
 
 test('a manifest entry whose file is missing fails the build with a message naming it', async () => {
-  const ghost: ManifestFunction = { name: 'ghost', entry: 'functions/ghost-route.ts', kind: 'http', timeoutSeconds: 29, memoryMb: 1024, access: {} };
+  const ghost: ManifestFunction = {
+    name: 'ghost',
+    entry: 'functions/ghost-route.ts',
+    kind: 'http',
+    timeoutSeconds: 29,
+    memoryMb: 1024,
+    access: {},
+  };
   const attempt = buildFunctions({ outDir, functions: [ghost] });
   await expect(attempt).rejects.toBeInstanceOf(MissingEntryError);
   await expect(buildFunctions({ outDir, functions: [ghost] })).rejects.toThrow('ghost → functions/ghost-route.ts');
@@ -273,7 +331,14 @@ test('a manifest entry whose file is missing fails the build with a message nami
 test('the app synthesizes from the real bundles: each function runs the asset of its own bundle', async () => {
   const cdkOut = join(outDir, 'cdk.out');
   const { stateless } = createServiceApp({
-    app: new App({ outdir: cdkOut, context: { IDP_PRESET: 'firebase', FIREBASE_PROJECT_ID: 'my-project', CORS_ALLOW_ORIGIN: 'https://app.example.com' } }),
+    app: new App({
+      outdir: cdkOut,
+      context: {
+        IDP_PRESET: 'firebase',
+        FIREBASE_PROJECT_ID: 'my-project',
+        CORS_ALLOW_ORIGIN: 'https://app.example.com',
+      },
+    }),
     distDir: outDir,
     env: {},
   });
@@ -286,5 +351,7 @@ test('the app synthesizes from the real bundles: each function runs the asset of
   const staged = (await readdir(cdkOut)).filter((d) => d.startsWith('asset.'));
   const names = await Promise.all(staged.map(async (d) => (await readdir(join(cdkOut, d))).sort().join(',')));
   // (index.mjs.LEGAL.txt only where index.mjs itself holds licensed code: with code splitting it may all be in chunks/.)
-  expect(names.filter((n) => n.split(',').includes('index.mjs') && n.split(',').includes('index.mjs.map'))).toHaveLength(manifestFunctions.length);
+  expect(
+    names.filter((n) => n.split(',').includes('index.mjs') && n.split(',').includes('index.mjs.map')),
+  ).toHaveLength(manifestFunctions.length);
 });

@@ -23,7 +23,7 @@ let functions: FunctionInstances;
 let gateway: Gateway;
 let releaser: http.Server;
 let releaserUrl: string;
-let releaseWaiters: (() => void)[] = [];
+const releaseWaiters: (() => void)[] = [];
 let released: (() => void) | undefined;
 
 beforeAll(async () => {
@@ -41,8 +41,21 @@ beforeAll(async () => {
     log: false,
     invoker: functions,
     routes: [
-      route({ name: 'probe-stream', entry: 'test/infra/fixtures/probe-stream.ts', method: 'POST', path: '/stream', streaming: true, timeoutSeconds: 3 }),
-      route({ name: 'probe-get', entry: 'test/infra/fixtures/probe-function.ts', method: 'GET', path: '/things/{id}', timeoutSeconds: 10 }),
+      route({
+        name: 'probe-stream',
+        entry: 'test/infra/fixtures/probe-stream.ts',
+        method: 'POST',
+        path: '/stream',
+        streaming: true,
+        timeoutSeconds: 3,
+      }),
+      route({
+        name: 'probe-get',
+        entry: 'test/infra/fixtures/probe-function.ts',
+        method: 'GET',
+        path: '/things/{id}',
+        timeoutSeconds: 10,
+      }),
     ],
   });
 }, 120_000);
@@ -105,7 +118,9 @@ test('a function that fails before its first write gets a 502: its prelude was n
 
 test('a function that throws mid-stream ends that response; the gateway and other requests carry on', async () => {
   released = undefined;
-  const res = await fetch(`${gateway.url}/stream?do=throw-mid-stream&release=${encodeURIComponent(releaserUrl)}`, { method: 'POST' });
+  const res = await fetch(`${gateway.url}/stream?do=throw-mid-stream&release=${encodeURIComponent(releaserUrl)}`, {
+    method: 'POST',
+  });
   expect(res.status).toBe(201);
   const reader = res.body!.getReader();
   expect(new TextDecoder().decode((await reader.read()).value)).toBe('first\n');

@@ -25,7 +25,8 @@ function invoke(dataDir: string, ...args: string[]): Promise<Run> {
         // Only what a developer's shell would have: no settings leak in from the test run.
         env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir },
       },
-      (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
+      (err, stdout, stderr) =>
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
     );
   });
 }
@@ -54,7 +55,9 @@ test('a DATA_DIR held by another process (npm start) stops the invoke with a mes
   try {
     const run = await invoke(dataDir, 'sign-in', 'events/sign-in.json');
     expect(run.code).toBe(1);
-    expect(run.stderr).toContain(`${dataDir} is in use by another process (pid ${process.pid}: is \`npm start\` running on it?)`);
+    expect(run.stderr).toContain(
+      `${dataDir} is in use by another process (pid ${process.pid}: is \`npm start\` running on it?)`,
+    );
     expect(run.stdout).toBe('');
   } finally {
     await rm(join(dataDir, 'runtime.pid'), { force: true });

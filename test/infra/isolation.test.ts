@@ -1,4 +1,10 @@
-import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import {
+  CreateQueueCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
 import { randomBytes } from 'node:crypto';
 import { startGateway, type Gateway } from '#infra/local/gateway.ts';
 import { startFunctionInstances, type FunctionInstances } from '#infra/local/function-instances.ts';
@@ -72,18 +78,22 @@ test.each([
   ['reject', 502, { success: false, message: 'Internal server error' }],
   ['malformed', 502, { success: false, message: 'Internal server error' }],
   ['hang', 504, { success: false, statusCode: 504, message: 'Endpoint request timed out' }],
-])('a function that does %s fails that request alone (%i) while another route keeps answering', async (what, status, body) => {
-  const steady = (await get('/steady')).body.pid;
-  // The probe behind /hang has a 2 s timeout; behind /hostile, 20 s (running out of memory takes a while).
-  const path = what === 'hang' ? '/hang' : '/hostile';
-  const failing = get(`${path}?do=${what}`);
-  // Meanwhile the other function answers, from the same warm instance.
-  const during = await get('/steady');
-  expect(during).toEqual({ status: 200, body: expect.objectContaining({ pid: steady }) });
-  expect(await failing).toEqual({ status, body });
-  // The failing function itself serves its next request (a fresh instance where the last one died).
-  expect((await get(`${path}?do=none`)).status).toBe(200);
-}, 60_000);
+])(
+  'a function that does %s fails that request alone (%i) while another route keeps answering',
+  async (what, status, body) => {
+    const steady = (await get('/steady')).body.pid;
+    // The probe behind /hang has a 2 s timeout; behind /hostile, 20 s (running out of memory takes a while).
+    const path = what === 'hang' ? '/hang' : '/hostile';
+    const failing = get(`${path}?do=${what}`);
+    // Meanwhile the other function answers, from the same warm instance.
+    const during = await get('/steady');
+    expect(during).toEqual({ status: 200, body: expect.objectContaining({ pid: steady }) });
+    expect(await failing).toEqual({ status, body });
+    // The failing function itself serves its next request (a fresh instance where the last one died).
+    expect((await get(`${path}?do=none`)).status).toBe(200);
+  },
+  60_000,
+);
 
 test('an instance that died is replaced; one whose handler only threw stays warm', async () => {
   const before = (await get('/hostile?do=none')).body.pid;
@@ -96,17 +106,28 @@ test('an instance that died is replaced; one whose handler only threw stays warm
 }, 60_000);
 
 test('an SQS message whose function dies on every attempt is redelivered, then lands in the DLQ', async () => {
-  const sqs = new SQSClient({ endpoint: process.env.TEST_FAUXQS_ENDPOINT, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+  const sqs = new SQSClient({
+    endpoint: process.env.TEST_FAUXQS_ENDPOINT,
+    region: LOCAL_REGION,
+    credentials: LOCAL_CREDENTIALS,
+  });
   const name = `isolation-${randomBytes(4).toString('hex')}`;
   const dlq = await sqs.send(new CreateQueueCommand({ QueueName: `${name}-dlq` }));
-  const dlqArn = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl, AttributeNames: ['QueueArn'] }))).Attributes!.QueueArn!;
+  const dlqArn = (
+    await sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl, AttributeNames: ['QueueArn'] }))
+  ).Attributes!.QueueArn!;
   const queue = await sqs.send(
     new CreateQueueCommand({
       QueueName: name,
-      Attributes: { VisibilityTimeout: '30', RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: '2' }) },
+      Attributes: {
+        VisibilityTimeout: '30',
+        RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: '2' }),
+      },
     }),
   );
-  const queueArn = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queue.QueueUrl, AttributeNames: ['QueueArn'] }))).Attributes!.QueueArn!;
+  const queueArn = (
+    await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queue.QueueUrl, AttributeNames: ['QueueArn'] }))
+  ).Attributes!.QueueArn!;
   const failures: string[] = [];
   const poller = startPoller({
     name: 'probe-stage',

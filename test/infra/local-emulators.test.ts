@@ -39,7 +39,14 @@ function accepts(host: string, port: number): Promise<boolean> {
 describe('bound to loopback', () => {
   let runtime: LocalRuntime;
   beforeAll(async () => {
-    runtime = await startLocalRuntime({ port: 0, dataDir: await tempDir('loopback-'), persist: true, pollers: false, log: false, env: { LOG_LEVEL: 'SILENT' } });
+    runtime = await startLocalRuntime({
+      port: 0,
+      dataDir: await tempDir('loopback-'),
+      persist: true,
+      pollers: false,
+      log: false,
+      env: { LOG_LEVEL: 'SILENT' },
+    });
   });
   afterAll(() => runtime?.stop());
 
@@ -59,7 +66,8 @@ describe('bound to loopback', () => {
       gateway: runtime.port,
     };
     const reached: Record<string, [boolean, boolean]> = {};
-    for (const [name, port] of Object.entries(ports)) reached[name] = [await accepts('127.0.0.1', port), await accepts('127.0.0.2', port)];
+    for (const [name, port] of Object.entries(ports))
+      reached[name] = [await accepts('127.0.0.1', port), await accepts('127.0.0.2', port)];
     expect(reached).toEqual({ dynalite: [true, false], fauxqs: [true, false], gateway: [true, false] });
     // The local IdP's keys are served by the gateway, so they are on loopback too.
     expect((await fetch(`http://127.0.0.1:${runtime.port}${LOCAL_IDP_JWKS_PATH}`)).status).toBe(200);
@@ -73,10 +81,21 @@ describe('CORS of the local S3', () => {
   let origin = '*';
   beforeAll(async () => {
     emulators = await startEmulators({
-      corsRule: () => ({ allowedMethods: ['PUT', 'GET', 'HEAD'], allowedOrigins: [origin], allowedHeaders: ['content-type', 'content-length', 'content-md5', 'x-amz-*'], exposedHeaders: ['etag'], maxAge: 3600 }),
+      corsRule: () => ({
+        allowedMethods: ['PUT', 'GET', 'HEAD'],
+        allowedOrigins: [origin],
+        allowedHeaders: ['content-type', 'content-length', 'content-md5', 'x-amz-*'],
+        exposedHeaders: ['etag'],
+        maxAge: 3600,
+      }),
     });
     await ensureBucket(emulators.fauxqsEndpoint, bucket);
-    s3 = new S3Client({ endpoint: emulators.fauxqsEndpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, forcePathStyle: true });
+    s3 = new S3Client({
+      endpoint: emulators.fauxqsEndpoint,
+      region: LOCAL_REGION,
+      credentials: LOCAL_CREDENTIALS,
+      forcePathStyle: true,
+    });
   });
   afterAll(async () => {
     s3?.destroy();
@@ -87,8 +106,16 @@ describe('CORS of the local S3', () => {
 
   test('a browser preflight for a presigned PUT is allowed, and the PUT carrying Origin can be read', async () => {
     origin = 'http://localhost:3000';
-    const url = await getSignedUrl(s3, new PutObjectCommand({ Bucket: bucket, Key: 'uploads/u/f.pdf', ContentType: 'application/pdf' }), { expiresIn: 60 });
-    const ok = await preflight(url, { origin, 'access-control-request-method': 'PUT', 'access-control-request-headers': 'content-type' });
+    const url = await getSignedUrl(
+      s3,
+      new PutObjectCommand({ Bucket: bucket, Key: 'uploads/u/f.pdf', ContentType: 'application/pdf' }),
+      { expiresIn: 60 },
+    );
+    const ok = await preflight(url, {
+      origin,
+      'access-control-request-method': 'PUT',
+      'access-control-request-headers': 'content-type',
+    });
     expect(ok.status).toBe(200);
     expect(Object.fromEntries([...ok.headers].filter(([k]) => k.startsWith('access-control-')))).toEqual({
       'access-control-allow-origin': origin,
@@ -99,7 +126,11 @@ describe('CORS of the local S3', () => {
       'access-control-allow-credentials': 'true',
     });
 
-    const put = await fetch(url, { method: 'PUT', headers: { origin, 'content-type': 'application/pdf' }, body: '%PDF-1.4 test' });
+    const put = await fetch(url, {
+      method: 'PUT',
+      headers: { origin, 'content-type': 'application/pdf' },
+      body: '%PDF-1.4 test',
+    });
     expect(put.status).toBe(200);
     expect(put.headers.get('access-control-allow-origin')).toBe(origin);
     expect(put.headers.get('access-control-expose-headers')).toBe('etag');
@@ -113,16 +144,42 @@ describe('CORS of the local S3', () => {
     const url = `${emulators.fauxqsEndpoint}/${bucket}/uploads/u/f.pdf`;
     const refused = async (headers: Record<string, string>) => {
       const res = await preflight(url, headers);
-      return [res.status, res.headers.get('access-control-allow-origin'), (await res.text()).match(/<Code>(\w+)<\/Code>/)?.[1]];
+      return [
+        res.status,
+        res.headers.get('access-control-allow-origin'),
+        (await res.text()).match(/<Code>(\w+)<\/Code>/)?.[1],
+      ];
     };
-    expect(await refused({ origin: 'http://evil.example', 'access-control-request-method': 'PUT' })).toEqual([403, null, 'AccessForbidden']);
-    expect(await refused({ origin, 'access-control-request-method': 'DELETE' })).toEqual([403, null, 'AccessForbidden']);
-    expect(await refused({ origin, 'access-control-request-method': 'PUT', 'access-control-request-headers': 'authorization' })).toEqual([403, null, 'AccessForbidden']);
+    expect(await refused({ origin: 'http://evil.example', 'access-control-request-method': 'PUT' })).toEqual([
+      403,
+      null,
+      'AccessForbidden',
+    ]);
+    expect(await refused({ origin, 'access-control-request-method': 'DELETE' })).toEqual([
+      403,
+      null,
+      'AccessForbidden',
+    ]);
+    expect(
+      await refused({
+        origin,
+        'access-control-request-method': 'PUT',
+        'access-control-request-headers': 'authorization',
+      }),
+    ).toEqual([403, null, 'AccessForbidden']);
     expect(await refused({ 'access-control-request-method': 'PUT' })).toEqual([400, null, 'BadRequest']);
     // x-amz-* matches any x-amz- header; with the default origin `*`, any origin gets `*`.
     origin = '*';
-    const wildcard = await preflight(url, { origin: 'http://anywhere.example', 'access-control-request-method': 'PUT', 'access-control-request-headers': 'x-amz-checksum-crc32, content-type' });
-    expect([wildcard.status, wildcard.headers.get('access-control-allow-origin'), wildcard.headers.get('access-control-allow-credentials')]).toEqual([200, '*', null]);
+    const wildcard = await preflight(url, {
+      origin: 'http://anywhere.example',
+      'access-control-request-method': 'PUT',
+      'access-control-request-headers': 'x-amz-checksum-crc32, content-type',
+    });
+    expect([
+      wildcard.status,
+      wildcard.headers.get('access-control-allow-origin'),
+      wildcard.headers.get('access-control-allow-credentials'),
+    ]).toEqual([200, '*', null]);
     // A request from a page not allowed still works for non-browsers; it just gets no CORS headers.
     origin = 'http://localhost:3000';
     const get = await fetch(url, { headers: { origin: 'http://evil.example' } });
@@ -149,7 +206,10 @@ test('objects and messages acknowledged by a process killed with SIGKILL are the
     console.log('acknowledged');
     setInterval(() => {}, 1000);
   `;
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: projectRoot, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    cwd: projectRoot,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   await new Promise<void>((resolve, reject) => {
     child.stdout.on('data', (d: Buffer) => d.toString().includes('acknowledged') && resolve());
     child.once('exit', (code) => reject(new Error(`the writer exited (${code}) before acknowledging`)));
@@ -163,12 +223,22 @@ test('objects and messages acknowledged by a process killed with SIGKILL are the
   const sqs = new SQSClient(c);
   try {
     const bodies = await Promise.all(
-      Array.from({ length: 20 }, async (_, i) => (await s3.send(new GetObjectCommand({ Bucket: 'kept', Key: `o${i}` }))).Body!.transformToString()),
+      Array.from({ length: 20 }, async (_, i) =>
+        (await s3.send(new GetObjectCommand({ Bucket: 'kept', Key: `o${i}` }))).Body!.transformToString(),
+      ),
     );
     expect(bodies).toEqual(Array.from({ length: 20 }, (_, i) => `body ${i}`));
     const { QueueUrl: queueUrl } = await sqs.send(new GetQueueUrlCommand({ QueueName: 'kept' }));
-    const received = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }));
-    expect((received.Messages ?? []).map((m) => m.Body).sort()).toEqual(['message 0', 'message 1', 'message 2', 'message 3', 'message 4']);
+    const received = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }),
+    );
+    expect((received.Messages ?? []).map((m) => m.Body).sort()).toEqual([
+      'message 0',
+      'message 1',
+      'message 2',
+      'message 3',
+      'message 4',
+    ]);
   } finally {
     s3.destroy();
     sqs.destroy();

@@ -14,7 +14,10 @@ test('the tests run on the Lambda runtime’s Node major', () => {
 });
 
 test('`node -v` inside an npm script prints the Lambda runtime’s major', () => {
-  const printed = execFileSync('npm', ['run', '-s', 'node-version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  const printed = execFileSync('npm', ['run', '-s', 'node-version'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+  }).trim();
   expect(majorOf(printed)).toBe(lambdaMajor);
 });
 

@@ -21,10 +21,19 @@ beforeAll(async () => {
 afterAll(() => rm(outDir, { recursive: true, force: true }));
 
 test('the OCR asset reads a scanned page with no network and nothing from the project', async () => {
-  const probe: ManifestFunction = { name: 'ocr-probe', entry: 'test/infra/fixtures/ocr-probe.ts', kind: 'queue', timeoutSeconds: 60, memoryMb: 2048, access: {} };
+  const probe: ManifestFunction = {
+    name: 'ocr-probe',
+    entry: 'test/infra/fixtures/ocr-probe.ts',
+    kind: 'queue',
+    timeoutSeconds: 60,
+    memoryMb: 2048,
+    access: {},
+  };
   const host = `@napi-rs/canvas-${process.platform}-${process.arch}-gnu`;
   const [b] = await buildFunctions({ outDir, functions: [probe], canvasBinaries: [host] });
-  expect(b!.nodeModules).toEqual(expect.arrayContaining(['tesseract.js', 'tesseract.js-core', '@tesseract.js-data/eng', '@napi-rs/canvas', host]));
+  expect(b!.nodeModules).toEqual(
+    expect.arrayContaining(['tesseract.js', 'tesseract.js-core', '@tesseract.js-data/eng', '@napi-rs/canvas', host]),
+  );
   const shipped = (path: string) => existsSync(join(b!.dir, path));
   expect(shipped('node_modules/tesseract.js-core/tesseract-core-simd.wasm')).toBe(true);
   expect(shipped('node_modules/tesseract.js-core/tesseract-core-simd-lstm.wasm')).toBe(false); // never loaded by the Node worker
@@ -46,6 +55,13 @@ test('the OCR asset reads a scanned page with no network and nothing from the pr
     timeout: 120_000,
   });
   const result = JSON.parse(stdout);
-  expect(result.pages).toEqual([{ page: 1, text: 'The lighthouse keeper is named Margaret Hollis.', verdict: { usable: true }, confidence: expect.any(Number) }]);
+  expect(result.pages).toEqual([
+    {
+      page: 1,
+      text: 'The lighthouse keeper is named Margaret Hollis.',
+      verdict: { usable: true },
+      confidence: expect.any(Number),
+    },
+  ]);
   expect(result.cmapsDir).toBe(`${join(b!.dir, CMAPS_DIR)}/`);
 }, 240_000);

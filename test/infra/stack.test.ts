@@ -8,7 +8,15 @@ import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { createServiceApp, type ServiceApp } from '#infra/app.ts';
-import { deadLetterConsumerList, httpRouteList, manifestFunctions, pipelineStageList, queueUrlSetting, type BucketPrefix, type ManifestFunction } from '#infra/routes.ts';
+import {
+  deadLetterConsumerList,
+  httpRouteList,
+  manifestFunctions,
+  pipelineStageList,
+  queueUrlSetting,
+  type BucketPrefix,
+  type ManifestFunction,
+} from '#infra/routes.ts';
 import { tableDefinition } from '#infra/table.ts';
 import { METRIC } from '#shared/metrics.ts';
 import { stageConcurrencyKey } from '#infra/settings.ts';
@@ -36,7 +44,11 @@ const placeholder = () => lambda.Code.fromInline('export const handler = async (
 const ORIGIN = 'https://app.example.com';
 const DEPLOY = { IDP_PRESET: 'firebase', FIREBASE_PROJECT_ID: 'my-project', CORS_ALLOW_ORIGIN: ORIGIN };
 
-function synth(context: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = {}, base: Record<string, unknown> = DEPLOY): ServiceApp & {
+function synth(
+  context: Record<string, unknown> = {},
+  env: NodeJS.ProcessEnv = {},
+  base: Record<string, unknown> = DEPLOY,
+): ServiceApp & {
   stateful: Stack;
   statefulTemplate: Template;
   statelessTemplate: Template;
@@ -104,7 +116,10 @@ describe('functions', () => {
         Timeout: fn.timeoutSeconds,
         MemorySize: fn.memoryMb,
       });
-      expect(props.Environment.Variables).toMatchObject({ NODE_OPTIONS: '--enable-source-maps', PDF_ALLOW_LOOPBACK: 'false' });
+      expect(props.Environment.Variables).toMatchObject({
+        NODE_OPTIONS: '--enable-source-maps',
+        PDF_ALLOW_LOOPBACK: 'false',
+      });
       expect(props.Environment.Variables.TABLE_NAME).toBeDefined();
       expect(props.LoggingConfig.LogGroup).toBeDefined();
     }
@@ -152,8 +167,14 @@ describe('least privilege', () => {
     }
   });
 
-  test("each function may do exactly what its manifest access says, on its own resources", () => {
-    const consume = ['sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueUrl', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'];
+  test('each function may do exactly what its manifest access says, on its own resources', () => {
+    const consume = [
+      'sqs:ReceiveMessage',
+      'sqs:ChangeMessageVisibility',
+      'sqs:GetQueueUrl',
+      'sqs:DeleteMessage',
+      'sqs:GetQueueAttributes',
+    ];
     for (const fn of manifestFunctions) {
       const { access } = fn;
       const expected = new Set(['logs:CreateLogStream', 'logs:PutLogEvents']);
@@ -167,13 +188,17 @@ describe('least privilege', () => {
       if (fn.kind === 'queue' || fn.kind === 'dlq') consume.forEach((a) => expected.add(a));
 
       const statements = statementsOf(fn);
-      expect([fn.name, [...new Set(statements.flatMap((st) => st.actions))].sort()]).toEqual([fn.name, [...expected].sort()]);
+      expect([fn.name, [...new Set(statements.flatMap((st) => st.actions))].sort()]).toEqual([
+        fn.name,
+        [...expected].sort(),
+      ]);
 
       // Object rights on the declared prefixes only (bucket/<prefix>*); the bucket itself only for listing.
       const onPrefixes = (resources: unknown[]) =>
         resources.map((r) => /\/((?:[a-z]+\/)?)\*"\]\]\}$/.exec(JSON.stringify(r))?.[1] ?? 'the bucket').sort();
       const s3Statements = statements.filter((x) => x.actions.some((a) => a.startsWith('s3:')));
-      const granted = (actions: string[]) => s3Statements.filter((x) => x.actions.some((a) => actions.includes(a))).flatMap((x) => onPrefixes(x.resources));
+      const granted = (actions: string[]) =>
+        s3Statements.filter((x) => x.actions.some((a) => actions.includes(a))).flatMap((x) => onPrefixes(x.resources));
       expect([fn.name, granted(BUCKET_READ_ACTIONS)]).toEqual([fn.name, [...(access.bucket?.read ?? [])].sort()]);
       expect([fn.name, granted(BUCKET_WRITE_ACTIONS)]).toEqual([fn.name, [...(access.bucket?.write ?? [])].sort()]);
       expect([fn.name, granted(BUCKET_LIST_ACTIONS)]).toEqual([fn.name, access.bucket ? ['the bucket'] : []]);
@@ -186,7 +211,9 @@ describe('least privilege', () => {
   test('every object key the code makes lies under a prefix the manifest grants by (uploads/, work/, vectors/)', () => {
     const prefixes: BucketPrefix[] = ['uploads/', 'work/', 'vectors/'];
     const id = 'f'.padEnd(24, '1');
-    const keyFunctions = Object.entries(storageKeys).filter(([name, v]) => typeof v === 'function' && /(Key|Prefix)$/.test(name));
+    const keyFunctions = Object.entries(storageKeys).filter(
+      ([name, v]) => typeof v === 'function' && /(Key|Prefix)$/.test(name),
+    );
     expect(keyFunctions.length).toBeGreaterThanOrEqual(9);
     for (const [name, make] of keyFunctions) {
       const key = (make as (...a: unknown[]) => string)(id, id, 1);
@@ -200,19 +227,23 @@ describe('least privilege', () => {
       .filter((st) => st.actions.includes('dynamodb:Query'))
       .flatMap((st) => st.resources)
       .map((r) => JSON.stringify(r));
-    for (const g of tableDefinition.globalSecondaryIndexes) expect(queryResources.some((r) => r.includes(`/index/${g.indexName}"`))).toBe(true);
+    for (const g of tableDefinition.globalSecondaryIndexes)
+      expect(queryResources.some((r) => r.includes(`/index/${g.indexName}"`))).toBe(true);
     expect(queryResources.some((r) => r.includes('/index/*'))).toBe(false);
   });
 });
 
 describe('metrics and dashboard', () => {
-  test('every function writes its metrics under the stack\'s namespace', () => {
+  test("every function writes its metrics under the stack's namespace", () => {
     for (const fn of manifestFunctions) {
-      expect([fn.name, functionOf(fn).props.Environment.Variables.POWERTOOLS_METRICS_NAMESPACE]).toEqual([fn.name, s.stateless.metricsNamespace]);
+      expect([fn.name, functionOf(fn).props.Environment.Variables.POWERTOOLS_METRICS_NAMESPACE]).toEqual([
+        fn.name,
+        s.stateless.metricsNamespace,
+      ]);
     }
   });
 
-  test('the dashboard shows every metric of shared/metrics.ts, the API\'s and its URL is an output', () => {
+  test("the dashboard shows every metric of shared/metrics.ts, the API's and its URL is an output", () => {
     const dashboards = byType(statelessResources, 'AWS::CloudWatch::Dashboard');
     expect(dashboards).toHaveLength(1);
     const body = JSON.stringify(s.statelessTemplate.toJSON().Resources[dashboards[0]![0]].Properties.DashboardBody);
@@ -232,7 +263,11 @@ describe('tracing, a per-deployment switch', () => {
   test('off by default: no active tracing, no tracer in the functions, none on the stage', () => {
     for (const fn of manifestFunctions) {
       const { props } = functionOf(fn);
-      expect([fn.name, props.TracingConfig, props.Environment.Variables.POWERTOOLS_TRACE_ENABLED]).toEqual([fn.name, undefined, undefined]);
+      expect([fn.name, props.TracingConfig, props.Environment.Variables.POWERTOOLS_TRACE_ENABLED]).toEqual([
+        fn.name,
+        undefined,
+        undefined,
+      ]);
     }
     expect(stage(s.statelessTemplate).TracingEnabled).toBeFalsy();
   });
@@ -242,12 +277,17 @@ describe('tracing, a per-deployment switch', () => {
     const resources = traced.statelessTemplate.toJSON().Resources as Resources;
     for (const fn of manifestFunctions) {
       const props = resources[logicalId(traced.stateless, traced.stateless.functions[fn.name]!.function)]!.Properties;
-      expect([fn.name, props.TracingConfig, props.Environment.Variables.POWERTOOLS_TRACE_ENABLED]).toEqual([fn.name, { Mode: 'Active' }, 'true']);
+      expect([fn.name, props.TracingConfig, props.Environment.Variables.POWERTOOLS_TRACE_ENABLED]).toEqual([
+        fn.name,
+        { Mode: 'Active' },
+        'true',
+      ]);
     }
     expect(stage(traced.statelessTemplate).TracingEnabled).toBe(true);
     for (const [id, policy] of byType(resources, 'AWS::IAM::Policy')) {
       for (const st of policy.Properties.PolicyDocument.Statement) {
-        if ([st.Resource].flat().includes('*')) expect([id, [st.Action].flat().sort()]).toEqual([id, ['xray:PutTelemetryRecords', 'xray:PutTraceSegments']]);
+        if ([st.Resource].flat().includes('*'))
+          expect([id, [st.Action].flat().sort()]).toEqual([id, ['xray:PutTelemetryRecords', 'xray:PutTraceSegments']]);
       }
     }
   });
@@ -258,7 +298,10 @@ describe('REST API', () => {
     s.statelessTemplate.hasResourceProperties('AWS::ApiGateway::Stage', {
       StageName: API_STAGE,
       MethodSettings: [Match.objectLike({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 })],
-      AccessLogSetting: { DestinationArn: Match.anyValue(), Format: Match.stringLikeRegexp('^\\{"requestId":"\\$context.requestId"') },
+      AccessLogSetting: {
+        DestinationArn: Match.anyValue(),
+        Format: Match.stringLikeRegexp('^\\{"requestId":"\\$context.requestId"'),
+      },
     });
     const format = byType(statelessResources, 'AWS::ApiGateway::Stage')[0]![1].Properties.AccessLogSetting.Format;
     expect(() => JSON.parse(format)).not.toThrow();
@@ -275,12 +318,17 @@ describe('REST API', () => {
       const parent = r.Properties.ParentId;
       return `${parent.Ref ? pathOf(parent.Ref) : ''}/${r.Properties.PathPart}`;
     };
-    const methods = byType(resources, 'AWS::ApiGateway::Method').filter(([, m]) => m.Properties.HttpMethod !== 'OPTIONS');
+    const methods = byType(resources, 'AWS::ApiGateway::Method').filter(
+      ([, m]) => m.Properties.HttpMethod !== 'OPTIONS',
+    );
     expect(methods).toHaveLength(httpRouteList.length);
     for (const route of httpRouteList) {
       const fnId = logicalId(s.stateless, s.stateless.functions[route.name]!.function);
       const match = methods.filter(
-        ([, m]) => m.Properties.HttpMethod === route.method && m.Properties.ResourceId.Ref && pathOf(m.Properties.ResourceId.Ref) === `/v1${route.path}`,
+        ([, m]) =>
+          m.Properties.HttpMethod === route.method &&
+          m.Properties.ResourceId.Ref &&
+          pathOf(m.Properties.ResourceId.Ref) === `/v1${route.path}`,
       );
       expect([route.name, match.length]).toEqual([route.name, 1]);
       expect(JSON.stringify(match[0]![1].Properties.Integration.Uri)).toContain(fnId);
@@ -293,12 +341,18 @@ describe('REST API', () => {
     for (const route of httpRouteList) {
       const fnId = logicalId(s.stateless, s.stateless.functions[route.name]!.function);
       const [, method] = byType(statelessResources, 'AWS::ApiGateway::Method').find(
-        ([, m]) => m.Properties.HttpMethod === route.method && JSON.stringify(m.Properties.Integration?.Uri ?? '').includes(fnId),
+        ([, m]) =>
+          m.Properties.HttpMethod === route.method &&
+          JSON.stringify(m.Properties.Integration?.Uri ?? '').includes(fnId),
       )!;
       const integration = method.Properties.Integration;
       if (route.streaming) {
         const timeout = functionOf(manifestFunctions.find((f) => f.name === route.name)!).props.Timeout;
-        expect(integration).toMatchObject({ Type: 'AWS_PROXY', ResponseTransferMode: 'STREAM', TimeoutInMillis: timeout * 1000 });
+        expect(integration).toMatchObject({
+          Type: 'AWS_PROXY',
+          ResponseTransferMode: 'STREAM',
+          TimeoutInMillis: timeout * 1000,
+        });
         expect(integration.TimeoutInMillis).toBeGreaterThan(MAX_BUFFERED_INTEGRATION_SECONDS * 1000);
         expect(JSON.stringify(integration.Uri)).toContain('/response-streaming-invocations');
       } else {
@@ -309,7 +363,9 @@ describe('REST API', () => {
   });
 
   test('CORS preflight on the resources, and the API URL output ends in /api/v1', () => {
-    const options = byType(statelessResources, 'AWS::ApiGateway::Method').filter(([, m]) => m.Properties.HttpMethod === 'OPTIONS');
+    const options = byType(statelessResources, 'AWS::ApiGateway::Method').filter(
+      ([, m]) => m.Properties.HttpMethod === 'OPTIONS',
+    );
     expect(options.length).toBeGreaterThan(httpRouteList.length / 2);
     const outputs = s.statelessTemplate.toJSON().Outputs;
     const url = JSON.stringify(outputs.ApiUrl.Value);
@@ -347,7 +403,10 @@ describe('queues', () => {
       expect(queue.RedrivePolicy.maxReceiveCount).toBe(stage.maxReceiveCount);
       expect(stage.maxReceiveCount).toBe(5);
       const dlqId = queue.RedrivePolicy.deadLetterTargetArn['Fn::GetAtt'][0];
-      expect(statefulResources[dlqId]).toMatchObject({ Type: 'AWS::SQS::Queue', Properties: { MessageRetentionPeriod: 14 * 24 * 3600 } });
+      expect(statefulResources[dlqId]).toMatchObject({
+        Type: 'AWS::SQS::Queue',
+        Properties: { MessageRetentionPeriod: 14 * 24 * 3600 },
+      });
     }
     expect(byType(statefulResources, 'AWS::SQS::Queue')).toHaveLength(2 * pipelineStageList.length);
   });
@@ -361,10 +420,15 @@ describe('queues', () => {
       const sources = mappings
         .filter(([, m]) => m.Properties.FunctionName.Ref === fnId)
         .map(([, m]) => {
-          expect(m.Properties).toMatchObject({ BatchSize: consumer.batchSize, FunctionResponseTypes: ['ReportBatchItemFailures'] });
+          expect(m.Properties).toMatchObject({
+            BatchSize: consumer.batchSize,
+            FunctionResponseTypes: ['ReportBatchItemFailures'],
+          });
           return exports.get(m.Properties.EventSourceArn['Fn::ImportValue']);
         });
-      expect(sources.sort()).toEqual(pipelineStageList.map((stage) => logicalId(s.stateful, s.stateful.queues[stage.name].dlq)).sort());
+      expect(sources.sort()).toEqual(
+        pipelineStageList.map((stage) => logicalId(s.stateful, s.stateful.queues[stage.name].dlq)).sort(),
+      );
       expect(consumer.access).toEqual({ table: 'readwrite' });
     }
   });
@@ -395,8 +459,15 @@ describe('stateful resources', () => {
 
   test('the bucket: public access blocked, encrypted, TLS only, uploads expire, CORS for presigned URLs', () => {
     s.statefulTemplate.hasResourceProperties('AWS::S3::Bucket', {
-      PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
-      BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
+      PublicAccessBlockConfiguration: {
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      },
+      BucketEncryption: {
+        ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+      },
       LifecycleConfiguration: {
         Rules: Match.arrayWith([
           Match.objectLike({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' }),
@@ -461,14 +532,28 @@ describe('alarms', () => {
 describe('settings', () => {
   test('function settings come from context (over the environment) and the OpenAI key from a named secret', () => {
     const t = synth(
-      { ADMIN_EMAILS: 'boss@example.com', IDP_PRESET: 'firebase', FIREBASE_PROJECT_ID: 'my-project', openAiKeySecret: 'prod/openai' },
-      { ADMIN_EMAILS: 'ignored@example.com', OPENAI_CHAT_MODEL: 'gpt-4.1-mini', OPENAI_API_KEY: 'sk-never-in-a-template' },
+      {
+        ADMIN_EMAILS: 'boss@example.com',
+        IDP_PRESET: 'firebase',
+        FIREBASE_PROJECT_ID: 'my-project',
+        openAiKeySecret: 'prod/openai',
+      },
+      {
+        ADMIN_EMAILS: 'ignored@example.com',
+        OPENAI_CHAT_MODEL: 'gpt-4.1-mini',
+        OPENAI_API_KEY: 'sk-never-in-a-template',
+      },
     );
     expect(t.settings.warnings).toEqual([]);
     const resources = t.statelessTemplate.toJSON().Resources as Resources;
     for (const fn of manifestFunctions) {
-      const vars = resources[logicalId(t.stateless, t.stateless.functions[fn.name]!.function)]!.Properties.Environment.Variables;
-      expect(vars).toMatchObject({ ADMIN_EMAILS: 'boss@example.com', IDP_PRESET: 'firebase', OPENAI_CHAT_MODEL: 'gpt-4.1-mini' });
+      const vars =
+        resources[logicalId(t.stateless, t.stateless.functions[fn.name]!.function)]!.Properties.Environment.Variables;
+      expect(vars).toMatchObject({
+        ADMIN_EMAILS: 'boss@example.com',
+        IDP_PRESET: 'firebase',
+        OPENAI_CHAT_MODEL: 'gpt-4.1-mini',
+      });
       expect(vars.OPENAI_API_KEY).toBeUndefined();
       expect(vars.OPENAI_API_KEY_SECRET_ARN !== undefined).toBe((fn.access.ai ?? []).length > 0);
     }
@@ -479,11 +564,18 @@ describe('settings', () => {
 
   test('-c AI_PROVIDER=bedrock: invoke rights on exactly the configured models, to exactly the functions that call them, and no OpenAI secret', () => {
     const t = synth(
-      { AI_PROVIDER: 'bedrock', BEDROCK_CHAT_MODEL: 'anthropic.claude-3-haiku-20240307-v1:0', BEDROCK_REGION: 'eu-central-1', openAiKeySecret: 'prod/openai' },
+      {
+        AI_PROVIDER: 'bedrock',
+        BEDROCK_CHAT_MODEL: 'anthropic.claude-3-haiku-20240307-v1:0',
+        BEDROCK_REGION: 'eu-central-1',
+        openAiKeySecret: 'prod/openai',
+      },
       { OPENAI_API_KEY: 'sk-never-in-a-template' },
     );
     expect(t.settings.aiProvider).toBe('bedrock');
-    expect(t.settings.warnings).toContain('AI_PROVIDER=bedrock: openAiKeySecret is ignored (no function is given the OpenAI key)');
+    expect(t.settings.warnings).toContain(
+      'AI_PROVIDER=bedrock: openAiKeySecret is ignored (no function is given the OpenAI key)',
+    );
     const template = t.statelessTemplate.toJSON();
     expect(JSON.stringify(template)).not.toContain('secret:prod/openai');
     const resources = template.Resources as Resources;
@@ -499,12 +591,20 @@ describe('settings', () => {
         .filter((st: any) => [st.Action].flat().some((a: string) => a.startsWith('bedrock:')));
     };
     for (const fn of manifestFunctions) {
-      const vars = resources[logicalId(t.stateless, t.stateless.functions[fn.name]!.function)]!.Properties.Environment.Variables;
-      expect(vars).toMatchObject({ AI_PROVIDER: 'bedrock', BEDROCK_CHAT_MODEL: 'anthropic.claude-3-haiku-20240307-v1:0', BEDROCK_REGION: 'eu-central-1' });
+      const vars =
+        resources[logicalId(t.stateless, t.stateless.functions[fn.name]!.function)]!.Properties.Environment.Variables;
+      expect(vars).toMatchObject({
+        AI_PROVIDER: 'bedrock',
+        BEDROCK_CHAT_MODEL: 'anthropic.claude-3-haiku-20240307-v1:0',
+        BEDROCK_REGION: 'eu-central-1',
+      });
       expect(vars.OPENAI_API_KEY_SECRET_ARN).toBeUndefined();
       expect(vars.OPENAI_API_KEY).toBeUndefined();
       const uses = fn.access.ai ?? [];
-      const expected = [...(uses.includes('chat') ? [chatArn] : []), ...(uses.includes('embeddings') ? [embedArn] : [])];
+      const expected = [
+        ...(uses.includes('chat') ? [chatArn] : []),
+        ...(uses.includes('embeddings') ? [embedArn] : []),
+      ];
       const statements = bedrockStatements(fn);
       if (!expected.length) {
         expect([fn.name, statements]).toEqual([fn.name, []]);
@@ -512,16 +612,31 @@ describe('settings', () => {
       }
       expect([fn.name, statements]).toEqual([
         fn.name,
-        [{ Effect: 'Allow', Action: ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'], Resource: expected.length === 1 ? expected[0] : expected }],
+        [
+          {
+            Effect: 'Allow',
+            Action: ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'],
+            Resource: expected.length === 1 ? expected[0] : expected,
+          },
+        ],
       ]);
     }
     // The manifest says who calls what: send-message chats and embeds the prompt, pdf-embed embeds.
     expect(manifestFunctions.filter((f) => f.access.ai?.includes('chat')).map((f) => f.name)).toEqual(['send-message']);
-    expect(manifestFunctions.filter((f) => f.access.ai?.includes('embeddings')).map((f) => f.name).sort()).toEqual(['pdf-embed', 'send-message']);
+    expect(
+      manifestFunctions
+        .filter((f) => f.access.ai?.includes('embeddings'))
+        .map((f) => f.name)
+        .sort(),
+    ).toEqual(['pdf-embed', 'send-message']);
   });
 
   test('a Bedrock inference profile: the profile in this account and region, and its model anywhere but only through the profile', () => {
-    const t = synth({ AI_PROVIDER: 'bedrock', BEDROCK_CHAT_MODEL: 'us.anthropic.claude-3-5-haiku-20241022-v1:0', BEDROCK_REGION: 'us-west-2' });
+    const t = synth({
+      AI_PROVIDER: 'bedrock',
+      BEDROCK_CHAT_MODEL: 'us.anthropic.claude-3-5-haiku-20241022-v1:0',
+      BEDROCK_REGION: 'us-west-2',
+    });
     const send = manifestFunctions.find((f) => f.name === 'send-message')!;
     const roleId = logicalId(t.stateless, t.stateless.functions[send.name]!.role);
     const statements = byType(t.statelessTemplate.toJSON().Resources as Resources, 'AWS::IAM::Policy')
@@ -529,18 +644,44 @@ describe('settings', () => {
       .flatMap(([, p]) => p.Properties.PolicyDocument.Statement)
       .filter((st: any) => [st.Action].flat().some((a: string) => a.startsWith('bedrock:')));
     const profileArn = {
-      'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':bedrock:us-west-2:', { Ref: 'AWS::AccountId' }, ':inference-profile/us.anthropic.claude-3-5-haiku-20241022-v1:0']],
+      'Fn::Join': [
+        '',
+        [
+          'arn:',
+          { Ref: 'AWS::Partition' },
+          ':bedrock:us-west-2:',
+          { Ref: 'AWS::AccountId' },
+          ':inference-profile/us.anthropic.claude-3-5-haiku-20241022-v1:0',
+        ],
+      ],
     };
     expect(statements).toEqual([
       {
         Effect: 'Allow',
         Action: ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'],
-        Resource: [profileArn, { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':bedrock:us-west-2::foundation-model/amazon.titan-embed-text-v2:0']] }],
+        Resource: [
+          profileArn,
+          {
+            'Fn::Join': [
+              '',
+              ['arn:', { Ref: 'AWS::Partition' }, ':bedrock:us-west-2::foundation-model/amazon.titan-embed-text-v2:0'],
+            ],
+          },
+        ],
       },
       {
         Effect: 'Allow',
         Action: ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'],
-        Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':bedrock:*::foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0']] },
+        Resource: {
+          'Fn::Join': [
+            '',
+            [
+              'arn:',
+              { Ref: 'AWS::Partition' },
+              ':bedrock:*::foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0',
+            ],
+          ],
+        },
         Condition: { StringEquals: { 'bedrock:InferenceProfileArn': profileArn } },
       },
     ]);
@@ -551,7 +692,6 @@ describe('settings', () => {
     expect(() => synth({ logRetentionDays: 17 })).toThrow(/logRetentionDays/);
     expect(() => synth({ IDP_PRESET: 'local' })).toThrow(/IDP_PRESET=local/);
   });
-
 });
 
 describe('safe deploy defaults (issue 13 item 6)', () => {
@@ -563,10 +703,14 @@ describe('safe deploy defaults (issue 13 item 6)', () => {
   test('without an explicit CORS origin the synth is refused; a URL that is not an origin too', () => {
     const idp = { IDP_PRESET: 'firebase', FIREBASE_PROJECT_ID: 'my-project' };
     expect(() => synth({}, {}, idp)).toThrow(/CORS_ALLOW_ORIGIN must be set/);
-    expect(() => synth({ CORS_ALLOW_ORIGIN: 'https://app.example.com/path' }, {}, idp)).toThrow(/CORS_ALLOW_ORIGIN: must be an origin/);
+    expect(() => synth({ CORS_ALLOW_ORIGIN: 'https://app.example.com/path' }, {}, idp)).toThrow(
+      /CORS_ALLOW_ORIGIN: must be an origin/,
+    );
     expect(() => synth({ CORS_ALLOW_ORIGIN: 'app.example.com' }, {}, idp)).toThrow(/CORS_ALLOW_ORIGIN/);
     // From the synth's environment is explicit too.
-    expect(synth({}, { CORS_ALLOW_ORIGIN: 'https://env.example.com' }, idp).settings.corsAllowOrigin).toBe('https://env.example.com');
+    expect(synth({}, { CORS_ALLOW_ORIGIN: 'https://env.example.com' }, idp).settings.corsAllowOrigin).toBe(
+      'https://env.example.com',
+    );
   });
 
   test('an explicit * is allowed, with a warning', () => {
@@ -576,23 +720,39 @@ describe('safe deploy defaults (issue 13 item 6)', () => {
   test('the origin is the only one anywhere: preflights, gateway responses, the bucket rule, every function', () => {
     const stateless = JSON.stringify(s.statelessTemplate.toJSON());
     expect(stateless).not.toContain(`"'*'"`);
-    const preflights = byType(statelessResources, 'AWS::ApiGateway::Method').filter(([, m]) => m.Properties.HttpMethod === 'OPTIONS');
+    const preflights = byType(statelessResources, 'AWS::ApiGateway::Method').filter(
+      ([, m]) => m.Properties.HttpMethod === 'OPTIONS',
+    );
     expect(preflights.length).toBeGreaterThan(0);
     for (const [, m] of preflights) {
-      expect(m.Properties.Integration.IntegrationResponses[0].ResponseParameters['method.response.header.Access-Control-Allow-Origin']).toBe(`'${ORIGIN}'`);
+      expect(
+        m.Properties.Integration.IntegrationResponses[0].ResponseParameters[
+          'method.response.header.Access-Control-Allow-Origin'
+        ],
+      ).toBe(`'${ORIGIN}'`);
     }
     const responses = byType(statelessResources, 'AWS::ApiGateway::GatewayResponse');
     expect(responses.length).toBeGreaterThan(0);
-    for (const [, r] of responses) expect(r.Properties.ResponseParameters['gatewayresponse.header.Access-Control-Allow-Origin']).toBe(`'${ORIGIN}'`);
-    s.statefulTemplate.hasResourceProperties('AWS::S3::Bucket', { CorsConfiguration: { CorsRules: [Match.objectLike({ AllowedOrigins: [ORIGIN] })] } });
-    for (const fn of manifestFunctions) expect(functionOf(fn).props.Environment.Variables.CORS_ALLOW_ORIGIN).toBe(ORIGIN);
+    for (const [, r] of responses)
+      expect(r.Properties.ResponseParameters['gatewayresponse.header.Access-Control-Allow-Origin']).toBe(`'${ORIGIN}'`);
+    s.statefulTemplate.hasResourceProperties('AWS::S3::Bucket', {
+      CorsConfiguration: { CorsRules: [Match.objectLike({ AllowedOrigins: [ORIGIN] })] },
+    });
+    for (const fn of manifestFunctions)
+      expect(functionOf(fn).props.Environment.Variables.CORS_ALLOW_ORIGIN).toBe(ORIGIN);
     expect(s.settings.warnings.join('\n')).not.toMatch(/CORS|identity provider/);
   });
 
   test('dead-letter queues are retained with retainData, and deleted without', () => {
-    const dlqIds = (t: ReturnType<typeof synth>) => pipelineStageList.map((st) => logicalId(t.stateful, t.stateful.queues[st.name].dlq));
+    const dlqIds = (t: ReturnType<typeof synth>) =>
+      pipelineStageList.map((st) => logicalId(t.stateful, t.stateful.queues[st.name].dlq));
     const kept = s.statefulTemplate.toJSON().Resources as Resources;
-    for (const id of dlqIds(s)) expect(kept[id]).toMatchObject({ Type: 'AWS::SQS::Queue', DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
+    for (const id of dlqIds(s))
+      expect(kept[id]).toMatchObject({
+        Type: 'AWS::SQS::Queue',
+        DeletionPolicy: 'Retain',
+        UpdateReplacePolicy: 'Retain',
+      });
     const t = synth({ retainData: false, deletionProtection: false });
     const dropped = t.statefulTemplate.toJSON().Resources as Resources;
     for (const id of dlqIds(t)) expect(dropped[id]).toMatchObject({ DeletionPolicy: 'Delete' });
@@ -602,9 +762,12 @@ describe('safe deploy defaults (issue 13 item 6)', () => {
 describe('concurrency of the long functions (issue 13 item 5)', () => {
   test('send-message has reserved concurrency (20 by default, from context, or none); no other HTTP function does', () => {
     const reserved = (t: ReturnType<typeof synth>, name: string) =>
-      (t.statelessTemplate.toJSON().Resources as Resources)[logicalId(t.stateless, t.stateless.functions[name]!.function)]!.Properties.ReservedConcurrentExecutions;
+      (t.statelessTemplate.toJSON().Resources as Resources)[
+        logicalId(t.stateless, t.stateless.functions[name]!.function)
+      ]!.Properties.ReservedConcurrentExecutions;
     expect(reserved(s, 'send-message')).toBe(20);
-    for (const route of httpRouteList.filter((r) => r.name !== 'send-message')) expect([route.name, reserved(s, route.name)]).toEqual([route.name, undefined]);
+    for (const route of httpRouteList.filter((r) => r.name !== 'send-message'))
+      expect([route.name, reserved(s, route.name)]).toEqual([route.name, undefined]);
     expect(reserved(synth({ sendMessageReservedConcurrency: '7' }), 'send-message')).toBe(7);
     expect(reserved(synth({ sendMessageReservedConcurrency: 'none' }), 'send-message')).toBeUndefined();
     expect(() => synth({ sendMessageReservedConcurrency: 0 })).toThrow(/sendMessageReservedConcurrency/);
@@ -626,7 +789,10 @@ describe('concurrency of the long functions (issue 13 item 5)', () => {
 
 describe('cdk-nag (AwsSolutions and Serverless packs, as CDK validation plugins)', () => {
   interface Report {
-    pluginReports: { pluginName: string; violations: { ruleName: string; violatingConstructs: { constructPath: string }[] }[] }[];
+    pluginReports: {
+      pluginName: string;
+      violations: { ruleName: string; violatingConstructs: { constructPath: string }[] }[];
+    }[];
   }
   /** The findings neither fixed nor acknowledged (with their reason, beside the resource), as "rule @ construct". */
   function unacknowledged(context: Record<string, unknown>, change?: (service: ServiceApp) => void): string[] {
@@ -663,23 +829,36 @@ describe('cdk-nag (AwsSolutions and Serverless packs, as CDK validation plugins)
   test('a new wildcard is a finding: a statement on bucket/* beside the prefixes fails the check', () => {
     const grantEverything = (service: ServiceApp) =>
       service.stateless.functions['send-message']!.role.addToPrincipalPolicy(
-        new iam.PolicyStatement({ actions: BUCKET_READ_ACTIONS, resources: [service.stateful.bucket.arnForObjects('*')] }),
+        new iam.PolicyStatement({
+          actions: BUCKET_READ_ACTIONS,
+          resources: [service.stateful.bucket.arnForObjects('*')],
+        }),
       );
-    expect(unacknowledged({}, grantEverything)).toEqual(['AwsSolutions-IAM5 @ ChatServiceStateless/SendMessage/Role/DefaultPolicy/Resource']);
+    expect(unacknowledged({}, grantEverything)).toEqual([
+      'AwsSolutions-IAM5 @ ChatServiceStateless/SendMessage/Role/DefaultPolicy/Resource',
+    ]);
   });
 
   test('the files bucket writes server access logs to a bucket of its own, under a bucket policy', () => {
     const template = synth().statefulTemplate;
     const buckets = template.findResources('AWS::S3::Bucket');
-    const logBucketId = Object.entries(buckets).find(([, b]: [string, any]) => b.Properties.LifecycleConfiguration?.Rules?.some((r: any) => r.Id === 'expire-access-logs'))?.[0];
+    const logBucketId = Object.entries(buckets).find(([, b]: [string, any]) =>
+      b.Properties.LifecycleConfiguration?.Rules?.some((r: any) => r.Id === 'expire-access-logs'),
+    )?.[0];
     expect(logBucketId).toBeDefined();
-    template.hasResourceProperties('AWS::S3::Bucket', { LoggingConfiguration: { DestinationBucketName: { Ref: logBucketId }, LogFilePrefix: 'files/' } });
+    template.hasResourceProperties('AWS::S3::Bucket', {
+      LoggingConfiguration: { DestinationBucketName: { Ref: logBucketId }, LogFilePrefix: 'files/' },
+    });
     const logBucket = buckets[logBucketId!]!.Properties;
     expect(logBucket).toMatchObject({ OwnershipControls: { Rules: [{ ObjectOwnership: 'BucketOwnerEnforced' }] } });
     expect(logBucket.AccessControl).toBeUndefined();
     template.hasResourceProperties('AWS::S3::BucketPolicy', {
       Bucket: { Ref: logBucketId },
-      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Principal: { Service: 'logging.s3.amazonaws.com' }, Action: 's3:PutObject' })]) },
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Principal: { Service: 'logging.s3.amazonaws.com' }, Action: 's3:PutObject' }),
+        ]),
+      },
     });
   });
 });

@@ -33,7 +33,14 @@ afterAll(async () => {
 });
 
 const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
-const person = (n: string) => ({ sub: `firebase-${n}`, user_id: `uid-${n}`, email: `${n}@example.com`, email_verified: true, name: `Person ${n}`, picture: 'https://img.example.com/p.png' });
+const person = (n: string) => ({
+  sub: `firebase-${n}`,
+  user_id: `uid-${n}`,
+  email: `${n}@example.com`,
+  email_verified: true,
+  name: `Person ${n}`,
+  picture: 'https://img.example.com/p.png',
+});
 const auth = (token: string) => app.request('POST', '/auth', { token });
 
 describe('POST /auth', () => {
@@ -56,11 +63,18 @@ describe('POST /auth', () => {
 
   test('a returning user is 200 with name, picture and verified refreshed', async () => {
     const first = await auth(await idp.sign({ ...person('back'), email_verified: false }));
-    const again = await auth(await idp.sign({ ...person('back'), name: 'New Name', picture: 'https://img.example.com/new.png' }));
+    const again = await auth(
+      await idp.sign({ ...person('back'), name: 'New Name', picture: 'https://img.example.com/new.png' }),
+    );
     expect(first.status).toBe(201);
     expect(again.status).toBe(200);
     expect(again.body.message).toBe('Signed in');
-    expect(again.body.data.user).toMatchObject({ id: first.body.data.user.id, name: 'New Name', verified: true, picture: 'https://img.example.com/new.png' });
+    expect(again.body.data.user).toMatchObject({
+      id: first.body.data.user.id,
+      name: 'New Name',
+      verified: true,
+      picture: 'https://img.example.com/new.png',
+    });
   });
 
   test('emails in ADMIN_EMAILS sign in as admin, case-insensitively', async () => {
@@ -97,13 +111,25 @@ describe('POST /auth', () => {
         'a key the provider does not publish (same kid)',
         async () => idp.sign(person('t'), { key: (await generateKeyPair('RS256')).privateKey }),
       ],
-      ['alg: none', async () => `${b64({ alg: 'none', typ: 'JWT' })}.${b64({ ...person('t'), iss: idp.issuer, aud: idp.audience, exp: 9e9, iat: 1 })}.`],
+      [
+        'alg: none',
+        async () =>
+          `${b64({ alg: 'none', typ: 'JWT' })}.${b64({ ...person('t'), iss: idp.issuer, aud: idp.audience, exp: 9e9, iat: 1 })}.`,
+      ],
       [
         'HS256 signed with the public key (algorithm confusion)',
         async () => {
           const header = b64({ alg: 'HS256', kid: 'test-key-1' });
-          const payload = b64({ ...person('t'), iss: idp.issuer, aud: idp.audience, exp: 9e9, iat: Math.floor(Date.now() / 1000) });
-          const sig = createHmac('sha256', JSON.stringify(idp.publicJwk)).update(`${header}.${payload}`).digest('base64url');
+          const payload = b64({
+            ...person('t'),
+            iss: idp.issuer,
+            aud: idp.audience,
+            exp: 9e9,
+            iat: Math.floor(Date.now() / 1000),
+          });
+          const sig = createHmac('sha256', JSON.stringify(idp.publicJwk))
+            .update(`${header}.${payload}`)
+            .digest('base64url');
           return `${header}.${payload}.${sig}`;
         },
       ],
@@ -130,7 +156,9 @@ describe('protected routes', () => {
   });
 
   const key = () => new TextEncoder().encode(secret);
-  const serviceToken = (o: { alg?: string; secret?: Uint8Array; iss?: string; aud?: string; exp?: number; nbf?: number; sub?: string } = {}) => {
+  const serviceToken = (
+    o: { alg?: string; secret?: Uint8Array; iss?: string; aud?: string; exp?: number; nbf?: number; sub?: string } = {},
+  ) => {
     const now = Math.floor(Date.now() / 1000);
     const jwt = new SignJWT({ role: 'admin' })
       .setProtectedHeader({ alg: o.alg ?? 'HS256' })
@@ -159,7 +187,11 @@ describe('protected routes', () => {
         return `${h}.${b64({ sub: 'someone-else', role: 'admin', iss: 'chat-orders-pdf-service', aud: 'chat-orders-pdf-service-api', exp: 9e9, iat: 1 })}.${s}`;
       },
     ],
-    ['alg: none', async () => `${b64({ alg: 'none' })}.${b64({ sub: good.userId, iss: 'chat-orders-pdf-service', aud: 'chat-orders-pdf-service-api', exp: 9e9, iat: 1 })}.`],
+    [
+      'alg: none',
+      async () =>
+        `${b64({ alg: 'none' })}.${b64({ sub: good.userId, iss: 'chat-orders-pdf-service', aud: 'chat-orders-pdf-service-api', exp: 9e9, iat: 1 })}.`,
+    ],
     ['another algorithm with the right secret (HS512)', async () => serviceToken({ alg: 'HS512' })],
     ['the wrong key', async () => serviceToken({ secret: new TextEncoder().encode('x'.repeat(48)) })],
     ['an expired token', async () => serviceToken({ exp: Math.floor(Date.now() / 1000) - 60 })],
@@ -183,7 +215,9 @@ describe('protected routes', () => {
     const res = await auth(await idp.sign(person('gone')));
     const { token, user } = res.body.data;
     expect((await app.request('GET', '/chat', { token })).status).toBe(200);
-    const db = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: app.endpoints.dynamodb, region: 'us-east-1' }));
+    const db = DynamoDBDocumentClient.from(
+      new DynamoDBClient({ endpoint: app.endpoints.dynamodb, region: 'us-east-1' }),
+    );
     await db.send(new DeleteCommand({ TableName: app.tableName, Key: { PK: `USER#${user.id}`, SK: 'PROFILE' } }));
     db.destroy();
     const after = await app.request('GET', '/chat', { token });
@@ -196,7 +230,8 @@ describe('protected routes', () => {
     expect((await app.request('GET', '/chat', { token })).status).toBe(401);
   });
 
-  const table = () => DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: app.endpoints.dynamodb, region: 'us-east-1' }));
+  const table = () =>
+    DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: app.endpoints.dynamodb, region: 'us-east-1' }));
 
   test('a deleted user is refused on reads even when the read itself fails (401, not the 404)', async () => {
     const res = await auth(await idp.sign(person('gone-read')));

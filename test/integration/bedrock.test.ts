@@ -50,7 +50,11 @@ test('a whole reply through Converse, with the usage Bedrock reported stored bes
   expect(sent.body.messages).toEqual([{ role: 'user', content: [{ text: 'Hello' }] }]);
   expect(String(sent.headers.authorization)).toMatch(/\/eu-west-1\/bedrock\/aws4_request/);
   const inputTokens = Math.ceil('Answer in one line.'.length / 4) + Math.ceil('Hello'.length / 4);
-  const usage = { promptTokens: inputTokens, completionTokens: splitIntoDeltas(REPLY).length, totalTokens: inputTokens + splitIntoDeltas(REPLY).length };
+  const usage = {
+    promptTokens: inputTokens,
+    completionTokens: splitIntoDeltas(REPLY).length,
+    totalTokens: inputTokens + splitIntoDeltas(REPLY).length,
+  };
   expect(res.body.data.usage).toEqual(usage);
   expect((await history(chat.id)).at(-1)).toMatchObject({ messageType: 'ai', message: REPLY, usage });
 
@@ -91,7 +95,11 @@ test('throttling is retried with backoff; throttling that persists is a 503 with
   bedrock.failNext(3, 'ThrottlingException');
   const busy = await app.request('POST', '/message/logged-in', { token, body: { chatId: chat.id, prompt: 'Again' } });
   expect(busy.status).toBe(503);
-  expect(busy.body).toMatchObject({ success: false, statusCode: 503, message: 'The AI provider is busy (rate limited); try again shortly' });
+  expect(busy.body).toMatchObject({
+    success: false,
+    statusCode: 503,
+    message: 'The AI provider is busy (rate limited); try again shortly',
+  });
   expect(busy.headers.get('retry-after')).toMatch(/^\d+$/);
 
   bedrock.reset();
@@ -112,7 +120,11 @@ test('an exception frame mid-stream becomes event: error after the deltas alread
   expect(kinds(sse).slice(-2)).toEqual(['event:error', '[DONE]']);
   expect(sse.named('error')).toEqual([{ message: 'The AI provider is unavailable' }]);
   const stored = await history(chat.id);
-  expect(stored.at(-1)).toMatchObject({ messageType: 'ai', message: splitIntoDeltas(REPLY).slice(0, 3).join(''), incomplete: true });
+  expect(stored.at(-1)).toMatchObject({
+    messageType: 'ai',
+    message: splitIntoDeltas(REPLY).slice(0, 3).join(''),
+    incomplete: true,
+  });
 });
 
 test('when the client goes away the ConverseStream call is aborted and what was generated is stored', async () => {
@@ -123,29 +135,55 @@ test('when the client goes away the ConverseStream call is aborted and what was 
     stopWhen: (events) => events.filter((e) => !e.event && e.data.startsWith('{')).length >= 2,
   });
   expect(sse.stoppedEarly).toBe(true);
-  const upstream = await eventually(async () => bedrock.requests.at(-1)!, (r) => r.clientClosedEarly);
+  const upstream = await eventually(
+    async () => bedrock.requests.at(-1)!,
+    (r) => r.clientClosedEarly,
+  );
   expect(upstream.clientClosedEarly).toBe(true);
   release();
-  const stored = await eventually(() => history(chat.id), (m) => m.length === 2);
-  expect(stored[1]).toMatchObject({ messageType: 'ai', message: splitIntoDeltas(REPLY).slice(0, 2).join(''), incomplete: true });
+  const stored = await eventually(
+    () => history(chat.id),
+    (m) => m.length === 2,
+  );
+  expect(stored[1]).toMatchObject({
+    messageType: 'ai',
+    message: splitIntoDeltas(REPLY).slice(0, 2).join(''),
+    incomplete: true,
+  });
 });
 
 test("the README's PDF flow: upload, ingest with Titan V2 embeddings (512 dimensions), then cited answers whole and streamed", async () => {
   // POST /upload → PUT the bytes to the presigned URL → POST /message/pdf with the download URL.
   const pdf = Buffer.from(await makeTextPdf(3, 8));
-  const up = await app.request('POST', '/upload', { token, body: { fileName: 'animals.pdf', contentType: 'application/pdf', size: pdf.length } });
+  const up = await app.request('POST', '/upload', {
+    token,
+    body: { fileName: 'animals.pdf', contentType: 'application/pdf', size: pdf.length },
+  });
   expect(up.status).toBe(201);
   const { fileId, uploadUrl, downloadUrl, uploadHeaders } = up.body.data;
   expect((await fetch(uploadUrl, { method: 'PUT', headers: uploadHeaders, body: pdf })).status).toBe(200);
   const chat = await newChat({ type: 'file', name: 'animals' });
-  const ingested = await app.request('POST', '/message/pdf', { token, body: { url: downloadUrl, fileId, chatId: chat.id } });
+  const ingested = await app.request('POST', '/message/pdf', {
+    token,
+    body: { url: downloadUrl, fileId, chatId: chat.id },
+  });
   expect(ingested.status).toBe(200);
   const data = ingested.body.data.embeddingsData;
-  expect(data).toMatchObject({ fileId, status: 'completed', pages: 3, model: 'amazon.titan-embed-text-v2:0', dimensions: 512 });
+  expect(data).toMatchObject({
+    fileId,
+    status: 'completed',
+    pages: 3,
+    model: 'amazon.titan-embed-text-v2:0',
+    dimensions: 512,
+  });
   // One InvokeModel per chunk, each asking for 512 dimensions, never more than 3 at once per call.
   const embeds = bedrock.invokeRequests();
   expect(embeds.length).toBe(data.chunks);
-  expect(embeds.every((r) => r.modelId === 'amazon.titan-embed-text-v2:0' && r.body.dimensions === 512 && r.body.normalize === true)).toBe(true);
+  expect(
+    embeds.every(
+      (r) => r.modelId === 'amazon.titan-embed-text-v2:0' && r.body.dimensions === 512 && r.body.normalize === true,
+    ),
+  ).toBe(true);
   expect(data.tokens).toBeGreaterThan(0);
 
   // A whole reply: the prompt is embedded with the same model, the passages go to the model, the reply cites them.

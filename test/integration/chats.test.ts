@@ -40,7 +40,12 @@ const createChat = async (token: string, body: Record<string, unknown> = { type:
 const partitionItems = async (chatId: string) =>
   (
     await db.send(
-      new QueryCommand({ TableName: app.tableName, KeyConditionExpression: 'PK = :pk', ExpressionAttributeValues: { ':pk': `CHAT#${chatId}` }, ConsistentRead: true }),
+      new QueryCommand({
+        TableName: app.tableName,
+        KeyConditionExpression: 'PK = :pk',
+        ExpressionAttributeValues: { ':pk': `CHAT#${chatId}` },
+        ConsistentRead: true,
+      }),
     )
   ).Items ?? [];
 
@@ -119,23 +124,40 @@ describe('GET /chat', () => {
 describe('PUT /chat/{chatId}', () => {
   test('renames, changes the system message and deactivates/reactivates', async () => {
     const chat = await createChat(alice.token);
-    const renamed = await app.request('PUT', `/chat/${chat.id}`, { token: alice.token, body: { name: 'Renamed', systemMessage: 'Talk like a pirate.' } });
+    const renamed = await app.request('PUT', `/chat/${chat.id}`, {
+      token: alice.token,
+      body: { name: 'Renamed', systemMessage: 'Talk like a pirate.' },
+    });
     expect(renamed.status).toBe(200);
-    expect(renamed.body.data).toMatchObject({ id: chat.id, chatName: 'Renamed', systemMessage: 'Talk like a pirate.', status: 'active' });
+    expect(renamed.body.data).toMatchObject({
+      id: chat.id,
+      chatName: 'Renamed',
+      systemMessage: 'Talk like a pirate.',
+      status: 'active',
+    });
     expect(renamed.body.data.updatedAt >= chat.updatedAt).toBe(true);
 
     const off = await app.request('PUT', `/chat/${chat.id}`, { token: alice.token, body: { status: 'deactivated' } });
     expect(off.body.data.status).toBe('deactivated');
-    const refused = await app.request('POST', '/message/logged-in', { token: alice.token, body: { chatId: chat.id, prompt: 'hello?' } });
+    const refused = await app.request('POST', '/message/logged-in', {
+      token: alice.token,
+      body: { chatId: chat.id, prompt: 'hello?' },
+    });
     expect(refused.status).toBe(400);
     expect(refused.body.message).toMatch(/deactivated/);
-    const refusedStream = await app.request('POST', '/message/logged-in', { token: alice.token, body: { chatId: chat.id, prompt: 'hello?', stream: true } });
+    const refusedStream = await app.request('POST', '/message/logged-in', {
+      token: alice.token,
+      body: { chatId: chat.id, prompt: 'hello?', stream: true },
+    });
     expect(refusedStream.status).toBe(400);
     expect(refusedStream.headers.get('content-type')).toMatch(/application\/json/);
 
     const on = await app.request('PUT', `/chat/${chat.id}`, { token: alice.token, body: { status: 'active' } });
     expect(on.body.data.status).toBe('active');
-    const accepted = await app.request('POST', '/message/logged-in', { token: alice.token, body: { chatId: chat.id, prompt: 'hello?' } });
+    const accepted = await app.request('POST', '/message/logged-in', {
+      token: alice.token,
+      body: { chatId: chat.id, prompt: 'hello?' },
+    });
     expect(accepted.status).toBe(200);
     // The refused prompts were not stored.
     const history = await app.request('GET', `/chat/${chat.id}/messages`, { token: alice.token });
@@ -149,7 +171,9 @@ describe('PUT /chat/{chatId}', () => {
 
   test('an id that is not a CUID is a 400, an unknown one a 404', async () => {
     expect((await app.request('PUT', '/chat/nope', { token: alice.token, body: { name: 'x' } })).status).toBe(400);
-    expect((await app.request('PUT', '/chat/zzzzzzzzzzzzzzzzzzzzzzzz', { token: alice.token, body: { name: 'x' } })).status).toBe(404);
+    expect(
+      (await app.request('PUT', '/chat/zzzzzzzzzzzzzzzzzzzzzzzz', { token: alice.token, body: { name: 'x' } })).status,
+    ).toBe(404);
   });
 });
 
@@ -162,18 +186,26 @@ describe("a stranger's chat", () => {
     expect((await app.request('DELETE', `/chat/${chat.id}`, asBob)).status).toBe(404);
     const send = await app.request('POST', '/message/logged-in', { ...asBob, body: { chatId: chat.id, prompt: 'hi' } });
     expect(send.status).toBe(403);
-    const sendStream = await app.request('POST', '/message/logged-in', { ...asBob, body: { chatId: chat.id, prompt: 'hi', stream: true } });
+    const sendStream = await app.request('POST', '/message/logged-in', {
+      ...asBob,
+      body: { chatId: chat.id, prompt: 'hi', stream: true },
+    });
     expect(sendStream.status).toBe(403);
     expect((await app.request('GET', '/chat', asBob)).body.data.map((c: any) => c.id)).not.toContain(chat.id);
 
     const mine = await app.request('GET', `/chat/${chat.id}/messages`, { token: alice.token });
     expect(mine.status).toBe(200);
     expect(mine.body.data).toEqual([]);
-    expect((await app.request('GET', '/chat', { token: alice.token })).body.data.find((c: any) => c.id === chat.id).chatName).toBe('private');
+    expect(
+      (await app.request('GET', '/chat', { token: alice.token })).body.data.find((c: any) => c.id === chat.id).chatName,
+    ).toBe('private');
   });
 
   test('an unknown chat is 404 on POST /message/logged-in', async () => {
-    const res = await app.request('POST', '/message/logged-in', { token: alice.token, body: { chatId: 'zzzzzzzzzzzzzzzzzzzzzzzz', prompt: 'hi' } });
+    const res = await app.request('POST', '/message/logged-in', {
+      token: alice.token,
+      body: { chatId: 'zzzzzzzzzzzzzzzzzzzzzzzz', prompt: 'hi' },
+    });
     expect(res.status).toBe(404);
   });
 });
@@ -182,13 +214,24 @@ describe('GET /chat/{chatId}/messages', () => {
   test('pages the messages in sequence order', async () => {
     const chat = await createChat(alice.token);
     for (let i = 1; i <= 5; i++) {
-      await appendMessage(db, app.tableName, { chatId: chat.id, userId: alice.user.id, message: `m${i}`, messageType: 'user', type: 'message', timestamp: new Date().toISOString() });
+      await appendMessage(db, app.tableName, {
+        chatId: chat.id,
+        userId: alice.user.id,
+        message: `m${i}`,
+        messageType: 'user',
+        type: 'message',
+        timestamp: new Date().toISOString(),
+      });
     }
     const seen: string[] = [];
     let cursor: string | null = null;
     let pages = 0;
     do {
-      const res: any = await app.request('GET', `/chat/${chat.id}/messages?limit=2${cursor ? `&cursor=${cursor}` : ''}`, { token: alice.token });
+      const res: any = await app.request(
+        'GET',
+        `/chat/${chat.id}/messages?limit=2${cursor ? `&cursor=${cursor}` : ''}`,
+        { token: alice.token },
+      );
       expect(res.status).toBe(200);
       seen.push(...res.body.data.map((m: any) => m.message));
       cursor = res.headers.get('x-next-cursor');
@@ -210,7 +253,9 @@ describe('GET /chat/{chatId}/messages', () => {
     });
     // A cursor of this chat does not open another one.
     const other = await createChat(alice.token);
-    const foreign = await app.request('GET', `/chat/${other.id}/messages?cursor=${one.headers.get('x-next-cursor')}`, { token: alice.token });
+    const foreign = await app.request('GET', `/chat/${other.id}/messages?cursor=${one.headers.get('x-next-cursor')}`, {
+      token: alice.token,
+    });
     expect(foreign.status).toBe(400);
   });
 });
@@ -220,11 +265,27 @@ describe('DELETE /chat/{chatId}', () => {
     const chat = await createChat(alice.token, { type: 'file' });
     // More items than one BatchWriteItem call takes (25), and a file attachment item.
     for (let i = 0; i < 30; i++) {
-      await appendMessage(db, app.tableName, { chatId: chat.id, userId: alice.user.id, message: `m${i}`, messageType: i % 2 ? 'ai' : 'user', type: 'message', timestamp: new Date().toISOString() });
+      await appendMessage(db, app.tableName, {
+        chatId: chat.id,
+        userId: alice.user.id,
+        message: `m${i}`,
+        messageType: i % 2 ? 'ai' : 'user',
+        type: 'message',
+        timestamp: new Date().toISOString(),
+      });
     }
-    await db.send(new PutCommand({ TableName: app.tableName, Item: { PK: `CHAT#${chat.id}`, SK: 'FILE#abc', fileId: 'abc' } }));
+    await db.send(
+      new PutCommand({ TableName: app.tableName, Item: { PK: `CHAT#${chat.id}`, SK: 'FILE#abc', fileId: 'abc' } }),
+    );
     const other = await createChat(alice.token);
-    await appendMessage(db, app.tableName, { chatId: other.id, userId: alice.user.id, message: 'keep me', messageType: 'user', type: 'message', timestamp: new Date().toISOString() });
+    await appendMessage(db, app.tableName, {
+      chatId: other.id,
+      userId: alice.user.id,
+      message: 'keep me',
+      messageType: 'user',
+      type: 'message',
+      timestamp: new Date().toISOString(),
+    });
     expect(await partitionItems(chat.id)).toHaveLength(32);
 
     const res = await app.request('DELETE', `/chat/${chat.id}`, { token: alice.token });
@@ -233,7 +294,9 @@ describe('DELETE /chat/{chatId}', () => {
     expect(await partitionItems(chat.id)).toEqual([]);
     expect((await app.request('GET', `/chat/${chat.id}/messages`, { token: alice.token })).status).toBe(404);
     expect((await app.request('DELETE', `/chat/${chat.id}`, { token: alice.token })).status).toBe(404);
-    expect((await app.request('GET', '/chat', { token: alice.token })).body.data.map((c: any) => c.id)).not.toContain(chat.id);
+    expect((await app.request('GET', '/chat', { token: alice.token })).body.data.map((c: any) => c.id)).not.toContain(
+      chat.id,
+    );
     // Another chat is untouched.
     expect(await partitionItems(other.id)).toHaveLength(2);
   });
@@ -242,7 +305,14 @@ describe('DELETE /chat/{chatId}', () => {
     const chat = await createChat(alice.token);
     await app.request('DELETE', `/chat/${chat.id}`, { token: alice.token });
     await expect(
-      appendMessage(db, app.tableName, { chatId: chat.id, userId: alice.user.id, message: 'late', messageType: 'user', type: 'file', timestamp: new Date().toISOString() }),
+      appendMessage(db, app.tableName, {
+        chatId: chat.id,
+        userId: alice.user.id,
+        message: 'late',
+        messageType: 'user',
+        type: 'file',
+        timestamp: new Date().toISOString(),
+      }),
     ).rejects.toBeInstanceOf(NotFoundError);
     expect(await partitionItems(chat.id)).toEqual([]);
   });
@@ -251,14 +321,25 @@ describe('DELETE /chat/{chatId}', () => {
 describe('the offline provider (no OPENAI_API_KEY)', () => {
   test('a text chat says plainly that no language model is configured and how to set one, both ways', async () => {
     const chat = await createChat(alice.token);
-    const whole = await app.request('POST', '/message/logged-in', { token: alice.token, body: { chatId: chat.id, prompt: 'What is the capital of France?' } });
+    const whole = await app.request('POST', '/message/logged-in', {
+      token: alice.token,
+      body: { chatId: chat.id, prompt: 'What is the capital of France?' },
+    });
     expect(whole.status).toBe(200);
     expect(whole.body.data.response).toMatch(/No language model is configured/);
     expect(whole.body.data.response).toMatch(/OPENAI_API_KEY/);
     expect(whole.body.data.response).not.toMatch(/Paris/);
-    expect(whole.body.data.usage).toEqual({ promptTokens: expect.any(Number), completionTokens: expect.any(Number), totalTokens: expect.any(Number) });
+    expect(whole.body.data.usage).toEqual({
+      promptTokens: expect.any(Number),
+      completionTokens: expect.any(Number),
+      totalTokens: expect.any(Number),
+    });
 
-    const streamed = await postSse(`${app.url}/message/logged-in`, alice.token, { chatId: chat.id, prompt: 'And of Spain?', stream: true });
+    const streamed = await postSse(`${app.url}/message/logged-in`, alice.token, {
+      chatId: chat.id,
+      prompt: 'And of Spain?',
+      stream: true,
+    });
     expect(streamed.status).toBe(200);
     expect(streamed.deltas().length).toBeGreaterThan(1);
     expect(streamed.deltas().join('')).toBe(whole.body.data.response);
@@ -277,13 +358,20 @@ describe('the offline provider (no OPENAI_API_KEY)', () => {
 
   test('a file chat without documents says it found nothing relevant, and cites no sources', async () => {
     const chat = await createChat(alice.token, { type: 'file' });
-    const res = await app.request('POST', '/message/logged-in', { token: alice.token, body: { chatId: chat.id, prompt: 'What does the contract say about notice periods?' } });
+    const res = await app.request('POST', '/message/logged-in', {
+      token: alice.token,
+      body: { chatId: chat.id, prompt: 'What does the contract say about notice periods?' },
+    });
     expect(res.status).toBe(200);
     expect(res.body.data.response).toMatch(/Offline mode/);
     expect(res.body.data.response).toMatch(/found nothing relevant/);
     expect(res.body.data.sources).toEqual([]);
 
-    const streamed = await postSse(`${app.url}/message/logged-in`, alice.token, { chatId: chat.id, prompt: 'Anything?', stream: true });
+    const streamed = await postSse(`${app.url}/message/logged-in`, alice.token, {
+      chatId: chat.id,
+      prompt: 'Anything?',
+      stream: true,
+    });
     expect(streamed.named('sources')).toEqual([[]]);
     expect(streamed.events.slice(0, 2).map((e) => e.event)).toEqual(['start', 'sources']);
     expect(streamed.named('citations')).toEqual([{ cited: [] }]);
@@ -311,12 +399,21 @@ describe('the offline provider (no OPENAI_API_KEY)', () => {
   test('a file chat with a PDF answers with the best-matching passages and their pages, labelled offline', async () => {
     pdfs.serve('/animals.pdf', { body: Buffer.from(await makeTextPdf(3, 8)) });
     const chat = await createChat(alice.token, { name: 'animals', type: 'file' });
-    const upload = await app.request('POST', '/upload', { token: alice.token, body: { fileName: 'animals.pdf', contentType: 'application/pdf', size: 5000 } });
-    const ingested = await app.request('POST', '/message/pdf', { token: alice.token, body: { url: `${pdfs.url}/animals.pdf`, fileId: upload.body.data.fileId, chatId: chat.id } });
+    const upload = await app.request('POST', '/upload', {
+      token: alice.token,
+      body: { fileName: 'animals.pdf', contentType: 'application/pdf', size: 5000 },
+    });
+    const ingested = await app.request('POST', '/message/pdf', {
+      token: alice.token,
+      body: { url: `${pdfs.url}/animals.pdf`, fileId: upload.body.data.fileId, chatId: chat.id },
+    });
     expect(ingested.body.data.embeddingsData.status).toBe('completed');
 
     const sentence = knownSentence(2, 4);
-    const res = await app.request('POST', '/message/logged-in', { token: alice.token, body: { chatId: chat.id, prompt: sentence } });
+    const res = await app.request('POST', '/message/logged-in', {
+      token: alice.token,
+      body: { chatId: chat.id, prompt: sentence },
+    });
     expect(res.status).toBe(200);
     const { response, sources } = res.body.data;
     expect(response).toMatch(/^\[Offline mode/);

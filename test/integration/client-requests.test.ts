@@ -21,7 +21,9 @@ beforeAll(async () => {
   pdfs = await startPdfServer();
   pdfs.serve('/three.pdf', { body: Buffer.from(await makeTextPdf(3, 6)) });
   app = await startTestApp();
-  db = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: app.endpoints.dynamodb, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }));
+  db = DynamoDBDocumentClient.from(
+    new DynamoDBClient({ endpoint: app.endpoints.dynamodb, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }),
+  );
   [alice, bob] = await Promise.all([app.signIn('alice-clients@example.com'), app.signIn('bob-clients@example.com')]);
 });
 afterAll(async () => {
@@ -36,7 +38,10 @@ const createChat = async (token: string, body: Record<string, unknown> = { type:
   return res.body.data;
 };
 const upload = async (token: string, fileName = 'three.pdf') => {
-  const res = await app.request('POST', '/upload', { token, body: { fileName, contentType: 'application/pdf', size: 5000 } });
+  const res = await app.request('POST', '/upload', {
+    token,
+    body: { fileName, contentType: 'application/pdf', size: 5000 },
+  });
   expect(res.status).toBe(201);
   return res.body.data.fileId as string;
 };
@@ -45,7 +50,10 @@ describe('GET /chat/{chatId}', () => {
   test('answers the chat with its attached files and their status; 404 to a stranger', async () => {
     const chat = await createChat(alice.token, { type: 'file', name: 'Reading' });
     const fileId = await upload(alice.token);
-    const ingested = await app.request('POST', '/message/pdf', { token: alice.token, body: { url: `${pdfs.url}/three.pdf`, fileId, chatId: chat.id } });
+    const ingested = await app.request('POST', '/message/pdf', {
+      token: alice.token,
+      body: { url: `${pdfs.url}/three.pdf`, fileId, chatId: chat.id },
+    });
     expect(ingested.status).toBe(200);
 
     const res = await app.request('GET', `/chat/${chat.id}`, { token: alice.token });
@@ -53,7 +61,9 @@ describe('GET /chat/{chatId}', () => {
     expect(res.body.data).toEqual({
       ...chat,
       updatedAt: expect.any(String),
-      files: [expect.objectContaining({ fileId, fileName: 'three.pdf', status: 'completed', pages: 3, chatIds: [chat.id] })],
+      files: [
+        expect.objectContaining({ fileId, fileName: 'three.pdf', status: 'completed', pages: 3, chatIds: [chat.id] }),
+      ],
     });
     expect((await app.request('GET', `/chat/${chat.id}`, { token: bob.token })).status).toBe(404);
     expect((await app.request('GET', `/chat/${createId()}`, { token: alice.token })).status).toBe(404);
@@ -84,7 +94,10 @@ describe('GET /upload', () => {
     expect(second.headers.get('x-next-cursor')).toBeNull();
     // Bob's cursor is not Carol's.
     const bobs = await app.request('GET', '/upload?limit=1', { token: bob.token });
-    expect((await app.request('GET', `/upload?cursor=${bobs.headers.get('x-next-cursor') ?? cursor}`, { token: bob.token })).status).toBe(400);
+    expect(
+      (await app.request('GET', `/upload?cursor=${bobs.headers.get('x-next-cursor') ?? cursor}`, { token: bob.token }))
+        .status,
+    ).toBe(400);
   });
 });
 
@@ -119,19 +132,31 @@ describe('lists whose last page is full', () => {
 describe('message ids in replies', () => {
   test('a streamed reply starts with event: start naming the stored prompt and the id the reply is stored under', async () => {
     const chat = await createChat(alice.token);
-    const sse = await postSse(`${app.url}/message/logged-in`, alice.token, { chatId: chat.id, prompt: 'Hello there', stream: true });
+    const sse = await postSse(`${app.url}/message/logged-in`, alice.token, {
+      chatId: chat.id,
+      prompt: 'Hello there',
+      stream: true,
+    });
     expect(sse.status).toBe(200);
     expect(sse.events[0]!.event).toBe('start');
     const start = JSON.parse(sse.events[0]!.data);
     expect(sse.last()).toBe('[DONE]');
     const stored = (await app.request('GET', `/chat/${chat.id}/messages`, { token: alice.token })).body.data;
-    expect(start).toEqual({ chatId: chat.id, userMessageId: stored[0].id, userSequenceNumber: 1, messageId: stored[1].id });
+    expect(start).toEqual({
+      chatId: chat.id,
+      userMessageId: stored[0].id,
+      userSequenceNumber: 1,
+      messageId: stored[1].id,
+    });
     expect(stored.map((m: any) => m.messageType)).toEqual(['user', 'ai']);
   });
 
   test('a whole reply returns its message id and the prompt it answers', async () => {
     const chat = await createChat(alice.token);
-    const res = await app.request('POST', '/message/logged-in', { token: alice.token, body: { chatId: chat.id, prompt: 'Hi' } });
+    const res = await app.request('POST', '/message/logged-in', {
+      token: alice.token,
+      body: { chatId: chat.id, prompt: 'Hi' },
+    });
     const stored = (await app.request('GET', `/chat/${chat.id}/messages`, { token: alice.token })).body.data;
     expect(res.body.data).toMatchObject({ userMessageId: stored[0].id, messageId: stored[1].id, sequenceNumber: 2 });
   });
@@ -139,7 +164,11 @@ describe('message ids in replies', () => {
   test('parallel streamed prompts can be matched to their replies', async () => {
     const chat = await createChat(alice.token);
     const prompts = ['first prompt', 'second prompt', 'third prompt'];
-    const streams = await Promise.all(prompts.map((prompt) => postSse(`${app.url}/message/logged-in`, alice.token, { chatId: chat.id, prompt, stream: true })));
+    const streams = await Promise.all(
+      prompts.map((prompt) =>
+        postSse(`${app.url}/message/logged-in`, alice.token, { chatId: chat.id, prompt, stream: true }),
+      ),
+    );
     const stored = (await app.request('GET', `/chat/${chat.id}/messages`, { token: alice.token })).body.data as any[];
     const byId = new Map(stored.map((m) => [m.id, m]));
     streams.forEach((sse, i) => {
@@ -156,16 +185,24 @@ describe('PUT /chat/{chatId}', () => {
     const res = await app.request('PUT', `/chat/${chat.id}`, { token: alice.token, body: { chatName: '  Renamed ' } });
     expect(res.status).toBe(200);
     expect(res.body.data.chatName).toBe('Renamed');
-    const both = await app.request('PUT', `/chat/${chat.id}`, { token: alice.token, body: { name: 'A', chatName: 'A' } });
+    const both = await app.request('PUT', `/chat/${chat.id}`, {
+      token: alice.token,
+      body: { name: 'A', chatName: 'A' },
+    });
     expect(both.body.data.chatName).toBe('A');
   });
 
   test('refuses name and chatName that differ, and an empty chatName, with 400', async () => {
     const chat = await createChat(alice.token);
-    const differ = await app.request('PUT', `/chat/${chat.id}`, { token: alice.token, body: { name: 'A', chatName: 'B' } });
+    const differ = await app.request('PUT', `/chat/${chat.id}`, {
+      token: alice.token,
+      body: { name: 'A', chatName: 'B' },
+    });
     expect(differ.status).toBe(400);
     expect(differ.body.errors.map((e: any) => e.path)).toContain('body.chatName');
-    expect((await app.request('PUT', `/chat/${chat.id}`, { token: alice.token, body: { chatName: '' } })).status).toBe(400);
+    expect((await app.request('PUT', `/chat/${chat.id}`, { token: alice.token, body: { chatName: '' } })).status).toBe(
+      400,
+    );
   });
 });
 
@@ -177,14 +214,40 @@ describe('a file chat whose PDF is still being processed', () => {
     const now = new Date().toISOString();
     const id = createId();
     // Arrange a file mid-extraction, attached to the chat, as the pipeline leaves it.
-    await files.create({ id, userId: alice.user.id, fileName: 'slow.pdf', contentType: 'application/pdf', size: 100, s3Key: `uploads/${id}`, status: 'uploaded', createdAt: now, updatedAt: now });
-    await files.startRun({ id, userId: alice.user.id, runId: 'run-1', url: 'https://example.invalid/slow.pdf', force: false, now });
+    await files.create({
+      id,
+      userId: alice.user.id,
+      fileName: 'slow.pdf',
+      contentType: 'application/pdf',
+      size: 100,
+      s3Key: `uploads/${id}`,
+      status: 'uploaded',
+      createdAt: now,
+      updatedAt: now,
+    });
+    await files.startRun({
+      id,
+      userId: alice.user.id,
+      runId: 'run-1',
+      url: 'https://example.invalid/slow.pdf',
+      force: false,
+      now,
+    });
     await files.recordDownload(id, 'run-1', { sha256: 'a'.repeat(64), size: 100 }, now);
     await files.recordPageProgress(id, 'run-1', { pagesTotal: 10, pagesDone: 4 }, now);
-    await attachments.attach({ chatId: chat.id, fileId: id, fileName: 'slow.pdf', userId: alice.user.id, attachedAt: now });
+    await attachments.attach({
+      chatId: chat.id,
+      fileId: id,
+      fileName: 'slow.pdf',
+      userId: alice.user.id,
+      attachedAt: now,
+    });
 
     for (const stream of [false, true]) {
-      const res = await app.request('POST', '/message/logged-in', { token: alice.token, body: { chatId: chat.id, prompt: 'What is it about?', stream } });
+      const res = await app.request('POST', '/message/logged-in', {
+        token: alice.token,
+        body: { chatId: chat.id, prompt: 'What is it about?', stream },
+      });
       expect(res.status).toBe(409);
       expect(res.body).toMatchObject({ success: false, statusCode: 409 });
       expect(res.body.message).toMatch(/still being processed.*"slow\.pdf" \(extracting text, page 4 of 10\)/);
@@ -193,12 +256,22 @@ describe('a file chat whose PDF is still being processed', () => {
 
     // The status shows the same progress.
     const status = await app.request('GET', `/message/pdf/${id}`, { token: alice.token });
-    expect(status.body.data.embeddingsData.progress).toEqual({ stage: 'extract', pages: { done: 4, total: 10 }, parts: { done: 0 } });
+    expect(status.body.data.embeddingsData.progress).toEqual({
+      stage: 'extract',
+      pages: { done: 4, total: 10 },
+      parts: { done: 0 },
+    });
 
     // Once a file of the chat is completed, prompts are answered from it.
     const fileId = await upload(alice.token);
-    await app.request('POST', '/message/pdf', { token: alice.token, body: { url: `${pdfs.url}/three.pdf`, fileId, chatId: chat.id } });
-    const ok = await app.request('POST', '/message/logged-in', { token: alice.token, body: { chatId: chat.id, prompt: knownSentence(2, 1) } });
+    await app.request('POST', '/message/pdf', {
+      token: alice.token,
+      body: { url: `${pdfs.url}/three.pdf`, fileId, chatId: chat.id },
+    });
+    const ok = await app.request('POST', '/message/logged-in', {
+      token: alice.token,
+      body: { chatId: chat.id, prompt: knownSentence(2, 1) },
+    });
     expect(ok.status).toBe(200);
     expect(ok.body.data.sources[0]).toMatchObject({ fileId, page: 2 });
   });
@@ -207,10 +280,18 @@ describe('a file chat whose PDF is still being processed', () => {
 describe('ingestion progress', () => {
   test('a completed file reports stage done, every page and every part', async () => {
     const fileId = await upload(alice.token);
-    const res = await app.request('POST', '/message/pdf', { token: alice.token, body: { url: `${pdfs.url}/three.pdf`, fileId } });
+    const res = await app.request('POST', '/message/pdf', {
+      token: alice.token,
+      body: { url: `${pdfs.url}/three.pdf`, fileId },
+    });
     expect(res.status).toBe(200);
-    const { progress } = (await app.request('GET', `/message/pdf/${fileId}`, { token: alice.token })).body.data.embeddingsData;
-    expect(progress).toEqual({ stage: 'done', pages: { done: 3, total: 3 }, parts: { done: expect.any(Number), total: expect.any(Number) } });
+    const { progress } = (await app.request('GET', `/message/pdf/${fileId}`, { token: alice.token })).body.data
+      .embeddingsData;
+    expect(progress).toEqual({
+      stage: 'done',
+      pages: { done: 3, total: 3 },
+      parts: { done: expect.any(Number), total: expect.any(Number) },
+    });
     expect(progress.parts.done).toBe(progress.parts.total);
     expect(progress.parts.total).toBeGreaterThan(0);
   });
@@ -234,16 +315,28 @@ describe('legacy CUIDs (version 1)', () => {
     ['GET', `/message/pdf/${legacy}`],
     ['DELETE', `/upload/${legacy}`],
   ])('%s %s answers 404, not 400', async (method, path) => {
-    const res = await app.request(method, path, { token: alice.token, ...(method === 'PUT' && { body: { name: 'x' } }) });
+    const res = await app.request(method, path, {
+      token: alice.token,
+      ...(method === 'PUT' && { body: { name: 'x' } }),
+    });
     expect(res.status).toBe(404);
   });
 
   test('in a body: a prompt to an unknown legacy chat id is 404', async () => {
-    const res = await app.request('POST', '/message/logged-in', { token: alice.token, body: { chatId: legacy, prompt: 'hi' } });
+    const res = await app.request('POST', '/message/logged-in', {
+      token: alice.token,
+      body: { chatId: legacy, prompt: 'hi' },
+    });
     expect(res.status).toBe(404);
   });
 
-  test.each(['cjld2cjxh0000qzrmn831i7', 'c-ld2cjxh0000qzrmn831i7rn', 'Cjld2cjxh0000qzrmn831i7rn', 'cjld2cjxh0000qzrmn831i7rn1', 'xjld2cjxh0000qzrmn831i7rn'])('%s is still a 400', async (bad) => {
+  test.each([
+    'cjld2cjxh0000qzrmn831i7',
+    'c-ld2cjxh0000qzrmn831i7rn',
+    'Cjld2cjxh0000qzrmn831i7rn',
+    'cjld2cjxh0000qzrmn831i7rn1',
+    'xjld2cjxh0000qzrmn831i7rn',
+  ])('%s is still a 400', async (bad) => {
     expect((await app.request('GET', `/chat/${bad}`, { token: alice.token })).status).toBe(400);
   });
 });

@@ -43,7 +43,10 @@ test('paths outside the list are not files: 404 as before', async () => {
 });
 
 test('POST /local-idp/token issues an ID token that POST /auth accepts', async () => {
-  const res = await fetch(`${origin}/local-idp/token`, { method: 'POST', body: JSON.stringify({ email: 'page@example.com', name: 'Page' }) });
+  const res = await fetch(`${origin}/local-idp/token`, {
+    method: 'POST',
+    body: JSON.stringify({ email: 'page@example.com', name: 'Page' }),
+  });
   expect(res.status).toBe(200);
   const { idToken } = (await res.json()) as { idToken: string };
   const auth = await app.request('POST', '/auth', { token: idToken });

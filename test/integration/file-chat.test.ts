@@ -21,9 +21,15 @@ beforeAll(async () => {
   app = await startTestApp({ env: { OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: ai.baseURL } });
   ({ token } = await app.signIn('files@example.com'));
   chatId = (await app.request('POST', '/chat', { token, body: { name: 'animals', type: 'file' } })).body.data.id;
-  const upload = await app.request('POST', '/upload', { token, body: { fileName: 'animals.pdf', contentType: 'application/pdf', size: 5000 } });
+  const upload = await app.request('POST', '/upload', {
+    token,
+    body: { fileName: 'animals.pdf', contentType: 'application/pdf', size: 5000 },
+  });
   fileId = upload.body.data.fileId;
-  const ingested = await app.request('POST', '/message/pdf', { token, body: { url: `${pdfs.url}/animals.pdf`, fileId, chatId } });
+  const ingested = await app.request('POST', '/message/pdf', {
+    token,
+    body: { url: `${pdfs.url}/animals.pdf`, fileId, chatId },
+  });
   expect(ingested.body.data.embeddingsData.status).toBe('completed');
 });
 afterAll(async () => {
@@ -36,7 +42,10 @@ beforeEach(() => ai.reset());
 /** A new file chat with the animals PDF attached (a chat of its own: no history). */
 async function newChat(name: string): Promise<string> {
   const { body } = await app.request('POST', '/chat', { token, body: { name, type: 'file' } });
-  await app.request('POST', '/message/pdf', { token, body: { url: `${pdfs.url}/animals.pdf`, fileId, chatId: body.data.id } });
+  await app.request('POST', '/message/pdf', {
+    token,
+    body: { url: `${pdfs.url}/animals.pdf`, fileId, chatId: body.data.id },
+  });
   return body.data.id;
 }
 
@@ -54,7 +63,15 @@ test('a whole reply is given the matching passages as data and cites them; marke
   const { sources, response } = res.body.data;
   expect(response).toBe('The folio says so [1], see also .');
   expect(sources.length).toBeGreaterThan(0);
-  expect(sources[0]).toEqual({ fileId, fileName: 'animals.pdf', page: 2, chunk: expect.any(Number), score: expect.any(Number), quote: expect.any(String), cited: true });
+  expect(sources[0]).toEqual({
+    fileId,
+    fileName: 'animals.pdf',
+    page: 2,
+    chunk: expect.any(Number),
+    score: expect.any(Number),
+    quote: expect.any(String),
+    cited: true,
+  });
   expect(sources.slice(1).every((s: { cited: boolean }) => s.cited === false)).toBe(true);
   expect(sources[0]).not.toHaveProperty('text');
   expect(sentence).toContain(sources[0].quote.trim().split(' ')[0]);
@@ -78,7 +95,11 @@ test('a streamed reply sends event: sources before any delta, then event: citati
   const sentence = knownSentence(3, 5);
   ai.setReply('It is on page three [1] and nowhere else [12].');
   const streamChat = await newChat('stream');
-  const sse = await postSse(`${app.url}/message/logged-in`, token, { chatId: streamChat, prompt: sentence, stream: true });
+  const sse = await postSse(`${app.url}/message/logged-in`, token, {
+    chatId: streamChat,
+    prompt: sentence,
+    stream: true,
+  });
   const names = sse.events.map((e) => e.event ?? (e.data === '[DONE]' ? '[DONE]' : 'delta'));
   expect(names.slice(0, 2)).toEqual(['start', 'sources']); // sources before any delta
   expect(names.slice(-3)).toEqual(['citations', 'usage', '[DONE]']);
@@ -95,11 +116,16 @@ test('a follow-up is rewritten by the model into a standalone question, which re
   const followChat = await newChat('follow-up');
   const target = knownSentence(3, 5);
   ai.setReply('Page three talks about it [1].');
-  expect((await app.request('POST', '/message/logged-in', { token, body: { chatId: followChat, prompt: target } })).status).toBe(200);
+  expect(
+    (await app.request('POST', '/message/logged-in', { token, body: { chatId: followChat, prompt: target } })).status,
+  ).toBe(200);
 
   ai.reset();
   ai.setReply((req) => (req.messages[0]!.content.includes('standalone') ? target : 'Here is more [1].'));
-  const res = await app.request('POST', '/message/logged-in', { token, body: { chatId: followChat, prompt: 'Tell me more about that.' } });
+  const res = await app.request('POST', '/message/logged-in', {
+    token,
+    body: { chatId: followChat, prompt: 'Tell me more about that.' },
+  });
   expect(res.status).toBe(200);
   const [rewrite, answer] = ai.chatRequests();
   expect(rewrite!.messages.map((m) => m.role)).toEqual(['system', 'user']);
@@ -112,5 +138,9 @@ test('a follow-up is rewritten by the model into a standalone question, which re
   expect(answer!.messages.at(-1)!.content.endsWith('Question: Tell me more about that.')).toBe(true);
   const a = serverUsage(rewrite!.messages, target);
   const b = serverUsage(answer!.messages, 'Here is more [1].');
-  expect(usage).toEqual({ promptTokens: a.promptTokens + b.promptTokens, completionTokens: a.completionTokens + b.completionTokens, totalTokens: a.totalTokens + b.totalTokens });
+  expect(usage).toEqual({
+    promptTokens: a.promptTokens + b.promptTokens,
+    completionTokens: a.completionTokens + b.completionTokens,
+    totalTokens: a.totalTokens + b.totalTokens,
+  });
 });

@@ -18,9 +18,13 @@ beforeAll(async () => {
   pdfs.serve('/book.pdf', { body: Buffer.from(await makeTextPdf(PAGES, 6)) });
   app = await startTestApp({ env: { CHUNK_TOKENS: '120', CHUNK_OVERLAP_TOKENS: '0', RETRIEVAL_K: '4' } });
   ({ token } = await app.signIn('follow-up@example.com'));
-  const upload = await app.request('POST', '/upload', { token, body: { fileName: 'book.pdf', contentType: 'application/pdf', size: 5000 } });
+  const upload = await app.request('POST', '/upload', {
+    token,
+    body: { fileName: 'book.pdf', contentType: 'application/pdf', size: 5000 },
+  });
   fileId = upload.body.data.fileId;
-  let data = (await app.request('POST', '/message/pdf', { token, body: { url: `${pdfs.url}/book.pdf`, fileId } })).body.data.embeddingsData;
+  let data = (await app.request('POST', '/message/pdf', { token, body: { url: `${pdfs.url}/book.pdf`, fileId } })).body
+    .data.embeddingsData;
   // On a busy machine the ingestion may outlast the synchronous wait (202): follow it to the end.
   while (data.status === 'processing') {
     await new Promise((r) => setTimeout(r, 200));

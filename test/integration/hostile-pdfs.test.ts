@@ -18,12 +18,19 @@ jest.setTimeout(120_000);
 
 const defaults = extractLimits(loadConfig({ TABLE_NAME: 'hostile' }), { memoryMb: 1536 });
 /** The pre-check relaxed, so that pdf.js itself meets the document and the child's limits. */
-const relaxed: ExtractLimits = { ...defaults, content: { maxStreamBytes: 2 ** 30, maxContentBytes: 2 ** 40, maxCmapCodes: 2 ** 40 } };
+const relaxed: ExtractLimits = {
+  ...defaults,
+  content: { maxStreamBytes: 2 ** 30, maxContentBytes: 2 ** 40, maxCmapCodes: 2 ** 40 },
+};
 
 async function outcome(kind: HostileClass, limits: ExtractLimits = defaults) {
   const pages: number[] = [];
   try {
-    const result = await extractTextBounded(await hostilePdf(kind), { maxPages: 2000, limits, onPage: (n) => void pages.push(n) });
+    const result = await extractTextBounded(await hostilePdf(kind), {
+      maxPages: 2000,
+      limits,
+      onPage: (n) => void pages.push(n),
+    });
     return { completed: result.pages, textPages: result.textPages, pages };
   } catch (err) {
     if (!(err instanceof PermanentFailure)) throw err;
@@ -49,7 +56,11 @@ test.each<[HostileClass, object]>([
 
 test('an honest page completes in the same child (a control)', async () => {
   const texts: string[] = [];
-  const result = await extractTextBounded(plainRawPdf('Nothing to see here.'), { maxPages: 10, limits: defaults, onPage: (_n, t) => void texts.push(t) });
+  const result = await extractTextBounded(plainRawPdf('Nothing to see here.'), {
+    maxPages: 10,
+    limits: defaults,
+    onPage: (_n, t) => void texts.push(t),
+  });
   expect(result).toMatchObject({ pages: 1, textPages: 1, failedPages: 0 });
   expect(texts).toEqual(['Nothing to see here.']);
 });
@@ -83,7 +94,9 @@ test('a child that dies on its own (heap exhausted) is TOO_COMPLEX, and this pro
     message: 'The PDF is too complex to process: reading it exhausted the reader (out of memory or a fatal error)',
   });
   // The next document is read as if nothing happened.
-  expect(await extractTextBounded(plainRawPdf(), { maxPages: 10, limits: defaults, onPage: () => undefined })).toMatchObject({ pages: 1 });
+  expect(
+    await extractTextBounded(plainRawPdf(), { maxPages: 10, limits: defaults, onPage: () => undefined }),
+  ).toMatchObject({ pages: 1 });
 });
 
 describe('through the service', () => {
@@ -105,7 +118,10 @@ describe('through the service', () => {
   test('a CMap bomb fails the ingestion with 400 TOO_COMPLEX; the service answers meanwhile', async () => {
     const pdf = await hostilePdf('cmap-8-ranges');
     pdfs.serve('/bomb.pdf', { body: pdf });
-    const upload = await app.request('POST', '/upload', { token, body: { fileName: 'bomb.pdf', contentType: 'application/pdf', size: pdf.length } });
+    const upload = await app.request('POST', '/upload', {
+      token,
+      body: { fileName: 'bomb.pdf', contentType: 'application/pdf', size: pdf.length },
+    });
     const { fileId } = upload.body.data;
 
     const ingesting = app.request('POST', '/message/pdf', { token, body: { url: `${pdfs.url}/bomb.pdf`, fileId } });

@@ -43,21 +43,36 @@ const handlers: Record<string, unknown> = {
     async ({ body, params, query }) => ({ statusCode: 201, data: { ...body, id: params.id, n: query.n ?? null } }),
     layer,
   ),
-  bare: httpHandler(bareRoute, { body: z.strictObject({ status: z.enum(['New', 'Done']) }) }, async ({ body }) => {
-    if (body.status === 'Done') throw new ConflictError('Cannot move order from New to Done');
-    return { data: { status: body.status } };
-  }, layer),
-  fail: httpHandler(failRoute, {}, async () => {
-    throw new Error('secret internal detail: db password=hunter2');
-  }, layer),
-  stream: httpHandler(streamRoute, {}, async () => {
-    async function* events() {
-      yield 'data: first\n\n';
-      await new Promise<void>((resolve) => (releaseSecondChunk = resolve));
-      yield 'data: second\n\n';
-    }
-    return { headers: { 'content-type': 'text/event-stream' }, stream: Readable.from(events()) };
-  }, layer),
+  bare: httpHandler(
+    bareRoute,
+    { body: z.strictObject({ status: z.enum(['New', 'Done']) }) },
+    async ({ body }) => {
+      if (body.status === 'Done') throw new ConflictError('Cannot move order from New to Done');
+      return { data: { status: body.status } };
+    },
+    layer,
+  ),
+  fail: httpHandler(
+    failRoute,
+    {},
+    async () => {
+      throw new Error('secret internal detail: db password=hunter2');
+    },
+    layer,
+  ),
+  stream: httpHandler(
+    streamRoute,
+    {},
+    async () => {
+      async function* events() {
+        yield 'data: first\n\n';
+        await new Promise<void>((resolve) => (releaseSecondChunk = resolve));
+        yield 'data: second\n\n';
+      }
+      return { headers: { 'content-type': 'text/event-stream' }, stream: Readable.from(events()) };
+    },
+    layer,
+  ),
 };
 
 const routes = [
@@ -74,19 +89,31 @@ beforeAll(async () => {
 afterAll(() => gateway?.close());
 
 const id = 'a'.repeat(24);
-const post = (path: string, body: string | undefined, headers: Record<string, string> = { 'content-type': 'application/json' }): Promise<Omit<Response, 'json'> & { json(): Promise<any> }> =>
+const post = (
+  path: string,
+  body: string | undefined,
+  headers: Record<string, string> = { 'content-type': 'application/json' },
+): Promise<Omit<Response, 'json'> & { json(): Promise<any> }> =>
   fetch(`${gateway.url}${path}`, { method: 'POST', headers, ...(body !== undefined && { body }) });
 
 test('valid input reaches the handler, typed and coerced, in the envelope', async () => {
   const res = await post(`/echo/${id}?n=3`, JSON.stringify({ name: 'x' }));
   expect(res.status).toBe(201);
-  expect(await res.json()).toEqual({ success: true, statusCode: 201, message: 'Created', data: { name: 'x', id, n: 3 } });
+  expect(await res.json()).toEqual({
+    success: true,
+    statusCode: 201,
+    message: 'Created',
+    data: { name: 'x', id, n: 3 },
+  });
   expect(res.headers.get('x-request-id')).toMatch(/^[a-z0-9]+$/);
   expect(res.headers.get('access-control-allow-origin')).toBe('*');
 });
 
 test('a client request id is echoed back', async () => {
-  const res = await post(`/echo/${id}`, JSON.stringify({ name: 'x' }), { 'content-type': 'application/json', 'x-request-id': 'trace-123' });
+  const res = await post(`/echo/${id}`, JSON.stringify({ name: 'x' }), {
+    'content-type': 'application/json',
+    'x-request-id': 'trace-123',
+  });
   expect(res.headers.get('x-request-id')).toBe('trace-123');
 });
 
@@ -131,14 +158,29 @@ test('deeply nested JSON is refused as a client error, not a crash', async () =>
 });
 
 test('bare routes answer bare objects and { message } errors', async () => {
-  const ok = await fetch(`${gateway.url}/bare/x`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{"status":"New"}' });
+  const ok = await fetch(`${gateway.url}/bare/x`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: '{"status":"New"}',
+  });
   expect(await ok.json()).toEqual({ status: 'New' });
-  const conflict = await fetch(`${gateway.url}/bare/x`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{"status":"Done"}' });
+  const conflict = await fetch(`${gateway.url}/bare/x`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: '{"status":"Done"}',
+  });
   expect(conflict.status).toBe(409);
   expect(await conflict.json()).toEqual({ message: 'Cannot move order from New to Done' });
-  const invalid = await fetch(`${gateway.url}/bare/x`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{"status":"Lost"}' });
+  const invalid = await fetch(`${gateway.url}/bare/x`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: '{"status":"Lost"}',
+  });
   expect(invalid.status).toBe(400);
-  expect(await invalid.json()).toMatchObject({ message: 'Request validation failed', errors: [expect.objectContaining({ path: 'body.status' })] });
+  expect(await invalid.json()).toMatchObject({
+    message: 'Request validation failed',
+    errors: [expect.objectContaining({ path: 'body.status' })],
+  });
 });
 
 test('an unexpected error is a generic 500 that leaks nothing', async () => {

@@ -25,7 +25,10 @@ beforeAll(async () => {
       HISTORY_TOKEN_BUDGET: String(HISTORY_TOKEN_BUDGET),
     },
   });
-  ({ token, user: { id: userId } } = await app.signIn('messages@example.com'));
+  ({
+    token,
+    user: { id: userId },
+  } = await app.signIn('messages@example.com'));
 });
 afterAll(async () => {
   await app?.stop();
@@ -33,7 +36,8 @@ afterAll(async () => {
 });
 beforeEach(() => ai.reset());
 
-const send = (chatId: string, prompt: string) => app.request('POST', '/message/logged-in', { token, body: { chatId, prompt } });
+const send = (chatId: string, prompt: string) =>
+  app.request('POST', '/message/logged-in', { token, body: { chatId, prompt } });
 const { newChat, history } = chatCalls(() => ({ app, token }));
 
 test('the model gets the system message, the history and the prompt; the reply is stored with its usage', async () => {
@@ -81,13 +85,18 @@ test('two concurrent prompts to one chat get distinct, consecutive sequence numb
   expect([a.status, b.status, c.status]).toEqual([200, 200, 200]);
   const stored = await history(chat.id);
   expect(stored.map((m) => m.sequenceNumber)).toEqual([1, 2, 3, 4, 5, 6]);
-  expect(stored.filter((m) => m.messageType === 'user').map((m) => m.message).sort()).toEqual(['first', 'second', 'third']);
+  expect(
+    stored
+      .filter((m) => m.messageType === 'user')
+      .map((m) => m.message)
+      .sort(),
+  ).toEqual(['first', 'second', 'third']);
   expect(new Set(stored.map((m) => m.id)).size).toBe(6);
 });
 
 test('the history is trimmed to the token budget, oldest messages dropped first', async () => {
   const chat = await newChat();
-  ai.setReply('ok ' + 'r'.repeat(150));
+  ai.setReply(`ok ${'r'.repeat(150)}`);
   const prompts = ['a', 'b', 'c', 'd', 'e'].map((letter) => `${letter} ${'p'.repeat(150)}`);
   for (const prompt of prompts) expect((await send(chat.id, prompt)).status).toBe(200);
 

@@ -17,7 +17,12 @@ beforeAll(async () => {
   pdfs = await startPdfServer();
   pdfs.serve('/animals.pdf', { body: Buffer.from(await makeTextPdf(3, 8)) });
   app = await startTestApp();
-  s3 = new S3Client({ endpoint: app.endpoints.fauxqs, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, forcePathStyle: true });
+  s3 = new S3Client({
+    endpoint: app.endpoints.fauxqs,
+    region: LOCAL_REGION,
+    credentials: LOCAL_CREDENTIALS,
+    forcePathStyle: true,
+  });
   ({ token } = await app.signIn('lost@example.com'));
 });
 afterAll(async () => {
@@ -35,7 +40,10 @@ async function deleteVectors(fileId: string): Promise<number> {
 
 test('missing vectors: 409 naming the file, then a forced re-ingestion answers with sources', async () => {
   const chatId = (await app.request('POST', '/chat', { token, body: { name: 'animals', type: 'file' } })).body.data.id;
-  const upload = await app.request('POST', '/upload', { token, body: { fileName: 'animals.pdf', contentType: 'application/pdf', size: 5000 } });
+  const upload = await app.request('POST', '/upload', {
+    token,
+    body: { fileName: 'animals.pdf', contentType: 'application/pdf', size: 5000 },
+  });
   const fileId = upload.body.data.fileId as string;
   const url = `${pdfs.url}/animals.pdf`;
   const ingested = await app.request('POST', '/message/pdf', { token, body: { url, fileId, chatId } });

@@ -25,7 +25,11 @@ const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 beforeAll(async () => {
   app = await startTestApp({ env: { ADMIN_EMAILS: 'admin@example.com' } });
-  const [a, al, bo] = await Promise.all([app.signIn('admin@example.com'), app.signIn('alice@example.com'), app.signIn('bob@example.com')]);
+  const [a, al, bo] = await Promise.all([
+    app.signIn('admin@example.com'),
+    app.signIn('alice@example.com'),
+    app.signIn('bob@example.com'),
+  ]);
   admin = a.token;
   alice = { token: al.token, id: al.user.id };
   bob = { token: bo.token, id: bo.user.id };
@@ -46,7 +50,8 @@ async function placeOrder(token: string, body: object = {}) {
   return res.body;
 }
 
-const put = (id: string, status: string, token = admin) => app.request('PUT', `/orders/${id}`, { token, body: { status } });
+const put = (id: string, status: string, token = admin) =>
+  app.request('PUT', `/orders/${id}`, { token, body: { status } });
 
 /** The moves that bring a new order to each status. */
 const PATH_TO: Record<OrderStatus, OrderStatus[]> = {
@@ -100,7 +105,9 @@ describe('POST /orders', () => {
     });
 
     // A later price change does not touch the placed order.
-    expect((await app.request('PATCH', `/products/${bulb.id}`, { token: admin, body: { priceCents: 250 } })).status).toBe(200);
+    expect(
+      (await app.request('PATCH', `/products/${bulb.id}`, { token: admin, body: { priceCents: 250 } })).status,
+    ).toBe(200);
     const again = await app.request('GET', `/orders/${order.id}`, { token: alice.token });
     expect(again.body).toEqual(order);
     expect((await placeOrder(alice.token, { items: [{ productId: bulb.id, quantity: 1 }] })).totalCents).toBe(250);
@@ -115,7 +122,12 @@ describe('POST /orders', () => {
     const ghost = createId();
     const res = await app.request('POST', '/orders', {
       token: alice.token,
-      body: { items: [{ productId: lamp.id, quantity: 1 }, { productId: ghost, quantity: 1 }] },
+      body: {
+        items: [
+          { productId: lamp.id, quantity: 1 },
+          { productId: ghost, quantity: 1 },
+        ],
+      },
     });
     expect(res.status).toBe(400);
     expect(res.body).toEqual({
@@ -127,7 +139,12 @@ describe('POST /orders', () => {
   test('items in two currencies are a 400', async () => {
     const res = await app.request('POST', '/orders', {
       token: alice.token,
-      body: { items: [{ productId: lamp.id, quantity: 1 }, { productId: dollarItem.id, quantity: 1 }] },
+      body: {
+        items: [
+          { productId: lamp.id, quantity: 1 },
+          { productId: dollarItem.id, quantity: 1 },
+        ],
+      },
     });
     expect(res.status).toBe(400);
     expect(res.body.message).toMatch(/one currency.*(EUR, USD|USD, EUR)/);
@@ -142,7 +159,11 @@ describe('POST /orders', () => {
     ['a huge quantity', { items: [item({ quantity: 1001 })] }, 'body.items.0.quantity'],
     ['a missing quantity', { items: [{ productId: createId() }] }, 'body.items.0.quantity'],
     ['a product id that is not a CUID', { items: [item({ productId: 'lamp' })] }, 'body.items.0.productId'],
-    ['the same product twice', { items: [item({ productId: 'a'.repeat(24) }), item({ productId: 'a'.repeat(24) })] }, 'body.items.1.productId'],
+    [
+      'the same product twice',
+      { items: [item({ productId: 'a'.repeat(24) }), item({ productId: 'a'.repeat(24) })] },
+      'body.items.1.productId',
+    ],
     ['101 items', { items: Array.from({ length: 101 }, () => item()) }, 'body.items'],
     ['items not an array', { items: { productId: createId(), quantity: 1 } }, 'body.items'],
     ['an extra field on an item', { items: [item({ price: 1 })] }, 'body.items.0'],
@@ -153,11 +174,18 @@ describe('POST /orders', () => {
   ])('%s is a 400 { message, errors }', async (_what, body, path) => {
     const res = await app.request('POST', '/orders', { token: alice.token, body });
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ message: expect.any(String), errors: expect.arrayContaining([expect.objectContaining({ path })]) });
+    expect(res.body).toEqual({
+      message: expect.any(String),
+      errors: expect.arrayContaining([expect.objectContaining({ path })]),
+    });
   });
 
   test('malformed JSON is a 400; no token is a 401 { message }', async () => {
-    const bad = await app.request('POST', '/orders', { token: alice.token, rawBody: '{"items": [', headers: { 'content-type': 'application/json' } });
+    const bad = await app.request('POST', '/orders', {
+      token: alice.token,
+      rawBody: '{"items": [',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(bad.status).toBe(400);
     expect(bad.body).toEqual({ message: 'Malformed JSON body', errors: expect.any(Array) });
     const anon = await app.request('POST', '/orders', { body: {} });
@@ -201,7 +229,9 @@ describe('GET /orders', () => {
     let cursor: string | null = null;
     let pages = 0;
     do {
-      const res: any = await app.request('GET', `/orders?limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`, { token });
+      const res: any = await app.request('GET', `/orders?limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`, {
+        token,
+      });
       expect(res.status).toBe(200);
       expect(Array.isArray(res.body)).toBe(true);
       expect(res.body.length).toBeLessThanOrEqual(limit);
@@ -230,7 +260,9 @@ describe('GET /orders', () => {
     const alices = await all(alice.token, 100);
     expect(alices.orders.length).toBeGreaterThan(0);
     expect(alices.orders.every((o) => o.userId === alice.id)).toBe(true);
-    expect(alices.orders.length + 3 + orders.filter((o) => o.userId !== alice.id && o.userId !== bob.id).length).toBe(orders.length);
+    expect(alices.orders.length + 3 + orders.filter((o) => o.userId !== alice.id && o.userId !== bob.id).length).toBe(
+      orders.length,
+    );
   });
 
   test('pages with ?limit= and x-next-cursor cover the list exactly once, in order', async () => {
@@ -274,7 +306,13 @@ describe('GET /orders', () => {
 
 describe('PUT /orders/{id}', () => {
   const table = ORDER_STATUSES.flatMap((from) => ORDER_STATUSES.map((to) => [from, to] as [OrderStatus, OrderStatus]));
-  const ALLOWED = new Set(['New>Processing', 'New>Cancelled', 'Processing>Shipped', 'Processing>Cancelled', 'Shipped>Delivered']);
+  const ALLOWED = new Set([
+    'New>Processing',
+    'New>Cancelled',
+    'Processing>Shipped',
+    'Processing>Cancelled',
+    'Shipped>Delivered',
+  ]);
 
   test.each(table)('%s → %s', async (from, to) => {
     const order = await orderIn(from);
@@ -285,7 +323,11 @@ describe('PUT /orders/{id}', () => {
       expect(res.body.updatedAt >= order.updatedAt).toBe(true);
     } else {
       expect(res.status).toBe(409);
-      expect(res.body).toEqual({ message: expect.stringContaining(from === to ? `Order is already ${from}` : `Cannot move order from ${from} to ${to}`) });
+      expect(res.body).toEqual({
+        message: expect.stringContaining(
+          from === to ? `Order is already ${from}` : `Cannot move order from ${from} to ${to}`,
+        ),
+      });
     }
     const after = await app.request('GET', `/orders/${order.id}`, { token: alice.token });
     expect(after.body.status).toBe(ALLOWED.has(`${from}>${to}`) ? to : from);
@@ -296,12 +338,21 @@ describe('PUT /orders/{id}', () => {
     for (const status of ['Lost', 'shipped', '', 42, null]) {
       const res = await app.request('PUT', `/orders/${order.id}`, { token: admin, body: { status } });
       expect(res.status).toBe(400);
-      expect(res.body.errors).toEqual([expect.objectContaining({ path: 'body.status', message: 'Must be one of New, Processing, Shipped, Delivered, Cancelled' })]);
+      expect(res.body.errors).toEqual([
+        expect.objectContaining({
+          path: 'body.status',
+          message: 'Must be one of New, Processing, Shipped, Delivered, Cancelled',
+        }),
+      ]);
     }
     for (const body of [{}, { status: 'Processing', note: 'x' }]) {
       expect((await app.request('PUT', `/orders/${order.id}`, { token: admin, body })).status).toBe(400);
     }
-    const malformed = await app.request('PUT', `/orders/${order.id}`, { token: admin, rawBody: 'status=Shipped', headers: { 'content-type': 'application/json' } });
+    const malformed = await app.request('PUT', `/orders/${order.id}`, {
+      token: admin,
+      rawBody: 'status=Shipped',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(malformed.status).toBe(400);
     expect((await app.request('GET', `/orders/${order.id}`, { token: alice.token })).body.status).toBe('New');
   });
@@ -344,7 +395,11 @@ describe('PUT /orders/{id}', () => {
   describe('the conditional write itself', () => {
     let repo: OrderRepository;
     beforeAll(() => {
-      const client = new DynamoDBClient({ endpoint: app.endpoints.dynamodb, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+      const client = new DynamoDBClient({
+        endpoint: app.endpoints.dynamodb,
+        region: LOCAL_REGION,
+        credentials: LOCAL_CREDENTIALS,
+      });
       repo = new OrderRepository(DynamoDBDocumentClient.from(client), app.tableName);
     });
 
@@ -368,7 +423,11 @@ describe('PUT /orders/{id}', () => {
           return super.changeStatus(id, expected, to, now);
         }
       }
-      const client = new DynamoDBClient({ endpoint: app.endpoints.dynamodb, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+      const client = new DynamoDBClient({
+        endpoint: app.endpoints.dynamodb,
+        region: LOCAL_REGION,
+        credentials: LOCAL_CREDENTIALS,
+      });
       const interleaved = new Interleaved(DynamoDBDocumentClient.from(client), app.tableName);
       // Processing → Cancelled is allowed on its own; it is the lost race that refuses it.
       const error = await changeOrderStatus(interleaved, order.id, 'Cancelled', systemClock).catch((e: unknown) => e);

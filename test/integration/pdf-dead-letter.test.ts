@@ -33,12 +33,23 @@ afterAll(async () => {
 
 /** A file in the middle of a run, at the given stage, as the pipeline would leave it. */
 async function fileAt(stage: 'fetch' | 'extract') {
-  const upload = await app.request('POST', '/upload', { token, body: { fileName: 'doc.pdf', contentType: 'application/pdf', size: 1000 } });
+  const upload = await app.request('POST', '/upload', {
+    token,
+    body: { fileName: 'doc.pdf', contentType: 'application/pdf', size: 1000 },
+  });
   const fileId = upload.body.data.fileId as string;
   const record = (await files.get(fileId))!;
   const runId = createId();
-  await files.startRun({ id: fileId, userId: record.userId, runId, url: 'http://127.0.0.1:9/doc.pdf', force: false, now: new Date().toISOString() });
-  if (stage === 'extract') await files.recordDownload(fileId, runId, { sha256: 'a'.repeat(64), size: 1 }, new Date().toISOString());
+  await files.startRun({
+    id: fileId,
+    userId: record.userId,
+    runId,
+    url: 'http://127.0.0.1:9/doc.pdf',
+    force: false,
+    now: new Date().toISOString(),
+  });
+  if (stage === 'extract')
+    await files.recordDownload(fileId, runId, { sha256: 'a'.repeat(64), size: 1 }, new Date().toISOString());
   return { fileId, runId };
 }
 
@@ -85,11 +96,20 @@ test('pdf-extract dying on every attempt: the message reaches the DLQ and the fi
     }),
   ];
   try {
-    await sqs.send(new SendMessageCommand({ QueueUrl: dying.QueueUrl, MessageBody: JSON.stringify({ fileId, runId, key: `work/${fileId}/${runId}/source.pdf` }) }));
+    await sqs.send(
+      new SendMessageCommand({
+        QueueUrl: dying.QueueUrl,
+        MessageBody: JSON.stringify({ fileId, runId, key: `work/${fileId}/${runId}/source.pdf` }),
+      }),
+    );
     const final = await statusWhenFinished(fileId);
     expect(final).toMatchObject({
       status: 'failed',
-      failure: { reason: 'PROCESSING_FAILED', stage: 'pdf-extract', message: 'Processing failed in pdf-extract: the stage stopped on every attempt' },
+      failure: {
+        reason: 'PROCESSING_FAILED',
+        stage: 'pdf-extract',
+        message: 'Processing failed in pdf-extract: the stage stopped on every attempt',
+      },
     });
     expect(attempts).toBe(pipelineStages['pdf-extract'].maxReceiveCount);
   } finally {
@@ -100,20 +120,33 @@ test('pdf-extract dying on every attempt: the message reaches the DLQ and the fi
 test('the consumer fences: another run, a finished file, or a stage the run has passed change nothing', async () => {
   const { fileId, runId } = await fileAt('extract');
   // Another run's message, and a fetch message of this run (it is past fetch): both stale.
-  expect(await recordDeadLetter({ files, clock: () => new Date() }, JSON.stringify({ fileId, runId: createId() }))).toBe(false);
+  expect(
+    await recordDeadLetter({ files, clock: () => new Date() }, JSON.stringify({ fileId, runId: createId() })),
+  ).toBe(false);
   expect(await recordDeadLetter({ files, clock: () => new Date() }, JSON.stringify({ fileId, runId }))).toBe(false);
   expect(await recordDeadLetter({ files, clock: () => new Date() }, 'not json')).toBe(false);
   expect((await files.get(fileId))!.status).toBe('processing');
   // An embed part of this run dies while extraction still goes on: that run can never complete.
   const part = JSON.stringify({ fileId, runId, part: 0, key: `work/${fileId}/${runId}/part-0.json` });
   expect(await recordDeadLetter({ files, clock: () => new Date() }, part)).toBe(true);
-  expect(((await files.get(fileId)) as FailedFile).failure).toMatchObject({ reason: 'PROCESSING_FAILED', stage: 'pdf-embed' });
+  expect(((await files.get(fileId)) as FailedFile).failure).toMatchObject({
+    reason: 'PROCESSING_FAILED',
+    stage: 'pdf-embed',
+  });
   // The same message again (SQS delivers at least once): the file is no longer processing.
   expect(await recordDeadLetter({ files, clock: () => new Date() }, part)).toBe(false);
 });
 
 test("a message in pdf-fetch's DLQ fails its file too: the runtime consumes every stage's DLQ", async () => {
   const { fileId, runId } = await fileAt('fetch');
-  await sqs.send(new SendMessageCommand({ QueueUrl: app.queues['pdf-fetch'].dlqUrl, MessageBody: JSON.stringify({ fileId, runId }) }));
-  expect(await statusWhenFinished(fileId)).toMatchObject({ status: 'failed', failure: { reason: 'PROCESSING_FAILED', stage: 'pdf-fetch' } });
+  await sqs.send(
+    new SendMessageCommand({
+      QueueUrl: app.queues['pdf-fetch'].dlqUrl,
+      MessageBody: JSON.stringify({ fileId, runId }),
+    }),
+  );
+  expect(await statusWhenFinished(fileId)).toMatchObject({
+    status: 'failed',
+    failure: { reason: 'PROCESSING_FAILED', stage: 'pdf-fetch' },
+  });
 });

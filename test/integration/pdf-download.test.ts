@@ -27,7 +27,10 @@ afterAll(async () => {
 beforeEach(() => pdfs.reset());
 
 async function newFile(): Promise<string> {
-  const res = await app.request('POST', '/upload', { token, body: { fileName: 'x.pdf', contentType: 'application/pdf', size: 1000 } });
+  const res = await app.request('POST', '/upload', {
+    token,
+    body: { fileName: 'x.pdf', contentType: 'application/pdf', size: 1000 },
+  });
   return res.body.data.fileId;
 }
 const ingest = async (path: string) => {
@@ -35,12 +38,16 @@ const ingest = async (path: string) => {
   const res = await app.request('POST', '/message/pdf', { token, body: { url: `${pdfs.url}${path}`, fileId } });
   return { res, fileId };
 };
-const status = async (fileId: string) => (await app.request('GET', `/message/pdf/${fileId}`, { token })).body.data.embeddingsData;
+const status = async (fileId: string) =>
+  (await app.request('GET', `/message/pdf/${fileId}`, { token })).body.data.embeddingsData;
 
 const HUGE = 30_000_000;
 
 test.each([
-  ['a HEAD that lies about the size, and a chunked body', { head: { contentLength: 1000 }, contentLength: 'none' as const }],
+  [
+    'a HEAD that lies about the size, and a chunked body',
+    { head: { contentLength: 1000 }, contentLength: 'none' as const },
+  ],
   ['no Content-Length at all', { contentLength: 'none' as const }],
 ])('a body larger than the cap with %s is cut off at the cap: TOO_LARGE', async (_, behaviour) => {
   pdfs.serve('/big.pdf', { size: HUGE, ...behaviour });
@@ -102,7 +109,10 @@ test('three redirects are followed; a fourth fails', async () => {
   pdfs.redirect('/r0', '/r1');
   const tooMany = await ingest('/r0');
   expect(tooMany.res.status).toBe(400);
-  expect(tooMany.res.body.errors[0]).toMatchObject({ code: 'DOWNLOAD_FAILED', message: 'The PDF could not be downloaded from the URL' });
+  expect(tooMany.res.body.errors[0]).toMatchObject({
+    code: 'DOWNLOAD_FAILED',
+    message: 'The PDF could not be downloaded from the URL',
+  });
 });
 
 test('a download that keeps failing (500) fails the file with DOWNLOAD_FAILED after its retries', async () => {
@@ -123,7 +133,13 @@ test('a PDF with more pages than PDF_MAX_PAGES fails TOO_MANY_PAGES', async () =
 });
 
 describe('the guarded download itself', () => {
-  const policy = (o: Partial<FetchPolicy> = {}): FetchPolicy => ({ allowLoopback: true, maxBytes: CAP, timeoutMs: 2000, maxRedirects: 3, ...o });
+  const policy = (o: Partial<FetchPolicy> = {}): FetchPolicy => ({
+    allowLoopback: true,
+    maxBytes: CAP,
+    timeoutMs: 2000,
+    maxRedirects: 3,
+    ...o,
+  });
 
   test('a slow drip is stopped by the deadline', async () => {
     pdfs.serve('/drip.pdf', { body: Buffer.alloc(50_000, 0x25), drip: { bytes: 100, everyMs: 20 } });
@@ -135,11 +151,19 @@ describe('the guarded download itself', () => {
   });
 
   test('a redirect to a private or metadata address is refused without connecting', async () => {
-    for (const target of ['http://169.254.169.254/latest/meta-data/', 'http://10.0.0.1/a.pdf', 'http://[fd00:ec2::254]/', 'http://private.test/a.pdf']) {
+    for (const target of [
+      'http://169.254.169.254/latest/meta-data/',
+      'http://10.0.0.1/a.pdf',
+      'http://[fd00:ec2::254]/',
+      'http://private.test/a.pdf',
+    ]) {
       pdfs.redirect('/hop', target);
       const err = await download(
         `${pdfs.url}/hop`,
-        policy({ resolve: async (host) => (host === 'private.test' ? [{ address: '192.168.0.7', family: 4 }] : [{ address: '127.0.0.1', family: 4 }]) }),
+        policy({
+          resolve: async (host) =>
+            host === 'private.test' ? [{ address: '192.168.0.7', family: 4 }] : [{ address: '127.0.0.1', family: 4 }],
+        }),
       ).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(PermanentFailure);
       expect((err as Error).message).toMatch(/metadata|private|unique-local/);

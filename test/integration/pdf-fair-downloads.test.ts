@@ -37,8 +37,14 @@ afterAll(async () => {
 });
 
 async function ingest(token: string, path: string) {
-  const upload = await app.request('POST', '/upload', { token, body: { fileName: 'doc.pdf', contentType: 'application/pdf', size: 1000 } });
-  return app.request('POST', '/message/pdf', { token, body: { url: `${pdfs.url}${path}`, fileId: upload.body.data.fileId } });
+  const upload = await app.request('POST', '/upload', {
+    token,
+    body: { fileName: 'doc.pdf', contentType: 'application/pdf', size: 1000 },
+  });
+  return app.request('POST', '/message/pdf', {
+    token,
+    body: { url: `${pdfs.url}${path}`, fileId: upload.body.data.fileId },
+  });
 }
 
 test("one user's slow URLs: two in flight, the third is 429 with Retry-After; another user's small PDF completes meanwhile", async () => {

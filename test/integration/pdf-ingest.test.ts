@@ -66,7 +66,12 @@ test('the text PDF completes with its 14 pages, and a known sentence is retrieve
   // A sentence of page 9 of the paper comes back as the best passage, cited with its page.
   const retrieveSources = retrieverFor(app.config, createDocumentClient(app.config), createS3Client(app.config));
   const sentence = 'When a trace call returns, the monitor restores the interpreter state.';
-  const sources = await retrieveSources({ chatId, prompt: sentence, provider: await createAiProvider(app.config), k: 4 });
+  const sources = await retrieveSources({
+    chatId,
+    prompt: sentence,
+    provider: await createAiProvider(app.config),
+    k: 4,
+  });
   expect(sources).toHaveLength(4);
   const best = sources[0]!;
   expect(best).toMatchObject({ fileId, fileName: 'tracemonkey.pdf', page: 9, quote: sentence });

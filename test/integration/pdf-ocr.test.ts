@@ -40,9 +40,15 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Ingests a served PDF into a new file chat; the final embeddingsData and the chat. */
 async function ingest(name: string, timeoutMs = 150_000) {
   const chatId = (await app.request('POST', '/chat', { token, body: { name, type: 'file' } })).body.data.id;
-  const upload = await app.request('POST', '/upload', { token, body: { fileName: name, contentType: 'application/pdf', size: 5000 } });
+  const upload = await app.request('POST', '/upload', {
+    token,
+    body: { fileName: name, contentType: 'application/pdf', size: 5000 },
+  });
   const fileId = upload.body.data.fileId;
-  const res = await app.request('POST', '/message/pdf', { token, body: { url: `${pdfs.url}/${name}`, fileId, chatId } });
+  const res = await app.request('POST', '/message/pdf', {
+    token,
+    body: { url: `${pdfs.url}/${name}`, fileId, chatId },
+  });
   expect([200, 202, 400]).toContain(res.status);
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -78,6 +84,7 @@ test('a PDF whose font has no Unicode map is read through OCR, never completed w
   const reply = await ask(chatId, 'When is the cider festival held?');
   expect(reply.sources[0]).toMatchObject({ page: 2, ocr: true });
   expect(GLYPH_ID_PAGES[1]).toContain(reply.sources[0]!.quote.replace(/\s+$/, ''));
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the reply must hold no control characters
   expect(JSON.stringify(reply)).not.toMatch(/[\u0000-\u0008\u000e-\u001f]/);
 }, 240_000);
 

@@ -34,9 +34,17 @@ beforeAll(async () => {
   [ai, pdfs, bigPdf] = await Promise.all([startOpenAiTestServer(), startPdfServer(), makeTextPdf(300)]);
   ai.embeddingBatchLimit = BATCH;
   app = await startTestApp({
-    env: { OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: ai.baseURL, EMBEDDING_BATCH_SIZE: String(BATCH), PDF_SYNC_WAIT_MS: '1500' },
+    env: {
+      OPENAI_API_KEY: 'test-key',
+      OPENAI_BASE_URL: ai.baseURL,
+      EMBEDDING_BATCH_SIZE: String(BATCH),
+      PDF_SYNC_WAIT_MS: '1500',
+    },
   });
-  [{ token: alice }, { token: bob }] = await Promise.all([app.signIn('alice@example.com'), app.signIn('bob@example.com')]);
+  [{ token: alice }, { token: bob }] = await Promise.all([
+    app.signIn('alice@example.com'),
+    app.signIn('bob@example.com'),
+  ]);
   const endpoint = { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
   db = DynamoDBDocumentClient.from(new DynamoDBClient({ ...endpoint, endpoint: app.endpoints.dynamodb }));
   s3 = new S3Client({ ...endpoint, endpoint: app.endpoints.fauxqs, forcePathStyle: true });
@@ -58,7 +66,11 @@ beforeEach(() => {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function newFile(token = alice, fileName = 'doc.pdf', size = 1000): Promise<{ fileId: string; uploadUrl: string; downloadUrl: string; uploadHeaders: Record<string, string> }> {
+async function newFile(
+  token = alice,
+  fileName = 'doc.pdf',
+  size = 1000,
+): Promise<{ fileId: string; uploadUrl: string; downloadUrl: string; uploadHeaders: Record<string, string> }> {
   const res = await app.request('POST', '/upload', { token, body: { fileName, contentType: 'application/pdf', size } });
   expect(res.status).toBe(201);
   return res.body.data;
@@ -110,7 +122,10 @@ test('a 300-page PDF uploaded through the presigned URL fans out, completes, and
   expect(put.status).toBe(200);
   const chat = (await app.request('POST', '/chat', { token: alice, body: { type: 'file', name: 'book' } })).body.data;
 
-  const res = await app.request('POST', '/message/pdf', { token: alice, body: { url: file.downloadUrl, fileId: file.fileId, chatId: chat.id } });
+  const res = await app.request('POST', '/message/pdf', {
+    token: alice,
+    body: { url: file.downloadUrl, fileId: file.fileId, chatId: chat.id },
+  });
   expect([200, 202]).toContain(res.status);
   if (res.status === 202) expect(res.body.data.embeddingsData.status).toBe('processing');
   const data = await finished(file.fileId);
@@ -129,14 +144,22 @@ test('a 300-page PDF uploaded through the presigned URL fans out, completes, and
   // A known sentence of page 217 is found, on page 217.
   const retrieveSources = retrieverFor(app.config, createDocumentClient(app.config), createS3Client(app.config));
   const sentence = knownSentence(217, 5);
-  const [best] = await retrieveSources({ chatId: chat.id, prompt: sentence, provider: await createAiProvider(app.config), k: 3 });
+  const [best] = await retrieveSources({
+    chatId: chat.id,
+    prompt: sentence,
+    provider: await createAiProvider(app.config),
+    k: 3,
+  });
   expect(best).toMatchObject({ fileId: file.fileId, page: 217, quote: sentence });
 
   // The same bytes again for the same user: embeddings reused, nothing paid.
   ai.reset();
   ai.embeddingBatchLimit = BATCH;
   const again = await newFile(alice, 'copy.pdf');
-  await app.request('POST', '/message/pdf', { token: alice, body: { url: `${pdfs.url}/big.pdf`, fileId: again.fileId } });
+  await app.request('POST', '/message/pdf', {
+    token: alice,
+    body: { url: `${pdfs.url}/big.pdf`, fileId: again.fileId },
+  });
   const copy = await finished(again.fileId);
   expect(copy).toMatchObject({ status: 'completed', pages: 300, chunks: data.chunks, reusedFrom: file.fileId });
   expect(ai.count('/v1/embeddings')).toBe(0);
@@ -162,7 +185,10 @@ test('an embedding request the provider refuses (400) fails the file at once: EM
   const { fileId } = await newFile();
   ai.failNext(1, 400, { only: 'embeddings' });
   // force: alice embedded these bytes before, and would otherwise get them back for free.
-  const res = await app.request('POST', '/message/pdf', { token: alice, body: { url: `${pdfs.url}/hello.pdf`, fileId, force: true } });
+  const res = await app.request('POST', '/message/pdf', {
+    token: alice,
+    body: { url: `${pdfs.url}/hello.pdf`, fileId, force: true },
+  });
   expect(res.status).toBe(500);
   expect(res.body).toMatchObject({ success: false, statusCode: 500, errors: [{ code: 'EMBEDDING_FAILED' }] });
   expect(await statusOf(fileId)).toMatchObject({ status: 'failed', failure: { reason: 'EMBEDDING_FAILED' } });
@@ -171,17 +197,26 @@ test('an embedding request the provider refuses (400) fails the file at once: EM
 
 test('the same fileId again starts nothing new; force: true ingests again and replaces the chunks', async () => {
   const { fileId } = await newFile();
-  const first = await app.request('POST', '/message/pdf', { token: alice, body: { url: `${pdfs.url}/hello.pdf`, fileId } });
+  const first = await app.request('POST', '/message/pdf', {
+    token: alice,
+    body: { url: `${pdfs.url}/hello.pdf`, fileId },
+  });
   expect(first.status).toBe(200);
   const gets = () => pdfs.requests.filter((r) => r.path === '/hello.pdf' && r.method === 'GET').length;
   const before = { gets: gets(), embeds: ai.count('/v1/embeddings') };
 
-  const second = await app.request('POST', '/message/pdf', { token: alice, body: { url: `${pdfs.url}/hello.pdf`, fileId } });
+  const second = await app.request('POST', '/message/pdf', {
+    token: alice,
+    body: { url: `${pdfs.url}/hello.pdf`, fileId },
+  });
   expect(second.status).toBe(200);
   expect(second.body.data.embeddingsData.completedAt).toBe(first.body.data.embeddingsData.completedAt);
   expect({ gets: gets(), embeds: ai.count('/v1/embeddings') }).toEqual(before);
 
-  const forced = await app.request('POST', '/message/pdf', { token: alice, body: { url: `${pdfs.url}/hello.pdf`, fileId, force: true } });
+  const forced = await app.request('POST', '/message/pdf', {
+    token: alice,
+    body: { url: `${pdfs.url}/hello.pdf`, fileId, force: true },
+  });
   expect(forced.status).toBe(200);
   expect(forced.body.data.embeddingsData.completedAt > first.body.data.embeddingsData.completedAt).toBe(true);
   expect(gets()).toBe(before.gets + 1);
@@ -202,12 +237,35 @@ describe('messages', () => {
     const { fileId } = await newFile();
     const runId = createId();
     const user = (await files.get(fileId))!.userId;
-    await files.startRun({ id: fileId, userId: user, runId, url: `${pdfs.url}/hello.pdf`, force: false, now: new Date().toISOString() });
+    await files.startRun({
+      id: fileId,
+      userId: user,
+      runId,
+      url: `${pdfs.url}/hello.pdf`,
+      force: false,
+      now: new Date().toISOString(),
+    });
     const now = new Date().toISOString();
     await files.recordDownload(fileId, runId, { sha256: 'x'.repeat(64), size: 1 }, now);
-    await files.recordExtraction(fileId, runId, { next: 'embed', pages: 1, textPages: 1, unreadablePages: 0, chunks: parts * 3, partsTotal: parts }, now);
-    const chunks = [0, 1, 2].map((i) => ({ index: i, text: `Sentence number ${i} of the part.`, page: 1, pageEnd: 1, pageStarts: [[0, 1]], tokens: 8 }));
-    await storage.put(partKey(fileId, runId, 0), JSON.stringify({ fileId, runId, part: 0, chunks }), 'application/json');
+    await files.recordExtraction(
+      fileId,
+      runId,
+      { next: 'embed', pages: 1, textPages: 1, unreadablePages: 0, chunks: parts * 3, partsTotal: parts },
+      now,
+    );
+    const chunks = [0, 1, 2].map((i) => ({
+      index: i,
+      text: `Sentence number ${i} of the part.`,
+      page: 1,
+      pageEnd: 1,
+      pageStarts: [[0, 1]],
+      tokens: 8,
+    }));
+    await storage.put(
+      partKey(fileId, runId, 0),
+      JSON.stringify({ fileId, runId, part: 0, chunks }),
+      'application/json',
+    );
     return { files, fileId, runId, key: partKey(fileId, runId, 0) };
   }
   const send = (stage: 'pdf-embed' | 'pdf-extract', body: object) =>
@@ -233,7 +291,8 @@ describe('messages', () => {
   const held = (url: string) => messagesIn(sqs, url);
   /** Until the message has left the stage's queue and its DLQ (redriven, then taken by pdf-dead-letter). */
   async function drained(stage: 'pdf-embed' | 'pdf-extract') {
-    for (let i = 0; i < 100 && (await held(app.queues[stage].url)) + (await held(app.queues[stage].dlqUrl)) > 0; i++) await sleep(100);
+    for (let i = 0; i < 100 && (await held(app.queues[stage].url)) + (await held(app.queues[stage].dlqUrl)) > 0; i++)
+      await sleep(100);
     return (await held(app.queues[stage].url)) + (await held(app.queues[stage].dlqUrl));
   }
 
@@ -263,27 +322,45 @@ describe('ownership and deletion', () => {
     expect((await app.request('POST', '/message/pdf', { token: bob, body: { url, fileId } })).status).toBe(404);
     expect((await app.request('GET', `/message/pdf/${fileId}`, { token: bob })).status).toBe(404);
     expect((await app.request('DELETE', `/upload/${fileId}`, { token: bob })).status).toBe(404);
-    expect((await app.request('POST', '/message/pdf', { token: alice, body: { url, fileId: createId() } })).status).toBe(404);
+    expect(
+      (await app.request('POST', '/message/pdf', { token: alice, body: { url, fileId: createId() } })).status,
+    ).toBe(404);
 
     const textChat = (await app.request('POST', '/chat', { token: alice, body: { type: 'text' } })).body.data;
     const bobsChat = (await app.request('POST', '/chat', { token: bob, body: { type: 'file' } })).body.data;
-    const toText = await app.request('POST', '/message/pdf', { token: alice, body: { url, fileId, chatId: textChat.id } });
+    const toText = await app.request('POST', '/message/pdf', {
+      token: alice,
+      body: { url, fileId, chatId: textChat.id },
+    });
     expect(toText.status).toBe(400);
     expect(toText.body.message).toMatch(/type file/);
-    expect((await app.request('POST', '/message/pdf', { token: alice, body: { url, fileId, chatId: bobsChat.id } })).status).toBe(404);
+    expect(
+      (await app.request('POST', '/message/pdf', { token: alice, body: { url, fileId, chatId: bobsChat.id } })).status,
+    ).toBe(404);
     expect(pdfs.count('/hello.pdf')).toBe(seen); // nothing was fetched
   });
 
   test('bad bodies are 400 with the fields named', async () => {
-    const res = await app.request('POST', '/message/pdf', { token: alice, body: { url: 'http://x', fileId: 'nope', extra: 1 } });
+    const res = await app.request('POST', '/message/pdf', {
+      token: alice,
+      body: { url: 'http://x', fileId: 'nope', extra: 1 },
+    });
     expect(res.status).toBe(400);
     expect(res.body.errors.map((e: any) => e.path)).toEqual(expect.arrayContaining(['body.fileId']));
-    const upload = await app.request('POST', '/upload', { token: alice, body: { fileName: 'a.txt', contentType: 'text/plain', size: 10 } });
+    const upload = await app.request('POST', '/upload', {
+      token: alice,
+      body: { fileName: 'a.txt', contentType: 'text/plain', size: 10 },
+    });
     expect(upload.status).toBe(400);
-    const huge = await app.request('POST', '/upload', { token: alice, body: { fileName: 'a.pdf', contentType: 'application/pdf', size: 26 * 1024 * 1024 } });
+    const huge = await app.request('POST', '/upload', {
+      token: alice,
+      body: { fileName: 'a.pdf', contentType: 'application/pdf', size: 26 * 1024 * 1024 },
+    });
     expect(huge.status).toBe(400);
     expect(huge.body.errors[0]).toMatchObject({ path: 'body.size', code: 'TOO_LARGE' });
-    expect((await app.request('POST', '/message/pdf', { body: { url: 'http://x', fileId: createId() } })).status).toBe(401);
+    expect((await app.request('POST', '/message/pdf', { body: { url: 'http://x', fileId: createId() } })).status).toBe(
+      401,
+    );
   });
 
   test('DELETE /upload removes the object, the chunks, the vectors, the attachment and the record', async () => {
@@ -291,7 +368,10 @@ describe('ownership and deletion', () => {
     const hello = await fixturePdf('hello-world.pdf');
     await fetch(file.uploadUrl, { method: 'PUT', headers: file.uploadHeaders, body: hello });
     const chat = (await app.request('POST', '/chat', { token: alice, body: { type: 'file' } })).body.data;
-    const res = await app.request('POST', '/message/pdf', { token: alice, body: { url: file.downloadUrl, fileId: file.fileId, chatId: chat.id } });
+    const res = await app.request('POST', '/message/pdf', {
+      token: alice,
+      body: { url: file.downloadUrl, fileId: file.fileId, chatId: chat.id },
+    });
     expect(res.status).toBe(200);
     expect(await chunkItems(file.fileId)).toHaveLength(1);
     expect((await objectsUnder(`uploads/`)).some((k) => k.includes(file.fileId))).toBe(true);
@@ -303,7 +383,11 @@ describe('ownership and deletion', () => {
     expect((await objectsUnder('')).filter((k) => k.includes(file.fileId))).toEqual([]);
     expect((await app.request('GET', `/message/pdf/${file.fileId}`, { token: alice })).status).toBe(404);
     const attachments = await db.send(
-      new QueryCommand({ TableName: app.tableName, KeyConditionExpression: 'PK = :pk AND begins_with(SK, :f)', ExpressionAttributeValues: { ':pk': `CHAT#${chat.id}`, ':f': 'FILE#' } }),
+      new QueryCommand({
+        TableName: app.tableName,
+        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :f)',
+        ExpressionAttributeValues: { ':pk': `CHAT#${chat.id}`, ':f': 'FILE#' },
+      }),
     );
     expect(attachments.Items).toEqual([]);
     expect((await app.request('DELETE', `/upload/${file.fileId}`, { token: alice })).status).toBe(404);

@@ -44,7 +44,10 @@ test('runs cut short by a restart are queued again on start and complete', async
     port: 0,
     dataDir,
     persist: false,
-    emulators: { dynamodbEndpoint: process.env.TEST_DYNAMODB_ENDPOINT!, fauxqsEndpoint: process.env.TEST_FAUXQS_ENDPOINT! },
+    emulators: {
+      dynamodbEndpoint: process.env.TEST_DYNAMODB_ENDPOINT!,
+      fauxqsEndpoint: process.env.TEST_FAUXQS_ENDPOINT!,
+    },
     resourcePrefix: `t${randomBytes(4).toString('hex')}-`,
     log: false,
     retryDelaySeconds: 0,
@@ -56,11 +59,20 @@ test('runs cut short by a restart are queued again on start and complete', async
   const signIn = await fetch(`${first.url}/auth`, { method: 'POST', headers: { authorization: `Bearer ${idToken}` } });
   const token = ((await signIn.json()) as any).data.token as string;
   const upload = async () =>
-    (await call(first.url, 'POST', '/upload', token, { fileName: 'hello.pdf', contentType: 'application/pdf', size: 743 })).body.data.fileId as string;
+    (
+      await call(first.url, 'POST', '/upload', token, {
+        fileName: 'hello.pdf',
+        contentType: 'application/pdf',
+        size: 743,
+      })
+    ).body.data.fileId as string;
 
   // One run stuck at fetch (its message will be lost)...
   const atFetch = await upload();
-  const started = await call(first.url, 'POST', '/message/pdf', token, { url: `${pdfs.url}/hello.pdf`, fileId: atFetch });
+  const started = await call(first.url, 'POST', '/message/pdf', token, {
+    url: `${pdfs.url}/hello.pdf`,
+    fileId: atFetch,
+  });
   expect(started.status).toBe(202);
   expect(started.body.data.embeddingsData).toMatchObject({ status: 'processing', stage: 'fetch' });
 
@@ -73,19 +85,42 @@ test('runs cut short by a restart are queued again on start and complete', async
   const files = new FileRepository(dynamo(), tableName());
   const runId = createId();
   const userId = (await files.get(atEmbed))!.userId;
-  await files.startRun({ id: atEmbed, userId, runId, url: `${pdfs.url}/hello.pdf`, force: false, now: new Date().toISOString() });
+  await files.startRun({
+    id: atEmbed,
+    userId,
+    runId,
+    url: `${pdfs.url}/hello.pdf`,
+    force: false,
+    now: new Date().toISOString(),
+  });
   const now = new Date().toISOString();
   await files.recordDownload(atEmbed, runId, { sha256: 'a'.repeat(64), size: 1 }, now);
-  await files.recordExtraction(atEmbed, runId, { next: 'embed', pages: 1, textPages: 1, unreadablePages: 0, chunks: 1, partsTotal: 1 }, now);
+  await files.recordExtraction(
+    atEmbed,
+    runId,
+    { next: 'embed', pages: 1, textPages: 1, unreadablePages: 0, chunks: 1, partsTotal: 1 },
+    now,
+  );
   const chunk = { index: 0, text: 'Hello world.', page: 1, pageEnd: 1, pageStarts: [[0, 1]], tokens: 3 };
-  await new FileStorage(s3Client(), first.bucket).put(partKey(atEmbed, runId, 0), JSON.stringify({ fileId: atEmbed, runId, part: 0, chunks: [chunk] }), 'application/json');
+  await new FileStorage(s3Client(), first.bucket).put(
+    partKey(atEmbed, runId, 0),
+    JSON.stringify({ fileId: atEmbed, runId, part: 0, chunks: [chunk] }),
+    'application/json',
+  );
 
   await first.stop();
   // fauxqs forgets its queues on a restart: drop what the first runtime queued.
   const sqs = new SQSClient({ endpoint: first.endpoints.fauxqs, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
-  const lost = await sqs.send(new ReceiveMessageCommand({ QueueUrl: first.queues['pdf-fetch'].url, MaxNumberOfMessages: 10 }));
+  const lost = await sqs.send(
+    new ReceiveMessageCommand({ QueueUrl: first.queues['pdf-fetch'].url, MaxNumberOfMessages: 10 }),
+  );
   expect(lost.Messages).toHaveLength(1);
-  await sqs.send(new DeleteMessageCommand({ QueueUrl: first.queues['pdf-fetch'].url, ReceiptHandle: lost.Messages![0]!.ReceiptHandle! }));
+  await sqs.send(
+    new DeleteMessageCommand({
+      QueueUrl: first.queues['pdf-fetch'].url,
+      ReceiptHandle: lost.Messages![0]!.ReceiptHandle!,
+    }),
+  );
   sqs.destroy();
 
   runtime = await startLocalRuntime({ ...options, pollers: true });

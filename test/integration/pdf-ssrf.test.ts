@@ -41,7 +41,10 @@ test.each([
   'http://user:pass@127.0.0.1:{port}/doc.pdf',
   'ftp://127.0.0.1:{port}/doc.pdf',
 ])('%s is refused (400) and nothing is fetched', async (template) => {
-  const upload = await app.request('POST', '/upload', { token, body: { fileName: 'x.pdf', contentType: 'application/pdf', size: 743 } });
+  const upload = await app.request('POST', '/upload', {
+    token,
+    body: { fileName: 'x.pdf', contentType: 'application/pdf', size: 743 },
+  });
   const fileId = upload.body.data.fileId;
   const url = template.replace('{port}', String(pdfs.port));
   const res = await app.request('POST', '/message/pdf', { token, body: { url, fileId } });
@@ -55,7 +58,10 @@ test.each([
 });
 
 test('the presigned download URL of the local S3 is a loopback URL too, and is refused', async () => {
-  const upload = await app.request('POST', '/upload', { token, body: { fileName: 'x.pdf', contentType: 'application/pdf', size: 743 } });
+  const upload = await app.request('POST', '/upload', {
+    token,
+    body: { fileName: 'x.pdf', contentType: 'application/pdf', size: 743 },
+  });
   const { fileId, downloadUrl } = upload.body.data;
   const res = await app.request('POST', '/message/pdf', { token, body: { url: downloadUrl, fileId } });
   expect(res.status).toBe(400);

@@ -1,4 +1,10 @@
-import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import {
+  CreateQueueCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { randomBytes } from 'node:crypto';
 import { startPoller } from '#infra/local/poller.ts';
@@ -7,7 +13,11 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
 // The local event source mapping against fauxqs: real SQS events in batches, partial batch
 // failures honoured, and a message that keeps failing redriven to the DLQ.
 
-const sqs = new SQSClient({ endpoint: process.env.TEST_FAUXQS_ENDPOINT, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+const sqs = new SQSClient({
+  endpoint: process.env.TEST_FAUXQS_ENDPOINT,
+  region: LOCAL_REGION,
+  credentials: LOCAL_CREDENTIALS,
+});
 afterAll(() => sqs.destroy());
 
 async function queueWithDlq(maxReceiveCount: number) {
@@ -19,11 +29,16 @@ async function queueWithDlq(maxReceiveCount: number) {
       QueueName: name,
       Attributes: {
         VisibilityTimeout: '30',
-        RedrivePolicy: JSON.stringify({ deadLetterTargetArn: attrs.Attributes!.QueueArn, maxReceiveCount: String(maxReceiveCount) }),
+        RedrivePolicy: JSON.stringify({
+          deadLetterTargetArn: attrs.Attributes!.QueueArn,
+          maxReceiveCount: String(maxReceiveCount),
+        }),
       },
     }),
   );
-  const arn = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queue.QueueUrl, AttributeNames: ['QueueArn'] }))).Attributes!.QueueArn!;
+  const arn = (
+    await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queue.QueueUrl, AttributeNames: ['QueueArn'] }))
+  ).Attributes!.QueueArn!;
   return { url: queue.QueueUrl!, arn, dlqUrl: dlq.QueueUrl! };
 }
 
@@ -71,7 +86,9 @@ test('batches succeed, a failing item is retried alone and ends in the DLQ', asy
       }),
     );
     await waitFor(async () => {
-      const dead = await sqs.send(new ReceiveMessageCommand({ QueueUrl: q.dlqUrl, WaitTimeSeconds: 0, VisibilityTimeout: 0 }));
+      const dead = await sqs.send(
+        new ReceiveMessageCommand({ QueueUrl: q.dlqUrl, WaitTimeSeconds: 0, VisibilityTimeout: 0 }),
+      );
       return (dead.Messages ?? []).some((m) => JSON.parse(m.Body!).n === 2);
     });
   } finally {
@@ -114,9 +131,15 @@ test('a handler that throws fails the whole batch, which is delivered again', as
     await waitFor(() => calls >= 2);
     await waitFor(async () => {
       const attrs = await sqs.send(
-        new GetQueueAttributesCommand({ QueueUrl: q.url, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+        new GetQueueAttributesCommand({
+          QueueUrl: q.url,
+          AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+        }),
       );
-      return attrs.Attributes!.ApproximateNumberOfMessages === '0' && attrs.Attributes!.ApproximateNumberOfMessagesNotVisible === '0';
+      return (
+        attrs.Attributes!.ApproximateNumberOfMessages === '0' &&
+        attrs.Attributes!.ApproximateNumberOfMessagesNotVisible === '0'
+      );
     });
   } finally {
     await poller.stop();

@@ -10,7 +10,10 @@ let user: string;
 
 beforeAll(async () => {
   app = await startTestApp({ env: { ADMIN_EMAILS: 'admin@example.com' } });
-  [admin, user] = await Promise.all([app.signIn('admin@example.com').then((s) => s.token), app.signIn('user@example.com').then((s) => s.token)]);
+  [admin, user] = await Promise.all([
+    app.signIn('admin@example.com').then((s) => s.token),
+    app.signIn('user@example.com').then((s) => s.token),
+  ]);
 });
 afterAll(() => app?.stop());
 
@@ -51,7 +54,10 @@ describe('POST /products', () => {
   });
 
   test('a user is refused with 403', async () => {
-    const res = await app.request('POST', '/products', { token: user, body: { name: 'x', priceCents: 1, currency: 'EUR' } });
+    const res = await app.request('POST', '/products', {
+      token: user,
+      body: { name: 'x', priceCents: 1, currency: 'EUR' },
+    });
     expect(res.status).toBe(403);
     expect(res.body).toEqual({ message: expect.stringContaining('admin') });
   });
@@ -73,17 +79,28 @@ describe('POST /products', () => {
     ['a missing currency', { name: 'x', priceCents: 1 }, 'body.currency'],
     ['an empty name', { name: '   ', priceCents: 1, currency: 'EUR' }, 'body.name'],
     ['a name over 200 characters', { name: 'n'.repeat(201), priceCents: 1, currency: 'EUR' }, 'body.name'],
-    ['a description over 2000 characters', { name: 'x', description: 'd'.repeat(2001), priceCents: 1, currency: 'EUR' }, 'body.description'],
+    [
+      'a description over 2000 characters',
+      { name: 'x', description: 'd'.repeat(2001), priceCents: 1, currency: 'EUR' },
+      'body.description',
+    ],
     ['an extra field', { name: 'x', priceCents: 1, currency: 'EUR', stock: 3 }, 'body'],
     ['a client-chosen id', { id: createId(), name: 'x', priceCents: 1, currency: 'EUR' }, 'body'],
   ])('%s is a 400 naming the field', async (_what, body, path) => {
     const res = await app.request('POST', '/products', { token: admin, body });
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ message: expect.any(String), errors: expect.arrayContaining([expect.objectContaining({ path })]) });
+    expect(res.body).toEqual({
+      message: expect.any(String),
+      errors: expect.arrayContaining([expect.objectContaining({ path })]),
+    });
   });
 
   test('malformed JSON is a 400 with { message, errors }', async () => {
-    const res = await app.request('POST', '/products', { token: admin, rawBody: '{"name": "x",', headers: { 'content-type': 'application/json' } });
+    const res = await app.request('POST', '/products', {
+      token: admin,
+      rawBody: '{"name": "x",',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ message: 'Malformed JSON body', errors: [expect.objectContaining({ path: 'body' })] });
   });
@@ -111,7 +128,10 @@ describe('PATCH /products/{id}', () => {
   test('an admin changes some fields; the others stay; updatedAt moves', async () => {
     const p = await create({ name: 'Chair', description: 'Oak', priceCents: 8000, currency: 'EUR' });
     await new Promise((r) => setTimeout(r, 5));
-    const res = await app.request('PATCH', `/products/${p.id}`, { token: admin, body: { priceCents: 7500, currency: 'CHF' } });
+    const res = await app.request('PATCH', `/products/${p.id}`, {
+      token: admin,
+      body: { priceCents: 7500, currency: 'CHF' },
+    });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ ...p, priceCents: 7500, currency: 'CHF', updatedAt: expect.stringMatching(ISO) });
     expect(res.body.updatedAt > p.updatedAt).toBe(true);
@@ -199,7 +219,16 @@ describe('GET /products', () => {
   test('items carry no table keys', async () => {
     const res = await app.request('GET', '/products?limit=5', { token: admin });
     expect(res.status).toBe(200);
-    for (const p of res.body) expect(Object.keys(p).sort()).toEqual(['createdAt', 'currency', 'description', 'id', 'name', 'priceCents', 'updatedAt']);
+    for (const p of res.body)
+      expect(Object.keys(p).sort()).toEqual([
+        'createdAt',
+        'currency',
+        'description',
+        'id',
+        'name',
+        'priceCents',
+        'updatedAt',
+      ]);
   });
 
   test('a renamed product moves in the listing', async () => {
@@ -210,7 +239,14 @@ describe('GET /products', () => {
   });
 
   test('a bad limit, a forged cursor, an unknown parameter: 400; no token: 401', async () => {
-    for (const q of ['?limit=0', '?limit=101', '?limit=abc', '?cursor=%%%', `?cursor=${Buffer.from('{"PK":"x"}').toString('base64url')}`, '?sort=name']) {
+    for (const q of [
+      '?limit=0',
+      '?limit=101',
+      '?limit=abc',
+      '?cursor=%%%',
+      `?cursor=${Buffer.from('{"PK":"x"}').toString('base64url')}`,
+      '?sort=name',
+    ]) {
       const res = await app.request('GET', `/products${q}`, { token: user });
       expect([q, res.status]).toEqual([q, 400]);
       expect(res.body).toEqual({ message: expect.any(String), errors: expect.any(Array) });

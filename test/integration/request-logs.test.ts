@@ -16,25 +16,45 @@ installLambdaGlobals();
 /** The HTTP layer of these handlers: no caller checks (their routes are `idp`). */
 const layer: HttpLayer = { maxBodyBytes: 256 * 1024, corsAllowOrigin: '*' };
 
-const route = (over: Partial<HttpRoute> & Pick<HttpRoute, 'method' | 'path'>): HttpRoute => ({ auth: 'idp', shape: 'envelope', access: {}, ...over });
+const route = (over: Partial<HttpRoute> & Pick<HttpRoute, 'method' | 'path'>): HttpRoute => ({
+  auth: 'idp',
+  shape: 'envelope',
+  access: {},
+  ...over,
+});
 const conflictRoute = route({ method: 'POST', path: '/conflict' });
 const invalidRoute = route({ method: 'POST', path: '/invalid' });
 const streamRoute = route({ method: 'POST', path: '/stream', streaming: true });
 
 let releaseTail: () => void = () => undefined;
 const handlers: Record<string, unknown> = {
-  conflict: httpHandler(conflictRoute, {}, async () => {
-    throw new ConflictError('Cannot move order from New to Done', 'INVALID_TRANSITION');
-  }, layer),
-  invalid: httpHandler(invalidRoute, { body: z.strictObject({ name: z.string().min(1) }) }, async () => ({ data: {} }), layer),
-  stream: httpHandler(streamRoute, {}, async () => {
-    async function* events() {
-      yield 'data: first\n\n';
-      await new Promise<void>((resolve) => (releaseTail = resolve));
-      yield 'data: last\n\n';
-    }
-    return { headers: { 'content-type': 'text/event-stream' }, stream: Readable.from(events()) };
-  }, layer),
+  conflict: httpHandler(
+    conflictRoute,
+    {},
+    async () => {
+      throw new ConflictError('Cannot move order from New to Done', 'INVALID_TRANSITION');
+    },
+    layer,
+  ),
+  invalid: httpHandler(
+    invalidRoute,
+    { body: z.strictObject({ name: z.string().min(1) }) },
+    async () => ({ data: {} }),
+    layer,
+  ),
+  stream: httpHandler(
+    streamRoute,
+    {},
+    async () => {
+      async function* events() {
+        yield 'data: first\n\n';
+        await new Promise<void>((resolve) => (releaseTail = resolve));
+        yield 'data: last\n\n';
+      }
+      return { headers: { 'content-type': 'text/event-stream' }, stream: Readable.from(events()) };
+    },
+    layer,
+  ),
 };
 
 let gateway: Gateway;
@@ -44,7 +64,9 @@ beforeAll(async () => {
   gateway = await startGateway({
     port: 0,
     log: false,
-    routes: Object.entries({ conflict: conflictRoute, invalid: invalidRoute, stream: streamRoute }).map(([name, r]) => ({ name, entry: name, ...r })),
+    routes: Object.entries({ conflict: conflictRoute, invalid: invalidRoute, stream: streamRoute }).map(
+      ([name, r]) => ({ name, entry: name, ...r }),
+    ),
     loadHandler: async (entry) => handlers[entry],
   });
   logger.setLogLevel('INFO');
@@ -67,7 +89,12 @@ beforeEach(() => {
   lines = [];
 });
 
-const post = (path: string, body = '{}') => fetch(`${gateway.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-request-id': `req-${path.slice(1)}` }, body });
+const post = (path: string, body = '{}') =>
+  fetch(`${gateway.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-request-id': `req-${path.slice(1)}` },
+    body,
+  });
 
 test('a rejection logs its reason, code and field errors, with the Lambda context and the request id', async () => {
   const res = await post('/conflict');
@@ -111,5 +138,11 @@ test("a streamed response's one log line is written when its body ends, not when
   const completed = () => lines.filter((l) => l.message === 'request completed');
   for (let i = 0; i < 200 && completed().length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
   expect(completed()).toHaveLength(1);
-  expect(completed()[0]).toMatchObject({ statusCode: 200, streamed: true, requestId: 'req-stream', function_name: 'stream', ms: expect.any(Number) });
+  expect(completed()[0]).toMatchObject({
+    statusCode: 200,
+    streamed: true,
+    requestId: 'req-stream',
+    function_name: 'stream',
+    ms: expect.any(Number),
+  });
 });

@@ -67,7 +67,9 @@ test('a second copy on the same DATA_DIR stops with a message saying why', async
   dirs.push(dataDir);
   const first = await startServerProcess({ DATA_DIR: dataDir });
   try {
-    await expect(startServerProcess({ DATA_DIR: dataDir })).rejects.toThrow(/is in use by another process \(pid \d+: is `npm start` running on it\?\)/);
+    await expect(startServerProcess({ DATA_DIR: dataDir })).rejects.toThrow(
+      /is in use by another process \(pid \d+: is `npm start` running on it\?\)/,
+    );
     // The first copy is unaffected.
     expect((await signIn(first, dataDir, 'still@example.com')).status).toBe(201);
   } finally {

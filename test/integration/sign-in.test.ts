@@ -10,7 +10,11 @@ test('a first sign-in creates the user (201) and a second one finds it (200)', a
   const idToken = await app.idToken({ email: 'new@example.com', name: 'New Person' });
   const first = await app.request('POST', '/auth', { token: idToken });
   expect(first.status).toBe(201);
-  expect(first.body).toMatchObject({ success: true, statusCode: 201, data: { user: { email: 'new@example.com', role: 'user', name: 'New Person', address: null, verified: true } } });
+  expect(first.body).toMatchObject({
+    success: true,
+    statusCode: 201,
+    data: { user: { email: 'new@example.com', role: 'user', name: 'New Person', address: null, verified: true } },
+  });
   expect(first.body.data.token.split('.')).toHaveLength(3);
   expect(first.headers.get('x-request-id')).toBeTruthy();
 

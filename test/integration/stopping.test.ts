@@ -41,17 +41,21 @@ async function serverPid(dataDir: string): Promise<number> {
   return Number(await readFile(join(dataDir, 'runtime.pid'), 'utf8'));
 }
 
-test.each(['SIGINT', 'SIGTERM'] as const)('%s to npm stops the server, frees DATA_DIR and says so', async (signal) => {
-  const dataDir = await tempDir();
-  const server = await startServerProcess({ DATA_DIR: dataDir }, { viaNpm: true });
-  const pid = await serverPid(dataDir);
-  expect(pid).not.toBe(server.pid); // npm, then the server it runs
-  server.signal(signal);
-  expect(await server.exited).toBe(0);
-  expect(await gone(pid)).toBe(true);
-  expect(existsSync(join(dataDir, 'runtime.pid'))).toBe(false);
-  expect(server.output()).toMatch(new RegExp(`${signal}: stopping[^]*\\nStopped\\.\\n`));
-}, 60_000);
+test.each(['SIGINT', 'SIGTERM'] as const)(
+  '%s to npm stops the server, frees DATA_DIR and says so',
+  async (signal) => {
+    const dataDir = await tempDir();
+    const server = await startServerProcess({ DATA_DIR: dataDir }, { viaNpm: true });
+    const pid = await serverPid(dataDir);
+    expect(pid).not.toBe(server.pid); // npm, then the server it runs
+    server.signal(signal);
+    expect(await server.exited).toBe(0);
+    expect(await gone(pid)).toBe(true);
+    expect(existsSync(join(dataDir, 'runtime.pid'))).toBe(false);
+    expect(server.output()).toMatch(new RegExp(`${signal}: stopping[^]*\\nStopped\\.\\n`));
+  },
+  60_000,
+);
 
 test('SIGHUP to npm (not passed on by npm): the server notices and stops too', async () => {
   const dataDir = await tempDir();
@@ -63,14 +67,18 @@ test('SIGHUP to npm (not passed on by npm): the server notices and stops too', a
   expect(existsSync(join(dataDir, 'runtime.pid'))).toBe(false);
   // Its output still reaches the pipe npm handed it.
   for (let i = 0; i < 100 && !server.output().includes('Stopped.'); i++) await new Promise((r) => setTimeout(r, 50));
-  expect(server.output()).toMatch(/parent process gone: stopping[^]*Stopped\./);
+  expect(server.output()).toMatch(/parent process gone: stopping[\s\S]*Stopped\./);
 }, 60_000);
 
 test('two Ctrl-C 20 ms apart: the server exits at once, and every upload acknowledged is kept', async () => {
   const dataDir = await tempDir();
   let server: ServerProcess | undefined = await startServerProcess({ DATA_DIR: dataDir });
   const idToken = await signLocalIdToken(dataDir, { email: 'twice@example.com' });
-  const token = ((await (await fetch(`${server.url}/auth`, { method: 'POST', headers: { authorization: `Bearer ${idToken}` } })).json()) as any).data.token;
+  const token = (
+    (await (
+      await fetch(`${server.url}/auth`, { method: 'POST', headers: { authorization: `Bearer ${idToken}` } })
+    ).json()) as any
+  ).data.token;
   const pdf = Buffer.from('%PDF-1.4\n% not parsed by this test\n');
   const uploaded: string[] = [];
   for (let i = 0; i < 10; i++) {
@@ -94,7 +102,12 @@ test('two Ctrl-C 20 ms apart: the server exits at once, and every upload acknowl
 
   // The bucket on disk, read with an emulator of our own.
   const emulators = await startEmulators({ fauxqsDataPath: join(dataDir, 'fauxqs') });
-  const s3 = new S3Client({ endpoint: emulators.fauxqsEndpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, forcePathStyle: true });
+  const s3 = new S3Client({
+    endpoint: emulators.fauxqsEndpoint,
+    region: LOCAL_REGION,
+    credentials: LOCAL_CREDENTIALS,
+    forcePathStyle: true,
+  });
   try {
     const listed = await s3.send(new ListObjectsV2Command({ Bucket: 'chat-service-files', Prefix: 'uploads/' }));
     const kept = (listed.Contents ?? []).map((o) => o.Key!.replace(/^uploads\/[^/]+\/|\.pdf$/g, '')).sort();

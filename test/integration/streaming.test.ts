@@ -46,7 +46,11 @@ test('streams one event per delta in order, then usage, then [DONE] and a blank 
   expect(kinds(sse).slice(-2)).toEqual(['event:usage', '[DONE]']);
   expect(sse.raw.endsWith('data: [DONE]\n\n')).toBe(true);
   const [usage] = sse.named('usage');
-  expect(usage).toEqual({ promptTokens: expect.any(Number), completionTokens: splitIntoDeltas(REPLY).length, totalTokens: expect.any(Number) });
+  expect(usage).toEqual({
+    promptTokens: expect.any(Number),
+    completionTokens: splitIntoDeltas(REPLY).length,
+    totalTokens: expect.any(Number),
+  });
 
   const sent = ai.chatRequests()[0]!;
   expect(sent.stream).toBe(true);
@@ -153,11 +157,21 @@ test('when the client goes away the model call is aborted and what was generated
   });
   expect(sse.stoppedEarly).toBe(true);
 
-  const upstream = await eventually(async () => ai.requests.at(-1)!, (r) => r.clientClosedEarly);
+  const upstream = await eventually(
+    async () => ai.requests.at(-1)!,
+    (r) => r.clientClosedEarly,
+  );
   expect(upstream.clientClosedEarly).toBe(true); // the service aborted its model call
   release();
-  const stored = await eventually(() => history(chat.id), (m) => m.length === 2);
-  expect(stored[1]).toMatchObject({ messageType: 'ai', message: splitIntoDeltas(REPLY).slice(0, 2).join(''), incomplete: true });
+  const stored = await eventually(
+    () => history(chat.id),
+    (m) => m.length === 2,
+  );
+  expect(stored[1]).toMatchObject({
+    messageType: 'ai',
+    message: splitIntoDeltas(REPLY).slice(0, 2).join(''),
+    incomplete: true,
+  });
 });
 
 test('concurrent streamed prompts to one chat get distinct sequence numbers', async () => {
@@ -171,7 +185,10 @@ test('concurrent streamed prompts to one chat get distinct sequence numbers', as
 });
 
 test('errors before the stream starts are ordinary JSON envelopes', async () => {
-  const res = await app.request('POST', '/message/logged-in', { token, body: { chatId: 'zzzzzzzzzzzzzzzzzzzzzzzz', prompt: 'hi', stream: true } });
+  const res = await app.request('POST', '/message/logged-in', {
+    token,
+    body: { chatId: 'zzzzzzzzzzzzzzzzzzzzzzzz', prompt: 'hi', stream: true },
+  });
   expect(res.status).toBe(404);
   expect(res.headers.get('content-type')).toMatch(/application\/json/);
   expect(res.body).toMatchObject({ success: false, statusCode: 404 });

@@ -80,7 +80,8 @@ export async function signInLocal(url: string, dataDir: string, n: number, prefi
     Array.from({ length: n }, async (_, i) => {
       const idToken = await signLocalIdToken(dataDir, { email: `${prefix}-${i}@example.com` });
       const res = await fetch(`${url}/auth`, { method: 'POST', headers: { authorization: `Bearer ${idToken}` } });
-      if (res.status !== 200 && res.status !== 201) throw new Error(`sign-in failed: ${res.status} ${await res.text()}`);
+      if (res.status !== 200 && res.status !== 201)
+        throw new Error(`sign-in failed: ${res.status} ${await res.text()}`);
       return ((await res.json()) as { data: { token: string } }).data.token;
     }),
   );
@@ -98,7 +99,11 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
   // Setup (not measured): a chat per stream, so replies do not queue behind one another's history.
   const chats = await Promise.all(
     Array.from({ length: Math.max(streams, 1) }, async (_, i) => {
-      const res = await fetch(`${o.url}/chat`, { method: 'POST', headers: { ...auth(i), 'content-type': 'application/json' }, body: JSON.stringify({ type: 'text', name: `load ${i}` }) });
+      const res = await fetch(`${o.url}/chat`, {
+        method: 'POST',
+        headers: { ...auth(i), 'content-type': 'application/json' },
+        body: JSON.stringify({ type: 'text', name: `load ${i}` }),
+      });
       if (res.status !== 201) throw new Error(`setup: POST /chat answered ${res.status}`);
       return ((await res.json()) as { data: { id: string } }).data.id;
     }),
@@ -113,7 +118,11 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
       const res = await fetch(`${o.url}/message/logged-in`, {
         method: 'POST',
         headers: { ...auth(i), 'content-type': 'application/json' },
-        body: JSON.stringify({ chatId: chats[i], prompt: `Load test prompt number ${i}: say something.`, stream: true }),
+        body: JSON.stringify({
+          chatId: chats[i],
+          prompt: `Load test prompt number ${i}: say something.`,
+          stream: true,
+        }),
         signal: AbortSignal.timeout(timeoutMs),
       });
       if (res.status !== 200 || !res.headers.get('content-type')?.startsWith('text/event-stream')) {
@@ -127,7 +136,8 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
         text += decoder.decode(r.value, { stream: true });
         if (!first && text.includes('data: ')) first = performance.now();
       }
-      if (!text.endsWith('data: [DONE]\n\n')) throw new Error(`the stream did not end with [DONE]: …${text.slice(-80)}`);
+      if (!text.endsWith('data: [DONE]\n\n'))
+        throw new Error(`the stream did not end with [DONE]: …${text.slice(-80)}`);
       if (/^event: error$/m.test(text)) throw new Error(`event: error in the stream: ${text.slice(0, 200)}`);
       streamMs.push(performance.now() - started);
       firstEventMs.push(first - started);
@@ -143,7 +153,11 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
     { name: 'GET /orders', method: 'GET', path: () => '/orders?limit=20' },
     { name: 'GET /products', method: 'GET', path: () => '/products?limit=20' },
     { name: 'POST /orders', method: 'POST', path: () => '/orders', body: {} },
-    { name: 'GET /chat/{id}/messages', method: 'GET', path: (i) => `/chat/${chats[i % chats.length]}/messages?limit=20` },
+    {
+      name: 'GET /chat/{id}/messages',
+      method: 'GET',
+      path: (i) => `/chat/${chats[i % chats.length]}/messages?limit=20`,
+    },
   ];
   const jsonMs: number[] = [];
   const byRoute: Record<string, number> = {};
@@ -204,7 +218,12 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const url = process.env.LOAD_URL ?? 'http://localhost:3000/api/v1';
   const dataDir = process.env.LOAD_DATA_DIR ?? '.data';
   const tokens = await signInLocal(url, dataDir, Number(process.env.LOAD_USERS ?? 5));
-  const result = await runLoad({ url, tokens, streams: Number(process.env.LOAD_STREAMS ?? 50), json: Number(process.env.LOAD_JSON ?? 200) });
+  const result = await runLoad({
+    url,
+    tokens,
+    streams: Number(process.env.LOAD_STREAMS ?? 50),
+    json: Number(process.env.LOAD_JSON ?? 200),
+  });
   console.log(formatLoad(result));
   console.log(JSON.stringify(result));
   process.exitCode = result.streams.errors + result.json.errors ? 1 : 0;

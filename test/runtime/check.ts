@@ -71,7 +71,12 @@ class RuntimeApi {
           else this.waitingNext = answer; // held, as Lambda holds it until there is work
           return;
         }
-        this.posted.push({ path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks), trailers: { ...req.trailers } });
+        this.posted.push({
+          path: req.url ?? '',
+          headers: req.headers,
+          body: Buffer.concat(chunks),
+          trailers: { ...req.trailers },
+        });
         this.notify();
         res.writeHead(202, { 'content-type': 'application/json' });
         res.end('{"status":"OK"}');
@@ -119,7 +124,10 @@ class RuntimeApi {
 }
 
 /** The runtime interface client serving one bundle, as the nodejs24.x image starts it. */
-async function runtimeFor(b: BuiltFunction, env: Record<string, string>): Promise<{ api: RuntimeApi; proc: ChildProcess; output: () => string }> {
+async function runtimeFor(
+  b: BuiltFunction,
+  env: Record<string, string>,
+): Promise<{ api: RuntimeApi; proc: ChildProcess; output: () => string }> {
   const api = new RuntimeApi();
   const address = await api.start();
   let output = '';
@@ -165,24 +173,43 @@ const restEvent = (method: string, path: string, headers: Record<string, string>
   multiValueQueryStringParameters: null,
   pathParameters: null,
   stageVariables: null,
-  requestContext: { requestId: randomUUID(), stage: 'api', httpMethod: method, path: `/api/v1${path}`, identity: { sourceIp: '127.0.0.1' } },
+  requestContext: {
+    requestId: randomUUID(),
+    stage: 'api',
+    httpMethod: method,
+    path: `/api/v1${path}`,
+    identity: { sourceIp: '127.0.0.1' },
+  },
   body: body === undefined ? null : JSON.stringify(body),
   isBase64Encoded: false,
 });
 
 async function main() {
   if (!existsSync(RIC)) {
-    throw new Error('aws-lambda-ric is not installed: `npm ci --prefix test/runtime` (needs autoconf, automake, libtool, cmake, make, g++; .ci/run installs them)');
+    throw new Error(
+      'aws-lambda-ric is not installed: `npm ci --prefix test/runtime` (needs autoconf, automake, libtool, cmake, make, g++; .ci/run installs them)',
+    );
   }
   const started = Date.now();
   const outDir = await mkdtemp(join(tmpdir(), 'runtime-check-'));
   const dynamo = await startDynalite();
   const results: string[] = [];
   try {
-    const fixture = (name: string, entry: string): ManifestFunction => ({ name, entry, kind: 'http', timeoutSeconds: 30, memoryMb: 256, access: {} });
+    const fixture = (name: string, entry: string): ManifestFunction => ({
+      name,
+      entry,
+      kind: 'http',
+      timeoutSeconds: 30,
+      memoryMb: 256,
+      access: {},
+    });
     const built = await buildFunctions({
       outDir,
-      functions: [...manifestFunctions, fixture('runtime-check-throws', 'test/runtime/fixtures/throws.ts'), fixture('runtime-check-init-error', 'test/runtime/fixtures/init-error.ts')],
+      functions: [
+        ...manifestFunctions,
+        fixture('runtime-check-throws', 'test/runtime/fixtures/throws.ts'),
+        fixture('runtime-check-init-error', 'test/runtime/fixtures/init-error.ts'),
+      ],
     });
     const byName = new Map(built.map((b) => [b.name, b]));
     await ensureTable(dynamo.endpoint, 'runtime-check');
@@ -209,8 +236,14 @@ async function main() {
       manifestFunctions.map(async (fn) => {
         const r = await runtimeFor(byName.get(fn.name)!, env);
         try {
-          await r.api.until(`${fn.name} to initialise`, () => (r.api.nextAsked > 0 || r.api.posted.length ? true : undefined));
-          assert.deepEqual(r.api.posted, [], `${fn.name}: init error posted: ${r.api.posted[0]?.body.toString()}\n${r.output()}`);
+          await r.api.until(`${fn.name} to initialise`, () =>
+            r.api.nextAsked > 0 || r.api.posted.length ? true : undefined,
+          );
+          assert.deepEqual(
+            r.api.posted,
+            [],
+            `${fn.name}: init error posted: ${r.api.posted[0]?.body.toString()}\n${r.output()}`,
+          );
         } catch (err) {
           throw new Error(`${fn.name}: ${(err as Error).message}\n${r.output()}`);
         } finally {
@@ -227,9 +260,17 @@ async function main() {
         const id = r.api.invoke(restEvent('GET', '/chat', {}));
         const posted = await r.api.until('list-chats to answer', () => r.api.posted.find((p) => p.path.includes(id)));
         assert.equal(posted.path, `/2018-06-01/runtime/invocation/${id}/response`);
-        const result = JSON.parse(posted.body.toString()) as { statusCode: number; body: string; headers: Record<string, string> };
+        const result = JSON.parse(posted.body.toString()) as {
+          statusCode: number;
+          body: string;
+          headers: Record<string, string>;
+        };
         assert.equal(result.statusCode, 401);
-        assert.deepEqual(JSON.parse(result.body), { success: false, statusCode: 401, message: 'Missing Authorization header' });
+        assert.deepEqual(JSON.parse(result.body), {
+          success: false,
+          statusCode: 401,
+          message: 'Missing Authorization header',
+        });
       } finally {
         await stop(r);
       }
@@ -248,19 +289,39 @@ async function main() {
       const { loadConfig } = await import('../../shared/config.ts');
       const functionConfig = loadConfig(env);
       const credentials = { accessKeyId: env.AWS_ACCESS_KEY_ID!, secretAccessKey: env.AWS_SECRET_ACCESS_KEY! };
-      const db = DynamoDBDocumentClient.from(new DynamoDBClient({ region: env.AWS_REGION!, endpoint: env.DYNAMODB_ENDPOINT!, credentials }));
+      const db = DynamoDBDocumentClient.from(
+        new DynamoDBClient({ region: env.AWS_REGION!, endpoint: env.DYNAMODB_ENDPOINT!, credentials }),
+      );
       const userId = randomUUID().replace(/-/g, '').slice(0, 24);
       await new UserRepository(db, env.TABLE_NAME!).createProfile(
         userId,
-        { providerUserId: `runtime-check|${userId}`, email: 'runtime@example.com', verified: true, picture: null, role: 'user' },
+        {
+          providerUserId: `runtime-check|${userId}`,
+          email: 'runtime@example.com',
+          verified: true,
+          picture: null,
+          role: 'user',
+        },
         new Date().toISOString(),
       );
-      const chat = await new ChatRepository(db, env.TABLE_NAME!).create(userId, { type: 'text', name: 'runtime check' }, new Date().toISOString());
-      token = await new ServiceTokens(serviceTokenSettings(functionConfig), () => new Date()).issue({ userId, role: 'user' });
+      const chat = await new ChatRepository(db, env.TABLE_NAME!).create(
+        userId,
+        { type: 'text', name: 'runtime check' },
+        new Date().toISOString(),
+      );
+      token = await new ServiceTokens(serviceTokenSettings(functionConfig), () => new Date()).issue({
+        userId,
+        role: 'user',
+      });
       const r = await runtimeFor(byName.get('send-message')!, env);
       try {
         const id = r.api.invoke(
-          restEvent('POST', '/message/logged-in', { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, { chatId: chat.id, prompt: 'Hello from the runtime check', stream: true }),
+          restEvent(
+            'POST',
+            '/message/logged-in',
+            { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+            { chatId: chat.id, prompt: 'Hello from the runtime check', stream: true },
+          ),
         );
         const posted = await r.api.until('send-message to stream', () => r.api.posted.find((p) => p.path.includes(id)));
         assert.equal(posted.path, `/2018-06-01/runtime/invocation/${id}/response`);
@@ -269,7 +330,10 @@ async function main() {
         assert.equal(posted.headers['transfer-encoding'], 'chunked');
         const delimiter = posted.body.indexOf(Buffer.alloc(8));
         assert.ok(delimiter > 0, 'no 8-byte delimiter after the prelude');
-        const prelude = JSON.parse(posted.body.subarray(0, delimiter).toString()) as { statusCode: number; headers: Record<string, string> };
+        const prelude = JSON.parse(posted.body.subarray(0, delimiter).toString()) as {
+          statusCode: number;
+          headers: Record<string, string>;
+        };
         assert.equal(prelude.statusCode, 200);
         assert.match(prelude.headers['content-type'] ?? '', /^text\/event-stream/);
         const sse = posted.body.subarray(delimiter + 8).toString();
@@ -290,7 +354,11 @@ async function main() {
         const id = r.api.invoke({});
         const posted = await r.api.until('the thrown error', () => r.api.posted.find((p) => p.path.includes(id)));
         assert.equal(posted.path, `/2018-06-01/runtime/invocation/${id}/error`);
-        const error = JSON.parse(posted.body.toString()) as { errorType: string; errorMessage: string; trace: string[] };
+        const error = JSON.parse(posted.body.toString()) as {
+          errorType: string;
+          errorMessage: string;
+          trace: string[];
+        };
         assert.equal(error.errorType, 'TypeError');
         assert.equal(error.errorMessage, 'the runtime check asked for this error');
         // The trace points at the TypeScript source (the bundle's source map, NODE_OPTIONS=--enable-source-maps).
@@ -304,12 +372,17 @@ async function main() {
         const posted = await init.api.until('the init error', () => init.api.posted[0]);
         assert.equal(posted.path, '/2018-06-01/runtime/init/error');
         assert.match(String(posted.headers['lambda-runtime-function-error-type']), /^Runtime\.|Error$/);
-        assert.match(JSON.parse(posted.body.toString()).errorMessage as string, /the runtime check asked for this init error/);
+        assert.match(
+          JSON.parse(posted.body.toString()).errorMessage as string,
+          /the runtime check asked for this init error/,
+        );
         assert.equal(init.api.nextAsked, 0);
       } finally {
         await stop(init);
       }
-      results.push('a thrown error reaches /invocation/{id}/error with its type and source-mapped trace; an import error /runtime/init/error');
+      results.push(
+        'a thrown error reaches /invocation/{id}/error with its type and source-mapped trace; an import error /runtime/init/error',
+      );
     }
 
     // 5. Metrics and tracing on, as the stack sets them: one EMF line per request, and the
@@ -330,9 +403,15 @@ async function main() {
       r.api.traceId = `Root=${traceRoot};Parent=53995c3f42cd8ad8;Sampled=1`;
       try {
         const id = r.api.invoke(restEvent('GET', '/chat', { authorization: `Bearer ${token}` }));
-        const posted = await r.api.until('list-chats to answer with tracing on', () => r.api.posted.find((p) => p.path.includes(id)));
+        const posted = await r.api.until('list-chats to answer with tracing on', () =>
+          r.api.posted.find((p) => p.path.includes(id)),
+        );
         assert.equal(posted.path, `/2018-06-01/runtime/invocation/${id}/response`, posted.body.toString());
-        assert.equal((JSON.parse(posted.body.toString()) as { statusCode: number }).statusCode, 200, posted.body.toString());
+        assert.equal(
+          (JSON.parse(posted.body.toString()) as { statusCode: number }).statusCode,
+          200,
+          posted.body.toString(),
+        );
         const emf = await r.api.until('the EMF line', () =>
           r
             .output()
@@ -340,14 +419,28 @@ async function main() {
             .map((line) => line.slice(line.indexOf('{')))
             .find((line) => line.includes('"_aws"') && line.includes('"route":"GET /chat"')),
         );
-        const metrics = JSON.parse(emf) as { _aws: { CloudWatchMetrics: { Namespace: string }[] }; Requests: number; ClientErrors: number; ServerErrors: number };
+        const metrics = JSON.parse(emf) as {
+          _aws: { CloudWatchMetrics: { Namespace: string }[] };
+          Requests: number;
+          ClientErrors: number;
+          ServerErrors: number;
+        };
         assert.equal(metrics._aws.CloudWatchMetrics[0]?.Namespace, 'RuntimeCheck');
         assert.deepEqual([metrics.Requests, metrics.ClientErrors, metrics.ServerErrors], [1, 0, 0]);
-        const subsegment = await r.api.until('a subsegment at the X-Ray daemon', () =>
-          sent.map((m) => m.slice(m.indexOf('\n') + 1)).find((m) => m.includes(`"trace_id":"${traceRoot}"`) && m.includes('"name":"DynamoDB"')),
+        const subsegment = await r.api.until(
+          'a subsegment at the X-Ray daemon',
+          () =>
+            sent
+              .map((m) => m.slice(m.indexOf('\n') + 1))
+              .find((m) => m.includes(`"trace_id":"${traceRoot}"`) && m.includes('"name":"DynamoDB"')),
           10_000,
         );
-        const traced = JSON.parse(subsegment) as { type: string; parent_id: string; namespace: string; aws: { operation: string; table_name: string } };
+        const traced = JSON.parse(subsegment) as {
+          type: string;
+          parent_id: string;
+          namespace: string;
+          aws: { operation: string; table_name: string };
+        };
         assert.deepEqual(
           [traced.type, traced.parent_id, traced.namespace, traced.aws.table_name],
           ['subsegment', '53995c3f42cd8ad8', 'aws', 'runtime-check'],
@@ -359,20 +452,24 @@ async function main() {
         await stop(r);
         daemon.close();
       }
-      results.push('with metrics and tracing on: a request\'s EMF line, and its DynamoDB call as an X-Ray subsegment of the invocation\'s trace');
+      results.push(
+        "with metrics and tracing on: a request's EMF line, and its DynamoDB call as an X-Ray subsegment of the invocation's trace",
+      );
     }
   } finally {
     await dynamo.stop();
     await rm(outDir, { recursive: true, force: true });
   }
-  console.log(`Runtime check passed in ${((Date.now() - started) / 1000).toFixed(1)} s (aws-lambda-ric, Node ${process.version}):`);
+  console.log(
+    `Runtime check passed in ${((Date.now() - started) / 1000).toFixed(1)} s (aws-lambda-ric, Node ${process.version}):`,
+  );
   for (const r of results) console.log(`  ✓ ${r}`);
 }
 
 main().then(
   () => process.exit(0),
   (err: unknown) => {
-    console.error('Runtime check FAILED:', err instanceof Error ? err.stack ?? err.message : err);
+    console.error('Runtime check FAILED:', err instanceof Error ? (err.stack ?? err.message) : err);
     process.exit(1);
   },
 );

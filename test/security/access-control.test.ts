@@ -1,5 +1,11 @@
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
-import { errorShapeProblem, fillPath, isCuidSchema, routesUnderTest, type RouteUnderTest } from './routes-under-test.ts';
+import {
+  errorShapeProblem,
+  fillPath,
+  isCuidSchema,
+  routesUnderTest,
+  type RouteUnderTest,
+} from './routes-under-test.ts';
 import { fieldPaths, setAt, validBody as validBodyOf } from './fuzz-inputs.ts';
 
 // The access-control matrix, generated from the manifest: user B tries every route with user
@@ -53,16 +59,23 @@ async function person(email: string): Promise<Person> {
 }
 
 beforeAll(async () => {
-  app = await startTestApp({ pollers: false, env: { ADMIN_EMAILS: 'root@example.com', PDF_ALLOW_LOOPBACK: 'false', PDF_SYNC_WAIT_MS: '0' } });
+  app = await startTestApp({
+    pollers: false,
+    env: { ADMIN_EMAILS: 'root@example.com', PDF_ALLOW_LOOPBACK: 'false', PDF_SYNC_WAIT_MS: '0' },
+  });
   routes = await routesUnderTest();
   admin = (await app.signIn('root@example.com')).token;
-  productId = (await app.request('POST', '/products', { token: admin, body: { name: 'Lamp', priceCents: 1250, currency: 'EUR' } })).body.id;
+  productId = (
+    await app.request('POST', '/products', { token: admin, body: { name: 'Lamp', priceCents: 1250, currency: 'EUR' } })
+  ).body.id;
   alice = await person('alice@example.com');
   bob = await person('bob@example.com');
 });
 afterAll(async () => {
   await app?.stop();
-  console.log(`Access-control matrix: ${cells.stranger} stranger attempts on ${strangerRoutes.size} routes, ${cells.admin} admin-only attempts on ${adminRoutes.size} routes, ${cells.lists} list checks; all refused as documented`);
+  console.log(
+    `Access-control matrix: ${cells.stranger} stranger attempts on ${strangerRoutes.size} routes, ${cells.admin} admin-only attempts on ${adminRoutes.size} routes, ${cells.lists} list checks; all refused as documented`,
+  );
 });
 
 const cells = { stranger: 0, admin: 0, lists: 0 };
@@ -88,7 +101,8 @@ async function aliceSnapshot() {
 }
 
 /** A valid body for the route, referring to `who`'s records. */
-const validBody = (route: RouteUnderTest, who: Person) => validBodyOf(route, { ...idsOf(who), url: 'http://127.0.0.1:9/x.pdf' });
+const validBody = (route: RouteUnderTest, who: Person) =>
+  validBodyOf(route, { ...idsOf(who), url: 'http://127.0.0.1:9/x.pdf' });
 
 /** The status the contract documents for a stranger: 403 where the route lists it (POST /message/logged-in), else 404. */
 const strangerStatus = (route: RouteUnderTest) => (route.contract.errors.includes(403) ? 403 : 404);
@@ -108,7 +122,13 @@ function strangerAttempts(): Attempt[] {
     const ownedParams = route.params.filter((p) => ownedKinds.has(kindOf(route, p)));
     if (ownedParams.length) {
       const values = Object.fromEntries(route.params.map((p) => [p, idsOf(alice)[kindOf(route, p)] ?? '']));
-      out.push({ route, what: `Alice's ${ownedParams.join(', ')} in the path`, path: fillPath(route.path, values), body: validBody(route, bob), expected: strangerStatus(route) });
+      out.push({
+        route,
+        what: `Alice's ${ownedParams.join(', ')} in the path`,
+        path: fillPath(route.path, values),
+        body: validBody(route, bob),
+        expected: strangerStatus(route),
+      });
     }
     // Alice's id in one body field, the rest of the body Bob's.
     for (const field of route.bodySchema ? fieldPaths(route.bodySchema) : []) {
@@ -117,7 +137,13 @@ function strangerAttempts(): Attempt[] {
       const aliceId = name === 'chatId' && route.name !== 'send-message' ? alice.fileChatId : idsOf(alice)[name]!;
       const body = setAt(validBody(route, bob), field.path, aliceId, route.bodySchema!, idsOf(bob));
       const values = Object.fromEntries(route.params.map((p) => [p, idsOf(bob)[kindOf(route, p)] ?? '']));
-      out.push({ route, what: `Alice's ${name} in body.${field.path.join('.')}`, path: fillPath(route.path, values), body, expected: strangerStatus(route) });
+      out.push({
+        route,
+        what: `Alice's ${name} in body.${field.path.join('.')}`,
+        path: fillPath(route.path, values),
+        body,
+        expected: strangerStatus(route),
+      });
     }
   }
   return out;
@@ -128,11 +154,17 @@ test('a stranger gets the documented status on every route that takes an id, and
   const attempts = strangerAttempts();
   const problems: string[] = [];
   for (const a of attempts) {
-    const res = await app.request(a.route.method, a.path, { token: bob.token, ...(a.body !== undefined && { body: a.body }) });
+    const res = await app.request(a.route.method, a.path, {
+      token: bob.token,
+      ...(a.body !== undefined && { body: a.body }),
+    });
     cells.stranger++;
     strangerRoutes.add(a.route.name);
     const shape = errorShapeProblem(a.route.shape, res.status, res.body);
-    if (res.status !== a.expected || shape) problems.push(`${a.route.name} (${a.what}): ${res.status} ${res.text.slice(0, 200)}${shape ? ` — ${shape}` : ''}`);
+    if (res.status !== a.expected || shape)
+      problems.push(
+        `${a.route.name} (${a.what}): ${res.status} ${res.text.slice(0, 200)}${shape ? ` — ${shape}` : ''}`,
+      );
     // The answer names nothing of Alice's.
     for (const secret of [alice.id, 'alice@example.com', 'private.pdf', 'alice@example.com text']) {
       if (res.text.includes(secret)) problems.push(`${a.route.name} (${a.what}) leaks ${secret}`);
@@ -157,9 +189,11 @@ test('a stranger gets the documented status on every route that takes an id, and
   expect(await aliceSnapshot()).toEqual(before);
 });
 
-test("a stranger is refused the same way as for a record that does not exist (no existence oracle)", async () => {
+test('a stranger is refused the same way as for a record that does not exist (no existence oracle)', async () => {
   for (const a of strangerAttempts().filter((x) => x.expected === 404 && x.route.params.length)) {
-    const ghost = a.path.replace(/[a-z][a-z0-9]{23}/g, (id) => (Object.values(idsOf(alice)).includes(id) ? 'z'.repeat(24) : id));
+    const ghost = a.path.replace(/[a-z][a-z0-9]{23}/g, (id) =>
+      Object.values(idsOf(alice)).includes(id) ? 'z'.repeat(24) : id,
+    );
     const [mine, missing] = await Promise.all([
       app.request(a.route.method, a.path, { token: bob.token, ...(a.body !== undefined && { body: a.body }) }),
       app.request(a.route.method, ghost, { token: bob.token, ...(a.body !== undefined && { body: a.body }) }),
@@ -189,19 +223,32 @@ test("a stranger's lists show none of Alice's records, and Alice's cursors are r
 
 test('a plain user gets 403 on every admin route, even with a valid request, and nothing changes', async () => {
   const admins = routes.filter((r) => r.auth === 'admin');
-  expect(admins.map((r) => r.name)).toEqual(expect.arrayContaining(['update-order', 'create-product', 'update-product', 'delete-product']));
+  expect(admins.map((r) => r.name)).toEqual(
+    expect.arrayContaining(['update-order', 'create-product', 'update-product', 'delete-product']),
+  );
   const before = await aliceSnapshot();
   for (const route of admins) {
     const values = Object.fromEntries(route.params.map((p) => [p, idsOf(alice)[kindOf(route, p)] ?? '']));
     const body = route.name === 'update-order' ? { status: 'Cancelled' } : validBody(route, alice);
     for (const who of [alice, bob]) {
-      const res = await app.request(route.method, fillPath(route.path, values), { token: who.token, ...(body !== undefined && { body }) });
+      const res = await app.request(route.method, fillPath(route.path, values), {
+        token: who.token,
+        ...(body !== undefined && { body }),
+      });
       cells.admin++;
       adminRoutes.add(route.name);
-      expect([route.name, res.status, errorShapeProblem(route.shape, res.status, res.body)]).toEqual([route.name, 403, undefined]);
+      expect([route.name, res.status, errorShapeProblem(route.shape, res.status, res.body)]).toEqual([
+        route.name,
+        403,
+        undefined,
+      ]);
     }
     // Invalid input too: the role is checked before the body, so a user learns nothing of the schema.
-    const junk = await app.request(route.method, fillPath(route.path, Object.fromEntries(route.params.map((p) => [p, 'x']))), { token: bob.token, body: { nonsense: true } });
+    const junk = await app.request(
+      route.method,
+      fillPath(route.path, Object.fromEntries(route.params.map((p) => [p, 'x']))),
+      { token: bob.token, body: { nonsense: true } },
+    );
     cells.admin++;
     expect([route.name, junk.status]).toEqual([route.name, 403]);
   }

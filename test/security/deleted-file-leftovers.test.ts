@@ -50,19 +50,33 @@ afterAll(async () => {
   s3?.destroy();
   sqs?.destroy();
   await app?.stop();
-  console.log(`Deleted-file leftovers: ${tally.deletions} files deleted mid-stage; nothing of them left in the table or the bucket`);
+  console.log(
+    `Deleted-file leftovers: ${tally.deletions} files deleted mid-stage; nothing of them left in the table or the bucket`,
+  );
 });
 
 /** The pipeline's dependencies as the stages get them, with the storage and chunk store given. */
 function depsWith(storage: FileStorage, chunks: ChunkRepository): PipelineDeps {
-  return { files: new FileRepository(db, app.tableName), chunks, storage, queues: stageQueues(sqs, app.config), config: app.config, clock: () => new Date() };
+  return {
+    files: new FileRepository(db, app.tableName),
+    chunks,
+    storage,
+    queues: stageQueues(sqs, app.config),
+    config: app.config,
+    clock: () => new Date(),
+  };
 }
 const plainStorage = () => new FileStorage(s3, app.bucket);
 const plainChunks = () => new ChunkRepository(db, app.tableName);
 
 /** Uploads the PDF, asks for its ingestion (the request keeps waiting), and returns once the run has started. */
 async function startIngestion() {
-  const up = (await app.request('POST', '/upload', { token, body: { fileName: 'doc.pdf', contentType: 'application/pdf', size: pdf.byteLength } })).body.data;
+  const up = (
+    await app.request('POST', '/upload', {
+      token,
+      body: { fileName: 'doc.pdf', contentType: 'application/pdf', size: pdf.byteLength },
+    })
+  ).body.data;
   expect((await fetch(up.uploadUrl, { method: 'PUT', headers: up.uploadHeaders, body: pdf })).status).toBe(200);
   const waiting = app.request('POST', '/message/pdf', { token, body: { url: up.downloadUrl, fileId: up.fileId } });
   const files = new FileRepository(db, app.tableName);
@@ -83,11 +97,20 @@ async function deleteFile(fileId: string) {
 
 /** Everything the table and the bucket still hold of a file. */
 async function remains(fileId: string): Promise<string[]> {
-  const items = await db.send(new QueryCommand({ TableName: app.tableName, KeyConditionExpression: 'PK = :pk', ExpressionAttributeValues: { ':pk': `FILE#${fileId}` } }));
+  const items = await db.send(
+    new QueryCommand({
+      TableName: app.tableName,
+      KeyConditionExpression: 'PK = :pk',
+      ExpressionAttributeValues: { ':pk': `FILE#${fileId}` },
+    }),
+  );
   const objects = await s3.send(new ListObjectsV2Command({ Bucket: app.bucket }));
   return [
     ...(items.Items ?? []).map((i) => `table: ${i.PK} ${i.SK}`),
-    ...(objects.Contents ?? []).map((o) => o.Key!).filter((k) => k.includes(fileId)).map((k) => `bucket: ${k}`),
+    ...(objects.Contents ?? [])
+      .map((o) => o.Key!)
+      .filter((k) => k.includes(fileId))
+      .map((k) => `bucket: ${k}`),
   ];
 }
 
@@ -109,7 +132,11 @@ test('deleted while the text is extracted: the parts written after the delete ar
       if (key.includes('/part-') && ++parts === 1) await deleteFile(fileId);
     }
   }
-  await runExtract(depsWith(new DeleteAfterFirstPart(s3, app.bucket), plainChunks()), { fileId, runId, key: sourceKey(fileId, runId) });
+  await runExtract(depsWith(new DeleteAfterFirstPart(s3, app.bucket), plainChunks()), {
+    fileId,
+    runId,
+    key: sourceKey(fileId, runId),
+  });
   expect(parts).toBeGreaterThan(2); // parts really were written after the delete
 
   expectGone(await waiting);
@@ -134,9 +161,14 @@ test('deleted while a part is embedded: its chunk items and vectors are removed 
     }
   }
   const ctx = { provider: await aiProvider(), concurrency: 2, estimateTokens };
-  await runEmbed(depsWith(plainStorage(), new DeleteBeforeChunks(db, app.tableName)), { fileId, runId, part: 0, key: partKey(fileId, runId, 0) }, ctx);
+  await runEmbed(
+    depsWith(plainStorage(), new DeleteBeforeChunks(db, app.tableName)),
+    { fileId, runId, part: 0, key: partKey(fileId, runId, 0) },
+    ctx,
+  );
   // The other parts' messages arrive after the delete: nothing is written, nothing left.
-  for (let part = 1; part < partsTotal; part++) await runEmbed(deps, { fileId, runId, part, key: partKey(fileId, runId, part) }, ctx);
+  for (let part = 1; part < partsTotal; part++)
+    await runEmbed(deps, { fileId, runId, part, key: partKey(fileId, runId, part) }, ctx);
 
   expectGone(await waiting);
   expect(await remains(fileId)).toEqual([]);
@@ -157,7 +189,13 @@ test('a message of a deleted file delivered again (after a crash mid-stage) remo
       throw new Error('crash');
     }
   }
-  await expect(runExtract(depsWith(new CrashAfterFirstPart(s3, app.bucket), plainChunks()), { fileId, runId, key: sourceKey(fileId, runId) })).rejects.toThrow('crash');
+  await expect(
+    runExtract(depsWith(new CrashAfterFirstPart(s3, app.bucket), plainChunks()), {
+      fileId,
+      runId,
+      key: sourceKey(fileId, runId),
+    }),
+  ).rejects.toThrow('crash');
   expect((await remains(fileId)).some((r) => r.includes('/part-'))).toBe(true);
   // SQS delivers the message again.
   await runExtract(deps, { fileId, runId, key: sourceKey(fileId, runId) });
@@ -167,10 +205,20 @@ test('a message of a deleted file delivered again (after a crash mid-stage) remo
 });
 
 test('a file being deleted cannot be ingested again', async () => {
-  const up = (await app.request('POST', '/upload', { token, body: { fileName: 'doc.pdf', contentType: 'application/pdf', size: pdf.byteLength } })).body.data;
+  const up = (
+    await app.request('POST', '/upload', {
+      token,
+      body: { fileName: 'doc.pdf', contentType: 'application/pdf', size: pdf.byteLength },
+    })
+  ).body.data;
   await new FileRepository(db, app.tableName).retire(up.fileId, new Date().toISOString()); // what DELETE /upload does first
-  const res = await app.request('POST', '/message/pdf', { token, body: { url: up.downloadUrl, fileId: up.fileId, force: true } });
+  const res = await app.request('POST', '/message/pdf', {
+    token,
+    body: { url: up.downloadUrl, fileId: up.fileId, force: true },
+  });
   expect(res.status).toBe(404);
-  const record = await db.send(new GetCommand({ TableName: app.tableName, Key: { PK: `FILE#${up.fileId}`, SK: 'META' } }));
+  const record = await db.send(
+    new GetCommand({ TableName: app.tableName, Key: { PK: `FILE#${up.fileId}`, SK: 'META' } }),
+  );
   expect(record.Item?.status).toBe('failed');
 });

@@ -19,14 +19,20 @@ function answer(socket: Socket, method: string, path: string) {
   const [, kind, stage] = path.split('/'); // /<kind>/<stage where it fails>
   const failsHere = stage === 'head' ? method === 'HEAD' : method === 'GET';
   if (!failsHere) {
-    return void socket.end('HTTP/1.1 200 OK\r\ncontent-type: application/pdf\r\ncontent-length: 900\r\nconnection: close\r\n\r\n');
+    return void socket.end(
+      'HTTP/1.1 200 OK\r\ncontent-type: application/pdf\r\ncontent-length: 900\r\nconnection: close\r\n\r\n',
+    );
   }
   if (kind === 'refused') {
     // A redirect to a port nobody listens on: the connection is refused.
-    return void socket.end(`HTTP/1.1 302 Found\r\nlocation: http://127.0.0.1:${closedPort}/x.pdf\r\ncontent-length: 0\r\nconnection: close\r\n\r\n`);
+    return void socket.end(
+      `HTTP/1.1 302 Found\r\nlocation: http://127.0.0.1:${closedPort}/x.pdf\r\ncontent-length: 0\r\nconnection: close\r\n\r\n`,
+    );
   }
   if (kind === 'garbage') return void socket.end('SSH-2.0-OpenSSH_9.6\r\nProtocol mismatch.\r\n'); // not HTTP: a parse error
-  socket.end('HTTP/1.1 404 Not Found\r\ncontent-type: text/plain\r\ncontent-length: 9\r\nconnection: close\r\n\r\nnot found');
+  socket.end(
+    'HTTP/1.1 404 Not Found\r\ncontent-type: text/plain\r\ncontent-length: 9\r\nconnection: close\r\n\r\nnot found',
+  );
 }
 
 beforeAll(async () => {
@@ -53,11 +59,18 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.stop();
   await new Promise<void>((r) => raw?.close(() => r()));
-  console.log(`Download oracle: ${tally.requests} failing URLs (refused, not HTTP, 404; at the size check and at the download), one client-visible answer`);
+  console.log(
+    `Download oracle: ${tally.requests} failing URLs (refused, not HTTP, 404; at the size check and at the download), one client-visible answer`,
+  );
 });
 
 async function ingest(url: string) {
-  const fileId = (await app.request('POST', '/upload', { token, body: { fileName: 'x.pdf', contentType: 'application/pdf', size: 900 } })).body.data.fileId;
+  const fileId = (
+    await app.request('POST', '/upload', {
+      token,
+      body: { fileName: 'x.pdf', contentType: 'application/pdf', size: 900 },
+    })
+  ).body.data.fileId;
   const res = await app.request('POST', '/message/pdf', { token, body: { url, fileId } });
   tally.requests++;
   const status = (await app.request('GET', `/message/pdf/${fileId}`, { token })).body.data.embeddingsData;
@@ -88,7 +101,11 @@ test('the size check: a refused connection, a parse error and a 404 answer byte-
 });
 
 test('the download: a refused connection (after a redirect), a parse error and a 404 fail the file with one message', async () => {
-  const answers = await Promise.all([ingest(`${rawBase}/refused/get`), ingest(`${rawBase}/garbage/get`), ingest(`${rawBase}/404/get`)]);
+  const answers = await Promise.all([
+    ingest(`${rawBase}/refused/get`),
+    ingest(`${rawBase}/garbage/get`),
+    ingest(`${rawBase}/404/get`),
+  ]);
   for (const { res, status } of answers) {
     expect(res.status).toBe(500);
     expect(res.body).toEqual({
@@ -97,7 +114,10 @@ test('the download: a refused connection (after a redirect), a parse error and a
       message: DOWNLOAD_FAILED_MESSAGE,
       errors: [{ path: 'fileId', message: DOWNLOAD_FAILED_MESSAGE, code: 'DOWNLOAD_FAILED' }],
     });
-    expect(status).toMatchObject({ status: 'failed', failure: { reason: 'DOWNLOAD_FAILED', message: DOWNLOAD_FAILED_MESSAGE } });
+    expect(status).toMatchObject({
+      status: 'failed',
+      failure: { reason: 'DOWNLOAD_FAILED', message: DOWNLOAD_FAILED_MESSAGE },
+    });
     expect(JSON.stringify(status.failure)).not.toMatch(detail);
   }
   expect(new Set(answers.map(({ res }) => res.text)).size).toBe(1);

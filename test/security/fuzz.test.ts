@@ -74,15 +74,28 @@ beforeAll(async () => {
     const res = await app.request(method, path, { token, body });
     if (res.status !== 201) throw new Error(`seed ${method} ${path}: ${res.status} ${res.text}`);
     const record = pick(res.body);
-    (seeded[path] ??= new Set()).add(record.id ?? record.fileId);
+    seeded[path] ??= new Set();
+    seeded[path].add(record.id ?? record.fileId);
     return record.id ?? record.fileId;
   };
   ids.chatId = await made('POST', '/chat', tokens.user, { type: 'text', name: 'seed' }, (b) => b.data);
   ids.fileChatId = await made('POST', '/chat', tokens.user, { type: 'file', name: 'seed files' }, (b) => b.data);
   ids.orders = await made('POST', '/orders', tokens.user, {}, (b) => b);
-  ids.products = await made('POST', '/products', tokens.admin, { name: 'Seed', priceCents: 100, currency: 'EUR' }, (b) => b);
+  ids.products = await made(
+    'POST',
+    '/products',
+    tokens.admin,
+    { name: 'Seed', priceCents: 100, currency: 'EUR' },
+    (b) => b,
+  );
   ids.productId = ids.products!;
-  ids.fileId = await made('POST', '/upload', tokens.user, { fileName: 'seed.pdf', contentType: 'application/pdf', size: 1000 }, (b) => b.data);
+  ids.fileId = await made(
+    'POST',
+    '/upload',
+    tokens.user,
+    { fileName: 'seed.pdf', contentType: 'application/pdf', size: 1000 },
+    (b) => b.data,
+  );
 });
 afterAll(async () => {
   await app?.stop();
@@ -178,20 +191,28 @@ function build(route: RouteUnderTest, input: Input): Built {
   else if (route.auth !== 'idp') headers.authorization = `Bearer ${tokenFor(route)}`;
   let body: Buffer | undefined;
   if (input.body) {
-    body = 'json' in input.body ? Buffer.from(JSON.stringify(input.body.json) ?? '', 'utf8') : Buffer.from(input.body.raw);
+    body =
+      'json' in input.body ? Buffer.from(JSON.stringify(input.body.json) ?? '', 'utf8') : Buffer.from(input.body.raw);
     if (input.contentType !== null) headers['content-type'] = input.contentType ?? 'application/json';
   }
   const expect = predict(route, input, path, body, headers);
   return { method: route.method, path, headers, ...(body && { body }), expect };
 }
 
-function predict(route: RouteUnderTest, input: Input, path: string, body: Buffer | undefined, headers: Record<string, string>): Expectation {
+function predict(
+  route: RouteUnderTest,
+  input: Input,
+  path: string,
+  body: Buffer | undefined,
+  headers: Record<string, string>,
+): Expectation {
   const status = (s: number, why: string): Expectation => ({ kind: 'status', status: s, why });
   // The gateway: routing on the normalised path, API Gateway's 10 MB, then the route's handler.
   const url = new URL(`${app.url}${path}`);
   const match = routePattern(route).exec(url.pathname.slice('/api/v1'.length));
   if (!match) return { kind: 'gateway' };
-  if (body && body.length > GATEWAY_LIMIT) return { kind: 'status', status: 413, why: 'over the gateway limit', shape: 'envelope' }; // API Gateway answers, not the route
+  if (body && body.length > GATEWAY_LIMIT)
+    return { kind: 'status', status: 413, why: 'over the gateway limit', shape: 'envelope' }; // API Gateway answers, not the route
   if (input.authorization !== undefined) return status(401, 'bad Authorization header');
   const params = Object.fromEntries(
     route.params.map((p, i) => {
@@ -206,7 +227,7 @@ function predict(route: RouteUnderTest, input: Input, path: string, body: Buffer
   const query: Record<string, string> = {};
   for (const [k, v] of url.searchParams) query[k] = v;
   let parsedBody: unknown = {};
-  if (route.contract.body && body && body.length) {
+  if (route.contract.body && body?.length) {
     const text = body.toString('utf8');
     if (Buffer.byteLength(text, 'utf8') > MAX_BODY_BYTES) return status(413, 'over MAX_BODY_BYTES');
     const type = headers['content-type']?.trim();
@@ -221,7 +242,9 @@ function predict(route: RouteUnderTest, input: Input, path: string, body: Buffer
     parsedBody = parsed.value;
   }
   const valid =
-    parses(route.contract.params, params) && parses(route.contract.query, query) && parses(route.contract.body, parsedBody);
+    parses(route.contract.params, params) &&
+    parses(route.contract.query, query) &&
+    parses(route.contract.body, parsedBody);
   return valid ? { kind: 'accept' } : status(400, 'fails the route schema');
 }
 
@@ -239,8 +262,9 @@ const created: { route: RouteUnderTest; record: any }[] = [];
 const sends: RawResponse[] = [];
 
 function count(category: string, route: string, key: keyof Tally) {
-  const t = ((tally[category] ??= {})[route] ??= { cases: 0, rejected: 0, accepted: 0, rerouted: 0, skipped: 0 });
-  t[key]++;
+  tally[category] ??= {};
+  tally[category][route] ??= { cases: 0, rejected: 0, accepted: 0, rerouted: 0, skipped: 0 };
+  tally[category][route][key]++;
 }
 
 /**
@@ -280,7 +304,14 @@ async function runCase(category: string, route: RouteUnderTest, input: Input): P
   }
   let res: RawResponse;
   try {
-    res = await rawRequest({ method: c.method, base: app.url, path: c.path, headers: c.headers, ...(c.body && { body: c.body }), timeoutMs: REQUEST_TIMEOUT_MS });
+    res = await rawRequest({
+      method: c.method,
+      base: app.url,
+      path: c.path,
+      headers: c.headers,
+      ...(c.body && { body: c.body }),
+      timeoutMs: REQUEST_TIMEOUT_MS,
+    });
   } catch (err) {
     throw new Error(`${describeCase(route, c)}: ${(err as Error).message}`);
   }
@@ -300,7 +331,8 @@ async function runCase(category: string, route: RouteUnderTest, input: Input): P
     count(category, route.name, 'accepted');
     if (process.env.FUZZ_VERBOSE) console.log(`[${category}] accepted: ${describeCase(route, c)} → ${res.status}`);
     const documented = [...Object.keys(route.contract.responses).map(Number), ...route.contract.errors];
-    if (!documented.includes(res.status)) fail(`valid input answered with an undocumented status (documented: ${documented.join(', ')})`);
+    if (!documented.includes(res.status))
+      fail(`valid input answered with an undocumented status (documented: ${documented.join(', ')})`);
     // Input the schema lets through but the service must still refuse (a URL it may not fetch).
     if (mustRefuse.has(category) && res.status < 400) fail('accepted input of a kind that must be refused');
     if (res.status === 201) created.push({ route, record: res.json });
@@ -314,7 +346,9 @@ async function runCase(category: string, route: RouteUnderTest, input: Input): P
 }
 
 function describeCase(route: RouteUnderTest, c: Built): string {
-  const body = c.body ? ` body(${c.body.length}B, ${c.headers['content-type'] ?? 'no content-type'}): ${c.body.toString('utf8').slice(0, 160)}` : '';
+  const body = c.body
+    ? ` body(${c.body.length}B, ${c.headers['content-type'] ?? 'no content-type'}): ${c.body.toString('utf8').slice(0, 160)}`
+    : '';
   return `[${route.name}] ${c.method} ${c.path.slice(0, 200)}${body}`;
 }
 
@@ -326,13 +360,16 @@ const withBody = (route: RouteUnderTest, json: fc.Arbitrary<unknown>): fc.Arbitr
   json.map((value) => ({ params: seedParams(route), body: { json: value } }));
 
 const bodyFields = (route: RouteUnderTest) => (route.bodySchema ? fieldPaths(route.bodySchema) : []);
-const stringFields = (route: RouteUnderTest) => bodyFields(route).filter((f) => f.schema.type === 'string' || f.schema.enum);
+const stringFields = (route: RouteUnderTest) =>
+  bodyFields(route).filter((f) => f.schema.type === 'string' || f.schema.enum);
 
 function atField(route: RouteUnderTest, fields: { path: (string | number)[] }[], value: fc.Arbitrary<unknown>) {
   if (!fields.length) return undefined;
   return withBody(
     route,
-    fc.tuple(fc.constantFrom(...fields), value).map(([f, v]) => setAt(seedBody(route), f.path, v, route.bodySchema!, hints())),
+    fc
+      .tuple(fc.constantFrom(...fields), value)
+      .map(([f, v]) => setAt(seedBody(route), f.path, v, route.bodySchema!, hints())),
   );
 }
 
@@ -340,17 +377,29 @@ const categories: Record<string, Category> = {
   'wrong types': (route) =>
     route.bodySchema &&
     fc.oneof(
-      withBody(route, anyJsonValue.filter((v) => !(v && typeof v === 'object' && !Array.isArray(v)))),
+      withBody(
+        route,
+        anyJsonValue.filter((v) => !(v && typeof v === 'object' && !Array.isArray(v))),
+      ),
       ...(bodyFields(route).length ? [atField(route, bodyFields(route), anyJsonValue)!] : []),
     ),
 
   'missing fields': (route) => {
-    if (!route.bodySchema) return route.params.length ? fc.constant({ params: Object.fromEntries(route.params.map((p) => [p, ''])) }) : undefined;
+    if (!route.bodySchema)
+      return route.params.length
+        ? fc.constant({ params: Object.fromEntries(route.params.map((p) => [p, ''])) })
+        : undefined;
     const seed = seedBody(route) as Record<string, unknown>;
     const required = (unwrap(route.bodySchema).required ?? []) as string[];
     const keys = [...new Set([...required, ...Object.keys(seed)])];
     return fc.oneof(
-      ...(keys.length ? [fc.subarray(keys, { minLength: 1 }).map((drop) => ({ params: seedParams(route), body: { json: withoutKeys(seed, drop) } }))] : []),
+      ...(keys.length
+        ? [
+            fc
+              .subarray(keys, { minLength: 1 })
+              .map((drop) => ({ params: seedParams(route), body: { json: withoutKeys(seed, drop) } })),
+          ]
+        : []),
       fc.constant({ params: seedParams(route) }), // no body at all
       fc.constant({ params: seedParams(route), body: { raw: '' } }),
       fc.constant({ params: seedParams(route), body: { json: {} } }),
@@ -362,7 +411,22 @@ const categories: Record<string, Category> = {
     const known = new Set(Object.keys(unwrap(route.bodySchema).properties ?? {}));
     const key = fc
       .oneof(
-        fc.constantFrom('__proto__', 'constructor', 'prototype', 'toString', 'PK', 'SK', 'GSI1PK', 'userId', 'id', 'role', 'status', 'createdAt', 'sequenceNumber', 'statusCode'),
+        fc.constantFrom(
+          '__proto__',
+          'constructor',
+          'prototype',
+          'toString',
+          'PK',
+          'SK',
+          'GSI1PK',
+          'userId',
+          'id',
+          'role',
+          'status',
+          'createdAt',
+          'sequenceNumber',
+          'statusCode',
+        ),
         fc.string({ minLength: 1, maxLength: 20 }),
       )
       .filter((k) => !known.has(k));
@@ -378,22 +442,40 @@ const categories: Record<string, Category> = {
 
   'huge strings': (route) => {
     const huge = fc
-      .tuple(fc.integer({ min: 300, max: 40_000 }), fc.constantFrom('a', 'é', '😀', '\u0000', ' ', '<', '\\', '"', '\ud800'))
+      .tuple(
+        fc.integer({ min: 300, max: 40_000 }),
+        fc.constantFrom('a', 'é', '😀', '\u0000', ' ', '<', '\\', '"', '\ud800'),
+      )
       .map(([n, ch]) => ch.repeat(n));
     const arbs: fc.Arbitrary<Input>[] = [];
     if (route.bodySchema && bodyFields(route).length) arbs.push(atField(route, bodyFields(route), huge)!);
     if (route.params.length) {
-      arbs.push(fc.tuple(fc.constantFrom(...route.params), fc.integer({ min: 100, max: 6_000 })).map(([p, n]) => ({ params: { ...seedParams(route), [p]: 'a'.repeat(n) } })));
+      arbs.push(
+        fc
+          .tuple(fc.constantFrom(...route.params), fc.integer({ min: 100, max: 6_000 }))
+          .map(([p, n]) => ({ params: { ...seedParams(route), [p]: 'a'.repeat(n) } })),
+      );
     }
-    if (route.contract.query) arbs.push(fc.integer({ min: 100, max: 6_000 }).map((n) => ({ params: seedParams(route), query: `cursor=${'A'.repeat(n)}&limit=${'9'.repeat(n % 400)}` })));
+    if (route.contract.query)
+      arbs.push(
+        fc
+          .integer({ min: 100, max: 6_000 })
+          .map((n) => ({ params: seedParams(route), query: `cursor=${'A'.repeat(n)}&limit=${'9'.repeat(n % 400)}` })),
+      );
     return arbs.length ? fc.oneof(...arbs) : undefined;
   },
 
   'deep JSON': (route) => {
     if (!route.contract.body) return undefined;
-    const deep = fc.tuple(fc.integer({ min: 20, max: 3_000 }), fc.constantFrom('array', 'object', 'mixed')).map(([depth, kind]) =>
-      kind === 'array' ? `${'['.repeat(depth)}${']'.repeat(depth)}` : kind === 'object' ? `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}` : `${'[{"a":'.repeat(depth)}0${'}]'.repeat(depth)}`,
-    );
+    const deep = fc
+      .tuple(fc.integer({ min: 20, max: 3_000 }), fc.constantFrom('array', 'object', 'mixed'))
+      .map(([depth, kind]) =>
+        kind === 'array'
+          ? `${'['.repeat(depth)}${']'.repeat(depth)}`
+          : kind === 'object'
+            ? `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`
+            : `${'[{"a":'.repeat(depth)}0${'}]'.repeat(depth)}`,
+      );
     const fields = bodyFields(route).filter((f) => f.path.length === 1);
     return fc.oneof(
       deep.map((raw) => ({ params: seedParams(route), body: { raw } })),
@@ -401,7 +483,10 @@ const categories: Record<string, Category> = {
         ? [
             fc.tuple(fc.constantFrom(...fields), deep).map(([f, raw]) => {
               const rest = JSON.stringify(withoutKeys(seedBody(route), [String(f.path[0])])).slice(1, -1);
-              return { params: seedParams(route), body: { raw: `{${rest}${rest ? ',' : ''}${JSON.stringify(f.path[0])}:${raw}}` } };
+              return {
+                params: seedParams(route),
+                body: { raw: `{${rest}${rest ? ',' : ''}${JSON.stringify(f.path[0])}:${raw}}` },
+              };
             }),
           ]
         : []),
@@ -416,7 +501,9 @@ const categories: Record<string, Category> = {
     });
     if (cuidParams.length) {
       arbs.push(
-        fc.tuple(fc.constantFrom(...cuidParams), invalidCuid).map(([p, bad]) => ({ params: { ...seedParams(route), [p]: encodeURIComponent(bad.replace(/\p{Cs}/gu, '\ufffd')) } })),
+        fc.tuple(fc.constantFrom(...cuidParams), invalidCuid).map(([p, bad]) => ({
+          params: { ...seedParams(route), [p]: encodeURIComponent(bad.replace(/\p{Cs}/gu, '\ufffd')) },
+        })),
       );
     }
     const cuidFields = bodyFields(route).filter((f) => isCuidSchema(f.schema));
@@ -425,7 +512,9 @@ const categories: Record<string, Category> = {
   },
 
   'invalid URLs': (route) => {
-    const urlFields = bodyFields(route).filter((f) => f.schema.type === 'string' && (f.schema.format === 'uri' || /url$/i.test(String(f.path.at(-1)))));
+    const urlFields = bodyFields(route).filter(
+      (f) => f.schema.type === 'string' && (f.schema.format === 'uri' || /url$/i.test(String(f.path.at(-1)))),
+    );
     return urlFields.length ? atField(route, urlFields, invalidUrl) : undefined;
   },
 
@@ -433,9 +522,20 @@ const categories: Record<string, Category> = {
     const arbs: fc.Arbitrary<Input>[] = [];
     if (stringFields(route).length) arbs.push(atField(route, stringFields(route), weirdText)!);
     // Lone surrogates cannot be percent-encoded as UTF-8: they go as the bytes a broken client sends.
-    const encode = (s: string) => s.replace(/\p{Cs}/gu, '%ED%A0%80').split(/(%ED%A0%80)/).map((p) => (p === '%ED%A0%80' ? p : encodeURIComponent(p))).join('');
-    if (route.params.length) arbs.push(fc.tuple(fc.constantFrom(...route.params), weirdText).map(([p, s]) => ({ params: { ...seedParams(route), [p]: encode(s) } })));
-    if (route.contract.query) arbs.push(weirdText.map((s) => ({ params: seedParams(route), query: `cursor=${encode(s)}` })));
+    const encode = (s: string) =>
+      s
+        .replace(/\p{Cs}/gu, '%ED%A0%80')
+        .split(/(%ED%A0%80)/)
+        .map((p) => (p === '%ED%A0%80' ? p : encodeURIComponent(p)))
+        .join('');
+    if (route.params.length)
+      arbs.push(
+        fc
+          .tuple(fc.constantFrom(...route.params), weirdText)
+          .map(([p, s]) => ({ params: { ...seedParams(route), [p]: encode(s) } })),
+      );
+    if (route.contract.query)
+      arbs.push(weirdText.map((s) => ({ params: seedParams(route), query: `cursor=${encode(s)}` })));
     return arbs.length ? fc.oneof(...arbs) : undefined;
   },
 
@@ -443,7 +543,9 @@ const categories: Record<string, Category> = {
     const valid = route.contract.body ? JSON.stringify(seedBody(route)) : '{"a":1}';
     return fc.oneof(
       truncatedOrBroken(valid).map((raw) => ({ params: seedParams(route), body: { raw } })),
-      fc.uint8Array({ minLength: 1, maxLength: 64 }).map((bytes) => ({ params: seedParams(route), body: { raw: Buffer.from(bytes) } })),
+      fc
+        .uint8Array({ minLength: 1, maxLength: 64 })
+        .map((bytes) => ({ params: seedParams(route), body: { raw: Buffer.from(bytes) } })),
     ) as fc.Arbitrary<Input>;
   },
 
@@ -462,9 +564,17 @@ const categories: Record<string, Category> = {
     }),
 
   'path parameters': (route) =>
-    route.params.length ? fc.tuple(fc.constantFrom(...route.params), hostileSegment).map(([p, raw]) => ({ params: { ...seedParams(route), [p]: raw } })) : undefined,
+    route.params.length
+      ? fc
+          .tuple(fc.constantFrom(...route.params), hostileSegment)
+          .map(([p, raw]) => ({ params: { ...seedParams(route), [p]: raw } }))
+      : undefined,
 
-  'query strings': (route) => fc.constant(null).chain(() => hostileQuery()).map((query) => ({ params: seedParams(route), query })),
+  'query strings': (route) =>
+    fc
+      .constant(null)
+      .chain(() => hostileQuery())
+      .map((query) => ({ params: seedParams(route), query })),
 
   'authorization headers': (route) =>
     badAuthorization(tokenFor(route) || 'x.y.z').map((authorization) => ({
@@ -478,7 +588,10 @@ const categories: Record<string, Category> = {
 const mustRefuse = new Set(['invalid URLs', 'extra fields', 'deep JSON', 'invalid CUIDs', 'authorization headers']);
 
 /** Fewer runs for the expensive categories. */
-const runsOf: Record<string, number> = { 'oversize bodies': Math.max(3, Math.round(RUNS / 8)), 'missing fields': Math.max(8, Math.round(RUNS / 2)) };
+const runsOf: Record<string, number> = {
+  'oversize bodies': Math.max(3, Math.round(RUNS / 8)),
+  'missing fields': Math.max(8, Math.round(RUNS / 2)),
+};
 
 describe.each(Object.keys(categories))('%s', (category) => {
   test('every route answers a 4xx in its body shape (or, for valid input, no 5xx)', async () => {
@@ -489,7 +602,13 @@ describe.each(Object.keys(categories))('%s', (category) => {
         await fc.assert(
           fc.asyncProperty(arb, (input) => runCase(category, route, input)),
           // An interrupted run checked fewer cases than it claims: it fails rather than passes.
-          { numRuns: runsOf[category] ?? RUNS, seed: SEED, endOnFailure: false, interruptAfterTimeLimit: 60_000, markInterruptAsFailure: true },
+          {
+            numRuns: runsOf[category] ?? RUNS,
+            seed: SEED,
+            endOnFailure: false,
+            interruptAfterTimeLimit: 60_000,
+            markInterruptAsFailure: true,
+          },
         );
       }),
     );
@@ -504,9 +623,14 @@ describe.each(Object.keys(categories))('%s', (category) => {
 });
 
 test('every route of the manifest was fuzzed, in every category that applies to it', () => {
-  const categoriesOf = (name: string) => Object.entries(tally).filter(([, byRoute]) => (byRoute[name]?.cases ?? 0) > 0).map(([c]) => c);
+  const categoriesOf = (name: string) =>
+    Object.entries(tally)
+      .filter(([, byRoute]) => (byRoute[name]?.cases ?? 0) > 0)
+      .map(([c]) => c);
   for (const route of routes) {
-    const expected = Object.keys(categories).filter((c) => c !== 'oversize bodies' && categories[c]!(route) !== undefined);
+    const expected = Object.keys(categories).filter(
+      (c) => c !== 'oversize bodies' && categories[c]!(route) !== undefined,
+    );
     expect([route.name, categoriesOf(route.name)]).toEqual([route.name, expect.arrayContaining(expected)]);
   }
 });
@@ -524,31 +648,61 @@ test('requests over API Gateway’s 10 MB are 413 in the route’s body shape, o
 describe('findings, kept as plain examples', () => {
   test('a query or header key named __proto__ or constructor is a 400 (not a 502 from the gateway)', async () => {
     for (const query of ['__proto__=1', 'constructor=1', 'limit=5&__proto__=x&__proto__=y']) {
-      const res = await rawRequest({ method: 'GET', base: app.url, path: `/chat?${query}`, headers: { authorization: `Bearer ${tokens.user}` } });
+      const res = await rawRequest({
+        method: 'GET',
+        base: app.url,
+        path: `/chat?${query}`,
+        headers: { authorization: `Bearer ${tokens.user}` },
+      });
       expect([res.status, errorShapeProblem('envelope', res.status, res.json)]).toEqual([400, undefined]);
     }
-    const res = await rawRequest({ method: 'GET', base: app.url, path: '/orders', headers: { authorization: `Bearer ${tokens.user}`, constructor: 'x', ['__proto__']: 'y' } });
+    const res = await rawRequest({
+      method: 'GET',
+      base: app.url,
+      path: '/orders',
+      headers: { authorization: `Bearer ${tokens.user}`, constructor: 'x', ['__proto__']: 'y' },
+    });
     expect(res.status).toBe(200);
   });
 
   test('a JSON null body is a 400, not an empty object (nothing is created)', async () => {
     const before = (await listAll('/orders', tokens.user)).length;
-    const res = await rawRequest({ method: 'POST', base: app.url, path: '/orders', body: 'null', headers: { authorization: `Bearer ${tokens.user}`, 'content-type': 'application/json' } });
+    const res = await rawRequest({
+      method: 'POST',
+      base: app.url,
+      path: '/orders',
+      body: 'null',
+      headers: { authorization: `Bearer ${tokens.user}`, 'content-type': 'application/json' },
+    });
     expect(res.status).toBe(400);
-    expect(res.json).toEqual({ message: 'Request validation failed', errors: [expect.objectContaining({ path: 'body' })] });
+    expect(res.json).toEqual({
+      message: 'Request validation failed',
+      errors: [expect.objectContaining({ path: 'body' })],
+    });
     expect(await listAll('/orders', tokens.user)).toHaveLength(before);
   });
 
   test('strings with a lone surrogate are refused (UTF-8 stores cannot hold them); NUL and other controls round-trip', async () => {
     for (const body of ['{"type":"text","name":"a\\ud800b"}', '{"type":"text","\\udc00":"x"}']) {
-      const res = await rawRequest({ method: 'POST', base: app.url, path: '/chat', body, headers: { authorization: `Bearer ${tokens.user}` } });
+      const res = await rawRequest({
+        method: 'POST',
+        base: app.url,
+        path: '/chat',
+        body,
+        headers: { authorization: `Bearer ${tokens.user}` },
+      });
       expect(res.status).toBe(400);
-      expect(res.json).toMatchObject({ success: false, statusCode: 400, errors: [expect.objectContaining({ message: expect.stringMatching(/lone surrogate/) })] });
+      expect(res.json).toMatchObject({
+        success: false,
+        statusCode: 400,
+        errors: [expect.objectContaining({ message: expect.stringMatching(/lone surrogate/) })],
+      });
     }
     const name = 'nul\u0000 bidi\u202e 😀 e\u0301';
     const res = await app.request('POST', '/chat', { token: tokens.user, body: { type: 'text', name } });
     expect(res.status).toBe(201);
-    (seeded['/chat'] ??= new Set()).add(res.body.data.id);
+    seeded['/chat'] ??= new Set();
+    seeded['/chat'].add(res.body.data.id);
     expect((await listAll('/chat', tokens.user)).find((c) => c.id === res.body.data.id).chatName).toBe(name);
   });
 });
@@ -559,7 +713,11 @@ async function listAll(path: string, token: string): Promise<any[]> {
   const out: any[] = [];
   let cursor: string | null = null;
   do {
-    const res: { status: number; body: any; headers: Headers } = await app.request('GET', `${path}?limit=100${cursor ? `&cursor=${cursor}` : ''}`, { token });
+    const res: { status: number; body: any; headers: Headers } = await app.request(
+      'GET',
+      `${path}?limit=100${cursor ? `&cursor=${cursor}` : ''}`,
+      { token },
+    );
     expect(res.status).toBe(200);
     out.push(...(Array.isArray(res.body) ? res.body : res.body.data));
     cursor = res.headers.get('x-next-cursor');
@@ -575,7 +733,9 @@ test('the lists hold exactly the seeds and what accepted requests created, store
     if (!lister) continue;
     listed.push(route.name);
     const token = tokenFor(route);
-    const mine = created.filter((c) => c.route === route).map((c) => (route.shape === 'bare' ? c.record : c.record.data));
+    const mine = created
+      .filter((c) => c.route === route)
+      .map((c) => (route.shape === 'bare' ? c.record : c.record.data));
     const items = await listAll(route.path, token);
     // Files are named by fileId (GET /upload lists them).
     const idOf = (r: any) => r.id ?? r.fileId;
@@ -585,8 +745,11 @@ test('the lists hold exactly the seeds and what accepted requests created, store
     // shows each file's status, not its upload URLs: the fields both carry must agree.)
     for (const record of mine) {
       const item = items.find((i) => idOf(i) === idOf(record));
-      const shared = route.path === '/upload' ? Object.keys(record).filter((k) => k in item && k !== 'status') : Object.keys(item);
-      expect(Object.fromEntries(shared.map((k) => [k, item[k]]))).toEqual(route.path === '/upload' ? Object.fromEntries(shared.map((k) => [k, record[k]])) : record);
+      const shared =
+        route.path === '/upload' ? Object.keys(record).filter((k) => k in item && k !== 'status') : Object.keys(item);
+      expect(Object.fromEntries(shared.map((k) => [k, item[k]]))).toEqual(
+        route.path === '/upload' ? Object.fromEntries(shared.map((k) => [k, record[k]])) : record,
+      );
     }
   }
   expect(listed).toEqual(expect.arrayContaining(['create-chat', 'create-order', 'create-product']));
@@ -599,7 +762,8 @@ test('the lists hold exactly the seeds and what accepted requests created, store
 
   // Uploads: each accepted one exists, and the seed file took no ingestion from a refused URL.
   const uploads = created.filter((c) => c.route.name === 'create-upload');
-  for (const u of uploads) expect((await app.request('GET', `/message/pdf/${u.record.data.fileId}`, { token: tokens.user })).status).toBe(200);
+  for (const u of uploads)
+    expect((await app.request('GET', `/message/pdf/${u.record.data.fileId}`, { token: tokens.user })).status).toBe(200);
   const seedFile = await app.request('GET', `/message/pdf/${ids.fileId}`, { token: tokens.user });
   expect(seedFile.body.data.embeddingsData.status).toBe('uploaded');
 });
@@ -609,7 +773,13 @@ function printSummary() {
   let total = 0;
   for (const [category, byRoute] of Object.entries(tally)) {
     const sum = Object.values(byRoute).reduce(
-      (a, t) => ({ cases: a.cases + t.cases, rejected: a.rejected + t.rejected, accepted: a.accepted + t.accepted, rerouted: a.rerouted + t.rerouted, skipped: a.skipped + t.skipped }),
+      (a, t) => ({
+        cases: a.cases + t.cases,
+        rejected: a.rejected + t.rejected,
+        accepted: a.accepted + t.accepted,
+        rerouted: a.rerouted + t.rerouted,
+        skipped: a.skipped + t.skipped,
+      }),
       { cases: 0, rejected: 0, accepted: 0, rerouted: 0, skipped: 0 },
     );
     total += sum.cases;

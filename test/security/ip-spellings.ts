@@ -25,7 +25,13 @@ export function inBlock(prefix: number[], bits: number): fc.Arbitrary<Bytes> {
 type Radix = 'dec' | 'oct' | 'hex' | 'HEX';
 const radix = fc.constantFrom<Radix>('dec', 'oct', 'hex', 'HEX');
 const write = (n: number, r: Radix) =>
-  r === 'dec' ? String(n) : r === 'oct' ? `0${n.toString(8)}` : r === 'hex' ? `0x${n.toString(16)}` : `0X${n.toString(16).toUpperCase()}`;
+  r === 'dec'
+    ? String(n)
+    : r === 'oct'
+      ? `0${n.toString(8)}`
+      : r === 'hex'
+        ? `0x${n.toString(16)}`
+        : `0X${n.toString(16).toUpperCase()}`;
 const fullWidth = (s: string) => s.replace(/[0-9]/g, (d) => String.fromCharCode(0xff10 + Number(d)));
 
 /** An IPv4 address as a URL host, in any of the notations the URL parser normalises. */
@@ -81,7 +87,8 @@ export function ipv6Spelling(groups: number[]): fc.Arbitrary<string> {
     if (j - i > best.len) best = { at: i, len: j - i };
     i = j === i ? i + 1 : j;
   }
-  const compressed = best.len > 1 ? `${full.slice(0, best.at).join(':')}::${full.slice(best.at + best.len).join(':')}` : full.join(':');
+  const compressed =
+    best.len > 1 ? `${full.slice(0, best.at).join(':')}::${full.slice(best.at + best.len).join(':')}` : full.join(':');
   return fc.constantFrom(full.join(':'), padded.join(':'), compressed, compressed.toUpperCase()).map((s) => `[${s}]`);
 }
 

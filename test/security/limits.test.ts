@@ -33,13 +33,17 @@ beforeAll(async () => {
       REPLY_MAX_TOKENS: String(REPLY_MAX_TOKENS),
     },
   });
-  const db = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: app.endpoints.dynamodb, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }));
+  const db = DynamoDBDocumentClient.from(
+    new DynamoDBClient({ endpoint: app.endpoints.dynamodb, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }),
+  );
   counters = new UsageCounters(db, app.tableName);
 });
 afterAll(async () => {
   await app?.stop();
   await pdfs?.close();
-  console.log(`Per-user limits: ${tally.refused} requests over a limit, each a 429 with Retry-After in the route's body shape`);
+  console.log(
+    `Per-user limits: ${tally.refused} requests over a limit, each a 429 with Retry-After in the route's body shape`,
+  );
 });
 
 let people = 0;
@@ -61,8 +65,10 @@ function expectLimited(res: TestResponse, maxRetryAfter: number) {
 }
 
 const todaysTokens = (userId: string) => counters.get({ subject: userId, counter: tokenCounter(utcDay(Date.now())) });
-const upload = (token: string) => app.request('POST', '/upload', { token, body: { fileName: 'a.pdf', contentType: 'application/pdf', size: 743 } });
-const chatOf = async (token: string) => (await app.request('POST', '/chat', { token, body: { type: 'text' } })).body.data.id as string;
+const upload = (token: string) =>
+  app.request('POST', '/upload', { token, body: { fileName: 'a.pdf', contentType: 'application/pdf', size: 743 } });
+const chatOf = async (token: string) =>
+  (await app.request('POST', '/chat', { token, body: { type: 'text' } })).body.data.id as string;
 
 describe('requests per minute', () => {
   test('uploads: of 8 concurrent requests exactly the allowance passes, the rest are 429; another user is unaffected', async () => {
@@ -79,11 +85,16 @@ describe('requests per minute', () => {
     const { token } = await person();
     const chatId = await chatOf(token);
     for (let i = 0; i < PER_MINUTE.messages; i++) {
-      expect((await app.request('POST', '/message/logged-in', { token, body: { chatId, prompt: `hello ${i}` } })).status).toBe(200);
+      expect(
+        (await app.request('POST', '/message/logged-in', { token, body: { chatId, prompt: `hello ${i}` } })).status,
+      ).toBe(200);
     }
     const whole = await app.request('POST', '/message/logged-in', { token, body: { chatId, prompt: 'one too many' } });
     expectLimited(whole, 60);
-    const streamed = await app.request('POST', '/message/logged-in', { token, body: { chatId, prompt: 'one too many', stream: true } });
+    const streamed = await app.request('POST', '/message/logged-in', {
+      token,
+      body: { chatId, prompt: 'one too many', stream: true },
+    });
     expectLimited(streamed, 60);
     expect(streamed.headers.get('content-type')).toMatch(/application\/json/);
     const messages = (await app.request('GET', `/chat/${chatId}/messages`, { token })).body.data;
@@ -95,9 +106,14 @@ describe('requests per minute', () => {
     const { token } = await person();
     const fileId = (await upload(token)).body.data.fileId;
     for (let i = 0; i < PER_MINUTE.ingestions; i++) {
-      expect((await app.request('POST', '/message/pdf', { token, body: { url: 'ftp://example.com/a.pdf', fileId } })).status).toBe(400);
+      expect(
+        (await app.request('POST', '/message/pdf', { token, body: { url: 'ftp://example.com/a.pdf', fileId } })).status,
+      ).toBe(400);
     }
-    expectLimited(await app.request('POST', '/message/pdf', { token, body: { url: `${pdfs.url}/hello.pdf`, fileId } }), 60);
+    expectLimited(
+      await app.request('POST', '/message/pdf', { token, body: { url: `${pdfs.url}/hello.pdf`, fileId } }),
+      60,
+    );
   });
 });
 
@@ -106,13 +122,19 @@ describe('daily token budget', () => {
     await earlyInAMinute();
     const { token, user } = await person();
     const chatId = await chatOf(token);
-    const whole = await app.request('POST', '/message/logged-in', { token, body: { chatId, prompt: 'How much do you cost?' } });
+    const whole = await app.request('POST', '/message/logged-in', {
+      token,
+      body: { chatId, prompt: 'How much do you cost?' },
+    });
     expect(whole.status).toBe(200);
     const first = whole.body.data.usage.totalTokens as number;
     expect(first).toBeGreaterThan(0);
     expect(await todaysTokens(user.id)).toBe(first); // the reservation (prompt + REPLY_MAX_TOKENS) was settled
 
-    const streamed = await app.request('POST', '/message/logged-in', { token, body: { chatId, prompt: 'And streamed?', stream: true } });
+    const streamed = await app.request('POST', '/message/logged-in', {
+      token,
+      body: { chatId, prompt: 'And streamed?', stream: true },
+    });
     const usage = JSON.parse(/event: usage\ndata: (.*)\n/.exec(streamed.text)![1]!) as { totalTokens: number };
     expect(await todaysTokens(user.id)).toBe(first + usage.totalTokens);
   });
@@ -140,14 +162,22 @@ describe('daily token budget', () => {
     const whole = await app.request('POST', '/message/logged-in', { token, body: { chatId, prompt: 'Still there?' } });
     expectLimited(whole, untilMidnight);
     expect(whole.body.message).toMatch(/daily token budget/);
-    const streamed = await app.request('POST', '/message/logged-in', { token, body: { chatId, prompt: 'Still there?', stream: true } });
+    const streamed = await app.request('POST', '/message/logged-in', {
+      token,
+      body: { chatId, prompt: 'Still there?', stream: true },
+    });
     expectLimited(streamed, untilMidnight);
     expect((await app.request('GET', `/chat/${chatId}/messages`, { token })).body.data).toEqual([]);
 
     // Spent entirely: ingestion (whose cost is only known later) is refused too.
     await counters.add({ subject: user.id, counter: tokenCounter(utcDay(Date.now())) }, REPLY_MAX_TOKENS);
-    expectLimited(await app.request('POST', '/message/pdf', { token, body: { url: `${pdfs.url}/hello.pdf`, fileId } }), untilMidnight);
-    expect((await app.request('GET', `/message/pdf/${fileId}`, { token })).body.data.embeddingsData.status).toBe('uploaded');
+    expectLimited(
+      await app.request('POST', '/message/pdf', { token, body: { url: `${pdfs.url}/hello.pdf`, fileId } }),
+      untilMidnight,
+    );
+    expect((await app.request('GET', `/message/pdf/${fileId}`, { token })).body.data.embeddingsData.status).toBe(
+      'uploaded',
+    );
     // The refusals charged nothing.
     expect(await todaysTokens(user.id)).toBe(BUDGET + REPLY_MAX_TOKENS / 2);
   });
@@ -158,7 +188,9 @@ describe('daily token budget', () => {
     const chatId = await chatOf(token);
     // Room for exactly one reservation (a short prompt + REPLY_MAX_TOKENS), not two.
     await counters.add({ subject: user.id, counter: tokenCounter(utcDay(Date.now())) }, BUDGET - REPLY_MAX_TOKENS - 20);
-    const answers = await Promise.all([1, 2, 3].map((i) => app.request('POST', '/message/logged-in', { token, body: { chatId, prompt: `race ${i}` } })));
+    const answers = await Promise.all(
+      [1, 2, 3].map((i) => app.request('POST', '/message/logged-in', { token, body: { chatId, prompt: `race ${i}` } })),
+    );
     expect(answers.filter((r) => r.status === 200)).toHaveLength(1);
     for (const res of answers.filter((r) => r.status !== 200)) expectLimited(res, 86_400);
   });

@@ -26,8 +26,16 @@ beforeAll(async () => {
   pdfs.serve('/report.pdf', { body: Buffer.from(pdf) });
   app = await startTestApp({ env: { OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: ai.baseURL } });
   ({ token } = await app.signIn('injection@example.com'));
-  chatId = (await app.request('POST', '/chat', { token, body: { name: 'report', type: 'file', systemMessage: 'Answer briefly.' } })).body.data.id;
-  const upload = await app.request('POST', '/upload', { token, body: { fileName: 'report.pdf', contentType: 'application/pdf', size: pdf.byteLength } });
+  chatId = (
+    await app.request('POST', '/chat', {
+      token,
+      body: { name: 'report', type: 'file', systemMessage: 'Answer briefly.' },
+    })
+  ).body.data.id;
+  const upload = await app.request('POST', '/upload', {
+    token,
+    body: { fileName: 'report.pdf', contentType: 'application/pdf', size: pdf.byteLength },
+  });
   const ingested = await app.request('POST', '/message/pdf', {
     token,
     body: { url: `${pdfs.url}/report.pdf`, fileId: upload.body.data.fileId, chatId },
@@ -68,14 +76,21 @@ function expectQuotedOnly(messages: { role: string; content: string }[]) {
 }
 
 test('a whole reply: the injected passage is quoted data in the user turn', async () => {
-  const res = await app.request('POST', '/message/logged-in', { token, body: { chatId, prompt: 'What does the note for the assistant say?' } });
+  const res = await app.request('POST', '/message/logged-in', {
+    token,
+    body: { chatId, prompt: 'What does the note for the assistant say?' },
+  });
   expect(res.status).toBe(200);
   expect(res.body.data.sources.some((s: { page: number }) => s.page === 2)).toBe(true);
   expectQuotedOnly(ai.chatRequests().at(-1)!.messages);
 });
 
 test('a streamed reply: the same layout', async () => {
-  const sse = await postSse(`${app.url}/message/logged-in`, token, { chatId, prompt: 'What does the note for the assistant say?', stream: true });
+  const sse = await postSse(`${app.url}/message/logged-in`, token, {
+    chatId,
+    prompt: 'What does the note for the assistant say?',
+    stream: true,
+  });
   expect(sse.status).toBe(200);
   expectQuotedOnly(ai.chatRequests().at(-1)!.messages);
 });

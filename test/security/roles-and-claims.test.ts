@@ -22,15 +22,27 @@ const tally = { requests: 0 };
 
 beforeAll(async () => {
   app = await startTestApp({ pollers: false, env: { ADMIN_EMAILS: ADMIN } });
-  db = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: app.endpoints.dynamodb, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }));
-  const { kid, privateJwk } = JSON.parse(await readFile(join(app.dataDir, 'local-idp-key.json'), 'utf8').catch(async () => {
-    await app.idToken({ email: 'warm-up@example.com' }); // creates the key
-    return readFile(join(app.dataDir, 'local-idp-key.json'), 'utf8');
-  })) as { kid: string; privateJwk: JWK };
+  db = DynamoDBDocumentClient.from(
+    new DynamoDBClient({ endpoint: app.endpoints.dynamodb, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }),
+  );
+  const { kid, privateJwk } = JSON.parse(
+    await readFile(join(app.dataDir, 'local-idp-key.json'), 'utf8').catch(async () => {
+      await app.idToken({ email: 'warm-up@example.com' }); // creates the key
+      return readFile(join(app.dataDir, 'local-idp-key.json'), 'utf8');
+    }),
+  ) as { kid: string; privateJwk: JWK };
   const key = await importJWK(privateJwk, 'RS256');
   signId = (claims) => {
     const email = String(claims.email);
-    return new SignJWT({ sub: localSubject(email), user_id: localSubject(email), iss: LOCAL_IDP_ISSUER, aud: LOCAL_IDP_AUDIENCE, iat: now(), exp: now() + 600, ...claims })
+    return new SignJWT({
+      sub: localSubject(email),
+      user_id: localSubject(email),
+      iss: LOCAL_IDP_ISSUER,
+      aud: LOCAL_IDP_AUDIENCE,
+      iat: now(),
+      exp: now() + 600,
+      ...claims,
+    })
       .setProtectedHeader({ alg: 'RS256', kid, typ: 'JWT' })
       .sign(key);
   };
@@ -45,7 +57,8 @@ const signInWith = async (idToken: string) => {
   tally.requests++;
   return app.request('POST', '/auth', { token: idToken });
 };
-const createProduct = (token: string) => app.request('POST', '/products', { token, body: { name: 'Crown', priceCents: 100, currency: 'EUR' } });
+const createProduct = (token: string) =>
+  app.request('POST', '/products', { token, body: { name: 'Crown', priceCents: 100, currency: 'EUR' } });
 
 describe('item 1: only a verified email may be admin', () => {
   test('an ADMIN_EMAILS address with email_verified false signs in as a user and cannot create products', async () => {
@@ -81,7 +94,13 @@ describe('item 2: a withdrawn admin role stops acting at once', () => {
     userId = res.body.data.user.id;
     // Signed in as a user (not listed now); make the record and token what they were while listed.
     await db.send(
-      new UpdateCommand({ TableName: app.tableName, Key: { PK: `USER#${userId}`, SK: 'PROFILE' }, UpdateExpression: 'SET #r = :admin', ExpressionAttributeNames: { '#r': 'role' }, ExpressionAttributeValues: { ':admin': 'admin' } }),
+      new UpdateCommand({
+        TableName: app.tableName,
+        Key: { PK: `USER#${userId}`, SK: 'PROFILE' },
+        UpdateExpression: 'SET #r = :admin',
+        ExpressionAttributeNames: { '#r': 'role' },
+        ExpressionAttributeValues: { ':admin': 'admin' },
+      }),
     );
     const secret = new TextEncoder().encode(await readFile(join(app.dataDir, 'service-jwt-secret'), 'utf8'));
     token = await new SignJWT({ role: 'admin' })
@@ -116,7 +135,9 @@ describe('item 2: a withdrawn admin role stops acting at once', () => {
   });
 
   test('the stored record is left alone; the next sign-in makes it a user (and a real admin keeps acting)', async () => {
-    const stored = await db.send(new GetCommand({ TableName: app.tableName, Key: { PK: `USER#${userId}`, SK: 'PROFILE' } }));
+    const stored = await db.send(
+      new GetCommand({ TableName: app.tableName, Key: { PK: `USER#${userId}`, SK: 'PROFILE' } }),
+    );
     expect(stored.Item?.role).toBe('admin');
     const again = await signInWith(await signId({ email: FORMER_ADMIN, email_verified: true }));
     expect(again.body.data.user.role).toBe('user');
@@ -131,10 +152,18 @@ describe('item 3: ID-token claims', () => {
     ['two minutes ahead', 120],
   ])('an iat %s is refused with 401 and no user is created', async (_name, ahead) => {
     const email = `future-${ahead}@example.com`;
-    const res = await signInWith(await signId({ email, email_verified: true, iat: now() + ahead, exp: now() + ahead + 600 }));
+    const res = await signInWith(
+      await signId({ email, email_verified: true, iat: now() + ahead, exp: now() + ahead + 600 }),
+    );
     expect(res.status).toBe(401);
     expect(errorShapeProblem('envelope', 401, res.body)).toBeUndefined();
-    const identity = await db.send(new GetCommand({ TableName: app.tableName, Key: { PK: `IDP#${localSubject(email)}`, SK: 'IDENTITY' }, ConsistentRead: true }));
+    const identity = await db.send(
+      new GetCommand({
+        TableName: app.tableName,
+        Key: { PK: `IDP#${localSubject(email)}`, SK: 'IDENTITY' },
+        ConsistentRead: true,
+      }),
+    );
     expect(identity.Item).toBeUndefined();
   });
 
@@ -157,13 +186,17 @@ describe('item 3: ID-token claims', () => {
     const res = await signInWith(await signId({ email, email_verified: true, picture }));
     expect(res.status).toBe(201);
     expect(res.body.data.user.picture).toBeNull();
-    const stored = await db.send(new GetCommand({ TableName: app.tableName, Key: { PK: `USER#${res.body.data.user.id}`, SK: 'PROFILE' } }));
+    const stored = await db.send(
+      new GetCommand({ TableName: app.tableName, Key: { PK: `USER#${res.body.data.user.id}`, SK: 'PROFILE' } }),
+    );
     expect(stored.Item?.picture).toBeNull();
   });
 
   test('an http(s) picture is stored, and a later bad one replaces it with null', async () => {
     const email = 'pictured@example.com';
-    const first = await signInWith(await signId({ email, email_verified: true, picture: 'https://cdn.example.com/me.png' }));
+    const first = await signInWith(
+      await signId({ email, email_verified: true, picture: 'https://cdn.example.com/me.png' }),
+    );
     expect(first.body.data.user.picture).toBe('https://cdn.example.com/me.png');
     const second = await signInWith(await signId({ email, email_verified: true, picture: 'javascript:alert(1)' }));
     expect(second.status).toBe(200);

@@ -36,7 +36,11 @@ export function toJsonSchema(schema: z.ZodMiniType): JsonSchema {
 }
 
 /** The route's path with its parameters filled in (encoded unless told otherwise). */
-export function fillPath(path: string, values: Record<string, string>, encode: (s: string) => string = encodeURIComponent): string {
+export function fillPath(
+  path: string,
+  values: Record<string, string>,
+  encode: (s: string) => string = encodeURIComponent,
+): string {
   return path.replace(/\{(\w+)\}/g, (_, name: string) => encode(values[name] ?? ''));
 }
 
@@ -56,8 +60,13 @@ export const isUrlSchema = (s: JsonSchema) => s.format === 'uri' || s.format ===
  * Why an error answer is not in the route's body shape, or undefined when it is. Envelope:
  * `{ success: false, statusCode: <HTTP status>, message, errors? }`; bare: `{ message, errors? }`.
  */
-export function errorShapeProblem(shape: HttpRoute['shape'] | 'either', status: number, body: unknown): string | undefined {
-  if (!body || typeof body !== 'object' || Array.isArray(body)) return `body is not a JSON object: ${String(body).slice(0, 120)}`;
+export function errorShapeProblem(
+  shape: HttpRoute['shape'] | 'either',
+  status: number,
+  body: unknown,
+): string | undefined {
+  if (!body || typeof body !== 'object' || Array.isArray(body))
+    return `body is not a JSON object: ${String(body).slice(0, 120)}`;
   const b = body as Record<string, unknown>;
   if (typeof b.message !== 'string' || b.message === '') return 'no message';
   if (b.errors !== undefined && !Array.isArray(b.errors)) return 'errors is not an array';

@@ -23,7 +23,10 @@ let server: http.Server;
 let base: string;
 const hits: { method: string; path: string }[] = [];
 /** path → what HEAD and GET answer. */
-const behaviours = new Map<string, { head?: (res: http.ServerResponse) => void; get: (res: http.ServerResponse) => void }>();
+const behaviours = new Map<
+  string,
+  { head?: (res: http.ServerResponse) => void; get: (res: http.ServerResponse) => void }
+>();
 
 beforeAll(async () => {
   tripwire = installTripwire();
@@ -33,13 +36,21 @@ beforeAll(async () => {
     hits.push({ method: req.method ?? '', path });
     const b = behaviours.get(path);
     if (!b) return void res.writeHead(404).end();
-    if (req.method === 'HEAD') return (b.head ?? ((r) => r.writeHead(200, { 'content-type': 'application/pdf', 'content-length': hello.length }).end()))(res);
+    if (req.method === 'HEAD')
+      return (
+        b.head ?? ((r) => r.writeHead(200, { 'content-type': 'application/pdf', 'content-length': hello.length }).end())
+      )(res);
     b.get(res);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   app = await startTestApp({
-    env: { PDF_ALLOW_LOOPBACK: 'true', PDF_MAX_BYTES: String(CAP), PDF_FETCH_TIMEOUT_MS: '1000', PDF_SYNC_WAIT_MS: '10000' },
+    env: {
+      PDF_ALLOW_LOOPBACK: 'true',
+      PDF_MAX_BYTES: String(CAP),
+      PDF_FETCH_TIMEOUT_MS: '1000',
+      PDF_SYNC_WAIT_MS: '10000',
+    },
   });
   ({ token } = await app.signIn('redirects@example.com'));
 });
@@ -56,12 +67,16 @@ afterEach(() => {
 const redirectTo = (location: string) => (res: http.ServerResponse) => res.writeHead(302, { location }).end();
 
 async function ingest(path: string) {
-  const upload = await app.request('POST', '/upload', { token, body: { fileName: 'r.pdf', contentType: 'application/pdf', size: 1000 } });
+  const upload = await app.request('POST', '/upload', {
+    token,
+    body: { fileName: 'r.pdf', contentType: 'application/pdf', size: 1000 },
+  });
   const fileId = upload.body.data.fileId as string;
   const res = await app.request('POST', '/message/pdf', { token, body: { url: `${base}${path}`, fileId } });
   return { res, fileId };
 }
-const status = async (fileId: string) => (await app.request('GET', `/message/pdf/${fileId}`, { token })).body.data.embeddingsData;
+const status = async (fileId: string) =>
+  (await app.request('GET', `/message/pdf/${fileId}`, { token })).body.data.embeddingsData;
 
 async function settled(fileId: string) {
   for (let i = 0; i < 400; i++) {
@@ -91,14 +106,21 @@ const NON_PUBLIC_LOCATIONS = [
   'gopher://10.0.0.1:6379/_INFO',
 ];
 
-test.each(NON_PUBLIC_LOCATIONS)('a redirect to %s is refused at the size check, without connecting', async (location) => {
-  behaviours.set('/hop', { head: redirectTo(location), get: redirectTo(location) });
-  const { res, fileId } = await ingest('/hop');
-  expect(res.status).toBe(400);
-  expect(res.body).toMatchObject({ success: false, statusCode: 400, errors: [{ path: 'body.url', code: 'URL_REFUSED' }] });
-  expect(res.body.message).toMatch(/not allowed|credentials|http/);
-  expect((await status(fileId)).status).toBe('uploaded');
-});
+test.each(NON_PUBLIC_LOCATIONS)(
+  'a redirect to %s is refused at the size check, without connecting',
+  async (location) => {
+    behaviours.set('/hop', { head: redirectTo(location), get: redirectTo(location) });
+    const { res, fileId } = await ingest('/hop');
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({
+      success: false,
+      statusCode: 400,
+      errors: [{ path: 'body.url', code: 'URL_REFUSED' }],
+    });
+    expect(res.body.message).toMatch(/not allowed|credentials|http/);
+    expect((await status(fileId)).status).toBe('uploaded');
+  },
+);
 
 test('an honest HEAD and a GET that redirects to the metadata service: the pipeline refuses the hop, once, and fails the file', async () => {
   behaviours.set('/two-faced.pdf', { get: redirectTo('http://169.254.169.254/latest/meta-data/') });
@@ -106,7 +128,10 @@ test('an honest HEAD and a GET that redirects to the metadata service: the pipel
   // The size check passed; the download refuses the hop: the caller's URL is at fault (400).
   expect(res.status).toBe(400);
   expect(res.body).toMatchObject({ success: false, statusCode: 400, errors: [{ code: 'URL_REFUSED' }] });
-  expect(await settled(fileId)).toMatchObject({ status: 'failed', failure: { reason: 'URL_REFUSED', message: expect.stringMatching(/metadata/) } });
+  expect(await settled(fileId)).toMatchObject({
+    status: 'failed',
+    failure: { reason: 'URL_REFUSED', message: expect.stringMatching(/metadata/) },
+  });
   // A refused address is permanent: not retried.
   expect(hits.filter((h) => h.path === '/two-faced.pdf' && h.method === 'GET')).toHaveLength(1);
 });
@@ -117,7 +142,10 @@ test('a redirect loop ends at the redirect limit with a clean 400', async () => 
   const { res, fileId } = await ingest('/loop-a');
   expect(res.status).toBe(400);
   // The detail (too many redirects) is logged; the client gets the one download message (issue 13 item 8).
-  expect(res.body).toMatchObject({ message: 'The PDF could not be downloaded from the URL', errors: [{ code: 'DOWNLOAD_FAILED' }] });
+  expect(res.body).toMatchObject({
+    message: 'The PDF could not be downloaded from the URL',
+    errors: [{ code: 'DOWNLOAD_FAILED' }],
+  });
   expect((await status(fileId)).status).toBe('uploaded');
 });
 
@@ -130,7 +158,10 @@ test('a slow drip times out on every attempt and the file fails cleanly (DOWNLOA
     },
   });
   const { fileId } = await ingest('/drip.pdf');
-  expect(await settled(fileId)).toMatchObject({ status: 'failed', failure: { reason: 'DOWNLOAD_FAILED', message: 'The PDF could not be downloaded from the URL' } });
+  expect(await settled(fileId)).toMatchObject({
+    status: 'failed',
+    failure: { reason: 'DOWNLOAD_FAILED', message: 'The PDF could not be downloaded from the URL' },
+  });
   expect(hits.filter((h) => h.path === '/drip.pdf' && h.method === 'GET').length).toBeGreaterThanOrEqual(2); // retried, then given up
 });
 
@@ -157,7 +188,9 @@ describe('Content-Length that lies (a raw socket server, so the lie reaches the 
   test('a Content-Length smaller than the body: the download stops at the announced length, the rest is never read', async () => {
     let written = 0;
     respond = (socket) => {
-      socket.write(`HTTP/1.1 200 OK\r\ncontent-type: application/pdf\r\ncontent-length: ${hello.length}\r\nconnection: close\r\n\r\n`);
+      socket.write(
+        `HTTP/1.1 200 OK\r\ncontent-type: application/pdf\r\ncontent-length: ${hello.length}\r\nconnection: close\r\n\r\n`,
+      );
       socket.write(hello);
       // Then far more than the cap, as if the length had been a lie.
       const junk = Buffer.alloc(64 * 1024, 0x41);
@@ -184,14 +217,16 @@ describe('Content-Length that lies (a raw socket server, so the lie reaches the 
   test('a chunked body beyond the cap after a HEAD announcing a small one: cut at the cap (TOO_LARGE), the server sees the hang-up', async () => {
     let closedAt = 0;
     respond = (socket, head) => {
-      if (head) return void socket.end(`HTTP/1.1 200 OK\r\ncontent-type: application/pdf\r\ncontent-length: 1000\r\n\r\n`);
+      if (head)
+        return void socket.end(`HTTP/1.1 200 OK\r\ncontent-type: application/pdf\r\ncontent-length: 1000\r\n\r\n`);
       socket.write('HTTP/1.1 200 OK\r\ncontent-type: application/pdf\r\ntransfer-encoding: chunked\r\n\r\n');
       let sent = 0;
       const piece = Buffer.alloc(16 * 1024, 0x25);
       const pump = () => {
         while (!socket.destroyed && sent < 200 * CAP) {
           sent += piece.length;
-          if (!socket.write(`${piece.length.toString(16)}\r\n${piece.toString('latin1')}\r\n`)) return void socket.once('drain', pump);
+          if (!socket.write(`${piece.length.toString(16)}\r\n${piece.toString('latin1')}\r\n`))
+            return void socket.once('drain', pump);
         }
       };
       socket.on('close', () => (closedAt = sent));
@@ -207,10 +242,14 @@ describe('Content-Length that lies (a raw socket server, so the lie reaches the 
 
   test('through the pipeline, the lying server ends in a clean terminal state', async () => {
     respond = (socket, head) => {
-      if (head) return void socket.end(`HTTP/1.1 200 OK\r\ncontent-type: application/pdf\r\ncontent-length: 1000\r\n\r\n`);
+      if (head)
+        return void socket.end(`HTTP/1.1 200 OK\r\ncontent-type: application/pdf\r\ncontent-length: 1000\r\n\r\n`);
       socket.end(`HTTP/1.1 200 OK\r\ncontent-type: application/pdf\r\ncontent-length: 5000\r\n\r\n%PDF-1.7\n`);
     };
-    const upload = await app.request('POST', '/upload', { token, body: { fileName: 'l.pdf', contentType: 'application/pdf', size: 1000 } });
+    const upload = await app.request('POST', '/upload', {
+      token,
+      body: { fileName: 'l.pdf', contentType: 'application/pdf', size: 1000 },
+    });
     const fileId = upload.body.data.fileId as string;
     await app.request('POST', '/message/pdf', { token, body: { url: `${rawBase}/lie.pdf`, fileId } });
     expect(await settled(fileId)).toMatchObject({ status: 'failed', failure: { reason: 'DOWNLOAD_FAILED' } });

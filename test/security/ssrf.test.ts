@@ -29,13 +29,22 @@ beforeAll(async () => {
   pdfs.serve('/doc.pdf', { body: await fixturePdf('hello-world.pdf') });
   app = await startTestApp({ env: { PDF_ALLOW_LOOPBACK: 'false', PDF_SYNC_WAIT_MS: '0' } });
   ({ token } = await app.signIn('ssrf@example.com'));
-  fileId = (await app.request('POST', '/upload', { token, body: { fileName: 'x.pdf', contentType: 'application/pdf', size: 743 } })).body.data.fileId;
+  fileId = (
+    await app.request('POST', '/upload', {
+      token,
+      body: { fileName: 'x.pdf', contentType: 'application/pdf', size: 743 },
+    })
+  ).body.data.fileId;
 });
 afterAll(async () => {
   tripwire?.uninstall();
   await app?.stop();
   await pdfs?.close();
-  console.log(`SSRF (PDF_ALLOW_LOOPBACK=false): ${Object.entries(tally).map(([k, n]) => `${n} ${k}`).join(', ')}; every one refused with 400 before any connection`);
+  console.log(
+    `SSRF (PDF_ALLOW_LOOPBACK=false): ${Object.entries(tally)
+      .map(([k, n]) => `${n} ${k}`)
+      .join(', ')}; every one refused with 400 before any connection`,
+  );
 });
 
 /** POSTs the URL and checks the refusal: 400 naming the URL, nothing fetched, nothing connected, nothing started. */
@@ -43,7 +52,8 @@ async function refused(url: string, kind: string, expectClass: RegExp) {
   // The generator means what it says: the URL parser turns the spelling into such an address.
   const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
   const cls = classifyAddress(host);
-  if (!(host === 'localhost' || expectClass.test(cls))) throw new Error(`generator bug: ${url} parses to ${host} (${cls})`);
+  if (!(host === 'localhost' || expectClass.test(cls)))
+    throw new Error(`generator bug: ${url} parses to ${host} (${cls})`);
   const res = await app.request('POST', '/message/pdf', { token, body: { url, fileId } });
   tally[kind] = (tally[kind] ?? 0) + 1;
   const problems = [
@@ -75,7 +85,13 @@ test('the tripwire refuses a connection before it is made', async () => {
 test('loopback in every spelling (IPv4 notations, full-width digits, IPv6, embedded IPv4) is refused', async () => {
   const loopback = inBlock([127], 8).chain((b) => fc.oneof(ipv4Spelling(b), embeddedV4Spelling(b)));
   const v6 = fc.constant<number[]>([0, 0, 0, 0, 0, 0, 0, 1]).chain(ipv6Spelling);
-  const names = fc.constantFrom('localhost', 'LOCALHOST', 'LocalHost', '%6c%6f%63%61%6c%68%6f%73%74', 'ｌｏｃａｌｈｏｓｔ');
+  const names = fc.constantFrom(
+    'localhost',
+    'LOCALHOST',
+    'LocalHost',
+    '%6c%6f%63%61%6c%68%6f%73%74',
+    'ｌｏｃａｌｈｏｓｔ',
+  );
   await fc.assert(
     fc.asyncProperty(fc.oneof(loopback, v6, names), fc.constantFrom('/doc.pdf', '/x?y=1#z', ''), async (host, path) => {
       await refused(`http://${host}:${pdfs.port}${path}`, 'loopback spellings', /^loopback$/);
@@ -86,17 +102,41 @@ test('loopback in every spelling (IPv4 notations, full-width digits, IPv6, embed
 
 test('private, link-local, metadata, CGNAT, multicast, reserved and unspecified addresses in every spelling are refused without a connection', async () => {
   const blocks: [number[], number][] = [
-    [[10], 8], [[172, 16], 12], [[192, 168], 16], [[169, 254], 16], [[169, 254, 169, 254], 32], [[100, 64], 10],
-    [[0], 8], [[224], 4], [[240], 4], [[198, 18], 15], [[192, 0, 2], 24], [[168, 63, 129, 16], 32],
+    [[10], 8],
+    [[172, 16], 12],
+    [[192, 168], 16],
+    [[169, 254], 16],
+    [[169, 254, 169, 254], 32],
+    [[100, 64], 10],
+    [[0], 8],
+    [[224], 4],
+    [[240], 4],
+    [[198, 18], 15],
+    [[192, 0, 2], 24],
+    [[168, 63, 129, 16], 32],
   ];
-  const v4 = fc.constantFrom(...blocks).chain(([p, bits]) => inBlock(p, bits)).chain((b: Bytes) => fc.oneof(ipv4Spelling(b), embeddedV4Spelling(b)));
+  const v4 = fc
+    .constantFrom(...blocks)
+    .chain(([p, bits]) => inBlock(p, bits))
+    .chain((b: Bytes) => fc.oneof(ipv4Spelling(b), embeddedV4Spelling(b)));
   const v6 = fc
-    .constantFrom<[number[], number]>([[0xfc00], 7], [[0xfe80], 10], [[0xff00], 8], [[0xfd00, 0x0ec2, 0, 0, 0, 0, 0, 0x254], 128], [[0], 128], [[0x2001, 0x0db8], 32])
+    .constantFrom<[number[], number]>(
+      [[0xfc00], 7],
+      [[0xfe80], 10],
+      [[0xff00], 8],
+      [[0xfd00, 0x0ec2, 0, 0, 0, 0, 0, 0x254], 128],
+      [[0], 128],
+      [[0x2001, 0x0db8], 32],
+    )
     .chain(([p, bits]) => v6In(p, bits))
     .chain(ipv6Spelling);
   await fc.assert(
     fc.asyncProperty(fc.oneof(v4, v6), fc.constantFrom(80, 443, 8080), async (host, port) => {
-      await refused(`http://${host}:${port}/latest/meta-data/`, 'non-public spellings', /^(private|link-local|metadata|cgnat|unspecified|multicast|reserved|unique-local)$/);
+      await refused(
+        `http://${host}:${port}/latest/meta-data/`,
+        'non-public spellings',
+        /^(private|link-local|metadata|cgnat|unspecified|multicast|reserved|unique-local)$/,
+      );
     }),
     { numRuns: RUNS },
   );
@@ -105,14 +145,37 @@ test('private, link-local, metadata, CGNAT, multicast, reserved and unspecified 
 test('the classic spellings the generators do not reach', async () => {
   const port = pdfs.port;
   for (const host of [
-    '127.000.000.001', '0x7F.1', '127.0x0.1', '127。0。0。1', '①②⑦.0.0.1', '%31%32%37.0.0.1', '[::ffff:7f00:1]', '[0:0:0:0:0:0:0:1]',
-    '[::]', '0', '127.255.255.254', '[::127.0.0.1]',
+    '127.000.000.001',
+    '0x7F.1',
+    '127.0x0.1',
+    '127。0。0。1',
+    '①②⑦.0.0.1',
+    '%31%32%37.0.0.1',
+    '[::ffff:7f00:1]',
+    '[0:0:0:0:0:0:0:1]',
+    '[::]',
+    '0',
+    '127.255.255.254',
+    '[::127.0.0.1]',
     // IPv4-translated, NAT64 local use and Teredo forms (issue 13 item 7).
-    '[::ffff:0:127.0.0.1]', '[::ffff:0:7f00:1]', '[64:ff9b:1:7f00:1::]', '[2001:0:4136:e378:8000:63bf:80ff:fffe]',
+    '[::ffff:0:127.0.0.1]',
+    '[::ffff:0:7f00:1]',
+    '[64:ff9b:1:7f00:1::]',
+    '[2001:0:4136:e378:8000:63bf:80ff:fffe]',
   ]) {
     await refused(`http://${host}:${port}/doc.pdf`, 'fixed spellings', /^(loopback|unspecified)$/);
   }
-  for (const url of ['http://0xa9fea9fe/', 'http://2852039166/', 'http://[::ffff:a9fe:a9fe]/', 'http://[fd00:ec2::254]/', 'http://[64:ff9b::a9fe:a9fe]/', 'http://[::ffff:0:a9fe:a9fe]/', 'http://[::ffff:0:169.254.169.254]/', 'http://[2002:a9fe:a9fe::]/', 'http://[2001::5601:5601]/']) {
+  for (const url of [
+    'http://0xa9fea9fe/',
+    'http://2852039166/',
+    'http://[::ffff:a9fe:a9fe]/',
+    'http://[fd00:ec2::254]/',
+    'http://[64:ff9b::a9fe:a9fe]/',
+    'http://[::ffff:0:a9fe:a9fe]/',
+    'http://[::ffff:0:169.254.169.254]/',
+    'http://[2002:a9fe:a9fe::]/',
+    'http://[2001::5601:5601]/',
+  ]) {
     await refused(url, 'fixed spellings', /^metadata$/);
   }
 });

@@ -17,7 +17,10 @@ afterAll(() => app?.stop());
 
 test('the PUT URL signs content-type, content-length and host; the client is told to send that content type', async () => {
   const pdf = await fixturePdf('hello-world.pdf');
-  const res = await app.request('POST', '/upload', { token, body: { fileName: 'a.pdf', contentType: 'application/pdf', size: pdf.byteLength } });
+  const res = await app.request('POST', '/upload', {
+    token,
+    body: { fileName: 'a.pdf', contentType: 'application/pdf', size: pdf.byteLength },
+  });
   expect(res.status).toBe(201);
   const { uploadUrl, uploadHeaders, downloadUrl } = res.body.data;
   const signed = new URL(uploadUrl).searchParams.get('X-Amz-SignedHeaders')?.split(';');

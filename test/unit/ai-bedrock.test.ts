@@ -53,9 +53,15 @@ async function collect(parts: AsyncIterable<StreamPart>): Promise<StreamPart[]> 
 const REPLY = 'A fox is a small wild canid with a bushy tail.';
 
 test('the stand-in frames are what the SDK decodes: prelude, typed headers, payload, both CRCs', () => {
-  const frame = eventStreamFrame({ ':message-type': 'event', ':event-type': 'messageStop' }, Buffer.from('{"stopReason":"end_turn"}'));
+  const frame = eventStreamFrame(
+    { ':message-type': 'event', ':event-type': 'messageStop' },
+    Buffer.from('{"stopReason":"end_turn"}'),
+  );
   const decoded = new EventStreamCodec(toUtf8, fromUtf8).decode(frame);
-  expect(decoded.headers).toEqual({ ':message-type': { type: 'string', value: 'event' }, ':event-type': { type: 'string', value: 'messageStop' } });
+  expect(decoded.headers).toEqual({
+    ':message-type': { type: 'string', value: 'event' },
+    ':event-type': { type: 'string', value: 'messageStop' },
+  });
   expect(Buffer.from(decoded.body).toString()).toBe('{"stopReason":"end_turn"}');
   const corrupt = Buffer.from(frame);
   corrupt[corrupt.length - 6]! ^= 1;
@@ -78,10 +84,19 @@ test('a whole reply through Converse: system blocks, alternating turns, usage fr
     ],
     inferenceConfig: { maxTokens: 256 },
   });
-  expect(String(sent.headers.authorization)).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDTEST\/\d{8}\/eu-central-1\/bedrock\/aws4_request/);
-  const inputTokens = ['You are terse.', 'Hi', 'Hello.', 'What is a fox?'].reduce((n, t) => n + Math.ceil(t.length / 4), 0);
+  expect(String(sent.headers.authorization)).toMatch(
+    /^AWS4-HMAC-SHA256 Credential=AKIDTEST\/\d{8}\/eu-central-1\/bedrock\/aws4_request/,
+  );
+  const inputTokens = ['You are terse.', 'Hi', 'Hello.', 'What is a fox?'].reduce(
+    (n, t) => n + Math.ceil(t.length / 4),
+    0,
+  );
   const outputTokens = splitIntoDeltas(REPLY).length;
-  expect(result.usage).toEqual({ promptTokens: inputTokens, completionTokens: outputTokens, totalTokens: inputTokens + outputTokens });
+  expect(result.usage).toEqual({
+    promptTokens: inputTokens,
+    completionTokens: outputTokens,
+    totalTokens: inputTokens + outputTokens,
+  });
 });
 
 test('Converse layout: every system message is a system block; neighbouring turns of one role share a message; leading assistant turns and empty texts are left out', () => {
@@ -107,8 +122,27 @@ test('Converse layout: every system message is a system block; neighbouring turn
 
 test('a file chat prompt is accepted by Bedrock however the passages are laid out (the stand-in enforces Converse rules)', async () => {
   const provider = createBedrockProvider(settings());
-  const sources = [{ fileId: 'f1', fileName: 'guide.pdf', page: 3, chunk: 0, score: 0.9, text: 'Foxes live in dens.', quote: 'Foxes live in dens.' }];
-  const result = await provider.reply(input({ fileChat: true, sources, history: [{ role: 'assistant', content: 'orphan' }, { role: 'user', content: 'x' }] }));
+  const sources = [
+    {
+      fileId: 'f1',
+      fileName: 'guide.pdf',
+      page: 3,
+      chunk: 0,
+      score: 0.9,
+      text: 'Foxes live in dens.',
+      quote: 'Foxes live in dens.',
+    },
+  ];
+  const result = await provider.reply(
+    input({
+      fileChat: true,
+      sources,
+      history: [
+        { role: 'assistant', content: 'orphan' },
+        { role: 'user', content: 'x' },
+      ],
+    }),
+  );
   // The user turn after the passages and the prompt are one message of several blocks.
   expect(result.text).toMatch(/^You said: x\n[\s\S]*What is a fox\?$/);
   const body = bedrock.converseRequests()[0]!;
@@ -123,7 +157,10 @@ test('a streamed reply: one delta per contentBlockDelta in order, then the usage
   const deltas = parts.filter((p) => p.type === 'delta').map((p) => (p as { text: string }).text);
   expect(deltas).toEqual(splitIntoDeltas(REPLY));
   const usage = parts.at(-1)!;
-  expect(usage).toEqual({ type: 'usage', usage: { promptTokens: expect.any(Number), completionTokens: deltas.length, totalTokens: expect.any(Number) } });
+  expect(usage).toEqual({
+    type: 'usage',
+    usage: { promptTokens: expect.any(Number), completionTokens: deltas.length, totalTokens: expect.any(Number) },
+  });
   expect(bedrock.requests[0]!.operation).toBe('converse-stream');
 });
 
@@ -137,7 +174,12 @@ test('throttling (429 ThrottlingException) and 5xx are retried with backoff; a 4
   bedrock.reset();
   bedrock.failNext(2, 'InternalServerException', { operation: 'converse-stream' });
   const parts = await collect(provider.streamReply(input()));
-  expect(parts.filter((p) => p.type === 'delta').map((p) => (p as { text: string }).text).join('')).toBe('You said: What is a fox?');
+  expect(
+    parts
+      .filter((p) => p.type === 'delta')
+      .map((p) => (p as { text: string }).text)
+      .join(''),
+  ).toBe('You said: What is a fox?');
   expect(bedrock.requests).toHaveLength(3);
 
   bedrock.reset();
@@ -216,7 +258,10 @@ test('Titan V2 embeddings: one text per InvokeModel, the configured dimensions, 
   expect(tokens).toBe(texts.reduce((n, t) => n + Math.ceil(t.length / 4), 0));
   const sent = bedrock.invokeRequests();
   expect(sent).toHaveLength(10);
-  expect(sent[0]).toEqual({ modelId: 'amazon.titan-embed-text-v2:0', body: { inputText: texts[0], dimensions: 256, normalize: true } });
+  expect(sent[0]).toEqual({
+    modelId: 'amazon.titan-embed-text-v2:0',
+    body: { inputText: texts[0], dimensions: 256, normalize: true },
+  });
   expect(bedrock.maxInFlight).toBeLessThanOrEqual(3);
   expect(bedrock.maxInFlight).toBeGreaterThan(1);
 });
@@ -258,13 +303,19 @@ test('model ids → IAM resources: foundation model, system inference profile, A
   expect(modelResources('us.anthropic.claude-3-5-haiku-20241022-v1:0', 'us-west-2', '123456789012')).toEqual({
     invoked: ['arn:aws:bedrock:us-west-2:123456789012:inference-profile/us.anthropic.claude-3-5-haiku-20241022-v1:0'],
     throughProfile: {
-      profileArn: 'arn:aws:bedrock:us-west-2:123456789012:inference-profile/us.anthropic.claude-3-5-haiku-20241022-v1:0',
+      profileArn:
+        'arn:aws:bedrock:us-west-2:123456789012:inference-profile/us.anthropic.claude-3-5-haiku-20241022-v1:0',
       foundationModelArns: ['arn:aws:bedrock:*::foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0'],
     },
   });
   const app = 'arn:aws:bedrock:eu-west-1:123456789012:application-inference-profile/abc123';
-  expect(modelResources(app, 'us-east-1', '1')).toEqual({ invoked: [app], throughProfile: { profileArn: app, foundationModelArns: ['arn:aws:bedrock:*::foundation-model/*'] } });
+  expect(modelResources(app, 'us-east-1', '1')).toEqual({
+    invoked: [app],
+    throughProfile: { profileArn: app, foundationModelArns: ['arn:aws:bedrock:*::foundation-model/*'] },
+  });
   expect(foundationModelOfProfile('meta.llama3-1-8b-instruct-v1:0')).toBeUndefined();
-  expect(foundationModelOfProfile('global.anthropic.claude-sonnet-4-20250514-v1:0')).toBe('anthropic.claude-sonnet-4-20250514-v1:0');
+  expect(foundationModelOfProfile('global.anthropic.claude-sonnet-4-20250514-v1:0')).toBe(
+    'anthropic.claude-sonnet-4-20250514-v1:0',
+  );
   expect(embeddingModelSpec('amazon.titan-embed-text-v2:0')).toMatchObject({ dimensions: 1024, textsPerRequest: 1 });
 });

@@ -7,7 +7,12 @@ import type { ChatInput, Source, StreamPart } from '#shared/ai/types.ts';
 // The offline provider: never an invented answer; lexical embeddings.
 
 const offline = createOfflineProvider({ maxInputs: 2048, maxTokens: 300_000 });
-const base: ChatInput = { system: 'You are helpful.', history: [], prompt: 'What is the notice period?', maxTokens: 256 };
+const base: ChatInput = {
+  system: 'You are helpful.',
+  history: [],
+  prompt: 'What is the notice period?',
+  maxTokens: 256,
+};
 const source = (over: Partial<Source>): Source => ({
   fileId: 'f1',
   fileName: 'contract.pdf',
@@ -38,7 +43,16 @@ test('a text chat is told plainly that no language model is configured, and how 
 });
 
 test('a file chat gets the best passages with their pages and files, labelled offline', async () => {
-  const sources = [source({}), source({ fileId: 'f2', fileName: undefined, page: 12, score: 0.2, quote: 'Notice must be given by registered mail.' })];
+  const sources = [
+    source({}),
+    source({
+      fileId: 'f2',
+      fileName: undefined,
+      page: 12,
+      score: 0.2,
+      quote: 'Notice must be given by registered mail.',
+    }),
+  ];
   const { text } = await offline.reply({ ...base, fileChat: true, sources });
   expect(text).toMatch(/^\[Offline mode/);
   expect(text).toContain('contract.pdf, page 3');
@@ -83,7 +97,12 @@ test('splitIntoParts keeps every character', () => {
 });
 
 test('embeddings are deterministic, normalised, lexical', async () => {
-  const { vectors, tokens } = await offline.embed(['The cat sat on the mat', 'the CAT sat on the mat!', 'Quarterly revenue grew by nine percent', '']);
+  const { vectors, tokens } = await offline.embed([
+    'The cat sat on the mat',
+    'the CAT sat on the mat!',
+    'Quarterly revenue grew by nine percent',
+    '',
+  ]);
   expect(vectors).toHaveLength(4);
   expect(vectors[0]).toHaveLength(LEXICAL_EMBEDDING_DIMENSIONS);
   expect(offline.embeddingDimensions).toBe(LEXICAL_EMBEDDING_DIMENSIONS);
@@ -105,26 +124,57 @@ test('the factory picks the offline provider without a key, OpenAI with one, and
   expect(describeAiProvider(offlineConfig)).toMatch(/^offline/);
   const openaiConfig = loadConfig({ TABLE_NAME: 't', OPENAI_API_KEY: 'k', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1' });
   const provider = await createAiProvider(openaiConfig);
-  expect(provider).toMatchObject({ name: 'openai', chatModel: 'gpt-4o-mini', embeddingModel: 'text-embedding-3-small', embeddingDimensions: 1536 });
-  expect(describeAiProvider(openaiConfig)).toBe('OpenAI-compatible (chat gpt-4o-mini, embeddings text-embedding-3-small at http://127.0.0.1:9/v1)');
-  expect((await createAiProvider(loadConfig({ TABLE_NAME: 't', OPENAI_API_KEY_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:1:secret:k' }))).name).toBe('openai');
+  expect(provider).toMatchObject({
+    name: 'openai',
+    chatModel: 'gpt-4o-mini',
+    embeddingModel: 'text-embedding-3-small',
+    embeddingDimensions: 1536,
+  });
+  expect(describeAiProvider(openaiConfig)).toBe(
+    'OpenAI-compatible (chat gpt-4o-mini, embeddings text-embedding-3-small at http://127.0.0.1:9/v1)',
+  );
+  expect(
+    (
+      await createAiProvider(
+        loadConfig({ TABLE_NAME: 't', OPENAI_API_KEY_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:1:secret:k' }),
+      )
+    ).name,
+  ).toBe('openai');
   // An explicit choice wins over the key.
-  expect((await createAiProvider(loadConfig({ TABLE_NAME: 't', OPENAI_API_KEY: 'k', AI_PROVIDER: 'offline' }))).name).toBe('offline');
-  const bedrockConfig = loadConfig({ TABLE_NAME: 't', OPENAI_API_KEY: 'k', AI_PROVIDER: 'bedrock', BEDROCK_REGION: 'eu-west-1', BEDROCK_EMBEDDING_DIMENSIONS: '512' });
+  expect(
+    (await createAiProvider(loadConfig({ TABLE_NAME: 't', OPENAI_API_KEY: 'k', AI_PROVIDER: 'offline' }))).name,
+  ).toBe('offline');
+  const bedrockConfig = loadConfig({
+    TABLE_NAME: 't',
+    OPENAI_API_KEY: 'k',
+    AI_PROVIDER: 'bedrock',
+    BEDROCK_REGION: 'eu-west-1',
+    BEDROCK_EMBEDDING_DIMENSIONS: '512',
+  });
   expect(await createAiProvider(bedrockConfig)).toMatchObject({
     name: 'bedrock',
     chatModel: 'amazon.nova-lite-v1:0',
     embeddingModel: 'amazon.titan-embed-text-v2:0',
     embeddingDimensions: 512,
   });
-  expect(describeAiProvider(bedrockConfig)).toBe('Amazon Bedrock (chat amazon.nova-lite-v1:0, embeddings amazon.titan-embed-text-v2:0 (512 dimensions) in eu-west-1)');
+  expect(describeAiProvider(bedrockConfig)).toBe(
+    'Amazon Bedrock (chat amazon.nova-lite-v1:0, embeddings amazon.titan-embed-text-v2:0 (512 dimensions) in eu-west-1)',
+  );
 });
 
 test('settings that contradict each other stop start-up with a message naming them', () => {
-  expect(() => loadConfig({ TABLE_NAME: 't', AI_PROVIDER: 'openai' })).toThrow('AI_PROVIDER: openai needs OPENAI_API_KEY');
-  expect(() => loadConfig({ TABLE_NAME: 't', BEDROCK_EMBEDDING_MODEL: 'cohere.embed-english-v3', BEDROCK_EMBEDDING_DIMENSIONS: '256' })).toThrow(
-    'BEDROCK_EMBEDDING_DIMENSIONS: cohere.embed-english-v3 always returns 1024 dimensions',
+  expect(() => loadConfig({ TABLE_NAME: 't', AI_PROVIDER: 'openai' })).toThrow(
+    'AI_PROVIDER: openai needs OPENAI_API_KEY',
   );
-  expect(() => loadConfig({ TABLE_NAME: 't', BEDROCK_EMBEDDING_DIMENSIONS: '300' })).toThrow(/BEDROCK_EMBEDDING_DIMENSIONS/);
+  expect(() =>
+    loadConfig({
+      TABLE_NAME: 't',
+      BEDROCK_EMBEDDING_MODEL: 'cohere.embed-english-v3',
+      BEDROCK_EMBEDDING_DIMENSIONS: '256',
+    }),
+  ).toThrow('BEDROCK_EMBEDDING_DIMENSIONS: cohere.embed-english-v3 always returns 1024 dimensions');
+  expect(() => loadConfig({ TABLE_NAME: 't', BEDROCK_EMBEDDING_DIMENSIONS: '300' })).toThrow(
+    /BEDROCK_EMBEDDING_DIMENSIONS/,
+  );
   expect(() => loadConfig({ TABLE_NAME: 't', AI_PROVIDER: 'anthropic' })).toThrow(/AI_PROVIDER/);
 });

@@ -37,7 +37,15 @@ const input: ChatInput = {
   prompt: 'Summarise the contract',
   maxTokens: 64,
 };
-const source: Source = { fileId: 'f1', fileName: 'contract.pdf', page: 2, chunk: 0, score: 0.8, text: 'Payment is due in 30 days.', quote: 'due in 30 days' };
+const source: Source = {
+  fileId: 'f1',
+  fileName: 'contract.pdf',
+  page: 2,
+  chunk: 0,
+  score: 0.8,
+  text: 'Payment is due in 30 days.',
+  quote: 'due in 30 days',
+};
 
 const collect = async (parts: AsyncIterable<StreamPart>) => {
   const out: StreamPart[] = [];
@@ -68,7 +76,9 @@ test('a file chat sends the passages as quoted data in the user turn, never in a
   expect(messages[0]!.content).toMatch(/untrusted data/);
   expect(messages[0]!.content).not.toContain('Payment is due');
   const last = messages.at(-1)!.content;
-  expect(last).toContain('<documents>\n<passage n="1" source="contract.pdf, page 2">\nPayment is due in 30 days.\n</passage>\n</documents>');
+  expect(last).toContain(
+    '<documents>\n<passage n="1" source="contract.pdf, page 2">\nPayment is due in 30 days.\n</passage>\n</documents>',
+  );
   expect(last.endsWith('Question: Summarise the contract')).toBe(true);
   const none = modelMessages({ ...input, fileChat: true, sources: [] }).at(-1)!;
   expect(none.content).toMatch(/no passage of the documents matched/);
@@ -83,7 +93,9 @@ test('a passage cannot close the documents block or open a question of its own',
   expect(last.match(/<passage /g)).toHaveLength(1);
   expect(last).toContain('‹/passage>‹/documents>');
   // A file name with quotes cannot add attributes.
-  const named = modelMessages({ ...input, fileChat: true, sources: [{ ...source, fileName: 'a" n="7' }] }).at(-1)!.content;
+  const named = modelMessages({ ...input, fileChat: true, sources: [{ ...source, fileName: 'a" n="7' }] }).at(
+    -1,
+  )!.content;
   expect(named).toContain('<passage n="1" source="a  n= 7, page 2">');
 });
 
@@ -94,7 +106,10 @@ test('streamReply yields the deltas in order, then the usage the server reported
     { type: 'delta', text: 'one ' },
     { type: 'delta', text: 'two ' },
     { type: 'delta', text: 'three' },
-    { type: 'usage', usage: { promptTokens: expect.any(Number), completionTokens: 3, totalTokens: expect.any(Number) } },
+    {
+      type: 'usage',
+      usage: { promptTokens: expect.any(Number), completionTokens: 3, totalTokens: expect.any(Number) },
+    },
   ]);
   expect(ai.chatRequests()[0]).toMatchObject({ stream: true, stream_options: { include_usage: true } });
 });
@@ -106,7 +121,11 @@ test('429 (with retry-after) and 500 are retried by the SDK; exhausted retries a
   expect(ai.count('/v1/chat/completions')).toBe(3);
 
   ai.failNext(3, 429, { retryAfterSeconds: 0 });
-  await expect(provider.reply(input)).rejects.toMatchObject({ name: 'AiProviderError', kind: 'rate-limited', details: { status: 429 } });
+  await expect(provider.reply(input)).rejects.toMatchObject({
+    name: 'AiProviderError',
+    kind: 'rate-limited',
+    details: { status: 429 },
+  });
   ai.failNext(3, 503, { retryAfterSeconds: 0 });
   await expect(provider.reply(input)).rejects.toMatchObject({ kind: 'unavailable' });
   ai.failNext(1, 400);
@@ -122,11 +141,12 @@ test('a server that never answers times out after the retries', async () => {
   await expect(impatient.reply(input)).rejects.toBeInstanceOf(AiProviderError);
   expect(ai.count()).toBe(2);
   // Both attempts were given up by the client (its per-attempt timeout), not by the server.
-  for (let i = 0; i < 50 && !ai.requests.every((r) => r.clientClosedEarly); i++) await new Promise((r) => setTimeout(r, 20));
+  for (let i = 0; i < 50 && !ai.requests.every((r) => r.clientClosedEarly); i++)
+    await new Promise((r) => setTimeout(r, 20));
   expect(ai.requests.every((r) => r.clientClosedEarly)).toBe(true);
 });
 
-test('a stream cut mid-way or gone quiet fails as the provider\'s error, after the deltas it sent', async () => {
+test("a stream cut mid-way or gone quiet fails as the provider's error, after the deltas it sent", async () => {
   ai.setReply('a b c d e f');
   ai.cutStreamAfter(2);
   const cut = provider.streamReply(input)[Symbol.asyncIterator]();
@@ -167,7 +187,10 @@ test('embed batches by the configured limits and decodes the vectors in order', 
   vectors.forEach((v, i) => expect(Array.from(v)).toEqual(Array.from(lexicalEmbedding(texts[i]!, 1536))));
 
   // Without the batching the server refuses, as OpenAI does above its input limit.
-  await expect(createOpenAiProvider(settings({ embeddingBatchSize: 10 })).embed(texts)).rejects.toMatchObject({ kind: 'failed', details: { status: 400 } });
+  await expect(createOpenAiProvider(settings({ embeddingBatchSize: 10 })).embed(texts)).rejects.toMatchObject({
+    kind: 'failed',
+    details: { status: 400 },
+  });
 });
 
 test('embed sends the configured dimensions and reports them', async () => {
@@ -187,7 +210,14 @@ test('embed retries a 429', async () => {
 
 test('the key can come from a function (a secret), read once', async () => {
   let reads = 0;
-  const fromSecret = createOpenAiProvider(settings({ apiKey: async () => (reads++, 'secret-key') }));
+  const fromSecret = createOpenAiProvider(
+    settings({
+      apiKey: async () => {
+        reads++;
+        return 'secret-key';
+      },
+    }),
+  );
   await fromSecret.reply(input);
   await fromSecret.reply(input);
   expect(reads).toBe(1);

@@ -14,9 +14,16 @@ test('quantiles interpolate between the closest ranks, whatever the order of the
 });
 
 test('a ratio check passes at its limit and misses just past it, in both directions', () => {
-  expect(ratioCheck('p50', 13, 10, 'ms', { max: 1.3 })).toMatchObject({ ratio: 1.3, pass: true, target: '≤ 1.3 × baseline' });
+  expect(ratioCheck('p50', 13, 10, 'ms', { max: 1.3 })).toMatchObject({
+    ratio: 1.3,
+    pass: true,
+    target: '≤ 1.3 × baseline',
+  });
   expect(ratioCheck('p50', 13.1, 10, 'ms', { max: 1.3 }).pass).toBe(false);
-  expect(ratioCheck('pages/s', 70, 100, 'pages/s', { min: 0.7 })).toMatchObject({ pass: true, target: '≥ 0.7 × baseline' });
+  expect(ratioCheck('pages/s', 70, 100, 'pages/s', { min: 0.7 })).toMatchObject({
+    pass: true,
+    target: '≥ 0.7 × baseline',
+  });
   expect(ratioCheck('pages/s', 69, 100, 'pages/s', { min: 0.7 }).pass).toBe(false);
 });
 
@@ -24,7 +31,11 @@ test('absolute checks compare with a maximum, a minimum or an exact value', () =
   expect(absoluteCheck('rss', 512, 'MB', { max: 512 }).pass).toBe(true);
   expect(absoluteCheck('rss', 513, 'MB', { max: 512 }).pass).toBe(false);
   expect(absoluteCheck('rate', 9, 'x', { min: 10 }).pass).toBe(false);
-  expect(absoluteCheck('requests', 2, 'requests', { eq: 1 }, { baseline: 1, ratio: 2 })).toMatchObject({ pass: false, baseline: 1, target: '= 1 requests' });
+  expect(absoluteCheck('requests', 2, 'requests', { eq: 1 }, { baseline: 1, ratio: 2 })).toMatchObject({
+    pass: false,
+    baseline: 1,
+    target: '= 1 requests',
+  });
 });
 
 test('numbers keep as many decimals as their size deserves', () => {
@@ -38,10 +49,23 @@ test('numbers keep as many decimals as their size deserves', () => {
 });
 
 test('a result prints its verdicts, and a skipped one says what it waits for', () => {
-  const base: BenchResult = { name: 'x', title: 'a bench', status: 'ok', checks: [], details: [], notes: [], durationMs: 1000 };
-  const ok = renderResult({ ...base, checks: [ratioCheck('p50 @1', 2.6, 2, 'ms', { max: 1.3 }), absoluteCheck('rss', 100, 'MB', { max: 512 })] });
+  const base: BenchResult = {
+    name: 'x',
+    title: 'a bench',
+    status: 'ok',
+    checks: [],
+    details: [],
+    notes: [],
+    durationMs: 1000,
+  };
+  const ok = renderResult({
+    ...base,
+    checks: [ratioCheck('p50 @1', 2.6, 2, 'ms', { max: 1.3 }), absoluteCheck('rss', 100, 'MB', { max: 512 })],
+  });
   expect(ok).toMatch(/p50 @1\s+2\.60 ms\s+2 ms\s+1\.30 ×\s+≤ 1\.3 × baseline\s+PASS/);
   expect(ok).toMatch(/rss\s+100 MB\s+–\s+–\s+≤ 512 MB\s+PASS/);
   expect(renderResult({ ...base, checks: [ratioCheck('p50', 3, 2, 'ms', { max: 1.3 })] })).toContain('MISS');
-  expect(renderResult({ ...base, status: 'skipped', reason: 'waiting for test/load/load.ts' })).toContain('SKIPPED: waiting for test/load/load.ts');
+  expect(renderResult({ ...base, status: 'skipped', reason: 'waiting for test/load/load.ts' })).toContain(
+    'SKIPPED: waiting for test/load/load.ts',
+  );
 });

@@ -7,7 +7,11 @@ import { knownSentence } from '#test/helpers/make-pdf.ts';
 
 // The token-aware chunker: sizes, overlap on sentence boundaries, pages, coverage.
 
-const options = (chunkTokens = 800, overlapTokens = 100) => ({ chunkTokens, overlapTokens, countTokens: countTextTokens });
+const options = (chunkTokens = 800, overlapTokens = 100) => ({
+  chunkTokens,
+  overlapTokens,
+  countTokens: countTextTokens,
+});
 const pageOf = (page: number, n = 40) => Array.from({ length: n }, (_, i) => knownSentence(page, i)).join(' ');
 
 test('chunks stay within the token budget, counted exactly', () => {
@@ -56,10 +60,13 @@ test('pages are kept: a chunk knows its first and last page and where each page 
 test('every sentence of the document is in some chunk, in order', () => {
   fc.assert(
     fc.property(
-      fc.array(fc.array(fc.stringMatching(/^[A-Za-z][a-z]{0,12}( [a-z]{1,12}){0,30}[.!?]$/), { minLength: 0, maxLength: 12 }), {
-        minLength: 1,
-        maxLength: 6,
-      }),
+      fc.array(
+        fc.array(fc.stringMatching(/^[A-Za-z][a-z]{0,12}( [a-z]{1,12}){0,30}[.!?]$/), { minLength: 0, maxLength: 12 }),
+        {
+          minLength: 1,
+          maxLength: 6,
+        },
+      ),
       fc.integer({ min: 50, max: 200 }),
       (pages, chunkTokens) => {
         const input = pages.map((sentences, i) => ({ page: i + 1, text: normalizeText(sentences.join(' ')) }));
@@ -105,7 +112,11 @@ test('parts fill up to the request limits: inputs and tokens', () => {
     options(200, 20),
   );
   const byInputs: number[] = [];
-  const planner = new PartPlanner({ maxInputs: 16, maxTokens: 1_000_000 }, (c) => c.tokens, (_, list) => byInputs.push(list.length));
+  const planner = new PartPlanner(
+    { maxInputs: 16, maxTokens: 1_000_000 },
+    (c) => c.tokens,
+    (_, list) => byInputs.push(list.length),
+  );
   chunks.forEach((c) => planner.add(c));
   planner.flush();
   expect(byInputs.slice(0, -1).every((n) => n === 16)).toBe(true);
@@ -113,7 +124,11 @@ test('parts fill up to the request limits: inputs and tokens', () => {
   expect(planner.parts).toBe(Math.ceil(chunks.length / 16));
 
   const byTokens: number[] = [];
-  const tokens = new PartPlanner({ maxInputs: 2048, maxTokens: 1000 }, (c) => c.tokens, (_, list) => byTokens.push(list.reduce((n, c) => n + c.tokens, 0)));
+  const tokens = new PartPlanner(
+    { maxInputs: 2048, maxTokens: 1000 },
+    (c) => c.tokens,
+    (_, list) => byTokens.push(list.reduce((n, c) => n + c.tokens, 0)),
+  );
   chunks.forEach((c) => tokens.add(c));
   tokens.flush();
   expect(byTokens.every((t) => t <= 1000)).toBe(true);

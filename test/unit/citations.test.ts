@@ -7,7 +7,10 @@ import type { AiProvider, ChatInput } from '#shared/ai/types.ts';
 // [n] citations of file-chat replies (whole and streamed) and the retrieval query of a follow-up.
 
 test('markers naming no source are removed; the cited numbers are collected', () => {
-  const { text, cited } = checkCitations('Loops get hot after two runs [2]. Nested ones are traced too [1, 7]. Wrong [9]. Code: items[0].', 3);
+  const { text, cited } = checkCitations(
+    'Loops get hot after two runs [2]. Nested ones are traced too [1, 7]. Wrong [9]. Code: items[0].',
+    3,
+  );
   expect(text).toBe('Loops get hot after two runs [2]. Nested ones are traced too [1]. Wrong . Code: items[0].');
   expect([...cited].sort()).toEqual([1, 2]);
   expect(checkCitations('No sources here [1].', 0).text).toBe('No sources here .');
@@ -34,8 +37,23 @@ test('a streamed reply gives the same text whatever the deltas, a marker split a
 
 test('the offline reply cites its passages with markers that all name a source', async () => {
   const provider = createOfflineProvider({ maxInputs: 16, maxTokens: 10_000 });
-  const source = (page: number) => ({ fileId: 'f', fileName: 'a.pdf', page, chunk: page, score: 0.5, text: `Text of page ${page}, see [7].`, quote: `Text of page ${page}, see [7].` });
-  const input: ChatInput = { system: 's', history: [], prompt: 'q', maxTokens: 100, fileChat: true, sources: [source(1), source(2)] };
+  const source = (page: number) => ({
+    fileId: 'f',
+    fileName: 'a.pdf',
+    page,
+    chunk: page,
+    score: 0.5,
+    text: `Text of page ${page}, see [7].`,
+    quote: `Text of page ${page}, see [7].`,
+  });
+  const input: ChatInput = {
+    system: 's',
+    history: [],
+    prompt: 'q',
+    maxTokens: 100,
+    fileChat: true,
+    sources: [source(1), source(2)],
+  };
   const { text } = await provider.reply(input);
   const checked = checkCitations(text, 2);
   expect(checked.text).toBe(text);
@@ -57,12 +75,17 @@ describe('the retrieval query of a follow-up', () => {
   });
 
   test('offline: the previous user turn joined to the prompt', async () => {
-    expect(await retrievalQuery(offline, history, 'Why is it cheaper?')).toEqual({ query: 'What is trace stitching?\nWhy is it cheaper?' });
+    expect(await retrievalQuery(offline, history, 'Why is it cheaper?')).toEqual({
+      query: 'What is trace stitching?\nWhy is it cheaper?',
+    });
   });
 
   test('with a model: the rewritten question, and the tokens the rewrite cost', async () => {
     const usage = { promptTokens: 40, completionTokens: 8, totalTokens: 48 };
-    const reply = jest.fn(async () => ({ text: ' Why is trace stitching cheaper than calling traces from the monitor?\n', usage }));
+    const reply = jest.fn(async () => ({
+      text: ' Why is trace stitching cheaper than calling traces from the monitor?\n',
+      usage,
+    }));
     const model = { ...offline, name: 'openai', reply } as unknown as AiProvider;
     const out = await retrievalQuery(model, history, 'Why is it cheaper?');
     expect(out).toEqual({ query: 'Why is trace stitching cheaper than calling traces from the monitor?', usage });
@@ -73,7 +96,13 @@ describe('the retrieval query of a follow-up', () => {
   });
 
   test('a failed rewrite falls back to the joined turns', async () => {
-    const model = { ...offline, name: 'openai', reply: async () => Promise.reject(new Error('down')) } as unknown as AiProvider;
-    expect(await retrievalQuery(model, history, 'Why is it cheaper?')).toEqual({ query: 'What is trace stitching?\nWhy is it cheaper?' });
+    const model = {
+      ...offline,
+      name: 'openai',
+      reply: async () => Promise.reject(new Error('down')),
+    } as unknown as AiProvider;
+    expect(await retrievalQuery(model, history, 'Why is it cheaper?')).toEqual({
+      query: 'What is trace stitching?\nWhy is it cheaper?',
+    });
   });
 });

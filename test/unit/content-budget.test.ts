@@ -24,7 +24,11 @@ test('counts the codes of bfrange and cidrange blocks, arrays of destinations in
 
 test('an ordinary page passes, with its streams measured', () => {
   const report = checkContentBudget(plainRawPdf('Some text.'), limits);
-  expect(report).toEqual({ streams: 1, contentBytes: 'BT /F1 12 Tf 72 720 Td (Some text.) Tj ET'.length, cmapCodes: 0 });
+  expect(report).toEqual({
+    streams: 1,
+    contentBytes: 'BT /F1 12 Tf 72 720 Td (Some text.) Tj ET'.length,
+    cmapCodes: 0,
+  });
 });
 
 test('a stream that inflates past its limit is TOO_COMPLEX, without inflating all of it', () => {
@@ -40,7 +44,9 @@ test('a stream referred to many times counts each time (pages sharing one conten
   const pages = (n: number) =>
     rawPdf([
       { dict: '<< /Type /Catalog /Pages 2 0 R >>' },
-      { dict: `<< /Type /Pages /Count ${n} /Kids [${Array.from({ length: n }, (_, i) => `${i + 4} 0 R`).join(' ')}] >>` },
+      {
+        dict: `<< /Type /Pages /Count ${n} /Kids [${Array.from({ length: n }, (_, i) => `${i + 4} 0 R`).join(' ')}] >>`,
+      },
       { dict: '/Filter /FlateDecode', stream: content },
       ...Array.from({ length: n }, () => ({ dict: '<< /Type /Page /Parent 2 0 R /Contents 3 0 R >>' })),
     ]);
@@ -50,13 +56,19 @@ test('a stream referred to many times counts each time (pages sharing one conten
 
 test('images are not counted (text extraction never decodes them)', () => {
   const pixels = deflateSync(Buffer.alloc(8 * 1024 * 1024));
-  const pdf = rawPdf([{ dict: '<< /Type /Catalog >>' }, { dict: '/Type /XObject /Subtype /Image /Filter /FlateDecode', stream: pixels }]);
+  const pdf = rawPdf([
+    { dict: '<< /Type /Catalog >>' },
+    { dict: '/Type /XObject /Subtype /Image /Filter /FlateDecode', stream: pixels },
+  ]);
   expect(checkContentBudget(pdf, limits)).toMatchObject({ streams: 0, contentBytes: 0 });
 });
 
 test('a CMap mapping more codes than allowed is TOO_COMPLEX, compressed or not', () => {
   const cmap = Buffer.from(hugeToUnicode(1), 'latin1');
-  for (const stream of [{ dict: '', stream: cmap }, { dict: '/Filter /FlateDecode', stream: deflateSync(cmap) }]) {
+  for (const stream of [
+    { dict: '', stream: cmap },
+    { dict: '/Filter /FlateDecode', stream: deflateSync(cmap) },
+  ]) {
     const err = refusal(rawPdf([{ dict: '<< /Type /Catalog >>' }, stream]));
     expect(err.reason).toBe('TOO_COMPLEX');
     expect(err.message).toMatch(/CMaps map more than 65536 codes/);
@@ -64,6 +76,9 @@ test('a CMap mapping more codes than allowed is TOO_COMPLEX, compressed or not',
 });
 
 test('damaged deflate data is left to pdf.js (counted at its raw size)', () => {
-  const pdf = rawPdf([{ dict: '<< /Type /Catalog >>' }, { dict: '/Filter /FlateDecode', stream: Buffer.from('not deflate at all') }]);
+  const pdf = rawPdf([
+    { dict: '<< /Type /Catalog >>' },
+    { dict: '/Filter /FlateDecode', stream: Buffer.from('not deflate at all') },
+  ]);
   expect(checkContentBudget(pdf, limits)).toMatchObject({ streams: 1, contentBytes: 18 });
 });

@@ -6,7 +6,11 @@ import { estimateMessageTokens, estimateTokens } from '#shared/ai/tokens.ts';
 // The token budget of the history sent with a prompt: newest kept, oldest dropped, no gaps.
 
 let seq = 0;
-const msg = (message: string, messageType: Message['messageType'] = 'user', type: Message['type'] = 'message'): Message => ({
+const msg = (
+  message: string,
+  messageType: Message['messageType'] = 'user',
+  type: Message['type'] = 'message',
+): Message => ({
   id: `m${++seq}`,
   chatId: 'c',
   userId: 'u',
@@ -39,7 +43,10 @@ test('stops at the first message that does not fit (no gaps), even if an older o
 });
 
 test('file attachments, system notes and empty replies are not turns', async () => {
-  const turns = await fitHistory([msg('question'), msg('report.pdf', 'user', 'file'), msg('note', 'system'), msg('', 'ai'), msg('answer', 'ai')], 1000);
+  const turns = await fitHistory(
+    [msg('question'), msg('report.pdf', 'user', 'file'), msg('note', 'system'), msg('', 'ai'), msg('answer', 'ai')],
+    1000,
+  );
   expect(turns).toEqual([
     { role: 'assistant', content: 'answer' },
     { role: 'user', content: 'question' },
@@ -61,17 +68,21 @@ test('reads an async source only as far as the budget reaches', async () => {
 
 test('property: the result is the newest suffix within budget, and one more message would not fit', async () => {
   await fc.assert(
-    fc.asyncProperty(fc.array(fc.string({ minLength: 1, maxLength: 200 }), { maxLength: 30 }), fc.integer({ min: 0, max: 2000 }), async (texts, budget) => {
-      const chronological = texts.map((t, i) => msg(t, i % 2 ? 'ai' : 'user'));
-      const turns = await fitHistory([...chronological].reverse(), budget);
-      const cost = turns.reduce((n, t) => n + estimateMessageTokens(t.content), 0);
-      expect(cost).toBeLessThanOrEqual(budget);
-      expect(turns.map((t) => t.content)).toEqual(texts.slice(texts.length - turns.length));
-      if (turns.length < texts.length) {
-        const next = texts[texts.length - turns.length - 1]!;
-        expect(cost + estimateMessageTokens(next)).toBeGreaterThan(budget);
-      }
-    }),
+    fc.asyncProperty(
+      fc.array(fc.string({ minLength: 1, maxLength: 200 }), { maxLength: 30 }),
+      fc.integer({ min: 0, max: 2000 }),
+      async (texts, budget) => {
+        const chronological = texts.map((t, i) => msg(t, i % 2 ? 'ai' : 'user'));
+        const turns = await fitHistory([...chronological].reverse(), budget);
+        const cost = turns.reduce((n, t) => n + estimateMessageTokens(t.content), 0);
+        expect(cost).toBeLessThanOrEqual(budget);
+        expect(turns.map((t) => t.content)).toEqual(texts.slice(texts.length - turns.length));
+        if (turns.length < texts.length) {
+          const next = texts[texts.length - turns.length - 1]!;
+          expect(cost + estimateMessageTokens(next)).toBeGreaterThan(budget);
+        }
+      },
+    ),
   );
 });
 

@@ -9,7 +9,9 @@ import type { ChatInput } from '#shared/ai/types.ts';
 // around any provider (shared/ai/measured.ts).
 
 interface Emf {
-  _aws: { CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string; Unit: string }[] }[] };
+  _aws: {
+    CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string; Unit: string }[] }[];
+  };
   [key: string]: unknown;
 }
 
@@ -25,7 +27,10 @@ async function emitted(run: () => unknown): Promise<Emf[]> {
   } finally {
     spy.mockRestore();
   }
-  return lines.flatMap((l) => l.split('\n')).filter((l) => l.startsWith('{"_aws"')).map((l) => JSON.parse(l) as Emf);
+  return lines
+    .flatMap((l) => l.split('\n'))
+    .filter((l) => l.startsWith('{"_aws"'))
+    .map((l) => JSON.parse(l) as Emf);
 }
 
 test('a response is one line: requests, 4xx and 5xx under its route', async () => {
@@ -43,7 +48,13 @@ test('a response is one line: requests, 4xx and 5xx under its route', async () =
       Metrics: [METRIC.requests, METRIC.clientErrors, METRIC.serverErrors].map((Name) => ({ Name, Unit: 'Count' })),
     },
   ]);
-  expect(notFound).toMatchObject({ service: SERVICE_NAME, route: 'GET /chat/{chatId}', Requests: 1, ClientErrors: 1, ServerErrors: 0 });
+  expect(notFound).toMatchObject({
+    service: SERVICE_NAME,
+    route: 'GET /chat/{chatId}',
+    Requests: 1,
+    ClientErrors: 1,
+    ServerErrors: 0,
+  });
   expect(failed).toMatchObject({ route: 'POST /message/logged-in', ClientErrors: 0, ServerErrors: 1 });
   expect(ok).toMatchObject({ route: 'GET /chat', Requests: 1, ClientErrors: 0, ServerErrors: 0 });
 });
@@ -54,7 +65,12 @@ test('ingestion: a completed file gives tokens, pages and duration; a failure co
     m.ingestionCompleted({ tokens: 1200, pages: 7, durationMs: 3400 });
     m.ingestionFailed('NOT_PDF');
   });
-  expect(done).toMatchObject({ service: SERVICE_NAME, IngestionTokens: 1200, IngestionPages: 7, IngestionDuration: 3400 });
+  expect(done).toMatchObject({
+    service: SERVICE_NAME,
+    IngestionTokens: 1200,
+    IngestionPages: 7,
+    IngestionDuration: 3400,
+  });
   expect(done!._aws.CloudWatchMetrics[0]!.Dimensions).toEqual([['service']]);
   expect(failed).toMatchObject({ reason: 'NOT_PDF', IngestionFailures: 1 });
   expect(failed!._aws.CloudWatchMetrics[0]!.Dimensions).toEqual([['service', 'reason']]);
@@ -71,7 +87,12 @@ test('without a namespace (npm start, tests) nothing is written', async () => {
 });
 
 describe('replies measured around the provider', () => {
-  const input: ChatInput = { system: 'You are helpful.', history: [], prompt: 'What is the notice period?', maxTokens: 64 };
+  const input: ChatInput = {
+    system: 'You are helpful.',
+    history: [],
+    prompt: 'What is the notice period?',
+    maxTokens: 64,
+  };
 
   test('a streamed reply: its tokens, its duration and the wait for its first text, once it has ended', async () => {
     const provider = measured(createOfflineProvider({ maxInputs: 8, maxTokens: 1000 }), serviceMetrics('Test'));

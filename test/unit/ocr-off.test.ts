@@ -19,7 +19,8 @@ function depsFor(pdf: Uint8Array) {
       get: async () => ({ id: fileId, runId, status: 'processing' }),
       // Progress (pages read so far) is not a result; anything else recorded is.
       recordPageProgress: async () => undefined,
-      recordExtraction: async (_id: string, _run: string, e: { next: string }) => void writes.push(`recordExtraction ${e.next}`),
+      recordExtraction: async (_id: string, _run: string, e: { next: string }) =>
+        void writes.push(`recordExtraction ${e.next}`),
     },
     storage: { get: async () => pdf, put: async (key: string) => void writes.push(key) },
     queues: { send: async () => void writes.push('sqs') },

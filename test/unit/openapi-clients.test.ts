@@ -12,12 +12,22 @@ import { projectRoot } from '#infra/local/runtime.ts';
 const run = promisify(execFile);
 const bin = (path: string) => join(projectRoot, 'node_modules', path);
 // Neither tool may reach the network from a test (Redocly sends usage data unless told not to).
-const env = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', NO_UPDATE_NOTIFIER: '1' };
+const env = {
+  ...process.env,
+  REDOCLY_TELEMETRY: 'off',
+  REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true',
+  NO_UPDATE_NOTIFIER: '1',
+};
 
 test('@redocly/cli lint (recommended rules, redocly.yaml) finds no error and no warning', async () => {
-  const out = await run(process.execPath, [bin('@redocly/cli/bin/cli.js'), 'lint', '--format=json', OPENAPI_PATH], { cwd: projectRoot, env })
-    .catch((err: { stdout: string; stderr: string }) => err);
-  const report = JSON.parse(out.stdout.slice(out.stdout.indexOf('{'))) as { totals: { errors: number; warnings: number }; problems: { message: string }[] };
+  const out = await run(process.execPath, [bin('@redocly/cli/bin/cli.js'), 'lint', '--format=json', OPENAPI_PATH], {
+    cwd: projectRoot,
+    env,
+  }).catch((err: { stdout: string; stderr: string }) => err);
+  const report = JSON.parse(out.stdout.slice(out.stdout.indexOf('{'))) as {
+    totals: { errors: number; warnings: number };
+    problems: { message: string }[];
+  };
   expect(report.problems.map((p) => p.message)).toEqual([]);
   expect(report.totals).toMatchObject({ errors: 0, warnings: 0 });
 }, 120_000);
@@ -26,13 +36,26 @@ describe('a client generated with openapi-typescript', () => {
   let dir: string;
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'openapi-client-'));
-    await run(process.execPath, [bin('openapi-typescript/bin/cli.js'), OPENAPI_PATH, '-o', join(dir, 'api.d.ts')], { cwd: projectRoot, env });
+    await run(process.execPath, [bin('openapi-typescript/bin/cli.js'), OPENAPI_PATH, '-o', join(dir, 'api.d.ts')], {
+      cwd: projectRoot,
+      env,
+    });
   }, 120_000);
   afterAll(() => rm(dir, { recursive: true, force: true }));
 
   const tsc = async (source: string) => {
     await writeFile(join(dir, 'client.ts'), source);
-    const args = [bin('typescript/bin/tsc'), '--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext', '--skipLibCheck', join(dir, 'client.ts')];
+    const args = [
+      bin('typescript/bin/tsc'),
+      '--noEmit',
+      '--strict',
+      '--target',
+      'es2022',
+      '--module',
+      'nodenext',
+      '--skipLibCheck',
+      join(dir, 'client.ts'),
+    ];
     return run(process.execPath, args, { cwd: dir, env }).then(
       () => '',
       (err: { stdout: string }) => err.stdout,

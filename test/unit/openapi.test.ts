@@ -11,7 +11,9 @@ test('docs/openapi.json is current (run `npm run openapi` after changing a schem
 });
 
 test('every manifest route is documented with its method and security', async () => {
-  const doc = (await buildOpenApi()) as { paths: Record<string, Record<string, { security: unknown[]; responses: Record<string, unknown> }>> };
+  const doc = (await buildOpenApi()) as {
+    paths: Record<string, Record<string, { security: unknown[]; responses: Record<string, unknown> }>>;
+  };
   for (const route of httpRouteList) {
     const op = doc.paths[route.path]?.[route.method.toLowerCase()];
     expect(op).toBeDefined();

@@ -3,7 +3,13 @@ import { ConflictError } from '#shared/errors.ts';
 import { httpErrorOf } from '#shared/http/errors.ts';
 
 // The whole 5×5 table, written out by hand so a change to the machine has to change it here too.
-const ALLOWED = new Set(['New>Processing', 'New>Cancelled', 'Processing>Shipped', 'Processing>Cancelled', 'Shipped>Delivered']);
+const ALLOWED = new Set([
+  'New>Processing',
+  'New>Cancelled',
+  'Processing>Shipped',
+  'Processing>Cancelled',
+  'Shipped>Delivered',
+]);
 
 const table = ORDER_STATUSES.flatMap((from) => ORDER_STATUSES.map((to) => [from, to] as [OrderStatus, OrderStatus]));
 
@@ -29,7 +35,9 @@ test.each(table)('%s → %s', (from, to) => {
     expect(httpErrorOf(error)?.statusCode).toBe(409);
     // The message always names the current status.
     expect((error as ConflictError).message).toContain(from);
-    expect((error as ConflictError).message).toMatch(from === to ? `Order is already ${from}` : `Cannot move order from ${from} to ${to}`);
+    expect((error as ConflictError).message).toMatch(
+      from === to ? `Order is already ${from}` : `Cannot move order from ${from} to ${to}`,
+    );
   }
 });
 

@@ -1,4 +1,13 @@
-import { concatPacked, cosine, decodePacked, encodePacked, packVectors, topK, binaryToVector, vectorToBinary } from '#shared/retrieval/packed-vectors.ts';
+import {
+  concatPacked,
+  cosine,
+  decodePacked,
+  encodePacked,
+  packVectors,
+  topK,
+  binaryToVector,
+  vectorToBinary,
+} from '#shared/retrieval/packed-vectors.ts';
 import { bm25TopK } from '#shared/retrieval/lexical-index.ts';
 import { int8Dots, simdAvailable } from '#shared/retrieval/int8-dots.ts';
 import { queryTerms } from '#shared/retrieval/terms.ts';
@@ -32,8 +41,15 @@ test('the SIMD kernel gives the dot products of the int8 rows, for any width and
   expect(simdAvailable()).toBe(true); // so the cases below run the kernel, not the JavaScript fallback
   // The dots in plain JavaScript, as topK computes them where WebAssembly SIMD is missing.
   const reference = (pack: ReturnType<typeof packVectors>, query: Float32Array) =>
-    Array.from({ length: pack.count }, (_, i) => query.reduce((sum, q, d) => sum + q * pack.data[i * pack.dimensions + d]!, 0));
-  const packs = [1536, 100, 17, 1].map((dims) => packVectors(Array.from({ length: 40 }, (_, i) => ({ chunk: i, page: 1, vector: randomVector(dims, dims + i) })), dims));
+    Array.from({ length: pack.count }, (_, i) =>
+      query.reduce((sum, q, d) => sum + q * pack.data[i * pack.dimensions + d]!, 0),
+    );
+  const packs = [1536, 100, 17, 1].map((dims) =>
+    packVectors(
+      Array.from({ length: 40 }, (_, i) => ({ chunk: i, page: 1, vector: randomVector(dims, dims + i) })),
+      dims,
+    ),
+  );
   // A pack, others (smaller and larger: the module's memory is reused and grown), the first again.
   for (const pack of [...packs, packs[0]!, packs[2]!]) {
     const query = randomVector(pack.dimensions, 99);
@@ -87,7 +103,8 @@ test('a float32 vector survives the Binary attribute round trip', () => {
 });
 
 test('the quote is the sentence sharing the most words with the prompt, verbatim', () => {
-  const text = 'Tracing starts at loop headers. The monitor restores the interpreter state when a trace call returns. Nothing else happens.';
+  const text =
+    'Tracing starts at loop headers. The monitor restores the interpreter state when a trace call returns. Nothing else happens.';
   const { quote, offset } = pickQuote(text, 'What does the monitor restore when a trace returns?');
   expect(quote).toBe('The monitor restores the interpreter state when a trace call returns.');
   expect(text.slice(offset, offset + quote.length)).toBe(quote);
@@ -129,13 +146,24 @@ describe('the lexical (BM25) index in the packed vectors', () => {
     const joined = concatPacked([packVectors(rows.slice(2), 64), packVectors(rows.slice(0, 2), 64)]);
     expect(decodePacked(encodePacked(joined))).toEqual(whole);
     // A part without texts (an old part) leaves the whole file without an index, searched dense only.
-    const mixed = concatPacked([packVectors(rows.slice(2), 64), packVectors(rows.slice(0, 2).map(({ text: _t, ...r }) => r), 64)]);
+    const mixed = concatPacked([
+      packVectors(rows.slice(2), 64),
+      packVectors(
+        rows.slice(0, 2).map(({ text: _t, ...r }) => r),
+        64,
+      ),
+    ]);
     expect(mixed.lexical).toBeUndefined();
     expect(decodePacked(encodePacked(mixed)).lexical).toBeUndefined();
   });
 
   test('a version 1 object (stored before the index) still decodes, without one', () => {
-    const v2 = encodePacked(packVectors(rows.map(({ text: _t, ...r }) => r), 64));
+    const v2 = encodePacked(
+      packVectors(
+        rows.map(({ text: _t, ...r }) => r),
+        64,
+      ),
+    );
     // Version 1 is version 2 without the (empty) lexical section.
     const v1 = Buffer.from(v2.subarray(0, 16 + 4 * 16 + 4 * 64));
     v1.writeUInt32LE(1, 4);
@@ -161,14 +189,23 @@ describe('the lexical (BM25) index in the packed vectors', () => {
   test('grouped by term for queries, it scores as BM25 over the stored postings does, across files', () => {
     // Two files of 300 chunks over 3,000 words: thousands of distinct terms (the term table grows).
     const file = (seed: number) =>
-      Array.from({ length: 300 }, (_, c) => Array.from({ length: 40 }, (_, w) => `w${(c * 7919 + w * 104729 + seed) % 3000}z`).join(' '));
-    const indexes = [file(1), file(2)].map((chunkTexts) => packVectors(chunkTexts.map((text, i) => ({ chunk: i, page: 1, vector: lexicalEmbedding(text, 8), text })), 8).lexical!);
+      Array.from({ length: 300 }, (_, c) =>
+        Array.from({ length: 40 }, (_, w) => `w${(c * 7919 + w * 104729 + seed) % 3000}z`).join(' '),
+      );
+    const indexes = [file(1), file(2)].map(
+      (chunkTexts) =>
+        packVectors(
+          chunkTexts.map((text, i) => ({ chunk: i, page: 1, vector: lexicalEmbedding(text, 8), text })),
+          8,
+        ).lexical!,
+    );
     // BM25 the long way, from the stored (forward) postings.
     const bruteForce = (query: number[]) => {
       const all = indexes.flatMap((ix, pack) => Array.from(ix.docLen, (len, row) => ({ pack, row, len, ix })));
       const avgLen = all.reduce((n, d) => n + d.len, 0) / all.length;
       const tfOf = (d: (typeof all)[number], term: number) => {
-        for (let p = d.ix.termStart[d.row]!; p < d.ix.termStart[d.row + 1]!; p++) if (d.ix.terms[p] === term) return d.ix.tf[p]!;
+        for (let p = d.ix.termStart[d.row]!; p < d.ix.termStart[d.row + 1]!; p++)
+          if (d.ix.terms[p] === term) return d.ix.tf[p]!;
         return 0;
       };
       const idf = query.map((t) => {
@@ -176,12 +213,24 @@ describe('the lexical (BM25) index in the packed vectors', () => {
         return Math.log(1 + (all.length - df + 0.5) / (df + 0.5));
       });
       return all
-        .map((d) => ({ pack: d.pack, row: d.row, score: query.reduce((s, t, q) => { const tf = tfOf(d, t); return s + (idf[q]! * tf * 2.2) / (tf + 1.2 * (0.25 + (0.75 * d.len) / avgLen)); }, 0) }))
+        .map((d) => ({
+          pack: d.pack,
+          row: d.row,
+          score: query.reduce((s, t, q) => {
+            const tf = tfOf(d, t);
+            return s + (idf[q]! * tf * 2.2) / (tf + 1.2 * (0.25 + (0.75 * d.len) / avgLen));
+          }, 0),
+        }))
         .filter((h) => h.score > 0)
         .sort((a, b) => b.score - a.score || a.pack - b.pack || a.row - b.row)
         .slice(0, 10);
     };
-    for (const [q, matches] of [['w17z w2500z w999z', true], ['w3z', true], ['w1z w2z w3z w4z w5z w6z', true], ['nothing matches this', false]] as const) {
+    for (const [q, matches] of [
+      ['w17z w2500z w999z', true],
+      ['w3z', true],
+      ['w1z w2z w3z w4z w5z w6z', true],
+      ['nothing matches this', false],
+    ] as const) {
       const query = queryTerms(q);
       const got = bm25TopK(indexes, query, 10);
       const want = bruteForce(query);

@@ -94,12 +94,23 @@ test.each([
   expect(classifyAddress(address)).toBe(expected);
 });
 
-test.each(['', 'localhost', 'example.com', '127.1', '0x7f.0.0.1', '0177.0.0.1', '2130706433', '1.2.3.4.5', '256.1.1.1', ':::1', '1::2::3', 'fe80::zz', '::ffff:300.1.1.1'])(
-  '%s is not an address literal the classifier accepts (the URL parser normalises first)',
-  (text) => {
-    expect(classifyAddress(text)).toBe('invalid');
-  },
-);
+test.each([
+  '',
+  'localhost',
+  'example.com',
+  '127.1',
+  '0x7f.0.0.1',
+  '0177.0.0.1',
+  '2130706433',
+  '1.2.3.4.5',
+  '256.1.1.1',
+  ':::1',
+  '1::2::3',
+  'fe80::zz',
+  '::ffff:300.1.1.1',
+])('%s is not an address literal the classifier accepts (the URL parser normalises first)', (text) => {
+  expect(classifyAddress(text)).toBe('invalid');
+});
 
 test('IPv6 parsing expands :: and embedded IPv4', () => {
   expect(parseIPv6('::ffff:1.2.3.4')).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 1, 2, 3, 4]);
@@ -111,7 +122,17 @@ test('only public addresses are allowed, and loopback only when the setting says
   expect(isAllowedAddress('public', false)).toBe(true);
   expect(isAllowedAddress('loopback', false)).toBe(false);
   expect(isAllowedAddress('loopback', true)).toBe(true);
-  for (const cls of ['private', 'link-local', 'metadata', 'unspecified', 'cgnat', 'multicast', 'unique-local', 'reserved', 'invalid'] as const) {
+  for (const cls of [
+    'private',
+    'link-local',
+    'metadata',
+    'unspecified',
+    'cgnat',
+    'multicast',
+    'unique-local',
+    'reserved',
+    'invalid',
+  ] as const) {
     expect(isAllowedAddress(cls, true)).toBe(false);
   }
 });

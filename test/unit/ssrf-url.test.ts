@@ -6,7 +6,7 @@ import { PermanentFailure } from '#shared/pdf/failures.ts';
 
 const dns: Record<string, string[]> = {
   'public.example': ['93.184.216.34'],
-  'localhost': ['127.0.0.1', '::1'],
+  localhost: ['127.0.0.1', '::1'],
   'mixed.example': ['93.184.216.34', '10.0.0.5'],
   'metadata.example': ['169.254.169.254'],
   'v6-private.example': ['fd00::5'],
@@ -66,12 +66,17 @@ test.each([
 
 test('loopback is allowed only with the setting, in every spelling', async () => {
   for (const url of ['http://127.0.0.1:8080/a.pdf', 'http://localhost/a.pdf', 'http://2130706433/', 'http://[::1]/']) {
-    await expect(resolveAllowed(parsePdfUrl(url), policy(true))).resolves.toMatchObject({ address: expect.any(String) });
+    await expect(resolveAllowed(parsePdfUrl(url), policy(true))).resolves.toMatchObject({
+      address: expect.any(String),
+    });
   }
 });
 
 test('a public host resolves to the address the connection is pinned to', async () => {
-  await expect(resolveAllowed(parsePdfUrl('https://public.example/doc.pdf'), policy())).resolves.toEqual({ address: '93.184.216.34', family: 4 });
+  await expect(resolveAllowed(parsePdfUrl('https://public.example/doc.pdf'), policy())).resolves.toEqual({
+    address: '93.184.216.34',
+    family: 4,
+  });
 });
 
 test.each([

@@ -4,7 +4,14 @@ import { words } from '#shared/ai/lexical-embedding.ts';
 import { splitSentences } from '#shared/pdf/sentences.ts';
 import { extractText } from '#shared/pdf/extract.ts';
 import { fixturePdf, knownSentence } from '#test/helpers/make-pdf.ts';
-import { ARABIC_PAGES, JAPANESE_PAGES, makeArabicPdf, makeGlyphIdPdf, makeJapanesePdf, shapeArabicWord } from '#test/helpers/make-script-pdfs.ts';
+import {
+  ARABIC_PAGES,
+  JAPANESE_PAGES,
+  makeArabicPdf,
+  makeGlyphIdPdf,
+  makeJapanesePdf,
+  shapeArabicWord,
+} from '#test/helpers/make-script-pdfs.ts';
 
 // The per-page text-quality check and the normalisation of page text (NFKC, right-to-left lines,
 // CJK CMaps), on strings and on real PDFs through pdf.js.
@@ -27,12 +34,20 @@ describe('judgePageText', () => {
   test.each([
     ['an empty page', '', 'empty'],
     ['a page number only', ' 12 ', 'empty'],
-    ['glyph ids as control characters (a font without a Unicode map)', '\u0015\b\u0014\u0015\u0005 \u0003\u0004\u0006\u0007 \u0012\u0013\u0001', 'control'],
+    [
+      'glyph ids as control characters (a font without a Unicode map)',
+      '\u0015\b\u0014\u0015\u0005 \u0003\u0004\u0006\u0007 \u0012\u0013\u0001',
+      'control',
+    ],
     ['private-use code points', '\ue001\ue002\ue003 \ue004\ue005 abc \ue006\ue007', 'private-use'],
     ['replacement characters', 'Th\ufffd \ufffd\ufffdt\ufffd \ufffdf the \ufffd\ufffdge', 'replacement'],
     ['glyph names', '/g3/g4/g5 /g12/g9 /g33/g40/g41/g2', 'glyph-names'],
     ['symbol soup', '#$%& *+,-./: ;<=>? @[\\]^ {|}~ #$%& abc', 'implausible'],
-    ['consonants without vowels (letters that spell nothing)', 'Hwkx prtz bldfkgh zxcvbnm qwrtplkj hgfdszxcv bnmklp trwqzx vbnmcx lkjhgfdsz', 'implausible'],
+    [
+      'consonants without vowels (letters that spell nothing)',
+      'Hwkx prtz bldfkgh zxcvbnm qwrtplkj hgfdszxcv bnmklp trwqzx vbnmcx lkjhgfdsz',
+      'implausible',
+    ],
   ])('rejects %s', (_, text, reason) => {
     expect(judgePageText(text)).toEqual({ usable: false, reason });
   });
@@ -40,7 +55,10 @@ describe('judgePageText', () => {
 
 describe('page text normalisation', () => {
   test('NFKC turns Arabic presentation forms and ligatures into the letters a user types', () => {
-    const shaped = 'القاهرة'.split(' ').map((w) => shapeArabicWord(w).join('')).join(' ');
+    const shaped = 'القاهرة'
+      .split(' ')
+      .map((w) => shapeArabicWord(w).join(''))
+      .join(' ');
     expect(shaped).not.toBe('القاهرة'); // presentation forms: no word typed in Arabic matches them
     expect(normalisePageText(shaped)).toBe('القاهرة');
     expect(normalisePageText('ﬁnal ＡＢＣ')).toBe('final ABC');
@@ -76,16 +94,23 @@ describe('page text normalisation', () => {
 describe('extraction of generated PDFs through pdf.js', () => {
   const pagesOf = async (pdf: Uint8Array) => {
     const out: { page: number; text: string; usable: boolean }[] = [];
-    await extractText(pdf, { maxPages: 100, onPage: (page, text, verdict) => void out.push({ page, text, usable: verdict.usable }) });
+    await extractText(pdf, {
+      maxPages: 100,
+      onPage: (page, text, verdict) => void out.push({ page, text, usable: verdict.usable }),
+    });
     return out;
   };
 
   test('Japanese text in a font with a predefined CMap (UniJIS-UCS2-H) comes out with the shipped CMaps', async () => {
-    expect(await pagesOf(makeJapanesePdf())).toEqual(JAPANESE_PAGES.map((text, i) => ({ page: i + 1, text, usable: true })));
+    expect(await pagesOf(makeJapanesePdf())).toEqual(
+      JAPANESE_PAGES.map((text, i) => ({ page: i + 1, text, usable: true })),
+    );
   });
 
   test('Arabic in presentation forms comes out as typed letters, in logical order', async () => {
-    expect(await pagesOf(makeArabicPdf())).toEqual(ARABIC_PAGES.map((text, i) => ({ page: i + 1, text, usable: true })));
+    expect(await pagesOf(makeArabicPdf())).toEqual(
+      ARABIC_PAGES.map((text, i) => ({ page: i + 1, text, usable: true })),
+    );
   });
 
   test('a font without a Unicode map is judged unusable, not passed on as text', async () => {

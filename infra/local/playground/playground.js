@@ -30,7 +30,11 @@ function el(tag, props = {}, ...children) {
 // --- sign-in -------------------------------------------------------------------------------
 
 async function signIn(email, name) {
-  const idp = await fetch('/local-idp/token', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, name }) });
+  const idp = await fetch('/local-idp/token', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, name }),
+  });
   if (!idp.ok) throw new Error((await idp.json()).message);
   const { idToken } = await idp.json();
   const res = await fetch(`${api}/auth`, { method: 'POST', headers: { authorization: `Bearer ${idToken}` } });
@@ -62,7 +66,10 @@ async function listChats() {
   } while (cursor);
   $('chats').replaceChildren(
     ...chats.map((c) => {
-      const li = el('li', { textContent: `${c.chatName} (${c.type})`, className: c.id === current?.id ? 'current' : '' });
+      const li = el('li', {
+        textContent: `${c.chatName} (${c.type})`,
+        className: c.id === current?.id ? 'current' : '',
+      });
       li.dataset.chatId = c.id;
       li.onclick = () => openChat(c.id).catch((e) => showError(e.message));
       return li;
@@ -77,7 +84,11 @@ async function openChat(chatId) {
     call('GET', `/chat/${chatId}/messages?limit=100`),
   ]);
   current = chat;
-  $('messages').replaceChildren(...messages.map((m) => messageItem(m.messageType === 'ai' ? 'ai' : m.type === 'file' ? 'file' : 'user', m.message, m.sources)));
+  $('messages').replaceChildren(
+    ...messages.map((m) =>
+      messageItem(m.messageType === 'ai' ? 'ai' : m.type === 'file' ? 'file' : 'user', m.message, m.sources),
+    ),
+  );
   $('upload-form').hidden = chat.type !== 'file';
   renderFiles(chat.files);
   $('chat-title').textContent = `${chat.chatName} · ${chat.type} chat`;
@@ -86,7 +97,9 @@ async function openChat(chatId) {
 }
 
 function renderFiles(files) {
-  $('files').replaceChildren(...files.map((f) => el('div', { className: 'file-status', textContent: `File ${f.fileName}: ${describeFile(f)}` })));
+  $('files').replaceChildren(
+    ...files.map((f) => el('div', { className: 'file-status', textContent: `File ${f.fileName}: ${describeFile(f)}` })),
+  );
 }
 
 function describeFile(f) {
@@ -112,8 +125,16 @@ function citations(sources) {
     { className: 'citations' },
     ...sources.map((s) => {
       const { fileId, fileName, page, quote, chunk: _chunk, score: _score, ...rest } = s;
-      const tags = Object.entries(rest).map(([k, v]) => el('span', { className: 'tag', textContent: v === true ? k : `${k}: ${JSON.stringify(v)}` }));
-      return el('li', { className: 'citation' }, el('b', { textContent: `${fileName ?? fileId}, page ${page}` }), ...tags, el('div', { className: 'quote', textContent: `“${quote}”` }));
+      const tags = Object.entries(rest).map(([k, v]) =>
+        el('span', { className: 'tag', textContent: v === true ? k : `${k}: ${JSON.stringify(v)}` }),
+      );
+      return el(
+        'li',
+        { className: 'citation' },
+        el('b', { textContent: `${fileName ?? fileId}, page ${page}` }),
+        ...tags,
+        el('div', { className: 'quote', textContent: `“${quote}”` }),
+      );
     }),
   );
 }
@@ -126,8 +147,7 @@ async function* readEvents(body) {
     const { value, done } = await reader.read();
     if (done) return;
     buffer += value.replace(/\r\n?/g, '\n');
-    let end;
-    while ((end = buffer.indexOf('\n\n')) >= 0) {
+    for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
       const block = buffer.slice(0, end);
       buffer = buffer.slice(end + 2);
       let event = 'message';
@@ -194,7 +214,11 @@ async function uploadPdf(file) {
   bar.hidden = false;
   bar.value = 0;
   status.textContent = 'uploading…';
-  const { data: up } = await call('POST', '/upload', { fileName: file.name, contentType: 'application/pdf', size: file.size });
+  const { data: up } = await call('POST', '/upload', {
+    fileName: file.name,
+    contentType: 'application/pdf',
+    size: file.size,
+  });
   await put(up.uploadUrl, file, up.uploadHeaders, (fraction) => (bar.value = fraction));
   bar.value = 1;
   status.textContent = 'uploaded; ingesting…';
@@ -221,7 +245,10 @@ const guard = (fn) => (event) => {
 };
 $('sign-in-form').onsubmit = guard(() => signIn($('email').value, $('name').value));
 $('new-chat').onsubmit = guard(async () => {
-  const { data } = await call('POST', '/chat', { type: $('chat-type').value, ...($('chat-name').value && { name: $('chat-name').value }) });
+  const { data } = await call('POST', '/chat', {
+    type: $('chat-type').value,
+    ...($('chat-name').value && { name: $('chat-name').value }),
+  });
   $('chat-name').value = '';
   await openChat(data.id);
 });

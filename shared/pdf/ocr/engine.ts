@@ -41,7 +41,8 @@ export function languageDir(languages: string[], require = createRequire(import.
       throw new OcrUnavailableError(`OCR language "${lang}" is not installed (npm install @tesseract.js-data/${lang})`);
     }
     const dir = join(pkg, MODEL_DIR);
-    if (!existsSync(join(dir, `${lang}.traineddata.gz`))) throw new OcrUnavailableError(`No ${MODEL_DIR} model in @tesseract.js-data/${lang}`);
+    if (!existsSync(join(dir, `${lang}.traineddata.gz`)))
+      throw new OcrUnavailableError(`No ${MODEL_DIR} model in @tesseract.js-data/${lang}`);
     return dir;
   });
   if (new Set(dirs).size === 1) return dirs[0]!;
@@ -74,7 +75,8 @@ export class OcrEngine {
 
   static async create(o: OcrEngineOptions): Promise<OcrEngine> {
     const tesseract: Tesseract = await import('tesseract.js');
-    const { createScheduler, createWorker, OEM } = (tesseract as unknown as { default?: Tesseract }).default ?? tesseract;
+    const { createScheduler, createWorker, OEM } =
+      (tesseract as unknown as { default?: Tesseract }).default ?? tesseract;
     const paths = tesseractPaths(o.languages);
     const scheduler = createScheduler();
     const n = Math.max(1, o.workers);
@@ -94,7 +96,10 @@ export class OcrEngine {
 
   /** Recognises one image (PGM, PNG or JPEG bytes). */
   async recognise(image: Uint8Array): Promise<Recognised> {
-    const result = await this.scheduler.addJob('recognize', Buffer.from(image.buffer, image.byteOffset, image.byteLength));
+    const result = await this.scheduler.addJob(
+      'recognize',
+      Buffer.from(image.buffer, image.byteOffset, image.byteLength),
+    );
     return { text: result.data.text ?? '', confidence: result.data.confidence ?? 0 };
   }
 

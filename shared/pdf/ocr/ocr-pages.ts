@@ -22,28 +22,33 @@ export interface OcrPagesOptions {
   shouldStop?: () => Error | undefined;
 }
 
-export async function ocrPages(data: Uint8Array, pages: number[], engine: OcrEngine, o: OcrPagesOptions): Promise<OcrPage[]> {
+export async function ocrPages(
+  data: Uint8Array,
+  pages: number[],
+  engine: OcrEngine,
+  o: OcrPagesOptions,
+): Promise<OcrPage[]> {
   const results: OcrPage[] = [];
   const inFlight = new Set<Promise<void>>();
   const limit = engine.workers * 2;
   let failure: unknown;
   try {
     await renderPages(data, pages, { dpi: o.dpi }, async (image) => {
-    if (failure) throw failure;
-    const stop = o.shouldStop?.();
-    if (stop) throw stop;
-    const job = engine.recognise(image.pgm).then(
-      ({ text, confidence }) => {
-        const verdict = judgePageText(text);
-        results.push({ page: image.page, text: verdict.usable ? normalisePageText(text) : '', verdict, confidence });
-      },
-      (err: unknown) => {
-        failure ??= err;
-      },
-    );
-    const tracked: Promise<void> = job.finally(() => inFlight.delete(tracked));
-    inFlight.add(tracked);
-    while (inFlight.size >= limit) await Promise.race(inFlight);
+      if (failure) throw failure;
+      const stop = o.shouldStop?.();
+      if (stop) throw stop;
+      const job = engine.recognise(image.pgm).then(
+        ({ text, confidence }) => {
+          const verdict = judgePageText(text);
+          results.push({ page: image.page, text: verdict.usable ? normalisePageText(text) : '', verdict, confidence });
+        },
+        (err: unknown) => {
+          failure ??= err;
+        },
+      );
+      const tracked: Promise<void> = job.finally(() => inFlight.delete(tracked));
+      inFlight.add(tracked);
+      while (inFlight.size >= limit) await Promise.race(inFlight);
     });
   } finally {
     await Promise.allSettled(inFlight); // never leave recognitions running past the call
