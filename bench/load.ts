@@ -33,7 +33,12 @@ export const load: Benchmark = {
       ctx.log('load: starting npm start in a child process');
       // Its own emulators, table and identity provider: not the wiring this process exported.
       server = await withStartingEnv(() =>
-        startServerProcess({ DATA_DIR: dataDir, OPENAI_API_KEY: 'bench-key', OPENAI_BASE_URL: ai.baseURL }),
+        startServerProcess({
+          DATA_DIR: dataDir,
+          OPENAI_API_KEY: 'bench-key',
+          OPENAI_BASE_URL: ai.baseURL,
+          ADMIN_EMAILS: 'bench-load-0@example.com', // the load's first user makes the product it orders
+        }),
       );
       const tokens = await signInLocal(server.url, dataDir, USERS, 'bench-load');
       // A small run first: the child's functions are imported on first use (cold starts).

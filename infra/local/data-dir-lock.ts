@@ -2,6 +2,9 @@ import { readFileSync, rmSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
+/** Where `npm start` and `npm run token` keep their data unless DATA_DIR says otherwise. */
+export const DEFAULT_DATA_DIR = '.data';
+
 // One process at a time owns a DATA_DIR (dynalite's LevelDB allows a single opener). A pid
 // file turns a second `npm start` or `npm run invoke` on the same directory into a clear
 // message; a lock left by a process that no longer runs is taken over.

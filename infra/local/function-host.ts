@@ -80,6 +80,12 @@ try {
   process.exit(1);
 }
 
+// The runtime that started this instance decides when it ends, as Lambda does: a Ctrl-C, which a
+// terminal sends to the whole process group, must not cut an invocation that the stop lets finish.
+// Without its runtime (the IPC channel gone) an instance has no one to answer, so it ends.
+process.on('SIGINT', () => undefined);
+process.on('disconnect', () => process.exit(0));
+
 process.on('message', (message: ParentMessage) => {
   if (message.type === 'ack') {
     unacked -= message.bytes;

@@ -170,7 +170,11 @@ function toEvent(
 export interface Gateway {
   url: string;
   port: number;
-  close(): Promise<void>;
+  /**
+   * Stops taking requests. Those in flight get up to `graceMs` to finish (a drain) before every
+   * connection is cut; 0 cuts them at once.
+   */
+  close(graceMs?: number): Promise<void>;
 }
 
 /** The sink a streaming function writes to: parses the prelude, then forwards the body as it comes. */
@@ -317,7 +321,11 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     return result.statusCode;
   }
 
+  let closing = false;
   const server = http.createServer((req, res) => {
+    // While draining, a keep-alive connection is closed once its last request is answered.
+    if (closing) res.shouldKeepAlive = false;
+    res.once('finish', () => closing && server.closeIdleConnections());
     const started = process.hrtime.bigint();
     handle(req, res)
       .catch((err) => {
@@ -342,10 +350,13 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   return {
     port,
     url: `http://localhost:${port}${API_PREFIX}`,
-    close: () =>
+    close: (graceMs = 0) =>
       new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
+        closing = true;
+        server.close(() => resolve()); // once every connection has ended
+        server.closeIdleConnections();
+        if (graceMs <= 0) server.closeAllConnections();
+        else setTimeout(() => server.closeAllConnections(), graceMs).unref();
       }),
   };
 }

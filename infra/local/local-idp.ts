@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
@@ -33,9 +34,14 @@ async function readOrCreate(path: string, create: () => Promise<string>): Promis
   }
 }
 
+const keyFile = (dataDir: string) => join(dataDir, 'local-idp-key.json');
+
+/** Whether DATA_DIR holds the provider's key (a server has run with it). */
+export const hasLocalIdpKey = (dataDir: string): boolean => existsSync(keyFile(dataDir));
+
 async function loadKey(dataDir: string): Promise<StoredKey> {
   await mkdir(dataDir, { recursive: true });
-  const text = await readOrCreate(join(dataDir, 'local-idp-key.json'), async () => {
+  const text = await readOrCreate(keyFile(dataDir), async () => {
     const { privateKey, publicKey } = await generateKeyPair('RS256', { extractable: true });
     const kid = randomBytes(8).toString('hex');
     const stored: StoredKey = {

@@ -65,7 +65,8 @@ export interface LocalRuntime {
   owned?: Emulators;
   /** The functions' isolated instances (see function-instances.ts). */
   functions: FunctionInstances;
-  stop(): Promise<void>;
+  /** Stops everything; `graceMs` lets requests and pipeline batches in flight finish first (a drain). */
+  stop(options?: { graceMs?: number }): Promise<void>;
 }
 
 const loadedFunctions = new Map<string, Promise<unknown>>();
@@ -110,6 +111,9 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
   const bucket = `${prefix}chat-service-files`.toLowerCase();
 
   try {
+    // The identity provider's key exists from the start: `npm run token` signs with it and
+    // refuses a DATA_DIR without one (a key it made would be unknown to this server).
+    await localJwks(o.dataDir);
     await ensureTable(endpoints.dynamodb, tableName);
     await ensureBucket(endpoints.fauxqs, bucket);
     const queues = await ensureQueues(endpoints.fauxqs, prefix, (stage) =>
@@ -242,10 +246,18 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
 
     return {
       ...runtime,
-      async stop() {
-        await gateway.close();
-        // Stopping the instances fails what they were running: those messages are delivered again.
-        await Promise.all([functions.close(), ...pollers.map((p) => p.stop())]);
+      async stop(options = {}) {
+        const graceMs = options.graceMs ?? 0;
+        // A drain: no new requests or batches, while those in flight finish (up to graceMs);
+        // pollers stop receiving and wait for the batches they hold.
+        const drained = Promise.all([gateway.close(graceMs), ...pollers.map((p) => p.stop())]);
+        if (graceMs > 0) {
+          let timer: NodeJS.Timeout | undefined;
+          await Promise.race([drained, new Promise((r) => (timer = setTimeout(r, graceMs)))]);
+          clearTimeout(timer);
+        }
+        // Stopping the instances fails what they were still running: those messages are delivered again.
+        await Promise.all([functions.close(), drained]);
         sqs.destroy();
         await owned?.stop();
         await unlock?.();

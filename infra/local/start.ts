@@ -3,15 +3,18 @@ import { z } from 'zod';
 import { ConfigError } from '../../shared/config.ts';
 import { describeAiProvider } from '../../shared/ai/provider.ts';
 import { startLocalRuntime } from './runtime.ts';
-import { DataDirInUseError } from './data-dir-lock.ts';
+import { DataDirInUseError, DEFAULT_DATA_DIR } from './data-dir-lock.ts';
 
 // `npm start`: the whole service on this machine. PORT and DATA_DIR choose where; everything
 // else is configured like the deployed functions (see the README's configuration table).
 
+/** A value as one shell word (single-quoted unless it is plainly safe). */
+const shellQuoted = (value: string) => (/^[\w./-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`);
+
 const local = z
   .object({
     PORT: z.coerce.number().int().min(0).max(65535).default(3000),
-    DATA_DIR: z.string().min(1).default('.data'),
+    DATA_DIR: z.string().min(1).default(DEFAULT_DATA_DIR),
   })
   .safeParse(process.env);
 if (!local.success) {
@@ -36,11 +39,11 @@ try {
   // as they are accepted), so a stop only lets work in flight finish: a second signal, or the
   // grace period running out, ends the process at once without losing anything acknowledged.
   let stopping = false;
+  const stopNow = (why: string) => {
+    console.log(`${why}: stopping now; work in flight is redelivered at the next start.`);
+    process.exit(130);
+  };
   const stop = async (why: string) => {
-    if (stopping) {
-      console.log(`${why}: stopping now; work in flight is redelivered at the next start.`);
-      process.exit(130);
-    }
     stopping = true;
     console.log(`\n${why}: stopping (up to ${STOP_GRACE_MS / 1000} s for work in flight; again to stop at once)...`);
     const grace = setTimeout(() => {
@@ -52,12 +55,25 @@ try {
     const report = (err: unknown) => console.error(`while stopping: ${(err as Error)?.message ?? err}`);
     process.on('uncaughtException', report);
     process.on('unhandledRejection', report);
-    await runtime.stop().catch(report);
+    await runtime.stop({ graceMs: STOP_GRACE_MS }).catch(report);
     clearTimeout(grace);
     console.log('Stopped.');
     process.exit(0);
   };
-  for (const signal of SIGNALS) process.on(signal, () => void stop(signal));
+  // Under `npm start` one Ctrl-C arrives twice: the terminal signals the whole foreground process
+  // group (npm and this process), and npm passes SIGINT and SIGTERM on to its child again. So
+  // "again to stop at once" counts presses, not deliveries: under npm a signal's second copy
+  // belongs to the first press (SIGHUP, which npm does not pass on, comes once).
+  const copiesPerPress = (signal: string) =>
+    process.env.npm_lifecycle_event === 'start' && signal !== 'SIGHUP' ? 2 : 1;
+  const received = new Map<string, number>();
+  const onSignal = (signal: string) => {
+    const count = (received.get(signal) ?? 0) + 1;
+    received.set(signal, count);
+    if (!stopping) void stop(signal);
+    else if (count > copiesPerPress(signal)) stopNow(signal);
+  };
+  for (const signal of SIGNALS) process.on(signal, onSignal);
   // `npm start` is npm → node: if npm dies without passing a signal on (it forwards only SIGINT
   // and SIGTERM), this process is reparented; it stops rather than hold DATA_DIR as an orphan.
   const parent = process.ppid;
@@ -71,7 +87,9 @@ try {
   console.log(`Reference:   ${new URL('/docs', runtime.url).href}`);
   console.log(`AI provider: ${describeAiProvider(runtime.config)}`);
   console.log(`Data:        ${resolve(DATA_DIR)}`);
-  console.log(`Sign in:     TOKEN=$(npm run -s token -- --email you@example.com)`);
+  // The token command signs with the key in DATA_DIR: the hint names a DATA_DIR other than the default.
+  const dataDirPrefix = DATA_DIR === DEFAULT_DATA_DIR ? '' : `DATA_DIR=${shellQuoted(DATA_DIR)} `;
+  console.log(`Sign in:     TOKEN=$(${dataDirPrefix}npm run -s token -- --email you@example.com)`);
   console.log(`             curl -XPOST -H "Authorization: Bearer $TOKEN" ${runtime.url}/auth`);
 } catch (err) {
   if (err instanceof ConfigError || err instanceof DataDirInUseError) console.error(err.message);

@@ -33,7 +33,11 @@ export class Callers {
     if (!user) throw new UnauthenticatedError('The user of this token no longer exists');
     if (user.role !== claims.role) throw new UnauthenticatedError('Your role has changed: sign in again');
     const role = actingRole(claims.role, user, this.adminEmails);
-    if (mode === 'admin' && role !== 'admin') throw new AccessDeniedError('This operation requires the admin role');
+    if (mode === 'admin' && role !== 'admin')
+      throw new AccessDeniedError(
+        'This operation requires the admin role: admins are the emails in the ADMIN_EMAILS setting, ' +
+          'and take the role by signing in again at POST /auth',
+      );
     return { id: user.id, role };
   }
 }

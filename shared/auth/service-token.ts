@@ -1,4 +1,4 @@
-import { SignJWT, jwtVerify, type CryptoKey } from 'jose';
+import { SignJWT, decodeJwt, decodeProtectedHeader, jwtVerify, type CryptoKey } from 'jose';
 import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import { secretsClient } from '../clients.ts';
 import type { Clock } from '../clock.ts';
@@ -124,11 +124,29 @@ export class ServiceTokens {
       this.verified.set(token, claims);
       return { userId: claims.userId, role: claims.role };
     } catch {
-      // jose says why (expired, bad signature, claim mismatch); the client only learns "invalid".
+      // jose says why (expired, bad signature, claim mismatch); the client only learns "invalid",
+      // unless the token is plainly another issuer's (what it says of itself, unverified): then
+      // it is the identity provider's ID token sent where the service's token belongs.
+      if (this.isForeignToken(token)) throw new UnauthenticatedError(NOT_A_SERVICE_TOKEN);
       throw new UnauthenticatedError('Invalid or expired token');
     }
   }
+
+  /** Whether a token is signed another way by another issuer (its header and claims read without trusting them). */
+  private isForeignToken(token: string): boolean {
+    try {
+      const { alg } = decodeProtectedHeader(token);
+      const { iss } = decodeJwt(token);
+      return alg !== SERVICE_JWT_ALGORITHM && typeof iss === 'string' && iss !== this.settings.issuer;
+    } catch {
+      return false;
+    }
+  }
 }
+
+const NOT_A_SERVICE_TOKEN =
+  'Not a service token: this looks like an identity-provider ID token. Exchange it at POST /auth ' +
+  '(Authorization: Bearer <ID token>) and send the data.token that returns';
 
 const VERIFIED_MAX = 1_000;
 

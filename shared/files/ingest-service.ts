@@ -3,7 +3,7 @@ import type { z } from 'zod/mini';
 import { isoNow, type Clock } from '../clock.ts';
 import type { ChatRepository } from '../chats/chat-repository.ts';
 import type { MessageRepository } from '../chats/message-repository.ts';
-import { InvalidInputError, LimitExceededError, NotFoundError } from '../errors.ts';
+import { ConflictError, InvalidInputError, LimitExceededError, NotFoundError } from '../errors.ts';
 import { isConditionFailure } from '../dynamo.ts';
 import { logger } from '../logger.ts';
 import { metrics } from '../metrics.ts';
@@ -93,6 +93,15 @@ export async function ingestPdf(
     ]);
   }
 
+  const running = record.status === 'processing' || record.status === 'completed';
+  if (running && !body.force && record.sourceUrl && !sameDocument(record.sourceUrl, url)) {
+    // Answering with the run of the old URL would pass the new one over in silence.
+    throw new ConflictError(
+      'This file is already ingested (or being ingested) from another URL; send force: true to ingest it from this one',
+      'URL_CHANGED',
+    );
+  }
+
   let current: FileRecord | undefined;
   if (body.force || !(record.status === 'processing' || record.status === 'completed')) {
     await deps.budget?.assertTokensLeft(userId); // its embeddings are charged as they are made
@@ -153,6 +162,16 @@ export async function ingestPdf(
   if (final.status === 'failed') throw failureError(final);
   const embeddingsData = toEmbeddingsData(final);
   return { completed: final.status === 'completed', embeddingsData };
+}
+
+/** Whether two URLs name the same document: a presigned URL signed again (X-Amz-* parameters) is the same. */
+function sameDocument(stored: string, given: URL): boolean {
+  const unsigned = (url: URL) => {
+    const copy = new URL(url);
+    for (const name of [...copy.searchParams.keys()]) if (/^x-amz-/i.test(name)) copy.searchParams.delete(name);
+    return copy.href;
+  };
+  return unsigned(new URL(stored)) === unsigned(given);
 }
 
 /** The file in the chat's partition and a `type: file` message, once per chat. */

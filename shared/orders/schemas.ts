@@ -47,25 +47,24 @@ const requestedItem = z.strictObject({
 });
 
 export const createOrderBody = z.strictObject({
-  items: z._default(
-    z.array(requestedItem).check(
-      z.maxLength(MAX_ORDER_ITEMS, `At most ${MAX_ORDER_ITEMS} items`),
-      z.superRefine((items, ctx) => {
-        // One line per product keeps totals and quantities unambiguous.
-        const seen = new Set<string>();
-        items.forEach((item, i) => {
-          if (seen.has(item.productId)) {
-            ctx.addIssue({
-              code: 'custom',
-              path: [i, 'productId'],
-              message: 'This product is already in the order; raise its quantity instead',
-            });
-          }
-          seen.add(item.productId);
-        });
-      }),
-    ),
-    [],
+  // An order of nothing (a total of 0) is a client's mistake, not an order.
+  items: z.array(requestedItem, { error: 'An order needs at least one item: items [{ productId, quantity }]' }).check(
+    z.minLength(1, 'An order needs at least one item: items [{ productId, quantity }]'),
+    z.maxLength(MAX_ORDER_ITEMS, `At most ${MAX_ORDER_ITEMS} items`),
+    z.superRefine((items, ctx) => {
+      // One line per product keeps totals and quantities unambiguous.
+      const seen = new Set<string>();
+      items.forEach((item, i) => {
+        if (seen.has(item.productId)) {
+          ctx.addIssue({
+            code: 'custom',
+            path: [i, 'productId'],
+            message: 'This product is already in the order; raise its quantity instead',
+          });
+        }
+        seen.add(item.productId);
+      });
+    }),
   ),
   providerPaymentIntentId: z._default(
     z.nullable(
@@ -101,7 +100,7 @@ export const contracts: RouteContracts = {
   'create-order': {
     summary: 'Place an order for the caller',
     description:
-      'Status New. Optional items [{ productId, quantity }] are priced from the products at order time; all items must share one currency. An unknown product is a 400 naming it.',
+      'Status New. items [{ productId, quantity }] (at least one) are priced from the products at order time; all items must share one currency. An unknown product is a 400 naming it.',
     body: createOrderBody,
     responses: { 201: orderSchema },
     errors: [400, 401],

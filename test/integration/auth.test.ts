@@ -211,6 +211,14 @@ describe('protected routes', () => {
     expect(Object.keys(orders.body)).toEqual(['message']);
   });
 
+  test('an ID token sent where the service token belongs is told to exchange it at POST /auth', async () => {
+    const res = await app.request('GET', '/chat', { token: await idp.sign(person('holder')) });
+    expect(res.status).toBe(401);
+    expect(res.body.message).toMatch(/ID token\. Exchange it at POST \/auth/);
+    const forged = await app.request('GET', '/chat', { token: await serviceToken({ iss: 'someone-else' }) });
+    expect(forged.body.message).toBe('Invalid or expired token');
+  });
+
   test('a token whose user was deleted is 401', async () => {
     const res = await auth(await idp.sign(person('gone')));
     const { token, user } = res.body.data;

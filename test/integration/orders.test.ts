@@ -44,7 +44,8 @@ beforeAll(async () => {
 });
 afterAll(() => app?.stop());
 
-async function placeOrder(token: string, body: object = {}) {
+/** An order (by default, one lamp). */
+async function placeOrder(token: string, body: object = { items: [{ productId: lamp.id, quantity: 1 }] }) {
   const res = await app.request('POST', '/orders', { token, body });
   expect(res.status).toBe(201);
   return res.body;
@@ -69,8 +70,11 @@ async function orderIn(status: OrderStatus) {
 }
 
 describe('POST /orders', () => {
-  test('without items: 201 with the bare order, status New, owned by the caller', async () => {
-    const res = await app.request('POST', '/orders', { token: alice.token });
+  test('one item: 201 with the bare order, status New, owned by the caller, priced from the product', async () => {
+    const res = await app.request('POST', '/orders', {
+      token: alice.token,
+      body: { items: [{ productId: lamp.id, quantity: 1 }] },
+    });
     expect(res.status).toBe(201);
     expect(res.body).toEqual({
       id: expect.stringMatching(CUID),
@@ -79,10 +83,25 @@ describe('POST /orders', () => {
       createdAt: expect.stringMatching(ISO),
       updatedAt: res.body.createdAt,
       providerPaymentIntentId: null,
-      items: [],
-      totalCents: 0,
-      currency: null,
+      items: [{ productId: lamp.id, name: 'Lamp', quantity: 1, unitPriceCents: 1250, currency: 'EUR' }],
+      totalCents: 1250,
+      currency: 'EUR',
     });
+  });
+
+  test.each([
+    ['no body', undefined],
+    ['an empty body', {}],
+    ['no items', { items: [] }],
+  ])('%s: 400 saying an order needs an item, and no order is made', async (_what, body) => {
+    const before = (await app.request('GET', '/orders?limit=100', { token: alice.token })).body.length;
+    const res = await app.request('POST', '/orders', { token: alice.token, ...(body && { body }) });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({
+      message: expect.any(String),
+      errors: [expect.objectContaining({ path: 'body.items', message: expect.stringMatching(/at least one item/) })],
+    });
+    expect((await app.request('GET', '/orders?limit=100', { token: alice.token })).body).toHaveLength(before);
   });
 
   test('with items: priced from the products at order time, total computed', async () => {

@@ -91,6 +91,16 @@ async function finished(fileId: string, token = alice, timeoutMs = 45_000) {
   }
 }
 
+/**
+ * The finished run of a POST /message/pdf answer: 200 carries it; 202 (the run outlasted
+ * PDF_SYNC_WAIT_MS, as it may on a loaded machine) is followed until the run finishes.
+ */
+async function ingested(res: { status: number; body: any }, token = alice) {
+  expect([200, 202]).toContain(res.status);
+  const data = res.body.data.embeddingsData;
+  return res.status === 200 ? data : finished(data.fileId, token);
+}
+
 /** The chunk items of a file (every page of the query). */
 async function chunkItems(fileId: string) {
   const items: Record<string, unknown>[] = [];
@@ -189,9 +199,11 @@ test('an embedding request the provider refuses (400) fails the file at once: EM
     token: alice,
     body: { url: `${pdfs.url}/hello.pdf`, fileId, force: true },
   });
-  expect(res.status).toBe(500);
-  expect(res.body).toMatchObject({ success: false, statusCode: 500, errors: [{ code: 'EMBEDDING_FAILED' }] });
-  expect(await statusOf(fileId)).toMatchObject({ status: 'failed', failure: { reason: 'EMBEDDING_FAILED' } });
+  // A 500 when the run failed within PDF_SYNC_WAIT_MS; on a loaded machine a 202, then the failure.
+  expect([500, 202]).toContain(res.status);
+  if (res.status === 500)
+    expect(res.body).toMatchObject({ success: false, statusCode: 500, errors: [{ code: 'EMBEDDING_FAILED' }] });
+  expect(await finished(fileId)).toMatchObject({ status: 'failed', failure: { reason: 'EMBEDDING_FAILED' } });
   expect(ai.count('/v1/embeddings')).toBe(1); // not retried
 });
 
@@ -201,7 +213,8 @@ test('the same fileId again starts nothing new; force: true ingests again and re
     token: alice,
     body: { url: `${pdfs.url}/hello.pdf`, fileId },
   });
-  expect(first.status).toBe(200);
+  const firstRun = await ingested(first);
+  expect(firstRun.status).toBe('completed');
   const gets = () => pdfs.requests.filter((r) => r.path === '/hello.pdf' && r.method === 'GET').length;
   const before = { gets: gets(), embeds: ai.count('/v1/embeddings') };
 
@@ -210,15 +223,29 @@ test('the same fileId again starts nothing new; force: true ingests again and re
     body: { url: `${pdfs.url}/hello.pdf`, fileId },
   });
   expect(second.status).toBe(200);
-  expect(second.body.data.embeddingsData.completedAt).toBe(first.body.data.embeddingsData.completedAt);
+  expect(second.body.data.embeddingsData.completedAt).toBe(firstRun.completedAt);
+  expect({ gets: gets(), embeds: ai.count('/v1/embeddings') }).toEqual(before);
+
+  // Another URL for the same file is not passed over in silence: it needs force.
+  const moved = await app.request('POST', '/message/pdf', {
+    token: alice,
+    body: { url: `${pdfs.url}/hello-moved.pdf`, fileId },
+  });
+  expect(moved.status).toBe(409);
+  expect(moved.body).toMatchObject({
+    success: false,
+    statusCode: 409,
+    message: expect.stringMatching(/another URL.*force: true/),
+  });
   expect({ gets: gets(), embeds: ai.count('/v1/embeddings') }).toEqual(before);
 
   const forced = await app.request('POST', '/message/pdf', {
     token: alice,
     body: { url: `${pdfs.url}/hello.pdf`, fileId, force: true },
   });
-  expect(forced.status).toBe(200);
-  expect(forced.body.data.embeddingsData.completedAt > first.body.data.embeddingsData.completedAt).toBe(true);
+  const forcedRun = await ingested(forced);
+  expect(forcedRun.status).toBe('completed');
+  expect(forcedRun.completedAt > firstRun.completedAt).toBe(true);
   expect(gets()).toBe(before.gets + 1);
   expect(ai.count('/v1/embeddings')).toBe(before.embeds + 1); // forced: not reused
   expect(await chunkItems(fileId)).toHaveLength(1);
@@ -372,7 +399,7 @@ describe('ownership and deletion', () => {
       token: alice,
       body: { url: file.downloadUrl, fileId: file.fileId, chatId: chat.id },
     });
-    expect(res.status).toBe(200);
+    expect((await ingested(res)).status).toBe('completed');
     expect(await chunkItems(file.fileId)).toHaveLength(1);
     expect((await objectsUnder(`uploads/`)).some((k) => k.includes(file.fileId))).toBe(true);
 

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, startEmulators } from '#infra/local/emulators.ts';
 import { signLocalIdToken } from '#infra/local/local-idp.ts';
+import { startOpenAiTestServer } from '#test/helpers/openai-server.ts';
 import { startServerProcess, type ServerProcess } from '#test/helpers/server-process.ts';
 
 // Stopping `npm start` (npm itself, as a terminal or a process manager signals it): SIGINT and
@@ -56,6 +57,65 @@ test.each(['SIGINT', 'SIGTERM'] as const)(
   },
   60_000,
 );
+
+/** A service token of a new user of a running server (signed by the local provider in its DATA_DIR). */
+async function signedIn(url: string, dataDir: string, email: string): Promise<string> {
+  const idToken = await signLocalIdToken(dataDir, { email });
+  const res = await fetch(`${url}/auth`, { method: 'POST', headers: { authorization: `Bearer ${idToken}` } });
+  return ((await res.json()) as any).data.token;
+}
+
+/** Polls the output until it matches (fails the test after `ms`). */
+async function printed(server: ServerProcess, pattern: RegExp, ms = 20_000): Promise<void> {
+  for (const until = Date.now() + ms; Date.now() < until; ) {
+    if (pattern.test(server.output())) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`not printed: ${pattern}\n${server.output()}`);
+}
+
+test('one Ctrl-C under npm start (its whole process group): one stop, and the reply in flight is finished', async () => {
+  const ai = await startOpenAiTestServer();
+  const dataDir = await tempDir();
+  // Its own process group, signalled as a terminal signals its foreground group: npm and the
+  // server both get SIGINT, and npm passes its copy on to the server.
+  const server = await startServerProcess(
+    { DATA_DIR: dataDir, OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: ai.baseURL },
+    { viaNpm: true, detached: true },
+  );
+  try {
+    const token = await signedIn(server.url, dataDir, 'drain@example.com');
+    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    const chat = (await (
+      await fetch(`${server.url}/chat`, { method: 'POST', headers, body: JSON.stringify({ type: 'text' }) })
+    ).json()) as any;
+    ai.setReply('one two three four five six');
+    const release = ai.holdStreamAfter(2);
+    const res = await fetch(`${server.url}/message/logged-in`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ chatId: chat.data.id, prompt: 'Count', stream: true }),
+    });
+    expect(res.status).toBe(200);
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = '';
+    while ((text.match(/"content"/g) ?? []).length < 2) text += (await reader.read()).value ?? '';
+
+    process.kill(-server.pid, 'SIGINT');
+    await printed(server, /SIGINT: stopping/);
+    release();
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) text += chunk.value;
+    expect(text).toContain('data: [DONE]');
+    expect(text).not.toContain('event: error');
+    expect(await server.exited).toBe(0);
+    expect(server.output().match(/^\w+: stopping.*$/gm)).toEqual([
+      'SIGINT: stopping (up to 10 s for work in flight; again to stop at once)...',
+    ]);
+    expect(server.output()).toMatch(/\nStopped\.\n/);
+  } finally {
+    await ai.close();
+  }
+}, 60_000);
 
 test('SIGHUP to npm (not passed on by npm): the server notices and stops too', async () => {
   const dataDir = await tempDir();

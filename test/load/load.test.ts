@@ -24,7 +24,12 @@ beforeAll(async () => {
   ai.setReply('One two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen.');
   ai.chunkDelayMs = 15;
   dataDir = await mkdtemp(join(tmpdir(), 'load-'));
-  server = await startServerProcess({ DATA_DIR: dataDir, OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: ai.baseURL });
+  server = await startServerProcess({
+    DATA_DIR: dataDir,
+    OPENAI_API_KEY: 'test-key',
+    OPENAI_BASE_URL: ai.baseURL,
+    ADMIN_EMAILS: 'load-0@example.com', // the load's first user makes the product it orders
+  });
 }, 60_000);
 afterAll(async () => {
   await server?.stop();

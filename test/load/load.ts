@@ -12,7 +12,8 @@ import { signLocalIdToken } from '../../infra/local/local-idp.ts';
 //   console.log(formatLoad(figures));
 //
 // Run alone: `LOAD_URL=http://localhost:3000/api/v1 LOAD_DATA_DIR=.data npx tsx test/load/load.ts`
-// (LOAD_STREAMS, LOAD_JSON and LOAD_USERS override the counts); prints the figures as JSON.
+// (LOAD_STREAMS, LOAD_JSON and LOAD_USERS override the counts; the server needs
+// ADMIN_EMAILS=load-0@example.com, the user who makes the product the mix orders); prints the figures as JSON.
 
 export interface LoadOptions {
   /** Base URL, ending in /api/v1. */
@@ -147,12 +148,22 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
     }
   }
 
+  // What the mix orders: a product made by the first user, the one admin (ADMIN_EMAILS).
+  const product = await fetch(`${o.url}/products`, {
+    method: 'POST',
+    headers: { ...auth(0), 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'Load lamp', priceCents: 1250, currency: 'EUR' }),
+  });
+  if (product.status !== 201)
+    throw new Error(`setup: POST /products answered ${product.status}: the first load user must be in ADMIN_EMAILS`);
+  const productId = ((await product.json()) as { id: string }).id;
+
   // The JSON mix: what a client does besides chatting.
   const mix: { name: string; method: string; path: (i: number) => string; body?: object }[] = [
     { name: 'GET /chat', method: 'GET', path: () => '/chat?limit=20' },
     { name: 'GET /orders', method: 'GET', path: () => '/orders?limit=20' },
     { name: 'GET /products', method: 'GET', path: () => '/products?limit=20' },
-    { name: 'POST /orders', method: 'POST', path: () => '/orders', body: {} },
+    { name: 'POST /orders', method: 'POST', path: () => '/orders', body: { items: [{ productId, quantity: 1 }] } },
     {
       name: 'GET /chat/{id}/messages',
       method: 'GET',

@@ -53,7 +53,7 @@ async function person(email: string): Promise<Person> {
   // Two of each list, so a second page and its cursor exist.
   await post('/upload', { fileName: 'other.pdf', contentType: 'application/pdf', size: 1234 });
   const upload = (await post('/upload', { fileName: 'private.pdf', contentType: 'application/pdf', size: 1234 })).data;
-  await post('/orders', {});
+  await post('/orders', { items: [{ productId, quantity: 1 }] });
   const order = await post('/orders', { items: [{ productId, quantity: 2 }] });
   return { token, id: user.id, chatId: chat.id, fileChatId: fileChat.id, fileId: upload.fileId, orderId: order.id };
 }

@@ -80,12 +80,18 @@ beforeAll(async () => {
   };
   ids.chatId = await made('POST', '/chat', tokens.user, { type: 'text', name: 'seed' }, (b) => b.data);
   ids.fileChatId = await made('POST', '/chat', tokens.user, { type: 'file', name: 'seed files' }, (b) => b.data);
-  ids.orders = await made('POST', '/orders', tokens.user, {}, (b) => b);
   ids.products = await made(
     'POST',
     '/products',
     tokens.admin,
     { name: 'Seed', priceCents: 100, currency: 'EUR' },
+    (b) => b,
+  );
+  ids.orders = await made(
+    'POST',
+    '/orders',
+    tokens.user,
+    { items: [{ productId: ids.products, quantity: 1 }] },
     (b) => b,
   );
   ids.productId = ids.products!;

@@ -88,7 +88,10 @@ describe('item 2: a withdrawn admin role stops acting at once', () => {
   // configuration no longer lists the email. The token is a real one from POST /auth.
   let token: string;
   let userId: string;
+  let productId: string; // what the orders below are of (an order needs an item)
   beforeAll(async () => {
+    const admin = await app.request('POST', '/auth', { token: await signId({ email: ADMIN, email_verified: true }) });
+    productId = (await createProduct(admin.body.data.token)).body.id;
     const res = await signInWith(await signId({ email: FORMER_ADMIN, email_verified: true }));
     ({ token } = res.body.data);
     userId = res.body.data.user.id;
@@ -118,14 +121,17 @@ describe('item 2: a withdrawn admin role stops acting at once', () => {
     const created = await createProduct(token);
     expect(created.status).toBe(403);
     expect(errorShapeProblem('bare', 403, created.body)).toBeUndefined();
-    const order = (await app.request('POST', '/orders', { token, body: {} })).body;
+    expect(created.body.message).toMatch(/admin role: admins are the emails in the ADMIN_EMAILS setting/);
+    const order = (await app.request('POST', '/orders', { token, body: { items: [{ productId, quantity: 1 }] } })).body;
     const moved = await app.request('PUT', `/orders/${order.id}`, { token, body: { status: 'Processing' } });
     expect(moved.status).toBe(403);
   });
 
   test('reads act as a user: GET /orders lists only the caller’s own orders', async () => {
     const stranger = await app.signIn('stranger-with-orders@example.com');
-    const theirs = (await app.request('POST', '/orders', { token: stranger.token, body: {} })).body;
+    const theirs = (
+      await app.request('POST', '/orders', { token: stranger.token, body: { items: [{ productId, quantity: 1 }] } })
+    ).body;
     tally.requests++;
     const listed = await app.request('GET', '/orders?limit=100', { token });
     expect(listed.status).toBe(200);

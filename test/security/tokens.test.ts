@@ -42,7 +42,7 @@ beforeAll(async () => {
   const post = async (path: string, body: unknown) => (await app.request('POST', path, { token: h.token, body })).body;
   const chat = (await post('/chat', { type: 'text' })).data;
   const product = await post('/products', { name: 'P', priceCents: 1, currency: 'EUR' });
-  const order = await post('/orders', {});
+  const order = await post('/orders', { items: [{ productId: product.id, quantity: 1 }] });
   const file = (await post('/upload', { fileName: 'f.pdf', contentType: 'application/pdf', size: 10 })).data;
   holder = {
     token: h.token,

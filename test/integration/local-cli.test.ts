@@ -1,0 +1,62 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { projectRoot } from '#infra/local/runtime.ts';
+import { startServerProcess, type ServerProcess } from '#test/helpers/server-process.ts';
+
+// The local sign-in as the banner of `npm start` tells it: `npm run token` signs with the key in
+// DATA_DIR, so the banner names a DATA_DIR other than the default, and the token command refuses
+// a DATA_DIR without a key (a key it made there would be one the server does not know).
+
+const run = promisify(execFile);
+let dataDir: string;
+let otherDir: string;
+let server: ServerProcess;
+
+beforeAll(async () => {
+  [dataDir, otherDir] = await Promise.all([
+    mkdtemp(join(tmpdir(), 'local-cli-')),
+    mkdtemp(join(tmpdir(), 'local-cli-other-')),
+  ]);
+  server = await startServerProcess({ DATA_DIR: dataDir });
+}, 60_000);
+afterAll(async () => {
+  await server?.stop();
+  await Promise.all([dataDir, otherDir].map((d) => d && rm(d, { recursive: true, force: true })));
+});
+
+/** `npm run -s token -- --email E` with a DATA_DIR. */
+function token(dir: string, email: string) {
+  const npm = process.env.npm_execpath;
+  const [command, args] = npm ? [process.execPath, [npm]] : ['npm', []];
+  return run(command, [...args, 'run', '-s', 'token', '--', '--email', email], {
+    cwd: projectRoot,
+    env: { ...process.env, DATA_DIR: dir },
+  });
+}
+
+test('the banner signs in with the DATA_DIR the server runs with', () => {
+  expect(server.output()).toContain(`TOKEN=$(DATA_DIR=${dataDir} npm run -s token -- --email you@example.com)`);
+});
+
+test('npm run token with the server’s DATA_DIR gives an ID token POST /auth accepts', async () => {
+  const { stdout } = await token(dataDir, 'cli@example.com');
+  const res = await fetch(`${server.url}/auth`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${stdout.trim()}` },
+  });
+  expect(res.status).toBe(201);
+}, 60_000);
+
+test('npm run token with a DATA_DIR no server has used refuses, says why, and creates no key', async () => {
+  const refused = await token(otherDir, 'cli@example.com').then(
+    () => undefined,
+    (err: { code: number; stderr: string; stdout: string }) => err,
+  );
+  expect(refused).toMatchObject({ code: 2, stdout: '' });
+  expect(refused!.stderr).toContain(`No local identity provider in ${otherDir}`);
+  expect(existsSync(join(otherDir, 'local-idp-key.json'))).toBe(false);
+}, 60_000);
