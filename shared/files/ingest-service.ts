@@ -14,6 +14,7 @@ import type { UserLimits } from '../limits/user-limits.ts';
 import type { AttachmentRepository } from './attachment-repository.ts';
 import { isDeletedFile, type FailedFile, type FileRecord, type FileRepository } from './file-repository.ts';
 import { toEmbeddingsData } from './file-view.ts';
+import { uploadKey } from './storage.ts';
 import type { ingestPdfBody } from './schemas.ts';
 
 // POST /message/pdf and GET /message/pdf/{fileId}.
@@ -50,10 +51,36 @@ const failureError = (record: FailedFile) =>
   new IngestionFailedError(record.failure ?? { reason: 'PROCESSING_FAILED', message: 'Processing failed' });
 
 /**
- * A URL refused or a size check failed: InvalidInputError with the reason (URL_REFUSED, TOO_LARGE,
- * DOWNLOAD_FAILED). A failed size check says nothing of how it failed (clientFailureMessage).
+ * What the service's own bucket answered for the file's own upload URL (the downloadUrl of
+ * POST /upload), said plainly: the bucket is ours, so saying it tells no one anything about a
+ * host they could not reach themselves.
  */
-function urlError(err: PermanentFailure | RetryableFailure): InvalidInputError {
+const OWN_UPLOAD_ANSWERS: Record<number, { message: string; code: string }> = {
+  404: {
+    message:
+      'Nothing has been uploaded for this file yet: PUT the PDF to the uploadUrl of POST /upload (with its uploadHeaders), then send this again',
+    code: 'NOT_UPLOADED',
+  },
+  403: {
+    message:
+      'The storage refused this download URL: it has expired or was altered. Upload the PDF again (POST /upload)',
+    code: 'URL_EXPIRED',
+  },
+};
+
+/** Whether a URL points at a file's own upload in the bucket (path-style or virtual-hosted). */
+const isOwnUpload = (url: URL, userId: string, fileId: string) =>
+  decodeURIComponent(url.pathname).endsWith(`/${uploadKey(userId, fileId)}`);
+
+/**
+ * A URL refused or a size check failed: InvalidInputError with the reason (URL_REFUSED, TOO_LARGE,
+ * DOWNLOAD_FAILED). A failed size check says nothing of how it failed (clientFailureMessage), except
+ * for the file's own upload URL (OWN_UPLOAD_ANSWERS).
+ */
+function urlError(err: PermanentFailure | RetryableFailure, ownUpload = false): InvalidInputError {
+  const own = ownUpload && err.httpStatus !== undefined ? OWN_UPLOAD_ANSWERS[err.httpStatus] : undefined;
+  if (own)
+    return new InvalidInputError(own.message, [{ path: 'body.url', message: own.message, code: own.code }], own.code);
   const message = clientFailureMessage(err.reason, err.message);
   if (message !== err.message) logger.info('size check failed', { reason: err.reason, detail: err.message });
   return new InvalidInputError(message, [{ path: 'body.url', message, code: err.reason }], err.reason);
@@ -118,7 +145,8 @@ export async function ingestPdf(
     try {
       await probeSize(url.href, deps.policy);
     } catch (err) {
-      if (err instanceof PermanentFailure || err instanceof RetryableFailure) throw urlError(err);
+      if (err instanceof PermanentFailure || err instanceof RetryableFailure)
+        throw urlError(err, isOwnUpload(url, userId, record.id));
       throw err;
     }
     const runId = createId();

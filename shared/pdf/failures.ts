@@ -46,26 +46,37 @@ export const DOWNLOAD_FAILED_MESSAGE = 'The PDF could not be downloaded from the
 export const clientFailureMessage = (reason: FailureReason, message: string): string =>
   reason === 'DOWNLOAD_FAILED' ? DOWNLOAD_FAILED_MESSAGE : message;
 
+/** What a failed request to a PDF's URL answered, when it answered with an HTTP status. */
+export interface FailureOptions {
+  cause?: unknown;
+  httpStatus?: number;
+}
+
 /** A failure caused by the document or its URL: retrying cannot help. */
 export class PermanentFailure extends Error {
   override name = 'PermanentFailure';
+  readonly httpStatus?: number;
   constructor(
     readonly reason: FailureReason,
     message: string,
+    options: FailureOptions = {},
   ) {
-    super(message);
+    super(message, { cause: options.cause });
+    this.httpStatus = options.httpStatus;
   }
 }
 
 /** A failure worth retrying (network, 5xx, throttling); its reason is used on the last attempt. */
 export class RetryableFailure extends Error {
   override name = 'RetryableFailure';
+  readonly httpStatus?: number;
   constructor(
     readonly reason: FailureReason,
     message: string,
-    options?: { cause?: unknown },
+    options: FailureOptions = {},
   ) {
-    super(message, options);
+    super(message, { cause: options.cause });
+    this.httpStatus = options.httpStatus;
   }
 }
 

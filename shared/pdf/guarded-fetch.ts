@@ -144,8 +144,8 @@ function statusFailure(status: number, what: string) {
   const message = `${what}: the server answered ${status}`;
   // 4xx will not change on retry (except throttling and timeouts); 5xx may.
   return status >= 500 || status === 429 || status === 408
-    ? new RetryableFailure('DOWNLOAD_FAILED', message)
-    : refused(message);
+    ? new RetryableFailure('DOWNLOAD_FAILED', message, { httpStatus: status })
+    : new PermanentFailure('DOWNLOAD_FAILED', message, { httpStatus: status });
 }
 
 const tooLarge = (maxBytes: number) =>

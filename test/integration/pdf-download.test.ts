@@ -177,3 +177,23 @@ describe('the guarded download itself', () => {
     await expect(probeSize(`${pdfs.url}/b.pdf`, policy())).resolves.toBeUndefined();
   });
 });
+
+test('the file’s own downloadUrl before anything was PUT to its uploadUrl: a 400 that says to upload first', async () => {
+  const upload = await app.request('POST', '/upload', {
+    token,
+    body: { fileName: 'never-sent.pdf', contentType: 'application/pdf', size: 2000 },
+  });
+  const { fileId, downloadUrl } = upload.body.data;
+  const res = await app.request('POST', '/message/pdf', { token, body: { url: downloadUrl, fileId } });
+  expect(res.status).toBe(400);
+  expect(res.body).toMatchObject({
+    success: false,
+    statusCode: 400,
+    message: expect.stringMatching(/^Nothing has been uploaded for this file yet: PUT the PDF to the uploadUrl/),
+    errors: [{ path: 'body.url', code: 'NOT_UPLOADED' }],
+  });
+  // Nothing was started: the file is still only uploaded.
+  expect((await app.request('GET', `/message/pdf/${fileId}`, { token })).body.data.embeddingsData.status).toBe(
+    'uploaded',
+  );
+});
