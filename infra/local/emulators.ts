@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import net, { type AddressInfo } from 'node:net';
-import { Server } from 'node:http';
+import { Server, type IncomingMessage, type ServerResponse } from 'node:http';
 import dynalite from 'dynalite';
 import { startFauxqs, type FauxqsServer } from 'fauxqs';
 import {
@@ -11,7 +11,8 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { createTableInput } from '../table.ts';
 import { bucketCorsRule, type BucketCorsRule } from '../bucket.ts';
-import { applyBucketCors } from './s3-cors.ts';
+import { applyBucketCors, s3Error } from './s3-cors.ts';
+import { presignedRefusal } from './s3-presigned.ts';
 
 // The AWS APIs on one machine: DynamoDB from dynalite (LevelDB), SQS and S3 from fauxqs (SQLite,
 // every message and object written through as it is accepted), on disk under DATA_DIR or in
@@ -83,8 +84,13 @@ async function startFauxqsOnLoopback(
       args[0] = { ...first, host: '127.0.0.1' };
       const handlers = this.listeners('request') as ((...a: unknown[]) => void)[];
       this.removeAllListeners('request');
-      this.on('request', (req, res) => {
+      this.on('request', (req: IncomingMessage, res: ServerResponse) => {
         if (applyBucketCors(corsRule(), req, res)) return;
+        const refusal = presignedRefusal(req, LOCAL_CREDENTIALS);
+        if (refusal) {
+          req.resume(); // the body is not stored
+          return s3Error(res, refusal.status, refusal.code, refusal.message);
+        }
         for (const handler of handlers) handler.call(this, req, res);
       });
     }

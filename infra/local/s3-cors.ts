@@ -18,7 +18,8 @@ function glob(pattern: string): RegExp {
   );
 }
 
-function s3Error(res: ServerResponse, status: number, code: string, message: string): void {
+/** An S3 error answer (its XML body). */
+export function s3Error(res: ServerResponse, status: number, code: string, message: string): void {
   const id = randomBytes(8).toString('hex').toUpperCase();
   res.writeHead(status, { 'content-type': 'application/xml', 'x-amz-request-id': id });
   res.end(

@@ -391,9 +391,9 @@ describe('ownership and deletion', () => {
   });
 
   test('DELETE /upload removes the object, the chunks, the vectors, the attachment and the record', async () => {
-    const file = await newFile(alice, 'gone.pdf');
     const hello = await fixturePdf('hello-world.pdf');
-    await fetch(file.uploadUrl, { method: 'PUT', headers: file.uploadHeaders, body: hello });
+    const file = await newFile(alice, 'gone.pdf', hello.byteLength);
+    expect((await fetch(file.uploadUrl, { method: 'PUT', headers: file.uploadHeaders, body: hello })).status).toBe(200);
     const chat = (await app.request('POST', '/chat', { token: alice, body: { type: 'file' } })).body.data;
     const res = await app.request('POST', '/message/pdf', {
       token: alice,

@@ -1,10 +1,11 @@
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { fixturePdf } from '#test/helpers/make-pdf.ts';
 
-// Issue 13 item 9: the presigned upload must sign the content type it announces, so the URL
-// cannot store an object of another type under the user's key. The local S3 checks no
-// signatures (DESIGN §10), so the URL itself is what is asserted; the upload with the announced
-// headers still succeeds (the control).
+// The presigned upload must sign the content type and length it announces, so the URL cannot
+// store an object of another type or size under the user's key. The URL itself is asserted, and
+// the local S3 checks the signature as S3 does (infra/local/s3-presigned.ts): more bytes than
+// declared, another content type or none is refused with S3's 403 SignatureDoesNotMatch, and the
+// upload with the announced headers succeeds (the control).
 
 let app: TestApp;
 let token: string;
@@ -33,4 +34,39 @@ test('the PUT URL signs content-type, content-length and host; the client is tol
   expect(put.status).toBe(200);
   const got = await fetch(downloadUrl);
   expect(Buffer.from(await got.arrayBuffer()).equals(pdf)).toBe(true);
+});
+
+describe('the local S3 refuses what S3 refuses', () => {
+  let pdf: Buffer;
+  let upload: { uploadUrl: string; uploadHeaders: Record<string, string>; downloadUrl: string };
+  beforeAll(async () => {
+    pdf = await fixturePdf('hello-world.pdf');
+    const res = await app.request('POST', '/upload', {
+      token,
+      body: { fileName: 'b.pdf', contentType: 'application/pdf', size: pdf.byteLength },
+    });
+    upload = res.body.data;
+  });
+
+  test.each([
+    [
+      'more bytes than declared',
+      () => ({ headers: upload.uploadHeaders, body: Buffer.concat([pdf, Buffer.from('%')]) }),
+    ],
+    ['fewer bytes than declared', () => ({ headers: upload.uploadHeaders, body: pdf.subarray(1) })],
+    ['another content type', () => ({ headers: { 'content-type': 'text/html' }, body: pdf })],
+    ['no content type', () => ({ headers: {}, body: pdf })],
+  ])('%s: 403 SignatureDoesNotMatch, and nothing is stored', async (_what, make) => {
+    const put = await fetch(upload.uploadUrl, { method: 'PUT', ...make() });
+    expect(put.status).toBe(403);
+    expect(await put.text()).toMatch(/<Code>SignatureDoesNotMatch<\/Code>/);
+    expect((await fetch(upload.downloadUrl)).status).toBe(404);
+  });
+
+  test('the URL altered (another key): 403 SignatureDoesNotMatch', async () => {
+    const altered = upload.uploadUrl.replace(/\.pdf\?/, 'x.pdf?');
+    const put = await fetch(altered, { method: 'PUT', headers: upload.uploadHeaders, body: pdf });
+    expect(put.status).toBe(403);
+    expect(await put.text()).toMatch(/<Code>SignatureDoesNotMatch<\/Code>/);
+  });
 });
