@@ -11,8 +11,9 @@ import { StatefulStack } from './stacks/stateful-stack.ts';
 import { StatelessStack, type CodeFactory } from './stacks/stateless-stack.ts';
 
 // The CDK app: a stateful stack (table, bucket, secret, queues) and a stateless one (functions,
-// API), both generated from infra/routes.ts. `npm run synth` builds the bundles and writes
-// cdk.out/ offline; `npx cdk deploy --all` deploys (see docs/deploy.md).
+// API), both generated from infra/routes.ts. `npm run synth` (infra/synth.ts) checks the
+// settings, builds the bundles and writes cdk.out/ offline; `npx cdk deploy --all` deploys
+// (see the README, "Deploy with CDK").
 
 export interface ServiceAppOptions {
   app?: App;
@@ -69,34 +70,35 @@ export function createServiceApp(options: ServiceAppOptions = {}): ServiceApp {
   return { app, settings, stateful, stateless };
 }
 
-/** cdk.json's context, for running this file without the CDK CLI (which passes it itself). */
-function cdkJsonContext(): Record<string, unknown> {
+/** cdk.json's context, for running the app without the CDK CLI (which passes it itself). */
+export function cdkJsonContext(): Record<string, unknown> {
   const file = join(projectRoot, 'cdk.json');
   if (!existsSync(file)) return {};
   return (JSON.parse(readFileSync(file, 'utf8')) as { context?: Record<string, unknown> }).context ?? {};
 }
 
+/**
+ * Synthesizes the app with cdk-nag's packs (a finding neither fixed nor acknowledged, with its
+ * reason, stops the synth). Alone, writes ./cdk.out and says what was written; under the CLI
+ * (CDK_OUTDIR and CDK_CONTEXT_JSON set, and they win) the CLI reports, warnings included.
+ */
+export function synthesizeApp(context: Record<string, unknown> = cdkJsonContext()): void {
+  const props: AppProps = { outdir: process.env.CDK_OUTDIR ?? join(projectRoot, 'cdk.out'), context };
+  const { app, stateful, stateless, settings } = createServiceApp({ app: new App(props) });
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app), new ServerlessChecks(app));
+  const assembly = app.synth();
+  if (process.env.CDK_OUTDIR) return;
+  for (const warning of settings.warnings) console.warn(`warning: ${warning}`);
+  console.log(`Synthesized to ${relative(process.cwd(), assembly.directory) || '.'}/:`);
+  for (const stack of [stateful, stateless]) console.log(`  ${stack.templateFile}`);
+  console.log(`  ${Object.keys(stateless.functions).length} functions`);
+}
+
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   try {
-    // Under the CLI, CDK_OUTDIR and CDK_CONTEXT_JSON are set (and win); alone, write ./cdk.out.
-    const props: AppProps = {
-      outdir: process.env.CDK_OUTDIR ?? join(projectRoot, 'cdk.out'),
-      context: cdkJsonContext(),
-    };
-    const { app, stateful, stateless, settings } = createServiceApp({ app: new App(props) });
-    // cdk-nag's packs: a finding neither fixed nor acknowledged (with its reason) stops the synth.
-    Validations.of(app).addPlugins(new AwsSolutionsChecks(app), new ServerlessChecks(app));
-    const assembly = app.synth();
-    // Alone, say what was written; under the CLI, it reports (warnings included) itself.
-    if (!process.env.CDK_OUTDIR) {
-      for (const warning of settings.warnings) console.warn(`warning: ${warning}`);
-      console.log(`Synthesized to ${relative(process.cwd(), assembly.directory) || '.'}/:`);
-      for (const stack of [stateful, stateless]) console.log(`  ${stack.templateFile}`);
-      console.log(`  ${Object.keys(stateless.functions).length} functions`);
-    }
+    synthesizeApp();
   } catch (err) {
-    if (err instanceof ConfigError) console.error(err.message);
-    else console.error(err);
+    console.error(err instanceof ConfigError ? err.message : err);
     process.exitCode = 1;
   }
 }

@@ -477,30 +477,51 @@ async function copyOcrPackages(dir: string, canvasBinaries: string[]): Promise<s
 
 const kb = (bytes: number) => `${(bytes / 1000).toFixed(1)} kB`;
 
-/** The size table `npm run build` prints. */
+/**
+ * The size table `npm run build` prints. The budget is for what a cold start reads ("at start"),
+ * so that column sits beside it with a verdict; "asset" (everything uploaded: the bundle's
+ * lazily loaded chunks, fonts, OCR data, source map) has no budget.
+ */
 export function sizeTable(built: BuiltFunction[], outDir = DEFAULT_OUT_DIR): string {
   const rows = built.map((b) => [
     b.name,
     b.kind,
     kb(b.bytes),
+    `${b.budgetBytes / 1_000_000} MB`,
+    b.bytes > b.budgetBytes ? 'OVER BUDGET' : `ok (${Math.round((100 * b.bytes) / b.budgetBytes)} %)`,
     kb(b.mapBytes),
     kb(b.assetBytes),
-    `${b.budgetBytes / 1_000_000} MB${b.bytes > b.budgetBytes ? '  OVER BUDGET' : ''}`,
   ]);
-  const header = ['function', 'kind', 'at start', 'map', 'asset', 'budget'];
+  const header = ['function', 'kind', 'at start', 'budget', 'within budget', 'map', 'asset (no budget)'];
+  const rightAligned = new Set([2, 3, 5, 6]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) =>
     cells
-      .map((c, i) => (i >= 2 && i <= 4 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+      .map((c, i) => (rightAligned.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
       .join('  ')
       .trimEnd();
   const total = built.reduce((sum, b) => sum + b.bytes, 0);
+  const over = built.filter((b) => b.bytes > b.budgetBytes).length;
   return [
     line(header),
     line(widths.map((w) => '-'.repeat(w))),
     ...rows.map(line),
-    `${built.length} bundles in ${relative(process.cwd(), outDir) || '.'}/, ${kb(total)} read at start in all`,
+    `${built.length} bundles in ${relative(process.cwd(), outDir) || '.'}/, ${kb(total)} read at start in all; ` +
+      (over ? `${over} over budget` : 'all within budget'),
   ].join('\n');
+}
+
+/** What to say when bundles are over budget (their largest packages), or undefined when none is. */
+export function overBudgetReport(built: BuiltFunction[]): string | undefined {
+  const over = built.filter((b) => b.bytes > b.budgetBytes);
+  if (!over.length) return undefined;
+  return over
+    .map(
+      (b) =>
+        `${b.name}: ${kb(b.bytes)} read at start is over its ${b.budgetBytes / 1_000_000} MB budget. Largest packages:\n` +
+        b.largestInputs.map((i) => `  ${kb(i.bytes).padStart(10)}  ${i.path}`).join('\n'),
+    )
+    .join('\n\n');
 }
 
 // CLI: `npm run build [-- --no-minify] [-- name ...]`
@@ -515,14 +536,11 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     });
     console.log(sizeTable(built));
     console.log(`built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-    const over = built.filter((b) => b.bytes > b.budgetBytes);
-    for (const b of over) {
-      console.error(
-        `\n${b.name}: ${kb(b.bytes)} is over its ${b.budgetBytes / 1_000_000} MB budget. Largest packages:\n` +
-          b.largestInputs.map((i) => `  ${kb(i.bytes).padStart(10)}  ${i.path}`).join('\n'),
-      );
+    const over = overBudgetReport(built);
+    if (over) {
+      console.error(`\n${over}`);
+      process.exitCode = 1;
     }
-    if (over.length) process.exitCode = 1;
   } catch (err) {
     console.error((err as Error).message);
     process.exitCode = 1;

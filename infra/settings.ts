@@ -1,8 +1,7 @@
 import { z } from 'zod';
-import { configSchema, loadConfig, ConfigError } from '../shared/config.ts';
+import { chosenProvider, configSchema, loadConfig, ConfigError, type Config } from '../shared/config.ts';
 import { identityProviderSettings } from '../shared/auth/identity-provider.ts';
 import { pipelineStageList, type PipelineStageName } from './routes.ts';
-import { chosenProvider, type AiProviderName } from '../shared/ai/provider.ts';
 
 // What the CDK app reads at synth time. Two kinds of settings:
 // - stack settings (camelCase context keys: `-c retainData=false`, or cdk.json "context");
@@ -117,25 +116,44 @@ export type StackSettings = z.infer<typeof stackSettingsSchema> & {
   /** Problems worth a synth warning (e.g. no identity provider configured). */
   warnings: string[];
   /** The AI provider the functions will use (AI_PROVIDER, else OpenAI with a key secret, else offline). */
-  aiProvider: AiProviderName;
+  aiProvider: ReturnType<typeof chosenProvider>;
   /** With Bedrock: the models the functions are allowed to invoke (region unset: the stack's). */
   bedrock?: { region?: string; chatModel: string; embeddingModel: string };
 };
 
 export type ContextReader = (key: string) => unknown;
 
-/** Reads and validates every setting; a bad one fails the synth with a message naming it. */
+/** How to pass a setting, to the CDK CLI and to the npm script alike. */
+export const HOW_TO_PASS_SETTINGS =
+  'Pass settings as CDK context: `npm run synth -- -c KEY=value -c KEY=value` (note the `--`), ' +
+  '`npx cdk deploy --all -c KEY=value`, or in cdk.json\'s "context"; function settings may also be exported in the shell.';
+
+/** Every problem found, one per line, with how to pass a setting: fixing them takes one more try, not one per problem. */
+export class SettingsError extends ConfigError {
+  constructor(readonly problems: string[]) {
+    super(
+      `The deployment settings are incomplete (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n` +
+        problems.map((p) => `  - ${p}`).join('\n') +
+        `\n${HOW_TO_PASS_SETTINGS}\n` +
+        'For example: npm run synth -- -c IDP_PRESET=firebase -c FIREBASE_PROJECT_ID=my-project -c CORS_ALLOW_ORIGIN=https://app.example.com',
+    );
+    this.name = 'SettingsError';
+  }
+}
+
+/**
+ * Reads and validates every setting. Every problem is collected before failing, so one
+ * message names them all (a synth that fails on the first would take one build per problem).
+ */
 export function readSettings(context: ContextReader, env: NodeJS.ProcessEnv = process.env): StackSettings {
+  const problems: string[] = [];
   const raw: Record<string, unknown> = {};
   for (const key of Object.keys(stackSettingsSchema.shape)) {
     const value = context(key);
     if (value !== undefined && value !== '') raw[key] = value;
   }
   const parsed = stackSettingsSchema.safeParse(raw);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
-    throw new ConfigError(`Invalid CDK context:\n  ${lines.join('\n  ')}`);
-  }
+  if (!parsed.success) problems.push(...parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
 
   const functionEnv: Record<string, string> = {};
   for (const name of functionSettingNames()) {
@@ -143,35 +161,58 @@ export function readSettings(context: ContextReader, env: NodeJS.ProcessEnv = pr
     if (value !== undefined && value !== '') functionEnv[name] = String(value);
   }
   // Validate as the functions will at cold start, with the stack's own wiring filled in.
-  const config = loadConfig({
-    TABLE_NAME: 'synth-check',
-    ...(parsed.data.openAiKeySecret && { OPENAI_API_KEY_SECRET_ARN: 'arn:synth-check' }),
-    ...functionEnv,
-  });
-  const aiProvider = chosenProvider(config);
+  let config: Config | undefined;
+  try {
+    config = loadConfig({
+      TABLE_NAME: 'synth-check',
+      ...(raw.openAiKeySecret !== undefined && { OPENAI_API_KEY_SECRET_ARN: 'arn:synth-check' }),
+      ...functionEnv,
+    });
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    problems.push(err.message);
+  }
 
   // Safe deploy defaults: what npm start may leave open (any origin, the local identity provider)
   // a deployment must name. Without an identity provider POST /auth would fail for everyone;
   // without an origin every response would say `access-control-allow-origin: *`.
-  const warnings: string[] = [];
-  if (config.IDP_PRESET === 'local')
-    throw new ConfigError('IDP_PRESET=local exists only under npm start; choose a real provider');
-  try {
-    identityProviderSettings(config);
-  } catch (err) {
-    throw new ConfigError(
-      `No usable identity provider (${(err as Error).message}): a deployment needs one, ` +
-        'e.g. -c IDP_PRESET=firebase -c FIREBASE_PROJECT_ID=my-project',
+  if (config?.IDP_PRESET === 'local') {
+    problems.push(
+      'IDP_PRESET=local exists only under npm start; choose a real provider (firebase, cognito, google or custom)',
     );
+  } else if (config) {
+    try {
+      identityProviderSettings(config);
+    } catch (err) {
+      problems.push(
+        `No usable identity provider (${err instanceof Error ? err.message : String(err)}): a deployment needs one, ` +
+          'e.g. -c IDP_PRESET=firebase -c FIREBASE_PROJECT_ID=my-project',
+      );
+    }
   }
   const origin = functionEnv.CORS_ALLOW_ORIGIN;
   if (origin === undefined) {
-    throw new ConfigError(
+    problems.push(
       'CORS_ALLOW_ORIGIN must be set for a deployment: the origin of your web app, e.g. -c CORS_ALLOW_ORIGIN=https://app.example.com',
     );
+  } else {
+    const originCheck = corsOrigin.safeParse(origin);
+    if (!originCheck.success) problems.push(`CORS_ALLOW_ORIGIN: ${originCheck.error.issues[0]!.message}`);
   }
-  const originCheck = corsOrigin.safeParse(origin);
-  if (!originCheck.success) throw new ConfigError(`CORS_ALLOW_ORIGIN: ${originCheck.error.issues[0]!.message}`);
+
+  const stageMaxConcurrency = {} as Record<PipelineStageName, number>;
+  for (const stage of pipelineStageList) {
+    const key = stageConcurrencyKey(stage.name);
+    const value = context(key);
+    const checked = stageConcurrency.safeParse(value === undefined || value === '' ? stage.maxConcurrency : value);
+    if (checked.success) stageMaxConcurrency[stage.name] = checked.data;
+    else problems.push(`${key}: ${checked.error.issues[0]!.message}`);
+  }
+  if (problems.length || !parsed.success || !config || origin === undefined) throw new SettingsError(problems);
+
+  const warnings: string[] = [];
+  const aiProvider = chosenProvider(config);
+
   if (origin === '*') warnings.push("CORS_ALLOW_ORIGIN=*: any web page may call the API with a user's token");
   if (aiProvider === 'offline') {
     warnings.push(
@@ -190,14 +231,6 @@ export function readSettings(context: ContextReader, env: NodeJS.ProcessEnv = pr
         }
       : undefined;
 
-  const stageMaxConcurrency = {} as Record<PipelineStageName, number>;
-  for (const stage of pipelineStageList) {
-    const key = stageConcurrencyKey(stage.name);
-    const value = context(key);
-    const checked = stageConcurrency.safeParse(value === undefined || value === '' ? stage.maxConcurrency : value);
-    if (!checked.success) throw new ConfigError(`Invalid CDK context:\n  ${key}: ${checked.error.issues[0]!.message}`);
-    stageMaxConcurrency[stage.name] = checked.data;
-  }
   return {
     ...parsed.data,
     functionEnv,

@@ -170,6 +170,15 @@ export const configSchema = z.object({
 
 export type Config = z.infer<typeof configSchema>;
 
+/**
+ * The AI provider a function with this configuration uses: AI_PROVIDER, else OpenAI when a key
+ * is configured (OPENAI_API_KEY, or OPENAI_API_KEY_SECRET_ARN when deployed), else offline.
+ */
+export function chosenProvider(c: Config): NonNullable<Config['AI_PROVIDER']> {
+  if (c.AI_PROVIDER) return c.AI_PROVIDER;
+  return c.OPENAI_API_KEY || c.OPENAI_API_KEY_SECRET_ARN ? 'openai' : 'offline';
+}
+
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }

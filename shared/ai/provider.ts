@@ -1,6 +1,6 @@
 import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import { secretsClient } from '../clients.ts';
-import { config, type Config } from '../config.ts';
+import { chosenProvider, config, type Config } from '../config.ts';
 import type { BedrockSettings } from './bedrock-provider.ts';
 import type { AiProvider } from './types.ts';
 import { measured } from './measured.ts';
@@ -22,11 +22,6 @@ export function aiProvider(): Promise<AiProvider> {
     throw err;
   });
   return cached;
-}
-
-export function chosenProvider(c: Config): AiProviderName {
-  if (c.AI_PROVIDER) return c.AI_PROVIDER;
-  return c.OPENAI_API_KEY || c.OPENAI_API_KEY_SECRET_ARN ? 'openai' : 'offline';
 }
 
 export async function createAiProvider(

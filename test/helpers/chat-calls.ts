@@ -1,5 +1,6 @@
 import type { TestApp } from './app.ts';
 import { postSse, type SseResult } from './sse.ts';
+import { until } from '#test/helpers/until.ts';
 
 // The chat calls the reply tests make as one signed-in user: `who` is read at each call, so the
 // app and token can be set in beforeAll.
@@ -25,11 +26,6 @@ export function chatCalls(who: () => { app: TestApp; token: string }) {
 export const kinds = (sse: SseResult) =>
   sse.events.map((e) => (e.event ? `event:${e.event}` : e.data === '[DONE]' ? '[DONE]' : 'delta'));
 
-/** Reads until `ok` (at most about 3 s): what a reply stored after its stream ended. */
-export async function eventually<T>(read: () => Promise<T>, ok: (value: T) => boolean): Promise<T> {
-  for (let i = 0; ; i++) {
-    const value = await read();
-    if (ok(value) || i >= 100) return value;
-    await new Promise((r) => setTimeout(r, 30));
-  }
-}
+/** Reads until `ok`: what a reply stored after its stream ended. */
+export const eventually = <T>(read: () => Promise<T>, ok: (value: T) => boolean): Promise<T> =>
+  until('a stored reply', read, ok);

@@ -16,7 +16,9 @@ import {
   CHUNKS_DIR,
   EXTRACT_CHILD,
   MissingEntryError,
+  overBudgetReport,
   projectRoot,
+  sizeTable,
   STANDARD_FONTS_DIR,
   TRACER_PACKAGE,
   type BuiltFunction,
@@ -80,6 +82,23 @@ test('every manifest function has one minified ESM bundle with a linked source m
   // The AWS SDK travels inside the bundle, never imported from the runtime.
   const signIn = await readFile(join(outDir, 'sign-in', 'index.mjs'), 'utf8');
   expect(signIn).not.toMatch(/from\s*["']@aws-sdk\//);
+});
+
+test('the size table puts each budget beside what it bounds, with a verdict; over budget says so and names the packages', () => {
+  const table = sizeTable(built, outDir).split('\n');
+  expect(table[0]).toMatch(/^function\s+kind\s+at start\s+budget\s+within budget\s+map\s+asset \(no budget\)$/);
+  for (const b of built) {
+    const row = table.find((line) => line.startsWith(`${b.name} `))!;
+    expect(row).toMatch(new RegExp(`\\d kB\\s+${b.budgetBytes / 1_000_000} MB\\s+ok \\(\\d+ %\\)`));
+  }
+  expect(table.at(-1)).toMatch(/all within budget$/);
+  expect(overBudgetReport(built)).toBeUndefined();
+
+  const overweight = { ...built[0]!, budgetBytes: Math.floor(built[0]!.bytes / 2) };
+  expect(sizeTable([overweight], outDir)).toMatch(/OVER BUDGET[\s\S]*1 over budget$/);
+  expect(overBudgetReport([overweight])).toContain(
+    `${overweight.name}: ${(overweight.bytes / 1000).toFixed(1)} kB read at start is over its`,
+  );
 });
 
 test('functions that bundle pdfjs (pdf-extract at least) get standard_fonts/ beside the bundle', async () => {

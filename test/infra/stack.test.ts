@@ -19,7 +19,7 @@ import {
 } from '#infra/routes.ts';
 import { tableDefinition } from '#infra/table.ts';
 import { METRIC } from '#shared/metrics.ts';
-import { stageConcurrencyKey } from '#infra/settings.ts';
+import { SettingsError, stageConcurrencyKey } from '#infra/settings.ts';
 import { resourceFor, API_STAGE, MAX_BUFFERED_INTEGRATION_SECONDS } from '#infra/stacks/stateless-stack.ts';
 import { UPLOADS_PREFIX, VISIBILITY_TIMEOUT_FACTOR, WORK_PREFIX } from '#infra/stacks/stateful-stack.ts';
 import * as storageKeys from '#shared/files/storage.ts';
@@ -711,6 +711,22 @@ describe('safe deploy defaults (issue 13 item 6)', () => {
     expect(synth({}, { CORS_ALLOW_ORIGIN: 'https://env.example.com' }, idp).settings.corsAllowOrigin).toBe(
       'https://env.example.com',
     );
+  });
+
+  test('every missing or bad setting is named in one failure, with how to pass it', () => {
+    let failure: unknown;
+    try {
+      synth({ IDP_PRESET: 'cognito', logRetentionDays: 17 }, {}, {});
+    } catch (err) {
+      failure = err;
+    }
+    expect(failure).toBeInstanceOf(SettingsError);
+    expect((failure as SettingsError).problems).toEqual([
+      expect.stringMatching(/^logRetentionDays: /),
+      expect.stringMatching(/COGNITO_USER_POOL_ID is required/),
+      expect.stringMatching(/^CORS_ALLOW_ORIGIN must be set/),
+    ]);
+    expect((failure as Error).message).toContain('npm run synth -- -c KEY=value');
   });
 
   test('an explicit * is allowed, with a warning', () => {

@@ -14,6 +14,7 @@ import { createAiProvider } from '#shared/ai/provider.ts';
 import { createDocumentClient } from '#shared/clients.ts';
 import { retrieverFor } from '#shared/retrieval/retrieve.ts';
 import { createS3Client } from '#shared/s3-client.ts';
+import { until } from '#test/helpers/until.ts';
 
 // The SQS pipeline under load and faults, with an embedding provider that takes 16 inputs per
 // request: fan-out, the number of embedding requests, 429s, redelivery, a poison message, reuse
@@ -303,7 +304,7 @@ describe('messages', () => {
     const body = { fileId, runId, part: 0, key };
     await send('pdf-embed', body);
     await send('pdf-embed', body);
-    for (let i = 0; i < 100 && ((await files.get(fileId)) as ProcessingFile).partsDone !== 1; i++) await sleep(50);
+    await until('the part counted', async () => ((await files.get(fileId)) as ProcessingFile).partsDone === 1);
     expect(await drained('pdf-embed')).toBe(0); // the second delivery handled too
     const record = (await files.get(fileId))!;
     expect(record).toMatchObject({ status: 'processing', partsDone: 1, partsTotal: 2 });
@@ -317,11 +318,12 @@ describe('messages', () => {
 
   const held = (url: string) => messagesIn(sqs, url);
   /** Until the message has left the stage's queue and its DLQ (redriven, then taken by pdf-dead-letter). */
-  async function drained(stage: 'pdf-embed' | 'pdf-extract') {
-    for (let i = 0; i < 100 && (await held(app.queues[stage].url)) + (await held(app.queues[stage].dlqUrl)) > 0; i++)
-      await sleep(100);
-    return (await held(app.queues[stage].url)) + (await held(app.queues[stage].dlqUrl));
-  }
+  const drained = (stage: 'pdf-embed' | 'pdf-extract') =>
+    until(
+      `${stage} and its DLQ to drain`,
+      async () => (await held(app.queues[stage].url)) + (await held(app.queues[stage].dlqUrl)),
+      (left) => left === 0,
+    );
 
   test('a poison message ends in the DLQ and the file is marked failed; the dead-letter consumer keeps that failure', async () => {
     const { files, fileId, runId } = await processingRun(1);

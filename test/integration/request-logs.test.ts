@@ -6,6 +6,7 @@ import type { HttpRoute } from '#infra/routes.ts';
 import { httpHandler, type HttpLayer } from '#shared/http/handler.ts';
 import { ConflictError } from '#shared/errors.ts';
 import { logger } from '#shared/logger.ts';
+import { until } from '#test/helpers/until.ts';
 
 // What the HTTP layer logs, read from the JSON lines the Powertools logger writes: the Lambda
 // context in every line, the reason of a rejection (not under the logger's own `message` key),
@@ -136,7 +137,7 @@ test("a streamed response's one log line is written when its body ends, not when
   expect(rest).toContain('data: last');
   // The line follows the body's end: wait for it (bounded) rather than for a fixed time.
   const completed = () => lines.filter((l) => l.message === 'request completed');
-  for (let i = 0; i < 200 && completed().length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  await until('the request completed line', () => completed().length > 0);
   expect(completed()).toHaveLength(1);
   expect(completed()[0]).toMatchObject({
     statusCode: 200,

@@ -7,6 +7,7 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION, startEmulators } from '#infra/local/em
 import { signLocalIdToken } from '#infra/local/local-idp.ts';
 import { startOpenAiTestServer } from '#test/helpers/openai-server.ts';
 import { startServerProcess, type ServerProcess } from '#test/helpers/server-process.ts';
+import { until } from '#test/helpers/until.ts';
 
 // Stopping `npm start` (npm itself, as a terminal or a process manager signals it): SIGINT and
 // SIGTERM stop the server and free DATA_DIR, it says when it has stopped; SIGHUP (npm does not
@@ -126,7 +127,7 @@ test('SIGHUP to npm (not passed on by npm): the server notices and stops too', a
   expect(await gone(pid)).toBe(true);
   expect(existsSync(join(dataDir, 'runtime.pid'))).toBe(false);
   // Its output still reaches the pipe npm handed it.
-  for (let i = 0; i < 100 && !server.output().includes('Stopped.'); i++) await new Promise((r) => setTimeout(r, 50));
+  await until('the Stopped. line', () => server.output().includes('Stopped.'));
   expect(server.output()).toMatch(/parent process gone: stopping[\s\S]*Stopped\./);
 }, 60_000);
 

@@ -6,6 +6,7 @@ import { fixturePdf } from '#test/helpers/make-pdf.ts';
 import { installTripwire, type Tripwire } from '#test/helpers/loopback-tripwire.ts';
 import { download, type FetchPolicy } from '#shared/pdf/guarded-fetch.ts';
 import { PermanentFailure, RetryableFailure } from '#shared/pdf/failures.ts';
+import { until } from '#test/helpers/until.ts';
 
 // The PDF URL with loopback allowed (as under `npm start`), so a loopback server can misbehave:
 // redirects to non-public addresses in every Location spelling (refused by the hop check, no
@@ -78,14 +79,12 @@ async function ingest(path: string) {
 const status = async (fileId: string) =>
   (await app.request('GET', `/message/pdf/${fileId}`, { token })).body.data.embeddingsData;
 
-async function settled(fileId: string) {
-  for (let i = 0; i < 400; i++) {
-    const s = await status(fileId);
-    if (s.status !== 'processing') return s;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`file ${fileId} is stuck in processing`);
-}
+const settled = (fileId: string) =>
+  until(
+    `file ${fileId} to leave processing`,
+    () => status(fileId),
+    (s) => s.status !== 'processing',
+  );
 
 const NON_PUBLIC_LOCATIONS = [
   'http://169.254.169.254/latest/meta-data/iam/security-credentials/',
@@ -215,7 +214,9 @@ describe('Content-Length that lies (a raw socket server, so the lie reaches the 
   });
 
   test('a chunked body beyond the cap after a HEAD announcing a small one: cut at the cap (TOO_LARGE), the server sees the hang-up', async () => {
-    let closedAt = 0;
+    // The server's count of bytes sent when its socket closes: waited for, not timed.
+    let closed!: (sent: number) => void;
+    const closedAt = new Promise<number>((resolve) => (closed = resolve));
     respond = (socket, head) => {
       if (head)
         return void socket.end(`HTTP/1.1 200 OK\r\ncontent-type: application/pdf\r\ncontent-length: 1000\r\n\r\n`);
@@ -229,15 +230,15 @@ describe('Content-Length that lies (a raw socket server, so the lie reaches the 
             return void socket.once('drain', pump);
         }
       };
-      socket.on('close', () => (closedAt = sent));
+      socket.on('close', () => closed(sent));
       pump();
     };
     const err = await download(`${rawBase}/big.pdf`, policy).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PermanentFailure);
     expect((err as PermanentFailure).reason).toBe('TOO_LARGE');
-    await new Promise((r) => setTimeout(r, 50));
-    expect(closedAt).toBeGreaterThan(0);
-    expect(closedAt).toBeLessThan(100 * CAP); // the client hung up long before the end (socket buffers hold a few MB)
+    const sent = await closedAt;
+    expect(sent).toBeGreaterThan(0);
+    expect(sent).toBeLessThan(100 * CAP); // the client hung up long before the end (socket buffers hold a few MB)
   });
 
   test('through the pipeline, the lying server ends in a clean terminal state', async () => {

@@ -7,6 +7,7 @@ import { eventStreamFrame, startBedrockTestServer, type BedrockTestServer } from
 import { splitIntoDeltas } from '#test/helpers/openai-server.ts';
 import { EventStreamCodec } from '@smithy/core/event-streams';
 import { fromUtf8, toUtf8 } from '@smithy/core/serde';
+import { until } from '#test/helpers/until.ts';
 
 // The Bedrock provider through the real SDK (@aws-sdk/client-bedrock-runtime) against the
 // loopback stand-in (test/helpers/bedrock-server.ts): JSON for Converse and InvokeModel, binary
@@ -236,7 +237,7 @@ test('the caller aborting ends the stream quietly and closes the connection to B
   expect(parts).toHaveLength(2);
   release();
   const record = bedrock.requests[0]!;
-  for (let i = 0; i < 100 && !record.clientClosedEarly; i++) await new Promise((r) => setTimeout(r, 10));
+  await until('the server to see the hang-up', () => record.clientClosedEarly);
   expect(record.clientClosedEarly).toBe(true);
 });
 

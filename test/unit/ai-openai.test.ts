@@ -4,6 +4,7 @@ import { batches, createOpenAiProvider, type OpenAiSettings } from '#shared/ai/o
 import { modelMessages } from '#shared/ai/prompt.ts';
 import type { AiProvider, ChatInput, Source, StreamPart } from '#shared/ai/types.ts';
 import { startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
+import { until } from '#test/helpers/until.ts';
 
 // The OpenAI provider against the loopback OpenAI-compatible server (real SDK, real HTTP).
 
@@ -141,8 +142,7 @@ test('a server that never answers times out after the retries', async () => {
   await expect(impatient.reply(input)).rejects.toBeInstanceOf(AiProviderError);
   expect(ai.count()).toBe(2);
   // Both attempts were given up by the client (its per-attempt timeout), not by the server.
-  for (let i = 0; i < 50 && !ai.requests.every((r) => r.clientClosedEarly); i++)
-    await new Promise((r) => setTimeout(r, 20));
+  await until('the server to see both hang-ups', () => ai.requests.every((r) => r.clientClosedEarly));
   expect(ai.requests.every((r) => r.clientClosedEarly)).toBe(true);
 });
 
@@ -171,7 +171,7 @@ test("the caller's abort ends the stream quietly and closes the upstream request
   }
   release();
   expect(parts).toHaveLength(2);
-  for (let i = 0; i < 50 && !ai.requests[0]!.clientClosedEarly; i++) await new Promise((r) => setTimeout(r, 20));
+  await until('the server to see the hang-up', () => ai.requests[0]!.clientClosedEarly);
   expect(ai.requests[0]!.clientClosedEarly).toBe(true);
 });
 
