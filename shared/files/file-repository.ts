@@ -67,9 +67,12 @@ export interface RunProgress {
   extractChunks?: number;
   extractParts?: number;
   extractedAt?: string;
-  // pdf-ocr: its ranges (messages) and how many are done, then the pages it read
+  // pdf-ocr: its ranges (messages) and how many are done, the pages to recognise and recognised
+  // so far (live progress), then the pages it read
   ocrRangesTotal?: number;
   ocrRangesDone?: number;
+  ocrPagesTotal?: number;
+  ocrPagesDone?: number;
   ocrPages?: number;
   // pdf-embed
   chunks?: number;
@@ -159,6 +162,8 @@ const FIELDS = [
   'extractedAt',
   'ocrRangesTotal',
   'ocrRangesDone',
+  'ocrPagesTotal',
+  'ocrPagesDone',
   'ocrPages',
   'chunks',
   'partsTotal',
@@ -191,6 +196,8 @@ const RUN_PROGRESS_RESET = [
   'unreadablePages',
   'ocrRangesTotal',
   'ocrRangesDone',
+  'ocrPagesTotal',
+  'ocrPagesDone',
   'doneOcrRanges',
   'extractChunks',
   'extractParts',
@@ -244,6 +251,7 @@ export type Extraction =
       chunks: number;
       extractParts: number;
       ocrRangesTotal: number;
+      ocrPagesTotal: number;
     };
 
 /** What pdf-ocr added once its last range is done: the run goes on to embedding. */
@@ -386,7 +394,7 @@ export class FileRepository extends Repository {
       // OCR's chunks and parts are numbered after the text layers' (extractChunks, extractParts).
       next === 'embed'
         ? { stage: 'embed', ...e, ocrPages: 0, ...read }
-        : { stage: 'ocr', ...e, extractChunks: e.chunks, ocrRangesDone: 0, ...read },
+        : { stage: 'ocr', ...e, extractChunks: e.chunks, ocrRangesDone: 0, ocrPagesDone: 0, ...read },
     );
   }
 
@@ -443,19 +451,35 @@ export class FileRepository extends Repository {
   }
 
   /**
-   * Counts one OCR range, once (like markPartDone: a set of range numbers, refused when the range
-   * is in it). Undefined when refused (counted before, or the run is no longer current).
+   * Counts one OCR range and its pages, once (like markPartDone: a set of range numbers, refused
+   * when the range is in it). Undefined when refused (counted before, or the run is no longer current).
    */
-  async markOcrRangeDone(id: string, runId: string, range: number, now: string): Promise<PipelineRecord | undefined> {
+  async markOcrRangeDone(
+    id: string,
+    runId: string,
+    { range, pages }: { range: number; pages: number },
+    now: string,
+  ): Promise<PipelineRecord | undefined> {
     const updated = await updateIf(this.db, {
       TableName: this.table,
       Key: fileKey(id),
       ...whileRunning(
         runId,
         {
-          UpdateExpression: 'ADD #done :one, #ranges :range SET #updatedAt = :now',
-          ExpressionAttributeNames: { '#done': 'ocrRangesDone', '#ranges': 'doneOcrRanges', '#updatedAt': 'updatedAt' },
-          ExpressionAttributeValues: { ':one': 1, ':range': new Set([range]), ':n': range, ':now': now },
+          UpdateExpression: 'ADD #done :one, #pages :pages, #ranges :range SET #updatedAt = :now',
+          ExpressionAttributeNames: {
+            '#done': 'ocrRangesDone',
+            '#pages': 'ocrPagesDone',
+            '#ranges': 'doneOcrRanges',
+            '#updatedAt': 'updatedAt',
+          },
+          ExpressionAttributeValues: {
+            ':one': 1,
+            ':pages': pages,
+            ':range': new Set([range]),
+            ':n': range,
+            ':now': now,
+          },
         },
         'NOT contains(#ranges, :n)',
       ),

@@ -11,9 +11,10 @@ type RunView = Partial<Run> &
   RunProgress & { stage?: Stage; completedAt?: string; failedAt?: string; failure?: Failure };
 
 /** Where the ingestion stands: pages read and parts embedded, each of its total once known. */
-function progressOf(r: FileRecord): EmbeddingsData['progress'] {
+function progressOf(r: FileRecord & RunView): EmbeddingsData['progress'] {
   if (r.status !== 'processing' && r.status !== 'completed') return undefined;
   const pagesTotal = r.pagesTotal ?? r.pages;
+  const ocrPages = ocrPagesOf(r);
   const extracted = r.status === 'completed' || (r.stage !== 'fetch' && r.stage !== 'extract');
   return {
     stage: r.status === 'completed' ? 'done' : (r.stage ?? 'fetch'),
@@ -21,8 +22,16 @@ function progressOf(r: FileRecord): EmbeddingsData['progress'] {
       done: extracted ? (pagesTotal ?? 0) : (r.pagesDone ?? 0),
       ...(pagesTotal !== undefined && { total: pagesTotal }),
     },
+    ...(ocrPages && { ocrPages }),
     parts: { done: r.partsDone ?? 0, ...(r.partsTotal !== undefined && { total: r.partsTotal }) },
   };
+}
+
+/** Pages recognised by OCR of those to recognise: counted while OCR runs, then the pages it read. */
+function ocrPagesOf(r: FileRecord & RunView): { done: number; total: number } | undefined {
+  if (r.ocrPagesTotal === undefined || r.ocrPagesTotal === 0) return undefined;
+  const finished = r.status === 'completed' || (r.stage !== 'ocr' && r.ocrPages !== undefined);
+  return { done: finished ? r.ocrPagesTotal : (r.ocrPagesDone ?? 0), total: r.ocrPagesTotal };
 }
 
 export function toEmbeddingsData(record: FileRecord): EmbeddingsData {
@@ -45,7 +54,13 @@ export function toEmbeddingsData(record: FileRecord): EmbeddingsData {
     ...(r.unreadablePages !== undefined && { unreadablePages: r.unreadablePages }),
     ...(r.status === 'processing' &&
       r.stage === 'ocr' &&
-      r.ocrRangesTotal !== undefined && { ocr: { ranges: r.ocrRangesTotal, done: r.ocrRangesDone ?? 0 } }),
+      r.ocrRangesTotal !== undefined && {
+        ocr: {
+          ranges: r.ocrRangesTotal,
+          done: r.ocrRangesDone ?? 0,
+          ...(r.ocrPagesTotal !== undefined && { pages: { done: r.ocrPagesDone ?? 0, total: r.ocrPagesTotal } }),
+        },
+      }),
     ...(r.chunks !== undefined && { chunks: r.chunks }),
     ...(r.status === 'processing' && { parts: { total: r.partsTotal, done: r.partsDone ?? 0 } }),
     ...(progress && { progress }),

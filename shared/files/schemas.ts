@@ -68,6 +68,9 @@ export const progressSchema = z.object({
     .string()
     .check(z.describe('The stage running: fetch, extract, embed (and any stage the pipeline adds), or done')),
   pages: doneOfTotal('Pages read'),
+  ocrPages: z
+    .optional(doneOfTotal('Pages recognised by OCR'))
+    .check(z.describe('When some pages have no usable text layer: pages recognised by OCR of those to recognise')),
   parts: doneOfTotal('Parts embedded'),
 });
 
@@ -87,8 +90,8 @@ export const embeddingsDataSchema = z.object({
       ),
     ),
   ocr: z
-    .optional(z.object({ ranges: int(), done: int() }))
-    .check(z.describe('While OCR runs: page ranges recognised so far')),
+    .optional(z.object({ ranges: int(), done: int(), pages: z.optional(doneOfTotal('Pages recognised')) }))
+    .check(z.describe('While OCR runs: page ranges (and pages) recognised so far, of all')),
   chunks: z.optional(int()),
   parts: z.optional(z.object({ total: z.optional(int()), done: int() })),
   progress: z

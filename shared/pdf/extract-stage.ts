@@ -158,6 +158,7 @@ export async function runExtract(deps: PipelineDeps, msg: ExtractMessage, ctx: E
       chunks,
       extractParts: planner.parts,
       ocrRangesTotal: ranges.length,
+      ocrPagesTotal: toOcr.length,
     },
     now,
   );

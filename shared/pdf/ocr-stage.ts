@@ -80,8 +80,12 @@ export async function runOcr(deps: PipelineDeps, msg: OcrMessage, ctx: OcrContex
   await deps.storage.put(ocrResultKey(msg.fileId, msg.runId, msg.range), JSON.stringify(result), 'application/json');
 
   const updated =
-    (await deps.files.markOcrRangeDone(msg.fileId, msg.runId, msg.range, isoNow(deps.clock))) ??
-    (await deps.files.getRaw(msg.fileId));
+    (await deps.files.markOcrRangeDone(
+      msg.fileId,
+      msg.runId,
+      { range: msg.range, pages: msg.pages.length },
+      isoNow(deps.clock),
+    )) ?? (await deps.files.getRaw(msg.fileId));
   // The file was deleted (or re-ingested) while its pages were recognised: nothing may stay.
   if (!isCurrentRun(updated, msg.runId)) return cleanUpStaleRun(deps, msg.fileId, msg.runId, updated);
   if (readyToFinish(updated, msg.runId)) await finishOcr(deps, updated);

@@ -1,16 +1,17 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { httpRouteList } from '#infra/routes.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
+import { makeScannedPdf, SCANNED_PAGES } from '#test/helpers/make-script-pdfs.ts';
 
 // The playground and the API reference in a real browser (Debian's chromium, driven by
 // playwright-core): sign-in through the local identity provider, a streamed reply, a presigned
-// upload from the browser (the local S3's CORS), an ingestion with its progress, and a cited
-// answer. PLAYGROUND_SCREENSHOT=<file.png> saves the page after the cited answer.
+// upload from the browser (the local S3's CORS), ingestions shown live (OCR included), and a cited
+// answer. A screenshot is taken of each main state (PLAYGROUND_SCREENSHOTS=<dir> keeps them).
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const FLAGS = [
@@ -28,6 +29,7 @@ let browser: Browser;
 let page: Page;
 let origin: string;
 let dir: string;
+let shots: string;
 
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) {
@@ -36,8 +38,14 @@ beforeAll(async () => {
     );
   }
   dir = await mkdtemp(join(tmpdir(), 'playground-'));
+  shots = process.env.PLAYGROUND_SCREENSHOTS ?? join(dir, 'screenshots');
+  await mkdir(shots, { recursive: true });
   await writeFile(join(dir, 'animals.pdf'), await makeTextPdf(3, 6));
-  app = await startTestApp();
+  await writeFile(join(dir, 'scanned.pdf'), await makeScannedPdf(SCANNED_PAGES.slice(0, 3)));
+  await writeFile(join(dir, 'notes.txt'), 'plain text, not a PDF\n');
+  await writeFile(join(dir, 'renamed.pdf'), 'plain text under a .pdf name\n');
+  // No wait inside POST /message/pdf: the page shows the ingestion while it runs.
+  app = await startTestApp({ env: { PDF_SYNC_WAIT_MS: '0', OCR_WORKERS: '1', OCR_PAGES_PER_MESSAGE: '1' } });
   origin = new URL(app.url).origin;
   browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
   page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
@@ -48,56 +56,183 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-test('the playground: sign in, a streamed reply, a PDF uploaded and ingested, a cited answer', async () => {
+/** A screenshot of one of the playground's states (PLAYGROUND_SCREENSHOTS=<dir> keeps them). */
+async function screenshot(name: string) {
+  const path = join(shots, `${name}.png`);
+  await page.screenshot({ path, fullPage: true });
+  expect((await readFile(path)).subarray(1, 4).toString()).toBe('PNG');
+}
+
+/** Every state a file row of the page shows, recorded as the page draws it (with the prompt's state then). */
+async function recordFileRows() {
+  await page.evaluate(() => {
+    const w = globalThis as any;
+    w.fileRows = [];
+    const record = () => {
+      for (const row of w.document.querySelectorAll('#files .file-status'))
+        w.fileRows.push({
+          name: row.querySelector('.name')?.textContent,
+          status: row.dataset.status,
+          detail: row.querySelector('.detail')?.textContent,
+          promptDisabled: w.document.getElementById('prompt').disabled,
+        });
+    };
+    new w.MutationObserver(record).observe(w.document.getElementById('files'), { childList: true, subtree: true });
+  });
+}
+const fileRows = () =>
+  page.evaluate(
+    () => (globalThis as any).fileRows as { name: string; status: string; detail: string; promptDisabled: boolean }[],
+  );
+
+test('the playground: signed out, signed in, a text chat, a file chat read live, a cited answer, signed out again', async () => {
   const failed: string[] = [];
   page.on('requestfailed', (r) => failed.push(`${r.method()} ${r.url()}: ${r.failure()?.errorText}`));
   await page.goto(`${origin}/`);
+
+  // Signed out: only the sign-in form (the app's forms stay hidden), every control labelled.
+  expect(await page.isVisible('#sign-in-form')).toBe(true);
+  for (const hidden of ['#app', '#new-chat', '#chat', '#account'])
+    expect([hidden, await page.isVisible(hidden)]).toEqual([hidden, false]);
+  const unlabelled = await page.$$eval('input, textarea, select', (els) =>
+    els.filter((e) => !(e as any).labels?.length && !e.getAttribute('aria-label')).map((e) => e.id),
+  );
+  expect(unlabelled).toEqual([]);
+  await screenshot('1-signed-out');
+
+  // A bad email: the error beside the form, the field marked, nothing sent.
+  await page.fill('#email', 'not-an-email');
+  await page.click('#sign-in-button');
+  expect(await page.textContent('#sign-in-error')).toContain('Enter an email address');
+  expect(await page.getAttribute('#email', 'aria-invalid')).toBe('true');
+
+  // Signed in, by keyboard: what to do next, no chats yet, who and how to sign out.
   await page.fill('#email', 'browser@example.com');
   await page.fill('#name', 'Browser User');
-  await page.click('#sign-in-button');
+  await page.press('#name', 'Enter');
   await page.waitForSelector('#app:not([hidden])');
   expect(await page.textContent('#who')).toContain('browser@example.com');
+  expect(await page.isVisible('#sign-out')).toBe(true);
+  expect(await page.textContent('#welcome')).toContain('Create a text chat');
+  expect(await page.isVisible('#no-chats')).toBe(true);
+  await screenshot('2-signed-in');
 
-  // A text chat and a streamed reply (the stream's first event names the reply's message id).
+  // A text chat; Shift+Enter is a new line, Enter sends; the reply streams (its first event names its id).
   await page.fill('#chat-name', 'Hello chat');
   await page.click('#create-chat');
   await page.waitForSelector('#chat-title:has-text("Hello chat")');
-  await page.fill('#prompt', 'Hello from the browser');
-  await page.click('#send');
+  expect(await page.isVisible('#file-panel')).toBe(false);
+  await page.click('#prompt');
+  await page.keyboard.type('Hello');
+  await page.keyboard.press('Shift+Enter');
+  await page.keyboard.type('from the browser');
+  expect(await page.inputValue('#prompt')).toBe('Hello\nfrom the browser');
+  expect(await page.$$('#messages li')).toHaveLength(0);
+  await page.keyboard.press('Enter');
   const reply = await page.waitForSelector('#messages li.ai.done');
-  const chatId = await page.getAttribute('#chats li.current', 'data-chat-id');
+  expect(await page.inputValue('#prompt')).toBe('');
+  const chatId = await page.getAttribute('#chats button[aria-current="true"]', 'data-chat-id');
   const stored = await app.request('GET', `/chat/${chatId}/messages`, { token: await serviceToken() });
   const ai = stored.body.data.find((m: any) => m.messageType === 'ai');
+  expect(stored.body.data[0].message).toBe('Hello\nfrom the browser');
   expect(await reply.getAttribute('data-message-id')).toBe(ai.id);
   expect((await reply.textContent())?.trim()).toBe(ai.message.trim());
-  expect(ai.message.length).toBeGreaterThan(0);
+  await screenshot('3-text-chat');
 
-  // A file chat: the PDF goes from the browser to the presigned URL, then is ingested.
+  // A file chat: nothing to ask about yet, so the prompt waits, saying why.
   await page.fill('#chat-name', 'Animals');
-  await page.selectOption('#chat-type', 'file');
+  await page.check('input[name="chat-type"][value="file"]');
   await page.click('#create-chat');
-  await page.waitForSelector('#upload-form:not([hidden])');
+  await page.waitForSelector('#file-panel:not([hidden])');
+  expect(await page.isDisabled('#prompt')).toBe(true);
+  expect(await page.textContent('#prompt-state')).toContain('Add a PDF first');
+  expect(await page.textContent('#files')).toContain('No PDF yet');
+  await screenshot('4-file-chat-empty');
+
+  // Not a PDF: refused beside the upload control; a text file under a .pdf name fails in its row, not for ever.
+  await page.setInputFiles('#pdf', join(dir, 'notes.txt'));
+  await page.click('#upload-button');
+  expect(await page.textContent('#upload-error')).toContain('notes.txt is not a PDF');
+  await page.setInputFiles('#pdf', join(dir, 'renamed.pdf'));
+  await page.click('#upload-button');
+  const refused = await page.waitForSelector('#files .file-status[data-status="failed"]', { timeout: 60_000 });
+  expect(await refused.textContent()).toMatch(/renamed\.pdf.*failed.*PDF/s);
+  expect(await page.textContent('#prompt-state')).toContain('No file could be read');
+  await screenshot('5-not-a-pdf');
+
+  // Two PDFs, one of them scanned: each row shows its stage, pages, OCR pages and time as it is read,
+  // one status line per file and no internal id; the prompt waits until both are read.
+  await recordFileRows();
+  await page.setInputFiles('#pdf', join(dir, 'scanned.pdf'));
+  await page.click('#upload-button');
+  await page.waitForSelector('#files .file-status[data-status="processing"]');
+  await screenshot('6-reading');
   await page.setInputFiles('#pdf', join(dir, 'animals.pdf'));
   await page.click('#upload-button');
-  await page.waitForSelector('#ingest-status[data-status]', { timeout: 60_000 });
-  expect(await page.getAttribute('#ingest-status', 'data-status')).toBe('completed');
-  expect(await page.textContent('#ingest-status')).toMatch(/completed, stage done, pages 3 of 3, parts (\d+) of \1/);
+  await page.waitForSelector('#files .file-status[data-status="completed"]:has-text("animals.pdf")', {
+    timeout: 120_000,
+  });
+  await page.waitForSelector('#files .file-status[data-status="completed"]:has-text("scanned.pdf")', {
+    timeout: 180_000,
+  });
   expect(await page.$eval('#upload-progress', (e) => (e as unknown as { value: number }).value)).toBe(1);
-  // The file list is redrawn after the status line (the chat is read again): wait for that redraw.
-  await page.waitForSelector('#files .file-status:has-text("animals.pdf")');
+  const rows = await fileRows();
+  const reading = rows.filter((r) => r.status === 'processing');
+  expect(reading.length).toBeGreaterThan(0);
+  expect(reading.every((r) => r.promptDisabled)).toBe(true);
+  expect(reading.every((r) => / s$/.test(r.detail))).toBe(true);
+  const ocr = reading.filter((r) => r.name === 'scanned.pdf' && r.detail.includes('OCR pages'));
+  expect(ocr.map((r) => r.detail)).toContainEqual(
+    expect.stringMatching(/recognising scanned pages · pages 3 of 3 · OCR pages [0-3] of 3 · /),
+  );
+  expect(await page.textContent('#files')).toMatch(/scanned\.pdfcompleted3 pages read, 3 by OCR/);
+  expect(await page.$$('#files .file-status')).toHaveLength(3);
+  const fileIds = (
+    await app.request('GET', `/chat/${await currentChatId()}`, { token: await serviceToken() })
+  ).body.data.files.map((f: any) => f.fileId);
+  for (const id of fileIds) expect(await page.textContent('#chat')).not.toContain(id);
+  expect(await page.isDisabled('#prompt')).toBe(false);
   expect(failed).toEqual([]);
 
-  // A question about it: the answer streams in and cites file, page and quote.
+  // A question about it: the answer streams in; its [n] markers link to the cited sources, each a
+  // link opening the PDF at its page; sources retrieved but not cited are set apart.
   const sentence = knownSentence(2, 1);
   await page.fill('#prompt', sentence);
-  await page.click('#send');
-  await page.waitForSelector('#messages li.ai.done .citation');
-  const first = await page.textContent('#messages li.ai.done:last-child .citation');
-  expect(first).toContain('animals.pdf, page 2');
-  expect(first).toMatch(/“.+”/);
-  if (process.env.PLAYGROUND_SCREENSHOT)
-    await page.screenshot({ path: process.env.PLAYGROUND_SCREENSHOT, fullPage: true });
-}, 180_000);
+  await page.press('#prompt', 'Enter');
+  const answer = await page.waitForSelector('#messages li.ai.done:last-child .citation');
+  expect(answer).toBeTruthy();
+  const last = '#messages li.ai.done:last-child';
+  const cited = await page.$$eval(`${last} .sources > ol .citation`, (items) =>
+    items.map((i) => ({
+      text: i.textContent,
+      href: i.querySelector('a')?.getAttribute('href'),
+      cited: (i as any).dataset.cited,
+    })),
+  );
+  expect(cited[0]).toMatchObject({
+    text: expect.stringMatching(/animals\.pdf, page 2.*“.+”/s),
+    href: expect.stringMatching(/#page=2$/),
+  });
+  expect(await page.textContent(`${last} .sources h3`)).toBe('Cited');
+  const notCited = await page.$$eval(`${last} .sources details .citation`, (items) => items.length);
+  if (notCited > 0) expect(await page.textContent(`${last} .sources details summary`)).toContain('not cited');
+  const marker = await page.$(`${last} .text a.marker`);
+  expect(marker).not.toBeNull();
+  await marker!.click();
+  const target = await page.evaluate(() => (globalThis as any).location.hash.slice(1));
+  expect(await page.$eval(`[id="${target}"]`, (e) => e.closest('.sources') !== null)).toBe(true);
+  // The link is the PDF the browser uploaded: the local S3 serves it.
+  const pdf = await fetch(cited[0]!.href!.replace(/#.*$/, ''));
+  expect(pdf.headers.get('content-type')).toBe('application/pdf');
+  await screenshot('7-cited-answer');
+
+  // Signed out: back to the sign-in form, the token gone.
+  await page.click('#sign-out');
+  await page.waitForSelector('#sign-in:not([hidden])');
+  expect(await page.isVisible('#app')).toBe(false);
+  expect(await serviceToken()).toBeNull();
+  await screenshot('8-signed-out-again');
+}, 420_000);
 
 test('the API reference at /docs renders every route of the manifest', async () => {
   await page.goto(`${origin}/docs`);
@@ -113,4 +248,8 @@ test('the API reference at /docs renders every route of the manifest', async () 
 
 async function serviceToken(): Promise<string> {
   return page.evaluate(() => (globalThis as any).sessionStorage.getItem('serviceToken') as string);
+}
+
+function currentChatId(): Promise<string | null> {
+  return page.getAttribute('#chats button[aria-current="true"]', 'data-chat-id');
 }

@@ -22,7 +22,8 @@ let token: string;
 
 beforeAll(async () => {
   pdfs = await startPdfServer();
-  app = await startTestApp({ env: { OCR_WORKERS: '1', PDF_SYNC_WAIT_MS: '2000' } });
+  // Ranges of 2 pages, so OCR's progress has steps to show.
+  app = await startTestApp({ env: { OCR_WORKERS: '1', OCR_PAGES_PER_MESSAGE: '2', PDF_SYNC_WAIT_MS: '2000' } });
   ({ token } = await app.signIn('scripts@example.com'));
   const [scanned, glyphIds] = await Promise.all([makeScannedPdf(), makeGlyphIdPdf()]);
   pdfs.serve('/scanned.pdf', { body: Buffer.from(scanned) });
@@ -37,7 +38,7 @@ afterAll(async () => {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Ingests a served PDF into a new file chat; the final embeddingsData and the chat. */
+/** Ingests a served PDF into a new file chat; the final embeddingsData, the chat and every status seen. */
 async function ingest(name: string, timeoutMs = 150_000) {
   const chatId = (await app.request('POST', '/chat', { token, body: { name, type: 'file' } })).body.data.id;
   const upload = await app.request('POST', '/upload', {
@@ -51,9 +52,11 @@ async function ingest(name: string, timeoutMs = 150_000) {
   });
   expect([200, 202, 400]).toContain(res.status);
   const deadline = Date.now() + timeoutMs;
+  const seen: any[] = [];
   for (;;) {
     const data = (await app.request('GET', `/message/pdf/${fileId}`, { token })).body.data.embeddingsData;
-    if (data.status === 'completed' || data.status === 'failed') return { data, chatId, fileId };
+    seen.push(data);
+    if (data.status === 'completed' || data.status === 'failed') return { data, chatId, fileId, seen };
     if (Date.now() > deadline) throw new Error(`still ${data.status} (${data.stage})`);
     await sleep(250);
   }
@@ -66,8 +69,16 @@ const ask = async (chatId: string, prompt: string) => {
 };
 
 test('a scanned 5-page PDF is read by OCR, and a question about page 3 cites page 3 with a verbatim quote', async () => {
-  const { data, chatId } = await ingest('scanned.pdf');
+  const { data, chatId, seen } = await ingest('scanned.pdf');
   expect(data).toMatchObject({ status: 'completed', pages: 5, textPages: 0, ocrPages: 5, unreadablePages: 0 });
+  // OCR's progress counts pages as its ranges (2, 2 and 1 pages, in any order) finish, never backwards.
+  expect(data.progress.ocrPages).toEqual({ done: 5, total: 5 });
+  const duringOcr = seen.filter((s) => s.stage === 'ocr').map((s) => s.progress.ocrPages);
+  for (const p of duringOcr) expect(p).toEqual({ done: expect.any(Number), total: 5 });
+  const done = duringOcr.map((p) => p.done);
+  expect(done).toEqual([...done].sort((a, b) => a - b));
+  expect(done.every((d) => d >= 0 && d <= 5)).toBe(true);
+  expect(seen.filter((s) => s.stage === 'ocr').every((s) => s.ocr.pages.total === 5 && s.ocr.ranges === 3)).toBe(true);
 
   const reply = await ask(chatId, 'Who is the lighthouse keeper?');
   const [best] = reply.sources;

@@ -2,11 +2,32 @@
 // local identity provider's sign-in endpoint. Served by `npm start` only.
 const api = '/api/v1';
 const $ = (id) => document.getElementById(id);
-let token = sessionStorage.getItem('serviceToken');
-let current; // the open chat
+const POLL_MS = 1000;
 
-function showError(message) {
-  $('error').textContent = message ?? '';
+let token = sessionStorage.getItem('serviceToken');
+let current; // the open chat: { id, chatName, type, files }
+let polling; // the timer refreshing the open chat's files while one is being read
+let sending = false;
+
+/** Presigned GET URLs of the PDFs uploaded from this browser (citations open them at their page). */
+const fileLinks = JSON.parse(sessionStorage.getItem('fileLinks') ?? '{}');
+
+function el(tag, props = {}, ...children) {
+  const e = Object.assign(document.createElement(tag), props);
+  e.append(...children.filter((c) => c !== undefined && c !== null && c !== false));
+  return e;
+}
+
+/** Shows (or clears) the error beside the control that caused it. */
+function showError(id, message) {
+  $(id).textContent = message ?? '';
+}
+
+class ApiError extends Error {
+  constructor(message, status) {
+    super(message);
+    this.status = status;
+  }
 }
 
 /** One API call; answers the envelope's data, throws the envelope's message. */
@@ -17,19 +38,20 @@ async function call(method, path, body) {
     ...(body && { body: JSON.stringify(body) }),
   });
   const json = await res.json().catch(() => ({}));
-  if (!res.ok) throw Object.assign(new Error(json.message ?? `HTTP ${res.status}`), { status: res.status });
+  if (res.status === 401) signOut('Your session has ended: sign in again.');
+  if (!res.ok) throw new ApiError(json.message ?? `HTTP ${res.status}`, res.status);
   return { data: json.data, status: res.status, headers: res.headers };
 }
 
-function el(tag, props = {}, ...children) {
-  const e = Object.assign(document.createElement(tag), props);
-  e.append(...children);
-  return e;
-}
-
-// --- sign-in -------------------------------------------------------------------------------
+// --- sign-in and out -----------------------------------------------------------------------
 
 async function signIn(email, name) {
+  if (!/^[^\s@]+@[^\s@]+\.[^\s@]{2,}$/.test(email)) {
+    $('email').setAttribute('aria-invalid', 'true');
+    $('email').focus();
+    throw new Error('Enter an email address, such as you@example.com.');
+  }
+  $('email').removeAttribute('aria-invalid');
   const idp = await fetch('/local-idp/token', {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -46,11 +68,26 @@ async function signIn(email, name) {
   await showApp();
 }
 
+function signOut(message) {
+  stopPolling();
+  token = undefined;
+  current = undefined;
+  sessionStorage.removeItem('serviceToken');
+  sessionStorage.removeItem('user');
+  $('app').hidden = true;
+  $('account').hidden = true;
+  $('sign-in').hidden = false;
+  showError('sign-in-error', message);
+  $('email').focus();
+}
+
 async function showApp() {
   const user = JSON.parse(sessionStorage.getItem('user') ?? '{}');
-  $('who').textContent = `signed in as ${user.email ?? '?'}`;
+  $('who').textContent = `Signed in as ${user.email ?? '?'}`;
   $('sign-in').hidden = true;
+  $('account').hidden = false;
   $('app').hidden = false;
+  $('welcome').hidden = current !== undefined;
   await listChats();
 }
 
@@ -64,15 +101,19 @@ async function listChats() {
     chats.push(...page.data);
     cursor = page.headers.get('x-next-cursor') ?? '';
   } while (cursor);
+  $('no-chats').hidden = chats.length > 0;
   $('chats').replaceChildren(
     ...chats.map((c) => {
-      const li = el('li', {
-        textContent: `${c.chatName} (${c.type})`,
-        className: c.id === current?.id ? 'current' : '',
-      });
-      li.dataset.chatId = c.id;
-      li.onclick = () => openChat(c.id).catch((e) => showError(e.message));
-      return li;
+      const button = el(
+        'button',
+        { type: 'button' },
+        el('span', { textContent: c.chatName }),
+        el('span', { className: 'kind', textContent: c.type === 'file' ? 'file chat' : 'text chat' }),
+      );
+      button.dataset.chatId = c.id;
+      if (c.id === current?.id) button.setAttribute('aria-current', 'true');
+      button.onclick = () => openChat(c.id).catch((e) => showError('new-chat-error', e.message));
+      return el('li', {}, button);
     }),
   );
 }
@@ -84,59 +125,169 @@ async function openChat(chatId) {
     call('GET', `/chat/${chatId}/messages?limit=100`),
   ]);
   current = chat;
+  for (const id of ['upload-error', 'prompt-error']) showError(id, '');
   $('messages').replaceChildren(
-    ...messages.map((m) =>
-      messageItem(m.messageType === 'ai' ? 'ai' : m.type === 'file' ? 'file' : 'user', m.message, m.sources),
-    ),
+    ...messages.map((m) => {
+      if (m.messageType === 'ai') return replyItem(m.message, m.id, m.sources);
+      return el('li', { className: m.type === 'file' ? 'file' : 'user', textContent: m.message });
+    }),
   );
-  $('upload-form').hidden = chat.type !== 'file';
-  renderFiles(chat.files);
-  $('chat-title').textContent = `${chat.chatName} · ${chat.type} chat`;
+  $('no-messages').hidden = messages.length > 0;
+  $('chat-title').textContent = `${chat.chatName} · ${chat.type === 'file' ? 'file chat' : 'text chat'}`;
+  $('file-panel').hidden = chat.type !== 'file';
+  $('welcome').hidden = true;
   $('chat').hidden = false;
+  renderFiles(chat.files ?? []);
   await listChats();
 }
 
-function renderFiles(files) {
-  $('files').replaceChildren(
-    ...files.map((f) => el('div', { className: 'file-status', textContent: `File ${f.fileName}: ${describeFile(f)}` })),
-  );
-}
+// --- files of a file chat: their state, live while one is read ------------------------------
 
+const secondsSince = (iso) => Math.max(0, Math.round((Date.now() - Date.parse(iso)) / 1000));
+const ofTotal = (x) => (x.total !== undefined ? `${x.done} of ${x.total}` : `${x.done}`);
+const STAGES = {
+  fetch: 'downloading',
+  extract: 'reading the text',
+  ocr: 'recognising scanned pages',
+  embed: 'indexing',
+};
+
+/** What a file's row says: its state, then what is known (live progress while processing). */
 function describeFile(f) {
   const p = f.progress;
-  if (!p) return f.status + (f.failure ? ` (${f.failure.message})` : '');
-  const of = (x) => `${x.done}${x.total !== undefined ? ` of ${x.total}` : ''}`;
-  return `${f.status}, stage ${p.stage}, pages ${of(p.pages)}, parts ${of(p.parts)}`;
+  if (f.status === 'failed') return f.failure?.message ?? 'Reading it failed.';
+  if (f.status === 'uploaded') return 'Uploaded, not read yet.';
+  if (f.status === 'completed') {
+    const ocr = f.ocrPages ? `, ${f.ocrPages} by OCR` : '';
+    const count = (n, what) => `${n} ${what}${n === 1 ? '' : 's'}`;
+    return `${count(f.pages ?? p?.pages.total ?? 0, 'page')} read${ocr}; ${count(f.chunks ?? 0, 'passage')} indexed.`;
+  }
+  const parts = [`${STAGES[p?.stage] ?? p?.stage ?? 'starting'}`];
+  if (p?.pages.total !== undefined) parts.push(`pages ${ofTotal(p.pages)}`);
+  if (p?.ocrPages) parts.push(`OCR pages ${ofTotal(p.ocrPages)}`);
+  if (p?.parts.total !== undefined) parts.push(`parts ${ofTotal(p.parts)}`);
+  if (f.startedAt) parts.push(`${secondsSince(f.startedAt)} s`);
+  return `${parts.join(' · ')}`;
+}
+
+function renderFiles(files) {
+  current.files = files;
+  $('files').replaceChildren(
+    ...(files.length
+      ? files.map((f) => {
+          const li = el(
+            'li',
+            { className: 'file-status' },
+            el('span', { className: 'name', textContent: f.fileName }),
+            el('span', { className: 'state', textContent: f.status === 'processing' ? 'reading…' : f.status }),
+            el('span', { className: 'detail', textContent: describeFile(f) }),
+          );
+          li.dataset.status = f.status;
+          li.dataset.stage = f.progress?.stage ?? '';
+          return li;
+        })
+      : [el('li', { className: 'empty', textContent: 'No PDF yet: add one below, then ask about it.' })]),
+  );
+  updatePromptState();
+  if (files.some((f) => f.status === 'processing')) startPolling();
+  else stopPolling();
+}
+
+function startPolling() {
+  if (polling) return;
+  const chatId = current.id;
+  polling = setInterval(async () => {
+    try {
+      const { data } = await call('GET', `/chat/${chatId}`);
+      if (current?.id === chatId) renderFiles(data.files ?? []);
+    } catch (e) {
+      showError('upload-error', e.message);
+      stopPolling();
+    }
+  }, POLL_MS);
+}
+
+function stopPolling() {
+  clearInterval(polling);
+  polling = undefined;
+}
+
+/** The prompt is usable when the chat can answer: a file chat needs a file read to the end, and none still being read. */
+function updatePromptState() {
+  let reason = '';
+  if (sending) reason = 'Waiting for the reply…';
+  else if (current?.type === 'file') {
+    const files = current.files ?? [];
+    const reading = files.find((f) => f.status === 'processing' || f.status === 'uploaded');
+    if (!files.length) reason = 'Add a PDF first: a file chat answers from its files.';
+    else if (reading) reason = `Wait until ${reading.fileName} is read (its progress is shown above).`;
+    else if (!files.some((f) => f.status === 'completed')) reason = 'No file could be read: add another PDF.';
+  }
+  $('prompt').disabled = reason !== '';
+  $('send').disabled = reason !== '';
+  $('prompt-state').textContent = reason;
 }
 
 // --- messages ------------------------------------------------------------------------------
 
-function messageItem(kind, text, sources) {
-  const li = el('li', { className: kind });
+/** A reply: its text with each [n] a link to its source, and the sources (cited, then the rest). */
+function replyItem(text, messageId, sources, cited) {
+  const li = el('li', { className: 'ai' });
+  if (messageId) li.dataset.messageId = messageId;
   li.append(el('span', { className: 'text', textContent: text }));
-  if (sources) li.append(citations(sources));
+  if (sources) renderReply(li, text, sources, cited);
   return li;
 }
 
-/** Each citation's file, page and quote; any other field a source carries is shown as a tag. */
-function citations(sources) {
-  return el(
-    'ol',
-    { className: 'citations' },
-    ...sources.map((s) => {
-      const { fileId, fileName, page, quote, chunk: _chunk, score: _score, ...rest } = s;
-      const tags = Object.entries(rest).map(([k, v]) =>
-        el('span', { className: 'tag', textContent: v === true ? k : `${k}: ${JSON.stringify(v)}` }),
-      );
-      return el(
-        'li',
-        { className: 'citation' },
-        el('b', { textContent: `${fileName ?? fileId}, page ${page}` }),
-        ...tags,
-        el('div', { className: 'quote', textContent: `“${quote}”` }),
-      );
-    }),
+const citeId = (li, n) => `cite-${li.dataset.messageId ?? 'reply'}-${n}`;
+
+function renderReply(li, text, sources, cited) {
+  const isCited = (s, n) => (cited ? cited.has(n) : s.cited === true);
+  const body = li.querySelector('.text');
+  body.replaceChildren();
+  let last = 0;
+  for (const m of text.matchAll(/\[(\d+)\]/g)) {
+    const n = Number(m[1]);
+    if (n < 1 || n > sources.length) continue;
+    body.append(text.slice(last, m.index));
+    body.append(el('a', { className: 'marker', href: `#${citeId(li, n)}`, textContent: `[${n}]` }));
+    last = m.index + m[0].length;
+  }
+  body.append(text.slice(last));
+
+  const numbered = sources.map((s, i) => ({ s, n: i + 1 }));
+  const citedOnes = numbered.filter(({ s, n }) => isCited(s, n));
+  const others = numbered.filter(({ s, n }) => !isCited(s, n));
+  const list = (items) => el('ol', { className: 'citations' }, ...items.map(({ s, n }) => citationItem(li, s, n)));
+  li.querySelector('.sources')?.remove();
+  li.append(
+    el(
+      'div',
+      { className: 'sources' },
+      citedOnes.length > 0 && el('h3', { textContent: 'Cited' }),
+      citedOnes.length > 0 && list(citedOnes),
+      others.length > 0 &&
+        el('details', {}, el('summary', { textContent: `Also retrieved, not cited (${others.length})` }), list(others)),
+    ),
   );
+}
+
+/** One source: file and page (a link opening the PDF at that page when this browser uploaded it) and its quote. */
+function citationItem(li, s, n) {
+  const label = `${s.fileName ?? s.fileId}, page ${s.page}`;
+  const link = fileLinks[s.fileId];
+  const where = link
+    ? el('a', { href: `${link}#page=${s.page}`, target: '_blank', rel: 'noopener', textContent: label })
+    : el('b', { textContent: label, title: 'Only the browser that uploaded this PDF has its link' });
+  const item = el(
+    'li',
+    { className: 'citation', id: citeId(li, n), value: n },
+    where,
+    s.ocr ? el('span', { className: 'kind', textContent: ' (read by OCR)' }) : undefined,
+    el('div', { className: 'quote', textContent: `“${s.quote}”` }),
+  );
+  item.dataset.cited = String(s.cited === true);
+  return item;
 }
 
 /** Reads a text/event-stream body as it arrives (fetch + ReadableStream), event by event. */
@@ -165,32 +316,44 @@ async function* readEvents(body) {
 }
 
 async function send(prompt, stream) {
-  $('messages').append(messageItem('user', prompt));
-  const reply = messageItem('ai', '');
+  $('no-messages').hidden = true;
+  $('messages').append(el('li', { className: 'user', textContent: prompt }));
+  const reply = replyItem('');
   $('messages').append(reply);
   const text = reply.querySelector('.text');
-  if (!stream) {
-    const { data } = await call('POST', '/message/logged-in', { chatId: current.id, prompt });
-    text.textContent = data.response;
-    reply.dataset.messageId = data.messageId;
-    if (data.sources) reply.append(citations(data.sources));
-    return;
+  try {
+    if (!stream) {
+      const { data } = await call('POST', '/message/logged-in', { chatId: current.id, prompt });
+      reply.dataset.messageId = data.messageId;
+      text.textContent = data.response;
+      if (data.sources) renderReply(reply, data.response, data.sources);
+    } else {
+      const res = await fetch(`${api}/message/logged-in`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'text/event-stream' },
+        body: JSON.stringify({ chatId: current.id, prompt, stream: true }),
+      });
+      if (!res.ok) throw new ApiError((await res.json().catch(() => ({}))).message ?? `HTTP ${res.status}`, res.status);
+      let sources;
+      let cited;
+      for await (const { event, data } of readEvents(res.body)) {
+        if (data === '[DONE]') break;
+        const payload = JSON.parse(data);
+        if (event === 'start') reply.dataset.messageId = payload.messageId;
+        else if (event === 'message') text.textContent += payload.content;
+        else if (event === 'sources') sources = payload;
+        else if (event === 'citations') cited = new Set(payload.cited);
+        else if (event === 'error') throw new Error(payload.message);
+      }
+      if (sources) renderReply(reply, text.textContent, sources, cited ?? new Set());
+    }
+  } catch (e) {
+    reply.classList.add('failed');
+    if (!text.textContent) text.textContent = 'No reply.';
+    throw e;
+  } finally {
+    reply.classList.add('done');
   }
-  const res = await fetch(`${api}/message/logged-in`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'text/event-stream' },
-    body: JSON.stringify({ chatId: current.id, prompt, stream: true }),
-  });
-  if (!res.ok) throw new Error((await res.json()).message);
-  for await (const { event, data } of readEvents(res.body)) {
-    if (data === '[DONE]') break;
-    const payload = JSON.parse(data);
-    if (event === 'start') reply.dataset.messageId = payload.messageId;
-    else if (event === 'message') text.textContent += payload.content;
-    else if (event === 'sources') reply.append(citations(payload));
-    else if (event === 'error') showError(payload.message);
-  }
-  reply.classList.add('done');
 }
 
 // --- PDF upload and ingestion --------------------------------------------------------------
@@ -202,64 +365,86 @@ function put(url, file, headers, onProgress) {
     xhr.open('PUT', url);
     for (const [k, v] of Object.entries(headers)) if (k.toLowerCase() !== 'content-length') xhr.setRequestHeader(k, v);
     xhr.upload.onprogress = (e) => e.lengthComputable && onProgress(e.loaded / e.total);
-    xhr.onload = () => (xhr.status < 300 ? resolve() : reject(new Error(`Upload failed: HTTP ${xhr.status}`)));
-    xhr.onerror = () => reject(new Error('Upload failed (network or CORS)'));
+    xhr.onload = () => (xhr.status < 300 ? resolve() : reject(new Error(`The upload failed: HTTP ${xhr.status}`)));
+    xhr.onerror = () => reject(new Error('The upload failed (network or CORS)'));
     xhr.send(file);
   });
 }
 
 async function uploadPdf(file) {
-  const status = $('ingest-status');
+  if (!file) throw new Error('Choose a PDF first.');
+  if (file.type !== 'application/pdf' && !/\.pdf$/i.test(file.name)) {
+    throw new Error(`${file.name} is not a PDF: choose a .pdf file.`);
+  }
   const bar = $('upload-progress');
   bar.hidden = false;
   bar.value = 0;
-  status.textContent = 'uploading…';
-  const { data: up } = await call('POST', '/upload', {
-    fileName: file.name,
-    contentType: 'application/pdf',
-    size: file.size,
-  });
-  await put(up.uploadUrl, file, up.uploadHeaders, (fraction) => (bar.value = fraction));
-  bar.value = 1;
-  status.textContent = 'uploaded; ingesting…';
-  let { data } = await call('POST', '/message/pdf', { url: up.downloadUrl, fileId: up.fileId, chatId: current.id });
-  let info = data.embeddingsData;
-  while (info.status === 'processing') {
-    status.textContent = `ingesting: ${describeFile(info)}`;
-    await new Promise((r) => setTimeout(r, 1000));
-    ({ data } = await call('GET', `/message/pdf/${up.fileId}`));
-    info = data.embeddingsData;
+  $('upload-button').disabled = true;
+  try {
+    const { data: up } = await call('POST', '/upload', {
+      fileName: file.name,
+      contentType: 'application/pdf',
+      size: file.size,
+    });
+    await put(up.uploadUrl, file, up.uploadHeaders, (fraction) => (bar.value = fraction));
+    fileLinks[up.fileId] = up.downloadUrl;
+    sessionStorage.setItem('fileLinks', JSON.stringify(fileLinks));
+    bar.hidden = true;
+    $('pdf').value = '';
+    // The file's row shows the ingestion from here on (refreshed while it runs).
+    await call('POST', '/message/pdf', { url: up.downloadUrl, fileId: up.fileId, chatId: current.id }).catch((e) =>
+      showError('upload-error', e.message),
+    );
+    const { data: chat } = await call('GET', `/chat/${current.id}`);
+    renderFiles(chat.files ?? []);
+  } finally {
+    bar.hidden = true;
+    $('upload-button').disabled = false;
   }
-  status.textContent = `${file.name}: ${describeFile(info)}`;
-  status.dataset.status = info.status;
-  await openChat(current.id);
-  status.textContent = `${file.name}: ${describeFile(info)}`;
 }
 
 // --- wiring --------------------------------------------------------------------------------
 
-const guard = (fn) => (event) => {
+/** A form's submit: its own error line cleared first, then filled with what went wrong. */
+const guard = (errorId, fn) => (event) => {
   event.preventDefault();
-  showError('');
-  fn().catch((e) => showError(e.message));
+  showError(errorId, '');
+  fn().catch((e) => showError(errorId, e.message));
 };
-$('sign-in-form').onsubmit = guard(() => signIn($('email').value, $('name').value));
-$('new-chat').onsubmit = guard(async () => {
-  const { data } = await call('POST', '/chat', {
-    type: $('chat-type').value,
-    ...($('chat-name').value && { name: $('chat-name').value }),
-  });
+$('sign-in-form').onsubmit = guard('sign-in-error', () => signIn($('email').value.trim(), $('name').value.trim()));
+$('sign-out').onclick = () => signOut();
+$('copy-token').onclick = async () => {
+  await navigator.clipboard?.writeText(token).catch(() => undefined);
+  $('copy-token').textContent = 'Copied';
+  setTimeout(() => ($('copy-token').textContent = 'Copy token'), 1500);
+};
+$('new-chat').onsubmit = guard('new-chat-error', async () => {
+  const type = document.querySelector('input[name="chat-type"]:checked').value;
+  const { data } = await call('POST', '/chat', { type, ...($('chat-name').value && { name: $('chat-name').value }) });
   $('chat-name').value = '';
   await openChat(data.id);
+  (type === 'file' ? $('pdf') : $('prompt')).focus();
 });
-$('prompt-form').onsubmit = guard(async () => {
+$('prompt-form').onsubmit = guard('prompt-error', async () => {
   const prompt = $('prompt').value;
-  if (!prompt.trim()) return;
+  if (!prompt.trim() || $('prompt').disabled) return;
   $('prompt').value = '';
-  await send(prompt, $('stream').checked);
+  sending = true;
+  updatePromptState();
+  try {
+    await send(prompt, $('stream').checked);
+  } finally {
+    sending = false;
+    updatePromptState();
+    $('prompt').focus();
+  }
 });
-$('upload-form').onsubmit = guard(async () => {
-  const file = $('pdf').files[0];
-  if (file) await uploadPdf(file);
+// Enter sends; Shift+Enter (or an input method composing) keeps the newline.
+$('prompt').addEventListener('keydown', (event) => {
+  if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+    event.preventDefault();
+    $('prompt-form').requestSubmit();
+  }
 });
-if (token) showApp().catch(() => sessionStorage.clear());
+$('upload-form').onsubmit = guard('upload-error', () => uploadPdf($('pdf').files[0]));
+if (token) showApp().catch(() => signOut());
