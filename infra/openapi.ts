@@ -63,7 +63,17 @@ function schemaWriter(named: NamedSchemas) {
       $schema: _drop,
       $defs,
       ...rest
-    } = z.toJSONSchema(s, { io, unrepresentable: 'any', metadata: registry }) as Json & {
+    } = z.toJSONSchema(s, {
+      io,
+      unrepresentable: 'any',
+      metadata: registry,
+      // The ids come from the registry above; descriptions and examples stay where the schemas
+      // put them (the global registry), which a registry of its own would otherwise hide.
+      override: ({ zodSchema, jsonSchema }) => {
+        const { id: _id, ...meta } = z.globalRegistry.get(zodSchema) ?? {};
+        Object.assign(jsonSchema, meta);
+      },
+    }) as Json & {
       $defs?: Record<string, Json>;
     };
     for (const [id, def] of Object.entries($defs ?? {})) {
@@ -101,8 +111,8 @@ const envelopeError = {
   required: ['success', 'statusCode', 'message'],
   properties: {
     success: { const: false },
-    statusCode: { type: 'integer', description: 'Always equals the HTTP status' },
-    message: { type: 'string' },
+    statusCode: { type: 'integer', description: 'Always equals the HTTP status', examples: [404] },
+    message: { type: 'string', examples: ['Chat not found'] },
     errors: { $ref: `${COMPONENTS}FieldErrors` },
   },
 };
@@ -110,7 +120,10 @@ const bareError = {
   type: 'object',
   description: 'The error body of order and product routes',
   required: ['message'],
-  properties: { message: { type: 'string' }, errors: { $ref: `${COMPONENTS}FieldErrors` } },
+  properties: {
+    message: { type: 'string', examples: ['Order not found'] },
+    errors: { $ref: `${COMPONENTS}FieldErrors` },
+  },
 };
 const SSE_DESCRIPTION =
   'With `stream: true`, Server-Sent Events: first `event: start` (StreamStartEvent: the stored prompt and the id the reply is stored under); ' +
@@ -158,7 +171,7 @@ export async function buildOpenApi(): Promise<Json> {
               properties: {
                 success: { const: true },
                 statusCode: { const: status },
-                message: { type: 'string' },
+                message: { type: 'string', examples: [status === 201 ? 'Created' : 'OK'] },
                 data,
               },
             };
@@ -268,8 +281,8 @@ export async function buildOpenApi(): Promise<Json> {
             required: ['path', 'message'],
             properties: {
               path: { type: 'string', examples: ['body.type'] },
-              message: { type: 'string' },
-              code: { type: 'string' },
+              message: { type: 'string', examples: ['Invalid option: expected one of "text"|"file"'] },
+              code: { type: 'string', examples: ['invalid_value'] },
             },
           },
         },

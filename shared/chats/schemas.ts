@@ -2,7 +2,8 @@ import * as z from '../zod.ts';
 import { config } from '../config.ts';
 import { cuidSchema, pageQuerySchema } from '../schemas.ts';
 import type { NamedSchemas, RouteContracts } from '../openapi/contract.ts';
-import { embeddingsDataSchema } from '../files/schemas.ts';
+import { embeddingsDataSchema, FILE_STATUS_EXAMPLE } from '../files/schemas.ts';
+import { example, EXAMPLE_IDS as ids, EXAMPLE_TIME as at } from '../openapi/examples.ts';
 
 // Chats and messages: the API's shapes (spec "Chat", "Message") and the request schemas of
 // the chat and message routes.
@@ -25,66 +26,109 @@ export type ContentType = (typeof contentTypes)[number];
 
 const count = () => z.number().check(z.int(), z.gte(0));
 
-export const usageSchema = z.object({
-  promptTokens: count(),
-  completionTokens: count(),
-  totalTokens: count(),
-});
+const SOURCE_EXAMPLE = {
+  fileId: ids.file,
+  fileName: 'paper.pdf',
+  page: 2,
+  chunk: 3,
+  score: 0.82,
+  quote: 'Trace trees cover a program by forming one tree per loop.',
+  cited: true,
+};
+const CHAT_EXAMPLE = {
+  id: ids.chat,
+  userId: ids.user,
+  chatName: 'Reading notes',
+  systemMessage: 'You are a helpful assistant. Answer clearly and concisely, and say so when you do not know.',
+  createdAt: at,
+  updatedAt: at,
+  status: 'active',
+  type: 'text',
+};
 
-export const sourceSchema = z.object({
-  fileId: z.string(),
-  fileName: z.optional(z.string()),
-  page: z.number().check(z.int(), z.describe('1-based page number')),
-  chunk: z.number().check(z.int(), z.describe('Chunk index within the file')),
-  score: z.number().check(z.describe('Similarity of the passage to the prompt')),
-  quote: z.string().check(z.describe('A short passage that appears verbatim in the chunk')),
-  cited: z
-    .optional(z.boolean())
-    .check(
-      z.describe('True when the reply cites this passage with its [n] marker (n = its position in sources, from 1)'),
-    ),
-  ocr: z
-    .optional(z.boolean())
-    .check(z.describe('True when the page was read by OCR (its text may contain recognition errors)')),
-});
+export const usageSchema = z
+  .object({
+    promptTokens: count(),
+    completionTokens: count(),
+    totalTokens: count(),
+  })
+  .check(example({ promptTokens: 812, completionTokens: 64, totalTokens: 876 }));
+
+export const sourceSchema = z
+  .object({
+    fileId: z.string(),
+    fileName: z.optional(z.string()),
+    page: z.number().check(z.int(), z.describe('1-based page number')),
+    chunk: z.number().check(z.int(), z.describe('Chunk index within the file')),
+    score: z.number().check(z.describe('Similarity of the passage to the prompt')),
+    quote: z.string().check(z.describe('A short passage that appears verbatim in the chunk')),
+    cited: z
+      .optional(z.boolean())
+      .check(
+        z.describe('True when the reply cites this passage with its [n] marker (n = its position in sources, from 1)'),
+      ),
+    ocr: z
+      .optional(z.boolean())
+      .check(z.describe('True when the page was read by OCR (its text may contain recognition errors)')),
+  })
+  .check(example(SOURCE_EXAMPLE));
 export type SourceRef = z.infer<typeof sourceSchema>;
 
-export const chatSchema = z.object({
-  id: z.string(),
-  userId: z.string(),
-  chatName: z.string(),
-  systemMessage: z.string(),
-  createdAt: z.iso.datetime(),
-  updatedAt: z.iso.datetime(),
-  status: z.enum(chatStatuses),
-  type: z.enum(chatTypes),
-});
+export const chatSchema = z
+  .object({
+    id: z.string(),
+    userId: z.string(),
+    chatName: z.string(),
+    systemMessage: z.string(),
+    createdAt: z.iso.datetime(),
+    updatedAt: z.iso.datetime(),
+    status: z.enum(chatStatuses),
+    type: z.enum(chatTypes),
+  })
+  .check(example(CHAT_EXAMPLE));
 export type Chat = z.infer<typeof chatSchema>;
 
-export const messageSchema = z.object({
-  id: z.string(),
-  chatId: z.string(),
-  userId: z.string(),
-  message: z.string(),
-  messageType: z.enum(messageTypes),
-  type: z.enum(contentTypes),
-  sequenceNumber: z.number().check(z.int(), z.gte(1)),
-  timestamp: z.iso.datetime(),
-  usage: z.optional(usageSchema).check(z.describe('Token counts of an ai reply')),
-  sources: z.optional(z.array(sourceSchema)).check(z.describe('Passages an ai reply in a file chat was given')),
-  incomplete: z
-    .optional(z.literal(true))
-    .check(z.describe('Set on an ai reply that was cut short (the client went away or the model failed mid-reply)')),
-});
+export const messageSchema = z
+  .object({
+    id: z.string(),
+    chatId: z.string(),
+    userId: z.string(),
+    message: z.string(),
+    messageType: z.enum(messageTypes),
+    type: z.enum(contentTypes),
+    sequenceNumber: z.number().check(z.int(), z.gte(1)),
+    timestamp: z.iso.datetime(),
+    usage: z.optional(usageSchema).check(z.describe('Token counts of an ai reply')),
+    sources: z.optional(z.array(sourceSchema)).check(z.describe('Passages an ai reply in a file chat was given')),
+    incomplete: z
+      .optional(z.literal(true))
+      .check(z.describe('Set on an ai reply that was cut short (the client went away or the model failed mid-reply)')),
+  })
+  .check(
+    example({
+      id: ids.reply,
+      chatId: ids.fileChat,
+      userId: ids.user,
+      message: 'The paper describes trace trees: one tree per loop, compiled to native code [1].',
+      messageType: 'ai',
+      type: 'message',
+      sequenceNumber: 2,
+      timestamp: at,
+      usage: { promptTokens: 812, completionTokens: 64, totalTokens: 876 },
+      sources: [SOURCE_EXAMPLE],
+    }),
+  );
 export type Message = z.infer<typeof messageSchema>;
 
 const trimmed = (max: number) => z.string().check(z.trim(), z.minLength(1), z.maxLength(max));
 
-export const createChatBody = z.strictObject({
-  name: z.optional(trimmed(CHAT_NAME_MAX_CHARS)),
-  type: z.enum(chatTypes),
-  systemMessage: z.optional(trimmed(SYSTEM_MESSAGE_MAX_CHARS)),
-});
+export const createChatBody = z
+  .strictObject({
+    name: z.optional(trimmed(CHAT_NAME_MAX_CHARS)),
+    type: z.enum(chatTypes),
+    systemMessage: z.optional(trimmed(SYSTEM_MESSAGE_MAX_CHARS)),
+  })
+  .check(example({ name: 'Reading notes', type: 'file' }));
 
 export const updateChatBody = z
   .strictObject({
@@ -105,55 +149,73 @@ export const updateChatBody = z
       message: 'name and chatName differ; give one of them',
       path: ['chatName'],
     }),
+    example({ name: 'Paper club', status: 'active' }),
   );
 
 /** A chat as GET /chat/{chatId} answers it: with the files attached to it and their status. */
-export const chatWithFilesSchema = z.object({
-  ...chatSchema.shape,
-  files: z
-    .array(embeddingsDataSchema)
-    .check(z.describe('The files attached to the chat, in the order they were attached')),
-});
+export const chatWithFilesSchema = z
+  .object({
+    ...chatSchema.shape,
+    files: z
+      .array(embeddingsDataSchema)
+      .check(z.describe('The files attached to the chat, in the order they were attached')),
+  })
+  .check(example({ ...CHAT_EXAMPLE, id: ids.fileChat, type: 'file', files: [FILE_STATUS_EXAMPLE] }));
 
 export const chatIdParams = z.strictObject({ chatId: cuidSchema });
 
 export const listQuery = pageQuerySchema;
 
-export const sendMessageBody = z.strictObject({
-  // The cap is a setting (PROMPT_MAX_CHARS), read at validation time, not at import.
-  prompt: z.string().check(
-    z.describe('The prompt; not blank, at most PROMPT_MAX_CHARS characters (default 16000)'),
-    z.superRefine((p, ctx) => {
-      if (p.trim().length === 0) ctx.addIssue({ code: 'custom', message: 'Must not be empty' });
-      const max = config().PROMPT_MAX_CHARS;
-      if (p.length > max) ctx.addIssue({ code: 'custom', message: `Must be at most ${max} characters` });
-    }),
-  ),
-  chatId: cuidSchema,
-  stream: z._default(z.boolean(), false),
-});
+export const sendMessageBody = z
+  .strictObject({
+    // The cap is a setting (PROMPT_MAX_CHARS), read at validation time, not at import.
+    prompt: z.string().check(
+      z.describe('The prompt; not blank, at most PROMPT_MAX_CHARS characters (default 16000)'),
+      z.superRefine((p, ctx) => {
+        if (p.trim().length === 0) ctx.addIssue({ code: 'custom', message: 'Must not be empty' });
+        const max = config().PROMPT_MAX_CHARS;
+        if (p.length > max) ctx.addIssue({ code: 'custom', message: `Must be at most ${max} characters` });
+      }),
+    ),
+    chatId: cuidSchema,
+    stream: z._default(z.boolean(), false),
+  })
+  .check(example({ chatId: ids.fileChat, prompt: 'What is this paper about?', stream: false }));
 
-export const replySchema = z.object({
-  response: z.string().check(z.describe("The assistant's reply")),
-  usage: usageSchema,
-  sources: z
-    .optional(z.array(sourceSchema))
-    .check(z.describe('File chats: the passages the reply was given, best first')),
-  messageId: z.string().check(z.describe('Id of the stored ai message')),
-  userMessageId: z.string().check(z.describe('Id of the stored user message (the prompt) this reply answers')),
-  sequenceNumber: z.number().check(z.int(), z.describe('Sequence number of the stored ai message')),
-});
+export const replySchema = z
+  .object({
+    response: z.string().check(z.describe("The assistant's reply")),
+    usage: usageSchema,
+    sources: z
+      .optional(z.array(sourceSchema))
+      .check(z.describe('File chats: the passages the reply was given, best first')),
+    messageId: z.string().check(z.describe('Id of the stored ai message')),
+    userMessageId: z.string().check(z.describe('Id of the stored user message (the prompt) this reply answers')),
+    sequenceNumber: z.number().check(z.int(), z.describe('Sequence number of the stored ai message')),
+  })
+  .check(
+    example({
+      response: 'The paper describes trace trees: one tree per loop, compiled to native code [1].',
+      usage: { promptTokens: 812, completionTokens: 64, totalTokens: 876 },
+      sources: [SOURCE_EXAMPLE],
+      messageId: ids.reply,
+      userMessageId: ids.userMessage,
+      sequenceNumber: 2,
+    }),
+  );
 
 /** The first event of a streamed reply (`event: start`): which prompt it answers, and the reply's id. */
-export const streamStartSchema = z.object({
-  chatId: z.string(),
-  userMessageId: z.string().check(z.describe('Id of the stored user message (the prompt)')),
-  userSequenceNumber: z.number().check(z.int()),
-  messageId: z.string().check(z.describe('Id the reply is stored under once it completes')),
-});
+export const streamStartSchema = z
+  .object({
+    chatId: z.string(),
+    userMessageId: z.string().check(z.describe('Id of the stored user message (the prompt)')),
+    userSequenceNumber: z.number().check(z.int()),
+    messageId: z.string().check(z.describe('Id the reply is stored under once it completes')),
+  })
+  .check(example({ chatId: ids.chat, userMessageId: ids.userMessage, userSequenceNumber: 1, messageId: ids.reply }));
 
 /** One model delta of a streamed reply (an unnamed event). */
-export const streamDeltaSchema = z.object({ content: z.string() });
+export const streamDeltaSchema = z.object({ content: z.string() }).check(example({ content: 'The paper describes' }));
 
 /** The named component schemas of the OpenAPI document. */
 export const schemas: NamedSchemas = {
@@ -204,7 +266,9 @@ export const contracts: RouteContracts = {
   'delete-chat': {
     summary: 'Delete a chat with all its messages and attachments',
     params: chatIdParams,
-    responses: { 200: z.object({ id: z.string(), deleted: z.literal(true) }) },
+    responses: {
+      200: z.object({ id: z.string(), deleted: z.literal(true) }).check(example({ id: ids.chat, deleted: true })),
+    },
     errors: [400, 401, 404],
   },
   'list-messages': {

@@ -2,58 +2,89 @@ import * as z from '../zod.ts';
 import { cuidSchema, pageQuerySchema } from '../schemas.ts';
 import type { NamedSchemas, RouteContracts } from '../openapi/contract.ts';
 import { failureReasons } from '../pdf/failures.ts';
+import { example, EXAMPLE_IDS as ids, EXAMPLE_TIME as at } from '../openapi/examples.ts';
+
+const LOCAL_BUCKET = 'http://localhost:3000/s3/chat-service-files/uploads';
 
 // PDF upload and ingestion: request schemas and the shapes the API answers with.
 
 export const FILE_NAME_MAX_CHARS = 255;
 
-export const createUploadBody = z.strictObject({
-  fileName: z.string().check(
-    z.trim(),
-    z.minLength(1),
-    z.maxLength(FILE_NAME_MAX_CHARS),
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is this check's job
-    z.refine((s) => !/[\u0000-\u001f\u007f]/.test(s), 'Must not contain control characters'),
-  ),
-  contentType: z.literal('application/pdf', { error: 'Only application/pdf is accepted' }),
-  size: z.number().check(z.int(), z.gte(1), z.describe('Size in bytes; at most PDF_MAX_BYTES (default 25 MiB)')),
-});
+export const createUploadBody = z
+  .strictObject({
+    fileName: z.string().check(
+      z.trim(),
+      z.minLength(1),
+      z.maxLength(FILE_NAME_MAX_CHARS),
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is this check's job
+      z.refine((s) => !/[\u0000-\u001f\u007f]/.test(s), 'Must not contain control characters'),
+    ),
+    contentType: z.literal('application/pdf', { error: 'Only application/pdf is accepted' }),
+    size: z.number().check(z.int(), z.gte(1), z.describe('Size in bytes; at most PDF_MAX_BYTES (default 25 MiB)')),
+  })
+  .check(example({ fileName: 'paper.pdf', contentType: 'application/pdf', size: 1016315 }));
 
 export const fileIdParams = z.strictObject({ fileId: cuidSchema });
 
-export const ingestPdfBody = z.strictObject({
-  url: z
-    .string()
-    .check(
-      z.trim(),
-      z.minLength(1),
-      z.maxLength(4096),
-      z.describe('http(s) URL of the PDF; the downloadUrl of POST /upload works'),
-    ),
-  fileId: cuidSchema.check(z.describe('The id POST /upload returned')),
-  chatId: z.optional(cuidSchema).check(z.describe('A file chat of the caller to attach the PDF to')),
-  force: z.optional(z.boolean()).check(z.describe('Ingest again even when the file is processing or completed')),
-});
+export const ingestPdfBody = z
+  .strictObject({
+    url: z
+      .string()
+      .check(
+        z.trim(),
+        z.minLength(1),
+        z.maxLength(4096),
+        z.describe('http(s) URL of the PDF; the downloadUrl of POST /upload works'),
+      ),
+    fileId: cuidSchema.check(z.describe('The id POST /upload returned')),
+    chatId: z.optional(cuidSchema).check(z.describe('A file chat of the caller to attach the PDF to')),
+    force: z.optional(z.boolean()).check(z.describe('Ingest again even when the file is processing or completed')),
+  })
+  .check(
+    example({
+      url: `${LOCAL_BUCKET}/${ids.user}/${ids.file}.pdf?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Expires=3600&X-Amz-Signature=…`,
+      fileId: ids.file,
+      chatId: ids.fileChat,
+    }),
+  );
 
-export const failureSchema = z.object({
-  reason: z.enum(failureReasons),
-  message: z.string(),
-  stage: z.optional(z.enum(['pdf-fetch', 'pdf-extract', 'pdf-ocr', 'pdf-embed'])),
-});
+export const failureSchema = z
+  .object({
+    reason: z.enum(failureReasons),
+    message: z.string(),
+    stage: z.optional(z.enum(['pdf-fetch', 'pdf-extract', 'pdf-ocr', 'pdf-embed'])),
+  })
+  .check(example({ reason: 'NOT_PDF', message: 'The URL did not return a PDF (no %PDF- header)', stage: 'pdf-fetch' }));
 
-export const uploadResponse = z.object({
-  fileId: z.string(),
-  fileName: z.string(),
-  contentType: z.literal('application/pdf'),
-  size: z.number().check(z.int()),
-  status: z.literal('uploaded'),
-  uploadUrl: z.string().check(z.describe('Presigned S3 URL: PUT the PDF bytes here')),
-  uploadMethod: z.literal('PUT'),
-  uploadHeaders: z.record(z.string(), z.string()).check(z.describe('Headers the PUT must carry (they are signed)')),
-  downloadUrl: z.string().check(z.describe('Presigned GET URL of the upload: usable as `url` in POST /message/pdf')),
-  expiresIn: z.number().check(z.int(), z.describe('Seconds both URLs stay valid')),
-  createdAt: z.iso.datetime(),
-});
+export const uploadResponse = z
+  .object({
+    fileId: z.string(),
+    fileName: z.string(),
+    contentType: z.literal('application/pdf'),
+    size: z.number().check(z.int()),
+    status: z.literal('uploaded'),
+    uploadUrl: z.string().check(z.describe('Presigned S3 URL: PUT the PDF bytes here')),
+    uploadMethod: z.literal('PUT'),
+    uploadHeaders: z.record(z.string(), z.string()).check(z.describe('Headers the PUT must carry (they are signed)')),
+    downloadUrl: z.string().check(z.describe('Presigned GET URL of the upload: usable as `url` in POST /message/pdf')),
+    expiresIn: z.number().check(z.int(), z.describe('Seconds both URLs stay valid')),
+    createdAt: z.iso.datetime(),
+  })
+  .check(
+    example({
+      fileId: ids.file,
+      fileName: 'paper.pdf',
+      contentType: 'application/pdf',
+      size: 1016315,
+      status: 'uploaded',
+      uploadUrl: `${LOCAL_BUCKET}/${ids.user}/${ids.file}.pdf?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Expires=3600&X-Amz-SignedHeaders=content-length%3Bcontent-type%3Bhost&X-Amz-Signature=…`,
+      uploadMethod: 'PUT',
+      uploadHeaders: { 'content-type': 'application/pdf' },
+      downloadUrl: `${LOCAL_BUCKET}/${ids.user}/${ids.file}.pdf?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Expires=3600&X-Amz-Signature=…`,
+      expiresIn: 3600,
+      createdAt: at,
+    }),
+  );
 
 const int = () => z.number().check(z.int());
 
@@ -63,16 +94,20 @@ const doneOfTotal = (what: string) =>
     total: z.optional(int()).check(z.describe(`${what} in all, once known`)),
   });
 
-export const progressSchema = z.object({
-  stage: z
-    .string()
-    .check(z.describe('The stage running: fetch, extract, embed (and any stage the pipeline adds), or done')),
-  pages: doneOfTotal('Pages read'),
-  ocrPages: z
-    .optional(doneOfTotal('Pages recognised by OCR'))
-    .check(z.describe('When some pages have no usable text layer: pages recognised by OCR of those to recognise')),
-  parts: doneOfTotal('Parts embedded'),
-});
+export const progressSchema = z
+  .object({
+    stage: z
+      .string()
+      .check(z.describe('The stage running: fetch, extract, embed (and any stage the pipeline adds), or done')),
+    pages: doneOfTotal('Pages read'),
+    ocrPages: z
+      .optional(doneOfTotal('Pages recognised by OCR'))
+      .check(z.describe('When some pages have no usable text layer: pages recognised by OCR of those to recognise')),
+    parts: doneOfTotal('Parts embedded'),
+  })
+  .check(
+    example({ stage: 'ocr', pages: { done: 23, total: 23 }, ocrPages: { done: 8, total: 23 }, parts: { done: 0 } }),
+  );
 
 export const embeddingsDataSchema = z.object({
   fileId: z.string(),
@@ -122,7 +157,35 @@ export const embeddingsDataSchema = z.object({
 });
 export type EmbeddingsData = z.infer<typeof embeddingsDataSchema>;
 
-const ingestResponse = z.object({ embeddingsData: embeddingsDataSchema });
+/** A file read to the end, as GET /message/pdf/{fileId} shows it (also inside ChatWithFiles's example). */
+export const FILE_STATUS_EXAMPLE = {
+  fileId: ids.file,
+  fileName: 'paper.pdf',
+  status: 'completed',
+  stage: 'done',
+  pages: 14,
+  textPages: 14,
+  ocrPages: 0,
+  unreadablePages: 0,
+  chunks: 27,
+  progress: { stage: 'done', pages: { done: 14, total: 14 }, parts: { done: 1, total: 1 } },
+  model: 'text-embedding-3-small',
+  dimensions: 1536,
+  tokens: 30961,
+  size: 1016315,
+  sha256: '3662ff519e485810520552bf301d8c3b2b917fd2f83303f4965d7abed367e113',
+  chatIds: [ids.fileChat],
+  timings: { fetchMs: 180, extractMs: 2350, embedMs: 610, totalMs: 3140 },
+  startedAt: at,
+  completedAt: '2026-11-24T09:30:03.140Z',
+  createdAt: at,
+  updatedAt: '2026-11-24T09:30:03.140Z',
+} satisfies EmbeddingsData;
+embeddingsDataSchema.register(z.globalRegistry, { examples: [FILE_STATUS_EXAMPLE] });
+
+const ingestResponse = z
+  .object({ embeddingsData: embeddingsDataSchema })
+  .check(example({ embeddingsData: FILE_STATUS_EXAMPLE }));
 
 export const listUploadsQuery = pageQuerySchema;
 
@@ -156,7 +219,11 @@ export const contracts: RouteContracts = {
   'delete-upload': {
     summary: 'Delete an uploaded file, its chunks, embeddings and attachments',
     params: fileIdParams,
-    responses: { 200: z.object({ fileId: z.string(), deleted: z.literal(true) }) },
+    responses: {
+      200: z
+        .object({ fileId: z.string(), deleted: z.literal(true) })
+        .check(example({ fileId: ids.file, deleted: true })),
+    },
     errors: [400, 401, 404],
   },
   'ingest-pdf': {

@@ -2,6 +2,7 @@ import * as z from '../zod.ts';
 import type { NamedSchemas, RouteContracts } from '../openapi/contract.ts';
 import { cuidSchema, pageQuerySchema } from '../schemas.ts';
 import { ORDER_STATUSES } from './order-status.ts';
+import { example, EXAMPLE_IDS as ids, EXAMPLE_TIME as at } from '../openapi/examples.ts';
 
 // Orders: request schemas, the payload schema and the contracts of the order routes. Order
 // routes answer bare objects and `{ message, errors? }` errors (the spec's shape).
@@ -13,26 +14,52 @@ export const orderStatusSchema = z.enum(ORDER_STATUSES, {
   error: `Must be one of ${ORDER_STATUSES.join(', ')}`,
 });
 
-export const orderItemSchema = z.object({
-  productId: cuidSchema,
-  name: z.string().check(z.describe("The product's name when the order was placed")),
-  quantity: z.number().check(z.int()),
-  unitPriceCents: z.number().check(z.int(), z.describe("The product's price when the order was placed")),
-  currency: z.string(),
-});
+const ORDER_ITEM_EXAMPLE = {
+  productId: ids.product,
+  name: 'Reading lamp',
+  quantity: 2,
+  unitPriceCents: 2499,
+  currency: 'EUR',
+};
+
+export const orderItemSchema = z
+  .object({
+    productId: cuidSchema,
+    name: z.string().check(z.describe("The product's name when the order was placed")),
+    quantity: z.number().check(z.int()),
+    unitPriceCents: z.number().check(z.int(), z.describe("The product's price when the order was placed")),
+    currency: z.string(),
+  })
+  .check(example(ORDER_ITEM_EXAMPLE));
 export type OrderItem = z.infer<typeof orderItemSchema>;
 
-export const orderSchema = z.object({
-  id: cuidSchema,
-  userId: cuidSchema,
-  status: orderStatusSchema,
-  createdAt: z.iso.datetime(),
-  updatedAt: z.iso.datetime(),
-  providerPaymentIntentId: z.nullable(z.string()).check(z.describe("The payment provider's payment intent id, if any")),
-  items: z.array(orderItemSchema),
-  totalCents: z.number().check(z.int(), z.describe('Sum of quantity × unitPriceCents; 0 for an order without items')),
-  currency: z.nullable(z.string()).check(z.describe("The items' currency; null for an order without items")),
-});
+export const orderSchema = z
+  .object({
+    id: cuidSchema,
+    userId: cuidSchema,
+    status: orderStatusSchema,
+    createdAt: z.iso.datetime(),
+    updatedAt: z.iso.datetime(),
+    providerPaymentIntentId: z
+      .nullable(z.string())
+      .check(z.describe("The payment provider's payment intent id, if any")),
+    items: z.array(orderItemSchema),
+    totalCents: z.number().check(z.int(), z.describe('Sum of quantity × unitPriceCents; 0 for an order without items')),
+    currency: z.nullable(z.string()).check(z.describe("The items' currency; null for an order without items")),
+  })
+  .check(
+    example({
+      id: ids.order,
+      userId: ids.user,
+      status: 'Processing',
+      createdAt: at,
+      updatedAt: at,
+      providerPaymentIntentId: null,
+      items: [ORDER_ITEM_EXAMPLE],
+      totalCents: 4998,
+      currency: 'EUR',
+    }),
+  );
 export type Order = z.infer<typeof orderSchema>;
 
 const requestedItem = z.strictObject({
@@ -46,43 +73,45 @@ const requestedItem = z.strictObject({
     ),
 });
 
-export const createOrderBody = z.strictObject({
-  // An order of nothing (a total of 0) is a client's mistake, not an order.
-  items: z.array(requestedItem, { error: 'An order needs at least one item: items [{ productId, quantity }]' }).check(
-    z.minLength(1, 'An order needs at least one item: items [{ productId, quantity }]'),
-    z.maxLength(MAX_ORDER_ITEMS, `At most ${MAX_ORDER_ITEMS} items`),
-    z.superRefine((items, ctx) => {
-      // One line per product keeps totals and quantities unambiguous.
-      const seen = new Set<string>();
-      items.forEach((item, i) => {
-        if (seen.has(item.productId)) {
-          ctx.addIssue({
-            code: 'custom',
-            path: [i, 'productId'],
-            message: 'This product is already in the order; raise its quantity instead',
-          });
-        }
-        seen.add(item.productId);
-      });
-    }),
-  ),
-  providerPaymentIntentId: z._default(
-    z.nullable(
-      z
-        .string()
-        .check(
-          z.trim(),
-          z.minLength(1),
-          z.maxLength(255),
-          z.regex(/^[\x21-\x7e]+$/, 'Must be printable ASCII without spaces'),
-        ),
+export const createOrderBody = z
+  .strictObject({
+    // An order of nothing (a total of 0) is a client's mistake, not an order.
+    items: z.array(requestedItem, { error: 'An order needs at least one item: items [{ productId, quantity }]' }).check(
+      z.minLength(1, 'An order needs at least one item: items [{ productId, quantity }]'),
+      z.maxLength(MAX_ORDER_ITEMS, `At most ${MAX_ORDER_ITEMS} items`),
+      z.superRefine((items, ctx) => {
+        // One line per product keeps totals and quantities unambiguous.
+        const seen = new Set<string>();
+        items.forEach((item, i) => {
+          if (seen.has(item.productId)) {
+            ctx.addIssue({
+              code: 'custom',
+              path: [i, 'productId'],
+              message: 'This product is already in the order; raise its quantity instead',
+            });
+          }
+          seen.add(item.productId);
+        });
+      }),
     ),
-    null,
-  ),
-});
+    providerPaymentIntentId: z._default(
+      z.nullable(
+        z
+          .string()
+          .check(
+            z.trim(),
+            z.minLength(1),
+            z.maxLength(255),
+            z.regex(/^[\x21-\x7e]+$/, 'Must be printable ASCII without spaces'),
+          ),
+      ),
+      null,
+    ),
+  })
+  .check(example({ items: [{ productId: ids.product, quantity: 2 }] }));
 export type CreateOrderInput = z.infer<typeof createOrderBody>;
 
-export const updateOrderBody = z.strictObject({ status: orderStatusSchema });
+export const updateOrderBody = z.strictObject({ status: orderStatusSchema }).check(example({ status: 'Shipped' }));
 
 export const orderParams = z.strictObject({ id: cuidSchema });
 export const orderListQuery = pageQuerySchema;

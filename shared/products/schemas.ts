@@ -1,6 +1,7 @@
 import * as z from '../zod.ts';
 import type { NamedSchemas, RouteContracts } from '../openapi/contract.ts';
 import { cuidSchema, pageQuerySchema } from '../schemas.ts';
+import { example, EXAMPLE_IDS as ids, EXAMPLE_TIME as at } from '../openapi/examples.ts';
 
 // Products: request schemas, the payload schema and the contracts of the product routes.
 // Product routes answer bare objects and `{ message, errors? }` errors, like the order routes.
@@ -28,23 +29,39 @@ const priceCents = z
     z.describe('Price in minor units of the currency (e.g. cents)'),
   );
 
-export const productSchema = z.object({
-  id: cuidSchema,
-  name: z.string(),
-  description: z.string(),
-  priceCents: z.number().check(z.int()),
-  currency: z.string(),
-  createdAt: z.iso.datetime(),
-  updatedAt: z.iso.datetime(),
-});
+export const productSchema = z
+  .object({
+    id: cuidSchema,
+    name: z.string(),
+    description: z.string(),
+    priceCents: z.number().check(z.int()),
+    currency: z.string(),
+    createdAt: z.iso.datetime(),
+    updatedAt: z.iso.datetime(),
+  })
+  .check(
+    example({
+      id: ids.product,
+      name: 'Reading lamp',
+      description: 'A warm, dimmable desk lamp',
+      priceCents: 2499,
+      currency: 'EUR',
+      createdAt: at,
+      updatedAt: at,
+    }),
+  );
 export type Product = z.infer<typeof productSchema>;
 
-export const createProductBody = z.strictObject({
-  name,
-  description: z._default(description, ''),
-  priceCents,
-  currency: currencySchema,
-});
+export const createProductBody = z
+  .strictObject({
+    name,
+    description: z._default(description, ''),
+    priceCents,
+    currency: currencySchema,
+  })
+  .check(
+    example({ name: 'Reading lamp', description: 'A warm, dimmable desk lamp', priceCents: 2499, currency: 'EUR' }),
+  );
 export type CreateProductInput = z.infer<typeof createProductBody>;
 
 export const updateProductBody = z
@@ -58,6 +75,7 @@ export const updateProductBody = z
     z.refine((b) => Object.values(b).some((v) => v !== undefined), {
       message: 'Give at least one of name, description, priceCents, currency',
     }),
+    example({ priceCents: 1999 }),
   );
 export type UpdateProductInput = z.infer<typeof updateProductBody>;
 

@@ -234,7 +234,7 @@ test('the playground: signed out, signed in, a text chat, a file chat read live,
   await screenshot('8-signed-out-again');
 }, 420_000);
 
-test('the API reference at /docs renders every route of the manifest', async () => {
+test('the API reference at /docs renders every route of the manifest, with real examples and how to get a token', async () => {
   await page.goto(`${origin}/docs`);
   await page.waitForSelector('.opblock', { timeout: 30_000 });
   const operations = await page.$$eval('.opblock', (blocks) =>
@@ -244,6 +244,22 @@ test('the API reference at /docs renders every route of the manifest', async () 
     ),
   );
   expect(operations.sort()).toEqual(httpRouteList.map((r) => `${r.method} ${r.path}`).sort());
+
+  // How to get a token for Authorize, above the reference.
+  const note = await page.textContent('#get-a-token');
+  expect(note).toContain('npm run -s token -- --email you@example.com');
+  expect(note).toContain('Copy token');
+
+  // Real examples, not "string": the request and the answer of POST /message/pdf.
+  const ingest = page.locator('.opblock-post:has(.opblock-summary-path[data-path="/message/pdf"])');
+  await ingest.locator('.opblock-summary').click();
+  await ingest.locator('.opblock-body .microlight').first().waitFor();
+  const shown = await ingest.locator('.opblock-body').textContent();
+  expect(shown).toContain('X-Amz-Algorithm=AWS4-HMAC-SHA256');
+  expect(shown).toContain('"fileId": "f5h8j2k6m3n9p4q7r1s0t8uv"');
+  expect(shown).toContain('"status": "completed"');
+  expect(shown).not.toContain('"url": "string"');
+  await screenshot('9-api-reference');
 }, 60_000);
 
 async function serviceToken(): Promise<string> {
