@@ -7,7 +7,7 @@ import { ConflictError, InvalidInputError, LimitExceededError, NotFoundError } f
 import { isConditionFailure } from '../dynamo.ts';
 import { logger } from '../logger.ts';
 import { metrics } from '../metrics.ts';
-import { clientFailureMessage, IngestionFailedError, PermanentFailure, RetryableFailure } from '../pdf/failures.ts';
+import { clientFailure, IngestionFailedError, PermanentFailure, RetryableFailure } from '../pdf/failures.ts';
 import { parsePdfUrl, probeSize, type FetchPolicy } from '../pdf/guarded-fetch.ts';
 import type { StageQueues } from '../pdf/queue.ts';
 import type { UserLimits } from '../limits/user-limits.ts';
@@ -81,7 +81,7 @@ function urlError(err: PermanentFailure | RetryableFailure, ownUpload = false): 
   const own = ownUpload && err.httpStatus !== undefined ? OWN_UPLOAD_ANSWERS[err.httpStatus] : undefined;
   if (own)
     return new InvalidInputError(own.message, [{ path: 'body.url', message: own.message, code: own.code }], own.code);
-  const message = clientFailureMessage(err.reason, err.message);
+  const { message } = clientFailure(err);
   if (message !== err.message) logger.info('size check failed', { reason: err.reason, detail: err.message });
   return new InvalidInputError(message, [{ path: 'body.url', message, code: err.reason }], err.reason);
 }

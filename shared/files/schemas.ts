@@ -1,7 +1,7 @@
 import * as z from '../zod.ts';
 import { cuidSchema, pageQuerySchema } from '../schemas.ts';
 import type { NamedSchemas, RouteContracts } from '../openapi/contract.ts';
-import { failureReasons } from '../pdf/failures.ts';
+import { downloadCauses, failureReasons } from '../pdf/failures.ts';
 import { example, EXAMPLE_IDS as ids, EXAMPLE_TIME as at } from '../openapi/examples.ts';
 
 const LOCAL_BUCKET = 'http://localhost:3000/s3/chat-service-files/uploads';
@@ -53,6 +53,16 @@ export const failureSchema = z
     reason: z.enum(failureReasons),
     message: z.string(),
     stage: z.optional(z.enum(['pdf-fetch', 'pdf-extract', 'pdf-ocr', 'pdf-embed'])),
+    cause: z
+      .optional(z.enum(downloadCauses))
+      .check(
+        z.describe(
+          'DOWNLOAD_FAILED: why. NO_HTTP_ANSWER covers everything before an HTTP answer (unreachable, refused, timed out, not HTTP) on purpose: the service does not tell ports apart',
+        ),
+      ),
+    httpStatus: z
+      .optional(z.number().check(z.int()))
+      .check(z.describe('cause HTTP_STATUS: the status the server answered')),
   })
   .check(example({ reason: 'NOT_PDF', message: 'The URL did not return a PDF (no %PDF- header)', stage: 'pdf-fetch' }));
 

@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http';
 import { DomainError } from '../errors.ts';
 import type { PipelineStageName } from './stages.ts';
 
@@ -28,34 +29,62 @@ export const failureReasons = [
 
 export type FailureReason = (typeof failureReasons)[number];
 
+/**
+ * Why a download failed, as a class a client may be told. Everything that happens before an HTTP
+ * answer (refused, unreachable, timed out, not an HTTP server, TLS) is one class: telling those
+ * apart is what a port scanner needs. Once a server has answered over HTTP, what it answered is
+ * no secret (a page that is not a PDF already says NOT_PDF).
+ */
+export const downloadCauses = ['NO_HTTP_ANSWER', 'HTTP_STATUS', 'TOO_SLOW', 'INTERRUPTED', 'REDIRECTS'] as const;
+export type DownloadCause = (typeof downloadCauses)[number];
+
 export interface Failure {
   reason: FailureReason;
   message: string;
   /** The pipeline stage that failed, when a dead-letter consumer recorded it (PROCESSING_FAILED). */
   stage?: PipelineStageName;
+  /** DOWNLOAD_FAILED: the class of cause, and the status the server answered (HTTP_STATUS). */
+  cause?: DownloadCause;
+  httpStatus?: number;
 }
 
-/**
- * What a client is told when a PDF's URL could not be fetched (size check or download), whatever
- * happened: a refused connection, a parse error, a 404 or a timeout would otherwise tell a caller
- * which hosts and ports answer what (a port scanner run by the service). The detail is logged.
- */
+/** The start of every DOWNLOAD_FAILED message; the cause class follows it. The detail is logged. */
 export const DOWNLOAD_FAILED_MESSAGE = 'The PDF could not be downloaded from the URL';
 
-/** The message of a failure as a client may see it (the detail of a download failure stays in the logs). */
-export const clientFailureMessage = (reason: FailureReason, message: string): string =>
-  reason === 'DOWNLOAD_FAILED' ? DOWNLOAD_FAILED_MESSAGE : message;
+const CAUSE_TEXT: Record<DownloadCause, (status?: number) => string> = {
+  NO_HTTP_ANSWER: () =>
+    'no HTTP answer came back (the host is unreachable, refused or did not answer in time, or is not an HTTP server; which of these is not said)',
+  HTTP_STATUS: (status) => `the server answered ${status} ${STATUS_CODES[status ?? 0] ?? ''}`.trimEnd(),
+  TOO_SLOW: () => 'the server sent it too slowly',
+  INTERRUPTED: () => 'the server cut the download short',
+  REDIRECTS: () => 'its redirects could not be followed (a redirect without a Location, or too many)',
+};
 
-/** What a failed request to a PDF's URL answered, when it answered with an HTTP status. */
+/** A failure as a client may see it: a download failure says its cause class, never its detail. */
+export function clientFailure(err: PermanentFailure | RetryableFailure): Failure {
+  if (err.reason !== 'DOWNLOAD_FAILED') return { reason: err.reason, message: err.message };
+  const cause = err.downloadCause;
+  if (!cause) return { reason: err.reason, message: DOWNLOAD_FAILED_MESSAGE };
+  return {
+    reason: err.reason,
+    message: `${DOWNLOAD_FAILED_MESSAGE}: ${CAUSE_TEXT[cause](err.httpStatus)}`,
+    cause,
+    ...(cause === 'HTTP_STATUS' && err.httpStatus !== undefined && { httpStatus: err.httpStatus }),
+  };
+}
+
+/** What a failed request to a PDF's URL answered, and the class of a download failure. */
 export interface FailureOptions {
   cause?: unknown;
   httpStatus?: number;
+  downloadCause?: DownloadCause;
 }
 
 /** A failure caused by the document or its URL: retrying cannot help. */
 export class PermanentFailure extends Error {
   override name = 'PermanentFailure';
   readonly httpStatus?: number;
+  readonly downloadCause?: DownloadCause;
   constructor(
     readonly reason: FailureReason,
     message: string,
@@ -63,6 +92,7 @@ export class PermanentFailure extends Error {
   ) {
     super(message, { cause: options.cause });
     this.httpStatus = options.httpStatus;
+    this.downloadCause = options.downloadCause;
   }
 }
 
@@ -70,6 +100,7 @@ export class PermanentFailure extends Error {
 export class RetryableFailure extends Error {
   override name = 'RetryableFailure';
   readonly httpStatus?: number;
+  readonly downloadCause?: DownloadCause;
   constructor(
     readonly reason: FailureReason,
     message: string,
@@ -77,11 +108,21 @@ export class RetryableFailure extends Error {
   ) {
     super(message, { cause: options.cause });
     this.httpStatus = options.httpStatus;
+    this.downloadCause = options.downloadCause;
   }
 }
 
-/** Whether the document or its URL is the problem (the caller's to fix), rather than the service. */
-export function documentAtFault(reason: FailureReason): boolean {
+/**
+ * Whether the document or its URL is the problem (the caller's to fix), rather than the service:
+ * a URL its server answers with a 4xx (not found, forbidden, gone) is the caller's.
+ */
+export function documentAtFault({
+  reason,
+  cause,
+  httpStatus,
+}: Pick<Failure, 'reason' | 'cause' | 'httpStatus'>): boolean {
+  if (reason === 'DOWNLOAD_FAILED')
+    return cause === 'HTTP_STATUS' && httpStatus !== undefined && httpStatus >= 400 && httpStatus < 500;
   switch (reason) {
     case 'TOO_LARGE':
     case 'NOT_PDF':
@@ -107,6 +148,6 @@ export class IngestionFailedError extends DomainError {
   }
 
   get documentAtFault(): boolean {
-    return documentAtFault(this.failure.reason);
+    return documentAtFault(this.failure);
   }
 }

@@ -3,7 +3,7 @@ import https from 'node:https';
 import { lookup as dnsLookup } from 'node:dns/promises';
 import type { LookupFunction } from 'node:net';
 import { classifyAddress, isAllowedAddress } from './address.ts';
-import { PermanentFailure, RetryableFailure } from './failures.ts';
+import { PermanentFailure, RetryableFailure, type DownloadCause } from './failures.ts';
 
 // Fetching a URL a user gave us without letting them point the service at itself or its
 // network (DESIGN §8): http(s) only, no credentials, every host resolved and every address
@@ -33,7 +33,9 @@ export const MAX_REDIRECTS = 3;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const USER_AGENT = 'chat-orders-pdf-service/1 (+pdf ingestion)';
 
-const refused = (message: string) => new PermanentFailure('DOWNLOAD_FAILED', message);
+/** A download that cannot succeed as asked, with its cause class (see DownloadCause). */
+const refused = (message: string, downloadCause: DownloadCause) =>
+  new PermanentFailure('DOWNLOAD_FAILED', message, { downloadCause });
 /** The URL itself is not allowed (SSRF guard): the caller's input (URL_REFUSED). */
 const notAllowed = (message: string) => new PermanentFailure('URL_REFUSED', message);
 
@@ -65,9 +67,9 @@ export async function resolveAllowed(url: URL, policy: FetchPolicy): Promise<{ a
     try {
       addresses = await (policy.resolve ?? defaultResolve)(host);
     } catch {
-      throw refused(`The host ${host} could not be resolved`);
+      throw refused(`The host ${host} could not be resolved`, 'NO_HTTP_ANSWER');
     }
-    if (!addresses.length) throw refused(`The host ${host} could not be resolved`);
+    if (!addresses.length) throw refused(`The host ${host} could not be resolved`, 'NO_HTTP_ANSWER');
   }
   for (const a of addresses) {
     const cls = classifyAddress(a.address);
@@ -123,10 +125,14 @@ async function exchange(
     try {
       response = await send(url, method, pinned, headers, signal);
     } catch (err) {
+      // Before any HTTP answer, every failure is one class (no port scanner: see DownloadCause).
       if (signal.aborted)
-        throw new RetryableFailure('DOWNLOAD_FAILED', `The download took longer than ${policy.timeoutMs} ms`);
+        throw new RetryableFailure('DOWNLOAD_FAILED', `No answer within ${policy.timeoutMs} ms`, {
+          downloadCause: 'NO_HTTP_ANSWER',
+        });
       throw new RetryableFailure('DOWNLOAD_FAILED', `Could not connect to ${url.host}: ${(err as Error).message}`, {
         cause: err,
+        downloadCause: 'NO_HTTP_ANSWER',
       });
     }
     const status = response.statusCode ?? 0;
@@ -134,8 +140,8 @@ async function exchange(
     response.resume();
     response.destroy();
     const location = response.headers.location;
-    if (!location) throw refused(`The server answered ${status} without a Location`);
-    if (hop >= policy.maxRedirects) throw refused(`Too many redirects (more than ${policy.maxRedirects})`);
+    if (!location) throw refused(`The server answered ${status} without a Location`, 'REDIRECTS');
+    if (hop >= policy.maxRedirects) throw refused(`Too many redirects (more than ${policy.maxRedirects})`, 'REDIRECTS');
     url = parsePdfUrl(new URL(location, url).href);
   }
 }
@@ -144,8 +150,8 @@ function statusFailure(status: number, what: string) {
   const message = `${what}: the server answered ${status}`;
   // 4xx will not change on retry (except throttling and timeouts); 5xx may.
   return status >= 500 || status === 429 || status === 408
-    ? new RetryableFailure('DOWNLOAD_FAILED', message, { httpStatus: status })
-    : new PermanentFailure('DOWNLOAD_FAILED', message, { httpStatus: status });
+    ? new RetryableFailure('DOWNLOAD_FAILED', message, { httpStatus: status, downloadCause: 'HTTP_STATUS' })
+    : new PermanentFailure('DOWNLOAD_FAILED', message, { httpStatus: status, downloadCause: 'HTTP_STATUS' });
 }
 
 const tooLarge = (maxBytes: number) =>
@@ -221,16 +227,20 @@ export async function download(raw: string, policy: FetchPolicy): Promise<Buffer
     response.destroy();
     if (err instanceof PermanentFailure) throw err;
     // Slow is the server's doing and would be as slow again: not retried.
-    if (tooSlow) throw refused('The download was too slow');
+    if (tooSlow) throw refused('The download was too slow', 'TOO_SLOW');
     if (signal.aborted)
-      throw new RetryableFailure('DOWNLOAD_FAILED', `The download took longer than ${policy.timeoutMs} ms`);
+      throw new RetryableFailure('DOWNLOAD_FAILED', `The download took longer than ${policy.timeoutMs} ms`, {
+        downloadCause: 'TOO_SLOW',
+      });
     throw new RetryableFailure('DOWNLOAD_FAILED', `The download was interrupted: ${(err as Error).message}`, {
       cause: err,
+      downloadCause: 'INTERRUPTED',
     });
   } finally {
     clearInterval(floorTimer);
   }
-  if (tooSlow) throw refused('The download was too slow');
-  if (!response.complete) throw new RetryableFailure('DOWNLOAD_FAILED', 'The download ended early');
+  if (tooSlow) throw refused('The download was too slow', 'TOO_SLOW');
+  if (!response.complete)
+    throw new RetryableFailure('DOWNLOAD_FAILED', 'The download ended early', { downloadCause: 'INTERRUPTED' });
   return Buffer.concat(chunks, total);
 }

@@ -4,7 +4,7 @@ import type { z } from 'zod/mini';
 import { logger } from '../logger.ts';
 import { metrics } from '../metrics.ts';
 import type { PipelineStageName, StageSettings } from './stages.ts';
-import { clientFailureMessage, PermanentFailure, RetryableFailure, type Failure } from './failures.ts';
+import { clientFailure, PermanentFailure, RetryableFailure, type Failure } from './failures.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
 import { isoNow } from '../clock.ts';
 
@@ -32,8 +32,7 @@ export interface StageContext {
 
 function failureOf(stage: PipelineStageName, err: unknown, attempts: number): Failure {
   if (err instanceof PermanentFailure || err instanceof RetryableFailure) {
-    if (err.reason === 'DOWNLOAD_FAILED')
-      return { reason: err.reason, message: clientFailureMessage(err.reason, err.message) };
+    if (err.reason === 'DOWNLOAD_FAILED') return clientFailure(err);
     const suffix = err instanceof RetryableFailure ? ` (gave up after ${attempts} attempts)` : '';
     return { reason: err.reason, message: `${err.message}${suffix}` };
   }

@@ -85,8 +85,8 @@ test('a URL whose size check fails (404) is a 400 at once', async () => {
   pdfs.serve('/gone.pdf', { status: 404 });
   const { res } = await ingest('/gone.pdf');
   expect(res.status).toBe(400);
-  // One message for every way a fetch fails (test/security/download-oracle.test.ts).
-  expect(res.body.message).toBe('The PDF could not be downloaded from the URL');
+  // What the server answered over HTTP is said; how a connection failed is not (test/security/download-oracle.test.ts).
+  expect(res.body.message).toBe('The PDF could not be downloaded from the URL: the server answered 404 Not Found');
   expect(res.body.errors[0].code).toBe('DOWNLOAD_FAILED');
 });
 
@@ -111,7 +111,9 @@ test('three redirects are followed; a fourth fails', async () => {
   expect(tooMany.res.status).toBe(400);
   expect(tooMany.res.body.errors[0]).toMatchObject({
     code: 'DOWNLOAD_FAILED',
-    message: 'The PDF could not be downloaded from the URL',
+    message: expect.stringMatching(
+      /^The PDF could not be downloaded from the URL: its redirects could not be followed/,
+    ),
   });
 });
 
@@ -120,7 +122,15 @@ test('a download that keeps failing (500) fails the file with DOWNLOAD_FAILED af
   const { res, fileId } = await ingest('/flaky.pdf');
   expect(res.status).toBe(500);
   expect(res.body.errors[0].code).toBe('DOWNLOAD_FAILED');
-  expect(await status(fileId)).toMatchObject({ status: 'failed', failure: { reason: 'DOWNLOAD_FAILED' } });
+  expect(await status(fileId)).toMatchObject({
+    status: 'failed',
+    failure: {
+      reason: 'DOWNLOAD_FAILED',
+      cause: 'HTTP_STATUS',
+      httpStatus: 500,
+      message: 'The PDF could not be downloaded from the URL: the server answered 500 Internal Server Error',
+    },
+  });
   expect(pdfs.responses('/flaky.pdf').filter((r) => r.method === 'GET')).toHaveLength(5); // maxReceiveCount of pdf-fetch
 });
 

@@ -2,9 +2,10 @@ import net, { type AddressInfo, type Socket } from 'node:net';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { DOWNLOAD_FAILED_MESSAGE } from '#shared/pdf/failures.ts';
 
-// Issue 13 item 8: a PDF URL must not turn the service into a port scanner. Whether the size
-// check or the download meets a refused connection, a server that does not speak HTTP (a parse
-// error) or a 404, the client sees one and the same answer; only the logs know which.
+// A PDF URL must not turn the service into a port scanner. Whether the size check or the download
+// meets a refused connection or a server that does not speak HTTP (a parse error), the client sees
+// one and the same answer (NO_HTTP_ANSWER); only the logs know which. Once a server has answered
+// over HTTP, its status is said (a 404), never the host, port or connection detail.
 // The servers are raw loopback sockets, so each failure is the real one.
 
 let app: TestApp;
@@ -60,7 +61,7 @@ afterAll(async () => {
   await app?.stop();
   await new Promise<void>((r) => raw?.close(() => r()));
   console.log(
-    `Download oracle: ${tally.requests} failing URLs (refused, not HTTP, 404; at the size check and at the download), one client-visible answer`,
+    `Download oracle: ${tally.requests} failing URLs (refused, not HTTP, 404; at the size check and at the download): one answer before HTTP, the status after`,
   );
 });
 
@@ -77,49 +78,63 @@ async function ingest(url: string) {
   return { res, status };
 }
 
-const detail = /ECONNREFUSED|connect|parse|HPE_|404|answered|Not Found|SSH|attempts|redirect|127\.0\.0\.1|\d{4,5}/i;
+const detail = /ECONNREFUSED|connect|parse|HPE_|SSH|attempts|127\.0\.0\.1|\d{4,5}/i;
+/** What a client is told when nothing answered over HTTP, however the connection failed. */
+const NO_HTTP_ANSWER = expect.stringMatching(new RegExp(`^${DOWNLOAD_FAILED_MESSAGE}: no HTTP answer came back`));
+const NOT_FOUND = `${DOWNLOAD_FAILED_MESSAGE}: the server answered 404 Not Found`;
 
-test('the size check: a refused connection, a parse error and a 404 answer byte-identical bodies', async () => {
-  const answers = await Promise.all([
+test('the size check: a refused connection and a server that is not HTTP answer byte-identical bodies; a 404 says 404', async () => {
+  const [refused, garbage, notFound] = await Promise.all([
     ingest(`http://127.0.0.1:${closedPort}/doc.pdf`), // refused at once
     ingest(`${rawBase}/garbage/head`),
     ingest(`${rawBase}/404/head`),
   ]);
-  const bodies = answers.map(({ res }) => res.text);
-  for (const { res, status } of answers) {
+  for (const { res, status } of [refused!, garbage!]) {
     expect(res.status).toBe(400);
     expect(res.body).toEqual({
       success: false,
       statusCode: 400,
-      message: DOWNLOAD_FAILED_MESSAGE,
-      errors: [{ path: 'body.url', message: DOWNLOAD_FAILED_MESSAGE, code: 'DOWNLOAD_FAILED' }],
+      message: NO_HTTP_ANSWER,
+      errors: [{ path: 'body.url', message: NO_HTTP_ANSWER, code: 'DOWNLOAD_FAILED' }],
     });
     expect(res.text).not.toMatch(detail);
     expect(status.status).toBe('uploaded'); // nothing started
   }
-  expect(new Set(bodies).size).toBe(1);
+  expect(refused!.res.text).toBe(garbage!.res.text);
+  // A server that answered over HTTP: what it answered is no secret (the host and port stay unsaid).
+  expect(notFound!.res.status).toBe(400);
+  expect(notFound!.res.body.message).toBe(NOT_FOUND);
+  expect(notFound!.res.text).not.toMatch(detail);
 });
 
-test('the download: a refused connection (after a redirect), a parse error and a 404 fail the file with one message', async () => {
-  const answers = await Promise.all([
+test('the download: a refused connection (after a redirect) and a server that is not HTTP fail the file with one message; a 404 says 404', async () => {
+  const [refused, garbage, notFound] = await Promise.all([
     ingest(`${rawBase}/refused/get`),
     ingest(`${rawBase}/garbage/get`),
     ingest(`${rawBase}/404/get`),
   ]);
-  for (const { res, status } of answers) {
+  for (const { res, status } of [refused!, garbage!]) {
     expect(res.status).toBe(500);
     expect(res.body).toEqual({
       success: false,
       statusCode: 500,
-      message: DOWNLOAD_FAILED_MESSAGE,
-      errors: [{ path: 'fileId', message: DOWNLOAD_FAILED_MESSAGE, code: 'DOWNLOAD_FAILED' }],
+      message: NO_HTTP_ANSWER,
+      errors: [{ path: 'fileId', message: NO_HTTP_ANSWER, code: 'DOWNLOAD_FAILED' }],
     });
     expect(status).toMatchObject({
       status: 'failed',
-      failure: { reason: 'DOWNLOAD_FAILED', message: DOWNLOAD_FAILED_MESSAGE },
+      failure: { reason: 'DOWNLOAD_FAILED', cause: 'NO_HTTP_ANSWER', message: NO_HTTP_ANSWER },
     });
     expect(JSON.stringify(status.failure)).not.toMatch(detail);
   }
-  expect(new Set(answers.map(({ res }) => res.text)).size).toBe(1);
-  expect(new Set(answers.map(({ status }) => JSON.stringify(status.failure))).size).toBe(1);
+  expect(refused!.res.text).toBe(garbage!.res.text);
+  expect(JSON.stringify(refused!.status.failure)).toBe(JSON.stringify(garbage!.status.failure));
+  // The 404: the caller's URL is wrong (a 400), and the failure says so.
+  expect(notFound!.res.status).toBe(400);
+  expect(notFound!.status.failure).toEqual({
+    reason: 'DOWNLOAD_FAILED',
+    cause: 'HTTP_STATUS',
+    httpStatus: 404,
+    message: NOT_FOUND,
+  });
 });

@@ -140,9 +140,11 @@ test('a redirect loop ends at the redirect limit with a clean 400', async () => 
   behaviours.set('/loop-b', { head: redirectTo('/loop-a'), get: redirectTo('/loop-a') });
   const { res, fileId } = await ingest('/loop-a');
   expect(res.status).toBe(400);
-  // The detail (too many redirects) is logged; the client gets the one download message (issue 13 item 8).
+  // The client gets the cause class (redirects); the detail (which hops) is logged.
   expect(res.body).toMatchObject({
-    message: 'The PDF could not be downloaded from the URL',
+    message: expect.stringMatching(
+      /^The PDF could not be downloaded from the URL: its redirects could not be followed/,
+    ),
     errors: [{ code: 'DOWNLOAD_FAILED' }],
   });
   expect((await status(fileId)).status).toBe('uploaded');
@@ -159,7 +161,11 @@ test('a slow drip times out on every attempt and the file fails cleanly (DOWNLOA
   const { fileId } = await ingest('/drip.pdf');
   expect(await settled(fileId)).toMatchObject({
     status: 'failed',
-    failure: { reason: 'DOWNLOAD_FAILED', message: 'The PDF could not be downloaded from the URL' },
+    failure: {
+      reason: 'DOWNLOAD_FAILED',
+      cause: 'TOO_SLOW',
+      message: 'The PDF could not be downloaded from the URL: the server sent it too slowly',
+    },
   });
   expect(hits.filter((h) => h.path === '/drip.pdf' && h.method === 'GET').length).toBeGreaterThanOrEqual(2); // retried, then given up
 });
