@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { projectRoot, startLocalRuntime } from '../infra/local/runtime.ts';
 import { signLocalIdToken } from '../infra/local/local-idp.ts';
-import { mapLimit } from '../shared/dynamo.ts';
+import { mapLimit } from '#shared/dynamo.ts';
 import { fixturePdf } from '../test/helpers/make-pdf.ts';
 import { EVAL_DOCUMENTS, EVAL_QUESTIONS, type EvalQuestion } from './eval-questions.ts';
 import { keepAliveAgent, request } from './lib/http.ts';

@@ -1,14 +1,14 @@
 import { performance } from 'node:perf_hooks';
-import { loadConfig } from '../shared/config.ts';
-import { extractTextBounded } from '../shared/pdf/bounded-extract.ts';
-import { extractLimits } from '../shared/pdf/extract-stage.ts';
-import { PermanentFailure } from '../shared/pdf/failures.ts';
+import { loadConfig } from '#shared/config.ts';
+import { extractTextBounded } from '#shared/pdf/bounded-extract.ts';
+import { extractLimits } from '#shared/pdf/extract-stage.ts';
+import { PermanentFailure } from '#shared/pdf/failures.ts';
 import { pipelineStages } from '../infra/routes.ts';
 import { hostileClasses, hostilePdf, plainRawPdf } from '../test/helpers/hostile-pdfs.ts';
 import type { Benchmark } from './lib/context.ts';
 import { absoluteCheck, type Check } from './lib/report.ts';
 
-// Hostile documents (issue 15): each class of test/helpers/hostile-pdfs.ts through the bounded
+// Hostile documents: each class of test/helpers/hostile-pdfs.ts through the bounded
 // extraction of pdf-extract, with its default limits for the function's memory (manifest
 // memoryMb). Per class: the outcome, the time and the extraction child's peak RSS, against the
 // budgets: time ≤ the per-page budget (PDF_EXTRACT_PAGE_MS: every class here is one to twenty

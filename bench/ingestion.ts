@@ -1,10 +1,10 @@
 import { performance } from 'node:perf_hooks';
 import { makeTextPdf } from '../test/helpers/make-pdf.ts';
-import { loadPdfjs, standardFontsDir } from '../shared/pdf/extract.ts';
-import { Chunker } from '../shared/pdf/chunker.ts';
-import { normalizeText } from '../shared/pdf/sentences.ts';
-import { countTextTokens } from '../shared/pdf/tokens.ts';
-import { lexicalEmbedding } from '../shared/ai/lexical-embedding.ts';
+import { loadPdfjs, standardFontsDir } from '#shared/pdf/extract.ts';
+import { Chunker } from '#shared/pdf/chunker.ts';
+import { normalizeText } from '#shared/pdf/sentences.ts';
+import { countTextTokens } from '#shared/pdf/tokens.ts';
+import { lexicalEmbedding } from '#shared/ai/lexical-embedding.ts';
 import type { Benchmark } from './lib/context.ts';
 import { missingFiles } from './lib/context.ts';
 import { request } from './lib/http.ts';
@@ -153,9 +153,9 @@ export const ingestion: Benchmark = {
   async run(ctx) {
     const svc = await ctx.service();
     const bytes = await makeTextPdf(PAGES);
-    const { ChunkRepository } = await import('../shared/files/chunk-repository.ts');
-    const { dynamo, tableName } = await import('../shared/clients.ts');
-    const { config } = await import('../shared/config.ts');
+    const { ChunkRepository } = await import('#shared/files/chunk-repository.ts');
+    const { dynamo, tableName } = await import('#shared/clients.ts');
+    const { config } = await import('#shared/config.ts');
 
     // Warm-up (not timed): the pipeline functions' imports, pdfjs, connections.
     ctx.log('ingestion: warm-up ingestion');

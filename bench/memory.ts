@@ -53,10 +53,10 @@ async function invoke(bundle: string, event: unknown, env: Record<string, string
 
 /** Upload through the API, then the state pdf-fetch leaves a file in, with the pipeline's writers. */
 async function fileReadyForExtract(svc: BenchService, bytes: Uint8Array, fileName: string) {
-  const { FileRepository } = await import('../shared/files/file-repository.ts');
-  const { FileStorage, sourceKey } = await import('../shared/files/storage.ts');
-  const { dynamo, tableName } = await import('../shared/clients.ts');
-  const { s3Client } = await import('../shared/s3-client.ts');
+  const { FileRepository } = await import('#shared/files/file-repository.ts');
+  const { FileStorage, sourceKey } = await import('#shared/files/storage.ts');
+  const { dynamo, tableName } = await import('#shared/clients.ts');
+  const { s3Client } = await import('#shared/s3-client.ts');
   const user = await svc.signIn(`bench-memory-${randomBytes(4).toString('hex')}@example.com`);
   const upload = await svc.api('POST', '/upload', user.token, {
     fileName,

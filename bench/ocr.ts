@@ -4,7 +4,7 @@ import type { Benchmark } from './lib/context.ts';
 import { absoluteCheck, info, ratioCheck } from './lib/report.ts';
 import { makeNumberedPdf } from './lib/pdfs.ts';
 
-// OCR and the text-quality check (issue 16), measured in this process:
+// OCR and the text-quality check, measured in this process:
 // 1. The quality check's cost on a clean 300-page PDF: the time judgePageText takes over every
 //    page's text, against the time pdf.js extraction of the same PDF takes (target ≤ 5 %).
 // 2. OCR throughput: pages of a scanned PDF (test/helpers/make-script-pdfs.ts) drawn once at
@@ -20,10 +20,10 @@ export const ocr: Benchmark = {
   name: 'ocr',
   title: 'OCR pages/s vs plain tesseract.js, quality-check cost, peak RSS',
   async run(ctx) {
-    const { extractText } = await import('../shared/pdf/extract.ts');
-    const { judgePageText } = await import('../shared/pdf/text-quality.ts');
-    const { renderPages } = await import('../shared/pdf/ocr/render.ts');
-    const { OcrEngine, tesseractPaths } = await import('../shared/pdf/ocr/engine.ts');
+    const { extractText } = await import('#shared/pdf/extract.ts');
+    const { judgePageText } = await import('#shared/pdf/text-quality.ts');
+    const { renderPages } = await import('#shared/pdf/ocr/render.ts');
+    const { OcrEngine, tesseractPaths } = await import('#shared/pdf/ocr/engine.ts');
     const { makeScannedPdf, SCANNED_PAGES } = await import('../test/helpers/make-script-pdfs.ts');
 
     // 1. Quality check vs extraction.

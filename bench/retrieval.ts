@@ -26,11 +26,11 @@ export const retrieval: Benchmark = {
   requires: () => missingFiles('functions/pdf-embed.ts', 'functions/ingest-pdf.ts', 'shared/retrieval/retrieve.ts'),
   async run(ctx) {
     const svc = await ctx.service();
-    const { retrieverFor } = await import('../shared/retrieval/retrieve.ts');
-    const { aiProvider } = await import('../shared/ai/provider.ts');
-    const { config } = await import('../shared/config.ts');
-    const { dynamo } = await import('../shared/clients.ts');
-    const { s3Client } = await import('../shared/s3-client.ts');
+    const { retrieverFor } = await import('#shared/retrieval/retrieve.ts');
+    const { aiProvider } = await import('#shared/ai/provider.ts');
+    const { config } = await import('#shared/config.ts');
+    const { dynamo } = await import('#shared/clients.ts');
+    const { s3Client } = await import('#shared/s3-client.ts');
     // The retriever send-message composes, on the service's configuration.
     const retrieveSources = retrieverFor(config(), dynamo(), s3Client());
     const maxPages = config().PDF_MAX_PAGES;
@@ -81,12 +81,12 @@ export const retrieval: Benchmark = {
     if (first.length !== K) throw new Error(`retrieval returned ${first.length} passages, expected ${K}`);
 
     // The baseline: ranking alone, the same packed vectors already in memory (no I/O at all).
-    const { FileRepository } = await import('../shared/files/file-repository.ts');
-    const { FileStorage } = await import('../shared/files/storage.ts');
-    const { decodePacked, topK } = await import('../shared/retrieval/packed-vectors.ts');
-    const { bm25TopK } = await import('../shared/retrieval/lexical-index.ts');
-    const { queryTerms } = await import('../shared/retrieval/terms.ts');
-    const { tableName } = await import('../shared/clients.ts');
+    const { FileRepository } = await import('#shared/files/file-repository.ts');
+    const { FileStorage } = await import('#shared/files/storage.ts');
+    const { decodePacked, topK } = await import('#shared/retrieval/packed-vectors.ts');
+    const { bm25TopK } = await import('#shared/retrieval/lexical-index.ts');
+    const { queryTerms } = await import('#shared/retrieval/terms.ts');
+    const { tableName } = await import('#shared/clients.ts');
     const records = await new FileRepository(dynamo(), tableName()).getMany(files.map((f) => f.fileId));
     const storage = new FileStorage(s3Client(), svc.runtime.bucket);
     const packs = await Promise.all(
@@ -95,9 +95,9 @@ export const retrieval: Benchmark = {
     const stored = packs.reduce((n, p) => n + p.count, 0);
     if (stored !== chunks) throw new Error(`the packed vectors hold ${stored} chunks, the records ${chunks}`);
     // The dense-only retrieval (the ranking before the lexical index), same chat, same process.
-    const { createRetriever } = await import('../shared/retrieval/retrieve.ts');
-    const { AttachmentRepository } = await import('../shared/files/attachment-repository.ts');
-    const { ChunkRepository } = await import('../shared/files/chunk-repository.ts');
+    const { createRetriever } = await import('#shared/retrieval/retrieve.ts');
+    const { AttachmentRepository } = await import('#shared/files/attachment-repository.ts');
+    const { ChunkRepository } = await import('#shared/files/chunk-repository.ts');
     const denseOnly = createRetriever({
       attachments: new AttachmentRepository(dynamo(), tableName()),
       files: new FileRepository(dynamo(), tableName()),
@@ -157,7 +157,7 @@ export const retrieval: Benchmark = {
       info('first call (loads the packed vectors from S3)', coldMs, 'ms'),
       info("of which the prompt's embedding (loopback model server), p50", median(embedTimes), 'ms'),
       info('of which the BM25 ranking (lexical index in the packed vectors), p50', median(lexicalTimes), 'ms'),
-      info('dense-only retrieval (RETRIEVAL_MODE=dense, the ranking before issue 17), p50', median(denseTimes), 'ms', {
+      info('dense-only retrieval (RETRIEVAL_MODE=dense, the dense ranking alone), p50', median(denseTimes), 'ms', {
         ratio: median(times) / median(denseTimes),
       }),
       info(

@@ -4,7 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { Annotations, App, Tags, Validations, type AppProps } from 'aws-cdk-lib';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { ConfigError } from '../shared/config.ts';
+import { ConfigError } from '#shared/config.ts';
 import { DEFAULT_OUT_DIR, projectRoot } from './build.ts';
 import { readSettings, type StackSettings } from './settings.ts';
 import { StatefulStack } from './stacks/stateful-stack.ts';

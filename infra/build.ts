@@ -5,12 +5,13 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build, type Metafile, type Plugin } from 'esbuild';
 import { manifestFunctions, type ManifestFunction } from './routes.ts';
+import { asError } from '#shared/errors.ts';
 
 // `npm run build`: one minified ESM bundle per manifest function (HTTP routes and pipeline
 // stages) in dist/<name>/index.mjs, with a linked source map. The AWS SDK is bundled rather
 // than taken from the Lambda runtime, so what we test is what runs. Functions that read PDFs get
 // the extraction child (extract-child.mjs, with pdfjs-dist) and pdfjs's standard_fonts/ directory
-// beside the bundle (DESIGN §10).
+// beside the bundle.
 
 export const projectRoot = resolve(fileURLToPath(new URL('.', import.meta.url)), '..');
 export const DEFAULT_OUT_DIR = join(projectRoot, 'dist');
@@ -542,7 +543,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
       process.exitCode = 1;
     }
   } catch (err) {
-    console.error((err as Error).message);
+    console.error(asError(err).message);
     process.exitCode = 1;
   }
 }

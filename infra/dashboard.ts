@@ -1,7 +1,7 @@
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type { Construct } from 'constructs';
-import { METRIC, SERVICE_NAME } from '../shared/metrics.ts';
+import { METRIC, SERVICE_NAME } from '#shared/metrics.ts';
 
 // The service's CloudWatch dashboard: the metrics the functions write in EMF (shared/metrics.ts)
 // under the stack's namespace, and the API's own. Per-route and per-reason series are SEARCH

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod/mini';
 import { httpRouteList } from './routes.ts';
-import type { NamedSchemas, RouteContract, RouteContracts } from '../shared/openapi/contract.ts';
+import type { NamedSchemas, RouteContract, RouteContracts } from '#shared/openapi/contract.ts';
 import { projectRoot } from './local/runtime.ts';
 
 // Generates docs/openapi.json from the route manifest and the zod schemas the handlers use

@@ -2,9 +2,9 @@
 // touch. The CDK stack, the esbuild build and the local runtime are all generated from it, so
 // they cannot drift apart. A function's entry file is always functions/<name>.ts.
 
-import type { AuthMode, HttpMethod, HttpRouteSettings } from '../shared/http/route.ts';
-import type { BucketPrefix } from '../shared/files/storage.ts';
-import { queueUrlSetting, type PipelineStageName, type StageSettings } from '../shared/pdf/stages.ts';
+import type { AuthMode, HttpMethod, HttpRouteSettings } from '#shared/http/route.ts';
+import type { BucketPrefix } from '#shared/files/storage.ts';
+import { queueUrlSetting, type PipelineStageName, type StageSettings } from '#shared/pdf/stages.ts';
 
 export type { PipelineStageName };
 /** The environment variable holding each stage's queue URL, e.g. PDF_FETCH_QUEUE_URL. */

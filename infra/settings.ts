@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { chosenProvider, configSchema, loadConfig, ConfigError, type Config } from '../shared/config.ts';
-import { identityProviderSettings } from '../shared/auth/identity-provider.ts';
+import { chosenProvider, configSchema, loadConfig, ConfigError, type Config } from '#shared/config.ts';
+import { identityProviderSettings } from '#shared/auth/identity-provider.ts';
 import { pipelineStageList, type PipelineStageName } from './routes.ts';
 
 // What the CDK app reads at synth time. Two kinds of settings:

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import { ConfigError } from '../shared/config.ts';
+import { ConfigError } from '#shared/config.ts';
 import { readSettings } from './settings.ts';
 
 // `npm run synth [-- -c KEY=value ...]`: checks every setting first (in seconds, naming each

@@ -1,5 +1,5 @@
-// The single DynamoDB table (DESIGN §5), described once as plain data. The CDK stack and the
-// local runtime both build the table from this description.
+// The single DynamoDB table (docs/ARCHITECTURE.md, Access patterns), described once as plain data.
+// The CDK stack and the local runtime both build the table from this description.
 
 export const tableDefinition = {
   partitionKey: 'PK',

@@ -114,12 +114,12 @@ export const configSchema = z.object({
   PDF_SYNC_WAIT_MS: z._default(int(0, 60_000), 20_000),
   PDF_FETCH_TIMEOUT_MS: z._default(int(100, 15 * 60 * 1000), 60_000),
   PDF_ALLOW_LOOPBACK: z._default(bool, false),
-  // Fair downloads (issue 15): a download slower than the floor (bytes/s, 0 = none) over a whole
+  // Fair downloads: a download slower than the floor (bytes/s, 0 = none) over a whole
   // window is cut; one user holds at most this many ingestions in flight (more get 429).
   PDF_FETCH_MIN_BYTES_PER_SECOND: z._default(int(0, 1024 * 1024 * 1024), 16 * 1024),
   PDF_FETCH_SLOW_WINDOW_MS: z._default(int(100, 15 * 60 * 1000), 5_000),
   PDF_MAX_IN_FLIGHT_PER_USER: z._default(int(1, 10_000), 3),
-  // Bounds on reading one document (issue 15, shared/pdf/bounded-extract.ts): the extraction
+  // Bounds on reading one document (shared/pdf/bounded-extract.ts): the extraction
   // child's heap and resident size in MB (by default half and 70% of the function's memory),
   // time per page and per document, and the streams and CMaps it may expand to.
   PDF_EXTRACT_HEAP_MB: z.optional(int(32, 16_384)),

@@ -12,7 +12,7 @@ import {
   type QueryCommandInput,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { InvalidInputError } from './errors.ts';
+import { InvalidInputError, errorName } from './errors.ts';
 import { mapLimit } from './map-limit.ts';
 
 // What every repository needs from DynamoDB beyond single calls, in one place: pages and opaque
@@ -33,8 +33,7 @@ export interface Page<T> {
 }
 
 export const isConditionFailure = (err: unknown): boolean =>
-  err instanceof ConditionalCheckFailedException ||
-  (err as Error | undefined)?.name === 'ConditionalCheckFailedException';
+  err instanceof ConditionalCheckFailedException || errorName(err) === 'ConditionalCheckFailedException';
 
 const backoff = (attempt: number) =>
   new Promise((r) => setTimeout(r, Math.min(2_000, 25 * 2 ** attempt) * (0.5 + Math.random() / 2)));
@@ -42,7 +41,10 @@ const backoff = (attempt: number) =>
 // mapLimit lives in a dependency-free module (the Bedrock provider uses it without loading DynamoDB).
 export { mapLimit };
 
-/** Every repository: a document client and the one table (DESIGN §5), given by the function that composes it. */
+/**
+ * Every repository: a document client and the one table (docs/ARCHITECTURE.md, Access patterns),
+ * given by the function that composes it.
+ */
 export abstract class Repository {
   constructor(
     protected readonly db: DynamoDBDocumentClient,

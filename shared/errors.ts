@@ -89,3 +89,14 @@ export class DependencyUnavailableError extends DomainError {
 
 /** The work did not finish within its deadline. */
 export class TimedOutError extends DomainError {}
+
+/**
+ * Anything thrown, as an Error: itself when it is one, else an Error carrying its text. A throw
+ * may throw any value, so code that logs or reads an error takes it through here, not `as Error`.
+ */
+export function asError(thrown: unknown): Error {
+  return thrown instanceof Error ? thrown : new Error(String(thrown));
+}
+
+/** The name of what was thrown (an AWS SDK error's type, e.g. `NoSuchKey`), or undefined for a non-Error. */
+export const errorName = (thrown: unknown): string | undefined => (thrown instanceof Error ? thrown.name : undefined);

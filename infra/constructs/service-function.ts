@@ -7,7 +7,7 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
-import type { ModelResources } from '../../shared/ai/bedrock-models.ts';
+import type { ModelResources } from '#shared/ai/bedrock-models.ts';
 import {
   queueUrlSetting,
   type Access,
@@ -94,7 +94,7 @@ export class ServiceFunction extends Construct {
       ...props.settings,
       TABLE_NAME: resources.table.tableName,
       BUCKET_NAME: resources.bucket.bucketName,
-      // Deployed functions never fetch from loopback (DESIGN §8); only npm start allows it.
+      // Deployed functions never fetch from loopback; only npm start allows it.
       PDF_ALLOW_LOOPBACK: 'false',
       // Only with tracing on: shared/tracing.ts does not even import the tracer otherwise.
       ...(props.tracing && { POWERTOOLS_TRACE_ENABLED: 'true' }),

@@ -5,6 +5,7 @@ import type { StreamSink } from './lambda-runtime.ts';
 import { functionBundle, functionHostBundle } from './function-bundles.ts';
 import { FunctionFailure, timedOutMessage, type FailureKind, type FunctionSpec, type Invoker } from './invoker.ts';
 import type { HostMessage, ParentMessage } from './function-host.ts';
+import { asError } from '#shared/errors.ts';
 
 // Lambda-like isolation for the local runtime. Each function runs in instances of its own: a
 // child process (function-host.ts) that loads the function's bundle once and then takes one
@@ -242,7 +243,7 @@ export function startFunctionInstances(o: FunctionInstancesOptions): FunctionIns
       try {
         await inst.ready;
       } catch (err) {
-        throw err instanceof FunctionFailure ? err : new FunctionFailure('crash', (err as Error).message, fn.name);
+        throw err instanceof FunctionFailure ? err : new FunctionFailure('crash', asError(err).message, fn.name);
       }
       const timeoutMs = fn.timeoutSeconds * 1000;
       const timer = setTimeout(() => stop(inst, 'timeout'), timeoutMs);

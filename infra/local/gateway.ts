@@ -2,7 +2,7 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { createId } from '@paralleldrive/cuid2';
-import { errorBody, type BodyShape } from '../../shared/http/envelope.ts';
+import { errorBody, type BodyShape } from '#shared/http/envelope.ts';
 import { corsPreflight, renderGatewayResponse, type GatewayResponseType } from '../gateway-responses.ts';
 import { DEFAULT_HTTP_MEMORY_MB, DEFAULT_HTTP_TIMEOUT_SECONDS, httpRouteList, type HttpMethod } from '../routes.ts';
 import { responseStreamReader, type StreamSink } from './lambda-runtime.ts';

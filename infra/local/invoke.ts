@@ -1,13 +1,14 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ConfigError } from '../../shared/config.ts';
+import { ConfigError } from '#shared/config.ts';
 import { manifestFunctions, pipelineStageList, type ManifestFunction } from '../routes.ts';
 import { responseStreamReader, type StreamSink } from './lambda-runtime.ts';
 import { signLocalIdToken } from './local-idp.ts';
 import { FunctionFailure } from './invoker.ts';
 import { DataDirInUseError } from './data-dir-lock.ts';
 import { startLocalRuntime, type LocalRuntime } from './runtime.ts';
+import { asError } from '#shared/errors.ts';
 
 // `npm run invoke -- <function> <event.json>`: runs one manifest function once, the way Lambda
 // would, against the local emulators and the data of `npm start` (DATA_DIR, default .data).
@@ -87,7 +88,7 @@ async function renderEvent(
   try {
     return JSON.parse(rendered) as Record<string, unknown>;
   } catch (err) {
-    throw new UsageError(`The event is not valid JSON: ${(err as Error).message}`);
+    throw new UsageError(`The event is not valid JSON: ${asError(err).message}`);
   }
 }
 

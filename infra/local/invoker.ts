@@ -1,5 +1,6 @@
 import type { Context } from 'aws-lambda';
 import { createResponseStream, isStreamingHandler, lambdaContext, type StreamSink } from './lambda-runtime.ts';
+import { asError } from '#shared/errors.ts';
 
 // How the local gateway and pollers run a function: `invoke` hands it one event and resolves
 // with what it returned (undefined for a streamed response, whose bytes went to the sink), or
@@ -66,7 +67,7 @@ export function inProcessInvoker(loadHandler: (entry: string) => Promise<unknown
         return await Promise.race([(handler as (e: unknown, c: Context) => Promise<unknown>)(event, context), timeout]);
       } catch (err) {
         if (err instanceof FunctionFailure) throw err;
-        throw new FunctionFailure('error', (err as Error)?.message ?? String(err), fn.name);
+        throw new FunctionFailure('error', asError(err).message, fn.name);
       } finally {
         clearTimeout(timer);
       }

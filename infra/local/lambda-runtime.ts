@@ -4,7 +4,7 @@ import type { Context } from 'aws-lambda';
 
 // What the Lambda Node.js runtime provides to response-streaming handlers, for running them
 // outside Lambda: the `awslambda` global with streamifyResponse and HttpResponseStream, and the
-// response stream itself. Both follow the real runtime (aws-lambda-ric, DESIGN §10): handlers
+// response stream itself. Both follow the real runtime (aws-lambda-ric): handlers
 // are marked with `Symbol.for('aws.lambda.runtime.handler.streaming')`, the content type can be
 // set until the first write, and HttpResponseStream.from writes its prelude (status, headers as
 // JSON, then eight NUL bytes) on the first write, not when it is called. The gateway parses that

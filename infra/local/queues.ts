@@ -2,6 +2,7 @@ import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-s
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { pipelineStageList, type PipelineStageName } from '../routes.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from './emulators.ts';
+import { errorName } from '#shared/errors.ts';
 
 // Queues (each with its DLQ) and the bucket, created through the SQS and S3 APIs so the same
 // code provisions an emulator in this process or in another one.
@@ -49,7 +50,7 @@ export async function ensureBucket(endpoint: string, bucket: string): Promise<vo
   try {
     await s3.send(new CreateBucketCommand({ Bucket: bucket }));
   } catch (err) {
-    const name = (err as Error).name;
+    const name = errorName(err);
     if (name !== 'BucketAlreadyOwnedByYou' && name !== 'BucketAlreadyExists') throw err;
   }
   s3.destroy();

@@ -1,7 +1,7 @@
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { loadConfig, type Config } from '../../shared/config.ts';
+import { loadConfig, type Config } from '#shared/config.ts';
 import {
   deadLetterConsumerList,
   pipelineStageList,
@@ -26,6 +26,7 @@ import {
 } from './local-idp.ts';
 import { bucketCorsRule } from '../bucket.ts';
 import { lockDataDir } from './data-dir-lock.ts';
+import { asError } from '#shared/errors.ts';
 
 // The whole service on one machine: emulators, table/queues/bucket, the HTTP gateway, the
 // local identity provider and the SQS pollers, all built from the route manifest.
@@ -199,10 +200,10 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
       // the settings are set.
       const [{ resumeStuckIngestions }, { FileRepository }, { dynamo, sqsClient }, { stageQueues }] = await Promise.all(
         [
-          import('../../shared/files/recovery.ts'),
-          import('../../shared/files/file-repository.ts'),
-          import('../../shared/clients.ts'),
-          import('../../shared/pdf/queue.ts'),
+          import('#shared/files/recovery.ts'),
+          import('#shared/files/file-repository.ts'),
+          import('#shared/clients.ts'),
+          import('#shared/pdf/queue.ts'),
         ],
       );
       await resumeStuckIngestions({
@@ -228,7 +229,7 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
             ...(o.retryDelaySeconds !== undefined && { retryDelaySeconds: o.retryDelaySeconds }),
             invoker: functions,
             entry: fn.entry,
-            onError: (err) => o.log !== false && console.error(`[${fn.name}]`, (err as Error).message),
+            onError: (err) => o.log !== false && console.error(`[${fn.name}]`, asError(err).message),
           }),
         );
       for (const stage of pipelineStageList) {

@@ -1,9 +1,10 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { ConfigError } from '../../shared/config.ts';
-import { describeAiProvider } from '../../shared/ai/provider.ts';
+import { ConfigError } from '#shared/config.ts';
+import { describeAiProvider } from '#shared/ai/provider.ts';
 import { startLocalRuntime } from './runtime.ts';
 import { DataDirInUseError, DEFAULT_DATA_DIR } from './data-dir-lock.ts';
+import { asError } from '#shared/errors.ts';
 
 // `npm start`: the whole service on this machine. PORT and DATA_DIR choose where; everything
 // else is configured like the deployed functions (see the README's configuration table).
@@ -52,7 +53,7 @@ try {
     }, STOP_GRACE_MS);
     // Work cut short by the stop may fail on its way out (a killed function instance, a closed
     // client): it is redelivered at the next start, so such errors are reported, not fatal.
-    const report = (err: unknown) => console.error(`while stopping: ${(err as Error)?.message ?? err}`);
+    const report = (err: unknown) => console.error(`while stopping: ${asError(err).message}`);
     process.on('uncaughtException', report);
     process.on('unhandledRejection', report);
     await runtime.stop({ graceMs: STOP_GRACE_MS }).catch(report);

@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { DEFAULT_DATA_DIR } from './data-dir-lock.ts';
 import { hasLocalIdpKey, signLocalIdToken } from './local-idp.ts';
+import { asError } from '#shared/errors.ts';
 
 // `npm run -s token -- --email E [--name N]`: prints an ID token of the local identity
 // provider, alone on stdout, for POST /auth under `npm start` (same DATA_DIR).
@@ -42,6 +43,6 @@ try {
   });
   process.stdout.write(`${token}\n`);
 } catch (err) {
-  console.error((err as Error).message);
+  console.error(asError(err).message);
   process.exit(2);
 }

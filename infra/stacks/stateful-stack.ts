@@ -9,7 +9,7 @@ import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { pipelineStageList, visibilityTimeoutSeconds, type PipelineStageName } from '../routes.ts';
-import { UPLOADS_PREFIX, WORK_PREFIX } from '../../shared/files/storage.ts';
+import { UPLOADS_PREFIX, WORK_PREFIX } from '#shared/files/storage.ts';
 import { tableDefinition } from '../table.ts';
 import { bucketCorsRule } from '../bucket.ts';
 import type { StackSettings } from '../settings.ts';
@@ -19,7 +19,7 @@ import type { StackSettings } from '../settings.ts';
 // (functions, API) can be destroyed and redeployed freely on top of it.
 
 // Presigned uploads expire; a run that never completes leaves its work files behind.
-export { UPLOADS_PREFIX, WORK_PREFIX } from '../../shared/files/storage.ts';
+export { UPLOADS_PREFIX, WORK_PREFIX } from '#shared/files/storage.ts';
 export { VISIBILITY_TIMEOUT_FACTOR } from '../routes.ts';
 /** Work files outlive any message that could still need them (DLQ retention). */
 const WORK_FILES_DAYS = 14;

@@ -7,7 +7,7 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
-import { modelResources, type ModelResources } from '../../shared/ai/bedrock-models.ts';
+import { modelResources, type ModelResources } from '#shared/ai/bedrock-models.ts';
 import {
   deadLetterConsumerList,
   httpRouteList,

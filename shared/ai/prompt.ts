@@ -7,8 +7,8 @@ import type { ChatInput, Source, Usage } from './types.ts';
 //   user       in a file chat the retrieved passages inside <documents>…</documents>, then the prompt
 // Document text is never in a system message: a PDF that says "ignore all previous instructions"
 // reaches the model as quoted data in the user's turn, and the system message says such data is
-// untrusted (issue 13). Passages and prompt share one user message because some providers
-// (Bedrock Converse) refuse two user messages in a row.
+// untrusted (docs/DECISIONS.md, Hostile input). Passages and prompt share one user message because
+// some providers (Bedrock Converse) refuse two user messages in a row.
 
 export interface ModelMessage {
   role: 'system' | 'user' | 'assistant';

@@ -1,5 +1,5 @@
-// Keys of the chat partition (DESIGN §5). One partition per chat holds everything that belongs to
-// it, so deleting a chat is one paged query over one partition:
+// Keys of the chat partition (docs/ARCHITECTURE.md, Access patterns). One partition per chat holds
+// everything that belongs to it, so deleting a chat is one paged query over one partition:
 //   CHAT#<id> / META             the chat (listed in its owner's GSI1 partition, shared/user-index.ts)
 //   CHAT#<id> / MSG#<seq:10>     its messages, in sequence order
 //   CHAT#<id> / FILE#<fileId>    its file attachments (written by the PDF ingestion)

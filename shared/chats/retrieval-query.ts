@@ -1,6 +1,7 @@
 import { quoteData } from '../ai/prompt.ts';
 import type { AiProvider, ChatTurn, Usage } from '../ai/types.ts';
 import { logger } from '../logger.ts';
+import { asError } from '../errors.ts';
 
 // The query a file chat retrieves with, made from the conversation so a follow-up ("and his
 // second patent?") finds the pages the conversation is about. With a language model, the last
@@ -55,7 +56,7 @@ export async function retrievalQuery(
     return { query: query || joined.query, usage };
   } catch (err) {
     // Retrieval still works with the joined turns; the reply call reports a provider failure itself.
-    logger.warn('follow-up rewrite failed; retrieving with the joined turns', { error: (err as Error).message });
+    logger.warn('follow-up rewrite failed; retrieving with the joined turns', { error: asError(err).message });
     return joined;
   }
 }

@@ -12,6 +12,8 @@ import {
   InvalidInputError,
   NotFoundError,
   TimedOutError,
+  asError,
+  errorName,
 } from '../errors.ts';
 import { describeProgress } from '../files/chat-files.ts';
 import type { FileRecord } from '../files/file-repository.ts';
@@ -104,7 +106,7 @@ const flagCited = (sources: SourceRef[], cited: Set<number>): SourceRef[] =>
 
 /** A call abandoned at the request's deadline, as the domain's timeout; other errors as they are. */
 function deadlineError(err: unknown): unknown {
-  const name = (err as Error)?.name;
+  const name = errorName(err);
   // AbortSignal.timeout aborts with a TimeoutError; the SDKs report the abort as their own.
   return name === 'APIUserAbortError' || name === 'AbortError' || name === 'TimeoutError'
     ? new TimedOutError('The reply took too long')
@@ -190,7 +192,7 @@ async function reserve(deps: SendMessageDeps, req: SendMessageRequest) {
 async function settle(deps: SendMessageDeps, reservation: TokenReservation | undefined, usedTokens: number) {
   await deps.budget
     ?.settle(reservation, usedTokens)
-    .catch((err: unknown) => logger.error('could not settle the token budget', { error: err as Error }));
+    .catch((err: unknown) => logger.error('could not settle the token budget', { error: asError(err) }));
 }
 
 /** Stores the assistant's reply, whole or streamed (`incomplete` when it was cut short). */
@@ -281,7 +283,7 @@ export interface StreamedReply {
 }
 
 /**
- * The reply as a stream of events (DESIGN §7). Client errors are thrown before any event, so
+ * The reply as a stream of events. Client errors are thrown before any event, so
  * they are ordinary JSON responses.
  * Steps: prepare (above) → `start`, naming the stored user message and the id the reply will be
  * stored under (parallel prompts can be matched to their replies) → in a file chat `sources`, so
@@ -347,9 +349,9 @@ async function* replyEvents(
   await settle(deps, reservation, usage || text ? total.totalTokens : 0);
   const flagged = sources && citations ? flagCited(sources, citations.cited) : undefined;
   if (failure && !(failure instanceof AiProviderError) && !(failure instanceof DomainError)) {
-    logger.error('streamed reply failed', { error: failure as Error });
+    logger.error('streamed reply failed', { error: asError(failure) });
   } else if (failure) {
-    logger.warn('streamed reply failed', { message: (failure as Error).message });
+    logger.warn('streamed reply failed', { message: asError(failure).message });
   }
   if (text || !interrupted) {
     try {
@@ -363,7 +365,7 @@ async function* replyEvents(
         incomplete: interrupted,
       });
     } catch (err) {
-      logger.error('could not store the streamed reply', { error: err as Error });
+      logger.error('could not store the streamed reply', { error: asError(err) });
       failure ??= new Error('The reply could not be saved');
     }
   }

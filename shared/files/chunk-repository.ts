@@ -2,10 +2,11 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Chunk } from '../pdf/chunker.ts';
 import { batchGetAll, batchWriteAll, deleteAll, queryPages, Repository, type Item } from '../dynamo.ts';
 
-// Chunks of a file (DESIGN §5): FILE#<fileId> / CHUNK#<n, 6 digits>, with the text, its pages,
-// its token count, the run that wrote it and the embedding as a float32 Binary. The key is a
-// function of the chunk's number only, so writing a chunk again (a redelivered message) replaces
-// it instead of adding one; a re-ingestion overwrites chunk n and deletes any beyond its count.
+// Chunks of a file (docs/ARCHITECTURE.md, Access patterns): FILE#<fileId> / CHUNK#<n, 6 digits>,
+// with the text, its pages, its token count, the run that wrote it and the embedding as a float32
+// Binary. The key is a function of the chunk's number only, so writing a chunk again (a redelivered
+// message) replaces it instead of adding one; a re-ingestion overwrites chunk n and deletes any
+// beyond its count.
 
 export const CHUNK_DIGITS = 6;
 

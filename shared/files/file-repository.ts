@@ -13,8 +13,8 @@ import {
 } from '../dynamo.ts';
 import { userListKeys, userListPage } from '../user-index.ts';
 
-// File records (DESIGN §5): FILE#<id> / META, listed in the owner's GSI1 partition
-// (shared/user-index.ts). GSI2 is sparse and holds one of two things at a time:
+// File records (docs/ARCHITECTURE.md, Access patterns): FILE#<id> / META, listed in the owner's
+// GSI1 partition (shared/user-index.ts). GSI2 is sparse and holds one of two things at a time:
 //   PDF_INGESTING / <startedAt>#<id>                 while processing (restart recovery finds them)
 //   FILEHASH#<userId>#<sha256> / <model>#<chunker>#… once completed (same bytes → reuse)
 // Every pipeline write is conditional on the run id (`runId`): a forced re-ingestion starts a

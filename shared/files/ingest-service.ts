@@ -3,7 +3,7 @@ import type { z } from 'zod/mini';
 import { isoNow, type Clock } from '../clock.ts';
 import type { ChatRepository } from '../chats/chat-repository.ts';
 import type { MessageRepository } from '../chats/message-repository.ts';
-import { ConflictError, InvalidInputError, LimitExceededError, NotFoundError } from '../errors.ts';
+import { ConflictError, InvalidInputError, LimitExceededError, NotFoundError, asError } from '../errors.ts';
 import { isConditionFailure } from '../dynamo.ts';
 import { logger } from '../logger.ts';
 import { metrics } from '../metrics.ts';
@@ -163,7 +163,7 @@ export async function ingestPdf(
       try {
         await deps.queues.send('pdf-fetch', [{ fileId: record.id, runId }]);
       } catch (err) {
-        logger.error('could not queue the ingestion', { fileId: record.id, error: err as Error });
+        logger.error('could not queue the ingestion', { fileId: record.id, error: asError(err) });
         if (
           await deps.files.fail(
             record.id,

@@ -25,6 +25,7 @@ import {
   ValidationError,
   type FieldIssue,
 } from './errors.ts';
+import { asError } from '../errors.ts';
 
 // The HTTP layer every API function shares, on middy. In order: request id and logging,
 // error mapping (the only place an error becomes a response), authentication (with the route's
@@ -199,7 +200,7 @@ function respond(
       const errors = known?.details.errors;
       const headers = known?.details.headers ?? {};
       // The reason goes under `reason`: `message` is the log line's own key (Powertools drops it).
-      if (statusCode >= 500) logger.error('request failed', { statusCode, error: err as Error });
+      if (statusCode >= 500) logger.error('request failed', { statusCode, error: asError(err) });
       else
         logger.info('request rejected', {
           statusCode,
@@ -263,7 +264,7 @@ function authentication(route: HttpRouteSettings, layer: HttpLayer): MiddlewareO
     onError: async (request) => {
       // A refused caller outranks whatever the handler failed with (e.g. a 404 of its read).
       await request.event.state?.confirming?.catch((err: unknown) => {
-        request.error = err as Error;
+        request.error = asError(err);
       });
     },
   };

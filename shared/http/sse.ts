@@ -2,8 +2,9 @@ import { Readable } from 'node:stream';
 import type { ReplyEvent } from '../chats/send-message.ts';
 import { logger } from '../logger.ts';
 import { httpErrorOf } from './errors.ts';
+import { asError } from '../errors.ts';
 
-// Server-Sent Events (DESIGN §7): the one writer of streamed responses. Data is JSON, which never
+// Server-Sent Events: the one writer of streamed responses. Data is JSON, which never
 // holds a raw line break, so every event's data fits one `data:` line.
 
 export const SSE_HEADERS = {
@@ -65,9 +66,9 @@ export function writeEvents(source: EventStream): { body: Readable; finished: Pr
     if (open) body.push(null);
   };
   const finished = run().catch((err: unknown) => {
-    logger.error('stream failed', { error: err as Error });
+    logger.error('stream failed', { error: asError(err) });
     clearTimeout(heartbeat);
-    if (open) body.destroy(err as Error);
+    if (open) body.destroy(asError(err));
   });
   return { body, finished };
 }

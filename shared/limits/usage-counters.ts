@@ -3,8 +3,8 @@ import { isConditionFailure } from '../dynamo.ts';
 
 // Per-user counters in the single table, shared by every Lambda instance: `LIMIT#<subject>` /
 // `<counter>` holding `used`. Changes are atomic `ADD`s, and a limit is a condition on the value
-// before the change, so two instances can never both take the last unit (DESIGN §10: dynalite
-// has no transactions, and none are needed). Windows are part of the counter's name (e.g.
+// before the change, so two instances can never both take the last unit (dynalite has no
+// transactions, and none are needed). Windows are part of the counter's name (e.g.
 // `RATE#messages#29381947`, `TOKENS#2026-11-22`), so correctness never depends on expiry; the
 // `expiresAt` attribute only lets DynamoDB TTL (deployed) collect old windows.
 //

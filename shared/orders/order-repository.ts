@@ -4,7 +4,8 @@ import { userListKeys, userListPage } from '../user-index.ts';
 import type { OrderStatus } from './order-status.ts';
 import type { Order } from './schemas.ts';
 
-// Orders (DESIGN §5). One item per order: ORDER#<id> / META, with two list keys:
+// Orders (docs/ARCHITECTURE.md, Access patterns). One item per order: ORDER#<id> / META, with two
+// list keys:
 //   GSI1 USER#<userId> / ORDER#<createdAt>#<id>  — a user's orders, newest first (the partition
 //        also holds the user's chats and files, hence the ORDER# prefix condition);
 //   GSI2 ORDERS / <createdAt>#<id>               — every order, newest first (the admin view).

@@ -1,6 +1,6 @@
 import { InvalidTransitionError } from '../errors.ts';
 
-// The order status machine (DESIGN §6): New → Processing → Shipped → Delivered, and
+// The order status machine: New → Processing → Shipped → Delivered, and
 // New | Processing → Cancelled. Delivered and Cancelled are final. Setting the status an order
 // already has is refused like any other move the machine does not list (InvalidTransitionError), so a retried or
 // duplicated update can never pass unnoticed as a second change.

@@ -1,7 +1,7 @@
-// Which addresses the service may fetch a PDF from (DESIGN §8). A pure classifier over address
-// strings, so the rules are unit-tested without any network. Addresses that embed an IPv4
-// address (IPv4-mapped, IPv4-translated, IPv4-compatible, NAT64, 6to4, Teredo) are classified by
-// the address they embed; outside 2000::/3 nothing is public.
+// Which addresses the service may fetch a PDF from (docs/DECISIONS.md, PDF ingestion, SSRF). A pure
+// classifier over address strings, so the rules are unit-tested without any network. Addresses that
+// embed an IPv4 address (IPv4-mapped, IPv4-translated, IPv4-compatible, NAT64, 6to4, Teredo) are
+// classified by the address they embed; outside 2000::/3 nothing is public.
 
 export type AddressClass =
   | 'public'
@@ -99,7 +99,7 @@ export function classifyIPv6(b: number[]): AddressClass {
   const zeros = (from: number, to: number) => b.slice(from, to).every((v) => v === 0);
   if (zeros(0, 16)) return 'unspecified';
   if (zeros(0, 15) && b[15] === 1) return 'loopback';
-  // Forms that carry an IPv4 address, classified by the IPv4 address (DESIGN §8): each would
+  // Forms that carry an IPv4 address, classified by the IPv4 address: each would
   // reach it through the host's stack, a translator or a relay.
   if (zeros(0, 10) && b[10] === 0xff && b[11] === 0xff) return classifyIPv4(b.slice(12)); // ::ffff:a.b.c.d, mapped
   if (zeros(0, 8) && b[8] === 0xff && b[9] === 0xff && zeros(10, 12)) return classifyIPv4(b.slice(12)); // ::ffff:0:a.b.c.d, translated (SIIT)

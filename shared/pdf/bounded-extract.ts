@@ -10,16 +10,16 @@ import type { ExtractResult } from './extract.ts';
 import { PermanentFailure, RetryableFailure } from './failures.ts';
 import type { TextVerdict } from './text-quality.ts';
 
-// Text extraction with a bound on what one document may cost (issue 15). pdf.js runs in a child
-// process, never in the function's own: a document can exhaust the heap of whatever process
-// reads it, or trip a V8 fatal error that no try/catch sees (a ToUnicode CMap with a few ranges
-// of 2^24 codes does), and a worker thread would take the whole process down with it. The child
-// gets a heap cap (--max-old-space-size) below the function's memory; the parent watches its
-// resident size (heap plus the buffers pdf.js inflates outside it) and its time per page and per
-// document, and kills it past any limit. Every way the child can end without an answer — killed
-// for a limit, out of memory, a fatal error — is the typed failure TOO_COMPLEX, recorded by this
-// (surviving) process. Pages come back one by one as they are read, so chunking and embedding
-// still overlap with extraction.
+// Text extraction with a bound on what one document may cost (docs/DECISIONS.md, Hostile
+// documents). pdf.js runs in a child process, never in the function's own: a document can exhaust
+// the heap of whatever process reads it, or trip a V8 fatal error that no try/catch sees (a
+// ToUnicode CMap with a few ranges of 2^24 codes does), and a worker thread would take the whole
+// process down with it. The child gets a heap cap (--max-old-space-size) below the function's
+// memory; the parent watches its resident size (heap plus the buffers pdf.js inflates outside it)
+// and its time per page and per document, and kills it past any limit. Every way the child can end
+// without an answer — killed for a limit, out of memory, a fatal error — is the typed failure
+// TOO_COMPLEX, recorded by this (surviving) process. Pages come back one by one as they are read,
+// so chunking and embedding still overlap with extraction.
 //
 // The child is `extract-child.mjs` beside the bundle (infra/build.ts ships it with pdf-extract);
 // from sources (tests, npm start) it is bundled on first use into node_modules/.cache with

@@ -1,6 +1,6 @@
 import { splitSentences } from './sentences.ts';
 
-// Token-aware chunking (DESIGN §8): pages are cut into sentences, sentences are packed into
+// Token-aware chunking: pages are cut into sentences, sentences are packed into
 // chunks of at most `chunkTokens`, and each chunk starts with the last whole sentences of the
 // previous one (up to `overlapTokens`), so a passage cut at a boundary is still found whole.
 // A sentence longer than a chunk is cut between words (a word longer than a chunk, between

@@ -6,6 +6,7 @@ import { cleanUpStaleRun } from './leftovers.ts';
 import { concatPacked, decodePacked, encodePacked } from '../retrieval/packed-vectors.ts';
 import { chunkerId } from './chunker.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
+import { asError } from '../errors.ts';
 
 // The end of a run, reached by whichever writer makes partsDone equal partsTotal (the last
 // embedded part, or pdf-extract when every part was embedded before it finished counting them).
@@ -78,6 +79,6 @@ export async function cleanUp(
       oldVectorsKey ? deps.storage.deleteKeys([oldVectorsKey]) : undefined,
     ]);
   } catch (err) {
-    logger.warn('clean-up after completion failed', { fileId, error: err as Error });
+    logger.warn('clean-up after completion failed', { fileId, error: asError(err) });
   }
 }

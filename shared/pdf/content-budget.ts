@@ -3,8 +3,9 @@ import { constants, inflateSync } from 'node:zlib';
 import { PermanentFailure } from './failures.ts';
 
 // A look at a PDF's streams before pdf.js reads it, to refuse in milliseconds what would cost
-// pdf.js seconds or gigabytes (issue 15). pdf.js has no option to cap how many bytes it inflates
-// or how large a CMap may be, so this pass measures them itself, on the raw bytes:
+// pdf.js seconds or gigabytes (docs/DECISIONS.md, Hostile documents). pdf.js has no option to cap
+// how many bytes it inflates or how large a CMap may be, so this pass measures them itself, on the
+// raw bytes:
 //   - every stream pdf.js may decode to read text (content streams, forms, fonts, CMaps, object
 //     streams; not images, which text extraction never decodes) is inflated with zlib under a
 //     cap, and its size is weighted by how many times the file refers to it (20 pages sharing

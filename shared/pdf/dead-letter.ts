@@ -6,8 +6,8 @@ import type { PipelineStageName } from './stages.ts';
 import { embedMessageSchema, extractMessageSchema, fetchMessageSchema, ocrMessageSchema } from './messages.ts';
 import { isoNow } from '../clock.ts';
 
-// What the pipeline's dead-letter consumer does with a message that failed on every attempt
-// (issue 15): a stage that dies — out of memory, timeout, a crash — runs none of its own code to
+// What the pipeline's dead-letter consumer does with a message that failed on every attempt:
+// a stage that dies — out of memory, timeout, a crash — runs none of its own code to
 // record the failure, so its file would stay `processing` for ever. The consumer records it:
 // the run is marked failed with PROCESSING_FAILED and the stage. Fenced like every pipeline
 // write: only the message's own run, only while it is processing, and only while the run is at

@@ -14,6 +14,7 @@ import { cleanUpStaleRun, isCurrentRun } from './leftovers.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
 import { packBatches } from '../batches.ts';
 import { isoNow } from '../clock.ts';
+import { asError } from '../errors.ts';
 
 // pdf-embed: one part's chunks → embeddings (as few requests as the provider's limits allow,
 // a bounded number at once; the provider retries 429/5xx with backoff) → chunk items with
@@ -153,7 +154,7 @@ export async function runEmbed(deps: PipelineDeps, msg: EmbedMessage, ctx: Embed
     await ctx
       .chargeTokens(record.userId, tokens)
       .catch((err: unknown) =>
-        logger.error('could not charge embedding tokens', { fileId: msg.fileId, error: err as Error }),
+        logger.error('could not charge embedding tokens', { fileId: msg.fileId, error: asError(err) }),
       );
   }
   updated ??= await deps.files.getRaw(msg.fileId); // counted before (a redelivery): completion may be left

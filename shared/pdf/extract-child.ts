@@ -2,6 +2,7 @@ import { checkContentBudget, type ContentLimits } from './content-budget.ts';
 import { extractText, type ExtractResult } from './extract.ts';
 import { PermanentFailure, type FailureReason } from './failures.ts';
 import type { TextVerdict } from './text-quality.ts';
+import { asError } from '../errors.ts';
 
 // The extraction child process (see bounded-extract.ts): receives one document over IPC, checks
 // its content budget, reads its text with pdf.js page by page and sends each page back as it is
@@ -41,7 +42,7 @@ async function run(job: ChildJob): Promise<void> {
     await send(
       err instanceof PermanentFailure
         ? { type: 'failed', reason: err.reason, message: err.message }
-        : { type: 'error', message: (err as Error)?.message ?? String(err) },
+        : { type: 'error', message: asError(err).message },
     ).catch(() => undefined);
   }
   process.exit(0);

@@ -7,7 +7,7 @@ import { readPageText } from './normalise.ts';
 import { cmapsDir } from './pdfjs-data.ts';
 import type { TextVerdict } from './text-quality.ts';
 
-// Text per page with pdfjs-dist 6 (legacy build) in Node and in an esbuild bundle (DESIGN §10):
+// Text per page with pdfjs-dist 6 (legacy build) in Node and in an esbuild bundle:
 // the worker runs in-process (registered on globalThis.pdfjsWorker, so no worker file is looked
 // up), DOM classes that only rendering uses are stubbed, no font faces, no system fonts,
 // and the standard font data comes from a directory (PDFJS_STANDARD_FONTS_DIR, else

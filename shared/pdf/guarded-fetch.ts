@@ -4,13 +4,14 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import type { LookupFunction } from 'node:net';
 import { classifyAddress, isAllowedAddress } from './address.ts';
 import { PermanentFailure, RetryableFailure, type DownloadCause } from './failures.ts';
+import { asError } from '../errors.ts';
 
-// Fetching a URL a user gave us without letting them point the service at itself or its
-// network (DESIGN §8): http(s) only, no credentials, every host resolved and every address
-// checked, redirects followed by hand (at most `maxRedirects`, each target checked again), and
-// the connection made to the address that was checked (the socket's DNS lookup is pinned), so
-// a DNS answer that changes between check and connect cannot smuggle a private address in.
-// Bodies are counted while they stream and cut at `maxBytes` whatever Content-Length said; one
+// Fetching a URL a user gave us without letting them point the service at itself or its network
+// (docs/DECISIONS.md, PDF ingestion, SSRF): http(s) only, no credentials, every host resolved and
+// every address checked, redirects followed by hand (at most `maxRedirects`, each target checked
+// again), and the connection made to the address that was checked (the socket's DNS lookup is
+// pinned), so a DNS answer that changes between check and connect cannot smuggle a private address
+// in. Bodies are counted while they stream and cut at `maxBytes` whatever Content-Length said; one
 // deadline covers the whole exchange, and a body slower than a floor over a window is cut early.
 
 export interface FetchPolicy {
@@ -28,7 +29,7 @@ export interface FetchPolicy {
   resolve?: (hostname: string) => Promise<{ address: string; family: number }[]>;
 }
 
-/** Redirects followed at most (DESIGN §8). */
+/** Redirects followed at most. */
 export const MAX_REDIRECTS = 3;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const USER_AGENT = 'chat-orders-pdf-service/1 (+pdf ingestion)';
@@ -130,7 +131,7 @@ async function exchange(
         throw new RetryableFailure('DOWNLOAD_FAILED', `No answer within ${policy.timeoutMs} ms`, {
           downloadCause: 'NO_HTTP_ANSWER',
         });
-      throw new RetryableFailure('DOWNLOAD_FAILED', `Could not connect to ${url.host}: ${(err as Error).message}`, {
+      throw new RetryableFailure('DOWNLOAD_FAILED', `Could not connect to ${url.host}: ${asError(err).message}`, {
         cause: err,
         downloadCause: 'NO_HTTP_ANSWER',
       });
@@ -232,7 +233,7 @@ export async function download(raw: string, policy: FetchPolicy): Promise<Buffer
       throw new RetryableFailure('DOWNLOAD_FAILED', `The download took longer than ${policy.timeoutMs} ms`, {
         downloadCause: 'TOO_SLOW',
       });
-    throw new RetryableFailure('DOWNLOAD_FAILED', `The download was interrupted: ${(err as Error).message}`, {
+    throw new RetryableFailure('DOWNLOAD_FAILED', `The download was interrupted: ${asError(err).message}`, {
       cause: err,
       downloadCause: 'INTERRUPTED',
     });

@@ -6,7 +6,7 @@ import type { PipelineDeps } from './pipeline-deps.ts';
 // What a stage does when it finds that its run is no longer the file's current one. A stage
 // writes (a source PDF, part files, chunk items, packed vectors) before its conditional update
 // of the record tells it whether the run still counts, so DELETE /upload can run to its end in
-// between and leave those writes behind for good (issue 13 item 10). Every stage therefore
+// between and leave those writes behind for good. Every stage therefore
 // cleans up when it sees a stale run, at the start (a redelivered message) and after a refused
 // update; a stage added later (OCR, DLQ consumers) calls the same function.
 //   - The file is gone or being deleted: everything of it goes — chunk items, work/, vectors/

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-// pdf.js's data directories (DESIGN §10): `cmaps/` (the predefined CJK CMaps, packed .bcmap) is
+// pdf.js's data directories: `cmaps/` (the predefined CJK CMaps, packed .bcmap) is
 // looked up like standard_fonts/: PDFJS_CMAPS_DIR, else `cmaps/` beside the bundle, else the
 // package in node_modules (tests, npm start). Without them, text in fonts that use a predefined
 // CMap (UniJIS-UCS2-H, UniGB-UCS2-H, …: common in Japanese and Chinese PDFs) is lost.

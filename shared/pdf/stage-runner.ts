@@ -7,6 +7,7 @@ import type { PipelineStageName, StageSettings } from './stages.ts';
 import { clientFailure, PermanentFailure, RetryableFailure, type Failure } from './failures.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
 import { isoNow } from '../clock.ts';
+import { asError } from '../errors.ts';
 
 // The SQS side of a pipeline stage: partial batch responses (Powertools batch), each body
 // validated, and the failure policy in one place:
@@ -84,13 +85,13 @@ export function stageHandler<S extends z.ZodMiniType<StageMessage>>(
       }
       if (lastAttempt) {
         const failure = failureOf(stage, err, attempt);
-        logger.error('ingestion failed on its last attempt', { ...keys, reason: failure.reason, error: err as Error });
+        logger.error('ingestion failed on its last attempt', { ...keys, reason: failure.reason, error: asError(err) });
         await deps.files.fail(msg.fileId, msg.runId, failure, isoNow(deps.clock)).then(
           (failed) => failed && metrics.ingestionFailed(failure.reason),
-          (e) => logger.error('could not record the failure', { error: e as Error }),
+          (e) => logger.error('could not record the failure', { error: asError(e) }),
         );
       } else {
-        logger.warn('stage failed; SQS will retry', { ...keys, error: err as Error });
+        logger.warn('stage failed; SQS will retry', { ...keys, error: asError(err) });
       }
       throw err;
     }

@@ -12,8 +12,9 @@ import {
 } from '../dynamo.ts';
 import type { Product } from './schemas.ts';
 
-// Products (DESIGN §5). One item per product: PRODUCT#<id> / META, listed by name through
-// GSI2 (PRODUCTS / <lower-cased name>#<id>; the id keeps equal names distinct and ordered).
+// Products (docs/ARCHITECTURE.md, Access patterns). One item per product: PRODUCT#<id> / META,
+// listed by name through GSI2 (PRODUCTS / <lower-cased name>#<id>; the id keeps equal names
+// distinct and ordered).
 //
 // Access patterns: get by id; batch get by ids (order pricing); list by name; create; partial
 // update; delete.

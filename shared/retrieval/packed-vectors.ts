@@ -1,5 +1,5 @@
 // One file's embeddings packed in one S3 object, so a question ranks 10,000 chunks from memory
-// instead of reading 10,000 DynamoDB items (issue 9: top-8 in ≤ 100 ms). Each vector is stored
+// instead of reading 10,000 DynamoDB items (the target: top-8 in ≤ 100 ms). Each vector is stored
 // as int8 with its own scale (v ≈ scale · q) and its float norm: a quarter of float32's size,
 // and a ranking error far below the gap between relevant and irrelevant passages. The exact
 // float32 vectors stay in the chunk items; retrieval re-scores the few candidates with them.

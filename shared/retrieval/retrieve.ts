@@ -1,7 +1,7 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ConfigError, type Config } from '../config.ts';
-import { ConflictError } from '../errors.ts';
+import { ConflictError, errorName } from '../errors.ts';
 import { logger } from '../logger.ts';
 import type { AiProvider, Source } from '../ai/types.ts';
 import { AttachmentRepository } from '../files/attachment-repository.ts';
@@ -101,7 +101,7 @@ async function readVectors(storage: FileStorage, file: CompletedFile): Promise<U
   try {
     return await storage.get(file.vectorsKey);
   } catch (err) {
-    if ((err as Error).name !== 'NoSuchKey') throw err;
+    if (errorName(err) !== 'NoSuchKey') throw err;
     logger.warn('packed vectors missing', { fileId: file.id, key: file.vectorsKey });
     throw new ConflictError(
       `The stored vectors of "${file.fileName}" (file ${file.id}) are missing; ingest it again: POST /message/pdf with this fileId and "force": true`,

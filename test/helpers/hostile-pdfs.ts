@@ -1,6 +1,6 @@
 import { createDeflate, deflateSync } from 'node:zlib';
 
-// Hostile PDFs, written byte by byte so that every one is explainable: each class of issue 15's
+// Hostile PDFs, written byte by byte so that every one is explainable: each class of the hostile-document
 // table (and a few more) as the smallest document that shows it. Nothing here is a stored blob;
 // the tests and `npm run bench -- hostile` generate them.
 //

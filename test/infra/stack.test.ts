@@ -40,7 +40,7 @@ type Resources = Record<string, { Type: string; Properties: any; DependsOn?: unk
 
 const placeholder = () => lambda.Code.fromInline('export const handler = async () => ({ statusCode: 200, body: "" });');
 
-/** What a deployment must name (issue 13 item 6): an identity provider and the web app's origin. */
+/** What a deployment must name: an identity provider and the web app's origin. */
 const ORIGIN = 'https://app.example.com';
 const DEPLOY = { IDP_PRESET: 'firebase', FIREBASE_PROJECT_ID: 'my-project', CORS_ALLOW_ORIGIN: ORIGIN };
 
@@ -694,7 +694,7 @@ describe('settings', () => {
   });
 });
 
-describe('safe deploy defaults (issue 13 item 6)', () => {
+describe('safe deploy defaults', () => {
   test('without an identity provider the synth is refused, naming what to set', () => {
     expect(() => synth({}, {}, { CORS_ALLOW_ORIGIN: ORIGIN })).toThrow(/identity provider.*IDP_PRESET/s);
     expect(() => synth({ IDP_PRESET: 'cognito' }, {}, { CORS_ALLOW_ORIGIN: ORIGIN })).toThrow(/COGNITO_USER_POOL_ID/);
@@ -775,7 +775,7 @@ describe('safe deploy defaults (issue 13 item 6)', () => {
   });
 });
 
-describe('concurrency of the long functions (issue 13 item 5)', () => {
+describe('concurrency of the long functions', () => {
   test('send-message has reserved concurrency (20 by default, from context, or none); no other HTTP function does', () => {
     const reserved = (t: ReturnType<typeof synth>, name: string) =>
       (t.statelessTemplate.toJSON().Resources as Resources)[

@@ -9,7 +9,7 @@ import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
 import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 import { postSse } from '#test/helpers/sse.ts';
 
-// What client developers asked for (issue 19 item 4), each over real HTTP against the emulators.
+// What client developers asked for, each over real HTTP against the emulators.
 
 let app: TestApp;
 let pdfs: PdfServer;

@@ -2,7 +2,7 @@ import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
 import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 
-// Follow-up questions with the offline provider (issue 17): the retrieval query joins the
+// Follow-up questions with the offline provider: the retrieval query joins the
 // prompt to the previous user turn, so a follow-up that names nothing new still retrieves the
 // pages the conversation is about. The same prompt in a new chat (no conversation) does not.
 // Small chunks (CHUNK_TOKENS) give the document many passages to choose from.

@@ -8,7 +8,7 @@ import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
 import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 
-// The hostile-document suite (issue 15): every class of generated PDF ends as a typed failure or
+// The hostile-document suite: every class of generated PDF ends as a typed failure or
 // a completion, with the default limits of pdf-extract (1536 MB), through the bounded child
 // process; each runtime limit (time per page, per document, resident size, heap) is shown on its
 // own with the content pre-check relaxed; and through the whole service, the document fails the

@@ -5,7 +5,7 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
 import { startPoller, type Poller } from '#infra/local/poller.ts';
 import { pipelineStages } from '#infra/routes.ts';
 
-// No file stays `processing` (issue 15): a stage that dies on every attempt — no code of it runs
+// No file stays `processing`: a stage that dies on every attempt — no code of it runs
 // to record anything — has its message moved to the DLQ by the queue's redrive policy, and the
 // dead-letter consumer (run by the local runtime from the manifest, as the stack wires it) marks
 // the file failed with PROCESSING_FAILED and the stage. Run ids fence stale messages.

@@ -5,7 +5,7 @@ import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 import { download, MAX_REDIRECTS, type FetchPolicy } from '#shared/pdf/guarded-fetch.ts';
 import { PermanentFailure } from '#shared/pdf/failures.ts';
 
-// Fair downloads (issue 15): a slow-drip download is cut once it delivers less than the floor
+// Fair downloads: a slow-drip download is cut once it delivers less than the floor
 // over a window, and one user cannot hold more than PDF_MAX_IN_FLIGHT_PER_USER ingestions, so
 // another user's small PDF is never queued behind their slow URLs.
 

@@ -157,7 +157,7 @@ test('the classic spellings the generators do not reach', async () => {
     '0',
     '127.255.255.254',
     '[::127.0.0.1]',
-    // IPv4-translated, NAT64 local use and Teredo forms (issue 13 item 7).
+    // IPv4-translated, NAT64 local use and Teredo forms.
     '[::ffff:0:127.0.0.1]',
     '[::ffff:0:7f00:1]',
     '[64:ff9b:1:7f00:1::]',

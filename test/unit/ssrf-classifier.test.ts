@@ -49,7 +49,7 @@ test.each([
   ['2002:7f00:1::', 'loopback'],
   ['2002:0a00:0001::1', 'private'],
   ['::ffff:8.8.8.8', 'public'],
-  // IPv4-translated (::ffff:0:a.b.c.d), issue 13 item 7: the address it embeds decides.
+  // IPv4-translated (::ffff:0:a.b.c.d); the address it embeds decides.
   ['::ffff:0:127.0.0.1', 'loopback'],
   ['::ffff:0:7f00:1', 'loopback'],
   ['0:0:0:0:ffff:0:7f00:1', 'loopback'],
