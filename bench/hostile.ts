@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { loadConfig } from '#shared/config.ts';
 import { extractTextBounded } from '#shared/pdf/bounded-extract.ts';
 import { extractLimits } from '#shared/pdf/extract-stage.ts';
-import { PermanentFailure } from '#shared/pdf/failures.ts';
+import { PermanentFailure } from '#shared/files/failures.ts';
 import { pipelineStages } from '../infra/routes.ts';
 import { hostileClasses, hostilePdf, plainRawPdf } from '../test/helpers/hostile-pdfs.ts';
 import type { Benchmark } from './lib/context.ts';

@@ -7,7 +7,7 @@ import { ChatRepository } from '#shared/chats/chat-repository.ts';
 import { MessageRepository } from '#shared/chats/message-repository.ts';
 import { AttachmentRepository } from '#shared/files/attachment-repository.ts';
 import { FileRepository } from '#shared/files/file-repository.ts';
-import { ingestPdf, type IngestDeps } from '#shared/files/ingest-service.ts';
+import { ingestPdf, type IngestDeps } from '#shared/pdf/ingest-service.ts';
 import { ingestPdfBody } from '#shared/files/schemas.ts';
 import { MAX_REDIRECTS } from '#shared/pdf/guarded-fetch.ts';
 import { stageQueues } from '#shared/pdf/queue.ts';

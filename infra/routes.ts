@@ -4,7 +4,7 @@
 
 import type { AuthMode, HttpMethod, HttpRouteSettings } from '#shared/http/route.ts';
 import type { BucketPrefix } from '#shared/files/storage.ts';
-import { queueUrlSetting, type PipelineStageName, type StageSettings } from '#shared/pdf/stages.ts';
+import { queueUrlSetting, type PipelineStageName, type StageSettings } from '#shared/files/stages.ts';
 
 export type { PipelineStageName };
 /** The environment variable holding each stage's queue URL, e.g. PDF_FETCH_QUEUE_URL. */

@@ -200,7 +200,7 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
       // the settings are set.
       const [{ resumeStuckIngestions }, { FileRepository }, { dynamo, sqsClient }, { stageQueues }] = await Promise.all(
         [
-          import('#shared/files/recovery.ts'),
+          import('#shared/pdf/recovery.ts'),
           import('#shared/files/file-repository.ts'),
           import('#shared/clients.ts'),
           import('#shared/pdf/queue.ts'),

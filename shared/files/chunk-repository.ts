@@ -1,5 +1,4 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { Chunk } from '../pdf/chunker.ts';
 import { batchGetAll, batchWriteAll, deleteAll, queryPages, Repository, type Item } from '../dynamo.ts';
 
 // Chunks of a file (docs/ARCHITECTURE.md, Access patterns): FILE#<fileId> / CHUNK#<n, 6 digits>,
@@ -7,6 +6,22 @@ import { batchGetAll, batchWriteAll, deleteAll, queryPages, Repository, type Ite
 // Binary. The key is a function of the chunk's number only, so writing a chunk again (a redelivered
 // message) replaces it instead of adding one; a re-ingestion overwrites chunk n and deletes any
 // beyond its count.
+
+/** A passage of a file as the chunker cuts it and this repository stores it. */
+export interface Chunk {
+  /** 0-based position in the file. */
+  index: number;
+  text: string;
+  /** First and last page (1-based) the text comes from. */
+  page: number;
+  pageEnd: number;
+  /** `[offset in text, page]` for every page the chunk covers, offsets ascending. */
+  pageStarts: [number, number][];
+  /** Tokens in `text` (cl100k_base). */
+  tokens: number;
+  /** Pages of the chunk whose text was recognised by OCR (absent: none). */
+  ocrPages?: number[];
+}
 
 export const CHUNK_DIGITS = 6;
 

@@ -1,5 +1,5 @@
 import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { Failure } from '../pdf/failures.ts';
+import type { Failure } from './failures.ts';
 import {
   applyIf,
   batchGetAll,

@@ -1,5 +1,5 @@
 import type { EmbeddingsData } from './schemas.ts';
-import type { Failure } from '../pdf/failures.ts';
+import type { Failure } from './failures.ts';
 import type { FileRecord, Run, RunProgress, Stage } from './file-repository.ts';
 
 // The API's view of a file record: `embeddingsData` of POST /message/pdf and GET /message/pdf/{id}.

@@ -1,7 +1,7 @@
 import * as z from '../zod.ts';
 import { cuidSchema, pageQuerySchema } from '../schemas.ts';
 import type { NamedSchemas, RouteContracts } from '../openapi/contract.ts';
-import { downloadCauses, failureReasons } from '../pdf/failures.ts';
+import { downloadCauses, failureReasons } from './failures.ts';
 import { example, EXAMPLE_IDS as ids, EXAMPLE_TIME as at } from '../openapi/examples.ts';
 
 const LOCAL_BUCKET = 'http://localhost:3000/s3/chat-service-files/uploads';

@@ -11,7 +11,7 @@ import {
   UnauthenticatedError,
   type FieldIssue,
 } from '../errors.ts';
-import { IngestionFailedError } from '../pdf/failures.ts';
+import { IngestionFailedError } from '../files/failures.ts';
 
 // Every error a client can be shown: the HTTP layer's own (a body it cannot read) and the one
 // table that turns the domain's errors (shared/errors.ts) into statuses. Anything else is an

@@ -8,7 +8,7 @@ import { systemClock, type Clock } from '../clock.ts';
 import { config, type Config } from '../config.ts';
 import { logger } from '../logger.ts';
 import { metrics } from '../metrics.ts';
-import { Callers, type AuthUser } from '../auth/authenticate.ts';
+import { Callers, type AuthUser } from '../users/authenticate.ts';
 import { serviceTokenSettings, ServiceTokens } from '../auth/service-token.ts';
 import { dynamo } from '../clients.ts';
 import { UserRepository } from '../users/user-repository.ts';

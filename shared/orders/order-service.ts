@@ -1,5 +1,5 @@
 import { createId } from '@paralleldrive/cuid2';
-import type { AuthUser } from '../auth/authenticate.ts';
+import type { AuthUser } from '../users/authenticate.ts';
 import { isoNow, type Clock } from '../clock.ts';
 import { InvalidInputError, ConflictError, NotFoundError, type FieldIssue } from '../errors.ts';
 import type { ProductRepository } from '../products/product-repository.ts';

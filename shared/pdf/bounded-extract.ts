@@ -7,7 +7,7 @@ import { logger } from '../logger.ts';
 import type { ContentLimits } from './content-budget.ts';
 import type { ChildJob, ChildMessage } from './extract-child.ts';
 import type { ExtractResult } from './extract.ts';
-import { PermanentFailure, RetryableFailure } from './failures.ts';
+import { PermanentFailure, RetryableFailure } from '../files/failures.ts';
 import type { TextVerdict } from './text-quality.ts';
 
 // Text extraction with a bound on what one document may cost (docs/DECISIONS.md, Hostile

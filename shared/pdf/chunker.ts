@@ -1,4 +1,5 @@
-import { splitSentences } from './sentences.ts';
+import type { Chunk } from '../files/chunk-repository.ts';
+import { splitSentences } from '../sentences.ts';
 
 // Token-aware chunking: pages are cut into sentences, sentences are packed into
 // chunks of at most `chunkTokens`, and each chunk starts with the last whole sentences of the
@@ -6,21 +7,6 @@ import { splitSentences } from './sentences.ts';
 // A sentence longer than a chunk is cut between words (a word longer than a chunk, between
 // characters). Chunks may span pages; `pageStarts` maps offsets in the chunk text to pages.
 // Pages are pushed one at a time, so memory stays bounded by one chunk plus one page.
-
-export interface Chunk {
-  /** 0-based position in the file. */
-  index: number;
-  text: string;
-  /** First and last page (1-based) the text comes from. */
-  page: number;
-  pageEnd: number;
-  /** `[offset in text, page]` for every page the chunk covers, offsets ascending. */
-  pageStarts: [number, number][];
-  /** Tokens in `text` (cl100k_base). */
-  tokens: number;
-  /** Pages of the chunk whose text was recognised by OCR (absent: none). */
-  ocrPages?: number[];
-}
 
 export interface ChunkerOptions {
   chunkTokens: number;

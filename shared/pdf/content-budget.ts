@@ -1,6 +1,6 @@
 import { constants as bufferConstants } from 'node:buffer';
 import { constants, inflateSync } from 'node:zlib';
-import { PermanentFailure } from './failures.ts';
+import { PermanentFailure } from '../files/failures.ts';
 
 // A look at a PDF's streams before pdf.js reads it, to refuse in milliseconds what would cost
 // pdf.js seconds or gigabytes (docs/DECISIONS.md, Hostile documents). pdf.js has no option to cap

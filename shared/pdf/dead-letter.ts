@@ -2,7 +2,7 @@ import type { Clock } from '../clock.ts';
 import type { FileRepository } from '../files/file-repository.ts';
 import { logger } from '../logger.ts';
 import { metrics } from '../metrics.ts';
-import type { PipelineStageName } from './stages.ts';
+import type { PipelineStageName } from '../files/stages.ts';
 import { embedMessageSchema, extractMessageSchema, fetchMessageSchema, ocrMessageSchema } from './messages.ts';
 import { isoNow } from '../clock.ts';
 

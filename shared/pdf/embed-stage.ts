@@ -8,7 +8,7 @@ import type { PipelineRecord, ProcessingFile } from '../files/file-repository.ts
 import { binaryToVector, encodePacked, packVectors, vectorToBinary } from '../retrieval/packed-vectors.ts';
 import { chunkerId } from './chunker.ts';
 import { completeRun, readyToComplete } from './completion.ts';
-import { PermanentFailure, RetryableFailure } from './failures.ts';
+import { PermanentFailure, RetryableFailure } from '../files/failures.ts';
 import { partFileSchema, type EmbedMessage, type PartFile } from './messages.ts';
 import { cleanUpStaleRun, isCurrentRun } from './leftovers.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';

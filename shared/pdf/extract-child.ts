@@ -1,6 +1,6 @@
 import { checkContentBudget, type ContentLimits } from './content-budget.ts';
 import { extractText, type ExtractResult } from './extract.ts';
-import { PermanentFailure, type FailureReason } from './failures.ts';
+import { PermanentFailure, type FailureReason } from '../files/failures.ts';
 import type { TextVerdict } from './text-quality.ts';
 import { asError } from '../errors.ts';
 

@@ -1,8 +1,9 @@
 import { estimateTokens } from '../ai/tokens.ts';
 import { partKey } from '../files/storage.ts';
-import { Chunker, type Chunk } from './chunker.ts';
+import type { Chunk } from '../files/chunk-repository.ts';
+import { Chunker } from './chunker.ts';
 import { extractTextBounded, type ExtractLimits } from './bounded-extract.ts';
-import { PermanentFailure } from './failures.ts';
+import { PermanentFailure } from '../files/failures.ts';
 import type { ExtractMessage, PartFile } from './messages.ts';
 import { PartPlanner } from './parts.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';

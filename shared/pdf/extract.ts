@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PermanentFailure } from './failures.ts';
+import { PermanentFailure } from '../files/failures.ts';
 import { readPageText } from './normalise.ts';
 import { cmapsDir } from './pdfjs-data.ts';
 import type { TextVerdict } from './text-quality.ts';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { sourceKey } from '../files/storage.ts';
-import { PermanentFailure } from './failures.ts';
+import { PermanentFailure } from '../files/failures.ts';
 import { download, MAX_REDIRECTS, type FetchPolicy } from './guarded-fetch.ts';
 import type { FetchMessage } from './messages.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';

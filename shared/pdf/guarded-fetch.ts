@@ -3,7 +3,7 @@ import https from 'node:https';
 import { lookup as dnsLookup } from 'node:dns/promises';
 import type { LookupFunction } from 'node:net';
 import { classifyAddress, isAllowedAddress } from './address.ts';
-import { PermanentFailure, RetryableFailure, type DownloadCause } from './failures.ts';
+import { PermanentFailure, RetryableFailure, type DownloadCause } from '../files/failures.ts';
 import { asError } from '../errors.ts';
 
 // Fetching a URL a user gave us without letting them point the service at itself or its network

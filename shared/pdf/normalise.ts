@@ -1,4 +1,4 @@
-import { normalizeText } from './sentences.ts';
+import { normalizeText } from '../sentences.ts';
 import { judgePageText, type TextVerdict } from './text-quality.ts';
 
 // Per-page text in → normalised text out, for text layers (pdf.js) and OCR alike.

@@ -1,5 +1,5 @@
 import { GreedyPacker } from '../batches.ts';
-import type { Chunk } from './chunker.ts';
+import type { Chunk } from '../files/chunk-repository.ts';
 
 // Fan-out: consecutive chunks grouped into parts, each filled up to what one embedding request
 // may carry (inputs and tokens), so a file costs the fewest requests the provider's limits allow

@@ -1,6 +1,6 @@
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Config } from '../config.ts';
-import { queueUrlSetting, type PipelineStageName } from './stages.ts';
+import { queueUrlSetting, type PipelineStageName } from '../files/stages.ts';
 
 // Sending pipeline messages: batches of ten (the SQS maximum), entries SQS refused sent again.
 

@@ -1,5 +1,5 @@
 import { words } from '../ai/lexical-embedding.ts';
-import { splitSentences } from '../pdf/sentences.ts';
+import { splitSentences } from '../sentences.ts';
 import { STOP_WORDS } from './terms.ts';
 
 // The quote of a cited chunk: the sentence sharing the most words with the prompt, cut to at

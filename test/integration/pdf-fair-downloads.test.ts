@@ -3,7 +3,7 @@ import { fixturePdf } from '#test/helpers/make-pdf.ts';
 import { startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
 import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 import { download, MAX_REDIRECTS, type FetchPolicy } from '#shared/pdf/guarded-fetch.ts';
-import { PermanentFailure } from '#shared/pdf/failures.ts';
+import { PermanentFailure } from '#shared/files/failures.ts';
 
 // Fair downloads: a slow-drip download is cut once it delivers less than the floor
 // over a window, and one user cannot hold more than PDF_MAX_IN_FLIGHT_PER_USER ingestions, so

@@ -1,6 +1,6 @@
 import net, { type AddressInfo, type Socket } from 'node:net';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
-import { DOWNLOAD_FAILED_MESSAGE } from '#shared/pdf/failures.ts';
+import { DOWNLOAD_FAILED_MESSAGE } from '#shared/files/failures.ts';
 
 // A PDF URL must not turn the service into a port scanner. Whether the size check or the download
 // meets a refused connection or a server that does not speak HTTP (a parse error), the client sees

@@ -5,7 +5,7 @@ import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { fixturePdf } from '#test/helpers/make-pdf.ts';
 import { installTripwire, type Tripwire } from '#test/helpers/loopback-tripwire.ts';
 import { download, type FetchPolicy } from '#shared/pdf/guarded-fetch.ts';
-import { PermanentFailure, RetryableFailure } from '#shared/pdf/failures.ts';
+import { PermanentFailure, RetryableFailure } from '#shared/files/failures.ts';
 import { until } from '#test/helpers/until.ts';
 
 // The PDF URL with loopback allowed (as under `npm start`), so a loopback server can misbehave:

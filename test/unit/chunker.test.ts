@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { Chunker, chunkPages, chunkerId } from '#shared/pdf/chunker.ts';
-import { splitSentences, normalizeText } from '#shared/pdf/sentences.ts';
+import { splitSentences, normalizeText } from '#shared/sentences.ts';
 import { countTextTokens } from '#shared/pdf/tokens.ts';
 import { PartPlanner } from '#shared/pdf/parts.ts';
 import { knownSentence } from '#test/helpers/make-pdf.ts';

@@ -1,6 +1,6 @@
 import { deflateSync } from 'node:zlib';
 import { checkContentBudget, cmapRangeCodes } from '#shared/pdf/content-budget.ts';
-import { PermanentFailure } from '#shared/pdf/failures.ts';
+import { PermanentFailure } from '#shared/files/failures.ts';
 import { hugeToUnicode, plainRawPdf, rawPdf } from '#test/helpers/hostile-pdfs.ts';
 
 // The content budget's pre-check, on PDFs written byte by byte (test/helpers/hostile-pdfs.ts).

@@ -1,6 +1,6 @@
 import { loadConfig } from '#shared/config.ts';
 import { runExtract } from '#shared/pdf/extract-stage.ts';
-import { PermanentFailure } from '#shared/pdf/failures.ts';
+import { PermanentFailure } from '#shared/files/failures.ts';
 import type { PipelineDeps } from '#shared/pdf/pipeline-deps.ts';
 import { makeGlyphIdPdf, makeScannedPdf } from '#test/helpers/make-script-pdfs.ts';
 

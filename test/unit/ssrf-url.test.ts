@@ -1,5 +1,5 @@
 import { parsePdfUrl, resolveAllowed, type FetchPolicy } from '#shared/pdf/guarded-fetch.ts';
-import { PermanentFailure } from '#shared/pdf/failures.ts';
+import { PermanentFailure } from '#shared/files/failures.ts';
 
 // The URL half of the SSRF guard: odd spellings are normalised by the WHATWG URL parser, then
 // every resolved address is classified. DNS is replaced by a table; nothing touches the network.

@@ -1,7 +1,7 @@
 import { judgePageText } from '#shared/pdf/text-quality.ts';
 import { joinItems, normalisePageText, readPageText } from '#shared/pdf/normalise.ts';
 import { words } from '#shared/ai/lexical-embedding.ts';
-import { splitSentences } from '#shared/pdf/sentences.ts';
+import { splitSentences } from '#shared/sentences.ts';
 import { extractText } from '#shared/pdf/extract.ts';
 import { fixturePdf, knownSentence } from '#test/helpers/make-pdf.ts';
 import {

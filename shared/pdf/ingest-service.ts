@@ -7,15 +7,15 @@ import { ConflictError, InvalidInputError, LimitExceededError, NotFoundError, as
 import { isConditionFailure } from '../dynamo.ts';
 import { logger } from '../logger.ts';
 import { metrics } from '../metrics.ts';
-import { clientFailure, IngestionFailedError, PermanentFailure, RetryableFailure } from '../pdf/failures.ts';
-import { parsePdfUrl, probeSize, type FetchPolicy } from '../pdf/guarded-fetch.ts';
-import type { StageQueues } from '../pdf/queue.ts';
+import { clientFailure, IngestionFailedError, PermanentFailure, RetryableFailure } from '../files/failures.ts';
+import { parsePdfUrl, probeSize, type FetchPolicy } from './guarded-fetch.ts';
+import type { StageQueues } from './queue.ts';
 import type { UserLimits } from '../limits/user-limits.ts';
-import type { AttachmentRepository } from './attachment-repository.ts';
-import { isDeletedFile, type FailedFile, type FileRecord, type FileRepository } from './file-repository.ts';
-import { toEmbeddingsData } from './file-view.ts';
-import { uploadKey } from './storage.ts';
-import type { ingestPdfBody } from './schemas.ts';
+import type { AttachmentRepository } from '../files/attachment-repository.ts';
+import { isDeletedFile, type FailedFile, type FileRecord, type FileRepository } from '../files/file-repository.ts';
+import { toEmbeddingsData } from '../files/file-view.ts';
+import { uploadKey } from '../files/storage.ts';
+import type { ingestPdfBody } from '../files/schemas.ts';
 
 // POST /message/pdf and GET /message/pdf/{fileId}.
 

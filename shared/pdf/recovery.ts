@@ -1,7 +1,7 @@
 import { logger } from '../logger.ts';
-import type { StageQueues } from '../pdf/queue.ts';
-import type { FileRepository } from './file-repository.ts';
-import { partKey, sourceKey } from './storage.ts';
+import type { StageQueues } from './queue.ts';
+import type { FileRepository } from '../files/file-repository.ts';
+import { partKey, sourceKey } from '../files/storage.ts';
 
 // Restart recovery for the local runtime: fauxqs keeps its queues in memory, so stopping
 // `npm start` in the middle of an ingestion loses the messages in flight while the records

@@ -1,7 +1,7 @@
 import { AccessDeniedError, UnauthenticatedError } from '../errors.ts';
-import type { UserRepository } from '../users/user-repository.ts';
-import { actingRole } from '../users/roles.ts';
-import { bearerToken, type Role, type ServiceTokenClaims, type ServiceTokens } from './service-token.ts';
+import type { UserRepository } from './user-repository.ts';
+import { actingRole } from './roles.ts';
+import { bearerToken, type Role, type ServiceTokenClaims, type ServiceTokens } from '../auth/service-token.ts';
 
 export interface AuthUser {
   id: string;

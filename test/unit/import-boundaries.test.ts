@@ -1,0 +1,78 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, normalize, relative } from 'node:path';
+import { projectRoot } from '#infra/build.ts';
+
+// The folders are the map: the domain folders of shared/ (chats, files, pdf, …; a file at the top
+// of shared/ is a room of its own) import each other one way only, so there is an order in which
+// every import points down. A cycle between rooms (files → pdf → files) is an import that runs
+// back up; this test names each one. Likewise the domain never imports infra/ or functions/, and
+// infra/ never imports functions/.
+
+const SHARED = join(projectRoot, 'shared');
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return sourceFiles(path);
+    return /\.(ts|mjs|js)$/.test(name) && !name.endsWith('.d.ts') ? [path] : [];
+  });
+}
+
+/** The project files a source file imports (static, dynamic and type-only imports alike). */
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  const specs = [...text.matchAll(/(?:\bfrom|\bimport)\s*\(?\s*['"]([^'"]+)['"]/g)].map((m) => m[1]!);
+  return specs.flatMap((spec) => {
+    const alias = /^#(shared|infra|functions|test)\/(.*)$/.exec(spec);
+    if (alias) return [join(projectRoot, alias[1]!, alias[2]!)];
+    return spec.startsWith('.') ? [normalize(join(dirname(file), spec))] : [];
+  });
+}
+
+/** The room of a file under shared/: its domain folder, or the file itself at the top. */
+const roomOf = (file: string) => relative(SHARED, file).split('/')[0]!;
+
+test('no import between the domain folders of shared/ runs back up (their graph has no cycle)', () => {
+  const edges = new Map<string, Map<string, string>>(); // room → room → an example import
+  for (const file of sourceFiles(SHARED)) {
+    for (const target of importsOf(file)) {
+      if (!target.startsWith(`${SHARED}/`)) continue;
+      const [from, to] = [roomOf(file), roomOf(target)];
+      if (from === to) continue;
+      if (!edges.has(from)) edges.set(from, new Map());
+      edges.get(from)!.set(to, `${relative(projectRoot, file)} → ${relative(projectRoot, target)}`);
+    }
+  }
+  // Depth-first search; a room met again while on the path closes a cycle.
+  const cycles: string[] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const path: string[] = [];
+  const visit = (room: string) => {
+    state.set(room, 'open');
+    path.push(room);
+    for (const [next, example] of edges.get(room) ?? []) {
+      if (state.get(next) === 'open') {
+        const loop = [...path.slice(path.indexOf(next)), next];
+        cycles.push(`${loop.join(' → ')} (closed by ${example})`);
+      } else if (!state.has(next)) visit(next);
+    }
+    path.pop();
+    state.set(room, 'done');
+  };
+  for (const room of edges.keys()) if (!state.has(room)) visit(room);
+  expect(cycles).toEqual([]);
+  expect(edges.size).toBeGreaterThan(5); // the graph was read
+});
+
+test('the domain imports neither infra/ nor functions/; infra/ does not import functions/', () => {
+  const wrong: string[] = [];
+  const check = (dir: string, forbidden: string[]) => {
+    for (const file of sourceFiles(join(projectRoot, dir)))
+      for (const target of importsOf(file))
+        if (forbidden.some((f) => target.startsWith(join(projectRoot, f, '/'))))
+          wrong.push(`${relative(projectRoot, file)} → ${relative(projectRoot, target)}`);
+  };
+  check('shared', ['infra', 'functions', 'test']);
+  check('infra', ['functions', 'test']);
+  expect(wrong).toEqual([]);
+});
