@@ -80,9 +80,8 @@ export interface FailureOptions {
   downloadCause?: DownloadCause;
 }
 
-/** A failure caused by the document or its URL: retrying cannot help. */
-export class PermanentFailure extends Error {
-  override name = 'PermanentFailure';
+/** A typed failure of a pipeline stage: its reason, and what its URL answered when there was one. */
+abstract class PipelineFailure extends Error {
   readonly httpStatus?: number;
   readonly downloadCause?: DownloadCause;
   constructor(
@@ -96,20 +95,14 @@ export class PermanentFailure extends Error {
   }
 }
 
+/** A failure caused by the document or its URL: retrying cannot help. */
+export class PermanentFailure extends PipelineFailure {
+  override name = 'PermanentFailure';
+}
+
 /** A failure worth retrying (network, 5xx, throttling); its reason is used on the last attempt. */
-export class RetryableFailure extends Error {
+export class RetryableFailure extends PipelineFailure {
   override name = 'RetryableFailure';
-  readonly httpStatus?: number;
-  readonly downloadCause?: DownloadCause;
-  constructor(
-    readonly reason: FailureReason,
-    message: string,
-    options: FailureOptions = {},
-  ) {
-    super(message, { cause: options.cause });
-    this.httpStatus = options.httpStatus;
-    this.downloadCause = options.downloadCause;
-  }
 }
 
 /**
