@@ -49,9 +49,10 @@ export async function startServerProcess(
   );
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 30_000);
+    // The whole banner: its last line is the sign-in's curl (stdout may arrive in pieces).
     const check = () => {
       const m = /API:\s+(http:\/\/\S+)/.exec(out);
-      if (m) {
+      if (m && /Authorization: Bearer \$TOKEN" \S+\/auth\n/.test(out)) {
         clearTimeout(timer);
         resolve(m[1]!);
       }
