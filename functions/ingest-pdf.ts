@@ -7,19 +7,14 @@ import { ChatRepository } from '#shared/chats/chat-repository.ts';
 import { MessageRepository } from '#shared/chats/message-repository.ts';
 import { AttachmentRepository } from '#shared/files/attachment-repository.ts';
 import { FileRepository } from '#shared/files/file-repository.ts';
-import { ingestPdf, type IngestDeps } from '#shared/pdf/ingest-service.ts';
+import { ingestPdf, probePolicy, syncWaitMs, type IngestDeps } from '#shared/pdf/ingest-service.ts';
 import { ingestPdfBody } from '#shared/files/schemas.ts';
-import { MAX_REDIRECTS } from '#shared/pdf/guarded-fetch.ts';
 import { stageQueues } from '#shared/pdf/queue.ts';
 import { limitSettings, UserLimits } from '#shared/limits/user-limits.ts';
 import { UsageCounters } from '#shared/limits/usage-counters.ts';
 
 // POST /message/pdf: check the URL and its size, start the pipeline, wait a while for it.
 const c = config();
-/** The size probe is one small request: it gets a short timeout of its own. */
-const PROBE_TIMEOUT_MS = 5_000;
-/** Time kept to answer after the wait (API Gateway stops at 29 s). */
-const ANSWER_MARGIN_MS = 2_000;
 const deps: IngestDeps = {
   files: new FileRepository(dynamo(), tableName()),
   attachments: new AttachmentRepository(dynamo(), tableName()),
@@ -28,22 +23,15 @@ const deps: IngestDeps = {
   queues: stageQueues(sqsClient(), c),
   budget: new UserLimits(new UsageCounters(dynamo(), tableName()), limitSettings(c), systemClock),
   clock: systemClock,
-  policy: {
-    allowLoopback: c.PDF_ALLOW_LOOPBACK,
-    maxBytes: c.PDF_MAX_BYTES,
-    timeoutMs: Math.min(c.PDF_FETCH_TIMEOUT_MS, PROBE_TIMEOUT_MS),
-    maxRedirects: MAX_REDIRECTS,
-  },
+  policy: probePolicy(c),
 };
 
 export const handler = httpHandler(
   httpRoutes['ingest-pdf'],
   { body: ingestPdfBody },
   async ({ body, user, context }) => {
-    const remaining = context.getRemainingTimeInMillis?.() ?? Number.POSITIVE_INFINITY;
-    const waitMs = Math.max(0, Math.min(c.PDF_SYNC_WAIT_MS, remaining - ANSWER_MARGIN_MS - PROBE_TIMEOUT_MS));
     const { completed, embeddingsData } = await ingestPdf(deps, user.id, body, {
-      waitMs,
+      waitMs: syncWaitMs(c.PDF_SYNC_WAIT_MS, context.getRemainingTimeInMillis?.()),
       maxInFlightPerUser: c.PDF_MAX_IN_FLIGHT_PER_USER,
     });
     return completed

@@ -1,6 +1,7 @@
 import { createId } from '@paralleldrive/cuid2';
 import type { z } from 'zod/mini';
 import { isoNow, type Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
 import type { ChatRepository } from '../chats/chat-repository.ts';
 import type { MessageRepository } from '../chats/message-repository.ts';
 import { ConflictError, InvalidInputError, LimitExceededError, NotFoundError, asError } from '../errors.ts';
@@ -8,7 +9,7 @@ import { isConditionFailure } from '../dynamo.ts';
 import { logger } from '../logger.ts';
 import { metrics } from '../metrics.ts';
 import { clientFailure, IngestionFailedError, PermanentFailure, RetryableFailure } from '../files/failures.ts';
-import { parsePdfUrl, probeSize, type FetchPolicy } from './guarded-fetch.ts';
+import { MAX_REDIRECTS, parsePdfUrl, probeSize, type FetchPolicy } from './guarded-fetch.ts';
 import type { StageQueues } from './queue.ts';
 import type { UserLimits } from '../limits/user-limits.ts';
 import type { AttachmentRepository } from '../files/attachment-repository.ts';
@@ -85,6 +86,23 @@ function urlError(err: PermanentFailure | RetryableFailure, ownUpload = false): 
   if (message !== err.message) logger.info('size check failed', { reason: err.reason, detail: err.message });
   return new InvalidInputError(message, [{ path: 'body.url', message, code: err.reason }], err.reason);
 }
+
+/** The size probe is one small request: it gets a short timeout of its own. */
+const PROBE_TIMEOUT_MS = 5_000;
+/** Time kept to answer after the wait (API Gateway stops at 29 s). */
+const ANSWER_MARGIN_MS = 2_000;
+
+/** The size probe's fetch policy under this configuration. */
+export const probePolicy = (c: Config): FetchPolicy => ({
+  allowLoopback: c.PDF_ALLOW_LOOPBACK,
+  maxBytes: c.PDF_MAX_BYTES,
+  timeoutMs: Math.min(c.PDF_FETCH_TIMEOUT_MS, PROBE_TIMEOUT_MS),
+  maxRedirects: MAX_REDIRECTS,
+});
+
+/** How long a request waits for its run: PDF_SYNC_WAIT_MS, within what the invocation has left after the probe and the answer. */
+export const syncWaitMs = (configuredMs: number, remainingMs = Number.POSITIVE_INFINITY): number =>
+  Math.max(0, Math.min(configuredMs, remainingMs - ANSWER_MARGIN_MS - PROBE_TIMEOUT_MS));
 
 /**
  * Steps: check the URL's form → the caller's file record (not found otherwise) → the caller's
