@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { chosenProvider, configSchema, loadConfig, ConfigError, type Config } from '#shared/config.ts';
 import { identityProviderSettings } from '#shared/auth/identity-provider.ts';
+import { asError } from '#shared/errors.ts';
 import { pipelineStageList, type PipelineStageName } from './routes.ts';
 
 // What the CDK app reads at synth time. Two kinds of settings:
@@ -124,7 +125,7 @@ export type StackSettings = z.infer<typeof stackSettingsSchema> & {
 export type ContextReader = (key: string) => unknown;
 
 /** How to pass a setting, to the CDK CLI and to the npm script alike. */
-export const HOW_TO_PASS_SETTINGS =
+const HOW_TO_PASS_SETTINGS =
   'Pass settings as CDK context: `npm run synth -- -c KEY=value -c KEY=value` (note the `--`), ' +
   '`npx cdk deploy --all -c KEY=value`, or in cdk.json\'s "context"; function settings may also be exported in the shell.';
 
@@ -185,7 +186,7 @@ export function readSettings(context: ContextReader, env: NodeJS.ProcessEnv = pr
       identityProviderSettings(config);
     } catch (err) {
       problems.push(
-        `No usable identity provider (${err instanceof Error ? err.message : String(err)}): a deployment needs one, ` +
+        `No usable identity provider (${asError(err).message}): a deployment needs one, ` +
           'e.g. -c IDP_PRESET=firebase -c FIREBASE_PROJECT_ID=my-project',
       );
     }
