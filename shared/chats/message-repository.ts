@@ -145,9 +145,9 @@ export class MessageRepository extends Repository {
 }
 
 /**
- * Appends a message to a chat at its next sequence number (for other domains, e.g. the PDF
- * ingestion attaching a file: `messageType: 'user', type: 'file'`). Throws NotFoundError when the
- * chat does not exist, is not `userId`'s, or is being deleted.
+ * Appends a message to a chat at its next sequence number, given only a client and a table (the
+ * tests write histories with it). Throws NotFoundError when the chat does not exist, is not
+ * `userId`'s, or is being deleted.
  */
 export function appendMessage(db: DynamoDBDocumentClient, table: string, input: AppendMessageInput): Promise<Message> {
   return new MessageRepository(db, table).append(input);

@@ -2,7 +2,7 @@ import { logger } from '../logger.ts';
 import { metrics } from '../metrics.ts';
 import type { FileRecord, ProcessingFile } from '../files/file-repository.ts';
 import { partVectorsKey, runWorkPrefix, vectorsKey } from '../files/storage.ts';
-import { cleanUpStaleRun } from './leftovers.ts';
+import { cleanUpStaleRun } from './stale-run.ts';
 import { concatPacked, decodePacked, encodePacked } from '../retrieval/packed-vectors.ts';
 import { chunkerId } from './chunker.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';

@@ -10,7 +10,7 @@ import { chunkerId } from './chunker.ts';
 import { completeRun, readyToComplete } from './completion.ts';
 import { PermanentFailure, RetryableFailure } from '../files/failures.ts';
 import { partFileSchema, type EmbedMessage, type PartFile } from './messages.ts';
-import { cleanUpStaleRun, isCurrentRun } from './leftovers.ts';
+import { cleanUpStaleRun, isCurrentRun } from './stale-run.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
 import { packBatches } from '../batches.ts';
 import { isoNow } from '../clock.ts';

@@ -8,7 +8,7 @@ import type { ExtractMessage, PartFile } from './messages.ts';
 import { PartPlanner } from './parts.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
 import { completeRun, readyToComplete } from './completion.ts';
-import { cleanUpStaleRun, isCurrentRun } from './leftovers.ts';
+import { cleanUpStaleRun, isCurrentRun } from './stale-run.ts';
 import { countTextTokens } from './tokens.ts';
 import { isoNow } from '../clock.ts';
 
@@ -116,7 +116,7 @@ export async function runExtract(deps: PipelineDeps, msg: ExtractMessage, ctx: E
   add(chunker.finish());
   planner.flush();
   // Every write settles before the stage returns or fails: a write still in flight after a
-  // failure would land after the clean-up of a redelivery (see leftovers.ts).
+  // failure would land after the clean-up of a redelivery (see stale-run.ts).
   const failed = (await Promise.allSettled(pending)).find((r) => r.status === 'rejected');
   if (failed) throw failed.reason;
 

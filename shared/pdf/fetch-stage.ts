@@ -4,7 +4,7 @@ import { PermanentFailure } from '../files/failures.ts';
 import { download, MAX_REDIRECTS, type FetchPolicy } from './guarded-fetch.ts';
 import type { FetchMessage } from './messages.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
-import { cleanUpStaleRun, isCurrentRun } from './leftovers.ts';
+import { cleanUpStaleRun, isCurrentRun } from './stale-run.ts';
 import { isoNow } from '../clock.ts';
 
 // pdf-fetch: the PDF from its URL into the bucket.

@@ -2,7 +2,7 @@ import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { lookup as dnsLookup } from 'node:dns/promises';
 import type { LookupFunction } from 'node:net';
-import { classifyAddress, isAllowedAddress } from './address.ts';
+import { classifyAddress, isAllowedAddress } from './address-class.ts';
 import { PermanentFailure, RetryableFailure, type DownloadCause } from '../files/failures.ts';
 import { asError } from '../errors.ts';
 

@@ -13,7 +13,7 @@ import { ocrPages } from './ocr/ocr-pages.ts';
 import { PartPlanner } from './parts.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
 import { countTextTokens } from './tokens.ts';
-import { cleanUpStaleRun, isCurrentRun } from './leftovers.ts';
+import { cleanUpStaleRun, isCurrentRun } from './stale-run.ts';
 import { isoNow } from '../clock.ts';
 
 // pdf-ocr: one range of pages without usable text → drawn and recognised (worker threads) →

@@ -3,9 +3,10 @@ import type { StageQueues } from './queue.ts';
 import type { FileRepository } from '../files/file-repository.ts';
 import { partKey, sourceKey } from '../files/storage.ts';
 
-// Restart recovery for the local runtime: fauxqs keeps its queues in memory, so stopping
-// `npm start` in the middle of an ingestion loses the messages in flight while the records
-// (dynalite, on disk) still say processing. On start, each such run is queued again at the stage
+// Restart recovery for the local runtime: the queues survive a restart (fauxqs keeps them in
+// DATA_DIR), but a crash between a record's write and its message's send leaves a run with
+// nothing queued, and a killed process's messages stay invisible for their visibility timeout,
+// while the records still say processing. On start, each such run is queued again at the stage
 // it had reached. Every stage is idempotent (stale or repeated messages change nothing, parts
 // already embedded are not embedded again), so queuing too much is harmless.
 
