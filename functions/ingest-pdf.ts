@@ -14,16 +14,16 @@ import { limitSettings, UserLimits } from '#shared/limits/user-limits.ts';
 import { UsageCounters } from '#shared/limits/usage-counters.ts';
 
 // POST /message/pdf: check the URL and its size, start the pipeline, wait a while for it.
-const c = config();
+const settings = config();
 const deps: IngestDeps = {
   files: new FileRepository(dynamo(), tableName()),
   attachments: new AttachmentRepository(dynamo(), tableName()),
   chats: new ChatRepository(dynamo(), tableName()),
   messages: new MessageRepository(dynamo(), tableName()),
-  queues: stageQueues(sqsClient(), c),
-  budget: new UserLimits(new UsageCounters(dynamo(), tableName()), limitSettings(c), systemClock),
+  queues: stageQueues(sqsClient(), settings),
+  budget: new UserLimits(new UsageCounters(dynamo(), tableName()), limitSettings(settings), systemClock),
   clock: systemClock,
-  policy: probePolicy(c),
+  policy: probePolicy(settings),
 };
 
 export const handler = httpHandler(
@@ -31,8 +31,8 @@ export const handler = httpHandler(
   { body: ingestPdfBody },
   async ({ body, user, context }) => {
     const { completed, embeddingsData } = await ingestPdf(deps, user.id, body, {
-      waitMs: syncWaitMs(c.PDF_SYNC_WAIT_MS, context.getRemainingTimeInMillis?.()),
-      maxInFlightPerUser: c.PDF_MAX_IN_FLIGHT_PER_USER,
+      waitMs: syncWaitMs(settings.PDF_SYNC_WAIT_MS, context.getRemainingTimeInMillis?.()),
+      maxInFlightPerUser: settings.PDF_MAX_IN_FLIGHT_PER_USER,
     });
     return completed
       ? { statusCode: 200, message: 'PDF ingested', data: { embeddingsData } }

@@ -12,14 +12,14 @@ import { limitSettings, UserLimits } from '#shared/limits/user-limits.ts';
 import { UsageCounters } from '#shared/limits/usage-counters.ts';
 
 // pdf-embed (SQS): one part's embeddings into chunk items and packed vectors; the last part completes the file.
-const c = config();
-const deps = pipelineDeps(c, systemClock);
-const limits = new UserLimits(new UsageCounters(dynamo(), c.TABLE_NAME), limitSettings(c), systemClock);
+const settings = config();
+const deps = pipelineDeps(settings, systemClock);
+const limits = new UserLimits(new UsageCounters(dynamo(), settings.TABLE_NAME), limitSettings(settings), systemClock);
 
 export const handler = stageHandler(stageSettings('pdf-embed'), embedMessageSchema, deps, async (deps, msg) =>
   runEmbed(deps, msg, {
     provider: await aiProvider(),
-    concurrency: c.EMBEDDING_CONCURRENCY,
+    concurrency: settings.EMBEDDING_CONCURRENCY,
     estimateTokens,
     chargeTokens: (userId, tokens) => limits.chargeTokens(userId, tokens),
   }),

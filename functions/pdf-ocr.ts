@@ -10,11 +10,11 @@ import { stageHandler } from '#shared/pdf/stage-runner.ts';
 
 // pdf-ocr (SQS): a range of pages without usable text, drawn with pdf.js on @napi-rs/canvas and
 // recognised by tesseract.js worker threads (one per vCPU unless OCR_WORKERS says otherwise).
-const c = config();
-const deps = pipelineDeps(c, systemClock);
+const settings = config();
+const deps = pipelineDeps(settings, systemClock);
 const engine = new SharedOcrEngine(() => ({
-  languages: c.OCR_LANGUAGES,
-  workers: c.OCR_WORKERS ?? availableParallelism(),
+  languages: settings.OCR_LANGUAGES,
+  workers: settings.OCR_WORKERS ?? availableParallelism(),
 }));
 
 export const handler = stageHandler(stageSettings('pdf-ocr'), ocrMessageSchema, deps, (deps, msg, ctx) =>

@@ -19,7 +19,7 @@ import { UsageCounters } from '#shared/limits/usage-counters.ts';
 
 // POST /message/logged-in: a prompt to the assistant; the reply whole (stream false) or as
 // Server-Sent Events (stream true) through Lambda response streaming.
-const c = config();
+const settings = config();
 // File chats search their PDFs' packed vectors in S3: the retrieval code and the S3 client are
 // imported, and the retriever composed, on an instance's first file-chat prompt, so a cold start
 // parses neither.
@@ -29,7 +29,7 @@ const composeRetriever = async () => {
     import('#shared/retrieval/retrieve.ts'),
     import('#shared/s3-client.ts'),
   ]);
-  return retrieverFor(c, dynamo(), s3Client());
+  return retrieverFor(settings, dynamo(), s3Client());
 };
 const retrieve: SendMessageDeps['retrieve'] = async (input) => {
   retriever ??= composeRetriever();
@@ -44,13 +44,13 @@ const deps: SendMessageDeps = {
   messages: new MessageRepository(dynamo(), tableName()),
   provider: await aiProvider(),
   retrieve,
-  budget: new UserLimits(new UsageCounters(dynamo(), tableName()), limitSettings(c), systemClock),
+  budget: new UserLimits(new UsageCounters(dynamo(), tableName()), limitSettings(settings), systemClock),
   chatFiles: (chatId) => chatFiles(files, chatId),
   clock: systemClock,
   settings: {
-    historyTokenBudget: c.HISTORY_TOKEN_BUDGET,
-    replyMaxTokens: c.REPLY_MAX_TOKENS,
-    retrievalK: c.RETRIEVAL_K,
+    historyTokenBudget: settings.HISTORY_TOKEN_BUDGET,
+    replyMaxTokens: settings.REPLY_MAX_TOKENS,
+    retrievalK: settings.RETRIEVAL_K,
   },
 };
 
@@ -70,7 +70,10 @@ export const handler = httpHandler(
     if (body.stream) {
       const reply = await streamMessage(deps, request);
       return {
-        events: { open: (clientGone) => replyAsSse(reply.events(clientGone)), heartbeatMs: c.STREAM_HEARTBEAT_MS },
+        events: {
+          open: (clientGone) => replyAsSse(reply.events(clientGone)),
+          heartbeatMs: settings.STREAM_HEARTBEAT_MS,
+        },
       };
     }
     return { message: 'Reply generated', data: await sendMessage(deps, request) };

@@ -9,12 +9,12 @@ import { UserRepository } from '#shared/users/user-repository.ts';
 import { signIn, type SignInDeps } from '#shared/users/sign-in.ts';
 
 // POST /auth: identity-provider ID token in, user and service JWT out.
-const c = config();
-const verifyIdToken = identityTokenVerifier(identityProviderSettings(c), systemClock);
+const settings = config();
+const verifyIdToken = identityTokenVerifier(identityProviderSettings(settings), systemClock);
 const deps: SignInDeps = {
   users: new UserRepository(dynamo(), tableName()),
-  tokens: new ServiceTokens(serviceTokenSettings(c), systemClock),
-  adminEmails: c.ADMIN_EMAILS,
+  tokens: new ServiceTokens(serviceTokenSettings(settings), systemClock),
+  adminEmails: settings.ADMIN_EMAILS,
   clock: systemClock,
 };
 

@@ -174,9 +174,9 @@ export type Config = z.infer<typeof configSchema>;
  * The AI provider a function with this configuration uses: AI_PROVIDER, else OpenAI when a key
  * is configured (OPENAI_API_KEY, or OPENAI_API_KEY_SECRET_ARN when deployed), else offline.
  */
-export function chosenProvider(c: Config): NonNullable<Config['AI_PROVIDER']> {
-  if (c.AI_PROVIDER) return c.AI_PROVIDER;
-  return c.OPENAI_API_KEY || c.OPENAI_API_KEY_SECRET_ARN ? 'openai' : 'offline';
+export function chosenProvider(settings: Config): NonNullable<Config['AI_PROVIDER']> {
+  if (settings.AI_PROVIDER) return settings.AI_PROVIDER;
+  return settings.OPENAI_API_KEY || settings.OPENAI_API_KEY_SECRET_ARN ? 'openai' : 'offline';
 }
 
 export class ConfigError extends Error {
@@ -198,17 +198,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 }
 
 /** Settings that are valid alone but not together. */
-function conflictsOf(c: Config): string[] {
+function conflictsOf(settings: Config): string[] {
   const out: string[] = [];
-  if (c.AI_PROVIDER === 'openai' && !c.OPENAI_API_KEY && !c.OPENAI_API_KEY_SECRET_ARN) {
+  if (settings.AI_PROVIDER === 'openai' && !settings.OPENAI_API_KEY && !settings.OPENAI_API_KEY_SECRET_ARN) {
     out.push('AI_PROVIDER: openai needs OPENAI_API_KEY (or OPENAI_API_KEY_SECRET_ARN)');
   }
   if (
-    c.BEDROCK_EMBEDDING_DIMENSIONS &&
-    c.BEDROCK_EMBEDDING_DIMENSIONS !== 1024 &&
-    c.BEDROCK_EMBEDDING_MODEL.startsWith('cohere.')
+    settings.BEDROCK_EMBEDDING_DIMENSIONS &&
+    settings.BEDROCK_EMBEDDING_DIMENSIONS !== 1024 &&
+    settings.BEDROCK_EMBEDDING_MODEL.startsWith('cohere.')
   ) {
-    out.push(`BEDROCK_EMBEDDING_DIMENSIONS: ${c.BEDROCK_EMBEDDING_MODEL} always returns 1024 dimensions`);
+    out.push(`BEDROCK_EMBEDDING_DIMENSIONS: ${settings.BEDROCK_EMBEDDING_MODEL} always returns 1024 dimensions`);
   }
   return out;
 }

@@ -25,11 +25,11 @@ export function aiProvider(): Promise<AiProvider> {
 }
 
 export async function createAiProvider(
-  c: Config,
+  settings: Config,
   overrides: Pick<BedrockSettings, 'credentials'> = {},
 ): Promise<AiProvider> {
-  const limits = { maxInputs: c.EMBEDDING_BATCH_SIZE, maxTokens: c.EMBEDDING_BATCH_MAX_TOKENS };
-  switch (chosenProvider(c)) {
+  const limits = { maxInputs: settings.EMBEDDING_BATCH_SIZE, maxTokens: settings.EMBEDDING_BATCH_MAX_TOKENS };
+  switch (chosenProvider(settings)) {
     case 'offline': {
       const { createOfflineProvider } = await import('./offline-provider.ts');
       return createOfflineProvider(limits);
@@ -37,32 +37,32 @@ export async function createAiProvider(
     case 'bedrock': {
       const { createBedrockProvider } = await import('./bedrock-provider.ts');
       return createBedrockProvider({
-        region: c.BEDROCK_REGION ?? c.AWS_REGION,
-        ...(c.BEDROCK_ENDPOINT && { endpoint: c.BEDROCK_ENDPOINT }),
-        chatModel: c.BEDROCK_CHAT_MODEL,
-        embeddingModel: c.BEDROCK_EMBEDDING_MODEL,
-        ...(c.BEDROCK_EMBEDDING_DIMENSIONS && { embeddingDimensions: c.BEDROCK_EMBEDDING_DIMENSIONS }),
-        embeddingConcurrency: c.BEDROCK_EMBEDDING_CONCURRENCY,
-        timeoutMs: c.BEDROCK_TIMEOUT_MS,
-        maxRetries: c.BEDROCK_MAX_RETRIES,
-        embeddingBatchSize: c.EMBEDDING_BATCH_SIZE,
-        embeddingBatchMaxTokens: c.EMBEDDING_BATCH_MAX_TOKENS,
+        region: settings.BEDROCK_REGION ?? settings.AWS_REGION,
+        ...(settings.BEDROCK_ENDPOINT && { endpoint: settings.BEDROCK_ENDPOINT }),
+        chatModel: settings.BEDROCK_CHAT_MODEL,
+        embeddingModel: settings.BEDROCK_EMBEDDING_MODEL,
+        ...(settings.BEDROCK_EMBEDDING_DIMENSIONS && { embeddingDimensions: settings.BEDROCK_EMBEDDING_DIMENSIONS }),
+        embeddingConcurrency: settings.BEDROCK_EMBEDDING_CONCURRENCY,
+        timeoutMs: settings.BEDROCK_TIMEOUT_MS,
+        maxRetries: settings.BEDROCK_MAX_RETRIES,
+        embeddingBatchSize: settings.EMBEDDING_BATCH_SIZE,
+        embeddingBatchMaxTokens: settings.EMBEDDING_BATCH_MAX_TOKENS,
         ...overrides,
       });
     }
     case 'openai': {
       const { createOpenAiProvider } = await import('./openai-provider.ts');
-      const secretArn = c.OPENAI_API_KEY_SECRET_ARN;
+      const secretArn = settings.OPENAI_API_KEY_SECRET_ARN;
       return createOpenAiProvider({
-        apiKey: c.OPENAI_API_KEY ?? (() => readApiKeySecret(secretArn!)),
-        ...(c.OPENAI_BASE_URL && { baseURL: c.OPENAI_BASE_URL }),
-        chatModel: c.OPENAI_CHAT_MODEL,
-        embeddingModel: c.OPENAI_EMBEDDING_MODEL,
-        ...(c.OPENAI_EMBEDDING_DIMENSIONS && { embeddingDimensions: c.OPENAI_EMBEDDING_DIMENSIONS }),
-        timeoutMs: c.OPENAI_TIMEOUT_MS,
-        maxRetries: c.OPENAI_MAX_RETRIES,
-        embeddingBatchSize: c.EMBEDDING_BATCH_SIZE,
-        embeddingBatchMaxTokens: c.EMBEDDING_BATCH_MAX_TOKENS,
+        apiKey: settings.OPENAI_API_KEY ?? (() => readApiKeySecret(secretArn!)),
+        ...(settings.OPENAI_BASE_URL && { baseURL: settings.OPENAI_BASE_URL }),
+        chatModel: settings.OPENAI_CHAT_MODEL,
+        embeddingModel: settings.OPENAI_EMBEDDING_MODEL,
+        ...(settings.OPENAI_EMBEDDING_DIMENSIONS && { embeddingDimensions: settings.OPENAI_EMBEDDING_DIMENSIONS }),
+        timeoutMs: settings.OPENAI_TIMEOUT_MS,
+        maxRetries: settings.OPENAI_MAX_RETRIES,
+        embeddingBatchSize: settings.EMBEDDING_BATCH_SIZE,
+        embeddingBatchMaxTokens: settings.EMBEDDING_BATCH_MAX_TOKENS,
       });
     }
   }
@@ -82,18 +82,20 @@ async function readApiKeySecret(arn: string): Promise<string> {
 }
 
 /** One line for the start-up log. */
-export function describeAiProvider(c: Config): string {
-  switch (chosenProvider(c)) {
+export function describeAiProvider(settings: Config): string {
+  switch (chosenProvider(settings)) {
     case 'openai': {
-      const where = c.OPENAI_BASE_URL ? ` at ${c.OPENAI_BASE_URL}` : '';
-      return `OpenAI-compatible (chat ${c.OPENAI_CHAT_MODEL}, embeddings ${c.OPENAI_EMBEDDING_MODEL}${where})`;
+      const where = settings.OPENAI_BASE_URL ? ` at ${settings.OPENAI_BASE_URL}` : '';
+      return `OpenAI-compatible (chat ${settings.OPENAI_CHAT_MODEL}, embeddings ${settings.OPENAI_EMBEDDING_MODEL}${where})`;
     }
     case 'bedrock': {
-      const where = c.BEDROCK_ENDPOINT ? ` at ${c.BEDROCK_ENDPOINT}` : ` in ${c.BEDROCK_REGION ?? c.AWS_REGION}`;
-      const dims = c.BEDROCK_EMBEDDING_MODEL.startsWith('amazon.titan')
-        ? ` (${c.BEDROCK_EMBEDDING_DIMENSIONS ?? 1024} dimensions)`
+      const where = settings.BEDROCK_ENDPOINT
+        ? ` at ${settings.BEDROCK_ENDPOINT}`
+        : ` in ${settings.BEDROCK_REGION ?? settings.AWS_REGION}`;
+      const dims = settings.BEDROCK_EMBEDDING_MODEL.startsWith('amazon.titan')
+        ? ` (${settings.BEDROCK_EMBEDDING_DIMENSIONS ?? 1024} dimensions)`
         : '';
-      return `Amazon Bedrock (chat ${c.BEDROCK_CHAT_MODEL}, embeddings ${c.BEDROCK_EMBEDDING_MODEL}${dims}${where})`;
+      return `Amazon Bedrock (chat ${settings.BEDROCK_CHAT_MODEL}, embeddings ${settings.BEDROCK_EMBEDDING_MODEL}${dims}${where})`;
     }
     case 'offline':
       return 'offline (no OPENAI_API_KEY: no language model; file chats answer with the best-matching passages of their PDFs, lexical embeddings)';

@@ -14,39 +14,39 @@ export interface IdentityProviderSettings {
 }
 
 /** Resolves the preset (Firebase, Google, Cognito, local) and explicit IDP_* overrides. */
-export function identityProviderSettings(c: Config): IdentityProviderSettings {
+export function identityProviderSettings(config: Config): IdentityProviderSettings {
   const preset =
-    c.IDP_PRESET ??
-    (c.FIREBASE_PROJECT_ID
+    config.IDP_PRESET ??
+    (config.FIREBASE_PROJECT_ID
       ? 'firebase'
-      : c.COGNITO_USER_POOL_ID
+      : config.COGNITO_USER_POOL_ID
         ? 'cognito'
-        : c.GOOGLE_CLIENT_ID
+        : config.GOOGLE_CLIENT_ID
           ? 'google'
           : 'custom');
   let defaults: Partial<IdentityProviderSettings> = {};
   switch (preset) {
     case 'firebase':
-      if (!c.FIREBASE_PROJECT_ID) throw new ConfigError('FIREBASE_PROJECT_ID is required for IDP_PRESET=firebase');
+      if (!config.FIREBASE_PROJECT_ID) throw new ConfigError('FIREBASE_PROJECT_ID is required for IDP_PRESET=firebase');
       defaults = {
         jwksUrl: 'https://www.googleapis.com/service_accounts/v1/jwk/securetoken@system.gserviceaccount.com',
-        issuer: `https://securetoken.google.com/${c.FIREBASE_PROJECT_ID}`,
-        audience: c.FIREBASE_PROJECT_ID,
+        issuer: `https://securetoken.google.com/${config.FIREBASE_PROJECT_ID}`,
+        audience: config.FIREBASE_PROJECT_ID,
       };
       break;
     case 'google':
       defaults = {
         jwksUrl: 'https://www.googleapis.com/oauth2/v3/certs',
         issuer: ['https://accounts.google.com', 'accounts.google.com'],
-        audience: c.GOOGLE_CLIENT_ID,
+        audience: config.GOOGLE_CLIENT_ID,
       };
       break;
     case 'cognito': {
-      const pool = c.COGNITO_USER_POOL_ID;
+      const pool = config.COGNITO_USER_POOL_ID;
       if (!pool) throw new ConfigError('COGNITO_USER_POOL_ID is required for IDP_PRESET=cognito');
       const region = pool.split('_')[0];
       const issuer = `https://cognito-idp.${region}.amazonaws.com/${pool}`;
-      defaults = { jwksUrl: `${issuer}/.well-known/jwks.json`, issuer, audience: c.COGNITO_CLIENT_ID };
+      defaults = { jwksUrl: `${issuer}/.well-known/jwks.json`, issuer, audience: config.COGNITO_CLIENT_ID };
       break;
     }
     default:
@@ -54,9 +54,9 @@ export function identityProviderSettings(c: Config): IdentityProviderSettings {
   }
   const settings = {
     preset,
-    jwksUrl: c.IDP_JWKS_URL ?? defaults.jwksUrl,
-    issuer: c.IDP_ISSUER ?? defaults.issuer,
-    audience: c.IDP_AUDIENCE ?? defaults.audience,
+    jwksUrl: config.IDP_JWKS_URL ?? defaults.jwksUrl,
+    issuer: config.IDP_ISSUER ?? defaults.issuer,
+    audience: config.IDP_AUDIENCE ?? defaults.audience,
   };
   const missing = (['jwksUrl', 'issuer', 'audience'] as const)
     .filter((k) => !settings[k])

@@ -27,11 +27,11 @@ export interface ServiceTokenSettings {
   ttlSeconds: number;
 }
 
-export const serviceTokenSettings = (c: Config): ServiceTokenSettings => ({
-  secret: c.SERVICE_JWT_SECRET ?? (async () => readSecret(c.SERVICE_JWT_SECRET_ARN)),
-  issuer: c.SERVICE_JWT_ISSUER,
-  audience: c.SERVICE_JWT_AUDIENCE,
-  ttlSeconds: c.SERVICE_JWT_TTL_SECONDS,
+export const serviceTokenSettings = (config: Config): ServiceTokenSettings => ({
+  secret: config.SERVICE_JWT_SECRET ?? (async () => readSecret(config.SERVICE_JWT_SECRET_ARN)),
+  issuer: config.SERVICE_JWT_ISSUER,
+  audience: config.SERVICE_JWT_AUDIENCE,
+  ttlSeconds: config.SERVICE_JWT_TTL_SECONDS,
 });
 
 async function readSecret(arn: string | undefined): Promise<string | undefined> {

@@ -9,14 +9,14 @@ import { FileStorage } from './storage.ts';
 import type { UploadDeps } from './upload-service.ts';
 
 /** What the upload routes work with, composed by each at its cold start. */
-export function uploadDeps(c: Config, clock: Clock): UploadDeps {
+export function uploadDeps(config: Config, clock: Clock): UploadDeps {
   return {
-    files: new FileRepository(dynamo(), c.TABLE_NAME),
-    chunks: new ChunkRepository(dynamo(), c.TABLE_NAME),
-    attachments: new AttachmentRepository(dynamo(), c.TABLE_NAME),
+    files: new FileRepository(dynamo(), config.TABLE_NAME),
+    chunks: new ChunkRepository(dynamo(), config.TABLE_NAME),
+    attachments: new AttachmentRepository(dynamo(), config.TABLE_NAME),
     storage: new FileStorage(s3Client(), bucketName()),
     s3: s3Client(),
-    settings: { maxBytes: c.PDF_MAX_BYTES, urlTtlSeconds: c.UPLOAD_URL_TTL_SECONDS },
+    settings: { maxBytes: config.PDF_MAX_BYTES, urlTtlSeconds: config.UPLOAD_URL_TTL_SECONDS },
     clock,
   };
 }

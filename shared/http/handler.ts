@@ -102,16 +102,16 @@ export interface HttpLayer {
 }
 
 /** The HTTP layer of a function: its settings, caller checks and per-user limits, from the configuration. */
-export function httpLayer(c: Config, clock: Clock): HttpLayer {
+export function httpLayer(settings: Config, clock: Clock): HttpLayer {
   return {
-    maxBodyBytes: c.MAX_BODY_BYTES,
-    corsAllowOrigin: c.CORS_ALLOW_ORIGIN,
+    maxBodyBytes: settings.MAX_BODY_BYTES,
+    corsAllowOrigin: settings.CORS_ALLOW_ORIGIN,
     callers: new Callers(
-      new ServiceTokens(serviceTokenSettings(c), clock),
-      new UserRepository(dynamo(), c.TABLE_NAME),
-      c.ADMIN_EMAILS,
+      new ServiceTokens(serviceTokenSettings(settings), clock),
+      new UserRepository(dynamo(), settings.TABLE_NAME),
+      settings.ADMIN_EMAILS,
     ),
-    limits: new UserLimits(new UsageCounters(dynamo(), c.TABLE_NAME), limitSettings(c), clock),
+    limits: new UserLimits(new UsageCounters(dynamo(), settings.TABLE_NAME), limitSettings(settings), clock),
   };
 }
 

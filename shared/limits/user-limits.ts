@@ -20,13 +20,13 @@ export interface LimitSettings {
   dailyTokens: number;
 }
 
-export const limitSettings = (c: Config): LimitSettings => ({
+export const limitSettings = (config: Config): LimitSettings => ({
   perMinute: {
-    messages: c.RATE_LIMIT_MESSAGES_PER_MINUTE,
-    ingestions: c.RATE_LIMIT_INGESTIONS_PER_MINUTE,
-    uploads: c.RATE_LIMIT_UPLOADS_PER_MINUTE,
+    messages: config.RATE_LIMIT_MESSAGES_PER_MINUTE,
+    ingestions: config.RATE_LIMIT_INGESTIONS_PER_MINUTE,
+    uploads: config.RATE_LIMIT_UPLOADS_PER_MINUTE,
   },
-  dailyTokens: c.DAILY_TOKEN_BUDGET,
+  dailyTokens: config.DAILY_TOKEN_BUDGET,
 });
 
 /** A reply's tokens held against the budget until its real usage is known. */

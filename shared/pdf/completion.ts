@@ -40,12 +40,12 @@ export async function completeRun(deps: PipelineDeps, record: ProcessingFile): P
   const key = vectorsKey(record.id, runId);
   await deps.storage.put(key, encodePacked(packed), 'application/octet-stream');
   await deps.chunks.deleteFrom(record.id, record.chunks ?? 0);
-  const c = deps.config;
+  const config = deps.config;
   const completedAt = deps.clock();
   const before = await deps.files.complete(record, runId, {
     model: record.model!,
     dimensions: packed.dimensions || record.dimensions!,
-    chunker: chunkerId(c.CHUNK_TOKENS, c.CHUNK_OVERLAP_TOKENS),
+    chunker: chunkerId(config.CHUNK_TOKENS, config.CHUNK_OVERLAP_TOKENS),
     sha256: record.sha256!,
     vectorsKey: key,
     now: completedAt.toISOString(),

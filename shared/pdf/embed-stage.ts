@@ -50,8 +50,8 @@ export interface EmbedContext {
 async function reusableVectors(deps: PipelineDeps, record: ProcessingFile, part: PartFile, provider: AiProvider) {
   const vectors = new Map<number, Float32Array>();
   if (record.forced || !record.sha256) return { vectors }; // forced: ingest afresh
-  const c = deps.config;
-  const chunker = chunkerId(c.CHUNK_TOKENS, c.CHUNK_OVERLAP_TOKENS);
+  const config = deps.config;
+  const chunker = chunkerId(config.CHUNK_TOKENS, config.CHUNK_OVERLAP_TOKENS);
   const source = await deps.files.findReusable(
     record.userId,
     record.sha256,

@@ -67,17 +67,20 @@ export async function runExtract(deps: PipelineDeps, msg: ExtractMessage, ctx: E
   const record = await deps.files.get(msg.fileId);
   if (!isCurrentRun(record, msg.runId)) return cleanUpStaleRun(deps, msg.fileId, msg.runId, record);
 
-  const c = deps.config;
+  const config = deps.config;
   const bytes = await deps.storage.get(msg.key);
   const chunker = new Chunker({
-    chunkTokens: c.CHUNK_TOKENS,
-    overlapTokens: c.CHUNK_OVERLAP_TOKENS,
+    chunkTokens: config.CHUNK_TOKENS,
+    overlapTokens: config.CHUNK_OVERLAP_TOKENS,
     countTokens: countTextTokens,
   });
   const pending: Promise<void>[] = [];
   let chunks = 0;
   const planner = new PartPlanner(
-    { maxInputs: Math.min(c.EMBEDDING_BATCH_SIZE, c.CHUNKS_PER_PART), maxTokens: c.EMBEDDING_BATCH_MAX_TOKENS },
+    {
+      maxInputs: Math.min(config.EMBEDDING_BATCH_SIZE, config.CHUNKS_PER_PART),
+      maxTokens: config.EMBEDDING_BATCH_MAX_TOKENS,
+    },
     // The provider splits requests by its own (conservative) estimate: count with it too.
     (chunk) => Math.max(chunk.tokens, estimateTokens(chunk.text)),
     (part, partChunks) => {
@@ -99,8 +102,8 @@ export async function runExtract(deps: PipelineDeps, msg: ExtractMessage, ctx: E
   const unusable: number[] = [];
   let garbled = 0;
   const result = await extractTextBounded(bytes, {
-    maxPages: c.PDF_MAX_PAGES,
-    limits: extractLimits(c, ctx),
+    maxPages: config.PDF_MAX_PAGES,
+    limits: extractLimits(config, ctx),
     onDocument: async (pages) => void (await progress({ pagesTotal: pages, pagesDone: 0 })),
     onPage: async (page, text, verdict) => {
       if (verdict.usable) add(chunker.push(page, text));
@@ -120,11 +123,11 @@ export async function runExtract(deps: PipelineDeps, msg: ExtractMessage, ctx: E
   const failed = (await Promise.allSettled(pending)).find((r) => r.status === 'rejected');
   if (failed) throw failed.reason;
 
-  const toOcr = c.OCR_ENABLED ? unusable.slice(0, c.OCR_MAX_PAGES) : [];
+  const toOcr = config.OCR_ENABLED ? unusable.slice(0, config.OCR_MAX_PAGES) : [];
   const unreadable = unusable.length - toOcr.length + result.failedPages;
   const now = isoNow(deps.clock);
   if (!toOcr.length) {
-    if (result.textPages === 0) throw noUsableText(garbled, c.OCR_ENABLED);
+    if (result.textPages === 0) throw noUsableText(garbled, config.OCR_ENABLED);
     const updated = await deps.files.recordExtraction(
       record.id,
       msg.runId,
@@ -145,8 +148,8 @@ export async function runExtract(deps: PipelineDeps, msg: ExtractMessage, ctx: E
 
   // OCR: ranges of pages, one message each; the last range to finish records the part count.
   const ranges: number[][] = [];
-  for (let i = 0; i < toOcr.length; i += c.OCR_PAGES_PER_MESSAGE)
-    ranges.push(toOcr.slice(i, i + c.OCR_PAGES_PER_MESSAGE));
+  for (let i = 0; i < toOcr.length; i += config.OCR_PAGES_PER_MESSAGE)
+    ranges.push(toOcr.slice(i, i + config.OCR_PAGES_PER_MESSAGE));
   const updated = await deps.files.recordExtraction(
     record.id,
     msg.runId,

@@ -93,10 +93,10 @@ const PROBE_TIMEOUT_MS = 5_000;
 const ANSWER_MARGIN_MS = 2_000;
 
 /** The size probe's fetch policy under this configuration. */
-export const probePolicy = (c: Config): FetchPolicy => ({
-  allowLoopback: c.PDF_ALLOW_LOOPBACK,
-  maxBytes: c.PDF_MAX_BYTES,
-  timeoutMs: Math.min(c.PDF_FETCH_TIMEOUT_MS, PROBE_TIMEOUT_MS),
+export const probePolicy = (config: Config): FetchPolicy => ({
+  allowLoopback: config.PDF_ALLOW_LOOPBACK,
+  maxBytes: config.PDF_MAX_BYTES,
+  timeoutMs: Math.min(config.PDF_FETCH_TIMEOUT_MS, PROBE_TIMEOUT_MS),
   maxRedirects: MAX_REDIRECTS,
 });
 

@@ -114,17 +114,20 @@ export async function finishOcr(deps: PipelineDeps, record: RawRecord): Promise<
   if ((record.textPages ?? 0) + recognised.length === 0)
     throw noUsableText((record.garbledPages ?? 0) + garbledAfterOcr, true);
 
-  const c = deps.config;
+  const config = deps.config;
   const firstChunk = record.extractChunks ?? 0;
   const chunker = new Chunker({
-    chunkTokens: c.CHUNK_TOKENS,
-    overlapTokens: c.CHUNK_OVERLAP_TOKENS,
+    chunkTokens: config.CHUNK_TOKENS,
+    overlapTokens: config.CHUNK_OVERLAP_TOKENS,
     countTokens: countTextTokens,
     firstIndex: firstChunk,
   });
   const pending: Promise<void>[] = [];
   const planner = new PartPlanner(
-    { maxInputs: Math.min(c.EMBEDDING_BATCH_SIZE, c.CHUNKS_PER_PART), maxTokens: c.EMBEDDING_BATCH_MAX_TOKENS },
+    {
+      maxInputs: Math.min(config.EMBEDDING_BATCH_SIZE, config.CHUNKS_PER_PART),
+      maxTokens: config.EMBEDDING_BATCH_MAX_TOKENS,
+    },
     (chunk) => Math.max(chunk.tokens, estimateTokens(chunk.text)),
     (part, partChunks) => {
       const written = writePart(deps, { fileId: record.id, runId }, part, partChunks);

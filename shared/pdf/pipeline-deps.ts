@@ -19,13 +19,13 @@ export interface PipelineDeps {
 }
 
 /** The pipeline's dependencies on a configuration, composed by each stage function at its cold start. */
-export function pipelineDeps(c: Config, clock: Clock): PipelineDeps {
+export function pipelineDeps(config: Config, clock: Clock): PipelineDeps {
   return {
-    files: new FileRepository(dynamo(), c.TABLE_NAME),
-    chunks: new ChunkRepository(dynamo(), c.TABLE_NAME),
+    files: new FileRepository(dynamo(), config.TABLE_NAME),
+    chunks: new ChunkRepository(dynamo(), config.TABLE_NAME),
     storage: new FileStorage(s3Client(), bucketName()),
-    queues: stageQueues(sqsClient(), c),
-    config: c,
+    queues: stageQueues(sqsClient(), config),
+    config: config,
     clock,
   };
 }

@@ -10,11 +10,11 @@ export interface StageQueues {
 }
 
 /** The queues of a configuration (its queue URL settings), through one SQS client. */
-export function stageQueues(sqs: SQSClient, c: Config): StageQueues {
+export function stageQueues(sqs: SQSClient, config: Config): StageQueues {
   return {
     async send(stage, bodies) {
       // Checked when sent to: a function sends to some stages only, and only those are set for it.
-      const queueUrl = c[queueUrlSetting[stage]];
+      const queueUrl = config[queueUrlSetting[stage]];
       if (!queueUrl) throw new Error(`${queueUrlSetting[stage]} is not set`);
       for (let i = 0; i < bodies.length; i += 10) {
         let entries = bodies.slice(i, i + 10).map((b, j) => ({ Id: String(j), MessageBody: JSON.stringify(b) }));

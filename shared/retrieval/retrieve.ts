@@ -222,14 +222,14 @@ export type Retriever = ReturnType<typeof createRetriever>;
  * file-chat prompt): the best passages of the chat's attached (completed) files for a prompt,
  * best first; an empty array when the chat has no completed file.
  */
-export function retrieverFor(c: Config, db: DynamoDBDocumentClient, s3: S3Client): Retriever {
-  if (!c.BUCKET_NAME) throw new ConfigError('BUCKET_NAME must be set for retrieval');
+export function retrieverFor(config: Config, db: DynamoDBDocumentClient, s3: S3Client): Retriever {
+  if (!config.BUCKET_NAME) throw new ConfigError('BUCKET_NAME must be set for retrieval');
   return createRetriever({
-    attachments: new AttachmentRepository(db, c.TABLE_NAME),
-    files: new FileRepository(db, c.TABLE_NAME),
-    chunks: new ChunkRepository(db, c.TABLE_NAME),
-    storage: new FileStorage(s3, c.BUCKET_NAME),
-    cacheBytes: c.RETRIEVAL_CACHE_MB * 1024 * 1024,
-    mode: c.RETRIEVAL_MODE,
+    attachments: new AttachmentRepository(db, config.TABLE_NAME),
+    files: new FileRepository(db, config.TABLE_NAME),
+    chunks: new ChunkRepository(db, config.TABLE_NAME),
+    storage: new FileStorage(s3, config.BUCKET_NAME),
+    cacheBytes: config.RETRIEVAL_CACHE_MB * 1024 * 1024,
+    mode: config.RETRIEVAL_MODE,
   });
 }
