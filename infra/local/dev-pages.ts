@@ -81,20 +81,20 @@ async function signIn(req: IncomingMessage, res: ServerResponse, dataDir: string
 }
 
 /** The gateway's hook: true when the request was one of these pages and has been answered. */
-export function devPages(o: DevPagesOptions): (req: IncomingMessage, res: ServerResponse) => Promise<boolean> {
+export function devPages(options: DevPagesOptions): (req: IncomingMessage, res: ServerResponse) => Promise<boolean> {
   return async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname === LOCAL_SIGN_IN_PATH) {
-      await signIn(req, res, o.dataDir);
+      await signIn(req, res, options.dataDir);
       return true;
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') return false;
-    if (url.pathname === `${o.apiPrefix}/openapi.json`) {
+    if (url.pathname === `${options.apiPrefix}/openapi.json`) {
       // The document's first server is this gateway, whatever port it runs on ("Try it out").
       const doc = JSON.parse(await readFile(join(projectRoot, 'docs', 'openapi.json'), 'utf8')) as {
         servers: { url: string }[];
       };
-      doc.servers[0]!.url = `http://${req.headers.host ?? 'localhost'}${o.apiPrefix}`;
+      doc.servers[0]!.url = `http://${req.headers.host ?? 'localhost'}${options.apiPrefix}`;
       send(res, 200, types['.json']!, JSON.stringify(doc));
       return true;
     }

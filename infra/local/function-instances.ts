@@ -74,9 +74,9 @@ async function residentBytes(pid: number): Promise<number | undefined> {
   return Number.isFinite(pages) ? pages * PAGE_BYTES : undefined;
 }
 
-export function startFunctionInstances(o: FunctionInstancesOptions): FunctionInstances {
-  const maxPerFunction = o.maxInstancesPerFunction ?? 8;
-  const idleMs = o.idleMs ?? 5 * 60_000;
+export function startFunctionInstances(options: FunctionInstancesOptions): FunctionInstances {
+  const maxPerFunction = options.maxInstancesPerFunction ?? 8;
+  const idleMs = options.idleMs ?? 5 * 60_000;
   const byFunction = new Map<string, Instance[]>();
   const waiters = new Map<string, (() => void)[]>();
   let closed = false;
@@ -108,7 +108,7 @@ export function startFunctionInstances(o: FunctionInstancesOptions): FunctionIns
       inst.child = fork(host, [bundle, fn.name, String(fn.memoryMb)], {
         // Nothing of this process's own flags (jest's, tsx's loader): only the function's limits.
         execArgv: [`--max-old-space-size=${fn.memoryMb}`, '--enable-source-maps'],
-        env: o.env,
+        env: options.env,
         cwd: dirname(bundle), // Lambda runs a function from its bundle's directory
         serialization: 'advanced',
         stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -174,7 +174,7 @@ export function startFunctionInstances(o: FunctionInstancesOptions): FunctionIns
     const current = inst.current;
     if (current) {
       const failure = failureOnExit(inst, code, signal);
-      if (!closed) o.log?.(`[${inst.fn.name}] instance ${inst.child?.pid ?? '-'} ended: ${failure.message}`);
+      if (!closed) options.log?.(`[${inst.fn.name}] instance ${inst.child?.pid ?? '-'} ended: ${failure.message}`);
       current.chain = current.chain.then(() => current.settle({ ok: false, failure }));
     }
     wake(inst.fn.name);

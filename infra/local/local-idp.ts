@@ -70,14 +70,14 @@ export interface IdTokenOptions {
   ttlSeconds?: number;
 }
 
-export async function signLocalIdToken(dataDir: string, o: IdTokenOptions): Promise<string> {
+export async function signLocalIdToken(dataDir: string, options: IdTokenOptions): Promise<string> {
   const { kid, privateJwk } = await loadKey(dataDir);
   const key = await importJWK(privateJwk, 'RS256');
-  const subject = o.subject ?? (o.email ? localSubject(o.email) : undefined);
+  const subject = options.subject ?? (options.email ? localSubject(options.email) : undefined);
   if (!subject) throw new Error('An email or a subject is required');
   return new SignJWT({
-    ...(o.email && { email: o.email, email_verified: o.verified ?? true }),
-    ...(o.name && { name: o.name }),
+    ...(options.email && { email: options.email, email_verified: options.verified ?? true }),
+    ...(options.name && { name: options.name }),
     user_id: subject,
   })
     .setProtectedHeader({ alg: 'RS256', kid, typ: 'JWT' })
@@ -85,7 +85,7 @@ export async function signLocalIdToken(dataDir: string, o: IdTokenOptions): Prom
     .setIssuer(LOCAL_IDP_ISSUER)
     .setAudience(LOCAL_IDP_AUDIENCE)
     .setIssuedAt()
-    .setExpirationTime(Math.floor(Date.now() / 1000) + (o.ttlSeconds ?? 3600))
+    .setExpirationTime(Math.floor(Date.now() / 1000) + (options.ttlSeconds ?? 3600))
     .sign(key);
 }
 

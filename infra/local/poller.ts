@@ -60,15 +60,20 @@ function toRecord(m: Message, queueArn: string): SQSRecord {
   };
 }
 
-export function startPoller(o: PollerOptions): Poller {
-  if (!o.invoker && !o.loadHandler) throw new Error('startPoller needs an invoker or a loadHandler');
-  const invoker = o.invoker ?? inProcessInvoker(() => o.loadHandler!());
-  const fn = { name: o.name, entry: o.entry ?? o.name, timeoutSeconds: o.timeoutSeconds, memoryMb: o.memoryMb };
+export function startPoller(options: PollerOptions): Poller {
+  if (!options.invoker && !options.loadHandler) throw new Error('startPoller needs an invoker or a loadHandler');
+  const invoker = options.invoker ?? inProcessInvoker(() => options.loadHandler!());
+  const fn = {
+    name: options.name,
+    entry: options.entry ?? options.name,
+    timeoutSeconds: options.timeoutSeconds,
+    memoryMb: options.memoryMb,
+  };
   const abort = new AbortController();
   let stopped = false;
 
   async function runBatch(messages: Message[]): Promise<void> {
-    const event: SQSEvent = { Records: messages.map((m) => toRecord(m, o.queueArn)) };
+    const event: SQSEvent = { Records: messages.map((m) => toRecord(m, options.queueArn)) };
     let failed: Set<string>;
     try {
       // A function that throws, crashes, runs out of memory or times out fails the whole batch.
@@ -78,27 +83,27 @@ export function startPoller(o: PollerOptions): Poller {
       if ([...failed].some((id) => !messages.some((m) => m.MessageId === id)))
         failed = new Set(messages.map((m) => m.MessageId!));
     } catch (err) {
-      o.onError?.(err);
+      options.onError?.(err);
       failed = new Set(messages.map((m) => m.MessageId!));
     }
     const done = messages.filter((m) => !failed.has(m.MessageId!));
     const retry = messages.filter((m) => failed.has(m.MessageId!));
     if (done.length) {
-      await o.sqs.send(
+      await options.sqs.send(
         new DeleteMessageBatchCommand({
-          QueueUrl: o.queueUrl,
+          QueueUrl: options.queueUrl,
           Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })),
         }),
       );
     }
-    if (retry.length && o.retryDelaySeconds !== undefined) {
-      await o.sqs.send(
+    if (retry.length && options.retryDelaySeconds !== undefined) {
+      await options.sqs.send(
         new ChangeMessageVisibilityBatchCommand({
-          QueueUrl: o.queueUrl,
+          QueueUrl: options.queueUrl,
           Entries: retry.map((m, i) => ({
             Id: String(i),
             ReceiptHandle: m.ReceiptHandle!,
-            VisibilityTimeout: o.retryDelaySeconds,
+            VisibilityTimeout: options.retryDelaySeconds,
           })),
         }),
       );
@@ -108,10 +113,10 @@ export function startPoller(o: PollerOptions): Poller {
   async function worker(): Promise<void> {
     while (!stopped) {
       try {
-        const out = await o.sqs.send(
+        const out = await options.sqs.send(
           new ReceiveMessageCommand({
-            QueueUrl: o.queueUrl,
-            MaxNumberOfMessages: o.batchSize,
+            QueueUrl: options.queueUrl,
+            MaxNumberOfMessages: options.batchSize,
             WaitTimeSeconds: 1,
             MessageSystemAttributeNames: ['All'],
             MessageAttributeNames: ['All'],
@@ -121,13 +126,13 @@ export function startPoller(o: PollerOptions): Poller {
         if (out.Messages?.length) await runBatch(out.Messages);
       } catch (err) {
         if (stopped) break;
-        o.onError?.(err);
+        options.onError?.(err);
         await new Promise((r) => setTimeout(r, 250));
       }
     }
   }
 
-  const workers = Array.from({ length: o.concurrency }, () => worker());
+  const workers = Array.from({ length: options.concurrency }, () => worker());
   return {
     async stop() {
       stopped = true;

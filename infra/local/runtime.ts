@@ -91,30 +91,33 @@ export function loadFunction(entry: string): Promise<unknown> {
   return loaded;
 }
 
-export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRuntime> {
+export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<LocalRuntime> {
   installLambdaGlobals();
-  const unlock = o.persist ? await lockDataDir(o.dataDir) : undefined;
+  const unlock = options.persist ? await lockDataDir(options.dataDir) : undefined;
   let owned: Emulators | undefined;
   // The local S3 answers browsers by the bucket's CORS rule with this run's CORS_ALLOW_ORIGIN.
   let corsOrigin = process.env.CORS_ALLOW_ORIGIN || '*';
-  if (!o.emulators) {
+  if (!options.emulators) {
     owned = await startEmulators({
-      ...(o.persist && { dynamoDataPath: join(o.dataDir, 'dynamodb'), fauxqsDataPath: join(o.dataDir, 'fauxqs') }),
+      ...(options.persist && {
+        dynamoDataPath: join(options.dataDir, 'dynamodb'),
+        fauxqsDataPath: join(options.dataDir, 'fauxqs'),
+      }),
       corsRule: () => bucketCorsRule(corsOrigin),
     });
   }
   const endpoints = {
-    dynamodb: o.emulators?.dynamodbEndpoint ?? owned!.dynamodbEndpoint,
-    fauxqs: o.emulators?.fauxqsEndpoint ?? owned!.fauxqsEndpoint,
+    dynamodb: options.emulators?.dynamodbEndpoint ?? owned!.dynamodbEndpoint,
+    fauxqs: options.emulators?.fauxqsEndpoint ?? owned!.fauxqsEndpoint,
   };
-  const prefix = o.resourcePrefix ?? '';
+  const prefix = options.resourcePrefix ?? '';
   const tableName = `${prefix}chat-service`;
   const bucket = `${prefix}chat-service-files`.toLowerCase();
 
   try {
     // The identity provider's key exists from the start: `npm run token` signs with it and
     // refuses a DATA_DIR without one (a key it made would be unknown to this server).
-    await localJwks(o.dataDir);
+    await localJwks(options.dataDir);
     await ensureTable(endpoints.dynamodb, tableName);
     await ensureBucket(endpoints.fauxqs, bucket);
     const queues = await ensureQueues(endpoints.fauxqs, prefix, (stage) =>
@@ -126,16 +129,16 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
     const functionEnv: Record<string, string> = {};
     const functions = startFunctionInstances({
       env: functionEnv,
-      ...(o.log !== false && { log: (line) => console.error(line) }),
+      ...(options.log !== false && { log: (line) => console.error(line) }),
     });
     const gateway: Gateway = await startGateway({
-      port: o.port,
+      port: options.port,
       invoker: functions,
-      log: o.log,
-      pages: devPages({ dataDir: o.dataDir, apiPrefix: API_PREFIX }),
+      log: options.log,
+      pages: devPages({ dataDir: options.dataDir, apiPrefix: API_PREFIX }),
       extraRoutes: {
         [LOCAL_IDP_JWKS_PATH]: (_req, res) => {
-          localJwks(o.dataDir).then((jwks) => {
+          localJwks(options.dataDir).then((jwks) => {
             res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=60' });
             res.end(JSON.stringify(jwks));
           });
@@ -157,19 +160,19 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
       IDP_JWKS_URL: `http://127.0.0.1:${gateway.port}${LOCAL_IDP_JWKS_PATH}`,
       IDP_ISSUER: LOCAL_IDP_ISSUER,
       IDP_AUDIENCE: LOCAL_IDP_AUDIENCE,
-      SERVICE_JWT_SECRET: await localServiceSecret(o.dataDir),
+      SERVICE_JWT_SECRET: await localServiceSecret(options.dataDir),
       PDF_ALLOW_LOOPBACK: 'true',
       LOG_LEVEL: 'WARN',
       ...Object.fromEntries(pipelineStageList.map((s) => [queueUrlSetting[s.name], queues[s.name].url])),
     };
-    for (const [k, v] of Object.entries(o.env ?? {})) {
+    for (const [k, v] of Object.entries(options.env ?? {})) {
       if (v === undefined) delete env[k];
       else env[k] = v;
     }
     // Settings the developer exported win over the local defaults, except the wiring above.
     const wiring = new Set(['TABLE_NAME', 'BUCKET_NAME', 'DYNAMODB_ENDPOINT', 'S3_ENDPOINT', 'SQS_ENDPOINT']);
     for (const [k, v] of Object.entries(env)) {
-      if (wiring.has(k) || o.env?.[k] !== undefined || process.env[k] === undefined) process.env[k] = v;
+      if (wiring.has(k) || options.env?.[k] !== undefined || process.env[k] === undefined) process.env[k] = v;
     }
     const config = loadConfig(process.env);
     corsOrigin = config.CORS_ALLOW_ORIGIN;
@@ -193,8 +196,8 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
       ...(owned && { owned }),
       functions,
     };
-    await o.onReady?.(runtime);
-    if (o.pollers !== false) {
+    await options.onReady?.(runtime);
+    if (options.pollers !== false) {
       // A crash between a record's write and its message's send leaves a run with nothing queued:
       // queue each processing run again at its stage (stages are idempotent). Loaded now, once
       // the settings are set.
@@ -226,10 +229,10 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
             concurrency,
             timeoutSeconds: fn.timeoutSeconds,
             memoryMb: fn.memoryMb,
-            ...(o.retryDelaySeconds !== undefined && { retryDelaySeconds: o.retryDelaySeconds }),
+            ...(options.retryDelaySeconds !== undefined && { retryDelaySeconds: options.retryDelaySeconds }),
             invoker: functions,
             entry: fn.entry,
-            onError: (err) => o.log !== false && console.error(`[${fn.name}]`, asError(err).message),
+            onError: (err) => options.log !== false && console.error(`[${fn.name}]`, asError(err).message),
           }),
         );
       for (const stage of pipelineStageList) {

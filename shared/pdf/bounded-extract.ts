@@ -117,9 +117,12 @@ function childEnv(): NodeJS.ProcessEnv {
  * limit (TOO_COMPLEX); RetryableFailure when the child could not be started or failed for a
  * reason of its own; whatever onPage throws.
  */
-export async function extractTextBounded(data: Uint8Array, o: BoundedExtractOptions): Promise<BoundedExtractResult> {
+export async function extractTextBounded(
+  data: Uint8Array,
+  options: BoundedExtractOptions,
+): Promise<BoundedExtractResult> {
   const script = await childScript();
-  const { limits } = o;
+  const { limits } = options;
   const child = fork(script, [], {
     execArgv: [`--max-old-space-size=${limits.heapMb}`],
     env: childEnv(),
@@ -143,7 +146,7 @@ export async function extractTextBounded(data: Uint8Array, o: BoundedExtractOpti
       clearTimeout(pageTimer);
       clearInterval(watch);
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-      o.onStats?.({ ...(peakKb && { childPeakRssMb: Math.round(peakKb / 1024) }) });
+      options.onStats?.({ ...(peakKb && { childPeakRssMb: Math.round(peakKb / 1024) }) });
       if (err) reject(err);
       else resolvePromise({ ...result!, ...(peakKb && { childPeakRssMb: Math.round(peakKb / 1024) }) });
     };
@@ -175,12 +178,12 @@ export async function extractTextBounded(data: Uint8Array, o: BoundedExtractOpti
       switch (m.type) {
         case 'ready':
           armPageTimer();
-          pages = pages.then(() => o.onDocument?.(m.pages));
+          pages = pages.then(() => options.onDocument?.(m.pages));
           pages.catch(finish);
           break;
         case 'page':
           armPageTimer();
-          pages = pages.then(() => o.onPage(m.page, m.text, m.verdict));
+          pages = pages.then(() => options.onPage(m.page, m.text, m.verdict));
           pages.catch(finish);
           break;
         case 'done':
@@ -211,7 +214,7 @@ export async function extractTextBounded(data: Uint8Array, o: BoundedExtractOpti
       finish(tooComplex('reading it exhausted the reader (out of memory or a fatal error)'));
     });
 
-    const job: ChildJob = { data, maxPages: o.maxPages, content: limits.content };
+    const job: ChildJob = { data, maxPages: options.maxPages, content: limits.content };
     child.send(job, (err) => {
       if (err && !answered)
         finish(new RetryableFailure('PROCESSING_FAILED', 'The text extraction could not be started', { cause: err }));

@@ -38,11 +38,11 @@ export class Chunker {
    */
   private readonly budget: number;
 
-  constructor(private readonly o: ChunkerOptions) {
-    this.budget = Math.max(1, o.chunkTokens - FIRST_UNIT_MARGIN);
-    this.next = o.firstIndex ?? 0;
+  constructor(private readonly options: ChunkerOptions) {
+    this.budget = Math.max(1, options.chunkTokens - FIRST_UNIT_MARGIN);
+    this.next = options.firstIndex ?? 0;
     // The overlap must leave room for new text, or chunks would never advance.
-    this.overlap = Math.min(o.overlapTokens, Math.floor(this.budget / 2));
+    this.overlap = Math.min(options.overlapTokens, Math.floor(this.budget / 2));
   }
 
   /** Adds one page of normalised text; the chunks it completed. */
@@ -106,13 +106,13 @@ export class Chunker {
       pageEnd: this.units.at(-1)!.page,
       pageStarts,
       // Exact: the first unit counted as it stands, without the joining space it was counted with.
-      tokens: this.used - this.units[0]!.tokens + this.o.countTokens(this.units[0]!.text),
+      tokens: this.used - this.units[0]!.tokens + this.options.countTokens(this.units[0]!.text),
     };
   }
 
   /** A sentence as units no larger than a chunk. */
   private unitsOf(sentence: string, page: number): Unit[] {
-    const tokens = this.o.countTokens(` ${sentence}`);
+    const tokens = this.options.countTokens(` ${sentence}`);
     if (tokens <= this.budget) return [{ text: sentence, page, tokens }];
     const units: Unit[] = [];
     let text = '';
@@ -124,7 +124,7 @@ export class Chunker {
     };
     for (const word of sentence.split(' ')) {
       for (const piece of this.piecesOf(word)) {
-        const t = this.o.countTokens(` ${piece}`);
+        const t = this.options.countTokens(` ${piece}`);
         if (used + t > this.budget) flush();
         text = text ? `${text} ${piece}` : piece;
         used += t;
@@ -136,7 +136,7 @@ export class Chunker {
 
   /** A word longer than a chunk, cut into pieces that surely fit (a character is at most 4 tokens). */
   private piecesOf(word: string): string[] {
-    if (this.o.countTokens(` ${word}`) <= this.budget) return [word];
+    if (this.options.countTokens(` ${word}`) <= this.budget) return [word];
     const size = Math.max(1, Math.floor(this.budget / 4) - 1);
     const pieces: string[] = [];
     const chars = Array.from(word); // never split a surrogate pair
@@ -146,8 +146,8 @@ export class Chunker {
 }
 
 /** Chunks of whole pages at once (tests and tools). */
-export function chunkPages(pages: { page: number; text: string }[], o: ChunkerOptions): Chunk[] {
-  const chunker = new Chunker(o);
+export function chunkPages(pages: { page: number; text: string }[], options: ChunkerOptions): Chunk[] {
+  const chunker = new Chunker(options);
   const out = pages.flatMap((p) => chunker.push(p.page, p.text));
   return [...out, ...chunker.finish()];
 }

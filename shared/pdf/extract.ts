@@ -91,7 +91,7 @@ const errorName = (err: unknown) => (err as { name?: string })?.name ?? '';
  * usable text are reported to onPage with their verdict; what to do with them (OCR, or fail
  * NO_TEXT_LAYER / UNREADABLE_TEXT) is the caller's decision.
  */
-export async function extractText(data: Uint8Array, o: ExtractOptions): Promise<ExtractResult> {
+export async function extractText(data: Uint8Array, options: ExtractOptions): Promise<ExtractResult> {
   const pdfjs = await loadPdfjs();
   const task = pdfjs.getDocument({
     data,
@@ -115,17 +115,17 @@ export async function extractText(data: Uint8Array, o: ExtractOptions): Promise<
     throw new PermanentFailure('NOT_PDF', `The PDF could not be read (${errorName(err) || 'unknown error'})`);
   }
   try {
-    if (doc.numPages > o.maxPages) {
+    if (doc.numPages > options.maxPages) {
       throw new PermanentFailure(
         'TOO_MANY_PAGES',
-        `The PDF has ${doc.numPages} pages; at most ${o.maxPages} are accepted`,
+        `The PDF has ${doc.numPages} pages; at most ${options.maxPages} are accepted`,
       );
     }
-    await o.onDocument?.(doc.numPages);
+    await options.onDocument?.(doc.numPages);
     let textPages = 0;
     let failedPages = 0;
     for (let n = 1; n <= doc.numPages; n++) {
-      const stop = o.shouldStop?.();
+      const stop = options.shouldStop?.();
       if (stop) throw stop;
       let read: ReturnType<typeof readPageText>;
       try {
@@ -142,7 +142,7 @@ export async function extractText(data: Uint8Array, o: ExtractOptions): Promise<
         continue;
       }
       if (read.verdict.usable) textPages++;
-      await o.onPage(n, read.text, read.verdict);
+      await options.onPage(n, read.text, read.verdict);
     }
     if (failedPages === doc.numPages)
       throw new PermanentFailure('NOT_PDF', 'The file is damaged: no page could be read');

@@ -116,7 +116,7 @@ export async function ingestPdf(
   deps: IngestDeps,
   userId: string,
   body: z.infer<typeof ingestPdfBody>,
-  o: IngestOptions,
+  options: IngestOptions,
 ) {
   let url: URL;
   try {
@@ -152,8 +152,8 @@ export async function ingestPdf(
     await deps.budget?.assertTokensLeft(userId); // its embeddings are charged as they are made
     // Fairness: one user's ingestions cannot fill the pipeline's shared download slots. (Two
     // requests racing may both pass; the overshoot is bounded by concurrent requests.)
-    const inFlight = await deps.files.countProcessing(userId, o.maxInFlightPerUser);
-    if (inFlight >= o.maxInFlightPerUser) {
+    const inFlight = await deps.files.countProcessing(userId, options.maxInFlightPerUser);
+    if (inFlight >= options.maxInFlightPerUser) {
       throw new LimitExceededError(
         `You already have ${inFlight} PDF ingestions in progress; wait for one to finish`,
         IN_FLIGHT_RETRY_AFTER_SECONDS,
@@ -204,7 +204,7 @@ export async function ingestPdf(
   }
 
   if (chat) await attach(deps, current, chat.id, userId);
-  const final = await waitForRun(deps.files, current, o.waitMs);
+  const final = await waitForRun(deps.files, current, options.waitMs);
   if (final.status === 'failed') throw failureError(final);
   const embeddingsData = toEmbeddingsData(final);
   return { completed: final.status === 'completed', embeddingsData };

@@ -73,17 +73,17 @@ export class OcrEngine {
     readonly workers: number,
   ) {}
 
-  static async create(o: OcrEngineOptions): Promise<OcrEngine> {
+  static async create(options: OcrEngineOptions): Promise<OcrEngine> {
     const tesseract: Tesseract = await import('tesseract.js');
     const { createScheduler, createWorker, OEM } =
       (tesseract as unknown as { default?: Tesseract }).default ?? tesseract;
-    const paths = tesseractPaths(o.languages);
+    const paths = tesseractPaths(options.languages);
     const scheduler = createScheduler();
-    const n = Math.max(1, o.workers);
+    const n = Math.max(1, options.workers);
     try {
       const workers = await Promise.all(
         Array.from({ length: n }, () =>
-          createWorker(o.languages.join('+'), OEM.LSTM_ONLY, { ...paths, cacheMethod: 'none', gzip: true }),
+          createWorker(options.languages.join('+'), OEM.LSTM_ONLY, { ...paths, cacheMethod: 'none', gzip: true }),
         ),
       );
       for (const w of workers) scheduler.addWorker(w);

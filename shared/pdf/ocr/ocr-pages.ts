@@ -26,16 +26,16 @@ export async function ocrPages(
   data: Uint8Array,
   pages: number[],
   engine: OcrEngine,
-  o: OcrPagesOptions,
+  options: OcrPagesOptions,
 ): Promise<OcrPage[]> {
   const results: OcrPage[] = [];
   const inFlight = new Set<Promise<void>>();
   const limit = engine.workers * 2;
   let failure: unknown;
   try {
-    await renderPages(data, pages, { dpi: o.dpi }, async (image) => {
+    await renderPages(data, pages, { dpi: options.dpi }, async (image) => {
       if (failure) throw failure;
-      const stop = o.shouldStop?.();
+      const stop = options.shouldStop?.();
       if (stop) throw stop;
       const job = engine.recognise(image.pgm).then(
         ({ text, confidence }) => {

@@ -62,7 +62,7 @@ export interface RenderOptions {
 export async function renderPages(
   data: Uint8Array,
   pages: number[],
-  o: RenderOptions,
+  options: RenderOptions,
   onPage: (page: RenderedPage) => void | Promise<void>,
 ): Promise<void> {
   const canvas = await loadCanvas();
@@ -83,7 +83,7 @@ export async function renderPages(
       const page = await doc.getPage(n);
       try {
         const base = page.getViewport({ scale: 1 });
-        const scale = Math.min(o.dpi / 72, MAX_SIDE_PX / Math.max(base.width, base.height, 1));
+        const scale = Math.min(options.dpi / 72, MAX_SIDE_PX / Math.max(base.width, base.height, 1));
         const viewport = page.getViewport({ scale });
         const width = Math.max(1, Math.floor(viewport.width));
         const height = Math.max(1, Math.floor(viewport.height));
