@@ -282,12 +282,13 @@ function jsonBody(enabled: boolean, limit: number): MiddlewareObj<Event> {
       if (Buffer.byteLength(text, 'utf8') > limit) throw new PayloadTooLargeError(limit);
       const contentType = event.state.headers['content-type'];
       if (contentType !== undefined && !JSON_TYPE.test(contentType)) throw new UnsupportedMediaTypeError();
-      let ill = false;
+      let hasLoneSurrogate = false;
       try {
         // A lone surrogate (`"\ud800"`) is valid JSON but no valid text: UTF-8 stores (DynamoDB,
         // S3, the model's API) cannot hold it, so it is refused here, once, for every route.
         event.state.input.body = JSON.parse(text, (key, value) => {
-          if (LONE_SURROGATE.test(key) || (typeof value === 'string' && LONE_SURROGATE.test(value))) ill = true;
+          if (LONE_SURROGATE.test(key) || (typeof value === 'string' && LONE_SURROGATE.test(value)))
+            hasLoneSurrogate = true;
           return value;
         });
       } catch {
@@ -297,7 +298,7 @@ function jsonBody(enabled: boolean, limit: number): MiddlewareObj<Event> {
           'MALFORMED_JSON',
         );
       }
-      if (ill) {
+      if (hasLoneSurrogate) {
         throw new BadRequestError(
           'Malformed JSON body',
           [{ path: 'body', message: 'Body holds ill-formed Unicode (a lone surrogate)' }],
