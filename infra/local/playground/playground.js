@@ -124,6 +124,7 @@ async function openChat(chatId) {
     call('GET', `/chat/${chatId}`),
     call('GET', `/chat/${chatId}/messages?limit=100`),
   ]);
+  stopPolling(); // the chat left behind is not read again; this one starts its own if it needs it
   current = chat;
   for (const id of ['upload-error', 'prompt-error']) showError(id, '');
   $('messages').replaceChildren(
@@ -193,22 +194,25 @@ function renderFiles(files) {
   else stopPolling();
 }
 
+/** Reads the open chat's files again a second after each answer (never two reads at once) while one is being read. */
 function startPolling() {
   if (polling) return;
   const chatId = current.id;
-  polling = setInterval(async () => {
+  const poll = async () => {
     try {
       const { data } = await call('GET', `/chat/${chatId}`);
+      polling = undefined;
       if (current?.id === chatId) renderFiles(data.files ?? []);
     } catch (e) {
-      showError('upload-error', e.message);
       stopPolling();
+      showError('upload-error', e.message);
     }
-  }, POLL_MS);
+  };
+  polling = setTimeout(poll, POLL_MS);
 }
 
 function stopPolling() {
-  clearInterval(polling);
+  clearTimeout(polling);
   polling = undefined;
 }
 
@@ -447,4 +451,5 @@ $('prompt').addEventListener('keydown', (event) => {
   }
 });
 $('upload-form').onsubmit = guard('upload-error', () => uploadPdf($('pdf').files[0]));
-if (token) showApp().catch(() => signOut());
+// A stored token the service no longer accepts has already signed out (with why) in call().
+if (token) showApp().catch(() => token && signOut());
