@@ -23,11 +23,14 @@ function showError(id, message) {
   $(id).textContent = message ?? '';
 }
 
-class ApiError extends Error {
-  constructor(message, status) {
-    super(message);
-    this.status = status;
-  }
+/**
+ * The error of an answer that is not ok: the envelope's message. A 401 means the stored token is
+ * no longer accepted: the page signs out, saying why.
+ */
+async function answerError(res) {
+  const json = await res.json().catch(() => ({}));
+  if (res.status === 401) signOut('Your session has ended: sign in again.');
+  return new Error(json.message ?? `HTTP ${res.status}`);
 }
 
 /** One API call; answers the envelope's data, throws the envelope's message. */
@@ -37,10 +40,9 @@ async function call(method, path, body) {
     headers: { authorization: `Bearer ${token}`, ...(body && { 'content-type': 'application/json' }) },
     ...(body && { body: JSON.stringify(body) }),
   });
+  if (!res.ok) throw await answerError(res);
   const json = await res.json().catch(() => ({}));
-  if (res.status === 401) signOut('Your session has ended: sign in again.');
-  if (!res.ok) throw new ApiError(json.message ?? `HTTP ${res.status}`, res.status);
-  return { data: json.data, status: res.status, headers: res.headers };
+  return { data: json.data, headers: res.headers };
 }
 
 // --- sign-in and out -----------------------------------------------------------------------
@@ -337,7 +339,7 @@ async function send(prompt, stream) {
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'text/event-stream' },
         body: JSON.stringify({ chatId: current.id, prompt, stream: true }),
       });
-      if (!res.ok) throw new ApiError((await res.json().catch(() => ({}))).message ?? `HTTP ${res.status}`, res.status);
+      if (!res.ok) throw await answerError(res);
       let sources;
       let cited;
       for await (const { event, data } of readEvents(res.body)) {
