@@ -27,11 +27,10 @@ function progressOf(r: FileRecord & RunView): EmbeddingsData['progress'] {
   };
 }
 
-/** Pages recognised by OCR of those to recognise: counted while OCR runs, then the pages it read. */
+/** Pages recognised by OCR of those to recognise (each range adds its pages once, so done reaches total). */
 function ocrPagesOf(r: FileRecord & RunView): { done: number; total: number } | undefined {
-  if (r.ocrPagesTotal === undefined || r.ocrPagesTotal === 0) return undefined;
-  const finished = r.status === 'completed' || (r.stage !== 'ocr' && r.ocrPages !== undefined);
-  return { done: finished ? r.ocrPagesTotal : (r.ocrPagesDone ?? 0), total: r.ocrPagesTotal };
+  if (!r.ocrPagesTotal) return undefined;
+  return { done: r.ocrPagesDone ?? 0, total: r.ocrPagesTotal };
 }
 
 export function toEmbeddingsData(record: FileRecord): EmbeddingsData {
@@ -58,7 +57,7 @@ export function toEmbeddingsData(record: FileRecord): EmbeddingsData {
         ocr: {
           ranges: r.ocrRangesTotal,
           done: r.ocrRangesDone ?? 0,
-          ...(r.ocrPagesTotal !== undefined && { pages: { done: r.ocrPagesDone ?? 0, total: r.ocrPagesTotal } }),
+          ...(progress?.ocrPages && { pages: progress.ocrPages }),
         },
       }),
     ...(r.chunks !== undefined && { chunks: r.chunks }),

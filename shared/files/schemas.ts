@@ -2,6 +2,7 @@ import * as z from '../zod.ts';
 import { cuidSchema, pageQuerySchema } from '../schemas.ts';
 import type { NamedSchemas, RouteContracts } from '../openapi/contract.ts';
 import { downloadCauses, failureReasons } from './failures.ts';
+import { pipelineStageNames } from './stages.ts';
 import { example, EXAMPLE_IDS as ids, EXAMPLE_TIME as at } from '../openapi/examples.ts';
 
 const LOCAL_BUCKET = 'http://localhost:3000/s3/chat-service-files/uploads';
@@ -52,7 +53,7 @@ export const failureSchema = z
   .object({
     reason: z.enum(failureReasons),
     message: z.string(),
-    stage: z.optional(z.enum(['pdf-fetch', 'pdf-extract', 'pdf-ocr', 'pdf-embed'])),
+    stage: z.optional(z.enum(pipelineStageNames)),
     cause: z
       .optional(z.enum(downloadCauses))
       .check(
@@ -191,6 +192,7 @@ export const FILE_STATUS_EXAMPLE = {
   createdAt: at,
   updatedAt: '2026-11-24T09:30:03.140Z',
 } satisfies EmbeddingsData;
+// Registered here rather than with example() on the schema: the example is checked against the type the schema defines.
 embeddingsDataSchema.register(z.globalRegistry, { examples: [FILE_STATUS_EXAMPLE] });
 
 const ingestResponse = z

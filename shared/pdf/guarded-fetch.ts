@@ -150,9 +150,8 @@ async function exchange(
 function statusFailure(status: number, what: string) {
   const message = `${what}: the server answered ${status}`;
   // 4xx will not change on retry (except throttling and timeouts); 5xx may.
-  return status >= 500 || status === 429 || status === 408
-    ? new RetryableFailure('DOWNLOAD_FAILED', message, { httpStatus: status, downloadCause: 'HTTP_STATUS' })
-    : new PermanentFailure('DOWNLOAD_FAILED', message, { httpStatus: status, downloadCause: 'HTTP_STATUS' });
+  const Failure = status >= 500 || status === 429 || status === 408 ? RetryableFailure : PermanentFailure;
+  return new Failure('DOWNLOAD_FAILED', message, { httpStatus: status, downloadCause: 'HTTP_STATUS' });
 }
 
 const tooLarge = (maxBytes: number) =>

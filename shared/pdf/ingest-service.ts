@@ -75,8 +75,8 @@ const isOwnUpload = (url: URL, userId: string, fileId: string) =>
 
 /**
  * A URL refused or a size check failed: InvalidInputError with the reason (URL_REFUSED, TOO_LARGE,
- * DOWNLOAD_FAILED). A failed size check says nothing of how it failed (clientFailureMessage), except
- * for the file's own upload URL (OWN_UPLOAD_ANSWERS).
+ * DOWNLOAD_FAILED). A failed size check says its cause class only (clientFailure), except for the
+ * file's own upload URL, whose bucket's answer is said plainly (OWN_UPLOAD_ANSWERS).
  */
 function urlError(err: PermanentFailure | RetryableFailure, ownUpload = false): InvalidInputError {
   const own = ownUpload && err.httpStatus !== undefined ? OWN_UPLOAD_ANSWERS[err.httpStatus] : undefined;
@@ -148,7 +148,7 @@ export async function ingestPdf(
   }
 
   let current: FileRecord | undefined;
-  if (body.force || !(record.status === 'processing' || record.status === 'completed')) {
+  if (body.force || !running) {
     await deps.budget?.assertTokensLeft(userId); // its embeddings are charged as they are made
     // Fairness: one user's ingestions cannot fill the pipeline's shared download slots. (Two
     // requests racing may both pass; the overshoot is bounded by concurrent requests.)
