@@ -25,16 +25,19 @@ export interface ServerProcessOptions {
   detached?: boolean;
 }
 
+/** npm with `args`, as a command and its arguments: the npm running the tests (npm_execpath under `npm test`), else the one on PATH. */
+export function npmCommand(args: string[]): [string, string[]] {
+  const npm = process.env.npm_execpath;
+  return npm ? [process.execPath, [npm, ...args]] : ['npm', args];
+}
+
 export async function startServerProcess(
   env: Record<string, string>,
   o: ServerProcessOptions = {},
 ): Promise<ServerProcess> {
-  const npm = process.env.npm_execpath; // set when the tests run under `npm test`
-  const [command, args] = !o.viaNpm
-    ? [process.execPath, ['--import', 'tsx', 'infra/local/start.ts']]
-    : npm
-      ? [process.execPath, [npm, 'start', '--silent']]
-      : ['npm', ['start', '--silent']];
+  const [command, args] = o.viaNpm
+    ? npmCommand(['start', '--silent'])
+    : [process.execPath, ['--import', 'tsx', 'infra/local/start.ts']];
   const child: ChildProcess = spawn(command, args, {
     cwd: projectRoot,
     env: { ...process.env, PORT: '0', LOG_LEVEL: 'SILENT', ...PER_USER_LIMITS_OFF, ...env },

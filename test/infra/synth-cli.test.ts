@@ -3,6 +3,7 @@ import { promisify } from 'node:util';
 import { projectRoot } from '#infra/build.ts';
 import { parseContextArgs } from '#infra/synth.ts';
 import { ConfigError } from '#shared/config.ts';
+import { npmCommand } from '#test/helpers/server-process.ts';
 
 // `npm run synth` checks the deployment settings before it builds: with settings missing it
 // fails in seconds (not after a half-minute build, once per missing setting), naming every
@@ -12,12 +13,11 @@ const run = promisify(execFile);
 
 /** `npm run synth -- <args>` with none of the deployment settings in the environment. */
 function npmSynth(args: string[]) {
-  const npm = process.env.npm_execpath;
-  const [command, npmArgs] = npm ? [process.execPath, [npm]] : ['npm', []];
+  const [command, npmArgs] = npmCommand(['run', 'synth', '--', ...args]);
   const env = Object.fromEntries(
     Object.entries(process.env).filter(([k]) => !/^(IDP_|FIREBASE_|COGNITO_|GOOGLE_|CORS_)/.test(k)),
   );
-  return run(command, [...npmArgs, 'run', 'synth', '--', ...args], { cwd: projectRoot, env }).then(
+  return run(command, npmArgs, { cwd: projectRoot, env }).then(
     () => {
       throw new Error('npm run synth succeeded without settings');
     },

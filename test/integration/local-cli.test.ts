@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { projectRoot } from '#infra/local/runtime.ts';
-import { startServerProcess, type ServerProcess } from '#test/helpers/server-process.ts';
+import { npmCommand, startServerProcess, type ServerProcess } from '#test/helpers/server-process.ts';
 
 // The local sign-in as the banner of `npm start` tells it: `npm run token` signs with the key in
 // DATA_DIR, so the banner names a DATA_DIR other than the default, and the token command refuses
@@ -30,9 +30,8 @@ afterAll(async () => {
 
 /** `npm run -s token -- --email E` with a DATA_DIR. */
 function token(dir: string, email: string) {
-  const npm = process.env.npm_execpath;
-  const [command, args] = npm ? [process.execPath, [npm]] : ['npm', []];
-  return run(command, [...args, 'run', '-s', 'token', '--', '--email', email], {
+  const [command, args] = npmCommand(['run', '-s', 'token', '--', '--email', email]);
+  return run(command, args, {
     cwd: projectRoot,
     env: { ...process.env, DATA_DIR: dir },
   });
