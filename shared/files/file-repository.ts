@@ -71,6 +71,8 @@ export interface RunProgress {
   // so far (live progress), then the pages it read
   ocrRangesTotal?: number;
   ocrRangesDone?: number;
+  /** The ranges counted (each once). */
+  doneOcrRanges?: Set<number>;
   ocrPagesTotal?: number;
   ocrPagesDone?: number;
   ocrPages?: number;
@@ -78,6 +80,8 @@ export interface RunProgress {
   chunks?: number;
   partsTotal?: number;
   partsDone?: number;
+  /** The parts counted (each once). */
+  doneParts?: Set<number>;
   tokens?: number;
   model?: string;
   dimensions?: number;
@@ -119,9 +123,6 @@ export interface FailedFile extends FileBase, Partial<Run>, RunProgress {
 
 export type FileRecord = UploadedFile | ProcessingFile | CompletedFile | FailedFile;
 
-/** The record as the pipeline reads it: with the sets that count parts and OCR ranges once. */
-export type PipelineRecord = FileRecord & { doneParts?: Set<number>; doneOcrRanges?: Set<number> };
-
 export const INGESTING = 'PDF_INGESTING';
 /** DELETE /upload ends the file's run by giving it a run id with this prefix (see `retire`). */
 const RETIRED_RUN_PREFIX = 'deleted-';
@@ -162,12 +163,14 @@ const FIELDS = [
   'extractedAt',
   'ocrRangesTotal',
   'ocrRangesDone',
+  'doneOcrRanges',
   'ocrPagesTotal',
   'ocrPagesDone',
   'ocrPages',
   'chunks',
   'partsTotal',
   'partsDone',
+  'doneParts',
   'tokens',
   'model',
   'dimensions',
@@ -233,12 +236,6 @@ function fromItem(item: Item): FileRecord {
   return out as unknown as FileRecord;
 }
 
-const pipelineFromItem = (item: Item): PipelineRecord => ({
-  ...fromItem(item),
-  ...(item.doneParts instanceof Set && { doneParts: item.doneParts as Set<number> }),
-  ...(item.doneOcrRanges instanceof Set && { doneOcrRanges: item.doneOcrRanges as Set<number> }),
-});
-
 /** What pdf-extract learned of the document, and where the run goes next. */
 export type Extraction =
   | { next: 'embed'; pages: number; textPages: number; unreadablePages: number; chunks: number; partsTotal: number }
@@ -281,19 +278,11 @@ export class FileRepository extends Repository {
     await putNew(this.db, { TableName: this.table, Item: toItem(record) });
   }
 
-  private async read(id: string): Promise<Item | undefined> {
-    return (await this.db.send(new GetCommand({ TableName: this.table, Key: fileKey(id), ConsistentRead: true }))).Item;
-  }
-
   async get(id: string): Promise<FileRecord | undefined> {
-    const item = await this.read(id);
-    return item && fromItem(item);
-  }
-
-  /** The record with its storage-only attributes (the parts and OCR ranges counted), for the pipeline. */
-  async getRaw(id: string): Promise<PipelineRecord | undefined> {
-    const item = await this.read(id);
-    return item && pipelineFromItem(item);
+    const { Item } = await this.db.send(
+      new GetCommand({ TableName: this.table, Key: fileKey(id), ConsistentRead: true }),
+    );
+    return Item && fromItem(Item);
   }
 
   /** One page of the user's files, newest first (GET /upload). The cursor is checked to be this user's. */
@@ -459,7 +448,7 @@ export class FileRepository extends Repository {
     runId: string,
     { range, pages }: { range: number; pages: number },
     now: string,
-  ): Promise<PipelineRecord | undefined> {
+  ): Promise<ProcessingFile | undefined> {
     const updated = await updateIf(this.db, {
       TableName: this.table,
       Key: fileKey(id),
@@ -484,7 +473,7 @@ export class FileRepository extends Repository {
         'NOT contains(#ranges, :n)',
       ),
     });
-    return updated && pipelineFromItem(updated);
+    return updated && (fromItem(updated) as ProcessingFile);
   }
 
   /** Completes the run; the record as it was before (its old vectors key) or undefined when refused. */

@@ -2,7 +2,6 @@ import { logger } from '../logger.ts';
 import { metrics } from '../metrics.ts';
 import type { FileRecord, ProcessingFile } from '../files/file-repository.ts';
 import { partVectorsKey, runWorkPrefix, vectorsKey } from '../files/storage.ts';
-import { cleanUpStaleRun } from './stale-run.ts';
 import { concatPacked, decodePacked, encodePacked } from '../retrieval/packed-vectors.ts';
 import { chunkerId } from './chunker.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
@@ -26,9 +25,11 @@ export const readyToComplete = <R extends FileRecord>(
 /**
  * Steps: read the parts' packed vectors → write the file's packed vectors → delete chunks left
  * over from a longer earlier run → mark the record completed (conditional on the run) → delete
- * the previous run's vectors and this run's work objects.
+ * the previous run's vectors and this run's work objects. False when the completion was refused:
+ * completed by another writer, or superseded or deleted meanwhile (then the vectors just written
+ * must not stay: the caller cleans up as after any stale run).
  */
-export async function completeRun(deps: PipelineDeps, record: ProcessingFile): Promise<void> {
+export async function completeRun(deps: PipelineDeps, record: ProcessingFile): Promise<boolean> {
   const { runId } = record;
   const parts = await Promise.all(
     Array.from({ length: record.partsTotal ?? 0 }, async (_, p) =>
@@ -50,12 +51,7 @@ export async function completeRun(deps: PipelineDeps, record: ProcessingFile): P
     vectorsKey: key,
     now: completedAt.toISOString(),
   });
-  if (!before) {
-    // Completed by another writer (nothing to do), or superseded or deleted meanwhile: then the
-    // vectors just written must not stay.
-    await cleanUpStaleRun(deps, record.id, runId, await deps.files.get(record.id));
-    return;
-  }
+  if (!before) return false;
   logger.info('file completed', { fileId: record.id, runId, chunks: record.chunks, parts: record.partsTotal });
   const durationMs = record.startedAt ? completedAt.getTime() - Date.parse(record.startedAt) : NaN;
   metrics.ingestionCompleted({
@@ -64,6 +60,7 @@ export async function completeRun(deps: PipelineDeps, record: ProcessingFile): P
     ...(Number.isFinite(durationMs) && { durationMs }),
   });
   await cleanUp(deps, record.id, runId, before.vectorsKey !== key ? before.vectorsKey : undefined);
+  return true;
 }
 
 /** Best effort: leftovers cost storage, never correctness. */

@@ -4,13 +4,12 @@ import type { AiProvider } from '../ai/types.ts';
 import type { ChunkItem } from '../files/chunk-repository.ts';
 import { mapLimit } from '../dynamo.ts';
 import { partVectorsKey } from '../files/storage.ts';
-import type { PipelineRecord, ProcessingFile } from '../files/file-repository.ts';
+import type { ProcessingFile } from '../files/file-repository.ts';
 import { binaryToVector, encodePacked, packVectors, vectorToBinary } from '../retrieval/packed-vectors.ts';
 import { chunkerId } from './chunker.ts';
-import { completeRun, readyToComplete } from './completion.ts';
 import { PermanentFailure, RetryableFailure } from '../files/failures.ts';
 import { partFileSchema, type EmbedMessage, type PartFile } from './messages.ts';
-import { cleanUpStaleRun, isCurrentRun } from './stale-run.ts';
+import { runStage } from './current-run.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
 import { packBatches } from '../batches.ts';
 import { isoNow } from '../clock.ts';
@@ -69,22 +68,13 @@ async function reusableVectors(deps: PipelineDeps, record: ProcessingFile, part:
 }
 
 /**
- * Steps: skip a stale message → a part already counted only re-checks completion → read the
- * part → the embeddings of the same bytes this user already has, else embed → write chunk items
- * and the part's packed vectors → count the part (once) → complete the file when it was the last.
+ * Steps: a part already counted only leaves completion to the runner → read the part → the
+ * embeddings of the same bytes this user already has, else embed → write chunk items and the
+ * part's packed vectors → count the part (once); the runner completes the file when it was the last.
  */
-export async function runEmbed(deps: PipelineDeps, msg: EmbedMessage, ctx: EmbedContext): Promise<void> {
-  // The part is read while the record is checked (a stale message's part may be gone: then it is skipped).
-  const partBytes = deps.storage.get(msg.key);
-  partBytes.catch(() => undefined);
-  const record = await deps.files.getRaw(msg.fileId);
-  if (!isCurrentRun(record, msg.runId)) return cleanUpStaleRun(deps, msg.fileId, msg.runId, record);
-  if (record.doneParts?.has(msg.part)) {
-    if (readyToComplete(record, msg.runId)) await completeRun(deps, record);
-    return;
-  }
-
-  const part = partFileSchema.parse(JSON.parse(Buffer.from(await partBytes).toString('utf8')));
+export const runEmbed = runStage(async (deps, msg: EmbedMessage, record, ctx: EmbedContext) => {
+  if (record.doneParts?.has(msg.part)) return record;
+  const part = partFileSchema.parse(JSON.parse(Buffer.from(await deps.storage.get(msg.key)).toString('utf8')));
   const { provider } = ctx;
   const reused = await reusableVectors(deps, record, part, provider);
   const toEmbed = part.chunks.filter((c) => !reused.vectors.has(c.index));
@@ -137,29 +127,20 @@ export async function runEmbed(deps: PipelineDeps, msg: EmbedMessage, ctx: Embed
     deps.storage.put(partVectorsKey(msg.fileId, msg.runId, msg.part), encodePacked(packed), 'application/octet-stream'),
   ]);
 
-  let updated: PipelineRecord | undefined = await deps.files.markPartDone(
-    msg.fileId,
-    msg.runId,
-    msg.part,
-    tokens,
-    isoNow(deps.clock),
-    {
-      model: provider.embeddingModel,
-      dimensions,
-      ...(reused.from && { reusedFrom: reused.from }),
-    },
-  );
+  const counted = await deps.files.markPartDone(msg.fileId, msg.runId, msg.part, tokens, isoNow(deps.clock), {
+    model: provider.embeddingModel,
+    dimensions,
+    ...(reused.from && { reusedFrom: reused.from }),
+  });
   // Counted now: the tokens are charged once (a redelivery finds the part counted and skips this).
-  if (updated && tokens > 0 && ctx.chargeTokens) {
+  if (counted && tokens > 0 && ctx.chargeTokens) {
     await ctx
       .chargeTokens(record.userId, tokens)
       .catch((err: unknown) =>
         logger.error('could not charge embedding tokens', { fileId: msg.fileId, error: asError(err) }),
       );
   }
-  updated ??= await deps.files.getRaw(msg.fileId); // counted before (a redelivery): completion may be left
-  // The run ended while this part was embedded (the file deleted or re-ingested): the chunk items
-  // and vectors just written must not stay.
-  if (!isCurrentRun(updated, msg.runId)) return cleanUpStaleRun(deps, msg.fileId, msg.runId, updated);
-  if (readyToComplete(updated, msg.runId)) await completeRun(deps, updated);
-}
+  // Refused: counted before (a redelivery: completion may be left) or the run ended meanwhile (the
+  // runner cleans up the chunk items and vectors just written).
+  return counted ?? (await deps.files.get(msg.fileId));
+});

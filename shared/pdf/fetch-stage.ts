@@ -4,7 +4,7 @@ import { PermanentFailure } from '../files/failures.ts';
 import { download, MAX_REDIRECTS, type FetchPolicy } from './guarded-fetch.ts';
 import type { FetchMessage } from './messages.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
-import { cleanUpStaleRun, isCurrentRun } from './stale-run.ts';
+import { orStale, runStage } from './current-run.ts';
 import { isoNow } from '../clock.ts';
 
 // pdf-fetch: the PDF from its URL into the bucket.
@@ -31,13 +31,10 @@ export interface FetchContext {
 }
 
 /**
- * Steps: skip a stale message (cleaning up after a deleted file) → download through the SSRF guard with byte counting → check the
- * `%PDF-` magic → SHA-256 (pdf-embed reuses the embeddings of the same bytes) → store the PDF,
- * advance to extract, queue it.
+ * Steps: download through the SSRF guard with byte counting → check the `%PDF-` magic → SHA-256
+ * (pdf-embed reuses the embeddings of the same bytes) → store the PDF, advance to extract, queue it.
  */
-export async function runFetch(deps: PipelineDeps, msg: FetchMessage, ctx: FetchContext = {}): Promise<void> {
-  const record = await deps.files.get(msg.fileId);
-  if (!isCurrentRun(record, msg.runId)) return cleanUpStaleRun(deps, msg.fileId, msg.runId, record); // superseded, deleted or finished
+export const runFetch = runStage(async (deps, msg: FetchMessage, record, ctx: FetchContext) => {
   if (!record.sourceUrl) throw new PermanentFailure('DOWNLOAD_FAILED', 'The file has no URL to download');
 
   const bytes = await download(record.sourceUrl, fetchPolicy(deps.config, ctx.remainingMs));
@@ -46,12 +43,8 @@ export async function runFetch(deps: PipelineDeps, msg: FetchMessage, ctx: Fetch
 
   const key = sourceKey(record.id, msg.runId);
   await deps.storage.put(key, bytes, 'application/pdf');
-  const advanced = await deps.files.recordDownload(
-    record.id,
-    msg.runId,
-    { sha256, size: bytes.byteLength },
-    isoNow(deps.clock),
+  orStale(
+    await deps.files.recordDownload(record.id, msg.runId, { sha256, size: bytes.byteLength }, isoNow(deps.clock)),
   );
-  if (!advanced) return cleanUpStaleRun(deps, record.id, msg.runId, await deps.files.get(record.id));
   await deps.queues.send('pdf-extract', [{ fileId: record.id, runId: msg.runId, key }]);
-}
+});

@@ -1,19 +1,14 @@
-import { estimateTokens } from '../ai/tokens.ts';
 import { logger } from '../logger.ts';
-import type { PipelineRecord, ProcessingFile } from '../files/file-repository.ts';
+import type { FileRecord, ProcessingFile } from '../files/file-repository.ts';
 import { ocrResultKey } from '../files/storage.ts';
-import type { Chunk } from '../files/chunk-repository.ts';
-import { Chunker } from './chunker.ts';
-import { completeRun, readyToComplete } from './completion.ts';
-import { noUsableText, writePart } from './extract-stage.ts';
 import { RetryableFailure } from '../files/failures.ts';
 import { ocrResultSchema, type OcrMessage, type OcrResult } from './messages.ts';
 import type { OcrEngine } from './ocr/engine.ts';
 import { ocrPages } from './ocr/ocr-pages.ts';
-import { PartPlanner } from './parts.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
-import { countTextTokens } from './tokens.ts';
-import { cleanUpStaleRun, isCurrentRun } from './stale-run.ts';
+import { runStage } from './current-run.ts';
+import { partWriter } from './part-writer.ts';
+import { noUsableText } from './text-quality.ts';
 import { isoNow } from '../clock.ts';
 
 // pdf-ocr: one range of pages without usable text → drawn and recognised (worker threads) →
@@ -32,10 +27,8 @@ export interface OcrContext {
 /** Time kept in reserve to record a failure before the function is stopped. */
 const RESERVE_MS = 30_000;
 
-type RawRecord = ProcessingFile & { doneOcrRanges?: Set<number> };
-
 /** True when every OCR range of the run is recognised and the text is not yet chunked. */
-const readyToFinish = (r: PipelineRecord | undefined, runId: string): r is RawRecord =>
+const readyToFinish = (r: FileRecord | undefined, runId: string): r is ProcessingFile =>
   !!r &&
   r.status === 'processing' &&
   r.runId === runId &&
@@ -44,17 +37,12 @@ const readyToFinish = (r: PipelineRecord | undefined, runId: string): r is RawRe
   (r.ocrRangesDone ?? 0) >= r.ocrRangesTotal;
 
 /**
- * Steps: skip a stale message → a range already counted only re-checks the finish → read the
- * PDF → draw and recognise the pages → write the range's result → count the range (once) →
- * finish OCR when it was the last.
+ * Steps: a range already counted only re-checks the finish → read the PDF → draw and recognise
+ * the pages → write the range's result → count the range (once) → finish OCR when it was the last.
  */
-export async function runOcr(deps: PipelineDeps, msg: OcrMessage, ctx: OcrContext): Promise<void> {
-  const record = await deps.files.getRaw(msg.fileId);
-  if (!isCurrentRun(record, msg.runId)) return cleanUpStaleRun(deps, msg.fileId, msg.runId, record);
-  if (record.doneOcrRanges?.has(msg.range)) {
-    if (readyToFinish(record, msg.runId)) await finishOcr(deps, record);
-    return;
-  }
+export const runOcr = runStage(async (deps, msg: OcrMessage, record, ctx: OcrContext) => {
+  if (record.doneOcrRanges?.has(msg.range))
+    return readyToFinish(record, msg.runId) ? finishOcr(deps, record) : undefined;
 
   const bytes = await deps.storage.get(msg.key);
   const started = Date.now();
@@ -80,26 +68,25 @@ export async function runOcr(deps: PipelineDeps, msg: OcrMessage, ctx: OcrContex
   };
   await deps.storage.put(ocrResultKey(msg.fileId, msg.runId, msg.range), JSON.stringify(result), 'application/json');
 
+  // Refused: counted before, or the run ended meanwhile (then the runner cleans up).
   const updated =
     (await deps.files.markOcrRangeDone(
       msg.fileId,
       msg.runId,
       { range: msg.range, pages: msg.pages.length },
       isoNow(deps.clock),
-    )) ?? (await deps.files.getRaw(msg.fileId));
-  // The file was deleted (or re-ingested) while its pages were recognised: nothing may stay.
-  if (!isCurrentRun(updated, msg.runId)) return cleanUpStaleRun(deps, msg.fileId, msg.runId, updated);
-  if (readyToFinish(updated, msg.runId)) await finishOcr(deps, updated);
-}
+    )) ?? (await deps.files.get(msg.fileId));
+  return readyToFinish(updated, msg.runId) ? finishOcr(deps, updated) : updated;
+});
 
 /**
  * Steps: read every range's result → fail typed when no page of the document has usable text →
  * chunk the recognised pages (numbered after pdf-extract's chunks and parts) → write and queue
- * the parts → record pages read by OCR, unreadable pages, chunks and the part count → complete
- * when every part is already embedded. Deterministic, so running it twice (a redelivery) writes
+ * the parts → record pages read by OCR, unreadable pages, chunks and the part count (the runner
+ * completes the file when every part is already embedded). Deterministic, so running it twice (a redelivery) writes
  * the same parts and the embed stage counts each once.
  */
-export async function finishOcr(deps: PipelineDeps, record: RawRecord): Promise<void> {
+async function finishOcr(deps: PipelineDeps, record: ProcessingFile): Promise<ProcessingFile | undefined> {
   const { runId } = record;
   const results = await Promise.all(
     Array.from({ length: record.ocrRangesTotal ?? 0 }, async (_, r) =>
@@ -114,51 +101,30 @@ export async function finishOcr(deps: PipelineDeps, record: RawRecord): Promise<
   if ((record.textPages ?? 0) + recognised.length === 0)
     throw noUsableText((record.garbledPages ?? 0) + garbledAfterOcr, true);
 
-  const config = deps.config;
   const firstChunk = record.extractChunks ?? 0;
-  const chunker = new Chunker({
-    chunkTokens: config.CHUNK_TOKENS,
-    overlapTokens: config.CHUNK_OVERLAP_TOKENS,
-    countTokens: countTextTokens,
-    firstIndex: firstChunk,
-  });
-  const pending: Promise<void>[] = [];
-  const planner = new PartPlanner(
+  const firstPart = record.extractParts ?? 0;
+  const parts = partWriter(
+    deps,
+    { fileId: record.id, runId },
     {
-      maxInputs: Math.min(config.EMBEDDING_BATCH_SIZE, config.CHUNKS_PER_PART),
-      maxTokens: config.EMBEDDING_BATCH_MAX_TOKENS,
+      firstChunk,
+      firstPart,
+      recognised: true,
     },
-    (chunk) => Math.max(chunk.tokens, estimateTokens(chunk.text)),
-    (part, partChunks) => {
-      const written = writePart(deps, { fileId: record.id, runId }, part, partChunks);
-      written.catch(() => undefined); // awaited below
-      pending.push(written);
-    },
-    record.extractParts ?? 0,
   );
-  let chunks = 0;
-  const add = (list: Chunk[]) => {
-    for (const chunk of list)
-      planner.add({ ...chunk, ocrPages: [...new Set(chunk.pageStarts.map(([, page]) => page))] });
-    chunks += list.length;
-  };
-  for (const p of recognised) add(chunker.push(p.page, p.text));
-  add(chunker.finish());
-  planner.flush();
-  await Promise.all(pending);
+  for (const p of recognised) parts.page(p.page, p.text);
+  const written = await parts.finish();
 
-  const now = isoNow(deps.clock);
-  const updated = await deps.files.recordOcr(
+  return deps.files.recordOcr(
     record.id,
     runId,
     {
       ocrPages: recognised.length,
       // Pages OCR found blank are not unreadable (there is nothing to read); garbled ones are.
       unreadablePages: (record.unreadablePages ?? 0) + garbledAfterOcr,
-      chunks: firstChunk + chunks,
-      partsTotal: (record.extractParts ?? 0) + planner.parts,
+      chunks: firstChunk + written.chunks,
+      partsTotal: firstPart + written.parts,
     },
-    now,
+    isoNow(deps.clock),
   );
-  if (readyToComplete(updated, runId)) await completeRun(deps, updated);
 }

@@ -20,7 +20,7 @@ export async function resumeStuckIngestions(deps: RecoveryDeps): Promise<number>
   const stuck = await deps.files.listProcessing();
   let resumed = 0;
   for (const listed of stuck) {
-    const record = await deps.files.getRaw(listed.id);
+    const record = await deps.files.get(listed.id);
     if (record?.status !== 'processing') continue;
     const { id: fileId, runId } = record;
     if (record.stage === 'fetch') {

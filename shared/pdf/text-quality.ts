@@ -1,3 +1,5 @@
+import { PermanentFailure } from '../files/failures.ts';
+
 // Is a page's extracted text usable? PDFs whose fonts carry no Unicode map give pdf.js glyph ids
 // instead of characters: control characters, private-use code points, U+FFFD, or letters that
 // spell nothing. Such text must not be chunked, embedded and quoted back as if it were the page:
@@ -86,4 +88,22 @@ export function judgePageText(text: string): TextVerdict {
     if (share < MIN_VOWEL_SHARE || share > MAX_VOWEL_SHARE) return { usable: false, reason: 'implausible' };
   }
   return { usable: true };
+}
+
+/** The failure of a document none of whose pages has usable text (after OCR, when it is on). */
+export function noUsableText(garbledPages: number, ocrEnabled: boolean): PermanentFailure {
+  if (garbledPages > 0) {
+    return new PermanentFailure(
+      'UNREADABLE_TEXT',
+      ocrEnabled
+        ? `The PDF's text cannot be read: ${garbledPages} page(s) carry text that maps to no characters, and OCR recognised none`
+        : `The PDF's text cannot be read: ${garbledPages} page(s) carry text that maps to no characters (OCR is off)`,
+    );
+  }
+  return new PermanentFailure(
+    'NO_TEXT_LAYER',
+    ocrEnabled
+      ? 'The PDF has no text layer and OCR recognised no text in it'
+      : 'The PDF has no text layer (a scanned document?) and OCR is off',
+  );
 }
