@@ -8,10 +8,13 @@ import { createOrder } from '#shared/orders/order-service.ts';
 import { createOrderBody } from '#shared/orders/schemas.ts';
 
 // POST /orders: an order for the caller, status New; 201 with the bare order.
-const orders = new OrderRepository(dynamo(), tableName());
-const products = new ProductRepository(dynamo(), tableName());
+const deps = {
+  orders: new OrderRepository(dynamo(), tableName()),
+  products: new ProductRepository(dynamo(), tableName()),
+  clock: systemClock,
+};
 
 export const handler = httpHandler(httpRoutes['create-order'], { body: createOrderBody }, async ({ user, body }) => ({
   statusCode: 201,
-  data: await createOrder(orders, products, user, body, systemClock),
+  data: await createOrder(deps, { user, order: body }),
 }));

@@ -7,9 +7,9 @@ import { createProduct } from '#shared/products/product-service.ts';
 import { createProductBody } from '#shared/products/schemas.ts';
 
 // POST /products (admin): 201 with the bare product.
-const products = new ProductRepository(dynamo(), tableName());
+const deps = { products: new ProductRepository(dynamo(), tableName()), clock: systemClock };
 
 export const handler = httpHandler(httpRoutes['create-product'], { body: createProductBody }, async ({ body }) => ({
   statusCode: 201,
-  data: await createProduct(products, body, systemClock),
+  data: await createProduct(deps, { product: body }),
 }));

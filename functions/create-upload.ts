@@ -12,5 +12,5 @@ const deps = uploadDeps(config(), systemClock);
 export const handler = httpHandler(httpRoutes['create-upload'], { body: createUploadBody }, async ({ body, user }) => ({
   statusCode: 201,
   message: 'Upload created',
-  data: await createUpload(deps, user.id, body),
+  data: await createUpload(deps, { userId: user.id, upload: body }),
 }));

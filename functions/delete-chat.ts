@@ -2,12 +2,14 @@ import { httpRoutes } from '#infra/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { ChatRepository } from '#shared/chats/chat-repository.ts';
+import { deleteChat } from '#shared/chats/chat-service.ts';
 import { chatIdParams } from '#shared/chats/schemas.ts';
 
 // DELETE /chat/{chatId}: the chat with every message and attachment in its partition.
-const chats = new ChatRepository(dynamo(), tableName());
+
+const deps = { chats: new ChatRepository(dynamo(), tableName()) };
 
 export const handler = httpHandler(httpRoutes['delete-chat'], { params: chatIdParams }, async ({ params, user }) => {
-  await chats.delete(params.chatId, user.id);
+  await deleteChat(deps, { userId: user.id, chatId: params.chatId });
   return { message: 'Chat deleted', data: { id: params.chatId, deleted: true } };
 });

@@ -6,9 +6,9 @@ import { deleteProduct } from '#shared/products/product-service.ts';
 import { productParams } from '#shared/products/schemas.ts';
 
 // DELETE /products/{id} (admin): 204 without a body.
-const products = new ProductRepository(dynamo(), tableName());
+const deps = { products: new ProductRepository(dynamo(), tableName()) };
 
 export const handler = httpHandler(httpRoutes['delete-product'], { params: productParams }, async ({ params }) => {
-  await deleteProduct(products, params.id);
+  await deleteProduct(deps, { id: params.id });
   return { statusCode: 204 };
 });

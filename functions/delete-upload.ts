@@ -10,6 +10,6 @@ import { systemClock } from '#shared/clock.ts';
 const deps = uploadDeps(config(), systemClock);
 
 export const handler = httpHandler(httpRoutes['delete-upload'], { params: fileIdParams }, async ({ params, user }) => {
-  await deleteUpload(deps, user.id, params.fileId);
+  await deleteUpload(deps, { userId: user.id, fileId: params.fileId });
   return { message: 'File deleted', data: { fileId: params.fileId, deleted: true } };
 });

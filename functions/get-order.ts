@@ -6,8 +6,8 @@ import { getOrder } from '#shared/orders/order-service.ts';
 import { orderParams } from '#shared/orders/schemas.ts';
 
 // GET /orders/{id}: the owner or an admin; 404 for anyone else.
-const orders = new OrderRepository(dynamo(), tableName());
+const deps = { orders: new OrderRepository(dynamo(), tableName()) };
 
 export const handler = httpHandler(httpRoutes['get-order'], { params: orderParams }, async ({ user, params }) => ({
-  data: await getOrder(orders, user, params.id),
+  data: await getOrder(deps, { user, id: params.id }),
 }));

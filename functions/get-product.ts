@@ -6,8 +6,8 @@ import { getProduct } from '#shared/products/product-service.ts';
 import { productParams } from '#shared/products/schemas.ts';
 
 // GET /products/{id}: any signed-in user.
-const products = new ProductRepository(dynamo(), tableName());
+const deps = { products: new ProductRepository(dynamo(), tableName()) };
 
 export const handler = httpHandler(httpRoutes['get-product'], { params: productParams }, async ({ params }) => ({
-  data: await getProduct(products, params.id),
+  data: await getProduct(deps, { id: params.id }),
 }));

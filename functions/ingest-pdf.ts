@@ -7,13 +7,13 @@ import { ChatRepository } from '#shared/chats/chat-repository.ts';
 import { MessageRepository } from '#shared/chats/message-repository.ts';
 import { AttachmentRepository } from '#shared/files/attachment-repository.ts';
 import { FileRepository } from '#shared/files/file-repository.ts';
-import { ingestPdf, probePolicy, syncWaitMs, type IngestDeps } from '#shared/pdf/ingest-service.ts';
+import { ingestPdf, ingestSettings, type IngestDeps } from '#shared/pdf/ingest-service.ts';
 import { ingestPdfBody } from '#shared/files/schemas.ts';
 import { stageQueues } from '#shared/pdf/queue.ts';
-import { limitSettings, UserLimits } from '#shared/limits/user-limits.ts';
-import { UsageCounters } from '#shared/limits/usage-counters.ts';
+import { userLimits } from '#shared/limits/user-limits.ts';
 
 // POST /message/pdf: check the URL and its size, start the pipeline, wait a while for it.
+
 const settings = config();
 const deps: IngestDeps = {
   files: new FileRepository(dynamo(), tableName()),
@@ -21,19 +21,17 @@ const deps: IngestDeps = {
   chats: new ChatRepository(dynamo(), tableName()),
   messages: new MessageRepository(dynamo(), tableName()),
   queues: stageQueues(sqsClient(), settings),
-  budget: new UserLimits(new UsageCounters(dynamo(), tableName()), limitSettings(settings), systemClock),
+  budget: userLimits(dynamo(), settings, systemClock),
+  settings: ingestSettings(settings),
   clock: systemClock,
-  policy: probePolicy(settings),
 };
 
 export const handler = httpHandler(
   httpRoutes['ingest-pdf'],
   { body: ingestPdfBody },
   async ({ body, user, context }) => {
-    const { completed, embeddingsData } = await ingestPdf(deps, user.id, body, {
-      waitMs: syncWaitMs(settings.PDF_SYNC_WAIT_MS, context.getRemainingTimeInMillis?.()),
-      maxInFlightPerUser: settings.PDF_MAX_IN_FLIGHT_PER_USER,
-    });
+    const remainingMs = context.getRemainingTimeInMillis?.();
+    const { completed, embeddingsData } = await ingestPdf(deps, { userId: user.id, body, remainingMs });
     return completed
       ? { statusCode: 200, message: 'PDF ingested', data: { embeddingsData } }
       : { statusCode: 202, message: 'PDF ingestion in progress', data: { embeddingsData } };

@@ -1,15 +1,14 @@
 import { httpRoutes } from '#infra/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
-import { nextCursorHeader } from '#shared/http/pagination.ts';
+import { pageResponse } from '#shared/http/pagination.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { OrderRepository } from '#shared/orders/order-repository.ts';
 import { listOrders } from '#shared/orders/order-service.ts';
 import { orderListQuery } from '#shared/orders/schemas.ts';
 
 // GET /orders: every order for an admin, the caller's own otherwise; newest first, paged.
-const orders = new OrderRepository(dynamo(), tableName());
+const deps = { orders: new OrderRepository(dynamo(), tableName()) };
 
-export const handler = httpHandler(httpRoutes['list-orders'], { query: orderListQuery }, async ({ user, query }) => {
-  const page = await listOrders(orders, user, query.limit, query.cursor);
-  return { data: page.items, headers: nextCursorHeader(page.lastKey) };
-});
+export const handler = httpHandler(httpRoutes['list-orders'], { query: orderListQuery }, async ({ user, query }) =>
+  pageResponse(await listOrders(deps, { user, ...query })),
+);

@@ -1,15 +1,14 @@
 import { httpRoutes } from '#infra/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
-import { nextCursorHeader } from '#shared/http/pagination.ts';
+import { pageResponse } from '#shared/http/pagination.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { ProductRepository } from '#shared/products/product-repository.ts';
 import { listProducts } from '#shared/products/product-service.ts';
 import { productListQuery } from '#shared/products/schemas.ts';
 
 // GET /products: any signed-in user; ordered by name, paged.
-const products = new ProductRepository(dynamo(), tableName());
+const deps = { products: new ProductRepository(dynamo(), tableName()) };
 
-export const handler = httpHandler(httpRoutes['list-products'], { query: productListQuery }, async ({ query }) => {
-  const page = await listProducts(products, query.limit, query.cursor);
-  return { data: page.items, headers: nextCursorHeader(page.lastKey) };
-});
+export const handler = httpHandler(httpRoutes['list-products'], { query: productListQuery }, async ({ query }) =>
+  pageResponse(await listProducts(deps, query)),
+);

@@ -1,15 +1,15 @@
 import { httpRoutes } from '#infra/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
-import { nextCursorHeader } from '#shared/http/pagination.ts';
+import { pageResponse } from '#shared/http/pagination.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { FileRepository } from '#shared/files/file-repository.ts';
-import { toEmbeddingsData } from '#shared/files/file-view.ts';
+import { listFiles } from '#shared/files/file-status.ts';
 import { listUploadsQuery } from '#shared/files/schemas.ts';
 
 // GET /upload: the caller's files with their status, newest first, paged (x-next-cursor).
-const files = new FileRepository(dynamo(), tableName());
 
-export const handler = httpHandler(httpRoutes['list-uploads'], { query: listUploadsQuery }, async ({ query, user }) => {
-  const page = await files.listByUser(user.id, query);
-  return { data: page.items.map(toEmbeddingsData), headers: nextCursorHeader(page.lastKey) };
-});
+const deps = { files: new FileRepository(dynamo(), tableName()) };
+
+export const handler = httpHandler(httpRoutes['list-uploads'], { query: listUploadsQuery }, async ({ query, user }) =>
+  pageResponse(await listFiles(deps, { userId: user.id, ...query })),
+);

@@ -8,13 +8,12 @@ import { runEmbed } from '#shared/pdf/embed-stage.ts';
 import { pipelineDeps } from '#shared/pdf/pipeline-deps.ts';
 import { stageHandler } from '#shared/pdf/stage-runner.ts';
 import { dynamo } from '#shared/clients.ts';
-import { limitSettings, UserLimits } from '#shared/limits/user-limits.ts';
-import { UsageCounters } from '#shared/limits/usage-counters.ts';
+import { userLimits } from '#shared/limits/user-limits.ts';
 
 // pdf-embed (SQS): one part's embeddings into chunk items and packed vectors; the last part completes the file.
 const settings = config();
 const deps = pipelineDeps(settings, systemClock);
-const limits = new UserLimits(new UsageCounters(dynamo(), settings.TABLE_NAME), limitSettings(settings), systemClock);
+const limits = userLimits(dynamo(), settings, systemClock);
 
 export const handler = stageHandler(stageSettings('pdf-embed'), embedMessageSchema, deps, async (deps, msg) =>
   runEmbed(deps, msg, {

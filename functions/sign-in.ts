@@ -10,8 +10,8 @@ import { signIn, type SignInDeps } from '#shared/users/sign-in.ts';
 
 // POST /auth: identity-provider ID token in, user and service JWT out.
 const settings = config();
-const verifyIdToken = identityTokenVerifier(identityProviderSettings(settings), systemClock);
 const deps: SignInDeps = {
+  verifyIdToken: identityTokenVerifier(identityProviderSettings(settings), systemClock),
   users: new UserRepository(dynamo(), tableName()),
   tokens: new ServiceTokens(serviceTokenSettings(settings), systemClock),
   adminEmails: settings.ADMIN_EMAILS,
@@ -19,8 +19,7 @@ const deps: SignInDeps = {
 };
 
 export const handler = httpHandler(httpRoutes['sign-in'], {}, async ({ headers }) => {
-  const claims = await verifyIdToken(bearerToken(headers));
-  const { user, token, created } = await signIn(deps, claims);
+  const { user, token, created } = await signIn(deps, { idToken: bearerToken(headers) });
   return {
     statusCode: created ? 201 : 200,
     message: created ? 'User created' : 'Signed in',

@@ -7,10 +7,10 @@ import { changeOrderStatus } from '#shared/orders/order-service.ts';
 import { orderParams, updateOrderBody } from '#shared/orders/schemas.ts';
 
 // PUT /orders/{id} (admin): move the order to another status along the status machine.
-const orders = new OrderRepository(dynamo(), tableName());
+const deps = { orders: new OrderRepository(dynamo(), tableName()), clock: systemClock };
 
 export const handler = httpHandler(
   httpRoutes['update-order'],
   { params: orderParams, body: updateOrderBody },
-  async ({ params, body }) => ({ data: await changeOrderStatus(orders, params.id, body.status, systemClock) }),
+  async ({ params, body }) => ({ data: await changeOrderStatus(deps, { id: params.id, status: body.status }) }),
 );

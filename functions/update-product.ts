@@ -7,10 +7,10 @@ import { updateProduct } from '#shared/products/product-service.ts';
 import { productParams, updateProductBody } from '#shared/products/schemas.ts';
 
 // PATCH /products/{id} (admin): change the given fields; 200 with the whole product.
-const products = new ProductRepository(dynamo(), tableName());
+const deps = { products: new ProductRepository(dynamo(), tableName()), clock: systemClock };
 
 export const handler = httpHandler(
   httpRoutes['update-product'],
   { params: productParams, body: updateProductBody },
-  async ({ params, body }) => ({ data: await updateProduct(products, params.id, body, systemClock) }),
+  async ({ params, body }) => ({ data: await updateProduct(deps, { id: params.id, changes: body }) }),
 );

@@ -3,7 +3,7 @@ import { secretsClient } from '../clients.ts';
 import { chosenProvider, config, type Config } from '../config.ts';
 import type { BedrockSettings } from './bedrock-provider.ts';
 import type { AiProvider } from './types.ts';
-import { measured } from './measured.ts';
+import { withReplyMetrics } from './reply-metrics.ts';
 
 // The AI provider of this cold start, chosen by AI_PROVIDER: `openai` (or any compatible server),
 // `bedrock` (Amazon Bedrock through the function's IAM role) or `offline`. Unset: OpenAI when a key
@@ -17,7 +17,7 @@ let cached: Promise<AiProvider> | undefined;
 
 /** The provider of this cold start, its replies measured (created once; a failed creation is retried by the next call). */
 export function aiProvider(): Promise<AiProvider> {
-  cached ??= createAiProvider(config()).then(measured, (err: unknown) => {
+  cached ??= createAiProvider(config()).then(withReplyMetrics, (err: unknown) => {
     cached = undefined;
     throw err;
   });

@@ -2,6 +2,7 @@ import { createId } from '@paralleldrive/cuid2';
 import { AiProviderError } from '../ai/errors.ts';
 import { estimateUsage } from '../ai/prompt.ts';
 import { isoNow, type Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
 import { estimateTokens } from '../ai/tokens.ts';
 import type { TokenReservation } from '../limits/user-limits.ts';
 import type { AiProvider, ChatInput, Source, Usage } from '../ai/types.ts';
@@ -15,8 +16,7 @@ import {
   asError,
   errorName,
 } from '../errors.ts';
-import { describeProgress } from '../files/chat-files.ts';
-import type { FileRecord } from '../files/file-repository.ts';
+import { chatFiles, describeProgress, type ChatFilesDeps } from '../files/chat-files.ts';
 import { logger } from '../logger.ts';
 import type { RetrieveInput } from '../retrieval/retrieve.ts';
 import type { ChatRepository } from './chat-repository.ts';
@@ -42,23 +42,37 @@ export interface SendMessageDeps {
   provider: AiProvider;
   retrieve: (input: RetrieveInput) => Promise<Source[]>;
   /** The files attached to a chat (a file chat's prompt is refused while none is ready yet). */
-  chatFiles: (chatId: string) => Promise<FileRecord[]>;
+  files: ChatFilesDeps;
   clock: Clock;
-  settings: {
-    historyTokenBudget: number;
-    replyMaxTokens: number;
-    /** Passages retrieved for a file chat. */
-    retrievalK?: number;
-  };
+  settings: ReplySettings;
 }
+
+export interface ReplySettings {
+  historyTokenBudget: number;
+  replyMaxTokens: number;
+  /** Passages retrieved for a file chat. */
+  retrievalK?: number;
+}
+
+export const replySettings = (config: Config): ReplySettings => ({
+  historyTokenBudget: config.HISTORY_TOKEN_BUDGET,
+  replyMaxTokens: config.REPLY_MAX_TOKENS,
+  retrievalK: config.RETRIEVAL_K,
+});
 
 export interface SendMessageRequest {
   userId: string;
   chatId: string;
   prompt: string;
-  /** The model call is abandoned after this many ms (the function's remaining time, less a margin). */
-  deadlineMs?: number;
+  /** What the invocation has left: the model call is abandoned a margin before (to store the reply and end the stream). */
+  remainingMs?: number;
 }
+
+/** Time kept after the model call to store the reply and close the stream. */
+const DEADLINE_MARGIN_MS = 5_000;
+/** When the model call is abandoned: a margin before the invocation ends (at least a second). */
+const deadlineOf = (req: SendMessageRequest) =>
+  req.remainingMs ? Math.max(1_000, req.remainingMs - DEADLINE_MARGIN_MS) : undefined;
 
 export interface Reply {
   response: string;
@@ -86,7 +100,7 @@ const DEFAULT_RETRIEVAL_K = 6;
  * before anything is stored, rather than reply that no document matched.
  */
 async function assertFilesReady(deps: SendMessageDeps, chatId: string): Promise<void> {
-  const files = await deps.chatFiles(chatId);
+  const files = await chatFiles(deps.files, chatId);
   if (files.some((f) => f.status === 'completed')) return;
   const pending = files.filter((f) => f.status === 'processing' || f.status === 'uploaded');
   if (!pending.length) return;
@@ -150,7 +164,8 @@ async function prepare(deps: SendMessageDeps, req: SendMessageRequest): Promise<
   let queryUsage: Usage | undefined;
   if (fileChat) {
     try {
-      const signal = req.deadlineMs ? AbortSignal.timeout(req.deadlineMs) : undefined;
+      const deadlineMs = deadlineOf(req);
+      const signal = deadlineMs ? AbortSignal.timeout(deadlineMs) : undefined;
       const { query, usage } = await retrievalQuery(deps.provider, history, req.prompt, signal);
       queryUsage = usage;
       sources = await deps.retrieve({
@@ -234,9 +249,10 @@ export async function sendMessage(deps: SendMessageDeps, req: SendMessageRequest
   let result: { text: string; usage: Usage };
   try {
     prepared = await prepare(deps, req);
+    const deadlineMs = deadlineOf(req);
     result = await deps.provider.reply({
       ...prepared.input,
-      ...(req.deadlineMs && { signal: AbortSignal.timeout(req.deadlineMs) }),
+      ...(deadlineMs && { signal: AbortSignal.timeout(deadlineMs) }),
     });
   } catch (err) {
     await settle(deps, reservation, 0);
@@ -268,18 +284,25 @@ export async function sendMessage(deps: SendMessageDeps, req: SendMessageRequest
   };
 }
 
-/** What a streamed reply tells its client, in order (rendered as SSE by shared/http/sse.ts). */
+/**
+ * What a streamed reply tells its client, in order: events with JSON data, each named but the
+ * deltas (Server-Sent Events carry them as they are: `event:` and `data:` lines). An error
+ * carries the error; the transport says it as a JSON response would.
+ */
 export type ReplyEvent =
-  | { type: 'start'; chatId: string; userMessageId: string; userSequenceNumber: number; messageId: string }
-  | { type: 'sources'; sources: SourceRef[] }
-  | { type: 'delta'; text: string }
-  | { type: 'citations'; cited: number[] }
-  | { type: 'usage'; usage: Usage }
-  | { type: 'error'; error: unknown };
+  | {
+      event: 'start';
+      data: { chatId: string; userMessageId: string; userSequenceNumber: number; messageId: string };
+    }
+  | { event: 'sources'; data: SourceRef[] }
+  | { event?: undefined; data: { content: string } }
+  | { event: 'citations'; data: { cited: number[] } }
+  | { event: 'usage'; data: Usage }
+  | { event: 'error'; error: unknown };
 
 export interface StreamedReply {
   /** The reply's events; `clientGone` aborts the model call. Storing the reply is part of the iteration. */
-  events(clientGone: AbortSignal): AsyncGenerator<ReplyEvent>;
+  open(clientGone: AbortSignal): AsyncGenerator<ReplyEvent>;
 }
 
 /**
@@ -301,7 +324,7 @@ export async function streamMessage(deps: SendMessageDeps, req: SendMessageReque
     await settle(deps, reservation, 0);
     throw err;
   }
-  return { events: (clientGone) => replyEvents(deps, req, prepared, reservation, clientGone) };
+  return { open: (clientGone) => replyEvents(deps, req, prepared, reservation, clientGone) };
 }
 
 async function* replyEvents(
@@ -313,15 +336,18 @@ async function* replyEvents(
 ): AsyncGenerator<ReplyEvent> {
   const replyId = createId();
   const citations = sources ? new CitationStream(sources.length) : undefined;
-  const signal = req.deadlineMs ? AbortSignal.any([clientGone, AbortSignal.timeout(req.deadlineMs)]) : clientGone;
+  const deadlineMs = deadlineOf(req);
+  const signal = deadlineMs ? AbortSignal.any([clientGone, AbortSignal.timeout(deadlineMs)]) : clientGone;
   yield {
-    type: 'start',
-    chatId: chat.id,
-    userMessageId: userMessage.id,
-    userSequenceNumber: userMessage.sequenceNumber,
-    messageId: replyId,
+    event: 'start',
+    data: {
+      chatId: chat.id,
+      userMessageId: userMessage.id,
+      userSequenceNumber: userMessage.sequenceNumber,
+      messageId: replyId,
+    },
   };
-  if (sources) yield { type: 'sources', sources };
+  if (sources) yield { event: 'sources', data: sources };
   let text = '';
   let usage: Usage | undefined;
   let failure: unknown;
@@ -333,11 +359,11 @@ async function* replyEvents(
       }
       const delta = citations ? citations.push(part.text) : part.text;
       text += delta;
-      if (delta) yield { type: 'delta', text: delta };
+      if (delta) yield { data: { content: delta } };
     }
     const tail = citations?.end();
     text += tail ?? '';
-    if (tail) yield { type: 'delta', text: tail };
+    if (tail) yield { data: { content: tail } };
     if (signal.aborted && !clientGone.aborted) failure = new TimedOutError('The reply took too long and was cut short');
   } catch (err) {
     failure = err;
@@ -370,9 +396,9 @@ async function* replyEvents(
     }
   }
   if (failure) {
-    yield { type: 'error', error: failure };
+    yield { event: 'error', error: failure };
   } else if (!clientGone.aborted) {
-    if (citations) yield { type: 'citations', cited: [...citations.cited].sort((a, b) => a - b) };
-    yield { type: 'usage', usage: total };
+    if (citations) yield { event: 'citations', data: { cited: [...citations.cited].sort((a, b) => a - b) } };
+    yield { event: 'usage', data: total };
   }
 }

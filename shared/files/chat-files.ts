@@ -1,5 +1,6 @@
-import type { AttachmentRepository } from './attachment-repository.ts';
-import type { FileRecord, FileRepository } from './file-repository.ts';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { AttachmentRepository } from './attachment-repository.ts';
+import { FileRepository, type FileRecord } from './file-repository.ts';
 
 // The files attached to a chat, with their current records (GET /chat/{chatId}, and the check
 // that a file chat's PDF is ready before a prompt is answered from it).
@@ -8,6 +9,11 @@ export interface ChatFilesDeps {
   attachments: AttachmentRepository;
   files: FileRepository;
 }
+
+export const chatFilesDeps = (db: DynamoDBDocumentClient, table: string): ChatFilesDeps => ({
+  attachments: new AttachmentRepository(db, table),
+  files: new FileRepository(db, table),
+});
 
 /** The chat's files in the order they were attached; attachments of deleted files are left out. */
 export async function chatFiles(deps: ChatFilesDeps, chatId: string): Promise<FileRecord[]> {

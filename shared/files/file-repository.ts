@@ -1,5 +1,6 @@
 import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Failure } from './failures.ts';
+import type { RunStage } from './stages.ts';
 import {
   applyIf,
   batchGetAll,
@@ -21,7 +22,6 @@ import { userListKeys, userListPage } from '../user-index.ts';
 // new run, and messages of the superseded run then change nothing.
 
 export type FileStatus = FileRecord['status'];
-export type Stage = 'fetch' | 'extract' | 'ocr' | 'embed' | 'done';
 
 /** What every file record holds, whatever its status. */
 interface FileBase {
@@ -99,7 +99,7 @@ export interface UploadedFile extends FileBase {
 
 export interface ProcessingFile extends FileBase, Run, RunProgress {
   status: 'processing';
-  stage: Exclude<Stage, 'done'>;
+  stage: RunStage;
 }
 
 export interface CompletedFile extends FileBase, Run, RunProgress {
@@ -115,7 +115,7 @@ export interface CompletedFile extends FileBase, Run, RunProgress {
 /** A run that failed (with its typed reason), or a file being deleted (its run retired). */
 export interface FailedFile extends FileBase, Partial<Run>, RunProgress {
   status: 'failed';
-  stage?: Stage;
+  stage?: RunStage | 'done';
   failure?: Failure;
   failedAt?: string;
   completedAt?: string;

@@ -1,6 +1,7 @@
 import type { EmbeddingsData } from './schemas.ts';
 import type { Failure } from './failures.ts';
-import type { FileRecord, Run, RunProgress, Stage } from './file-repository.ts';
+import type { FileRecord, Run, RunProgress } from './file-repository.ts';
+import type { RunStage } from './stages.ts';
 
 // The API's view of a file record: `embeddingsData` of POST /message/pdf and GET /message/pdf/{id}.
 
@@ -8,7 +9,7 @@ const ms = (from?: string, to?: string) => (from && to ? Math.max(0, Date.parse(
 
 /** Any record read as one shape: what its run's stages recorded so far (nothing for a file never ingested). */
 type RunView = Partial<Run> &
-  RunProgress & { stage?: Stage; completedAt?: string; failedAt?: string; failure?: Failure };
+  RunProgress & { stage?: RunStage | 'done'; completedAt?: string; failedAt?: string; failure?: Failure };
 
 /** Where the ingestion stands: pages read and parts embedded, each of its total once known. */
 function progressOf(r: FileRecord & RunView): EmbeddingsData['progress'] {

@@ -1,12 +1,22 @@
 import type { Config } from '../config.ts';
 
-// The pipeline's stages by name, and the setting that holds each one's queue URL. The deployment
-// (infra/routes.ts) gives each stage its queue, memory and timeout; the domain only needs to
-// know where to send.
+// The pipeline's stages: one vocabulary. A run's record says which stage it is at (`fetch` …
+// `embed`, then `done`); the function and queue of stage `x` are named `pdf-x`, and a setting
+// holds each queue's URL. The deployment (infra/routes.ts) gives each stage its queue, memory and
+// timeout; the domain only needs to know where to send.
 
-export const pipelineStageNames = ['pdf-fetch', 'pdf-extract', 'pdf-ocr', 'pdf-embed'] as const;
+/** The stage a run is at, as its file record says (`done` once completed). */
+export type RunStage = 'fetch' | 'extract' | 'ocr' | 'embed';
 
-export type PipelineStageName = (typeof pipelineStageNames)[number];
+/** The function (and queue) that runs a stage. */
+export type PipelineStageName = `pdf-${RunStage}`;
+
+export const pipelineStageNames = [
+  'pdf-fetch',
+  'pdf-extract',
+  'pdf-ocr',
+  'pdf-embed',
+] as const satisfies readonly PipelineStageName[];
 
 /** The configuration variable of each stage's queue URL (set by the stack and the local runtime). */
 export const queueUrlSetting = {

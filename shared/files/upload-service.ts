@@ -3,11 +3,12 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { createId } from '@paralleldrive/cuid2';
 import type { z } from 'zod/mini';
 import { isoNow, type Clock } from '../clock.ts';
-import { InvalidInputError, NotFoundError } from '../errors.ts';
+import { InvalidInputError } from '../errors.ts';
 import type { AttachmentRepository } from './attachment-repository.ts';
 import type { ChunkRepository } from './chunk-repository.ts';
 import type { FileRecord, FileRepository } from './file-repository.ts';
 import type { createUploadBody } from './schemas.ts';
+import { fileNotFound } from './file-status.ts';
 import { uploadKey, vectorsPrefix, workPrefix, type FileStorage } from './storage.ts';
 
 // POST /upload and DELETE /upload/{fileId}.
@@ -31,7 +32,10 @@ export interface UploadDeps {
  * → presign a PUT (content type and length signed, so the upload cannot exceed what was
  * declared) and a GET (the URL to give POST /message/pdf).
  */
-export async function createUpload(deps: UploadDeps, userId: string, body: z.infer<typeof createUploadBody>) {
+export async function createUpload(
+  deps: UploadDeps,
+  { userId, upload: body }: { userId: string; upload: z.infer<typeof createUploadBody> },
+) {
   const { maxBytes, urlTtlSeconds } = deps.settings;
   if (body.size > maxBytes) {
     throw new InvalidInputError(`The file is larger than the ${maxBytes}-byte limit`, [
@@ -88,9 +92,12 @@ export async function createUpload(deps: UploadDeps, userId: string, body: z.inf
  * (upload, work files, packed vectors) → delete the record last, so a failed delete can be
  * retried.
  */
-export async function deleteUpload(deps: UploadDeps, userId: string, fileId: string): Promise<void> {
+export async function deleteUpload(
+  deps: UploadDeps,
+  { userId, fileId }: { userId: string; fileId: string },
+): Promise<void> {
   const record = await deps.files.get(fileId);
-  if (!record || record.userId !== userId) throw new NotFoundError('File not found');
+  if (!record || record.userId !== userId) throw fileNotFound();
   await deps.files.retire(fileId, isoNow(deps.clock));
   await Promise.all((record.chatIds ?? []).map((chatId) => deps.attachments.detach(chatId, fileId)));
   await deps.chunks.deleteFrom(fileId, 0);

@@ -8,12 +8,11 @@ import { systemClock, type Clock } from '../clock.ts';
 import { config, type Config } from '../config.ts';
 import { logger } from '../logger.ts';
 import { metrics } from '../metrics.ts';
-import { Callers, type AuthUser } from '../users/authenticate.ts';
+import { CallerAuthenticator, type AuthUser } from '../users/authenticate.ts';
 import { serviceTokenSettings, ServiceTokens } from '../auth/service-token.ts';
 import { dynamo } from '../clients.ts';
 import { UserRepository } from '../users/user-repository.ts';
-import { limitSettings, UserLimits } from '../limits/user-limits.ts';
-import { UsageCounters } from '../limits/usage-counters.ts';
+import { userLimits, type UserLimits } from '../limits/user-limits.ts';
 import { errorBody, successBody, type BodyShape } from './envelope.ts';
 import type { HttpRouteSettings } from './route.ts';
 import { SSE_HEADERS, writeEvents, type EventStream } from './sse.ts';
@@ -96,7 +95,7 @@ export interface HttpLayer {
   maxBodyBytes: number;
   corsAllowOrigin: string;
   /** Checks the caller of every route but POST /auth; a layer without it serves `idp` routes only. */
-  callers?: Callers;
+  callers?: CallerAuthenticator;
   /** The per-user rate limits of the routes that have one. */
   limits?: Pick<UserLimits, 'takeRequest'>;
 }
@@ -106,12 +105,12 @@ export function httpLayer(settings: Config, clock: Clock): HttpLayer {
   return {
     maxBodyBytes: settings.MAX_BODY_BYTES,
     corsAllowOrigin: settings.CORS_ALLOW_ORIGIN,
-    callers: new Callers(
+    callers: new CallerAuthenticator(
       new ServiceTokens(serviceTokenSettings(settings), clock),
       new UserRepository(dynamo(), settings.TABLE_NAME),
       settings.ADMIN_EMAILS,
     ),
-    limits: new UserLimits(new UsageCounters(dynamo(), settings.TABLE_NAME), limitSettings(settings), clock),
+    limits: userLimits(dynamo(), settings, clock),
   };
 }
 

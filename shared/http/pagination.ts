@@ -8,3 +8,9 @@ export function nextCursorHeader(lastKey: Key | undefined): Record<string, strin
   const cursor = encodeCursor(lastKey);
   return cursor ? { 'x-next-cursor': cursor } : {};
 }
+
+/** A page as a list response: the items as the body, the next page's cursor in its header. */
+export const pageResponse = <T>(page: { items: T[]; lastKey?: Key }) => ({
+  data: page.items,
+  headers: nextCursorHeader(page.lastKey),
+});

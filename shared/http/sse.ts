@@ -1,5 +1,4 @@
 import { Readable } from 'node:stream';
-import type { ReplyEvent } from '../chats/send-message.ts';
 import { logger } from '../logger.ts';
 import { httpErrorOf } from './errors.ts';
 import { asError } from '../errors.ts';
@@ -13,24 +12,28 @@ export const SSE_HEADERS = {
   'x-accel-buffering': 'no',
 } as const;
 
-/** An event on the wire: named (`event: name`) or a bare `data:` line. */
-export interface SseEvent {
-  event?: string;
-  data: unknown;
-}
+/**
+ * An event on the wire: named (`event: name`) or a bare `data:` line. An `error` event carries
+ * the error, and says the message a JSON response would carry (an internal error's text never).
+ */
+export type SseEvent = { event?: string; data: unknown } | { event: 'error'; error: unknown };
 
 /**
- * What a streaming route returns: `open` is called once, with the signal that fires when the
- * client goes away; the events it yields are written as they come, then `data: [DONE]`.
- * Everything it does after the client left (storing a partial reply) still runs to its end.
+ * What a streaming route returns: the domain's stream of events, whose `open` is called once,
+ * with the signal that fires when the client goes away; the events it yields are written as they
+ * come, then `data: [DONE]`. Everything it does after the client left (storing a partial reply)
+ * still runs to its end.
  */
 export interface EventStream {
-  open(clientGone: AbortSignal): AsyncIterable<SseEvent>;
+  source: { open(clientGone: AbortSignal): AsyncIterable<SseEvent> };
   /** A `: keep-alive` comment goes out when no event has for this long. */
   heartbeatMs: number;
 }
 
-const frame = ({ event, data }: SseEvent) => `${event ? `event: ${event}\n` : ''}data: ${JSON.stringify(data)}\n\n`;
+function frame(e: SseEvent): string {
+  const data = 'error' in e ? { message: httpErrorOf(e.error)?.message ?? 'The reply failed' } : e.data;
+  return `${e.event ? `event: ${e.event}\n` : ''}data: ${JSON.stringify(data)}\n\n`;
+}
 const comment = (text: string) => `: ${text.replace(/[\r\n]+/g, ' ')}\n\n`;
 /** Always the last event of a stream. */
 const DONE = 'data: [DONE]\n\n';
@@ -40,7 +43,7 @@ const DONE = 'data: [DONE]\n\n';
  * source is exhausted, also after the client went away; the HTTP layer waits for it before the
  * invocation ends). Destroying the body (the client left) aborts the source's signal.
  */
-export function writeEvents(source: EventStream): { body: Readable; finished: Promise<void> } {
+export function writeEvents({ source, heartbeatMs }: EventStream): { body: Readable; finished: Promise<void> } {
   const clientGone = new AbortController();
   let open = true;
   let heartbeat: NodeJS.Timeout | undefined;
@@ -57,7 +60,7 @@ export function writeEvents(source: EventStream): { body: Readable; finished: Pr
     if (!open) return;
     body.push(text);
     clearTimeout(heartbeat);
-    heartbeat = setTimeout(() => push(comment('keep-alive')), source.heartbeatMs);
+    heartbeat = setTimeout(() => push(comment('keep-alive')), heartbeatMs);
   };
   const run = async () => {
     for await (const event of source.open(clientGone.signal)) push(frame(event));
@@ -71,33 +74,4 @@ export function writeEvents(source: EventStream): { body: Readable; finished: Pr
     if (open) body.destroy(asError(err));
   });
   return { body, finished };
-}
-
-/** A reply's events on the wire: deltas as bare `data: {"content"}` lines, the rest named. */
-export async function* replyAsSse(events: AsyncIterable<ReplyEvent>): AsyncGenerator<SseEvent> {
-  for await (const e of events) {
-    switch (e.type) {
-      case 'delta':
-        yield { data: { content: e.text } };
-        break;
-      case 'start': {
-        const { type: _type, ...start } = e;
-        yield { event: 'start', data: start };
-        break;
-      }
-      case 'sources':
-        yield { event: 'sources', data: e.sources };
-        break;
-      case 'citations':
-        yield { event: 'citations', data: { cited: e.cited } };
-        break;
-      case 'usage':
-        yield { event: 'usage', data: e.usage };
-        break;
-      case 'error':
-        // The same message a JSON response would carry; an internal error's text is never shown.
-        yield { event: 'error', data: { message: httpErrorOf(e.error)?.message ?? 'The reply failed' } };
-        break;
-    }
-  }
 }

@@ -1,7 +1,8 @@
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { LimitExceededError } from '../errors.ts';
-import type { UsageCounters } from './usage-counters.ts';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { UsageCounters } from './usage-counters.ts';
 
 // The per-user limit policy (docs/DECISIONS.md "Per-user limits"), on the shared counters:
 // - requests per minute on the expensive routes (the manifest's `rateLimit`), a fixed window per
@@ -131,3 +132,7 @@ export class UserLimits {
     );
   }
 }
+
+/** The limits of this configuration, counted in its table. */
+export const userLimits = (db: DynamoDBDocumentClient, config: Config, clock: Clock): UserLimits =>
+  new UserLimits(new UsageCounters(db, config.TABLE_NAME), limitSettings(config), clock);

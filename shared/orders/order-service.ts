@@ -12,6 +12,12 @@ import type { CreateOrderInput, Order, OrderItem } from './schemas.ts';
 
 const notFound = () => new NotFoundError('Order not found');
 
+export interface OrderDeps {
+  orders: OrderRepository;
+  products: ProductRepository;
+  clock: Clock;
+}
+
 /**
  * Places an order for the caller:
  * 1. load every named product in one batch; any unknown one is refused by name;
@@ -20,11 +26,8 @@ const notFound = () => new NotFoundError('Order not found');
  * 4. store the order with status New.
  */
 export async function createOrder(
-  orders: OrderRepository,
-  products: ProductRepository,
-  user: AuthUser,
-  input: CreateOrderInput,
-  clock: Clock,
+  { orders, products, clock }: OrderDeps,
+  { user, order: input }: { user: AuthUser; order: CreateOrderInput },
 ): Promise<Order> {
   const found = input.items.length ? await products.getMany(input.items.map((i) => i.productId)) : new Map();
 
@@ -81,7 +84,10 @@ export async function createOrder(
  * 2. not found when there is none or when the caller is neither its owner nor an admin (a stranger
  *    cannot tell someone else's order from a missing one).
  */
-export async function getOrder(orders: OrderRepository, user: AuthUser, id: string): Promise<Order> {
+export async function getOrder(
+  { orders }: Pick<OrderDeps, 'orders'>,
+  { user, id }: { user: AuthUser; id: string },
+): Promise<Order> {
   const order = await orders.get(id);
   if (!order || (order.userId !== user.id && user.role !== 'admin')) throw notFound();
   return order;
@@ -93,10 +99,8 @@ export async function getOrder(orders: OrderRepository, user: AuthUser, id: stri
  * 2. one page from the cursor; the next cursor comes back with it.
  */
 export function listOrders(
-  orders: OrderRepository,
-  user: AuthUser,
-  limit: number,
-  cursor: string | undefined,
+  { orders }: Pick<OrderDeps, 'orders'>,
+  { user, limit, cursor }: { user: AuthUser; limit: number; cursor?: string },
 ): Promise<Page<Order>> {
   return user.role === 'admin' ? orders.listAll(limit, cursor) : orders.listForUser(user.id, limit, cursor);
 }
@@ -109,10 +113,8 @@ export function listOrders(
  *    racing updates one wins and the other gets a ConflictError naming the status it lost to.
  */
 export async function changeOrderStatus(
-  orders: OrderRepository,
-  id: string,
-  to: OrderStatus,
-  clock: Clock,
+  { orders, clock }: Pick<OrderDeps, 'orders' | 'clock'>,
+  { id, status: to }: { id: string; status: OrderStatus },
 ): Promise<Order> {
   const order = await orders.get(id, true);
   if (!order) throw notFound();

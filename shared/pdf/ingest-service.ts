@@ -4,7 +4,7 @@ import { isoNow, type Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { ChatRepository } from '../chats/chat-repository.ts';
 import type { MessageRepository } from '../chats/message-repository.ts';
-import { ConflictError, InvalidInputError, LimitExceededError, NotFoundError, asError } from '../errors.ts';
+import { ConflictError, InvalidInputError, LimitExceededError, asError } from '../errors.ts';
 import { isConditionFailure } from '../dynamo.ts';
 import { logger } from '../logger.ts';
 import { metrics } from '../metrics.ts';
@@ -15,6 +15,7 @@ import type { UserLimits } from '../limits/user-limits.ts';
 import type { AttachmentRepository } from '../files/attachment-repository.ts';
 import { isDeletedFile, type FailedFile, type FileRecord, type FileRepository } from '../files/file-repository.ts';
 import { toEmbeddingsData } from '../files/file-view.ts';
+import { fileNotFound, ownedFile } from '../files/file-status.ts';
 import { uploadKey } from '../files/storage.ts';
 import type { ingestPdfBody } from '../files/schemas.ts';
 
@@ -28,16 +29,24 @@ export interface IngestDeps {
   queues: StageQueues;
   /** The user's daily token budget: an ingestion starts only while some is left. */
   budget?: Pick<UserLimits, 'assertTokensLeft'>;
-  /** The SSRF guard's settings for the size probe. */
-  policy: FetchPolicy;
+  settings: IngestSettings;
   clock: Clock;
 }
 
-export interface IngestOptions {
-  /** How long to wait for the pipeline before answering that it is still in progress. */
-  waitMs: number;
+export interface IngestSettings {
+  /** The SSRF guard's settings for the size probe. */
+  probe: FetchPolicy;
+  /** How long to wait for the pipeline before answering that it is still in progress (PDF_SYNC_WAIT_MS). */
+  syncWaitMs: number;
   /** Ingestions one user may have in flight; one more is refused (LimitExceededError). */
   maxInFlightPerUser: number;
+}
+
+export interface IngestRequest {
+  userId: string;
+  body: z.infer<typeof ingestPdfBody>;
+  /** What the invocation has left (the wait is cut to fit). */
+  remainingMs?: number;
 }
 
 /** What a refused ingestion is told to wait before trying again (seconds). */
@@ -45,7 +54,6 @@ const IN_FLIGHT_RETRY_AFTER_SECONDS = 10;
 
 const FINISHED = new Set(['completed', 'failed']);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const fileNotFound = () => new NotFoundError('File not found');
 
 /** A failed ingestion as the error of the request that waited for it. */
 const failureError = (record: FailedFile) =>
@@ -92,16 +100,20 @@ const PROBE_TIMEOUT_MS = 5_000;
 /** Time kept to answer after the wait (API Gateway stops at 29 s). */
 const ANSWER_MARGIN_MS = 2_000;
 
-/** The size probe's fetch policy under this configuration. */
-export const probePolicy = (config: Config): FetchPolicy => ({
-  allowLoopback: config.PDF_ALLOW_LOOPBACK,
-  maxBytes: config.PDF_MAX_BYTES,
-  timeoutMs: Math.min(config.PDF_FETCH_TIMEOUT_MS, PROBE_TIMEOUT_MS),
-  maxRedirects: MAX_REDIRECTS,
+/** The ingestion's settings under this configuration. */
+export const ingestSettings = (config: Config): IngestSettings => ({
+  probe: {
+    allowLoopback: config.PDF_ALLOW_LOOPBACK,
+    maxBytes: config.PDF_MAX_BYTES,
+    timeoutMs: Math.min(config.PDF_FETCH_TIMEOUT_MS, PROBE_TIMEOUT_MS),
+    maxRedirects: MAX_REDIRECTS,
+  },
+  syncWaitMs: config.PDF_SYNC_WAIT_MS,
+  maxInFlightPerUser: config.PDF_MAX_IN_FLIGHT_PER_USER,
 });
 
 /** How long a request waits for its run: PDF_SYNC_WAIT_MS, within what the invocation has left after the probe and the answer. */
-export const syncWaitMs = (configuredMs: number, remainingMs = Number.POSITIVE_INFINITY): number =>
+const syncWaitMs = (configuredMs: number, remainingMs = Number.POSITIVE_INFINITY): number =>
   Math.max(0, Math.min(configuredMs, remainingMs - ANSWER_MARGIN_MS - PROBE_TIMEOUT_MS));
 
 /**
@@ -112,20 +124,15 @@ export const syncWaitMs = (configuredMs: number, remainingMs = Number.POSITIVE_I
  * requests start one) → queue pdf-fetch → attach to the chat → wait for the run: completed or
  * still processing, the typed failure as an error, not found when the file was deleted meanwhile.
  */
-export async function ingestPdf(
-  deps: IngestDeps,
-  userId: string,
-  body: z.infer<typeof ingestPdfBody>,
-  options: IngestOptions,
-) {
+export async function ingestPdf(deps: IngestDeps, { userId, body, remainingMs }: IngestRequest) {
+  const { settings } = deps;
   let url: URL;
   try {
     url = parsePdfUrl(body.url);
   } catch (err) {
     throw urlError(err as PermanentFailure);
   }
-  const record = await deps.files.get(body.fileId);
-  if (!record || record.userId !== userId || isDeletedFile(record)) throw fileNotFound();
+  const record = await ownedFile(deps, { userId, fileId: body.fileId });
   const chat = body.chatId ? await deps.chats.getOwned(body.chatId, userId) : undefined;
   if (chat && chat.type !== 'file') {
     throw new InvalidInputError('PDFs can only be attached to a chat of type file', [
@@ -152,8 +159,8 @@ export async function ingestPdf(
     await deps.budget?.assertTokensLeft(userId); // its embeddings are charged as they are made
     // Fairness: one user's ingestions cannot fill the pipeline's shared download slots. (Two
     // requests racing may both pass; the overshoot is bounded by concurrent requests.)
-    const inFlight = await deps.files.countProcessing(userId, options.maxInFlightPerUser);
-    if (inFlight >= options.maxInFlightPerUser) {
+    const inFlight = await deps.files.countProcessing(userId, settings.maxInFlightPerUser);
+    if (inFlight >= settings.maxInFlightPerUser) {
       throw new LimitExceededError(
         `You already have ${inFlight} PDF ingestions in progress; wait for one to finish`,
         IN_FLIGHT_RETRY_AFTER_SECONDS,
@@ -161,7 +168,7 @@ export async function ingestPdf(
       );
     }
     try {
-      await probeSize(url.href, deps.policy);
+      await probeSize(url.href, settings.probe);
     } catch (err) {
       if (err instanceof PermanentFailure || err instanceof RetryableFailure)
         throw urlError(err, isOwnUpload(url, userId, record.id));
@@ -204,7 +211,7 @@ export async function ingestPdf(
   }
 
   if (chat) await attach(deps, current, chat.id, userId);
-  const final = await waitForRun(deps.files, current, options.waitMs);
+  const final = await waitForRun(deps.files, current, syncWaitMs(settings.syncWaitMs, remainingMs));
   if (final.status === 'failed') throw failureError(final);
   const embeddingsData = toEmbeddingsData(final);
   return { completed: final.status === 'completed', embeddingsData };
@@ -265,11 +272,4 @@ async function waitForRun(files: FileRepository, start: FileRecord, waitMs: numb
     record = latest!;
   }
   return record;
-}
-
-/** GET /message/pdf/{fileId}: the caller's file (not found for anyone else). */
-export async function pdfStatus(files: FileRepository, userId: string, fileId: string) {
-  const record = await files.get(fileId);
-  if (!record || record.userId !== userId || isDeletedFile(record)) throw fileNotFound();
-  return { embeddingsData: toEmbeddingsData(record) };
 }

@@ -97,6 +97,14 @@ export function stageHandler<S extends z.ZodMiniType<StageMessage>>(
     }
   };
 
+  return sqsBatchHandler(handleRecord);
+}
+
+/**
+ * An SQS consumer that answers with partial batch responses: a record whose handling throws is
+ * reported and comes back after its visibility timeout; the others are consumed.
+ */
+export function sqsBatchHandler(handleRecord: (record: SQSRecord, context: Context) => Promise<void>) {
   return async (event: SQSEvent, context: Context) => {
     logger.addContext(context); // function name, its request id, cold start: in every line
     // A processor per invocation: it holds the batch's state (the local runtime runs several at once).

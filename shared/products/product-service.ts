@@ -9,15 +9,20 @@ import type { CreateProductInput, Product, UpdateProductInput } from './schemas.
 
 const notFound = () => new NotFoundError('Product not found');
 
+export interface ProductDeps {
+  products: ProductRepository;
+  clock: Clock;
+}
+type Reads = Pick<ProductDeps, 'products'>;
+
 /**
  * Creates a product:
  * 1. give it a new id and the creation time;
  * 2. store it (never overwriting another product).
  */
 export async function createProduct(
-  products: ProductRepository,
-  input: CreateProductInput,
-  clock: Clock,
+  { products, clock }: ProductDeps,
+  { product: input }: { product: CreateProductInput },
 ): Promise<Product> {
   const now = isoNow(clock);
   const product: Product = { id: createId(), ...input, createdAt: now, updatedAt: now };
@@ -29,7 +34,7 @@ export async function createProduct(
  * Reads one product:
  * 1. load it by id; not found when there is none.
  */
-export async function getProduct(products: ProductRepository, id: string): Promise<Product> {
+export async function getProduct({ products }: Reads, { id }: { id: string }): Promise<Product> {
   return (await products.get(id)) ?? throwIt(notFound());
 }
 
@@ -39,10 +44,8 @@ export async function getProduct(products: ProductRepository, id: string): Promi
  * 2. not found when it does not.
  */
 export async function updateProduct(
-  products: ProductRepository,
-  id: string,
-  changes: UpdateProductInput,
-  clock: Clock,
+  { products, clock }: ProductDeps,
+  { id, changes }: { id: string; changes: UpdateProductInput },
 ): Promise<Product> {
   return (await products.update(id, changes, isoNow(clock))) ?? throwIt(notFound());
 }
@@ -52,7 +55,7 @@ export async function updateProduct(
  * 1. delete it conditionally (it must exist); not found when it does not.
  * Placed orders keep their own copy of the product's name and price.
  */
-export async function deleteProduct(products: ProductRepository, id: string): Promise<void> {
+export async function deleteProduct({ products }: Reads, { id }: { id: string }): Promise<void> {
   if (!(await products.delete(id))) throw notFound();
 }
 
@@ -61,9 +64,8 @@ export async function deleteProduct(products: ProductRepository, id: string): Pr
  * 1. read one page of the name index from the cursor; the next cursor comes back with it.
  */
 export function listProducts(
-  products: ProductRepository,
-  limit: number,
-  cursor: string | undefined,
+  { products }: Reads,
+  { limit, cursor }: { limit: number; cursor?: string },
 ): Promise<Page<Product>> {
   return products.listByName(limit, cursor);
 }

@@ -9,7 +9,7 @@ export interface AuthUser {
 }
 
 /** Who is calling: the service JWT checked, then its user confirmed against the table. */
-export class Callers {
+export class CallerAuthenticator {
   constructor(
     private readonly tokens: ServiceTokens,
     private readonly users: UserRepository,

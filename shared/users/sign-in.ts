@@ -12,6 +12,8 @@ export interface SignInResult {
 }
 
 export interface SignInDeps {
+  /** Checks the identity provider's ID token (signature, issuer, audience, expiry) and reads its claims. */
+  verifyIdToken: (idToken: string) => Promise<IdentityClaims>;
   users: UserRepository;
   tokens: Pick<ServiceTokens, 'issue'>;
   adminEmails: string[];
@@ -19,13 +21,15 @@ export interface SignInDeps {
 }
 
 /**
- * Exchanges verified identity claims for a user and a service token:
+ * Exchanges an identity provider's ID token for a user and a service token:
+ * 0. verify the token and read its claims;
  * 1. decide the role (admin only for a verified email listed in ADMIN_EMAILS, else user);
  * 2. find the user through the identity claim and refresh the provider's fields;
  * 3. otherwise create the user; if a concurrent sign-in won the race, return its user;
  * 4. sign a service JWT for the user.
  */
-export async function signIn(deps: SignInDeps, claims: IdentityClaims): Promise<SignInResult> {
+export async function signIn(deps: SignInDeps, input: { idToken: string }): Promise<SignInResult> {
+  const claims = await deps.verifyIdToken(input.idToken);
   const { users, adminEmails } = deps;
   const withToken = async (user: User, created: boolean): Promise<SignInResult> => ({
     user,

@@ -449,7 +449,10 @@ describe('PUT /orders/{id}', () => {
       });
       const interleaved = new Interleaved(DynamoDBDocumentClient.from(client), app.tableName);
       // Processing → Cancelled is allowed on its own; it is the lost race that refuses it.
-      const error = await changeOrderStatus(interleaved, order.id, 'Cancelled', systemClock).catch((e: unknown) => e);
+      const error = await changeOrderStatus(
+        { orders: interleaved, clock: systemClock },
+        { id: order.id, status: 'Cancelled' },
+      ).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ConflictError);
       expect((error as ConflictError).message).toBe(
         'Order status changed from Processing to Shipped while this update ran; Cancelled was not applied (current status: Shipped)',

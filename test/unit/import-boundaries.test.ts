@@ -6,7 +6,7 @@ import { projectRoot } from '#infra/build.ts';
 // of shared/ is a room of its own) import each other one way only, so there is an order in which
 // every import points down. A cycle between rooms (files → pdf → files) is an import that runs
 // back up; this test names each one. Likewise the domain never imports infra/ or functions/, and
-// infra/ never imports functions/.
+// infra/ never imports functions/. Entry files stay thin, and the stale-run guard is written once.
 
 const SHARED = join(projectRoot, 'shared');
 
@@ -75,4 +75,29 @@ test('the domain imports neither infra/ nor functions/; infra/ does not import f
   check('shared', ['infra', 'functions', 'test']);
   check('infra', ['functions', 'test']);
   expect(wrong).toEqual([]);
+});
+
+// An entry file composes its dependencies and calls one domain function: it neither reads nor
+// writes through a repository itself, and stays short enough to read at a glance.
+test('entry files stay thin: at most 40 lines, no repository call', () => {
+  const entries = sourceFiles(join(projectRoot, 'functions'));
+  expect(entries.length).toBeGreaterThan(20);
+  const long = entries.filter((f) => readFileSync(f, 'utf8').trimEnd().split('\n').length > 40);
+  const repositoryCalls = entries.filter((f) =>
+    /\b(chats|messages|files|orders|products|users|attachments|chunks)\.(get|put|list|create|update|delete)\w*\(/.test(
+      readFileSync(f, 'utf8'),
+    ),
+  );
+  expect({ long: long.map((f) => relative(projectRoot, f)), repositoryCalls }).toEqual({
+    long: [],
+    repositoryCalls: [],
+  });
+});
+
+test('the stale-run guard is written once: no stage checks or cleans up its run itself', () => {
+  const guard = join(SHARED, 'pdf', 'current-run.ts');
+  const others = sourceFiles(SHARED).filter(
+    (f) => f !== guard && /(?<!function )\b(isCurrentRun|cleanUpStaleRun|completeRun)\(/.test(readFileSync(f, 'utf8')),
+  );
+  expect(others.map((f) => relative(projectRoot, f))).toEqual([]);
 });

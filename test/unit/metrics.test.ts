@@ -1,12 +1,12 @@
 import { jest } from '@jest/globals';
 import { METRIC, SERVICE_NAME, serviceMetrics } from '#shared/metrics.ts';
-import { measured } from '#shared/ai/measured.ts';
+import { withReplyMetrics } from '#shared/ai/reply-metrics.ts';
 import { createOfflineProvider } from '#shared/ai/offline-provider.ts';
 import type { ChatInput } from '#shared/ai/types.ts';
 
 // The service's metrics as CloudWatch reads them: EMF lines on stdout, each one metric set with
 // its namespace, its dimensions and its values (shared/metrics.ts); the model's replies measured
-// around any provider (shared/ai/measured.ts).
+// around any provider (shared/ai/reply-metrics.ts).
 
 interface Emf {
   _aws: {
@@ -95,7 +95,7 @@ describe('replies measured around the provider', () => {
   };
 
   test('a streamed reply: its tokens, its duration and the wait for its first text, once it has ended', async () => {
-    const provider = measured(createOfflineProvider({ maxInputs: 8, maxTokens: 1000 }), serviceMetrics('Test'));
+    const provider = withReplyMetrics(createOfflineProvider({ maxInputs: 8, maxTokens: 1000 }), serviceMetrics('Test'));
     let usage = 0;
     const lines = await emitted(async () => {
       for await (const part of provider.streamReply(input)) if (part.type === 'usage') usage = part.usage.totalTokens;
@@ -109,7 +109,7 @@ describe('replies measured around the provider', () => {
   });
 
   test('a whole reply: tokens and duration, no time to first token', async () => {
-    const provider = measured(createOfflineProvider({ maxInputs: 8, maxTokens: 1000 }), serviceMetrics('Test'));
+    const provider = withReplyMetrics(createOfflineProvider({ maxInputs: 8, maxTokens: 1000 }), serviceMetrics('Test'));
     let tokens = 0;
     const lines = await emitted(async () => {
       tokens = (await provider.reply(input)).usage.totalTokens;
@@ -121,7 +121,7 @@ describe('replies measured around the provider', () => {
   });
 
   test('a stream cut off by its reader records nothing', async () => {
-    const provider = measured(createOfflineProvider({ maxInputs: 8, maxTokens: 1000 }), serviceMetrics('Test'));
+    const provider = withReplyMetrics(createOfflineProvider({ maxInputs: 8, maxTokens: 1000 }), serviceMetrics('Test'));
     const lines = await emitted(async () => {
       for await (const part of provider.streamReply(input)) if (part.type === 'delta') break;
     });

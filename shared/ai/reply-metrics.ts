@@ -6,7 +6,7 @@ import type { AiProvider, ChatInput, StreamPart } from './types.ts';
 // every provider and every caller is measured the same way. A reply that fails or is cut off
 // records nothing.
 
-export function measured(provider: AiProvider, metrics: ServiceMetrics = serviceMetrics): AiProvider {
+export function withReplyMetrics(provider: AiProvider, metrics: ServiceMetrics = serviceMetrics): AiProvider {
   return {
     name: provider.name,
     chatModel: provider.chatModel,

@@ -1,0 +1,68 @@
+import type { z } from 'zod/mini';
+import { isoNow, type Clock } from '../clock.ts';
+import type { Page } from '../dynamo.ts';
+import { chatFiles, type ChatFilesDeps } from '../files/chat-files.ts';
+import { toEmbeddingsData } from '../files/file-view.ts';
+import type { ChatRepository } from './chat-repository.ts';
+import type { MessageRepository } from './message-repository.ts';
+import type { Chat, createChatBody, Message, updateChatBody } from './schemas.ts';
+
+// A user's chats: create, read (with the files attached), list, change, delete, and read a
+// chat's messages. Every call names the caller; a chat of anyone else is 404 (getOwned).
+
+export interface ChatDeps {
+  chats: ChatRepository;
+  clock: Clock;
+}
+
+export interface ChatReadDeps extends Pick<ChatDeps, 'chats'> {
+  messages: MessageRepository;
+  files: ChatFilesDeps;
+}
+
+interface Caller {
+  userId: string;
+}
+interface OfChat extends Caller {
+  chatId: string;
+}
+interface PageQuery {
+  limit: number;
+  cursor?: string;
+}
+
+export const createChat = (deps: ChatDeps, input: Caller & { chat: z.infer<typeof createChatBody> }) =>
+  deps.chats.create(input.userId, input.chat, isoNow(deps.clock));
+
+export async function getChat(deps: Pick<ChatReadDeps, 'chats' | 'files'>, input: OfChat) {
+  const chat = await deps.chats.getOwned(input.chatId, input.userId);
+  return { ...chat, files: (await chatFiles(deps.files, chat.id)).map(toEmbeddingsData) };
+}
+
+export const listChats = (deps: Pick<ChatDeps, 'chats'>, input: Caller & PageQuery): Promise<Page<Chat>> =>
+  deps.chats.listByUser(input.userId, input);
+
+/** `chatName` (the field the responses use) is the same as `name`. */
+export function updateChat(deps: ChatDeps, input: OfChat & { changes: z.infer<typeof updateChatBody> }) {
+  const { chatName, ...changes } = input.changes;
+  return deps.chats.update(
+    input.chatId,
+    input.userId,
+    { ...changes, name: changes.name ?? chatName },
+    isoNow(deps.clock),
+  );
+}
+
+/** The chat with every message and attachment in its partition. */
+export async function deleteChat(deps: Pick<ChatDeps, 'chats'>, input: OfChat): Promise<void> {
+  await deps.chats.delete(input.chatId, input.userId);
+}
+
+/** The messages of one of the caller's chats in sequence order, paged. */
+export async function listMessages(
+  deps: Pick<ChatReadDeps, 'chats' | 'messages'>,
+  input: OfChat & PageQuery,
+): Promise<Page<Message>> {
+  await deps.chats.getOwned(input.chatId, input.userId); // a stranger's chat is 404
+  return deps.messages.list(input.chatId, input);
+}
