@@ -15,7 +15,7 @@ import { StatelessStack, type CodeFactory } from './stacks/stateless-stack.ts';
 // settings, builds the bundles and writes cdk.out/ offline; `npx cdk deploy --all` deploys
 // (see the README, "Deploy with CDK").
 
-export interface ServiceAppOptions {
+interface ServiceAppOptions {
   app?: App;
   /** Lambda code per function; default: the esbuild bundles in distDir. */
   code?: CodeFactory;
@@ -32,7 +32,7 @@ export interface ServiceApp {
 }
 
 /** Code from dist/<name>/, failing early with the fix when a bundle is missing. */
-export function bundleCode(distDir = DEFAULT_OUT_DIR): CodeFactory {
+function bundleCode(distDir = DEFAULT_OUT_DIR): CodeFactory {
   return (fn) => {
     const dir = join(distDir, fn.name);
     if (!existsSync(join(dir, 'index.mjs'))) {
@@ -71,7 +71,7 @@ export function createServiceApp(options: ServiceAppOptions = {}): ServiceApp {
 }
 
 /** cdk.json's context, for running the app without the CDK CLI (which passes it itself). */
-export function cdkJsonContext(): Record<string, unknown> {
+function cdkJsonContext(): Record<string, unknown> {
   const file = join(projectRoot, 'cdk.json');
   if (!existsSync(file)) return {};
   return (JSON.parse(readFileSync(file, 'utf8')) as { context?: Record<string, unknown> }).context ?? {};

@@ -17,10 +17,10 @@ export const projectRoot = resolve(fileURLToPath(new URL('.', import.meta.url)),
 export const DEFAULT_OUT_DIR = join(projectRoot, 'dist');
 
 /** Size budgets for what a cold start reads, index.mjs and its static chunks (decimal MB): small API bundles keep cold starts short. */
-export const BUNDLE_BUDGET_BYTES: Record<string, number> = { 'pdf-extract': 4_000_000 };
+const BUNDLE_BUDGET_BYTES: Record<string, number> = { 'pdf-extract': 4_000_000 };
 export const HTTP_BUNDLE_BUDGET_BYTES = 1_000_000;
-export const QUEUE_BUNDLE_BUDGET_BYTES = 4_000_000;
-export const budgetOf = (fn: Pick<ManifestFunction, 'name' | 'kind'>) =>
+const QUEUE_BUNDLE_BUDGET_BYTES = 4_000_000;
+const budgetOf = (fn: Pick<ManifestFunction, 'name' | 'kind'>) =>
   BUNDLE_BUDGET_BYTES[fn.name] ?? (fn.kind === 'http' ? HTTP_BUNDLE_BUDGET_BYTES : QUEUE_BUNDLE_BUDGET_BYTES);
 
 /** The bounded extraction (shared/pdf/bounded-extract.ts) forks `<EXTRACT_CHILD>.mjs` beside the bundle. */
@@ -53,7 +53,7 @@ const PDFJS_CMAPS = join(projectRoot, 'node_modules/pdfjs-dist/cmaps');
 // core only in its LSTM builds, the trained data only in the model the engine uses, and the
 // canvas addon for the Lambda platform (linux-arm64-gnu), taken from the npm registry with
 // `npm pack` at build time when it is not installed (cached in node_modules/.cache).
-export const OCR_EXTERNALS = ['tesseract.js', '@napi-rs/canvas'];
+const OCR_EXTERNALS = ['tesseract.js', '@napi-rs/canvas'];
 export const LAMBDA_CANVAS_BINARY = '@napi-rs/canvas-linux-arm64-gnu';
 const OCR_LANGUAGE_PACKAGES = (process.env.OCR_LANGUAGES ?? 'eng').split('+').map((l) => `@tesseract.js-data/${l}`);
 
@@ -122,7 +122,7 @@ const tracerApart: Plugin = {
   },
 };
 
-export interface BuildOptions {
+interface BuildOptions {
   /** Default: dist/ in the project. Each function gets <outDir>/<name>/. */
   outDir?: string;
   /** Default true (what is deployed); false gives readable bundles for debugging. */

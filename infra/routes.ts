@@ -43,7 +43,7 @@ export interface HttpRoute extends HttpRouteSettings {
   access: Access;
 }
 
-export interface PipelineStage {
+interface PipelineStage {
   /** SQS queue feeding this stage; each has a dead-letter queue `<queue>-dlq`. */
   queue: string;
   batchSize: number;
@@ -111,14 +111,14 @@ export const pipelineStages = {
  * the stage ran to record it (out of memory, timeout, crash); the consumer marks the file failed
  * (PROCESSING_FAILED, naming the stage), so no file stays `processing`.
  */
-export interface DeadLetterConsumer {
+interface DeadLetterConsumer {
   batchSize: number;
   timeoutSeconds: number;
   memoryMb: number;
   access: Access;
 }
 
-export const deadLetterConsumers = {
+const deadLetterConsumers = {
   'pdf-dead-letter': { batchSize: 10, timeoutSeconds: 30, memoryMb: 256, access: { table: 'readwrite' } },
 } as const satisfies Record<string, DeadLetterConsumer>;
 
@@ -289,8 +289,6 @@ export const httpRoutes = {
   },
 } as const satisfies Record<string, HttpRoute>;
 
-export type HttpRouteName = keyof typeof httpRoutes;
-
 export interface ManifestFunction {
   name: string;
   entry: string;
@@ -310,7 +308,7 @@ export const VISIBILITY_TIMEOUT_FACTOR = 6;
 export const visibilityTimeoutSeconds = (stage: Pick<PipelineStage, 'timeoutSeconds'>) =>
   stage.timeoutSeconds * VISIBILITY_TIMEOUT_FACTOR;
 
-export const entryOf = (name: string) => `functions/${name}.ts`;
+const entryOf = (name: string) => `functions/${name}.ts`;
 
 export const httpRouteList = Object.entries(httpRoutes).map(([name, route]) => ({
   name,

@@ -31,13 +31,13 @@ const NOT_PASSED_THROUGH = new Set([
 ]);
 
 /** Function settings the stack passes through: every config variable not set by the stack. */
-export const functionSettingNames = (): string[] =>
+const functionSettingNames = (): string[] =>
   Object.keys(configSchema.shape).filter((name) => !NOT_PASSED_THROUGH.has(name) && !name.endsWith('_QUEUE_URL'));
 
 const bool = z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]);
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 /** The retention periods CloudWatch Logs accepts. */
-export const LOG_RETENTION_DAYS = [
+const LOG_RETENTION_DAYS = [
   1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653,
 ];
 
@@ -122,7 +122,7 @@ export type StackSettings = z.infer<typeof stackSettingsSchema> & {
   bedrock?: { region?: string; chatModel: string; embeddingModel: string };
 };
 
-export type ContextReader = (key: string) => unknown;
+type ContextReader = (key: string) => unknown;
 
 /** How to pass a setting, to the CDK CLI and to the npm script alike. */
 const HOW_TO_PASS_SETTINGS =

@@ -2,7 +2,7 @@
 // requests, pipeline parts): items in order, a batch closed when the next item would take it over
 // `maxItems` or `maxWeight`. An item heavier than `maxWeight` on its own still gets a batch.
 
-export interface PackLimits {
+interface PackLimits {
   maxItems: number;
   maxWeight: number;
 }

@@ -247,7 +247,7 @@ export function updateExpression(set: Item, remove: readonly string[] = []) {
 
 // --- Batches ---------------------------------------------------------------------------------
 
-export type WriteRequest = { PutRequest: { Item: Item } } | { DeleteRequest: { Key: Item } };
+type WriteRequest = { PutRequest: { Item: Item } } | { DeleteRequest: { Key: Item } };
 
 /** BatchWriteItem in batches of 25 (`concurrency` at once), retrying unprocessed items with backoff. */
 export async function batchWriteAll(

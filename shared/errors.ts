@@ -9,7 +9,7 @@ export interface FieldIssue {
   code?: string;
 }
 
-export interface DomainErrorDetails {
+interface DomainErrorDetails {
   /** A stable machine-readable code (`INVALID_STATUS_TRANSITION`). */
   code?: string;
   errors?: FieldIssue[];

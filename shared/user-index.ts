@@ -5,11 +5,11 @@ import { queryPage, type Item, type Page } from './dynamo.ts';
 // files and orders, so each kind is listed newest first by one query of one shape. The id in the
 // sort key keeps items of the same millisecond distinct and stably ordered.
 
-export type UserListKind = 'CHAT' | 'FILE' | 'ORDER';
+type UserListKind = 'CHAT' | 'FILE' | 'ORDER';
 
 const KEY_ATTRIBUTES = ['PK', 'SK', 'GSI1PK', 'GSI1SK'] as const;
 
-export const userPartition = (userId: string) => `USER#${userId}`;
+const userPartition = (userId: string) => `USER#${userId}`;
 
 /** The GSI1 attributes of an item listed in its owner's partition. */
 export const userListKeys = (kind: UserListKind, item: { userId: string; createdAt: string; id: string }) => ({

@@ -38,7 +38,7 @@ export const BUCKET_LIST_ACTIONS = ['s3:ListBucket'];
 export const BUCKET_READ_ACTIONS = ['s3:GetObject'];
 export const BUCKET_WRITE_ACTIONS = ['s3:PutObject', 's3:DeleteObject', 's3:AbortMultipartUpload'];
 
-export interface ServiceResources {
+interface ServiceResources {
   table: dynamodb.ITable;
   bucket: s3.IBucket;
   queues: Record<PipelineStageName, sqs.IQueue>;
@@ -50,9 +50,9 @@ export interface ServiceResources {
 }
 
 /** What invoking a Bedrock model takes (Converse is InvokeModel, ConverseStream the streaming one). */
-export const BEDROCK_INVOKE_ACTIONS = ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'];
+const BEDROCK_INVOKE_ACTIONS = ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'];
 
-export interface ServiceFunctionProps {
+interface ServiceFunctionProps {
   fn: ManifestFunction;
   code: lambda.Code;
   resources: ServiceResources;

@@ -10,12 +10,12 @@ import { signLocalIdToken } from './local-idp.ts';
 // ID token for an email so the playground can sign in from a browser. The gateway asks this
 // module first; anything it does not answer goes on to route matching.
 
-export interface DevPagesOptions {
+interface DevPagesOptions {
   dataDir: string;
   apiPrefix: string;
 }
 
-export const LOCAL_SIGN_IN_PATH = '/local-idp/token';
+const LOCAL_SIGN_IN_PATH = '/local-idp/token';
 const SIGN_IN_MAX_BYTES = 4096;
 
 const types: Record<string, string> = {

@@ -51,7 +51,7 @@ export async function startDynalite(dataPath?: string): Promise<{ endpoint: stri
   };
 }
 
-export interface EmulatorOptions {
+interface EmulatorOptions {
   /** dynalite's LevelDB directory; in memory when unset. */
   dynamoDataPath?: string;
   /** fauxqs's SQLite directory (queues, messages, buckets, objects); in memory when unset. */

@@ -12,7 +12,7 @@ import type { FunctionSpec } from './invoker.ts';
 // node_modules/.cache/local-functions and rebuilt when any file they were built from changes
 // (size or modification time), or the build itself does.
 
-export const BUNDLE_CACHE_DIR = join(projectRoot, 'node_modules/.cache/local-functions');
+const BUNDLE_CACHE_DIR = join(projectRoot, 'node_modules/.cache/local-functions');
 const BUILD_INPUTS = ['infra/build.ts', 'package-lock.json'];
 
 interface Stamp {
@@ -115,7 +115,7 @@ const bundles = new Map<string, Promise<string>>();
  * Makes sure the bundles of these entries exist (one esbuild run for the missing or stale
  * ones); the test suite's global setup builds every function once this way.
  */
-export function prebuildBundles(entries: string[]): Promise<unknown> {
+function prebuildBundles(entries: string[]): Promise<unknown> {
   const todo = [...new Set(entries)].filter((e) => !bundles.has(e));
   const checked = mkdir(BUNDLE_CACHE_DIR, { recursive: true }).then(() =>
     Promise.all(todo.map(async (e) => [e, await cached(e)] as const)),

@@ -20,7 +20,7 @@ import { asError } from '#shared/errors.ts';
 // alone (FunctionFailure); the next invocation gets a fresh instance. Everything else in the
 // service (the gateway, other functions, the pollers) keeps running.
 
-export interface FunctionInstancesOptions {
+interface FunctionInstancesOptions {
   /** The functions' environment (what the stack sets on each function, pointed at this machine). */
   env: Record<string, string>;
   /** Instances of one function at most; further invocations wait for one to be free. Default 8. */
@@ -31,7 +31,7 @@ export interface FunctionInstancesOptions {
   log?: (line: string) => void;
 }
 
-export interface InstanceInfo {
+interface InstanceInfo {
   name: string;
   pid: number;
   busy: boolean;

@@ -20,9 +20,9 @@ export const API_PREFIX = '/api/v1';
 /** The deployed stage is `api` with every resource under `/v1` (see docs/DECISIONS.md). */
 const STAGE = 'api';
 
-export type LoadHandler = (entry: string) => Promise<unknown>;
+type LoadHandler = (entry: string) => Promise<unknown>;
 
-export interface GatewayOptions {
+interface GatewayOptions {
   port: number;
   host?: string;
   /** Runs the functions (the runtime's isolated instances); or handlers of this process from loadHandler. */

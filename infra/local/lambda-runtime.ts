@@ -10,9 +10,9 @@ import type { Context } from 'aws-lambda';
 // JSON, then eight NUL bytes) on the first write, not when it is called. The gateway parses that
 // byte stream exactly as API Gateway would receive it.
 
-export const STREAMING = Symbol.for('aws.lambda.runtime.handler.streaming');
-export const HTTP_INTEGRATION_CONTENT_TYPE = 'application/vnd.awslambda.http-integration-response';
-export const PRELUDE_DELIMITER = Buffer.alloc(8, 0);
+const STREAMING = Symbol.for('aws.lambda.runtime.handler.streaming');
+const HTTP_INTEGRATION_CONTENT_TYPE = 'application/vnd.awslambda.http-integration-response';
+const PRELUDE_DELIMITER = Buffer.alloc(8, 0);
 const DEFAULT_CONTENT_TYPE = 'application/octet-stream';
 
 export interface ResponseStream extends Writable {
@@ -21,7 +21,7 @@ export interface ResponseStream extends Writable {
   _onBeforeFirstWrite?: (write: (chunk: string | Uint8Array) => void) => void;
 }
 
-export type StreamingHandler = (event: unknown, stream: ResponseStream, context: Context) => Promise<void>;
+type StreamingHandler = (event: unknown, stream: ResponseStream, context: Context) => Promise<void>;
 
 export function installLambdaGlobals(): void {
   const g = globalThis as { awslambda?: { streamifyResponse?: unknown } };
@@ -100,7 +100,7 @@ export function createResponseStream(sink: StreamSink): ResponseStream {
   return stream;
 }
 
-export interface StreamHead {
+interface StreamHead {
   statusCode: number;
   headers: Record<string, string>;
   cookies: string[];

@@ -12,7 +12,7 @@ import { inProcessInvoker, type Invoker } from './invoker.ts';
 // function a real SQS event, deletes what succeeded and leaves failed messages to reappear
 // after the visibility timeout; the queue's redrive policy moves them to the DLQ.
 
-export interface PollerOptions {
+interface PollerOptions {
   name: string;
   sqs: SQSClient;
   queueUrl: string;

@@ -9,7 +9,7 @@ import type { IncomingMessage } from 'node:http';
 // recomputes that signature with the emulators' credentials; a URL signed with other keys (real
 // ones exported in the shell) cannot be checked here and goes through as before.
 
-export interface S3Refusal {
+interface S3Refusal {
   status: number;
   code: string;
   message: string;

@@ -26,11 +26,11 @@ const WORK_FILES_DAYS = 14;
 /** The files bucket's server access logs (who read or wrote which object) are kept this long. */
 const ACCESS_LOG_DAYS = 90;
 
-export interface StatefulStackProps extends StackProps {
+interface StatefulStackProps extends StackProps {
   settings: StackSettings;
 }
 
-export interface PipelineQueue {
+interface PipelineQueue {
   queue: sqs.Queue;
   dlq: sqs.Queue;
 }

@@ -28,15 +28,15 @@ import { pascal, type StatefulStack } from './stateful-stack.ts';
 
 /** API Gateway stage names cannot contain '/': the stage is `api`, every route lives under /v1. */
 export const API_STAGE = 'api';
-export const API_ROOT = 'v1';
+const API_ROOT = 'v1';
 /** The longest a streamed reply may run (API Gateway's limit for STREAM integrations). */
-export const MAX_STREAM_INTEGRATION_SECONDS = 15 * 60;
+const MAX_STREAM_INTEGRATION_SECONDS = 15 * 60;
 /** Non-streaming integrations stop at 29 s unless the account raised its quota. */
 export const MAX_BUFFERED_INTEGRATION_SECONDS = 29;
 
 export type CodeFactory = (fn: ManifestFunction) => lambda.Code;
 
-export interface StatelessStackProps extends StackProps {
+interface StatelessStackProps extends StackProps {
   settings: StackSettings;
   stateful: StatefulStack;
   code: CodeFactory;

@@ -8,7 +8,7 @@ export type BedrockEmbeddingModel =
   | 'cohere.embed-english-v3'
   | 'cohere.embed-multilingual-v3';
 
-export interface EmbeddingModelSpec {
+interface EmbeddingModelSpec {
   family: 'titan-v2' | 'cohere-v3';
   dimensions: number;
   /** Texts per InvokeModel request. */
@@ -18,10 +18,10 @@ export interface EmbeddingModelSpec {
 }
 
 /** Cohere Embed v3 on Bedrock: at most 96 texts per request, each at most 2048 characters. */
-export const COHERE_MAX_TEXTS = 96;
-export const COHERE_MAX_CHARS = 2048;
+const COHERE_MAX_TEXTS = 96;
+const COHERE_MAX_CHARS = 2048;
 /** Titan V2: one text per request, at most 50,000 characters (and 8,192 tokens). */
-export const TITAN_MAX_CHARS = 50_000;
+const TITAN_MAX_CHARS = 50_000;
 
 export function embeddingModelSpec(model: BedrockEmbeddingModel, dimensions?: number): EmbeddingModelSpec {
   if (model.startsWith('cohere.'))

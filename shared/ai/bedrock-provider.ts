@@ -77,7 +77,7 @@ type SdkError = Error & {
 };
 
 /** Classifies an SDK error the way openai-provider.ts does; an abort by the caller passes through unchanged. */
-export function classifyBedrockError(err: unknown): unknown {
+function classifyBedrockError(err: unknown): unknown {
   if (err instanceof AiProviderError || !(err instanceof Error)) return err;
   const e = err as SdkError;
   if (e.name === 'AbortError') return err;

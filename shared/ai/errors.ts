@@ -2,7 +2,7 @@
 // (shared/http/errors.ts: timeout → 504, rate-limited → 503, anything else → 502) or the right
 // stream error event.
 
-export type AiFailureKind = 'timeout' | 'rate-limited' | 'unavailable' | 'failed';
+type AiFailureKind = 'timeout' | 'rate-limited' | 'unavailable' | 'failed';
 
 export class AiProviderError extends Error {
   override name = 'AiProviderError';

@@ -2,7 +2,7 @@
 // (the SDKs time out only until a response starts; a stream that then stops sending would be
 // waited on for ever). `arm` restarts the quiet period at each event.
 
-export interface IdleAbort {
+interface IdleAbort {
   signal: AbortSignal;
   /** Starts (again) the quiet period. */
   arm(): void;

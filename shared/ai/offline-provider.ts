@@ -8,13 +8,13 @@ import type { AiProvider, ChatInput, EmbeddingResult, Source, StreamPart } from 
 // chat it quotes the passages of the chat's documents that best match the prompt, with their
 // pages, labelled offline. Its embeddings are lexical (see lexical-embedding.ts).
 
-export const OFFLINE_CHAT_MODEL = 'offline-extractive';
-export const OFFLINE_EMBEDDING_MODEL = `offline-lexical-${LEXICAL_EMBEDDING_DIMENSIONS}`;
+const OFFLINE_CHAT_MODEL = 'offline-extractive';
+const OFFLINE_EMBEDDING_MODEL = `offline-lexical-${LEXICAL_EMBEDDING_DIMENSIONS}`;
 const OFFLINE_LABEL = '[Offline mode: no language model is configured, so this is not a generated answer.]';
 const MAX_PASSAGES = 3;
 const MAX_PASSAGE_CHARS = 600;
 
-export const HOW_TO_CONFIGURE =
+const HOW_TO_CONFIGURE =
   'To get answers from a language model, set OPENAI_API_KEY (and OPENAI_BASE_URL to use any ' +
   'OpenAI-compatible server, local ones included), or AI_PROVIDER=bedrock for Amazon Bedrock, and restart the service.';
 
@@ -30,7 +30,7 @@ function passage(source: Source): string {
 }
 
 /** The whole offline reply for an input. */
-export function offlineReplyText(input: ChatInput): string {
+function offlineReplyText(input: ChatInput): string {
   if (!input.fileChat) {
     return `No language model is configured for this service, so I cannot answer your prompt. ${HOW_TO_CONFIGURE}`;
   }

@@ -45,7 +45,7 @@ const toUsage = (
     : undefined;
 
 /** Classifies an SDK error; an abort by the caller is passed through unchanged. */
-export function classify(err: unknown): unknown {
+function classify(err: unknown): unknown {
   if (err instanceof AiProviderError || err instanceof APIUserAbortError) return err;
   if (err instanceof APIConnectionTimeoutError)
     return new AiProviderError('timeout', 'The AI provider timed out', { cause: err });

@@ -11,8 +11,6 @@ import { withReplyMetrics } from './reply-metrics.ts';
 // Each provider module is imported only when chosen, so a function loads one model SDK, not all
 // of them (bench cold-start measures send-message with each).
 
-export type AiProviderName = AiProvider['name'];
-
 let cached: Promise<AiProvider> | undefined;
 
 /** The provider of this cold start, its replies measured (created once; a failed creation is retried by the next call). */

@@ -3,7 +3,7 @@
 // small; English text averages about 4 characters per token with OpenAI's tokenizers, so
 // counting 3 over-estimates on purpose: a budget computed with it is never exceeded in practice.
 
-export const CHARS_PER_TOKEN = 3;
+const CHARS_PER_TOKEN = 3;
 /** Per-message overhead of the chat format (role and separators). */
 export const MESSAGE_OVERHEAD_TOKENS = 4;
 

@@ -6,7 +6,7 @@ import { DependencyUnavailableError, UnauthenticatedError } from '../errors.ts';
 
 // Verifies identity-provider ID tokens (POST /auth) against the provider's JWKS.
 
-export interface IdentityProviderSettings {
+interface IdentityProviderSettings {
   preset: NonNullable<Config['IDP_PRESET']>;
   jwksUrl: string;
   issuer: string | string[];
@@ -102,9 +102,9 @@ const pictureOf = (value: unknown): string | null => {
 };
 
 /** Seconds an ID token's `iat` (and `nbf`/`exp`) may be off the clock. */
-export const ID_TOKEN_CLOCK_SKEW_SECONDS = 30;
+const ID_TOKEN_CLOCK_SKEW_SECONDS = 30;
 
-export function mapClaims(payload: JWTPayload): IdentityClaims {
+function mapClaims(payload: JWTPayload): IdentityClaims {
   const parsed = claimsSchema.safeParse(payload);
   if (!parsed.success) {
     const emailIssue = parsed.error.issues.find((i) => i.path[0] === 'email');

@@ -8,8 +8,8 @@ import { UnauthenticatedError } from '../errors.ts';
 // The service's own access token: HS256 only (pinned; `alg: none` and every other algorithm are
 // refused), checked issuer and audience, `sub` = user id, 30-day expiry.
 
-export const SERVICE_JWT_ALGORITHM = 'HS256';
-export const MIN_SECRET_LENGTH = 32;
+const SERVICE_JWT_ALGORITHM = 'HS256';
+const MIN_SECRET_LENGTH = 32;
 
 export type Role = 'user' | 'admin';
 
@@ -19,7 +19,7 @@ export interface ServiceTokenClaims {
 }
 
 /** Where the signing secret comes from, and the claims every token carries. */
-export interface ServiceTokenSettings {
+interface ServiceTokenSettings {
   /** The secret itself, or a reader of it (Secrets Manager when deployed), read once. */
   secret: string | (() => Promise<string | undefined>);
   issuer: string;

@@ -10,13 +10,13 @@ import { DEFAULT_CHAT_NAME, DEFAULT_SYSTEM_MESSAGE, type Chat, type ChatStatus, 
 // newest first). A chat being deleted carries `deleting` and is invisible to every read; the
 // flag also stops new messages from being appended while its partition is emptied.
 
-export interface NewChat {
+interface NewChat {
   name?: string;
   type: ChatType;
   systemMessage?: string;
 }
 
-export interface ChatChanges {
+interface ChatChanges {
   name?: string;
   systemMessage?: string;
   status?: ChatStatus;

@@ -10,12 +10,12 @@ import type { Chat, createChatBody, Message, updateChatBody } from './schemas.ts
 // A user's chats: create, read (with the files attached), list, change, delete, and read a
 // chat's messages. Every call names the caller; a chat of anyone else is 404 (getOwned).
 
-export interface ChatDeps {
+interface ChatDeps {
   chats: ChatRepository;
   clock: Clock;
 }
 
-export interface ChatReadDeps extends Pick<ChatDeps, 'chats'> {
+interface ChatReadDeps extends Pick<ChatDeps, 'chats'> {
   messages: MessageRepository;
   files: ChatFilesDeps;
 }

@@ -14,7 +14,7 @@ const MAX_MARKER_CHARS = 24;
  * `before` is the text already sent ahead of this one (its last character decides whether a
  * marker at the start follows a word).
  */
-export function checkMarkers(text: string, sourceCount: number, cited: Set<number>, before = ''): string {
+function checkMarkers(text: string, sourceCount: number, cited: Set<number>, before = ''): string {
   const context = before.slice(-1);
   const checked = (context + text).replace(MARKER, (_whole, list: string) => {
     const valid = [...new Set(list.split(',').map((n) => Number(n.trim())))].filter((n) => n >= 1 && n <= sourceCount);

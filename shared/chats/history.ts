@@ -7,7 +7,7 @@ import type { Message } from './schemas.ts';
 // not fit, so older messages are the ones dropped and the kept history has no gaps. Only the
 // dialogue counts: file attachments and stored system notes are not turns.
 
-export function toTurn(message: Message): ChatTurn | undefined {
+function toTurn(message: Message): ChatTurn | undefined {
   if (message.type !== 'message') return undefined;
   if (message.messageType === 'user') return { role: 'user', content: message.message };
   if (message.messageType === 'ai')

@@ -4,7 +4,7 @@
 //   CHAT#<id> / MSG#<seq:10>     its messages, in sequence order
 //   CHAT#<id> / FILE#<fileId>    its file attachments (written by the PDF ingestion)
 
-export const SEQUENCE_DIGITS = 10;
+const SEQUENCE_DIGITS = 10;
 
 export const chatPk = (chatId: string) => `CHAT#${chatId}`;
 export const chatKey = (chatId: string) => ({ PK: chatPk(chatId), SK: 'META' });

@@ -10,7 +10,7 @@ import type { ContentType, Message, MessageType, SourceRef } from './schemas.ts'
 // atomic counter on the chat item (ADD messageCount 1, conditional on the chat existing, being
 // the given user's and not being deleted), so concurrent writers never share a number.
 
-export interface AppendMessageInput {
+interface AppendMessageInput {
   /** The message's id when it was announced before being stored (a streamed reply); new otherwise. */
   id?: string;
   chatId: string;

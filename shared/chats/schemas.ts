@@ -11,13 +11,13 @@ import { example, EXAMPLE_IDS as ids, EXAMPLE_TIME as at } from '../openapi/exam
 export const DEFAULT_CHAT_NAME = 'New Chat';
 export const DEFAULT_SYSTEM_MESSAGE =
   'You are a helpful assistant. Answer clearly and concisely, and say so when you do not know.';
-export const CHAT_NAME_MAX_CHARS = 200;
-export const SYSTEM_MESSAGE_MAX_CHARS = 8_000;
+const CHAT_NAME_MAX_CHARS = 200;
+const SYSTEM_MESSAGE_MAX_CHARS = 8_000;
 
-export const chatTypes = ['text', 'file'] as const;
-export const chatStatuses = ['active', 'deactivated'] as const;
-export const messageTypes = ['system', 'user', 'ai'] as const;
-export const contentTypes = ['file', 'message'] as const;
+const chatTypes = ['text', 'file'] as const;
+const chatStatuses = ['active', 'deactivated'] as const;
+const messageTypes = ['system', 'user', 'ai'] as const;
+const contentTypes = ['file', 'message'] as const;
 
 export type ChatType = (typeof chatTypes)[number];
 export type ChatStatus = (typeof chatStatuses)[number];
@@ -46,7 +46,7 @@ const CHAT_EXAMPLE = {
   type: 'text',
 };
 
-export const usageSchema = z
+const usageSchema = z
   .object({
     promptTokens: count(),
     completionTokens: count(),
@@ -54,7 +54,7 @@ export const usageSchema = z
   })
   .check(example({ promptTokens: 812, completionTokens: 64, totalTokens: 876 }));
 
-export const sourceSchema = z
+const sourceSchema = z
   .object({
     fileId: z.string(),
     fileName: z.optional(z.string()),
@@ -74,7 +74,7 @@ export const sourceSchema = z
   .check(example(SOURCE_EXAMPLE));
 export type SourceRef = z.infer<typeof sourceSchema>;
 
-export const chatSchema = z
+const chatSchema = z
   .object({
     id: z.string(),
     userId: z.string(),
@@ -88,7 +88,7 @@ export const chatSchema = z
   .check(example(CHAT_EXAMPLE));
 export type Chat = z.infer<typeof chatSchema>;
 
-export const messageSchema = z
+const messageSchema = z
   .object({
     id: z.string(),
     chatId: z.string(),
@@ -153,7 +153,7 @@ export const updateChatBody = z
   );
 
 /** A chat as GET /chat/{chatId} answers it: with the files attached to it and their status. */
-export const chatWithFilesSchema = z
+const chatWithFilesSchema = z
   .object({
     ...chatSchema.shape,
     files: z
@@ -182,7 +182,7 @@ export const sendMessageBody = z
   })
   .check(example({ chatId: ids.fileChat, prompt: 'What is this paper about?', stream: false }));
 
-export const replySchema = z
+const replySchema = z
   .object({
     response: z.string().check(z.describe("The assistant's reply")),
     usage: usageSchema,
@@ -205,7 +205,7 @@ export const replySchema = z
   );
 
 /** The first event of a streamed reply (`event: start`): which prompt it answers, and the reply's id. */
-export const streamStartSchema = z
+const streamStartSchema = z
   .object({
     chatId: z.string(),
     userMessageId: z.string().check(z.describe('Id of the stored user message (the prompt)')),
@@ -215,7 +215,7 @@ export const streamStartSchema = z
   .check(example({ chatId: ids.chat, userMessageId: ids.userMessage, userSequenceNumber: 1, messageId: ids.reply }));
 
 /** One model delta of a streamed reply (an unnamed event). */
-export const streamDeltaSchema = z.object({ content: z.string() }).check(example({ content: 'The paper describes' }));
+const streamDeltaSchema = z.object({ content: z.string() }).check(example({ content: 'The paper describes' }));
 
 /** The named component schemas of the OpenAPI document. */
 export const schemas: NamedSchemas = {

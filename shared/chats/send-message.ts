@@ -29,7 +29,7 @@ import type { Chat, Message, SourceRef } from './schemas.ts';
 // POST /message/logged-in: a prompt in, the assistant's reply out, whole or as an event stream.
 
 /** The user's daily token budget (shared/limits/user-limits.ts). */
-export interface TokenBudget {
+interface TokenBudget {
   reserveTokens(userId: string, tokens: number): Promise<TokenReservation | undefined>;
   settle(reservation: TokenReservation | undefined, usedTokens: number): Promise<void>;
 }
@@ -47,7 +47,7 @@ export interface SendMessageDeps {
   settings: ReplySettings;
 }
 
-export interface ReplySettings {
+interface ReplySettings {
   historyTokenBudget: number;
   replyMaxTokens: number;
   /** Passages retrieved for a file chat. */
@@ -190,7 +190,7 @@ async function prepare(deps: SendMessageDeps, req: SendMessageRequest): Promise<
     userMessage,
     input,
     ...(sources && { sources: sources.map(toRef) }),
-    ...(queryUsage && { queryUsage }),
+    queryUsage,
   };
 }
 
@@ -224,14 +224,14 @@ function storeReply(
   },
 ) {
   return deps.messages.append({
-    ...(r.id && { id: r.id }),
+    id: r.id,
     chatId: r.chatId,
     userId: r.userId,
     message: r.text,
     messageType: 'ai',
     type: 'message',
     usage: r.usage,
-    ...(r.sources && { sources: r.sources }),
+    sources: r.sources,
     ...(r.incomplete && { incomplete: true }),
     timestamp: isoNow(deps.clock),
   });
@@ -278,7 +278,7 @@ export async function sendMessage(deps: SendMessageDeps, req: SendMessageRequest
     response: result.text,
     userMessageId: userMessage.id,
     usage: result.usage,
-    ...(sources && { sources }),
+    sources,
     messageId: stored.id,
     sequenceNumber: stored.sequenceNumber,
   };
@@ -289,7 +289,7 @@ export async function sendMessage(deps: SendMessageDeps, req: SendMessageRequest
  * deltas (Server-Sent Events carry them as they are: `event:` and `data:` lines). An error
  * carries the error; the transport says it as a JSON response would.
  */
-export type ReplyEvent =
+type ReplyEvent =
   | {
       event: 'start';
       data: { chatId: string; userMessageId: string; userSequenceNumber: number; messageId: string };
@@ -300,7 +300,7 @@ export type ReplyEvent =
   | { event: 'usage'; data: Usage }
   | { event: 'error'; error: unknown };
 
-export interface StreamedReply {
+interface StreamedReply {
   /** The reply's events; `clientGone` aborts the model call. Storing the reply is part of the iteration. */
   open(clientGone: AbortSignal): AsyncGenerator<ReplyEvent>;
 }

@@ -4,7 +4,7 @@ import { putIfAbsent, queryAll, Repository, type Item } from '../dynamo.ts';
 // A file attached to a chat: CHAT#<chatId> / FILE#<fileId> in the chat's partition, so deleting
 // the chat removes its attachments with it and retrieval lists a chat's files with one query.
 
-export interface Attachment {
+interface Attachment {
   chatId: string;
   fileId: string;
   fileName: string;

@@ -23,7 +23,7 @@ export interface Chunk {
   ocrPages?: number[];
 }
 
-export const CHUNK_DIGITS = 6;
+const CHUNK_DIGITS = 6;
 
 /** A stored chunk: the chunker's chunk (its index as `n`), the run that wrote it and its embedding. */
 export interface ChunkItem extends Omit<Chunk, 'index'> {

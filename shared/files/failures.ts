@@ -74,7 +74,7 @@ export function clientFailure(err: PermanentFailure | RetryableFailure): Failure
 }
 
 /** What a failed request to a PDF's URL answered, and the class of a download failure. */
-export interface FailureOptions {
+interface FailureOptions {
   cause?: unknown;
   httpStatus?: number;
   downloadCause?: DownloadCause;

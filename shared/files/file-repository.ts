@@ -93,7 +93,7 @@ export interface RunProgress {
 }
 
 /** Uploaded (POST /upload), never ingested. */
-export interface UploadedFile extends FileBase {
+interface UploadedFile extends FileBase {
   status: 'uploaded';
 }
 
@@ -123,7 +123,7 @@ export interface FailedFile extends FileBase, Partial<Run>, RunProgress {
 
 export type FileRecord = UploadedFile | ProcessingFile | CompletedFile | FailedFile;
 
-export const INGESTING = 'PDF_INGESTING';
+const INGESTING = 'PDF_INGESTING';
 /** DELETE /upload ends the file's run by giving it a run id with this prefix (see `retire`). */
 const RETIRED_RUN_PREFIX = 'deleted-';
 /** True when the file is gone or being deleted: no stage may leave anything of it behind. */
@@ -237,7 +237,7 @@ function fromItem(item: Item): FileRecord {
 }
 
 /** What pdf-extract learned of the document, and where the run goes next. */
-export type Extraction =
+type Extraction =
   | { next: 'embed'; pages: number; textPages: number; unreadablePages: number; chunks: number; partsTotal: number }
   | {
       next: 'ocr';
@@ -252,7 +252,7 @@ export type Extraction =
     };
 
 /** What pdf-ocr added once its last range is done: the run goes on to embedding. */
-export interface OcrOutcome {
+interface OcrOutcome {
   ocrPages: number;
   unreadablePages: number;
   chunks: number;

@@ -6,7 +6,7 @@ import type { EmbeddingsData } from './schemas.ts';
 
 // Reading a user's files as the API shows them (`embeddingsData`): one, or a page of all.
 
-export interface FileStatusDeps {
+interface FileStatusDeps {
   files: FileRepository;
 }
 

@@ -9,7 +9,7 @@ const LOCAL_BUCKET = 'http://localhost:3000/s3/chat-service-files/uploads';
 
 // PDF upload and ingestion: request schemas and the shapes the API answers with.
 
-export const FILE_NAME_MAX_CHARS = 255;
+const FILE_NAME_MAX_CHARS = 255;
 
 export const createUploadBody = z
   .strictObject({
@@ -49,7 +49,7 @@ export const ingestPdfBody = z
     }),
   );
 
-export const failureSchema = z
+const failureSchema = z
   .object({
     reason: z.enum(failureReasons),
     message: z.string(),
@@ -67,7 +67,7 @@ export const failureSchema = z
   })
   .check(example({ reason: 'NOT_PDF', message: 'The URL did not return a PDF (no %PDF- header)', stage: 'pdf-fetch' }));
 
-export const uploadResponse = z
+const uploadResponse = z
   .object({
     fileId: z.string(),
     fileName: z.string(),
@@ -105,7 +105,7 @@ const doneOfTotal = (what: string) =>
     total: z.optional(int()).check(z.describe(`${what} in all, once known`)),
   });
 
-export const progressSchema = z
+const progressSchema = z
   .object({
     stage: z
       .string()

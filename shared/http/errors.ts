@@ -19,7 +19,7 @@ import { IngestionFailedError } from '../files/failures.ts';
 
 export type { FieldIssue };
 
-export class HttpError extends Error {
+class HttpError extends Error {
   constructor(
     readonly statusCode: number,
     message: string,

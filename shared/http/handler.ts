@@ -41,7 +41,7 @@ export interface Schemas {
 
 type Infer<T> = T extends z.core.$ZodType ? z.infer<T> : undefined;
 
-export interface HttpRequest<S extends Schemas> {
+interface HttpRequest<S extends Schemas> {
   body: Infer<S['body']>;
   params: Infer<S['params']>;
   query: Infer<S['query']>;
@@ -54,7 +54,7 @@ export interface HttpRequest<S extends Schemas> {
   context: Context;
 }
 
-export interface HttpResult {
+interface HttpResult {
   statusCode?: number;
   /** The payload: `data` of the envelope, or the bare body on order routes. */
   data?: unknown;
@@ -101,7 +101,7 @@ export interface HttpLayer {
 }
 
 /** The HTTP layer of a function: its settings, caller checks and per-user limits, from the configuration. */
-export function httpLayer(settings: Config, clock: Clock): HttpLayer {
+function httpLayer(settings: Config, clock: Clock): HttpLayer {
   return {
     maxBodyBytes: settings.MAX_BODY_BYTES,
     corsAllowOrigin: settings.CORS_ALLOW_ORIGIN,

@@ -4,7 +4,7 @@ import { encodeCursor, type Key } from '../dynamo.ts';
 // cursors themselves are made and checked where the lists are read (shared/dynamo.ts).
 
 /** The response header carrying the next page's cursor, when there is one. */
-export function nextCursorHeader(lastKey: Key | undefined): Record<string, string> {
+function nextCursorHeader(lastKey: Key | undefined): Record<string, string> {
   const cursor = encodeCursor(lastKey);
   return cursor ? { 'x-next-cursor': cursor } : {};
 }

@@ -11,7 +11,7 @@ import { isConditionFailure } from '../dynamo.ts';
 // Reusable for any per-user limit: a rate (a counter per window), a budget (a counter per day),
 // or a number in flight (`tryAdd(+1)` to start, `add(-1)` when done).
 
-export interface CounterKey {
+interface CounterKey {
   /** Whose counter (a user id). */
   subject: string;
   /** Which counter of the subject, window included. */

@@ -16,12 +16,12 @@ import { UsageCounters } from './usage-counters.ts';
 
 export type RateLimitName = 'messages' | 'ingestions' | 'uploads';
 
-export interface LimitSettings {
+interface LimitSettings {
   perMinute: Record<RateLimitName, number>;
   dailyTokens: number;
 }
 
-export const limitSettings = (config: Config): LimitSettings => ({
+const limitSettings = (config: Config): LimitSettings => ({
   perMinute: {
     messages: config.RATE_LIMIT_MESSAGES_PER_MINUTE,
     ingestions: config.RATE_LIMIT_INGESTIONS_PER_MINUTE,
@@ -43,7 +43,7 @@ const DAY_MS = 86_400_000;
 const KEEP_SECONDS = 2 * 86_400;
 
 export const tokenCounter = (day: string) => `TOKENS#${day}`;
-export const rateCounter = (name: RateLimitName, minute: number) => `RATE#${name}#${minute}`;
+const rateCounter = (name: RateLimitName, minute: number) => `RATE#${name}#${minute}`;
 export const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 export class UserLimits {

@@ -44,7 +44,7 @@ function fromItem(item: Item): Order {
 
 export type { Page };
 
-export type StatusChange = { outcome: 'changed'; order: Order } | { outcome: 'stale' };
+type StatusChange = { outcome: 'changed'; order: Order } | { outcome: 'stale' };
 
 export class OrderRepository extends Repository {
   async create(order: Order): Promise<void> {

@@ -12,7 +12,7 @@ import type { CreateOrderInput, Order, OrderItem } from './schemas.ts';
 
 const notFound = () => new NotFoundError('Order not found');
 
-export interface OrderDeps {
+interface OrderDeps {
   orders: OrderRepository;
   products: ProductRepository;
   clock: Clock;

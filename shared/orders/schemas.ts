@@ -7,10 +7,10 @@ import { example, EXAMPLE_IDS as ids, EXAMPLE_TIME as at } from '../openapi/exam
 // Orders: request schemas, the payload schema and the contracts of the order routes. Order
 // routes answer bare objects and `{ message, errors? }` errors (the spec's shape).
 
-export const MAX_ORDER_ITEMS = 100;
-export const MAX_ITEM_QUANTITY = 1000;
+const MAX_ORDER_ITEMS = 100;
+const MAX_ITEM_QUANTITY = 1000;
 
-export const orderStatusSchema = z.enum(ORDER_STATUSES, {
+const orderStatusSchema = z.enum(ORDER_STATUSES, {
   error: `Must be one of ${ORDER_STATUSES.join(', ')}`,
 });
 
@@ -22,7 +22,7 @@ const ORDER_ITEM_EXAMPLE = {
   currency: 'EUR',
 };
 
-export const orderItemSchema = z
+const orderItemSchema = z
   .object({
     productId: cuidSchema,
     name: z.string().check(z.describe("The product's name when the order was placed")),
@@ -33,7 +33,7 @@ export const orderItemSchema = z
   .check(example(ORDER_ITEM_EXAMPLE));
 export type OrderItem = z.infer<typeof orderItemSchema>;
 
-export const orderSchema = z
+const orderSchema = z
   .object({
     id: cuidSchema,
     userId: cuidSchema,

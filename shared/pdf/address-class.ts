@@ -3,7 +3,7 @@
 // embed an IPv4 address (IPv4-mapped, IPv4-translated, IPv4-compatible, NAT64, 6to4, Teredo) are
 // classified by the address they embed; outside 2000::/3 nothing is public.
 
-export type AddressClass =
+type AddressClass =
   | 'public'
   | 'loopback'
   | 'private'
@@ -17,7 +17,7 @@ export type AddressClass =
   | 'invalid';
 
 /** Dotted-quad IPv4 (the canonical form the WHATWG URL parser produces) → 4 bytes. */
-export function parseIPv4(text: string): number[] | undefined {
+function parseIPv4(text: string): number[] | undefined {
   const parts = text.split('.');
   if (parts.length !== 4) return undefined;
   const bytes = parts.map((p) => (/^(0|[1-9]\d{0,2})$/.test(p) ? Number(p) : NaN));
@@ -62,7 +62,7 @@ const inV4 = (b: number[], prefix: number[], bits: number) => {
   return true;
 };
 
-export function classifyIPv4(b: number[]): AddressClass {
+function classifyIPv4(b: number[]): AddressClass {
   if (inV4(b, [0], 8)) return 'unspecified'; // "this network", 0.0.0.0 included
   if (inV4(b, [127], 8)) return 'loopback';
   if (inV4(b, [10], 8) || inV4(b, [172, 16], 12) || inV4(b, [192, 168], 16)) return 'private';
@@ -95,7 +95,7 @@ function embedded(v4: number[], whenPublic: AddressClass): AddressClass {
   return cls === 'public' ? whenPublic : cls;
 }
 
-export function classifyIPv6(b: number[]): AddressClass {
+function classifyIPv6(b: number[]): AddressClass {
   const zeros = (from: number, to: number) => b.slice(from, to).every((v) => v === 0);
   if (zeros(0, 16)) return 'unspecified';
   if (zeros(0, 15) && b[15] === 1) return 'loopback';

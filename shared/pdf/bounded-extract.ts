@@ -37,7 +37,7 @@ export interface ExtractLimits {
   content: ContentLimits;
 }
 
-export interface BoundedExtractOptions {
+interface BoundedExtractOptions {
   maxPages: number;
   limits: ExtractLimits;
   /** Called with each page's normalised text ('' when unusable) and its quality verdict, in page order (awaited, one at a time). */
@@ -48,7 +48,7 @@ export interface BoundedExtractOptions {
   onStats?: (stats: { childPeakRssMb?: number }) => void;
 }
 
-export interface BoundedExtractResult extends ExtractResult {
+interface BoundedExtractResult extends ExtractResult {
   /** Peak resident size of the child (MB), where the platform reports it (Linux). */
   childPeakRssMb?: number;
 }

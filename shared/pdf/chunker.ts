@@ -8,7 +8,7 @@ import { splitSentences } from '../sentences.ts';
 // characters). Chunks may span pages; `pageStarts` maps offsets in the chunk text to pages.
 // Pages are pushed one at a time, so memory stays bounded by one chunk plus one page.
 
-export interface ChunkerOptions {
+interface ChunkerOptions {
   chunkTokens: number;
   overlapTokens: number;
   countTokens: (text: string) => number;
@@ -153,7 +153,7 @@ export function chunkPages(pages: { page: number; text: string }[], options: Chu
 }
 
 // 2: text quality check, NFKC, right-to-left lines in logical order, CJK CMaps, OCR pages.
-export const CHUNKER_VERSION = 2;
+const CHUNKER_VERSION = 2;
 
 /** What makes two chunkings of the same bytes identical (embeddings are reused only under the same one). */
 export const chunkerId = (chunkTokens: number, overlapTokens: number) =>

@@ -55,7 +55,7 @@ export async function completeRun(deps: PipelineDeps, record: ProcessingFile): P
   logger.info('file completed', { fileId: record.id, runId, chunks: record.chunks, parts: record.partsTotal });
   const durationMs = record.startedAt ? completedAt.getTime() - Date.parse(record.startedAt) : NaN;
   metrics.ingestionCompleted({
-    ...(record.tokens !== undefined && { tokens: record.tokens }),
+    tokens: record.tokens,
     ...((record.pages ?? record.pagesTotal) !== undefined && { pages: (record.pages ?? record.pagesTotal)! }),
     ...(Number.isFinite(durationMs) && { durationMs }),
   });
@@ -64,12 +64,7 @@ export async function completeRun(deps: PipelineDeps, record: ProcessingFile): P
 }
 
 /** Best effort: leftovers cost storage, never correctness. */
-export async function cleanUp(
-  deps: PipelineDeps,
-  fileId: string,
-  runId: string,
-  oldVectorsKey?: string,
-): Promise<void> {
+async function cleanUp(deps: PipelineDeps, fileId: string, runId: string, oldVectorsKey?: string): Promise<void> {
   try {
     await Promise.all([
       deps.storage.deletePrefix(runWorkPrefix(fileId, runId)),

@@ -25,7 +25,7 @@ export interface ContentLimits {
   maxCmapCodes: number;
 }
 
-export interface ContentReport {
+interface ContentReport {
   streams: number;
   /** Decoded bytes, weighted by references. */
   contentBytes: number;

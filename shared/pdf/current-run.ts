@@ -28,7 +28,7 @@ export interface RunMessage {
 }
 
 /** The run ended while a stage worked on it: the stage stops, its runner cleans up. */
-export class StaleRun extends Error {
+class StaleRun extends Error {
   constructor(readonly record?: FileRecord) {
     super('The run is no longer the file’s current one');
     this.name = 'StaleRun';

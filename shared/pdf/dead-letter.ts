@@ -19,7 +19,7 @@ export interface DeadLetterDeps {
 }
 
 /** The stage a dead message belongs to, from its body (each stage's body has its own shape). */
-export function deadLetterOf(body: unknown): { stage: PipelineStageName; fileId: string; runId: string } | undefined {
+function deadLetterOf(body: unknown): { stage: PipelineStageName; fileId: string; runId: string } | undefined {
   const embed = embedMessageSchema.safeParse(body);
   if (embed.success) return { stage: 'pdf-embed', fileId: embed.data.fileId, runId: embed.data.runId };
   const ocr = ocrMessageSchema.safeParse(body);

@@ -32,7 +32,7 @@ function embeddingFailure(err: unknown): Error {
   return new RetryableFailure('EMBEDDING_FAILED', 'Embedding failed', { cause: err });
 }
 
-export interface EmbedContext {
+interface EmbedContext {
   provider: AiProvider;
   /** Concurrent embedding requests within one part. */
   concurrency: number;

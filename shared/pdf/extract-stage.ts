@@ -13,7 +13,7 @@ import { isoNow } from '../clock.ts';
 // recognised text is chunked too; otherwise it is recorded here, and the file completes when
 // every part is embedded.
 
-export interface ExtractContext {
+interface ExtractContext {
   /** Milliseconds left before the function times out. */
   remainingMs?: () => number;
   /** The function's memory (MB). */

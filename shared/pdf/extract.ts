@@ -65,7 +65,7 @@ export function standardFontsDir(): string {
   return fontsDir;
 }
 
-export interface ExtractOptions {
+interface ExtractOptions {
   maxPages: number;
   /** Called with each page's normalised text ('' when unusable) and the quality verdict on it, in page order (awaited). */
   onPage: (page: number, text: string, verdict: TextVerdict) => void | Promise<void>;

@@ -9,7 +9,7 @@ import { isoNow } from '../clock.ts';
 
 // pdf-fetch: the PDF from its URL into the bucket.
 
-export function fetchPolicy(c: PipelineDeps['config'], remainingMs?: number): FetchPolicy {
+function fetchPolicy(c: PipelineDeps['config'], remainingMs?: number): FetchPolicy {
   const budget = remainingMs !== undefined ? Math.max(1000, remainingMs - 10_000) : c.PDF_FETCH_TIMEOUT_MS;
   return {
     allowLoopback: c.PDF_ALLOW_LOOPBACK,
@@ -22,11 +22,11 @@ export function fetchPolicy(c: PipelineDeps['config'], remainingMs?: number): Fe
 }
 
 /** True when the bytes look like a PDF: `%PDF-` within the first KiB, as readers accept it. */
-export function looksLikePdf(bytes: Uint8Array): boolean {
+function looksLikePdf(bytes: Uint8Array): boolean {
   return Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.byteLength, 1024)).includes('%PDF-');
 }
 
-export interface FetchContext {
+interface FetchContext {
   remainingMs?: number;
 }
 

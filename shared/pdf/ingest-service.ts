@@ -33,7 +33,7 @@ export interface IngestDeps {
   clock: Clock;
 }
 
-export interface IngestSettings {
+interface IngestSettings {
   /** The SSRF guard's settings for the size probe. */
   probe: FetchPolicy;
   /** How long to wait for the pipeline before answering that it is still in progress (PDF_SYNC_WAIT_MS). */
@@ -42,7 +42,7 @@ export interface IngestSettings {
   maxInFlightPerUser: number;
 }
 
-export interface IngestRequest {
+interface IngestRequest {
   userId: string;
   body: z.infer<typeof ingestPdfBody>;
   /** What the invocation has left (the wait is cut to fit). */

@@ -13,7 +13,7 @@ import { judgePageText, type TextVerdict } from './text-quality.ts';
 // - Control characters go; whitespace runs become single spaces.
 
 /** What this module needs of a pdf.js text item (TextItem). */
-export interface PageTextItem {
+interface PageTextItem {
   str: string;
   dir?: string;
   /** [a, b, c, d, e, f]: e and f are the item's origin on the page. */
@@ -83,7 +83,7 @@ export function normalisePageText(raw: string): string {
   return normalizeText(text);
 }
 
-export interface PageText {
+interface PageText {
   /** Normalised text ('' when the page has none or it is unusable). */
   text: string;
   verdict: TextVerdict;

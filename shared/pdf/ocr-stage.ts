@@ -17,7 +17,7 @@ import { isoNow } from '../clock.ts';
 // chunks every range's text in page order — chunks and parts numbered after pdf-extract's —
 // queues the parts to pdf-embed and records the totals, so completion works as without OCR.
 
-export interface OcrContext {
+interface OcrContext {
   /** Runs the work with the engine of this cold start (created on first use). */
   withEngine: <T>(work: (engine: OcrEngine) => Promise<T>) => Promise<T>;
   /** Milliseconds left before the function times out. */

@@ -13,7 +13,7 @@ import { countTextTokens } from './tokens.ts';
 // pdf-extract feeds it text layers page by page; pdf-ocr the recognised pages, its chunks and
 // parts numbered after pdf-extract's.
 
-export interface PartWriter {
+interface PartWriter {
   page(page: number, text: string): void;
   /** Writes the last part, then waits for every write: a write still in flight after the stage
    * ended would land after the clean-up of a redelivery. */

@@ -6,7 +6,7 @@ import type { Chunk } from '../files/chunk-repository.ts';
 // and its parts are embedded in parallel. A chunk's cost is the larger of its exact token count
 // and the provider's own estimate, so the provider never has to split a part in two.
 
-export interface PartLimits {
+interface PartLimits {
   maxInputs: number;
   maxTokens: number;
 }

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 const found = new Map<string, string>();
 
 /** A pdfjs-dist data directory (with a trailing slash): the first candidate holding `probe`. */
-export function pdfjsDataDir(name: 'cmaps' | 'standard_fonts', probe: string, override?: string): string {
+function pdfjsDataDir(name: 'cmaps' | 'standard_fonts', probe: string, override?: string): string {
   const cached = found.get(name);
   if (cached) return cached;
   const candidates = [override];

@@ -10,7 +10,7 @@ import { partKey, sourceKey } from '../files/storage.ts';
 // it had reached. Every stage is idempotent (stale or repeated messages change nothing, parts
 // already embedded are not embedded again), so queuing too much is harmless.
 
-export interface RecoveryDeps {
+interface RecoveryDeps {
   files: FileRepository;
   queues: StageQueues;
 }

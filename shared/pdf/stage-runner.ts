@@ -22,7 +22,7 @@ interface StageMessage {
   runId: string;
 }
 
-export interface StageContext {
+interface StageContext {
   record: SQSRecord;
   attempt: number;
   lastAttempt: boolean;

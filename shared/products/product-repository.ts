@@ -34,7 +34,7 @@ function fromItem(item: Item): Product {
 
 export type { Page };
 
-export type ProductChanges = Partial<Pick<Product, 'name' | 'description' | 'priceCents' | 'currency'>>;
+type ProductChanges = Partial<Pick<Product, 'name' | 'description' | 'priceCents' | 'currency'>>;
 
 export class ProductRepository extends Repository {
   async create(product: Product): Promise<void> {

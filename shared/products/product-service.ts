@@ -9,7 +9,7 @@ import type { CreateProductInput, Product, UpdateProductInput } from './schemas.
 
 const notFound = () => new NotFoundError('Product not found');
 
-export interface ProductDeps {
+interface ProductDeps {
   products: ProductRepository;
   clock: Clock;
 }

@@ -7,12 +7,12 @@ import { example, EXAMPLE_IDS as ids, EXAMPLE_TIME as at } from '../openapi/exam
 // Product routes answer bare objects and `{ message, errors? }` errors, like the order routes.
 
 /** Upper bound on a price: 1e10 minor units (a hundred million in a two-decimal currency). */
-export const MAX_PRICE_CENTS = 10_000_000_000;
+const MAX_PRICE_CENTS = 10_000_000_000;
 
 // ISO 4217 codes the runtime's ICU knows (full ICU ships with Node and Lambda).
 const CURRENCIES: ReadonlySet<string> = new Set(Intl.supportedValuesOf('currency'));
 
-export const currencySchema = z.string().check(
+const currencySchema = z.string().check(
   z.regex(/^[A-Z]{3}$/, 'Must be an upper-case ISO 4217 currency code, e.g. EUR'),
   z.refine((code) => CURRENCIES.has(code), { message: 'Not an ISO 4217 currency code' }),
   z.describe('ISO 4217 currency code, upper case'),
@@ -29,7 +29,7 @@ const priceCents = z
     z.describe('Price in minor units of the currency (e.g. cents)'),
   );
 
-export const productSchema = z
+const productSchema = z
   .object({
     id: cuidSchema,
     name: z.string(),

@@ -73,7 +73,7 @@ export function concatLexical(parts: LexicalIndex[], order: { part: number; row:
 const K1 = 1.2;
 const B = 0.75;
 
-export interface LexicalHit {
+interface LexicalHit {
   /** Index of the index in the list given to bm25TopK. */
   pack: number;
   /** Row within that pack. */
@@ -86,7 +86,7 @@ export interface LexicalHit {
  * once per loaded pack: a query then reads only the postings of its own terms (a few thousand)
  * instead of testing all of them (millions for 10,000 chunks).
  */
-export interface PostingsByTerm {
+interface PostingsByTerm {
   /** Term hash → its group, an open-addressing table (terms are hashes already: slot = term & mask). */
   slots: { terms: Uint32Array; groups: Int32Array; mask: number; size: number };
   /** Group g's postings are [start[g], start[g + 1]), in ascending row order. */

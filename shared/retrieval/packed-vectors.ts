@@ -31,7 +31,7 @@ export interface PackedVectors {
   lexical?: LexicalIndex;
 }
 
-export interface VectorRow {
+interface VectorRow {
   chunk: number;
   page: number;
   vector: Float32Array;
@@ -180,7 +180,7 @@ export function concatPacked(parts: PackedVectors[]): PackedVectors {
   return out;
 }
 
-export interface Candidate {
+interface Candidate {
   /** Index of the pack in the list given to topK. */
   pack: number;
   chunk: number;

@@ -6,9 +6,9 @@ import { STOP_WORDS } from './terms.ts';
 // most `maxChars` around its first shared word when it is long. Always a substring of the
 // chunk's stored text, so a client can find it verbatim in the source.
 
-export const QUOTE_MAX_CHARS = 300;
+const QUOTE_MAX_CHARS = 300;
 
-export interface Quote {
+interface Quote {
   quote: string;
   /** Offset of the quote in the chunk text. */
   offset: number;

@@ -28,9 +28,9 @@ export interface RetrieveInput {
 }
 
 /** hybrid: dense and BM25 fused (default); dense or lexical: one ranking (for measuring). */
-export type RetrievalMode = 'hybrid' | 'dense' | 'lexical';
+type RetrievalMode = 'hybrid' | 'dense' | 'lexical';
 
-export interface RetrievalDeps {
+interface RetrievalDeps {
   attachments: AttachmentRepository;
   files: FileRepository;
   chunks: ChunkRepository;
@@ -40,7 +40,7 @@ export interface RetrievalDeps {
   mode?: RetrievalMode;
 }
 
-export const DEFAULT_K = 8;
+const DEFAULT_K = 8;
 /** Candidates re-scored exactly per passage returned (int8 ranking is close, not exact). */
 const OVERSAMPLE = 3;
 /** Reciprocal rank fusion's constant (Cormack et al. 2009): a rank r adds 1 / (RRF_K + r). */

@@ -15,7 +15,7 @@ export const STOP_WORDS = new Set(
 );
 
 /** A light, conservative stem: plurals and -ing / -ed endings of longer words. */
-export function stem(word: string): string {
+function stem(word: string): string {
   if (word.length <= 3 || /\d/.test(word)) return word;
   if (word.endsWith('ies') && word.length > 4) return `${word.slice(0, -3)}y`;
   if (word.endsWith('sses')) return word.slice(0, -2);
@@ -27,7 +27,7 @@ export function stem(word: string): string {
 }
 
 /** The indexed terms of a text, in order (stop words dropped, stemmed). */
-export function indexTerms(text: string): string[] {
+function indexTerms(text: string): string[] {
   const out: string[] = [];
   for (const w of words(text)) if (!STOP_WORDS.has(w)) out.push(stem(w));
   return out;
@@ -45,7 +45,7 @@ export function termCounts(text: string): { counts: Map<number, number>; length:
 }
 
 /** Distinct terms a query ranks by: a long prompt costs no more than this (first ones kept). */
-export const MAX_QUERY_TERMS = 64;
+const MAX_QUERY_TERMS = 64;
 
 /** A query's distinct term hashes (at most MAX_QUERY_TERMS). */
 export function queryTerms(text: string): number[] {

@@ -15,7 +15,7 @@ const USER_EXAMPLE = {
   updatedAt: at,
 };
 
-export const userSchema = z
+const userSchema = z
   .object({
     id: z.string(),
     email: z.email(),
@@ -30,7 +30,7 @@ export const userSchema = z
   })
   .check(example(USER_EXAMPLE));
 
-export const signInResponse = z
+const signInResponse = z
   .object({
     user: userSchema,
     token: z.string().check(z.describe('Service JWT (HS256), valid for 30 days; send as Authorization: Bearer')),

@@ -19,7 +19,7 @@ export interface User {
   updatedAt: string;
 }
 
-export interface ProfileFromProvider {
+interface ProfileFromProvider {
   providerUserId: string;
   email: string;
   verified: boolean;

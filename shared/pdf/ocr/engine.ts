@@ -12,14 +12,14 @@ import { dirname, join } from 'node:path';
 
 type Tesseract = typeof import('tesseract.js');
 
-export interface OcrEngineOptions {
+interface OcrEngineOptions {
   /** Tesseract language codes, each installed as @tesseract.js-data/<code> (eng by default). */
   languages: string[];
   /** Worker threads (pages recognised at once). */
   workers: number;
 }
 
-export interface Recognised {
+interface Recognised {
   text: string;
   /** Tesseract's mean word confidence, 0–100. */
   confidence: number;
@@ -27,12 +27,12 @@ export interface Recognised {
 
 const MODEL_DIR = '4.0.0_best_int';
 
-export class OcrUnavailableError extends Error {
+class OcrUnavailableError extends Error {
   override name = 'OcrUnavailableError';
 }
 
 /** The directory holding `<lang>.traineddata.gz` for every language (a symlink farm in /tmp when they come from several packages). */
-export function languageDir(languages: string[], require = createRequire(import.meta.url)): string {
+function languageDir(languages: string[], require = createRequire(import.meta.url)): string {
   const dirs = languages.map((lang) => {
     let pkg: string;
     try {

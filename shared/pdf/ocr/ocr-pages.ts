@@ -8,7 +8,7 @@ import { renderPages } from './render.ts';
 // stays bounded whatever the page count. The recognised text goes through the same quality check
 // and normalisation as a text layer: OCR that reads noise is not text either.
 
-export interface OcrPage {
+interface OcrPage {
   page: number;
   /** Normalised text ('' when nothing usable was recognised). */
   text: string;
@@ -16,7 +16,7 @@ export interface OcrPage {
   confidence: number;
 }
 
-export interface OcrPagesOptions {
+interface OcrPagesOptions {
   dpi: number;
   /** Checked before each page is drawn: OCR stops with this error when it returns one. */
   shouldStop?: () => Error | undefined;

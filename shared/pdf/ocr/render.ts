@@ -28,7 +28,7 @@ export function loadCanvas(): Promise<Canvas> {
   return canvasModule;
 }
 
-export interface RenderedPage {
+interface RenderedPage {
   page: number;
   width: number;
   height: number;
@@ -40,7 +40,7 @@ export interface RenderedPage {
 const MAX_SIDE_PX = 5000;
 
 /** RGBA → PGM (luma, Rec. 601 integer weights). */
-export function rgbaToPgm(rgba: Uint8ClampedArray | Uint8Array, width: number, height: number): Uint8Array {
+function rgbaToPgm(rgba: Uint8ClampedArray | Uint8Array, width: number, height: number): Uint8Array {
   const header = new TextEncoder().encode(`P5\n${width} ${height}\n255\n`);
   const out = new Uint8Array(header.length + width * height);
   out.set(header, 0);
@@ -50,7 +50,7 @@ export function rgbaToPgm(rgba: Uint8ClampedArray | Uint8Array, width: number, h
   return out;
 }
 
-export interface RenderOptions {
+interface RenderOptions {
   /** Resolution in dots per inch (a PDF point is 1/72 inch). */
   dpi: number;
 }
