@@ -5,8 +5,7 @@ import { systemClock } from '#shared/clock.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { aiProvider } from '#shared/ai/provider.ts';
 import { chatFilesDeps } from '#shared/files/chat-files.ts';
-import { ChatRepository } from '#shared/chats/chat-repository.ts';
-import { MessageRepository } from '#shared/chats/message-repository.ts';
+import { chatRepositories } from '#shared/chats/repositories.ts';
 import { sendMessageBody } from '#shared/chats/schemas.ts';
 import { replySettings, sendMessage, streamMessage, type SendMessageDeps } from '#shared/chats/send-message.ts';
 import { retrieverOnFirstUse } from '#shared/retrieval/retriever-on-first-use.ts';
@@ -18,8 +17,7 @@ import { userLimits } from '#shared/limits/user-limits.ts';
 
 const settings = config();
 const deps: SendMessageDeps = {
-  chats: new ChatRepository(dynamo(), tableName()),
-  messages: new MessageRepository(dynamo(), tableName()),
+  ...chatRepositories(dynamo(), tableName()),
   provider: await aiProvider(),
   retrieve: retrieverOnFirstUse(settings, dynamo()),
   budget: userLimits(dynamo(), settings, systemClock),

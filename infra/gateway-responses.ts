@@ -63,7 +63,7 @@ export function renderGatewayResponse(
 /** The CORS preflight every resource answers (OPTIONS, a mock integration in the stack). */
 export const corsPreflight = {
   allowMethods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
-  allowHeaders: ['authorization', 'content-type', 'x-request-id'],
+  allowHeaders: ['authorization', 'content-type', 'x-request-id', 'last-event-id'],
   exposeHeaders: ['x-request-id', 'x-next-cursor'],
   maxAgeSeconds: 600,
 };

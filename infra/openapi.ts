@@ -126,10 +126,12 @@ const bareError = {
   },
 };
 const SSE_DESCRIPTION =
-  'With `stream: true`, Server-Sent Events: first `event: start` (StreamStartEvent: the stored prompt and the id the reply is stored under); ' +
+  'Server-Sent Events, each with `id: n` (1, 2, … within the reply; resume with Last-Event-ID at GET /chat/{chatId}/messages/{messageId}/stream): ' +
+  'first `event: start` (StreamStartEvent: the stored prompt and the id of the reply, stored as it grows with status streaming); ' +
   'in a file chat `event: sources` next (an array of Source, before any delta that cites them); ' +
   'then one unnamed `data: {"content": "…"}` event per model delta (StreamDeltaEvent); `event: citations` `{ cited: [n, …] }` (file chats); ' +
-  '`event: usage` (Usage); `event: error` with `{ "message" }` on a failure after the stream began; `: keep-alive` comments while the model is quiet; ' +
+  '`event: usage` (Usage); `event: stopped` `{}` after a stop; `event: error` with `{ "message" }` on a failure after the stream began; ' +
+  '`: keep-alive` comments while the model is quiet; ' +
   'always last `data: [DONE]`.';
 const errorDescriptions: Record<number, string> = {
   400: 'Invalid input (field-level `errors`)',
@@ -175,7 +177,7 @@ export async function buildOpenApi(): Promise<Json> {
                 data,
               },
             };
-      const content: Json = { 'application/json': { schema: body } };
+      const content: Json = contract.streams === 'only' ? {} : { 'application/json': { schema: body } };
       if (contract.streams) {
         content['text/event-stream'] = {
           // contentSchema (JSON Schema's content vocabulary): the JSON data of the stream's events.
@@ -199,8 +201,8 @@ export async function buildOpenApi(): Promise<Json> {
             },
           },
           example:
-            'event: start\ndata: {"chatId":"…","userMessageId":"…","userSequenceNumber":1,"messageId":"…"}\n\n' +
-            'data: {"content":"Hel"}\n\ndata: {"content":"lo"}\n\nevent: usage\ndata: {"promptTokens":9,"completionTokens":2,"totalTokens":11}\n\ndata: [DONE]\n\n',
+            'id: 1\nevent: start\ndata: {"chatId":"…","userMessageId":"…","userSequenceNumber":1,"messageId":"…"}\n\n' +
+            'id: 2\ndata: {"content":"Hel"}\n\nid: 3\ndata: {"content":"lo"}\n\nid: 4\nevent: usage\ndata: {"promptTokens":9,"completionTokens":2,"totalTokens":11}\n\ndata: [DONE]\n\n',
         };
       }
       const headers = Object.fromEntries(

@@ -184,6 +184,24 @@ export const httpRoutes = {
     timeoutSeconds: 300,
     access: { table: 'readwrite', bucket: { read: ['vectors/'] }, jwtSecret: true, ai: ['chat', 'embeddings'] },
   },
+  // A streamed reply outlives its connection: resumed from the table (streaming, as long as a
+  // reply may take), or stopped wherever it is generated.
+  'follow-reply': {
+    method: 'GET',
+    path: '/chat/{chatId}/messages/{messageId}/stream',
+    auth: 'user',
+    shape: 'envelope',
+    streaming: true,
+    timeoutSeconds: 300,
+    access: { table: 'readwrite', jwtSecret: true },
+  },
+  'stop-reply': {
+    method: 'POST',
+    path: '/chat/{chatId}/messages/{messageId}/stop',
+    auth: 'user',
+    shape: 'envelope',
+    access: { table: 'readwrite', jwtSecret: true },
+  },
   // PDF upload and ingestion (envelope bodies). ingest-pdf checks the URL and its size, starts the
   // pipeline and waits up to PDF_SYNC_WAIT_MS for it (under API Gateway's 29 s).
   'create-upload': {

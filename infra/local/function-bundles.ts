@@ -115,7 +115,7 @@ const bundles = new Map<string, Promise<string>>();
  * Makes sure the bundles of these entries exist (one esbuild run for the missing or stale
  * ones); the test suite's global setup builds every function once this way.
  */
-function prebuildBundles(entries: string[]): Promise<unknown> {
+export function prebuildBundles(entries: string[]): Promise<unknown> {
   const todo = [...new Set(entries)].filter((e) => !bundles.has(e));
   const checked = mkdir(BUNDLE_CACHE_DIR, { recursive: true }).then(() =>
     Promise.all(todo.map(async (e) => [e, await cached(e)] as const)),

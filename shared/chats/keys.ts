@@ -3,6 +3,7 @@
 //   CHAT#<id> / META             the chat (listed in its owner's GSI1 partition, shared/user-index.ts)
 //   CHAT#<id> / MSG#<seq:10>     its messages, in sequence order
 //   CHAT#<id> / FILE#<fileId>    its file attachments (written by the PDF ingestion)
+//   CHAT#<id> / MSGID#<msgId>    where a streamed reply sits (its sequence number), to find it by id
 
 const SEQUENCE_DIGITS = 10;
 
@@ -13,3 +14,4 @@ export const messageKey = (chatId: string, sequenceNumber: number) => ({
   PK: chatPk(chatId),
   SK: messageSk(sequenceNumber),
 });
+export const messageIdKey = (chatId: string, messageId: string) => ({ PK: chatPk(chatId), SK: `MSGID#${messageId}` });

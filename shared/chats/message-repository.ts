@@ -4,7 +4,7 @@ import type { Usage } from '../ai/types.ts';
 import { putNew, queryPage, queryPages, Repository, updateIf, type Item, type Page } from '../dynamo.ts';
 import { NotFoundError } from '../errors.ts';
 import { chatKey, chatPk, messageKey, messageSk } from './keys.ts';
-import type { ContentType, Message, MessageType, SourceRef } from './schemas.ts';
+import type { ContentType, Message, MessageType, ReplyStatus, SourceRef } from './schemas.ts';
 
 // Messages: CHAT#<chatId> / MSG#<sequence, 10 digits>. A message's sequence number comes from an
 // atomic counter on the chat item (ADD messageCount 1, conditional on the chat existing, being
@@ -23,19 +23,39 @@ interface AppendMessageInput {
   usage?: Usage;
   /** Passages an ai reply in a file chat was given (without their full text). */
   sources?: SourceRef[];
-  /** An ai reply cut short (client gone, model failure mid-reply). */
+  /** An ai reply cut short (stopped, model failure mid-reply). */
   incomplete?: boolean;
+  /** A streamed reply's state (shared/chats/reply-repository.ts keeps the rest of it). */
+  status?: ReplyStatus;
+  /** Attributes of the item the API does not show (a streamed reply's replay state). */
+  internal?: Item;
   /** Creation time (ISO 8601). */
   timestamp: string;
 }
 
 const chatNotFound = () => new NotFoundError('Chat not found');
 
-const toItem = (m: Message): Item => ({ ...messageKey(m.chatId, m.sequenceNumber), ...m });
+const toItem = (m: Message, internal: Item = {}): Item => ({
+  ...messageKey(m.chatId, m.sequenceNumber),
+  ...internal,
+  ...m,
+});
 
-function fromItem(item: Item): Message {
-  const { id, chatId, userId, message, messageType, type, sequenceNumber, timestamp, usage, sources, incomplete } =
-    item as Message;
+export function fromItem(item: Item): Message {
+  const {
+    id,
+    chatId,
+    userId,
+    message,
+    messageType,
+    type,
+    sequenceNumber,
+    timestamp,
+    usage,
+    sources,
+    incomplete,
+    status,
+  } = item as Message;
   return {
     id,
     chatId,
@@ -48,6 +68,7 @@ function fromItem(item: Item): Message {
     ...(usage && { usage }),
     ...(sources && { sources }),
     ...(incomplete && { incomplete }),
+    ...(status && { status }),
   };
 }
 
@@ -72,8 +93,9 @@ export class MessageRepository extends Repository {
       ...(input.usage && { usage: input.usage }),
       ...(input.sources && { sources: input.sources }),
       ...(input.incomplete && { incomplete: true as const }),
+      ...(input.status && { status: input.status }),
     };
-    await putNew(this.db, { TableName: this.table, Item: toItem(message) });
+    await putNew(this.db, { TableName: this.table, Item: toItem(message, input.internal) });
     const chat = await this.db.send(
       new GetCommand({
         TableName: this.table,

@@ -23,6 +23,8 @@ export type ChatType = (typeof chatTypes)[number];
 export type ChatStatus = (typeof chatStatuses)[number];
 export type MessageType = (typeof messageTypes)[number];
 export type ContentType = (typeof contentTypes)[number];
+export const replyStatuses = ['streaming', 'complete', 'stopped', 'failed'] as const;
+export type ReplyStatus = (typeof replyStatuses)[number];
 
 const count = () => z.number().check(z.int(), z.gte(0));
 
@@ -102,7 +104,14 @@ const messageSchema = z
     sources: z.optional(z.array(sourceSchema)).check(z.describe('Passages an ai reply in a file chat was given')),
     incomplete: z
       .optional(z.literal(true))
-      .check(z.describe('Set on an ai reply that was cut short (the client went away or the model failed mid-reply)')),
+      .check(z.describe('Set on an ai reply that was cut short (stopped, or the model failed mid-reply)')),
+    status: z
+      .optional(z.enum(replyStatuses))
+      .check(
+        z.describe(
+          'A streamed ai reply: streaming while it is generated (the text so far), then complete, stopped or failed',
+        ),
+      ),
   })
   .check(
     example({
@@ -163,6 +172,19 @@ const chatWithFilesSchema = z
   .check(example({ ...CHAT_EXAMPLE, id: ids.fileChat, type: 'file', files: [FILE_STATUS_EXAMPLE] }));
 
 export const chatIdParams = z.strictObject({ chatId: cuidSchema });
+export const replyParams = z.strictObject({ chatId: cuidSchema, messageId: cuidSchema });
+export const followReplyQuery = z.strictObject({
+  after: z.optional(
+    z.coerce
+      .number()
+      .check(
+        z.int(),
+        z.gte(0),
+        z.lte(999_999_999),
+        z.describe('The id of the last event the client had (as Last-Event-ID)'),
+      ),
+  ),
+});
 
 export const listQuery = pageQuerySchema;
 
@@ -284,14 +306,39 @@ export const contracts: RouteContracts = {
     description:
       'stream false: 200 with data { response, messageId, userMessageId, usage, sources? }; in a file chat the reply cites sources as [n] ' +
       '(n = position in sources, from 1; markers naming no source are removed) and each source says whether it is `cited`. ' +
-      'stream true: text/event-stream: first `event: start` with { chatId, userMessageId, userSequenceNumber, messageId } (the stored prompt and the id the reply is stored under); ' +
+      'stream true: text/event-stream, every event with `id: n` (1, 2, … within the reply): first `event: start` with { chatId, userMessageId, userSequenceNumber, messageId } (the stored prompt and the reply, stored as it grows with status streaming); ' +
       'in a file chat `event: sources` next (before any delta that cites them), then one ' +
       '`data: {"content":"…"}` event per model delta, `event: citations` with `{ cited: [n, …] }` (file chats), `event: usage`, ' +
-      '`event: error` + `data: {"message":"…"}` on a failure after the stream began, and always `data: [DONE]` last. ' +
+      '`event: stopped` after a stop (POST …/stop), `event: error` + `data: {"message":"…"}` on a failure after the stream began, and always `data: [DONE]` last. ' +
+      'The generation goes on when the client goes away; resume at GET /chat/{chatId}/messages/{messageId}/stream with Last-Event-ID. ' +
       'A `: keep-alive` comment is sent while the model is quiet. 400 for a deactivated chat; 409 for a file chat whose PDFs are all still being processed.',
     body: sendMessageBody,
     responses: { 200: replySchema },
     errors: [400, 401, 403, 404, 409, 429, 502, 504],
     streams: true,
+  },
+  'follow-reply': {
+    summary: 'Resume a streamed reply: the events after the last one the client had, then the live generation',
+    description:
+      "text/event-stream, the same events as the reply's stream under the same ids (`id: n`). Send Last-Event-ID " +
+      '(or ?after=n) with the id of the last event received: the events after it are replayed from storage, then those the ' +
+      'generation stores next (wherever it runs) follow until the reply ends: `event: usage` (and `event: stopped` when it was ' +
+      "stopped) or `event: error`, then `data: [DONE]`. A finished reply is replayed and ended. 404 for a stranger's chat or " +
+      'a message that is not a streamed reply.',
+    params: replyParams,
+    query: followReplyQuery,
+    responses: { 200: null },
+    errors: [400, 401, 404],
+    streams: 'only',
+  },
+  'stop-reply': {
+    summary: 'Stop a reply being generated',
+    description:
+      'The generation ends within a second wherever it runs; the reply is stored as far as it got, status stopped, its ' +
+      'tokens counted; every open stream of it ends with `event: stopped` and `[DONE]`. 200 with the message as stored. ' +
+      'Stopping a finished reply changes nothing.',
+    params: replyParams,
+    responses: { 200: messageSchema },
+    errors: [400, 401, 404],
   },
 };

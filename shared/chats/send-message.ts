@@ -1,5 +1,5 @@
 import { createId } from '@paralleldrive/cuid2';
-import { AiProviderError } from '../ai/errors.ts';
+import { AiProviderError, clientMessage } from '../ai/errors.ts';
 import { estimateUsage } from '../ai/prompt.ts';
 import { isoNow, type Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
@@ -24,7 +24,9 @@ import { CitationStream, checkCitations } from './citations.ts';
 import { fitHistory } from './history.ts';
 import type { MessageRepository } from './message-repository.ts';
 import { addUsage, retrievalQuery } from './retrieval-query.ts';
-import type { Chat, Message, SourceRef } from './schemas.ts';
+import type { Chat, Message, ReplyStatus, SourceRef } from './schemas.ts';
+import { closingEvents, firstDeltaId, openingEvents, type ReplyEvent } from './reply-events.ts';
+import type { ReplyRepository, ReplyState } from './reply-repository.ts';
 
 // POST /message/logged-in: a prompt in, the assistant's reply out, whole or as an event stream.
 
@@ -39,6 +41,7 @@ export interface SendMessageDeps {
   budget?: TokenBudget;
   chats: ChatRepository;
   messages: MessageRepository;
+  replies: ReplyRepository;
   provider: AiProvider;
   retrieve: (input: RetrieveInput) => Promise<Source[]>;
   /** The files attached to a chat (a file chat's prompt is refused while none is ready yet). */
@@ -52,13 +55,19 @@ interface ReplySettings {
   replyMaxTokens: number;
   /** Passages retrieved for a file chat. */
   retrievalK?: number;
+  /** A streamed reply's generator writes at least this often, so readers can tell it is alive. */
+  replyHeartbeatMs: number;
 }
 
 export const replySettings = (config: Config): ReplySettings => ({
   historyTokenBudget: config.HISTORY_TOKEN_BUDGET,
   replyMaxTokens: config.REPLY_MAX_TOKENS,
   retrievalK: config.RETRIEVAL_K,
+  replyHeartbeatMs: heartbeatMs(config.REPLY_STALE_MS),
 });
+
+/** The generator beats three times within the time after which a reader takes it for dead. */
+const heartbeatMs = (staleMs: number) => Math.max(500, Math.floor(staleMs / 3));
 
 export interface SendMessageRequest {
   userId: string;
@@ -210,21 +219,12 @@ async function settle(deps: SendMessageDeps, reservation: TokenReservation | und
     .catch((err: unknown) => logger.error('could not settle the token budget', { error: asError(err) }));
 }
 
-/** Stores the assistant's reply, whole or streamed (`incomplete` when it was cut short). */
+/** Stores the assistant's whole reply. */
 function storeReply(
   deps: SendMessageDeps,
-  r: {
-    id?: string;
-    chatId: string;
-    userId: string;
-    text: string;
-    usage: Usage;
-    sources?: SourceRef[];
-    incomplete?: boolean;
-  },
+  r: { chatId: string; userId: string; text: string; usage: Usage; sources?: SourceRef[] },
 ) {
   return deps.messages.append({
-    id: r.id,
     chatId: r.chatId,
     userId: r.userId,
     message: r.text,
@@ -232,7 +232,6 @@ function storeReply(
     type: 'message',
     usage: r.usage,
     sources: r.sources,
-    ...(r.incomplete && { incomplete: true }),
     timestamp: isoNow(deps.clock),
   });
 }
@@ -284,121 +283,200 @@ export async function sendMessage(deps: SendMessageDeps, req: SendMessageRequest
   };
 }
 
-/**
- * What a streamed reply tells its client, in order: events with JSON data, each named but the
- * deltas (Server-Sent Events carry them as they are: `event:` and `data:` lines). An error
- * carries the error; the transport says it as a JSON response would.
- */
-type ReplyEvent =
-  | {
-      event: 'start';
-      data: { chatId: string; userMessageId: string; userSequenceNumber: number; messageId: string };
-    }
-  | { event: 'sources'; data: SourceRef[] }
-  | { event?: undefined; data: { content: string } }
-  | { event: 'citations'; data: { cited: number[] } }
-  | { event: 'usage'; data: Usage }
-  | { event: 'error'; error: unknown };
-
-interface StreamedReply {
-  /** The reply's events; `clientGone` aborts the model call. Storing the reply is part of the iteration. */
+export interface StreamedReply {
+  /** The reply's events. The generation does not depend on the client: it goes on when the client leaves. */
   open(clientGone: AbortSignal): AsyncGenerator<ReplyEvent>;
 }
 
 /**
- * The reply as a stream of events. Client errors are thrown before any event, so
- * they are ordinary JSON responses.
- * Steps: prepare (above) → `start`, naming the stored user message and the id the reply will be
- * stored under (parallel prompts can be matched to their replies) → in a file chat `sources`, so
- * a client knows every [n] before it is cited → one `delta` per model delta (in a file chat
- * checked for markers, see citations.ts) → store the reply (what was generated, marked
- * incomplete, when the model failed or the client left) → `citations` (file chats: the [n] the
- * reply cited) and `usage`, or `error` after a failure.
+ * The reply as a stream of events (shared/chats/reply-events.ts). Client errors are thrown
+ * before any event, so they are ordinary JSON responses.
+ * Steps: prepare (above) → store the reply, status streaming, so it can be read, resumed and
+ * stopped from anywhere → `start`, naming the stored prompt and the reply → in a file chat
+ * `sources`, so a client knows every [n] before it is cited → one event per model delta (in a
+ * file chat checked for markers, see citations.ts), the text stored as it grows (ReplyRecorder)
+ * → the last write: the whole text, usage, status complete or failed (stopped when a stop came)
+ * → the closing events (citations, usage, stopped, or error).
  */
 export async function streamMessage(deps: SendMessageDeps, req: SendMessageRequest): Promise<StreamedReply> {
   const reservation = await reserve(deps, req); // refused before anything is stored or streamed
   let prepared: Prepared;
+  let reply: ReplyState;
   try {
     prepared = await prepare(deps, req);
+    reply = await deps.replies.start({
+      id: createId(),
+      chatId: prepared.chat.id,
+      userId: req.userId,
+      promptId: prepared.userMessage.id,
+      promptSequence: prepared.userMessage.sequenceNumber,
+      ...(prepared.sources && { sources: prepared.sources }),
+      now: isoNow(deps.clock),
+    });
   } catch (err) {
     await settle(deps, reservation, 0);
     throw err;
   }
-  return { open: (clientGone) => replyEvents(deps, req, prepared, reservation, clientGone) };
+  return { open: () => generate(deps, req, prepared, reply, reservation) };
 }
 
-async function* replyEvents(
+/** What a failure says to the client (the same words a JSON response would carry). */
+function failureMessage(err: unknown): string {
+  if (err instanceof AiProviderError) return clientMessage(err);
+  if (err instanceof DomainError) return err.message;
+  return 'The reply failed';
+}
+
+async function* generate(
   deps: SendMessageDeps,
   req: SendMessageRequest,
   { chat, userMessage, input, sources, queryUsage }: Prepared,
+  reply: ReplyState,
   reservation: TokenReservation | undefined,
-  clientGone: AbortSignal,
 ): AsyncGenerator<ReplyEvent> {
-  const replyId = createId();
+  const replyId = reply.message.id;
   const citations = sources ? new CitationStream(sources.length) : undefined;
+  const recorder = new ReplyRecorder(deps, chat.id, reply.message.sequenceNumber);
   const deadlineMs = deadlineOf(req);
-  const signal = deadlineMs ? AbortSignal.any([clientGone, AbortSignal.timeout(deadlineMs)]) : clientGone;
-  yield {
-    event: 'start',
-    data: {
-      chatId: chat.id,
-      userMessageId: userMessage.id,
-      userSequenceNumber: userMessage.sequenceNumber,
-      messageId: replyId,
-    },
+  const signal = deadlineMs ? AbortSignal.any([recorder.stopped, AbortSignal.timeout(deadlineMs)]) : recorder.stopped;
+  const start = {
+    chatId: chat.id,
+    userMessageId: userMessage.id,
+    userSequenceNumber: userMessage.sequenceNumber,
+    messageId: replyId,
   };
-  if (sources) yield { event: 'sources', data: sources };
-  let text = '';
+  yield* openingEvents(start, sources);
+  let id = firstDeltaId(!!sources);
   let usage: Usage | undefined;
   let failure: unknown;
+  const delta = (text: string): ReplyEvent | undefined => {
+    if (!text) return undefined;
+    recorder.add(text);
+    return { id: id++, data: { content: text } };
+  };
   try {
     for await (const part of deps.provider.streamReply({ ...input, signal })) {
       if (part.type !== 'delta') {
         usage = part.usage;
         continue;
       }
-      const delta = citations ? citations.push(part.text) : part.text;
-      text += delta;
-      if (delta) yield { data: { content: delta } };
+      const event = delta(citations ? citations.push(part.text) : part.text);
+      if (event) yield event;
     }
-    const tail = citations?.end();
-    text += tail ?? '';
-    if (tail) yield { data: { content: tail } };
-    if (signal.aborted && !clientGone.aborted) failure = new TimedOutError('The reply took too long and was cut short');
+    if (signal.aborted && !recorder.stopped.aborted)
+      failure = new TimedOutError('The reply took too long and was cut short');
   } catch (err) {
-    failure = err;
+    if (!recorder.stopped.aborted) failure = err;
   }
-  if (failure !== undefined && citations) text += citations.end(); // stored, not sent: the stream reports the failure
-  const interrupted = failure !== undefined || clientGone.aborted;
+  const tail = delta(citations?.end() ?? '');
+  if (tail) yield tail;
+  await recorder.close();
+
+  const text = recorder.text;
   const total = addUsage(usage ?? estimateUsage(input, text), queryUsage);
-  // What the model produced is paid for, however the stream ended.
+  // What the model produced is paid for, however the reply ended.
   await settle(deps, reservation, usage || text ? total.totalTokens : 0);
-  const flagged = sources && citations ? flagCited(sources, citations.cited) : undefined;
   if (failure && !(failure instanceof AiProviderError) && !(failure instanceof DomainError)) {
     logger.error('streamed reply failed', { error: asError(failure) });
   } else if (failure) {
     logger.warn('streamed reply failed', { message: asError(failure).message });
   }
-  if (text || !interrupted) {
+  const cited = citations ? [...citations.cited].sort((a, b) => a - b) : undefined;
+  let status: ReplyStatus | undefined;
+  try {
+    status = await deps.replies.finish(chat.id, reply.message.sequenceNumber, {
+      text,
+      deltaEnds: recorder.deltaEnds,
+      status: failure ? 'failed' : 'complete',
+      usage: total,
+      ...(sources && citations && { sources: flagCited(sources, citations.cited) }),
+      ...(cited && { cited }),
+      ...(failure !== undefined && { failureMessage: failureMessage(failure) }),
+      now: isoNow(deps.clock),
+    });
+  } catch (err) {
+    logger.error('could not store the streamed reply', { error: asError(err) });
+  }
+  if (!status) {
+    yield { id, event: 'error', data: { message: 'The reply could not be saved' } };
+    return;
+  }
+  yield* closingEvents({
+    ...reply,
+    message: { ...reply.message, status, usage: total, ...(sources && { sources }) },
+    deltaEnds: recorder.deltaEnds,
+    ...(cited && { cited }),
+    ...(failure !== undefined && { failureMessage: failureMessage(failure) }),
+    finished: true,
+  });
+}
+
+/** How often the growing text is written (at most; nothing is written while nothing is new). */
+const FLUSH_MS = 500;
+
+/**
+ * Stores a streamed reply as it grows, at most every FLUSH_MS whatever the number of deltas, so
+ * a long reply costs writes in proportion to its duration, not its tokens; a reader (a resume,
+ * the list of messages) is at most FLUSH_MS behind the generator, and a generator that dies loses
+ * at most that much. Between writes it reads the status, so a stop requested anywhere is seen
+ * within FLUSH_MS: `stopped` fires (also when the reply is gone with its chat). A write goes out
+ * at least every heartbeat, so readers can tell a live generator from a dead one.
+ */
+class ReplyRecorder {
+  text = '';
+  readonly deltaEnds: number[] = [];
+  private readonly stop = new AbortController();
+  private written = 0;
+  private lastWrite = Date.now();
+  private running: Promise<void> | undefined;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly deps: SendMessageDeps,
+    private readonly chatId: string,
+    private readonly sequenceNumber: number,
+  ) {
+    this.timer = setInterval(() => {
+      this.running ??= this.tick().finally(() => (this.running = undefined));
+    }, FLUSH_MS);
+  }
+
+  get stopped(): AbortSignal {
+    return this.stop.signal;
+  }
+
+  add(text: string): void {
+    this.text += text;
+    this.deltaEnds.push(this.text.length);
+  }
+
+  private async tick(): Promise<void> {
+    if (this.stop.signal.aborted) return;
+    const { replies, clock, settings } = this.deps;
     try {
-      await storeReply(deps, {
-        id: replyId,
-        chatId: chat.id,
-        userId: req.userId,
-        text,
-        usage: total,
-        sources: flagged,
-        incomplete: interrupted,
-      });
+      const heartbeatDue = Date.now() - this.lastWrite >= settings.replyHeartbeatMs;
+      if (this.deltaEnds.length > this.written || heartbeatDue) {
+        const count = this.deltaEnds.length;
+        const now = isoNow(clock);
+        const applied = await replies.progress(this.chatId, this.sequenceNumber, {
+          text: this.text.slice(0, this.deltaEnds[count - 1] ?? 0),
+          deltaEnds: this.deltaEnds.slice(0, count),
+          now,
+        });
+        if (!applied) return this.stop.abort();
+        this.written = count;
+        this.lastWrite = Date.now();
+      } else if ((await replies.statusAt(this.chatId, this.sequenceNumber)) !== 'streaming') {
+        this.stop.abort();
+      }
     } catch (err) {
-      logger.error('could not store the streamed reply', { error: asError(err) });
-      failure ??= new Error('The reply could not be saved');
+      logger.warn('could not store the reply so far', { message: asError(err).message });
     }
   }
-  if (failure) {
-    yield { event: 'error', error: failure };
-  } else if (!clientGone.aborted) {
-    if (citations) yield { event: 'citations', data: { cited: [...citations.cited].sort((a, b) => a - b) } };
-    yield { event: 'usage', data: total };
+
+  /** Stops writing; resolves once a write under way is done. */
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running;
   }
 }

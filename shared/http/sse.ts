@@ -1,6 +1,5 @@
 import { Readable } from 'node:stream';
 import { logger } from '../logger.ts';
-import { httpErrorOf } from './errors.ts';
 import { asError } from '../errors.ts';
 
 // Server-Sent Events: the one writer of streamed responses. Data is JSON, which never
@@ -12,11 +11,12 @@ export const SSE_HEADERS = {
   'x-accel-buffering': 'no',
 } as const;
 
-/**
- * An event on the wire: named (`event: name`) or a bare `data:` line. An `error` event carries
- * the error, and says the message a JSON response would carry (an internal error's text never).
- */
-export type SseEvent = { event?: string; data: unknown } | { event: 'error'; error: unknown };
+/** An event on the wire: its id (`id: n`, for Last-Event-ID), named (`event: name`) or a bare `data:` line. */
+export interface SseEvent {
+  id?: number;
+  event?: string;
+  data: unknown;
+}
 
 /**
  * What a streaming route returns: the domain's stream of events, whose `open` is called once,
@@ -30,10 +30,8 @@ export interface EventStream {
   heartbeatMs: number;
 }
 
-function frame(e: SseEvent): string {
-  const data = 'error' in e ? { message: httpErrorOf(e.error)?.message ?? 'The reply failed' } : e.data;
-  return `${e.event ? `event: ${e.event}\n` : ''}data: ${JSON.stringify(data)}\n\n`;
-}
+const frame = ({ id, event, data }: SseEvent) =>
+  `${id !== undefined ? `id: ${id}\n` : ''}${event ? `event: ${event}\n` : ''}data: ${JSON.stringify(data)}\n\n`;
 const comment = (text: string) => `: ${text.replace(/[\r\n]+/g, ' ')}\n\n`;
 /** Always the last event of a stream. */
 const DONE = 'data: [DONE]\n\n';

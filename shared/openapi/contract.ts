@@ -14,8 +14,8 @@ export interface RouteContract {
   responses: Partial<Record<200 | 201 | 202 | 204, Schema | null>>;
   /** Error statuses this route can answer. */
   errors: number[];
-  /** Success content types other than JSON (the SSE stream). */
-  streams?: boolean;
+  /** Success content types other than JSON: the SSE stream, beside the JSON response or (`only`) instead of it. */
+  streams?: boolean | 'only';
   /** Response headers worth naming (e.g. x-next-cursor). */
   headers?: string[];
 }

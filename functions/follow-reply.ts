@@ -1,0 +1,23 @@
+import { httpRoutes } from '#infra/routes.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+import { config } from '#shared/config.ts';
+import { systemClock } from '#shared/clock.ts';
+import { dynamo, tableName } from '#shared/clients.ts';
+import { chatRepositories } from '#shared/chats/repositories.ts';
+import { followReply } from '#shared/chats/reply-service.ts';
+import { followReplyQuery, replyParams } from '#shared/chats/schemas.ts';
+
+// GET /chat/{chatId}/messages/{messageId}/stream: a streamed reply's events after Last-Event-ID
+// (or ?after), replayed from the table, then followed to its end.
+
+const settings = config();
+const deps = { ...chatRepositories(dynamo(), tableName()), clock: systemClock, staleMs: settings.REPLY_STALE_MS };
+
+export const handler = httpHandler(
+  httpRoutes['follow-reply'],
+  { params: replyParams, query: followReplyQuery },
+  async ({ params, query, headers, user }) => {
+    const input = { userId: user.id, ...params, lastEventId: headers['last-event-id'], after: query.after };
+    return { events: { source: await followReply(deps, input), heartbeatMs: settings.STREAM_HEARTBEAT_MS } };
+  },
+);

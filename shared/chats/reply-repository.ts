@@ -1,0 +1,212 @@
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { Usage } from '../ai/types.ts';
+import { applyIf, Repository, updateExpression, type Item } from '../dynamo.ts';
+import { messageIdKey, messageKey } from './keys.ts';
+import { fromItem, MessageRepository } from './message-repository.ts';
+import type { Message, ReplyStatus, SourceRef } from './schemas.ts';
+
+// A streamed reply is stored as it grows: the message item holds its text so far and, beside
+// what the API shows, what a replay needs to send the same events under the same ids: the end of
+// each delta in the text, the prompt it answers, the [n] it cited, a failure's message. Writes are
+// conditional on the status, so a stop (status stopped) is seen by the generator's next write,
+// wherever it runs. `heartbeatAt` says the generator is alive; a reader that finds it too old marks
+// the reply failed (`failStale`). A pointer item (MSGID#<id>) finds the reply by its id.
+
+/** What a replay needs of a stored reply. */
+export interface ReplyState {
+  message: Message & { status: ReplyStatus };
+  promptId: string;
+  promptSequence: number;
+  /** End offset (UTF-16) in the text of each delta event, in order. */
+  deltaEnds: number[];
+  heartbeatAt: string;
+  cited?: number[];
+  failureMessage?: string;
+  /** The generator's last write happened: the state no longer changes. */
+  finished: boolean;
+}
+
+export interface NewReply {
+  id: string;
+  chatId: string;
+  userId: string;
+  promptId: string;
+  promptSequence: number;
+  sources?: SourceRef[];
+  now: string;
+}
+
+/** What the generator writes at the end. */
+export interface FinishedReply {
+  text: string;
+  deltaEnds: number[];
+  status: 'complete' | 'failed';
+  usage?: Usage;
+  sources?: SourceRef[];
+  cited?: number[];
+  failureMessage?: string;
+  now: string;
+}
+
+function stateOf(item: Item): ReplyState | undefined {
+  const message = fromItem(item);
+  if (message.messageType !== 'ai' || !message.status || typeof item.promptId !== 'string') return undefined;
+  return {
+    message: message as ReplyState['message'],
+    promptId: item.promptId,
+    promptSequence: Number(item.promptSequence),
+    deltaEnds: (item.deltaEnds as number[] | undefined) ?? [],
+    heartbeatAt: String(item.heartbeatAt ?? message.timestamp),
+    ...(Array.isArray(item.cited) && { cited: item.cited as number[] }),
+    ...(typeof item.failureMessage === 'string' && { failureMessage: item.failureMessage }),
+    finished: item.finished === true,
+  };
+}
+
+/** SET the defined fields (an undefined one is left alone) on condition that the status is `expected`. */
+function whileStatus(expected: ReplyStatus, set: Item) {
+  const defined = Object.fromEntries(Object.entries(set).filter(([, v]) => v !== undefined));
+  const u = updateExpression(defined);
+  return {
+    ...u,
+    ConditionExpression: '#status = :expected',
+    ExpressionAttributeNames: { ...u.ExpressionAttributeNames, '#status': 'status' },
+    ExpressionAttributeValues: { ...u.ExpressionAttributeValues, ':expected': expected },
+  };
+}
+
+export class ReplyRepository extends Repository {
+  /** Stores the reply at the chat's next sequence number, status streaming, with no text yet. */
+  async start(r: NewReply): Promise<ReplyState> {
+    const internal = { promptId: r.promptId, promptSequence: r.promptSequence, deltaEnds: [], heartbeatAt: r.now };
+    const message = await new MessageRepository(this.db, this.table).append({
+      id: r.id,
+      chatId: r.chatId,
+      userId: r.userId,
+      message: '',
+      messageType: 'ai',
+      type: 'message',
+      ...(r.sources && { sources: r.sources }),
+      status: 'streaming',
+      internal,
+      timestamp: r.now,
+    });
+    await this.db.send(
+      new PutCommand({
+        TableName: this.table,
+        Item: { ...messageIdKey(r.chatId, r.id), sequenceNumber: message.sequenceNumber },
+      }),
+    );
+    return stateOf({ ...internal, ...message })!;
+  }
+
+  /** The reply with this id in this chat; undefined when there is none (or it is not a stored stream). */
+  async get(chatId: string, messageId: string): Promise<ReplyState | undefined> {
+    const pointer = await this.db.send(
+      new GetCommand({ TableName: this.table, Key: messageIdKey(chatId, messageId), ConsistentRead: true }),
+    );
+    const sequence = pointer.Item?.sequenceNumber;
+    if (typeof sequence !== 'number') return undefined;
+    return this.at(chatId, sequence);
+  }
+
+  /** The reply at a sequence number, read consistently. */
+  async at(chatId: string, sequenceNumber: number): Promise<ReplyState | undefined> {
+    const out = await this.db.send(
+      new GetCommand({ TableName: this.table, Key: messageKey(chatId, sequenceNumber), ConsistentRead: true }),
+    );
+    return out.Item ? stateOf(out.Item) : undefined;
+  }
+
+  /** Its status only (the generator's check for a stop between writes). */
+  async statusAt(chatId: string, sequenceNumber: number): Promise<ReplyStatus | undefined> {
+    const out = await this.db.send(
+      new GetCommand({
+        TableName: this.table,
+        Key: messageKey(chatId, sequenceNumber),
+        ProjectionExpression: '#status',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ConsistentRead: true,
+      }),
+    );
+    return out.Item?.status as ReplyStatus | undefined;
+  }
+
+  /**
+   * The text so far and the generator's heartbeat; false when refused: the reply is no longer
+   * streaming (stopped, failed as stale) or is gone with its chat.
+   */
+  progress(chatId: string, sequenceNumber: number, p: { text: string; deltaEnds: number[]; now: string }) {
+    return applyIf(this.db, {
+      TableName: this.table,
+      Key: messageKey(chatId, sequenceNumber),
+      UpdateExpression: 'SET #message = :text, deltaEnds = :ends, heartbeatAt = :now',
+      ConditionExpression: '#status = :streaming',
+      ExpressionAttributeNames: { '#message': 'message', '#status': 'status' },
+      ExpressionAttributeValues: { ':text': p.text, ':ends': p.deltaEnds, ':now': p.now, ':streaming': 'streaming' },
+    });
+  }
+
+  /**
+   * The generator's last write: everything it generated, with its usage. A reply stopped
+   * meanwhile stays stopped (and incomplete); false when the reply is gone.
+   */
+  async finish(chatId: string, sequenceNumber: number, f: FinishedReply): Promise<ReplyStatus | undefined> {
+    const write = (status: ReplyStatus, expected: ReplyStatus) =>
+      applyIf(this.db, {
+        TableName: this.table,
+        Key: messageKey(chatId, sequenceNumber),
+        ...whileStatus(expected, {
+          message: f.text,
+          deltaEnds: f.deltaEnds,
+          heartbeatAt: f.now,
+          status,
+          finished: true,
+          usage: f.usage,
+          sources: f.sources,
+          cited: f.cited,
+          failureMessage: f.failureMessage,
+          incomplete: status === 'complete' ? undefined : true,
+        }),
+      });
+    if (await write(f.status, 'streaming')) return f.status;
+    if (await write('stopped', 'stopped')) return 'stopped';
+    return undefined;
+  }
+
+  /** Asks the generator to stop: true when the reply was streaming and now is stopped. */
+  stop(chatId: string, sequenceNumber: number, now: string): Promise<boolean> {
+    return applyIf(this.db, {
+      TableName: this.table,
+      Key: messageKey(chatId, sequenceNumber),
+      UpdateExpression: 'SET #status = :stopped, stoppedAt = :now',
+      ConditionExpression: '#status = :streaming',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':stopped': 'stopped', ':streaming': 'streaming', ':now': now },
+    });
+  }
+
+  /**
+   * A reply whose generator stopped beating before `staleBefore` (its instance died) is failed
+   * with what it had stored; a stopped one is finished as it is. True when this call did it.
+   */
+  async failStale(chatId: string, sequenceNumber: number, staleBefore: string, message: string): Promise<boolean> {
+    const update = (expected: ReplyStatus, set: string) =>
+      applyIf(this.db, {
+        TableName: this.table,
+        Key: messageKey(chatId, sequenceNumber),
+        UpdateExpression: `SET ${set}incomplete = :true, finished = :true`,
+        ConditionExpression: '#status = :expected AND heartbeatAt < :before AND attribute_not_exists(finished)',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: {
+          ':expected': expected,
+          ':true': true,
+          ':before': staleBefore,
+          ...(expected === 'streaming' && { ':failed': 'failed', ':message': message }),
+        },
+      });
+    return (
+      (await update('streaming', '#status = :failed, failureMessage = :message, ')) || (await update('stopped', ''))
+    );
+  }
+}
