@@ -101,6 +101,8 @@ export const configSchema = z.object({
   HISTORY_TOKEN_BUDGET: z._default(int(0, 1_000_000), 6_000),
   REPLY_MAX_TOKENS: z._default(int(16, 100_000), 1_024),
   STREAM_HEARTBEAT_MS: z._default(int(100, 60_000), 10_000),
+  /** The offline provider's pause between streamed words (a readable pace; 0: none). */
+  OFFLINE_STREAM_DELAY_MS: z._default(int(0, 1_000), 30),
   /** A streamed reply whose generator has not written for this long is taken for dead (failed). */
   REPLY_STALE_MS: z._default(int(1_500, 3_600_000), 30_000),
 

@@ -1,12 +1,15 @@
 import { LEXICAL_EMBEDDING_DIMENSIONS, lexicalEmbedding } from './lexical-embedding.ts';
 import { estimateUsage, sourceLabel } from './prompt.ts';
 import { estimateTokens } from './tokens.ts';
-import type { AiProvider, ChatInput, EmbeddingResult, Source, StreamPart } from './types.ts';
+import type { AiProvider, ChatInput, ChatTurn, EmbeddingResult, Source, StreamPart } from './types.ts';
 
 // The provider used when no language model is configured (no OPENAI_API_KEY). It never invents
-// an answer: in a text chat it says that no model is configured and how to set one; in a file
-// chat it quotes the passages of the chat's documents that best match the prompt, with their
-// pages, labelled offline. Its embeddings are lexical (see lexical-embedding.ts).
+// an answer. What it can honestly do without a model: in a file chat, quote the passages of the
+// chat's documents that best match the prompt, with their pages, labelled offline; in a text chat,
+// say that no model is configured and how to set one, and quote the earlier message of the
+// conversation closest to the prompt (by shared words), so a user can find what was said. It
+// streams word by word at a readable pace (OFFLINE_STREAM_DELAY_MS), so `npm start` shows
+// streaming. Its embeddings are lexical (see lexical-embedding.ts).
 
 const OFFLINE_CHAT_MODEL = 'offline-extractive';
 const OFFLINE_EMBEDDING_MODEL = `offline-lexical-${LEXICAL_EMBEDDING_DIMENSIONS}`;
@@ -29,10 +32,31 @@ function passage(source: Source): string {
   return `${cut.slice(0, Math.max(cut.lastIndexOf(' '), MAX_PASSAGE_CHARS / 2))} …`;
 }
 
+const wordsOf = (text: string) => new Set(text.toLowerCase().match(/[\p{L}\p{N}]{3,}/gu) ?? []);
+
+/** The earlier turn sharing the most words with the prompt (at least two), newest among equals. */
+function closestTurn(input: ChatInput): ChatTurn | undefined {
+  const wanted = wordsOf(input.prompt);
+  let best: { turn: ChatTurn; shared: number } | undefined;
+  for (const turn of input.history) {
+    const shared = [...wordsOf(turn.content)].filter((w) => wanted.has(w)).length;
+    if (shared >= 2 && shared >= (best?.shared ?? 0)) best = { turn, shared };
+  }
+  return best?.turn;
+}
+
 /** The whole offline reply for an input. */
 function offlineReplyText(input: ChatInput): string {
   if (!input.fileChat) {
-    return `No language model is configured for this service, so I cannot answer your prompt. ${HOW_TO_CONFIGURE}`;
+    const closest = closestTurn(input);
+    const recalled = closest
+      ? `\n\nEarlier in this conversation, ${closest.role === 'user' ? 'you wrote' : 'the reply was'} (the message closest to your prompt by shared words):\n"${passage({ quote: closest.content, text: closest.content } as Source)}"`
+      : '';
+    return (
+      `No language model is configured for this service, so I cannot answer your prompt. ${HOW_TO_CONFIGURE}` +
+      '\n\nWithout a model I can still quote: in a file chat, the passages of your PDFs that match your prompt best, with their pages.' +
+      recalled
+    );
   }
   const sources = (input.sources ?? []).slice(0, MAX_PASSAGES);
   if (sources.length === 0) {
@@ -49,7 +73,10 @@ function offlineReplyText(input: ChatInput): string {
   );
 }
 
-/** The reply split into a few deltas at line or sentence ends (what a stream would carry). */
+/** The reply as a stream carries it: one delta per word with the whitespace after it. */
+export const splitIntoWords = (text: string): string[] => text.match(/\S+\s*|\s+/g) ?? [];
+
+/** The reply split into a few deltas at line or sentence ends. */
 export function splitIntoParts(text: string, parts = 4): string[] {
   // Split after sentence ends (with any closing bracket or quote) and line breaks; zero-width,
   // so every character is kept.
@@ -68,7 +95,29 @@ export function splitIntoParts(text: string, parts = 4): string[] {
   return out;
 }
 
-export function createOfflineProvider(limits: { maxInputs: number; maxTokens: number }): AiProvider {
+export interface OfflineOptions {
+  /** Pause between streamed words, so a stream reads at a human pace (0: none). */
+  deltaDelayMs?: number;
+}
+
+const pause = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (ms <= 0 || signal?.aborted) return resolve();
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
+  });
+
+export function createOfflineProvider(
+  limits: { maxInputs: number; maxTokens: number },
+  options: OfflineOptions = {},
+): AiProvider {
   return {
     name: 'offline',
     chatModel: OFFLINE_CHAT_MODEL,
@@ -83,9 +132,10 @@ export function createOfflineProvider(limits: { maxInputs: number; maxTokens: nu
 
     async *streamReply(input): AsyncGenerator<StreamPart> {
       const text = offlineReplyText(input);
-      for (const part of splitIntoParts(text)) {
+      for (const [i, word] of splitIntoWords(text).entries()) {
+        if (i > 0) await pause(options.deltaDelayMs ?? 0, input.signal);
         if (input.signal?.aborted) return;
-        yield { type: 'delta', text: part };
+        yield { type: 'delta', text: word };
       }
       yield { type: 'usage', usage: estimateUsage(input, text) };
     },

@@ -30,7 +30,7 @@ export async function createAiProvider(
   switch (chosenProvider(settings)) {
     case 'offline': {
       const { createOfflineProvider } = await import('./offline-provider.ts');
-      return createOfflineProvider(limits);
+      return createOfflineProvider(limits, { deltaDelayMs: settings.OFFLINE_STREAM_DELAY_MS });
     }
     case 'bedrock': {
       const { createBedrockProvider } = await import('./bedrock-provider.ts');

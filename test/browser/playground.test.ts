@@ -7,6 +7,7 @@ import { httpRouteList } from '#infra/routes.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
 import { makeScannedPdf, SCANNED_PAGES } from '#test/helpers/make-script-pdfs.ts';
+import { until } from '#test/helpers/until.ts';
 
 // The playground and the API reference in a real browser (Debian's chromium, driven by
 // playwright-core): sign-in through the local identity provider, a streamed reply, a presigned
@@ -45,7 +46,10 @@ beforeAll(async () => {
   await writeFile(join(dir, 'notes.txt'), 'plain text, not a PDF\n');
   await writeFile(join(dir, 'renamed.pdf'), 'plain text under a .pdf name\n');
   // No wait inside POST /message/pdf: the page shows the ingestion while it runs.
-  app = await startTestApp({ env: { PDF_SYNC_WAIT_MS: '0', OCR_WORKERS: '1', OCR_PAGES_PER_MESSAGE: '1' } });
+  // Offline replies stream word by word at a pace a Stop and a reload can catch mid-way.
+  app = await startTestApp({
+    env: { PDF_SYNC_WAIT_MS: '0', OCR_WORKERS: '1', OCR_PAGES_PER_MESSAGE: '1', OFFLINE_STREAM_DELAY_MS: '40' },
+  });
   origin = new URL(app.url).origin;
   browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
   page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
@@ -138,6 +142,49 @@ test('the playground: signed out, signed in, a text chat, a file chat read live,
   expect(await reply.getAttribute('data-message-id')).toBe(ai.id);
   expect((await reply.textContent())?.trim()).toBe(ai.message.trim());
   await screenshot('3-text-chat');
+
+  // A long reply (the offline provider quotes the earlier message closest to the prompt): Stop
+  // ends it where it is, on the server too; the next one, cut by a reload, is followed to its end.
+  const notes = Array.from({ length: 90 }, (_, i) => `note${i}`).join(' ');
+  await sendPrompt(notes);
+  await page.waitForSelector('#messages li.ai.done >> nth=1');
+  await sendPrompt('Recall note1 and note2 please');
+  await page.waitForFunction(() => {
+    const li = (globalThis as any).document.querySelectorAll('#messages li.ai')[2];
+    return li && !li.classList.contains('done') && li.querySelector('.text').textContent.length > 0;
+  });
+  expect(await page.isVisible('#stop')).toBe(true);
+  await page.click('#stop');
+  const stoppedReply = await page.waitForSelector('#messages li.ai.done.stopped');
+  expect(await page.isVisible('#stop')).toBe(false);
+  const afterStop = await app.request('GET', `/chat/${chatId}/messages`, { token: await serviceToken() });
+  const stoppedId = await stoppedReply.getAttribute('data-message-id');
+  const stoppedAi = afterStop.body.data.find((m: any) => m.id === stoppedId);
+  expect(stoppedAi).toMatchObject({ status: 'stopped', incomplete: true });
+  expect((await stoppedReply.textContent())?.trim()).toBe(stoppedAi.message.trim());
+  await screenshot('3b-reply-stopped');
+
+  await sendPrompt('note3 note4 note5 once more');
+  await page.waitForFunction(() => {
+    const li = (globalThis as any).document.querySelectorAll('#messages li.ai')[3];
+    return li && !li.classList.contains('done') && li.querySelector('.text').textContent.length > 0;
+  });
+  expect(failed).toEqual([]);
+  await page.reload();
+  // The reload cut the reply's stream on purpose: its request is the one that failed.
+  expect(failed.splice(0)).toEqual([expect.stringMatching(/^POST .*\/message\/logged-in: net::ERR_ABORTED$/)]);
+  await page.click(`#chats button[data-chat-id="${chatId}"]`);
+  await page.waitForFunction(() =>
+    (globalThis as any).document.querySelectorAll('#messages li.ai')[3]?.classList.contains('done'),
+  );
+  const resumed = (await page.$$('#messages li.ai'))[3]!;
+  const whole = await until(
+    'the reply stored whole',
+    async () => (await app.request('GET', `/chat/${chatId}/messages`, { token: await serviceToken() })).body.data,
+    (messages: any[]) => messages.at(-1)?.status === 'complete',
+  );
+  expect((await resumed.textContent())?.trim()).toBe(whole.at(-1).message.trim());
+  expect(whole.at(-1).message).toContain('note3');
 
   // A file chat: nothing to ask about yet, so the prompt waits, saying why.
   await page.fill('#chat-name', 'Animals');
@@ -261,6 +308,12 @@ test('the API reference at /docs renders every route of the manifest, with real 
   expect(shown).not.toContain('"url": "string"');
   await screenshot('9-api-reference');
 }, 60_000);
+
+/** Types a prompt and sends it (Enter), as a user does. */
+async function sendPrompt(prompt: string) {
+  await page.fill('#prompt', prompt);
+  await page.press('#prompt', 'Enter');
+}
 
 async function serviceToken(): Promise<string> {
   return page.evaluate(() => (globalThis as any).sessionStorage.getItem('serviceToken') as string);

@@ -125,7 +125,8 @@ async function send(chatId: string, prompt: string, stream: boolean): Promise<Ou
   if (!failed) tally.ok++;
   else if (text) tally.partial++;
   else tally.failed++;
-  return { prompt, ...((text || !failed) && { received: text }), complete: !failed };
+  // A streamed reply is stored from its start: a failed one stays, marked incomplete, even when empty.
+  return { prompt, received: text, complete: !failed };
 }
 
 async function messagesOf(chatId: string): Promise<any[]> {

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
+import { postSse } from '#test/helpers/sse.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
 import { LOCAL_IDP_AUDIENCE, LOCAL_IDP_ISSUER, LOCAL_IDP_JWKS_PATH, localSubject } from '#infra/local/local-idp.ts';
@@ -44,10 +45,23 @@ beforeAll(async () => {
   const product = await post('/products', { name: 'P', priceCents: 1, currency: 'EUR' });
   const order = await post('/orders', { items: [{ productId: product.id, quantity: 1 }] });
   const file = (await post('/upload', { fileName: 'f.pdf', contentType: 'application/pdf', size: 10 })).data;
+  const streamed = await postSse(`${app.url}/message/logged-in`, h.token, {
+    chatId: chat.id,
+    prompt: 'hi',
+    stream: true,
+  });
+  const { messageId } = streamed.named('start')[0];
   holder = {
     token: h.token,
     id: h.user.id,
-    ids: { chatId: chat.id, fileId: file.fileId, orders: order.id, products: product.id, productId: product.id },
+    ids: {
+      chatId: chat.id,
+      messageId,
+      fileId: file.fileId,
+      orders: order.id,
+      products: product.id,
+      productId: product.id,
+    },
   };
 
   const g = await app.signIn('ghost@example.com');

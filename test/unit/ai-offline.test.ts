@@ -42,6 +42,31 @@ test('a text chat is told plainly that no language model is configured, and how 
   expect(usage.completionTokens).toBeGreaterThan(0);
 });
 
+test('a text chat quotes the earlier message closest to the prompt, and nothing when none shares words', async () => {
+  const history = [
+    { role: 'user' as const, content: 'The lease says the notice period is ninety days for tenants.' },
+    { role: 'assistant' as const, content: 'Noted, ninety days.' },
+    { role: 'user' as const, content: 'Unrelated: the weather is nice.' },
+  ];
+  const { text } = await offline.reply({ ...base, history, prompt: 'What notice period did the lease give?' });
+  expect(text).toMatch(/No language model is configured/);
+  expect(text).toContain('"The lease says the notice period is ninety days for tenants."');
+  expect(text).not.toContain('weather');
+  const none = await offline.reply({ ...base, history, prompt: 'Tell me about quantum chromodynamics' });
+  expect(none.text).not.toContain('Earlier in this conversation');
+});
+
+test('a paced stream pauses between words, and an abort ends the pause at once', async () => {
+  const paced = createOfflineProvider({ maxInputs: 8, maxTokens: 1000 }, { deltaDelayMs: 60_000 });
+  const controller = new AbortController();
+  const parts = paced.streamReply({ ...base, signal: controller.signal })[Symbol.asyncIterator]();
+  const first = await parts.next();
+  expect(first.value).toEqual({ type: 'delta', text: 'No ' });
+  const second = parts.next(); // waits its pause
+  controller.abort();
+  expect((await second).done).toBe(true);
+});
+
 test('a file chat gets the best passages with their pages and files, labelled offline', async () => {
   const sources = [
     source({}),
@@ -74,12 +99,12 @@ test('long passages are cut at a word boundary', async () => {
   expect(text.length).toBeLessThan(1200);
 });
 
-test('streaming yields the same reply in a few deltas, then usage', async () => {
+test('streaming yields the same reply word by word, then usage', async () => {
   const whole = await offline.reply(base);
   const parts = await collect(offline.streamReply(base));
   const deltas = parts.filter((p) => p.type === 'delta').map((p) => (p as { text: string }).text);
-  expect(deltas.length).toBeGreaterThan(1);
-  expect(deltas.length).toBeLessThanOrEqual(6);
+  expect(deltas.length).toBe(whole.text.split(/\s+/).length);
+  expect(deltas.every((d) => /^\S+\s*$/.test(d))).toBe(true);
   expect(deltas.join('')).toBe(whole.text);
   expect(parts.at(-1)).toEqual({ type: 'usage', usage: whole.usage });
 });

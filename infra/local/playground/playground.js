@@ -8,6 +8,7 @@ let token = sessionStorage.getItem('serviceToken');
 let current; // the open chat: { id, chatName, type, files }
 let polling; // the timer refreshing the open chat's files while one is being read
 let sending = false;
+let streaming; // the reply being streamed into the page: { chatId, messageId }
 
 /** Presigned GET URLs of the PDFs uploaded from this browser (citations open them at their page). */
 const fileLinks = JSON.parse(sessionStorage.getItem('fileLinks') ?? '{}');
@@ -135,6 +136,14 @@ async function openChat(chatId) {
       return el('li', { className: m.type === 'file' ? 'file' : 'user', textContent: m.message });
     }),
   );
+  // A reply still being generated (the page was reloaded, or another tab sent it) is followed
+  // to its end: replayed from its first event, then live.
+  const live = messages.find((m) => m.messageType === 'ai' && m.status === 'streaming');
+  if (live) {
+    const li = $('messages').querySelector(`li.ai[data-message-id="${live.id}"]`);
+    li.querySelector('.text').textContent = '';
+    void followStream(li, chatId, { lastId: 0 }).catch((e) => showError('prompt-error', e.message));
+  }
   $('no-messages').hidden = messages.length > 0;
   $('chat-title').textContent = `${chat.chatName} · ${chat.type === 'file' ? 'file chat' : 'text chat'}`;
   $('file-panel').hidden = chat.type !== 'file';
@@ -308,17 +317,97 @@ async function* readEvents(body) {
       const block = buffer.slice(0, end);
       buffer = buffer.slice(end + 2);
       let event = 'message';
+      let id;
       const data = [];
       for (const line of block.split('\n')) {
         if (line.startsWith(':')) continue; // a keep-alive comment
         const [field, ...rest] = line.split(':');
         const text = rest.join(':').replace(/^ /, '');
         if (field === 'event') event = text;
+        else if (field === 'id') id = Number(text);
         else if (field === 'data') data.push(text);
       }
-      if (data.length) yield { event, data: data.join('\n') };
+      if (data.length) yield { id, event, data: data.join('\n') };
     }
   }
+}
+
+/** An `event: error` of the reply itself (not a dropped connection): it is not resumed. */
+class ReplyFailed extends Error {}
+
+/**
+ * Reads a reply's events into its list item, remembering the last event id in `state`; true
+ * when the stream ended with [DONE], false when the connection dropped before.
+ */
+async function readReply(res, li, state) {
+  const text = li.querySelector('.text');
+  for await (const { id, event, data } of readEvents(res.body)) {
+    if (data === '[DONE]') return true;
+    if (id !== undefined) state.lastId = id;
+    const payload = JSON.parse(data);
+    if (event === 'start') {
+      li.dataset.messageId = payload.messageId;
+      showStop({ chatId: payload.chatId, messageId: payload.messageId });
+    } else if (event === 'message') text.textContent += payload.content;
+    else if (event === 'sources') state.sources = payload;
+    else if (event === 'citations') state.cited = new Set(payload.cited);
+    else if (event === 'stopped') li.classList.add('stopped');
+    else if (event === 'error') throw new ReplyFailed(payload.message);
+  }
+  return false;
+}
+
+const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Follows a reply by its id from the event after `state.lastId` to its end, resuming after a
+ * dropped connection (Last-Event-ID) a few times, a little later each time.
+ */
+async function followStream(li, chatId, state) {
+  const messageId = li.dataset.messageId;
+  showStop({ chatId, messageId });
+  try {
+    for (let attempt = 0; attempt < 6; attempt++) {
+      if (attempt > 0) await pause(300 * 2 ** attempt);
+      try {
+        const res = await fetch(`${api}/chat/${chatId}/messages/${messageId}/stream`, {
+          headers: {
+            authorization: `Bearer ${token}`,
+            accept: 'text/event-stream',
+            'last-event-id': String(state.lastId),
+          },
+        });
+        if (!res.ok) throw new ReplyFailed((await answerError(res)).message);
+        if (await readReply(res, li, state)) return finishReply(li, state);
+      } catch (e) {
+        if (e instanceof ReplyFailed) throw e;
+      }
+    }
+    throw new Error('The connection keeps dropping: reload the page to follow the reply.');
+  } catch (e) {
+    li.classList.add('failed');
+    throw e;
+  } finally {
+    li.classList.add('done');
+    hideStop(messageId);
+  }
+}
+
+function finishReply(li, state) {
+  const text = li.querySelector('.text');
+  if (state.sources) renderReply(li, text.textContent, state.sources, state.cited ?? new Set());
+}
+
+function showStop(reply) {
+  streaming = reply;
+  $('stop').hidden = false;
+  $('stop').disabled = false;
+}
+
+function hideStop(messageId) {
+  if (streaming && streaming.messageId !== messageId) return;
+  streaming = undefined;
+  $('stop').hidden = true;
 }
 
 async function send(prompt, stream) {
@@ -327,9 +416,11 @@ async function send(prompt, stream) {
   const reply = replyItem('');
   $('messages').append(reply);
   const text = reply.querySelector('.text');
+  const chatId = current.id;
+  const state = { lastId: 0 };
   try {
     if (!stream) {
-      const { data } = await call('POST', '/message/logged-in', { chatId: current.id, prompt });
+      const { data } = await call('POST', '/message/logged-in', { chatId, prompt });
       reply.dataset.messageId = data.messageId;
       text.textContent = data.response;
       if (data.sources) renderReply(reply, data.response, data.sources);
@@ -337,21 +428,18 @@ async function send(prompt, stream) {
       const res = await fetch(`${api}/message/logged-in`, {
         method: 'POST',
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'text/event-stream' },
-        body: JSON.stringify({ chatId: current.id, prompt, stream: true }),
+        body: JSON.stringify({ chatId, prompt, stream: true }),
       });
       if (!res.ok) throw await answerError(res);
-      let sources;
-      let cited;
-      for await (const { event, data } of readEvents(res.body)) {
-        if (data === '[DONE]') break;
-        const payload = JSON.parse(data);
-        if (event === 'start') reply.dataset.messageId = payload.messageId;
-        else if (event === 'message') text.textContent += payload.content;
-        else if (event === 'sources') sources = payload;
-        else if (event === 'citations') cited = new Set(payload.cited);
-        else if (event === 'error') throw new Error(payload.message);
+      let ended = false;
+      try {
+        ended = await readReply(res, reply, state);
+      } catch (e) {
+        if (e instanceof ReplyFailed || !reply.dataset.messageId) throw e;
       }
-      if (sources) renderReply(reply, text.textContent, sources, cited ?? new Set());
+      // The connection dropped before the end: the reply goes on on the server; follow it.
+      if (!ended) return await followStream(reply, chatId, state);
+      finishReply(reply, state);
     }
   } catch (e) {
     reply.classList.add('failed');
@@ -359,6 +447,7 @@ async function send(prompt, stream) {
     throw e;
   } finally {
     reply.classList.add('done');
+    hideStop(reply.dataset.messageId);
   }
 }
 
@@ -453,5 +542,14 @@ $('prompt').addEventListener('keydown', (event) => {
   }
 });
 $('upload-form').onsubmit = guard('upload-error', () => uploadPdf($('pdf').files[0]));
+// Stop: the reply ends where it is, on the server (every stream of it ends with `stopped`).
+$('stop').onclick = () => {
+  if (!streaming) return;
+  $('stop').disabled = true;
+  showError('prompt-error', '');
+  call('POST', `/chat/${streaming.chatId}/messages/${streaming.messageId}/stop`).catch((e) =>
+    showError('prompt-error', e.message),
+  );
+};
 // A stored token the service no longer accepts has already signed out (with why) in call().
 if (token) showApp().catch(() => token && signOut());
