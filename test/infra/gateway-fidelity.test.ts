@@ -89,7 +89,9 @@ test('every resource answers the CORS preflight the stack configures', async () 
     const res = await fetch(`${gateway.url}${path}`, { method: 'OPTIONS' });
     expect(res.status).toBe(204);
     expect(res.headers.get('access-control-allow-methods')).toBe('GET,POST,PUT,PATCH,DELETE,OPTIONS');
-    expect(res.headers.get('access-control-allow-headers')).toBe('authorization,content-type,x-request-id,last-event-id');
+    expect(res.headers.get('access-control-allow-headers')).toBe(
+      'authorization,content-type,x-request-id,last-event-id',
+    );
     expect(res.headers.get('access-control-max-age')).toBe('600');
   }
 });
