@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { Benchmark } from './lib/context.ts';
-import { keepAliveAgent, postSse, type SseTiming } from './lib/http.ts';
+import { getSse, keepAliveAgent, postSse, type SseTiming } from './lib/http.ts';
 import { absoluteCheck, info, median, quantile } from './lib/report.ts';
 import type { BenchService } from './lib/service.ts';
 
@@ -10,6 +10,8 @@ import type { BenchService } from './lib/service.ts';
 // reached the model (the server reaches the hold synchronously when the request arrives), and
 // times from the release to the client's first data event. Target: ≤ 10 ms median.
 // Beside it, for scale: the same first token read straight from the model server by a client.
+// Resume: GET /chat/{chatId}/messages/{messageId}/stream with Last-Event-ID: 1 on the reply just
+// streamed, from the request to the first replayed event (read from the table).
 
 const RUNS = 30;
 const TARGET_MS = 10;
@@ -38,7 +40,7 @@ export const streaming: Benchmark = {
     const agent = keepAliveAgent(4);
     const auth = { authorization: `Bearer ${user.token}` };
 
-    const throughService = async (): Promise<{ gap: number; total: number }> => {
+    const throughService = async (): Promise<{ gap: number; total: number; chatId: string; messageId: string }> => {
       const chat = await svc.api('POST', '/chat', user.token, { name: 'stream bench', type: 'text' });
       if (chat.status !== 201) throw new Error(`creating a chat: ${chat.status} ${chat.body}`);
       const release = svc.ai.holdStreamAfter(0);
@@ -61,7 +63,21 @@ export const streaming: Benchmark = {
       const first = sse.events.find((e) => e.data !== '' && e.event !== 'start');
       if (!first || first.event || !first.data.includes('"content"'))
         throw new Error(`the first data event is not a delta: ${JSON.stringify(first)}`);
-      return { gap: first.at - t0, total: t0 - sent };
+      const start = JSON.parse(sse.events.find((e) => e.event === 'start')!.data);
+      return { gap: first.at - t0, total: t0 - sent, chatId: start.chatId, messageId: start.messageId };
+    };
+
+    /** Request sent → first replayed event of a resume after event 1. */
+    const resume = async (chatId: string, messageId: string): Promise<number> => {
+      const sent = performance.now();
+      const sse = await getSse(
+        `${svc.url}/chat/${chatId}/messages/${messageId}/stream`,
+        { ...auth, 'last-event-id': '1' },
+        agent,
+      );
+      if (sse.status !== 200 || sse.firstDataAt === undefined)
+        throw new Error(`resume answered ${sse.status}: ${sse.body.slice(0, 300)}`);
+      return sse.firstDataAt - sent;
     };
 
     const direct = async (): Promise<number> => {
@@ -87,11 +103,13 @@ export const streaming: Benchmark = {
       const gaps: number[] = [];
       const totals: number[] = [];
       const directGaps: number[] = [];
+      const resumes: number[] = [];
       for (let i = 0; i < RUNS; i++) {
         const r = await throughService();
         gaps.push(r.gap);
         totals.push(r.total);
         directGaps.push(await direct());
+        resumes.push(await resume(r.chatId, r.messageId));
       }
       return {
         checks: [
@@ -107,11 +125,13 @@ export const streaming: Benchmark = {
           }),
           info('first token → first data: event, max', Math.max(...gaps), 'ms', { baseline: Math.max(...directGaps) }),
           info('request sent → model called (auth, chat, message stored, history), median', median(totals), 'ms'),
+          info('resume: request sent → first replayed event, median', median(resumes), 'ms'),
+          info('resume: request sent → first replayed event, p90', quantile(resumes, 0.9), 'ms'),
         ],
         notes: [
           `${RUNS} streamed prompts, one new chat each, after 3 warm-up prompts. The baseline column is the same gap for a client reading the model server directly (no service in between).`,
         ],
-        data: { gaps, totals, directGaps },
+        data: { gaps, totals, directGaps, resumes },
       };
     } finally {
       agent.destroy();

@@ -99,6 +99,21 @@ export function postSse(
   body: string,
   agent?: http.Agent,
 ): Promise<SseTiming> {
+  return readSse('POST', url, { ...headers, 'content-type': 'application/json' }, body, agent);
+}
+
+/** GETs and reads a Server-Sent Events response (a resume), timing each event as it is parsed. */
+export function getSse(url: string, headers: Record<string, string>, agent?: http.Agent): Promise<SseTiming> {
+  return readSse('GET', url, headers, undefined, agent);
+}
+
+function readSse(
+  method: 'GET' | 'POST',
+  url: string,
+  headers: Record<string, string>,
+  body: string | undefined,
+  agent?: http.Agent,
+): Promise<SseTiming> {
   return new Promise((resolve, reject) => {
     const out: SseTiming = { status: 0, events: [], body: '' };
     const parser = createParser({
@@ -111,12 +126,11 @@ export function postSse(
     const req = http.request(
       url,
       {
-        method: 'POST',
+        method,
         headers: {
           ...headers,
-          'content-type': 'application/json',
           accept: 'text/event-stream',
-          'content-length': String(Buffer.byteLength(body)),
+          ...(body !== undefined && { 'content-length': String(Buffer.byteLength(body)) }),
         },
         ...(agent && { agent }),
       },
