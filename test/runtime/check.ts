@@ -19,7 +19,9 @@ import { manifestFunctions, type ManifestFunction } from '../../infra/routes.ts'
 //   - every bundle initialises (the runtime asks for its first invocation, no init error);
 //   - a buffered route answers (an unauthenticated GET /chat: the 401 in the envelope);
 //   - the streaming route streams: send-message for a seeded user and chat (dynalite, offline
-//     provider), as Lambda's streaming response: prelude + 8 null bytes + SSE events + [DONE];
+//     provider), as Lambda's streaming response: prelude + 8 null bytes + SSE events with ids +
+//     [DONE], and the reply is stored whole (status complete) when the invocation ends, which is
+//     what a client that went away finds (the invocation runs on without it);
 //   - a thrown error is posted to /invocation/{id}/error with its type (and the X-Ray cause), and
 //     an error at import to /runtime/init/error, as Lambda reports them;
 //   - as deployed with metrics and `-c tracing=true`: a request's EMF line on stdout, and its
@@ -337,14 +339,27 @@ async function main() {
         assert.equal(prelude.statusCode, 200);
         assert.match(prelude.headers['content-type'] ?? '', /^text\/event-stream/);
         const sse = posted.body.subarray(delimiter + 8).toString();
-        assert.match(sse, /^event: start\n/m);
-        assert.match(sse, /^data: \{"content":"No language model/m); // the offline provider's reply, as deltas
+        assert.match(sse, /^id: 1\nevent: start\n/m);
+        const deltas = [...sse.matchAll(/^data: (\{"content":.*\})$/gm)].map(
+          (m) => JSON.parse(m[1]!).content as string,
+        );
+        assert.match(deltas.join(''), /^No language model/); // the offline provider's reply, word by word
+        assert.ok(deltas.length > 10, `${deltas.length} deltas`);
         assert.ok(sse.trimEnd().endsWith('data: [DONE]'), `the stream does not end with [DONE]:\n${sse.slice(-300)}`);
         assert.equal(posted.trailers['lambda-runtime-function-error-type'], undefined);
+        // Deployed, a client that goes away does not stop the invocation (AWS: streamed responses
+        // are not interrupted when the client's connection breaks), and the instance may be frozen
+        // once it ends: the reply must be stored whole by then, whoever still reads the stream.
+        const { MessageRepository } = await import('../../shared/chats/message-repository.ts');
+        const [, reply] = (await new MessageRepository(db, env.TABLE_NAME!).list(chat.id, { limit: 10 })).items;
+        assert.equal(reply?.status, 'complete');
+        assert.equal(reply?.message, deltas.join(''));
       } finally {
         await stop(r);
       }
-      results.push('the streaming route streams: prelude, 8 null bytes, SSE events, [DONE]');
+      results.push(
+        'the streaming route streams: prelude, 8 null bytes, SSE events with ids, [DONE]; the reply stored whole',
+      );
     }
 
     // 4. A thrown error, and an error at import, as Lambda reports them.
