@@ -1,3 +1,4 @@
+import { sleep } from '../clock.ts';
 import { LEXICAL_EMBEDDING_DIMENSIONS, lexicalEmbedding } from './lexical-embedding.ts';
 import { estimateUsage, sourceLabel } from './prompt.ts';
 import { estimateTokens } from './tokens.ts';
@@ -100,20 +101,6 @@ export interface OfflineOptions {
   deltaDelayMs?: number;
 }
 
-const pause = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (ms <= 0 || signal?.aborted) return resolve();
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer);
-        resolve();
-      },
-      { once: true },
-    );
-  });
-
 export function createOfflineProvider(
   limits: { maxInputs: number; maxTokens: number },
   options: OfflineOptions = {},
@@ -133,7 +120,7 @@ export function createOfflineProvider(
     async *streamReply(input): AsyncGenerator<StreamPart> {
       const text = offlineReplyText(input);
       for (const [i, word] of splitIntoWords(text).entries()) {
-        if (i > 0) await pause(options.deltaDelayMs ?? 0, input.signal);
+        if (i > 0) await sleep(options.deltaDelayMs ?? 0, input.signal);
         if (input.signal?.aborted) return;
         yield { type: 'delta', text: word };
       }

@@ -41,35 +41,22 @@ const toItem = (m: Message, internal: Item = {}): Item => ({
   ...m,
 });
 
+const MESSAGE_FIELDS = [
+  'id',
+  'chatId',
+  'userId',
+  'message',
+  'messageType',
+  'type',
+  'sequenceNumber',
+  'timestamp',
+] as const;
+
+/** The message as the API shows it (the item's other attributes stay in the table). */
 export function fromItem(item: Item): Message {
-  const {
-    id,
-    chatId,
-    userId,
-    message,
-    messageType,
-    type,
-    sequenceNumber,
-    timestamp,
-    usage,
-    sources,
-    incomplete,
-    status,
-  } = item as Message;
-  return {
-    id,
-    chatId,
-    userId,
-    message,
-    messageType,
-    type,
-    sequenceNumber,
-    timestamp,
-    ...(usage && { usage }),
-    ...(sources && { sources }),
-    ...(incomplete && { incomplete }),
-    ...(status && { status }),
-  };
+  const out: Item = Object.fromEntries(MESSAGE_FIELDS.map((k) => [k, item[k]]));
+  for (const k of ['usage', 'sources', 'incomplete', 'status'] as const) if (item[k]) out[k] = item[k];
+  return out as Message;
 }
 
 export class MessageRepository extends Repository {

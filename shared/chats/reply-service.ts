@@ -1,4 +1,4 @@
-import { isoNow, type Clock } from '../clock.ts';
+import { isoNow, sleep, type Clock } from '../clock.ts';
 import { InvalidInputError, NotFoundError } from '../errors.ts';
 import type { ChatRepository } from './chat-repository.ts';
 import { storedEvents, type ReplyEvent } from './reply-events.ts';
@@ -28,19 +28,6 @@ const FOLLOW_POLL_MS = 250;
 /** How long a stop waits for the generator to store where it stopped. */
 const STOP_WAIT_MS = 3_000;
 const INTERRUPTED = 'The reply was interrupted: the server generating it stopped';
-
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer);
-        resolve();
-      },
-      { once: true },
-    );
-  });
 
 /** The caller's reply (a stranger's chat, or no such reply, is 404), settled first if its generator died. */
 async function ownedReply(deps: ReplyDeps, input: OfReply): Promise<ReplyState> {
