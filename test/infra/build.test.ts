@@ -373,4 +373,4 @@ test('the app synthesizes from the real bundles: each function runs the asset of
   expect(
     names.filter((n) => n.split(',').includes('index.mjs') && n.split(',').includes('index.mjs.map')),
   ).toHaveLength(manifestFunctions.length);
-});
+}, 300_000); // a synth of every stack: minutes on a loaded two-core machine
