@@ -63,19 +63,37 @@ function stateOf(item: Item): ReplyState | undefined {
   };
 }
 
-/** SET the defined fields (an undefined one is left alone) on condition that the status is `expected`. */
-function whileStatus(expected: ReplyStatus, set: Item) {
+/** A further condition of an update, with its values. */
+interface AlsoWhen {
+  condition: string;
+  values: Item;
+}
+
+/**
+ * SET the defined fields (an undefined one is left alone) on condition that the status is
+ * `expected` (and, given, something more).
+ */
+function whileStatus(expected: ReplyStatus, set: Item, also?: AlsoWhen) {
   const defined = Object.fromEntries(Object.entries(set).filter(([, v]) => v !== undefined));
   const u = updateExpression(defined);
   return {
     ...u,
-    ConditionExpression: '#status = :expected',
+    ConditionExpression: `#status = :expected${also ? ` AND ${also.condition}` : ''}`,
     ExpressionAttributeNames: { ...u.ExpressionAttributeNames, '#status': 'status' },
-    ExpressionAttributeValues: { ...u.ExpressionAttributeValues, ':expected': expected },
+    ExpressionAttributeValues: { ...u.ExpressionAttributeValues, ':expected': expected, ...also?.values },
   };
 }
 
 export class ReplyRepository extends Repository {
+  /** An update of the reply at a sequence number while its status is `expected`; false when refused. */
+  private updateWhile(chatId: string, sequenceNumber: number, expected: ReplyStatus, set: Item, also?: AlsoWhen) {
+    return applyIf(this.db, {
+      TableName: this.table,
+      Key: messageKey(chatId, sequenceNumber),
+      ...whileStatus(expected, set, also),
+    });
+  }
+
   /** Stores the reply at the chat's next sequence number, status streaming, with no text yet. */
   async start(r: NewReply): Promise<ReplyState> {
     const internal = { promptId: r.promptId, promptSequence: r.promptSequence, deltaEnds: [], heartbeatAt: r.now };
@@ -137,13 +155,10 @@ export class ReplyRepository extends Repository {
    * streaming (stopped, failed as stale) or is gone with its chat.
    */
   progress(chatId: string, sequenceNumber: number, p: { text: string; deltaEnds: number[]; now: string }) {
-    return applyIf(this.db, {
-      TableName: this.table,
-      Key: messageKey(chatId, sequenceNumber),
-      UpdateExpression: 'SET #message = :text, deltaEnds = :ends, heartbeatAt = :now',
-      ConditionExpression: '#status = :streaming',
-      ExpressionAttributeNames: { '#message': 'message', '#status': 'status' },
-      ExpressionAttributeValues: { ':text': p.text, ':ends': p.deltaEnds, ':now': p.now, ':streaming': 'streaming' },
+    return this.updateWhile(chatId, sequenceNumber, 'streaming', {
+      message: p.text,
+      deltaEnds: p.deltaEnds,
+      heartbeatAt: p.now,
     });
   }
 
@@ -153,21 +168,17 @@ export class ReplyRepository extends Repository {
    */
   async finish(chatId: string, sequenceNumber: number, f: FinishedReply): Promise<ReplyStatus | undefined> {
     const write = (status: ReplyStatus, expected: ReplyStatus) =>
-      applyIf(this.db, {
-        TableName: this.table,
-        Key: messageKey(chatId, sequenceNumber),
-        ...whileStatus(expected, {
-          message: f.text,
-          deltaEnds: f.deltaEnds,
-          heartbeatAt: f.now,
-          status,
-          finished: true,
-          usage: f.usage,
-          sources: f.sources,
-          cited: f.cited,
-          failureMessage: f.failureMessage,
-          incomplete: status === 'complete' ? undefined : true,
-        }),
+      this.updateWhile(chatId, sequenceNumber, expected, {
+        message: f.text,
+        deltaEnds: f.deltaEnds,
+        heartbeatAt: f.now,
+        status,
+        finished: true,
+        usage: f.usage,
+        sources: f.sources,
+        cited: f.cited,
+        failureMessage: f.failureMessage,
+        incomplete: status === 'complete' ? undefined : true,
       });
     if (await write(f.status, 'streaming')) return f.status;
     if (await write('stopped', 'stopped')) return 'stopped';
@@ -175,15 +186,8 @@ export class ReplyRepository extends Repository {
   }
 
   /** Asks the generator to stop: true when the reply was streaming and now is stopped. */
-  stop(chatId: string, sequenceNumber: number, now: string): Promise<boolean> {
-    return applyIf(this.db, {
-      TableName: this.table,
-      Key: messageKey(chatId, sequenceNumber),
-      UpdateExpression: 'SET #status = :stopped, stoppedAt = :now',
-      ConditionExpression: '#status = :streaming',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':stopped': 'stopped', ':streaming': 'streaming', ':now': now },
-    });
+  stop(chatId: string, sequenceNumber: number): Promise<boolean> {
+    return this.updateWhile(chatId, sequenceNumber, 'streaming', { status: 'stopped' });
   }
 
   /**
@@ -191,22 +195,19 @@ export class ReplyRepository extends Repository {
    * with what it had stored; a stopped one is finished as it is. True when this call did it.
    */
   async failStale(chatId: string, sequenceNumber: number, staleBefore: string, message: string): Promise<boolean> {
-    const update = (expected: ReplyStatus, set: string) =>
-      applyIf(this.db, {
-        TableName: this.table,
-        Key: messageKey(chatId, sequenceNumber),
-        UpdateExpression: `SET ${set}incomplete = :true, finished = :true`,
-        ConditionExpression: '#status = :expected AND heartbeatAt < :before AND attribute_not_exists(finished)',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: {
-          ':expected': expected,
-          ':true': true,
-          ':before': staleBefore,
-          ...(expected === 'streaming' && { ':failed': 'failed', ':message': message }),
-        },
-      });
+    const stale = {
+      condition: 'heartbeatAt < :before AND attribute_not_exists(finished)',
+      values: { ':before': staleBefore },
+    };
+    const ended = { incomplete: true, finished: true };
     return (
-      (await update('streaming', '#status = :failed, failureMessage = :message, ')) || (await update('stopped', ''))
+      (await this.updateWhile(
+        chatId,
+        sequenceNumber,
+        'streaming',
+        { ...ended, status: 'failed', failureMessage: message },
+        stale,
+      )) || (await this.updateWhile(chatId, sequenceNumber, 'stopped', ended, stale))
     );
   }
 }

@@ -1,4 +1,4 @@
-import { isoNow, sleep, type Clock } from '../clock.ts';
+import { sleep, type Clock } from '../clock.ts';
 import { InvalidInputError, NotFoundError } from '../errors.ts';
 import type { ChatRepository } from './chat-repository.ts';
 import { storedEvents, type ReplyEvent } from './reply-events.ts';
@@ -99,7 +99,7 @@ async function* follow(
 export async function stopReply(deps: ReplyDeps, input: OfReply): Promise<Message> {
   let state = await ownedReply(deps, input);
   const { chatId, sequenceNumber } = state.message;
-  if (state.message.status === 'streaming') await deps.replies.stop(chatId, sequenceNumber, isoNow(deps.clock));
+  if (state.message.status === 'streaming') await deps.replies.stop(chatId, sequenceNumber);
   const deadline = Date.now() + STOP_WAIT_MS;
   while (!state.finished && Date.now() < deadline) {
     await sleep(100);
