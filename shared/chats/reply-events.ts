@@ -31,6 +31,11 @@ export type ReplyEvent = { id: number } & (
   | { event: 'error'; data: { message: string } }
 );
 
+/** A reply's events as a stream: live (the generation goes on when the client leaves) or replayed. */
+export interface ReplyStream {
+  open(clientGone: AbortSignal): AsyncGenerator<ReplyEvent>;
+}
+
 /** Id of a reply's first delta: after start, and the sources in a file chat. */
 export const firstDeltaId = (hasSources: boolean) => (hasSources ? 3 : 2);
 

@@ -1,7 +1,7 @@
 import { sleep, type Clock } from '../clock.ts';
 import { InvalidInputError, NotFoundError } from '../errors.ts';
 import type { ChatRepository } from './chat-repository.ts';
-import { storedEvents, type ReplyEvent } from './reply-events.ts';
+import { storedEvents, type ReplyEvent, type ReplyStream } from './reply-events.ts';
 import type { ReplyRepository, ReplyState } from './reply-repository.ts';
 import type { Message } from './schemas.ts';
 
@@ -64,7 +64,7 @@ function lastEventId(lastEventIdHeader: string | undefined, after: number | unde
 export async function followReply(
   deps: ReplyDeps,
   input: OfReply & { lastEventId?: string; after?: number },
-): Promise<{ open(clientGone: AbortSignal): AsyncGenerator<ReplyEvent> }> {
+): Promise<ReplyStream> {
   const after = lastEventId(input.lastEventId, input.after);
   const state = await ownedReply(deps, input);
   return { open: (clientGone) => follow(deps, state, after, clientGone) };

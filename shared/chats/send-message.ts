@@ -25,7 +25,7 @@ import { fitHistory } from './history.ts';
 import type { MessageRepository } from './message-repository.ts';
 import { addUsage, retrievalQuery } from './retrieval-query.ts';
 import type { Chat, Message, ReplyStatus, SourceRef } from './schemas.ts';
-import { closingEvents, firstDeltaId, openingEvents, type ReplyEvent } from './reply-events.ts';
+import { closingEvents, firstDeltaId, openingEvents, type ReplyEvent, type ReplyStream } from './reply-events.ts';
 import type { ReplyRepository, ReplyState } from './reply-repository.ts';
 
 // POST /message/logged-in: a prompt in, the assistant's reply out, whole or as an event stream.
@@ -283,11 +283,6 @@ export async function sendMessage(deps: SendMessageDeps, req: SendMessageRequest
   };
 }
 
-export interface StreamedReply {
-  /** The reply's events. The generation does not depend on the client: it goes on when the client leaves. */
-  open(clientGone: AbortSignal): AsyncGenerator<ReplyEvent>;
-}
-
 /**
  * The reply as a stream of events (shared/chats/reply-events.ts). Client errors are thrown
  * before any event, so they are ordinary JSON responses.
@@ -298,7 +293,7 @@ export interface StreamedReply {
  * → the last write: the whole text, usage, status complete or failed (stopped when a stop came)
  * → the closing events (citations, usage, stopped, or error).
  */
-export async function streamMessage(deps: SendMessageDeps, req: SendMessageRequest): Promise<StreamedReply> {
+export async function streamMessage(deps: SendMessageDeps, req: SendMessageRequest): Promise<ReplyStream> {
   const reservation = await reserve(deps, req); // refused before anything is stored or streamed
   let prepared: Prepared;
   let reply: ReplyState;
@@ -382,16 +377,17 @@ async function* generate(
     logger.warn('streamed reply failed', { message: asError(failure).message });
   }
   const cited = citations ? [...citations.cited].sort((a, b) => a - b) : undefined;
+  const failedWith = failure === undefined ? undefined : failureMessage(failure);
   let status: ReplyStatus | undefined;
   try {
     status = await deps.replies.finish(chat.id, reply.message.sequenceNumber, {
       text,
       deltaEnds: recorder.deltaEnds,
-      status: failure ? 'failed' : 'complete',
+      status: failedWith === undefined ? 'complete' : 'failed',
       usage: total,
       ...(sources && citations && { sources: flagCited(sources, citations.cited) }),
       ...(cited && { cited }),
-      ...(failure !== undefined && { failureMessage: failureMessage(failure) }),
+      failureMessage: failedWith,
       now: isoNow(deps.clock),
     });
   } catch (err) {
@@ -406,7 +402,7 @@ async function* generate(
     message: { ...reply.message, status, usage: total, ...(sources && { sources }) },
     deltaEnds: recorder.deltaEnds,
     ...(cited && { cited }),
-    ...(failure !== undefined && { failureMessage: failureMessage(failure) }),
+    ...(failedWith !== undefined && { failureMessage: failedWith }),
     finished: true,
   });
 }
