@@ -72,7 +72,7 @@ export function runStage<M extends RunMessage, C>(work: StageWork<M, C>) {
       if (readyToComplete(after, msg.runId) && !(await completeRun(deps, after))) throw new StaleRun();
     } catch (err) {
       if (!(err instanceof StaleRun)) throw err;
-      const record = 'record' in err && err.record ? err.record : await deps.files.get(msg.fileId);
+      const record = err.record ?? (await deps.files.get(msg.fileId));
       await cleanUpStaleRun(deps, msg.fileId, msg.runId, record);
     }
   };
