@@ -1,7 +1,7 @@
 import { DeleteCommand, GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createId } from '@paralleldrive/cuid2';
 import type { Usage } from '../ai/types.ts';
-import { putNew, queryPage, queryPages, Repository, updateIf, type Item, type Page } from '../dynamo.ts';
+import { putNew, queryAll, queryPage, queryPages, Repository, updateIf, type Item, type Page } from '../dynamo.ts';
 import { NotFoundError } from '../errors.ts';
 import { chatKey, chatPk, messageKey, messageSk } from './keys.ts';
 import type { ContentType, Message, MessageType, ReplyStatus, SourceRef } from './schemas.ts';
@@ -130,6 +130,24 @@ export class MessageRepository extends Repository {
       },
       fromItem,
     );
+  }
+
+  /** Every message of the chat in sequence order. */
+  all(chatId: string): Promise<Message[]> {
+    return queryAll(
+      this.db,
+      {
+        TableName: this.table,
+        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :msg)',
+        ExpressionAttributeValues: { ':pk': chatPk(chatId), ':msg': 'MSG#' },
+      },
+      fromItem,
+    );
+  }
+
+  /** The message with this id in this chat, or undefined. PLACEHOLDER: reads the partition. */
+  async byId(chatId: string, messageId: string): Promise<Message | undefined> {
+    return (await this.all(chatId)).find((m) => m.id === messageId);
   }
 
   /**
