@@ -55,7 +55,7 @@ const MESSAGE_FIELDS = [
 /** The message as the API shows it (the item's other attributes stay in the table). */
 export function fromItem(item: Item): Message {
   const out: Item = Object.fromEntries(MESSAGE_FIELDS.map((k) => [k, item[k]]));
-  for (const k of ['usage', 'sources', 'incomplete', 'status'] as const) if (item[k]) out[k] = item[k];
+  for (const k of ['usage', 'sources', 'incomplete', 'status', 'feedback'] as const) if (item[k]) out[k] = item[k];
   return out as Message;
 }
 
