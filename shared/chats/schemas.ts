@@ -1,6 +1,6 @@
 import * as z from '../zod.ts';
 import { config } from '../config.ts';
-import { cuidSchema, pageQuerySchema } from '../schemas.ts';
+import { cuidSchema, idParam, pageQuerySchema } from '../schemas.ts';
 import type { NamedSchemas, RouteContracts } from '../openapi/contract.ts';
 import { embeddingsDataSchema, FILE_STATUS_EXAMPLE } from '../files/schemas.ts';
 import { example, EXAMPLE_IDS as ids, EXAMPLE_TIME as at } from '../openapi/examples.ts';
@@ -188,19 +188,21 @@ const chatWithFilesSchema = z
   })
   .check(example({ ...CHAT_EXAMPLE, id: ids.fileChat, type: 'file', files: [FILE_STATUS_EXAMPLE] }));
 
-export const chatIdParams = z.strictObject({ chatId: cuidSchema });
-export const replyParams = z.strictObject({ chatId: cuidSchema, messageId: cuidSchema });
+export const chatIdParams = z.strictObject({ chatId: idParam('chat') });
+export const replyParams = z.strictObject({ chatId: idParam('chat'), messageId: idParam('reply') });
 export const followReplyQuery = z.strictObject({
-  after: z.optional(
-    z.coerce
-      .number()
-      .check(
-        z.int(),
-        z.gte(0),
-        z.lte(999_999_999),
-        z.describe('The id of the last event the client had (as Last-Event-ID)'),
-      ),
-  ),
+  after: z
+    .optional(
+      z.coerce
+        .number()
+        .check(
+          z.int(),
+          z.gte(0),
+          z.lte(999_999_999),
+          z.describe('The id of the last event the client had (as Last-Event-ID)'),
+        ),
+    )
+    .check(example(7)),
 });
 
 export const listQuery = pageQuerySchema;
