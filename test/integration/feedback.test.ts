@@ -52,12 +52,15 @@ async function exchange() {
 }
 
 const UNKNOWN_ID = `m${'0'.repeat(21)}zz`;
+/** A listed message as the message routes answer it: siblingIds belong to the list (they need the tree). */
+const asStored = ({ siblingIds: _, ...m }: Record<string, unknown>) => m;
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 test('up, then down with a comment (replacing it), shown in the message list, then removed; removing none is fine', async () => {
   const { chatId, replyId } = await exchange();
-  const [, before] = await history(chatId);
-  expect(before).not.toHaveProperty('feedback');
+  const [, listed] = await history(chatId);
+  expect(listed).not.toHaveProperty('feedback');
+  const before = asStored(listed);
 
   const up = await put(chatId, replyId, { rating: 'up' });
   expect(up.status).toBe(200);
@@ -67,7 +70,7 @@ test('up, then down with a comment (replacing it), shown in the message list, th
     message: 'Feedback saved',
     data: { ...before, feedback: { rating: 'up', updatedAt: expect.stringMatching(ISO) } },
   });
-  expect((await history(chatId))[1]).toEqual(up.body.data);
+  expect((await history(chatId))[1]).toEqual({ ...up.body.data, siblingIds: listed.siblingIds });
 
   const down = await put(chatId, replyId, { rating: 'down', comment: '  The greeting was not answered.\n' });
   expect(down.status).toBe(200);
@@ -76,7 +79,10 @@ test('up, then down with a comment (replacing it), shown in the message list, th
     feedback: { rating: 'down', comment: 'The greeting was not answered.', updatedAt: expect.stringMatching(ISO) },
   });
   expect(down.body.data.feedback.updatedAt >= up.body.data.feedback.updatedAt).toBe(true);
-  expect(await history(chatId)).toEqual([expect.not.objectContaining({ feedback: expect.anything() }), down.body.data]);
+  expect(await history(chatId)).toEqual([
+    expect.not.objectContaining({ feedback: expect.anything() }),
+    { ...down.body.data, siblingIds: listed.siblingIds },
+  ]);
 
   // A blank comment is no comment; the rating given again with it drops the earlier comment.
   const blank = await put(chatId, replyId, { rating: 'down', comment: '   ' });
@@ -85,7 +91,7 @@ test('up, then down with a comment (replacing it), shown in the message list, th
   const removed = await remove(chatId, replyId);
   expect(removed.status).toBe(200);
   expect(removed.body).toEqual({ success: true, statusCode: 200, message: 'Feedback removed', data: before });
-  expect((await history(chatId))[1]).toEqual(before);
+  expect((await history(chatId))[1]).toEqual(listed);
 
   const again = await remove(chatId, replyId);
   expect([again.status, again.body.data]).toEqual([200, before]);
@@ -181,7 +187,7 @@ test('a streamed reply (offline provider) is rated once it has ended, and still 
   const res = await put(chat.id, messageId, { rating: 'up', comment: 'Clear about the missing model.' });
   expect(res.status).toBe(200);
   expect(res.body.data).toEqual({
-    ...stored[1],
+    ...asStored(stored[1]),
     feedback: { rating: 'up', comment: 'Clear about the missing model.', updatedAt: expect.stringMatching(ISO) },
   });
   const replay = await fetch(`${app.url}/chat/${chat.id}/messages/${messageId}/stream`, {
@@ -262,7 +268,7 @@ describe('below the routes', () => {
   });
 
   test('a rating given while the reply streams outlasts the reply being finished (and stopped)', async () => {
-    const { replies } = deps();
+    const { replies, messages } = deps();
     const repository = new FeedbackRepository(db, app.tableName);
     for (const end of ['finish', 'stop then finish'] as const) {
       const { chatId, promptId } = await exchange();
@@ -274,7 +280,7 @@ describe('below the routes', () => {
       expect(rated?.message).toMatchObject({ status: 'streaming', feedback });
       if (end === 'stop then finish') expect(await replies.stop(chatId, sequenceNumber)).toBe(true);
       await replies.finish(chatId, sequenceNumber, { text: 'Done.', deltaEnds: [5], status: 'complete', now });
-      const [, , finished] = await history(chatId);
+      const finished = (await messages.byId(chatId, state.message.id))!;
       expect([end, finished.status, finished.message, finished.feedback]).toEqual([
         end,
         end === 'finish' ? 'complete' : 'stopped',
