@@ -49,7 +49,7 @@ export function serviceDashboard(
   });
   dashboard.addWidgets(
     new cloudwatch.TextWidget({
-      markdown: `## ${p.dashboardName}\nRequests and errors by route; the model's replies; PDF ingestion. 5-minute periods; metrics in namespace \`${p.namespace}\` (shared/metrics.ts).`,
+      markdown: `## ${p.dashboardName}\nRequests and errors by route; the model's replies and their users' ratings; PDF ingestion. 5-minute periods; metrics in namespace \`${p.namespace}\` (shared/metrics.ts).`,
       width: 24,
       height: 2,
     }),
@@ -78,6 +78,14 @@ export function serviceDashboard(
       metric(METRIC.replyTokens, 'Average', 'average'),
       metric(METRIC.replyTokens, 'Maximum', 'max'),
       metric(METRIC.replyTokens, 'SampleCount', 'replies'),
+    ]),
+  );
+  // Counts of rating changes (shared/metrics.ts): a reply rated up, then down, counts once in each.
+  dashboard.addWidgets(
+    graph('Feedback on replies: ratings set and removed (sum)', [
+      metric(METRIC.feedbackUp, 'Sum', 'up'),
+      metric(METRIC.feedbackDown, 'Sum', 'down'),
+      metric(METRIC.feedbackRemoved, 'Sum', 'removed'),
     ]),
   );
   dashboard.addWidgets(

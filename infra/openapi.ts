@@ -148,6 +148,64 @@ const errorDescriptions: Record<number, string> = {
   503: 'A dependency is unavailable; retry later',
 };
 
+/** What the route answers with an error status (messages as the code writes them), shown as the response's example. */
+function errorExample(
+  route: (typeof httpRouteList)[number],
+  contract: RouteContract,
+  status: number,
+): { message: string; errors?: Json[] } {
+  const { path } = route;
+  const onFile = path.startsWith('/upload') || path.startsWith('/message/pdf');
+  const examples: Record<number, { message: string; errors?: Json[] }> = {
+    400: {
+      message: 'Request validation failed',
+      errors: [
+        path.includes('{')
+          ? { path: `params.${/\{(\w+)\}/.exec(path)![1]}`, message: 'Must be a CUID', code: 'invalid_format' }
+          : { path: 'query.limit', message: 'Too big: expected number to be <=100', code: 'too_big' },
+      ],
+    },
+    401: { message: route.auth === 'idp' ? 'Invalid or expired ID token' : 'Invalid or expired token' },
+    403: {
+      message:
+        route.auth === 'admin'
+          ? 'This operation requires the admin role: admins are the emails in the ADMIN_EMAILS setting, and take the role by signing in again at POST /auth'
+          : 'You do not have access to this chat',
+    },
+    404: {
+      message: onFile
+        ? 'File not found'
+        : path.startsWith('/orders')
+          ? 'Order not found'
+          : path.startsWith('/products')
+            ? 'Product not found'
+            : 'Chat not found',
+    },
+    409: {
+      message: path.startsWith('/orders')
+        ? 'Cannot move order from Delivered to Processing (Delivered is final)'
+        : 'This chat\'s PDF is still being processed: "paper.pdf" (extracting text, page 3 of 12). Ask again once GET /message/pdf/{fileId} says completed.',
+    },
+    429: { message: 'Too many requests: at most 20 per minute here' },
+    500: onFile
+      ? {
+          message: 'Processing failed in pdf-extract after 5 attempts',
+          errors: [
+            { path: 'fileId', message: 'Processing failed in pdf-extract after 5 attempts', code: 'PROCESSING_FAILED' },
+          ],
+        }
+      : { message: 'Internal server error' },
+    502: { message: 'The AI provider failed to answer' },
+    503: { message: 'The identity provider could not be reached' },
+    504: { message: 'The AI provider did not answer in time' },
+  };
+  const known = examples[status] ?? { message: 'Error' };
+  // A route with a body: a body error (an extra key).
+  if (status === 400 && contract.body)
+    return { ...known, errors: [{ path: 'body', message: 'Unrecognized key: "extra"', code: 'unrecognized_keys' }] };
+  return known;
+}
+
 export async function buildOpenApi(): Promise<Json> {
   const { contracts, named } = await loadSchemaModules();
   const { write: schema, components } = schemaWriter(named);
@@ -214,11 +272,13 @@ export async function buildOpenApi(): Promise<Json> {
     for (const [status, payload] of Object.entries(contract.responses))
       responses[status] = success(payload, Number(status));
     for (const status of [...new Set([...contract.errors, ...(route.auth === 'idp' ? [] : [401])])].sort()) {
+      const e = errorExample(route, contract, status);
       responses[status] = {
         description: errorDescriptions[status] ?? 'Error',
         content: {
           'application/json': {
             schema: { $ref: `${COMPONENTS}${route.shape === 'bare' ? 'BareError' : 'ErrorEnvelope'}` },
+            example: route.shape === 'bare' ? e : { success: false, statusCode: status, ...e },
           },
         },
       };

@@ -213,6 +213,21 @@ export const httpRoutes = {
     shape: 'envelope',
     access: { table: 'readwrite', jwtSecret: true },
   },
+  // The owner's rating of an ai reply: set (replacing any) or removed.
+  'put-feedback': {
+    method: 'PUT',
+    path: '/chat/{chatId}/messages/{messageId}/feedback',
+    auth: 'user',
+    shape: 'envelope',
+    access: { table: 'readwrite', jwtSecret: true },
+  },
+  'delete-feedback': {
+    method: 'DELETE',
+    path: '/chat/{chatId}/messages/{messageId}/feedback',
+    auth: 'user',
+    shape: 'envelope',
+    access: { table: 'readwrite', jwtSecret: true },
+  },
   // PDF upload and ingestion (envelope bodies). ingest-pdf checks the URL and its size, starts the
   // pipeline and waits up to PDF_SYNC_WAIT_MS for it (under API Gateway's 29 s).
   'create-upload': {

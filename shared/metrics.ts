@@ -26,6 +26,13 @@ export const METRIC = {
   ingestionDuration: 'IngestionDuration',
   /** Per failed ingestion, dimension `reason` (NOT_PDF, DOWNLOAD_FAILED, PROCESSING_FAILED, …). */
   ingestionFailures: 'IngestionFailures',
+  /**
+   * Per change of a reply's rating (docs/DECISIONS.md, Feedback on replies): 1 under the new
+   * rating (up, down) or under removed; setting the rating it already has counts nothing.
+   */
+  feedbackUp: 'FeedbackUp',
+  feedbackDown: 'FeedbackDown',
+  feedbackRemoved: 'FeedbackRemoved',
 } as const;
 
 type Dimensions = Record<string, string>;
@@ -73,6 +80,13 @@ export class ServiceMetrics {
         ? ([[METRIC.ingestionDuration, MetricUnit.Milliseconds, r.durationMs]] as Values)
         : []),
     ]);
+  }
+
+  /** A reply's rating went from `previous` to `next` (undefined: none); no change, no record. */
+  feedbackChanged(previous: 'up' | 'down' | undefined, next: 'up' | 'down' | undefined): void {
+    if (previous === next) return;
+    const name = next === 'up' ? METRIC.feedbackUp : next === 'down' ? METRIC.feedbackDown : METRIC.feedbackRemoved;
+    this.record([[name, MetricUnit.Count, 1]]);
   }
 
   ingestionFailed(reason: string): void {

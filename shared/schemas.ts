@@ -1,4 +1,5 @@
 import * as z from './zod.ts';
+import { example, EXAMPLE_IDS } from './openapi/examples.ts';
 
 // Schema pieces every domain's contract shares (ids, list pages).
 
@@ -9,8 +10,28 @@ import * as z from './zod.ts';
  */
 export const cuidSchema = z.string().check(z.regex(/^(?:[a-z][a-z0-9]{23}|c[a-z0-9]{24})$/, 'Must be a CUID'));
 
+/** An id in a path (`{chatId}`), with an example of what it names (shared/openapi/examples.ts). */
+export const idParam = (kind: keyof typeof EXAMPLE_IDS) => cuidSchema.check(example(EXAMPLE_IDS[kind]));
+
+/** A cursor as the lists issue them (opaque: base64url of the last key read). */
+const CURSOR_EXAMPLE = Buffer.from(
+  JSON.stringify({
+    PK: `CHAT#${EXAMPLE_IDS.chat}`,
+    SK: 'META',
+    GSI1PK: `USER#${EXAMPLE_IDS.user}`,
+    GSI1SK: `CHAT#2026-11-24T09:30:00.000Z#${EXAMPLE_IDS.chat}`,
+  }),
+).toString('base64url');
+
 /** `?limit=&cursor=` of every list route. */
 export const pageQuerySchema = z.strictObject({
-  limit: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(100)), 20),
-  cursor: z.optional(z.string().check(z.maxLength(2048))),
+  limit: z
+    ._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(100)), 20)
+    .check(z.describe('Items per page, 1 to 100'), example(20)),
+  cursor: z
+    .optional(z.string().check(z.maxLength(2048)))
+    .check(
+      z.describe('The x-next-cursor header of the previous page (absent: the first page)'),
+      example(CURSOR_EXAMPLE),
+    ),
 });

@@ -84,7 +84,7 @@ const MESSAGE_FIELDS = [
 export function fromItem(item: Item): Message {
   const out: Item = Object.fromEntries(MESSAGE_FIELDS.map((k) => [k, item[k]]));
   if (item.parentId !== undefined) out.parentId = item.parentId;
-  for (const k of ['usage', 'sources', 'incomplete', 'status'] as const) if (item[k]) out[k] = item[k];
+  for (const k of ['usage', 'sources', 'incomplete', 'status', 'feedback'] as const) if (item[k]) out[k] = item[k];
   return out as Message;
 }
 

@@ -1,6 +1,6 @@
 import * as z from '../zod.ts';
 import { config } from '../config.ts';
-import { cuidSchema, pageQuerySchema } from '../schemas.ts';
+import { cuidSchema, idParam, pageQuerySchema } from '../schemas.ts';
 import type { NamedSchemas, RouteContracts } from '../openapi/contract.ts';
 import { embeddingsDataSchema, FILE_STATUS_EXAMPLE } from '../files/schemas.ts';
 import { example, EXAMPLE_IDS as ids, EXAMPLE_TIME as at } from '../openapi/examples.ts';
@@ -25,6 +25,9 @@ export type MessageType = (typeof messageTypes)[number];
 export type ContentType = (typeof contentTypes)[number];
 export const replyStatuses = ['streaming', 'complete', 'stopped', 'failed'] as const;
 export type ReplyStatus = (typeof replyStatuses)[number];
+export const feedbackRatings = ['up', 'down'] as const;
+export type FeedbackRating = (typeof feedbackRatings)[number];
+const FEEDBACK_COMMENT_MAX_CHARS = 2_000;
 
 const count = () => z.number().check(z.int(), z.gte(0));
 
@@ -76,6 +79,18 @@ const sourceSchema = z
   .check(example(SOURCE_EXAMPLE));
 export type SourceRef = z.infer<typeof sourceSchema>;
 
+const FEEDBACK_EXAMPLE = { rating: 'down', comment: 'The quote is not on page 2.', updatedAt: at };
+
+/** The owner's rating of an ai reply (PUT …/feedback); a second PUT replaces it, DELETE removes it. */
+const feedbackSchema = z
+  .object({
+    rating: z.enum(feedbackRatings),
+    comment: z.optional(z.string()),
+    updatedAt: z.iso.datetime().check(z.describe('When the rating was last set')),
+  })
+  .check(example(FEEDBACK_EXAMPLE));
+export type Feedback = z.infer<typeof feedbackSchema>;
+
 const chatSchema = z
   .object({
     id: z.string(),
@@ -125,6 +140,7 @@ const messageSchema = z
           'A streamed ai reply: streaming while it is generated (the text so far), then complete, stopped or failed',
         ),
       ),
+    feedback: z.optional(feedbackSchema).check(z.describe("The owner's rating of an ai reply, when they gave one")),
   })
   .check(
     example({
@@ -140,6 +156,7 @@ const messageSchema = z
       siblingIds: [ids.reply],
       usage: { promptTokens: 812, completionTokens: 64, totalTokens: 876 },
       sources: [SOURCE_EXAMPLE],
+      feedback: FEEDBACK_EXAMPLE,
     }),
   );
 export type Message = z.infer<typeof messageSchema>;
@@ -189,19 +206,21 @@ const chatWithFilesSchema = z
   })
   .check(example({ ...CHAT_EXAMPLE, id: ids.fileChat, type: 'file', files: [FILE_STATUS_EXAMPLE] }));
 
-export const chatIdParams = z.strictObject({ chatId: cuidSchema });
-export const replyParams = z.strictObject({ chatId: cuidSchema, messageId: cuidSchema });
+export const chatIdParams = z.strictObject({ chatId: idParam('chat') });
+export const replyParams = z.strictObject({ chatId: idParam('chat'), messageId: idParam('reply') });
 export const followReplyQuery = z.strictObject({
-  after: z.optional(
-    z.coerce
-      .number()
-      .check(
-        z.int(),
-        z.gte(0),
-        z.lte(999_999_999),
-        z.describe('The id of the last event the client had (as Last-Event-ID)'),
-      ),
-  ),
+  after: z
+    .optional(
+      z.coerce
+        .number()
+        .check(
+          z.int(),
+          z.gte(0),
+          z.lte(999_999_999),
+          z.describe('The id of the last event the client had (as Last-Event-ID)'),
+        ),
+    )
+    .check(example(7)),
 });
 
 export const listQuery = pageQuerySchema;
@@ -211,8 +230,24 @@ export const listMessagesQuery = z.strictObject({
     .optional(cuidSchema)
     .check(
       z.describe('Read the branch through this message (to the newest message under it) instead of the active one'),
+      example(ids.reply),
     ),
 });
+
+export const feedbackBody = z
+  .strictObject({
+    rating: z.enum(feedbackRatings),
+    comment: z.optional(
+      z
+        .string()
+        .check(
+          z.trim(),
+          z.maxLength(FEEDBACK_COMMENT_MAX_CHARS),
+          z.describe(`Why; trimmed, at most ${FEEDBACK_COMMENT_MAX_CHARS} characters (blank: no comment)`),
+        ),
+    ),
+  })
+  .check(example({ rating: 'down', comment: 'The quote is not on page 2.' }));
 
 export const sendMessageBody = z
   .strictObject({
@@ -293,6 +328,8 @@ export const schemas: NamedSchemas = {
   UpdateChatRequest: updateChatBody,
   SendMessageRequest: sendMessageBody,
   RegenerateRequest: regenerateBody,
+  Feedback: feedbackSchema,
+  FeedbackRequest: feedbackBody,
 };
 
 const pagingHeaders = ['x-next-cursor'];
@@ -401,6 +438,26 @@ export const contracts: RouteContracts = {
       'The generation ends within a second wherever it runs; the reply is stored as far as it got, status stopped, its ' +
       'tokens counted; every open stream of it ends with `event: stopped` and `[DONE]`. 200 with the message as stored. ' +
       'Stopping a finished reply changes nothing.',
+    params: replyParams,
+    responses: { 200: messageSchema },
+    errors: [400, 401, 404],
+  },
+  'put-feedback': {
+    summary: 'Rate an ai reply up or down, with an optional comment',
+    description:
+      'The chat owner rates one of its ai replies (whatever its status, streaming included); a second PUT replaces the ' +
+      'first. 200 with the message as stored, `feedback` set. 400 (errors[0].code NOT_AN_AI_REPLY) for a user message ' +
+      "or a file attachment; 404 for a stranger's chat or an unknown message.",
+    params: replyParams,
+    body: feedbackBody,
+    responses: { 200: messageSchema },
+    errors: [400, 401, 404],
+  },
+  'delete-feedback': {
+    summary: 'Remove the rating of an ai reply',
+    description:
+      '200 with the message as stored, without `feedback`; removing a rating that is not there changes nothing (200). ' +
+      "400 (errors[0].code NOT_AN_AI_REPLY) for a user message or a file attachment; 404 for a stranger's chat or an unknown message.",
     params: replyParams,
     responses: { 200: messageSchema },
     errors: [400, 401, 404],

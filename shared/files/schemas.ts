@@ -1,5 +1,5 @@
 import * as z from '../zod.ts';
-import { cuidSchema, pageQuerySchema } from '../schemas.ts';
+import { cuidSchema, idParam, pageQuerySchema } from '../schemas.ts';
 import type { NamedSchemas, RouteContracts } from '../openapi/contract.ts';
 import { downloadCauses, failureReasons } from './failures.ts';
 import { pipelineStageNames } from './stages.ts';
@@ -25,7 +25,7 @@ export const createUploadBody = z
   })
   .check(example({ fileName: 'paper.pdf', contentType: 'application/pdf', size: 1016315 }));
 
-export const fileIdParams = z.strictObject({ fileId: cuidSchema });
+export const fileIdParams = z.strictObject({ fileId: idParam('file') });
 
 export const ingestPdfBody = z
   .strictObject({

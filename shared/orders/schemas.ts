@@ -1,6 +1,6 @@
 import * as z from '../zod.ts';
 import type { NamedSchemas, RouteContracts } from '../openapi/contract.ts';
-import { cuidSchema, pageQuerySchema } from '../schemas.ts';
+import { cuidSchema, idParam, pageQuerySchema } from '../schemas.ts';
 import { ORDER_STATUSES } from './order-status.ts';
 import { example, EXAMPLE_IDS as ids, EXAMPLE_TIME as at } from '../openapi/examples.ts';
 
@@ -113,7 +113,7 @@ export type CreateOrderInput = z.infer<typeof createOrderBody>;
 
 export const updateOrderBody = z.strictObject({ status: orderStatusSchema }).check(example({ status: 'Shipped' }));
 
-export const orderParams = z.strictObject({ id: cuidSchema });
+export const orderParams = z.strictObject({ id: idParam('order') });
 export const orderListQuery = pageQuerySchema;
 
 /** The named component schemas of the OpenAPI document. */

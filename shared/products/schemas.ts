@@ -1,6 +1,6 @@
 import * as z from '../zod.ts';
 import type { NamedSchemas, RouteContracts } from '../openapi/contract.ts';
-import { cuidSchema, pageQuerySchema } from '../schemas.ts';
+import { cuidSchema, idParam, pageQuerySchema } from '../schemas.ts';
 import { example, EXAMPLE_IDS as ids, EXAMPLE_TIME as at } from '../openapi/examples.ts';
 
 // Products: request schemas, the payload schema and the contracts of the product routes.
@@ -79,7 +79,7 @@ export const updateProductBody = z
   );
 export type UpdateProductInput = z.infer<typeof updateProductBody>;
 
-export const productParams = z.strictObject({ id: cuidSchema });
+export const productParams = z.strictObject({ id: idParam('product') });
 export const productListQuery = pageQuerySchema;
 
 const byId = { params: productParams };

@@ -255,6 +255,21 @@ describe('metrics and dashboard', () => {
     expect(body).toContain('AWS/ApiGateway');
     s.statelessTemplate.hasOutput('DashboardUrl', {});
   });
+
+  test('one widget shows the ratings of replies: up, down and removed, summed', () => {
+    const [id] = byType(statelessResources, 'AWS::CloudWatch::Dashboard')[0]!;
+    const dashboardBody = s.statelessTemplate.toJSON().Resources[id].Properties.DashboardBody;
+    // The body is a Fn::Join of text and tokens (the region, the namespace): the tokens as placeholders.
+    const text =
+      typeof dashboardBody === 'string'
+        ? dashboardBody
+        : (dashboardBody['Fn::Join'][1] as unknown[]).map((p) => (typeof p === 'string' ? p : 'TOKEN')).join('');
+    const widgets = JSON.parse(text).widgets as { properties: { title?: string; metrics?: unknown[][] } }[];
+    const feedback = widgets.filter((w) => w.properties.title?.startsWith('Feedback on replies'));
+    expect(feedback).toHaveLength(1);
+    const series = feedback[0]!.properties.metrics!.map((m) => [m[1], (m.at(-1) as { stat: string }).stat]);
+    expect(series).toEqual([METRIC.feedbackUp, METRIC.feedbackDown, METRIC.feedbackRemoved].map((n) => [n, 'Sum']));
+  });
 });
 
 describe('tracing, a per-deployment switch', () => {

@@ -76,6 +76,27 @@ test('ingestion: a completed file gives tokens, pages and duration; a failure co
   expect(failed!._aws.CloudWatchMetrics[0]!.Dimensions).toEqual([['service', 'reason']]);
 });
 
+test('feedback: a change of rating is one line under the new rating (or removed); no change writes nothing', async () => {
+  const m = serviceMetrics('Test');
+  const lines = await emitted(() => {
+    m.feedbackChanged(undefined, 'up');
+    m.feedbackChanged('up', 'up');
+    m.feedbackChanged('up', 'down');
+    m.feedbackChanged('down', undefined);
+    m.feedbackChanged(undefined, undefined);
+  });
+  expect(lines.map((l) => l._aws.CloudWatchMetrics)).toEqual(
+    [METRIC.feedbackUp, METRIC.feedbackDown, METRIC.feedbackRemoved].map((Name) => [
+      { Namespace: 'Test', Dimensions: [['service']], Metrics: [{ Name, Unit: 'Count' }] },
+    ]),
+  );
+  expect(lines).toEqual([
+    expect.objectContaining({ service: SERVICE_NAME, FeedbackUp: 1 }),
+    expect.objectContaining({ FeedbackDown: 1 }),
+    expect.objectContaining({ FeedbackRemoved: 1 }),
+  ]);
+});
+
 test('without a namespace (npm start, tests) nothing is written', async () => {
   const m = serviceMetrics(undefined);
   expect(

@@ -1,0 +1,27 @@
+import { httpRoutes } from '#infra/routes.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+import { systemClock } from '#shared/clock.ts';
+import { dynamo, tableName } from '#shared/clients.ts';
+import { metrics } from '#shared/metrics.ts';
+import { chatRepositories } from '#shared/chats/repositories.ts';
+import { FeedbackRepository } from '#shared/chats/feedback-repository.ts';
+import { removeFeedback } from '#shared/chats/feedback-service.ts';
+import { replyParams } from '#shared/chats/schemas.ts';
+
+// DELETE /chat/{chatId}/messages/{messageId}/feedback: the reply's rating removed (none: unchanged).
+
+const deps = {
+  ...chatRepositories(dynamo(), tableName()),
+  feedback: new FeedbackRepository(dynamo(), tableName()),
+  clock: systemClock,
+  metrics,
+};
+
+export const handler = httpHandler(
+  httpRoutes['delete-feedback'],
+  { params: replyParams },
+  async ({ params, user }) => ({
+    message: 'Feedback removed',
+    data: await removeFeedback(deps, { userId: user.id, ...params }),
+  }),
+);

@@ -1,0 +1,27 @@
+import { httpRoutes } from '#infra/routes.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+import { systemClock } from '#shared/clock.ts';
+import { dynamo, tableName } from '#shared/clients.ts';
+import { metrics } from '#shared/metrics.ts';
+import { chatRepositories } from '#shared/chats/repositories.ts';
+import { FeedbackRepository } from '#shared/chats/feedback-repository.ts';
+import { setFeedback } from '#shared/chats/feedback-service.ts';
+import { feedbackBody, replyParams } from '#shared/chats/schemas.ts';
+
+// PUT /chat/{chatId}/messages/{messageId}/feedback: rate an ai reply up or down (replaces an earlier rating).
+
+const deps = {
+  ...chatRepositories(dynamo(), tableName()),
+  feedback: new FeedbackRepository(dynamo(), tableName()),
+  clock: systemClock,
+  metrics,
+};
+
+export const handler = httpHandler(
+  httpRoutes['put-feedback'],
+  { params: replyParams, body: feedbackBody },
+  async ({ params, body, user }) => ({
+    message: 'Feedback saved',
+    data: await setFeedback(deps, { userId: user.id, ...params, ...body }),
+  }),
+);
