@@ -22,6 +22,8 @@ interface Person {
   token: string;
   id: string;
   chatId: string;
+  /** The reply in the text chat (a message id a route takes beside its chat's). */
+  messageId: string;
   fileChatId: string;
   fileId: string;
   orderId: string;
@@ -37,7 +39,14 @@ const kindOf = (route: RouteUnderTest, name: string) => (name === 'id' ? route.p
 const ownedKinds = new Set(['chatId', 'fileId', 'orders']);
 
 function idsOf(p: Person): Record<string, string> {
-  return { chatId: p.chatId, fileId: p.fileId, orders: p.orderId, products: productId, productId };
+  return {
+    chatId: p.chatId,
+    messageId: p.messageId,
+    fileId: p.fileId,
+    orders: p.orderId,
+    products: productId,
+    productId,
+  };
 }
 
 async function person(email: string): Promise<Person> {
@@ -48,14 +57,22 @@ async function person(email: string): Promise<Person> {
     return res.body;
   };
   const chat = (await post('/chat', { type: 'text', name: `${email} text` })).data;
-  await post('/message/logged-in', { chatId: chat.id, prompt: 'hello' });
+  const reply = (await post('/message/logged-in', { chatId: chat.id, prompt: 'hello' })).data;
   const fileChat = (await post('/chat', { type: 'file', name: `${email} files` })).data;
   // Two of each list, so a second page and its cursor exist.
   await post('/upload', { fileName: 'other.pdf', contentType: 'application/pdf', size: 1234 });
   const upload = (await post('/upload', { fileName: 'private.pdf', contentType: 'application/pdf', size: 1234 })).data;
   await post('/orders', { items: [{ productId, quantity: 1 }] });
   const order = await post('/orders', { items: [{ productId, quantity: 2 }] });
-  return { token, id: user.id, chatId: chat.id, fileChatId: fileChat.id, fileId: upload.fileId, orderId: order.id };
+  return {
+    token,
+    id: user.id,
+    chatId: chat.id,
+    messageId: reply.messageId,
+    fileChatId: fileChat.id,
+    fileId: upload.fileId,
+    orderId: order.id,
+  };
 }
 
 beforeAll(async () => {
