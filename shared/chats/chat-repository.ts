@@ -4,6 +4,7 @@ import { applyIf, deleteAll, putNew, Repository, updateExpression, updateIf, typ
 import { NotFoundError } from '../errors.ts';
 import { userListKeys, userListPage } from '../user-index.ts';
 import { chatKey, chatPk } from './keys.ts';
+import { SearchIndex } from './search-index.ts';
 import { DEFAULT_CHAT_NAME, DEFAULT_SYSTEM_MESSAGE, type Chat, type ChatStatus, type ChatType } from './schemas.ts';
 
 // Chats: CHAT#<id> / META, listed per owner through GSI1 (USER#<userId> / CHAT#<createdAt>#<id>,
@@ -50,6 +51,7 @@ export class ChatRepository extends Repository {
       type: input.type,
     };
     await putNew(this.db, { TableName: this.table, Item: toItem(chat) });
+    await new SearchIndex(this.db, this.table).setChatName(chat);
     return chat;
   }
 
@@ -90,6 +92,7 @@ export class ChatRepository extends Repository {
       ExpressionAttributeValues: { ...u.ExpressionAttributeValues, ':userId': userId },
     });
     if (!updated) throw chatNotFound();
+    if (changes.name !== undefined) await new SearchIndex(this.db, this.table).setChatName(fromItem(updated));
     return fromItem(updated);
   }
 
@@ -109,6 +112,7 @@ export class ChatRepository extends Repository {
       ExpressionAttributeValues: { ':true': true, ':userId': userId },
     });
     if (!marked) throw chatNotFound();
+    await new SearchIndex(this.db, this.table).removeChat(chatId, userId);
     const removed = await deleteAll(
       this.db,
       {

@@ -4,6 +4,7 @@ import type { Usage } from '../ai/types.ts';
 import { putNew, queryAll, queryPage, queryPages, Repository, updateIf, type Item, type Page } from '../dynamo.ts';
 import { NotFoundError } from '../errors.ts';
 import { chatKey, chatPk, messageKey, messageSk } from './keys.ts';
+import { SearchIndex } from './search-index.ts';
 import type { ContentType, Message, MessageType, ReplyStatus, SourceRef } from './schemas.ts';
 
 // Messages: CHAT#<chatId> / MSG#<sequence, 10 digits>. A message's sequence number comes from an
@@ -95,6 +96,7 @@ export class MessageRepository extends Repository {
       await this.db.send(new DeleteCommand({ TableName: this.table, Key: messageKey(input.chatId, sequenceNumber) }));
       throw chatNotFound();
     }
+    await new SearchIndex(this.db, this.table).addMessage(message);
     return message;
   }
 
