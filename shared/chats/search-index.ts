@@ -1,5 +1,13 @@
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { batchGetAll, isConditionFailure, mapLimit, queryPages, Repository, type Item } from '../dynamo.ts';
+import {
+  batchGetAll,
+  batchWriteAll,
+  isConditionFailure,
+  mapLimit,
+  queryPages,
+  Repository,
+  type Item,
+} from '../dynamo.ts';
 import { distinctTerms } from '../search/tokenizer.ts';
 import { chatKey, chatPk, messageKey } from './keys.ts';
 import type { Chat, Message } from './schemas.ts';
@@ -148,11 +156,13 @@ export class SearchIndex extends Repository {
   }
 
   /**
-   * Indexes many messages at once, one update per term and day (seeding and back-filling: the
-   * same items as addMessage would write, in far fewer requests).
+   * Indexes many messages at once (seeding, back-filling): the same items addMessage would write,
+   * read and written back in batches (100 reads, 25 writes a request) instead of an update per
+   * term and message. Not for a user writing meanwhile: a block changed between the read and the
+   * write loses that change. Returns the number of blocks written.
    */
-  async addMessages(messages: Indexable[], concurrency = WRITE_CONCURRENCY): Promise<void> {
-    const groups = new Map<string, { userId: string; term: string; day: string; refs: string[] }>();
+  async addMessages(messages: Indexable[], concurrency = WRITE_CONCURRENCY): Promise<number> {
+    const groups = new Map<string, { PK: string; SK: string; refs: string[] }>();
     for (const m of messages) {
       if (!searchable(m)) continue;
       const ref = formatRef({
@@ -163,14 +173,32 @@ export class SearchIndex extends Repository {
       });
       const day = dayOf(m.timestamp);
       for (const term of distinctTerms(m.message, MAX_TERMS_PER_MESSAGE)) {
-        const key = `${m.userId}\n${term}\n${day}`;
-        if (!groups.has(key)) groups.set(key, { userId: m.userId, term, day, refs: [] });
+        const PK = termPk(m.userId, term);
+        const key = `${PK}\n${day}`;
+        if (!groups.has(key)) groups.set(key, { PK, SK: day, refs: [] });
         groups.get(key)!.refs.push(ref);
       }
     }
-    await mapLimit([...groups.values()], concurrency, (g) =>
-      this.updateBlock('ADD', g.userId, g.term, g.day, g.refs.slice(0, MAX_REFS_PER_BLOCK)),
+    const blocks = [...groups.values()];
+    const existing = await batchGetAll(
+      this.db,
+      this.table,
+      blocks.map(({ PK, SK }) => ({ PK, SK })),
+      { consistentRead: true },
     );
+    for (const item of existing) {
+      const block = groups.get(`${item.PK}\n${item.SK}`);
+      if (block && item.refs instanceof Set) block.refs.unshift(...(item.refs as Set<string>));
+    }
+    await batchWriteAll(
+      this.db,
+      this.table,
+      blocks.map(({ PK, SK, refs }) => ({
+        PutRequest: { Item: { PK, SK, refs: new Set(refs.slice(0, MAX_REFS_PER_BLOCK)) } },
+      })),
+      concurrency,
+    );
+    return blocks.length;
   }
 
   /**

@@ -7,9 +7,10 @@ import { parseRef, type Block, type Ref, type SearchIndex } from './search-index
 // newest first (docs/DECISIONS.md, Chat search). Each term's blocks (one per day) are read
 // newest first and walked together: a day is intersected only when every term has a block for
 // it, and a term ahead of the others is moved straight to the others' day (a zig-zag join).
-// Steps: cut the query into terms → walk the days → check each candidate against its chat and
-// message (gone, being deleted, or no longer holding the words: skipped) → stop at `limit` hits,
-// or when the request's reading budget is spent, with a cursor to continue from.
+// Steps: cut the query into terms → walk the days, gathering candidates → check them in batches
+// against their chats and messages (gone, being deleted, or no longer holding the words:
+// skipped) → stop at `limit` hits, or when the request's budget is spent, with a cursor to
+// continue from.
 
 /** Query terms used (the first distinct ones); more words only narrow a search further. */
 export const SEARCH_MAX_TERMS = 8;
@@ -96,16 +97,34 @@ export async function searchChats(deps: { search: SearchIndex }, input: SearchIn
   const readers = terms.map((t) => new TermBlocks(deps.search, input.userId, t, budget));
   const hits: SearchHit[] = [];
   let upper = decodeCursor(input.cursor, input.userId);
+  /** Candidates of the days walked so far, newest first, not checked yet (checked in batches). */
+  const pending: string[] = [];
   let checked = 0;
+  let lastChecked: string | undefined;
   const page = (before?: string): Page<SearchHit> => ({
     items: hits,
     ...(before && { lastKey: { user: input.userId, before } as Key }),
   });
+  /** Checks the pending candidates; where the next page starts when the page filled or the budget ran out. */
+  const check = async (): Promise<string | undefined> => {
+    while (pending.length) {
+      if (checked >= SEARCH_MAX_CANDIDATES) return lastChecked;
+      const batch = pending.splice(0, Math.max(MIN_CHECK_BATCH, input.limit - hits.length));
+      checked += batch.length;
+      for (const [ref, hit] of await checkHits(deps.search, input.userId, batch, wanted)) {
+        lastChecked = ref;
+        if (hit) hits.push(hit);
+        if (hits.length === input.limit) return ref;
+      }
+    }
+    return undefined;
+  };
 
   for (;;) {
-    if (budget.blockReads >= SEARCH_MAX_BLOCK_READS || checked >= SEARCH_MAX_CANDIDATES) return page(upper);
+    if (budget.blockReads >= SEARCH_MAX_BLOCK_READS || checked >= SEARCH_MAX_CANDIDATES)
+      return page((await check()) ?? upper);
     const heads = await Promise.all(readers.map((r) => r.head(dayBound(upper))));
-    if (heads.some((h) => h === undefined)) return page();
+    if (heads.some((h) => h === undefined)) return page(await check());
     const day = (heads as Block[]).map((h) => h.day).sort()[0]!; // the oldest of the heads
     if (heads.some((h) => h!.day !== day)) {
       upper = `${day}~`; // nothing matches on a newer day: a term has no block there
@@ -113,19 +132,12 @@ export async function searchChats(deps: { search: SearchIndex }, input: SearchIn
     }
     const [first, ...rest] = (heads as Block[]).map((h) => h.refs);
     const others = rest.map((refs) => new Set(refs));
-    const candidates = first!.filter((r) => r < upper && others.every((s) => s.has(r)));
-    for (let i = 0; i < candidates.length; ) {
-      const batch = candidates.slice(i, i + Math.max(MIN_CHECK_BATCH, input.limit - hits.length));
-      const found = await checkHits(deps.search, input.userId, batch, wanted);
-      for (const [ref, hit] of found) {
-        if (hit) hits.push(hit);
-        if (hits.length === input.limit) return page(ref);
-      }
-      i += batch.length;
-      checked += batch.length;
-      if (checked >= SEARCH_MAX_CANDIDATES && i < candidates.length) return page(batch.at(-1));
+    pending.push(...first!.filter((r) => r < upper && others.every((s) => s.has(r))));
+    upper = day; // the whole day is walked
+    if (pending.length >= input.limit - hits.length) {
+      const next = await check();
+      if (next) return page(next);
     }
-    upper = day; // the whole day is done
   }
 }
 

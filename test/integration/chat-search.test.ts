@@ -1,7 +1,9 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
-import { termPk } from '#shared/chats/search-index.ts';
+import { messageKey } from '#shared/chats/keys.ts';
+import { SearchIndex, termPk } from '#shared/chats/search-index.ts';
+import { SEARCH_MAX_CANDIDATES } from '#shared/chats/search-service.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { chatCalls } from '#test/helpers/chat-calls.ts';
 import { startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
@@ -235,4 +237,47 @@ test('GET /chat/{chatId} still reaches the chat beside the literal /chat/search'
   const res = await app.request('GET', `/chat/${chat.id}`, { token });
   expect(res.status).toBe(200);
   expect(res.body.data.id).toBe(chat.id);
+});
+
+test('a term in more messages than a request may check is answered over several bounded requests', async () => {
+  // 300 entries of chats that no longer exist (5 a day over 60 days), and one real message, oldest.
+  const chat = await newChat({ name: 'Old notes', type: 'text' });
+  const day = (d: number, n: number) => new Date(Date.UTC(2025, 0, 1 + d, 12, n)).toISOString();
+  const gone = Array.from({ length: 300 }, (_, i) => ({
+    id: `m${String(i).padStart(23, '0')}`,
+    chatId: 'z'.repeat(24),
+    userId,
+    message: 'the ocelot sleeps',
+    type: 'message' as const,
+    sequenceNumber: i + 1,
+    timestamp: day(60 - Math.floor(i / 5), i % 5),
+  }));
+  const real = { ...gone[0]!, id: 'r'.repeat(24), chatId: chat.id, messageType: 'user', timestamp: day(0, 0) };
+  await db.send(new PutCommand({ TableName: app.tableName, Item: { ...messageKey(chat.id, 1), ...real } }));
+  await new SearchIndex(db, app.tableName).addMessages([...gone, real]);
+
+  const pages: { data: any[]; cursor: string | null }[] = [];
+  let cursor: string | undefined;
+  do {
+    const res = await search('ocelot', { limit: 5, cursor });
+    expect(res.status).toBe(200);
+    cursor = res.headers.get('x-next-cursor') ?? undefined;
+    pages.push({ data: res.body.data, cursor: cursor ?? null });
+  } while (cursor && pages.length < 10);
+
+  // No request checked more than its share: the first ends with nothing found and a cursor.
+  expect(pages.length).toBe(Math.ceil(301 / SEARCH_MAX_CANDIDATES));
+  expect(pages[0]).toEqual({ data: [], cursor: expect.any(String) });
+  expect(pages.at(-1)).toEqual({
+    data: [
+      {
+        chatId: chat.id,
+        chatName: 'Old notes',
+        messageId: real.id,
+        snippet: 'the ocelot sleeps',
+        timestamp: real.timestamp,
+      },
+    ],
+    cursor: null,
+  });
 });
