@@ -78,7 +78,10 @@ function textGenerator(words: string[], rand: () => number) {
   // Zipf (s = 1): the cumulative weights of 1/rank, sampled by binary search.
   const cumulative: number[] = [];
   let total = 0;
-  for (let i = 0; i < words.length; i++) cumulative.push((total += 1 / (i + 1)));
+  for (let i = 0; i < words.length; i++) {
+    total += 1 / (i + 1);
+    cumulative.push(total);
+  }
   const word = () => {
     const x = rand() * total;
     let lo = 0;
