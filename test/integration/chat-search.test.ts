@@ -216,6 +216,27 @@ test('a streamed reply is found once it has ended, not while it streams', async 
   expect(hits[0]!.snippet).toBe('Capybaras enjoy warm baths in winter');
 });
 
+test('a stopped reply is found by the text it had when it stopped', async () => {
+  const chat = await newChat({ type: 'text' });
+  ai.setReply('Narwhals carry one long tusk through icy water');
+  const release = ai.holdStreamAfter(3);
+  const reading = stream(chat.id, 'Tell me about whales');
+  const reply = await until('the reply to store its first words', async () => {
+    const res = await app.request('GET', `/chat/${chat.id}/messages`, { token });
+    return (res.body.data as any[]).find((m) => m.messageType === 'ai' && m.message.includes('Narwhals'));
+  });
+  const stopped = await app.request('POST', `/chat/${chat.id}/messages/${reply.id}/stop`, { token });
+  expect(stopped.status).toBe(200);
+  release();
+  await reading;
+  const hits = await until(
+    'the stopped reply to be found',
+    () => found('narwhals'),
+    (h) => h.length > 0,
+  );
+  expect(hits.map((h) => [h.messageId, h.snippet.startsWith('Narwhals')])).toEqual([[reply.id, true]]);
+});
+
 test('an empty, blank, over-long or wordless q is a 400; so is a forged cursor', async () => {
   for (const q of ['', '   ', 'x'.repeat(201), '!!! ?', 'a']) {
     const res = await search(q);
