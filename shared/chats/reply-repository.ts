@@ -181,11 +181,9 @@ export class ReplyRepository extends Repository {
         failureMessage: f.failureMessage,
         incomplete: status === 'complete' ? undefined : true,
       });
-    const status = (await write(f.status, 'streaming'))
-      ? f.status
-      : (await write('stopped', 'stopped'))
-        ? 'stopped'
-        : undefined;
+    let status: ReplyStatus | undefined;
+    if (await write(f.status, 'streaming')) status = f.status;
+    else if (await write('stopped', 'stopped')) status = 'stopped';
     if (status) await new SearchIndex(this.db, this.table).addStored(chatId, sequenceNumber); // final text
     return status;
   }

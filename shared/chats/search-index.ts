@@ -1,5 +1,6 @@
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
+  applyIf,
   batchGetAll,
   batchWriteAll,
   isConditionFailure,
@@ -15,7 +16,7 @@ import type { Chat, Message } from './schemas.ts';
 // The chat search index (docs/DECISIONS.md, Chat search; keys in docs/ARCHITECTURE.md):
 //   SEARCH#<userId>#<term> / <yyyy-mm-dd>   refs: a string set, one ref per message (or chat
 //                                           name) of that day holding the term
-//   CHAT#<chatId> / SEARCHNAME              the chat name as indexed (so a rename removes it)
+//   CHAT#<chatId> / META  searchName         the chat name as indexed (so a rename removes it)
 // A ref is `<timestamp>|<chatId>|<sequenceNumber>|<messageId>`, sortable newest first; a chat
 // name's ref has sequence 0 and no message id. A message costs one UpdateItem (ADD to a set, no
 // read) per distinct term, at most MAX_TERMS_PER_MESSAGE; a day's block holds at most
@@ -49,7 +50,6 @@ export function parseRef(ref: string): Ref | undefined {
 
 export const termPk = (userId: string, term: string) => `SEARCH#${userId}#${term}`;
 const dayOf = (timestamp: string) => timestamp.slice(0, 10);
-const nameKey = (chatId: string) => ({ PK: chatPk(chatId), SK: 'SEARCHNAME' });
 
 /** A day's block of a term: its day and its refs, newest first. */
 export interface Block {
@@ -87,11 +87,16 @@ export class SearchIndex extends Repository {
   /** Indexes the chat's name, replacing the name indexed before (a rename). */
   async setChatName(chat: Pick<Chat, 'id' | 'userId' | 'chatName' | 'createdAt'>): Promise<void> {
     const before = await this.db.send(
-      new GetCommand({ TableName: this.table, Key: nameKey(chat.id), ConsistentRead: true }),
+      new GetCommand({
+        TableName: this.table,
+        Key: chatKey(chat.id),
+        ConsistentRead: true,
+        ProjectionExpression: 'searchName',
+      }),
     );
     const ref = formatRef({ timestamp: chat.createdAt, chatId: chat.id, sequenceNumber: 0 });
     const day = dayOf(chat.createdAt);
-    const old = typeof before.Item?.name === 'string' ? distinctTerms(before.Item.name) : [];
+    const old = typeof before.Item?.searchName === 'string' ? distinctTerms(before.Item.searchName) : [];
     const next = distinctTerms(chat.chatName, MAX_TERMS_PER_MESSAGE);
     await this.update(
       'DELETE',
@@ -107,7 +112,14 @@ export class SearchIndex extends Repository {
       day,
       [ref],
     );
-    await this.db.send(new PutCommand({ TableName: this.table, Item: { ...nameKey(chat.id), name: chat.chatName } }));
+    // On the chat item itself, only while it exists (a chat deleted meanwhile is not brought back).
+    await applyIf(this.db, {
+      TableName: this.table,
+      Key: chatKey(chat.id),
+      UpdateExpression: 'SET searchName = :name',
+      ConditionExpression: 'attribute_exists(PK)',
+      ExpressionAttributeValues: { ':name': chat.chatName },
+    });
   }
 
   /**
@@ -124,16 +136,13 @@ export class SearchIndex extends Repository {
         groups.get(key)!.refs.push(ref);
       }
     };
-    const name = await this.db.send(
-      new GetCommand({ TableName: this.table, Key: nameKey(chatId), ConsistentRead: true }),
-    );
     const chat = await this.db.send(
       new GetCommand({ TableName: this.table, Key: chatKey(chatId), ConsistentRead: true }),
     );
-    if (typeof name.Item?.name === 'string' && typeof chat.Item?.createdAt === 'string') {
+    if (typeof chat.Item?.searchName === 'string' && typeof chat.Item.createdAt === 'string') {
       const createdAt = chat.Item.createdAt;
       collect(
-        distinctTerms(name.Item.name),
+        distinctTerms(chat.Item.searchName),
         dayOf(createdAt),
         formatRef({ timestamp: createdAt, chatId, sequenceNumber: 0 }),
       );
