@@ -17,6 +17,7 @@ import { ingestion } from './ingestion.ts';
 import { load } from './load.ts';
 import { hostile } from './hostile.ts';
 import { ocr } from './ocr.ts';
+import { search } from './search.ts';
 
 // `npm run bench` runs every benchmark; `npm run bench -- <name> [<name> ...]` runs some.
 // Each prints its table as it finishes; all of them go to bench/results/latest.json.
@@ -30,6 +31,7 @@ const benchmarks: Benchmark[] = [
   streaming,
   ocr,
   retrieval,
+  search,
   ingestion,
   load,
 ];

@@ -167,6 +167,15 @@ export const httpRoutes = {
     shape: 'envelope',
     access: { table: 'readwrite', jwtSecret: true },
   },
+  // A literal segment beside {chatId}: API Gateway and the local gateway match it first, wherever it
+  // stands in this list.
+  'search-chats': {
+    method: 'GET',
+    path: '/chat/search',
+    auth: 'user',
+    shape: 'envelope',
+    access: { table: 'read', jwtSecret: true },
+  },
   'list-messages': {
     method: 'GET',
     path: '/chat/{chatId}/messages',

@@ -51,6 +51,20 @@ interface CompiledRoute {
   params: string[];
 }
 
+/**
+ * API Gateway's precedence between routes matching the same path: at the first segment where
+ * one has a literal and the other a path variable, the literal wins (/chat/search before
+ * /chat/{chatId}), wherever each stands in the manifest.
+ */
+function byPrecedence(a: { path: string }, b: { path: string }): number {
+  const [x, y] = [a.path.split('/'), b.path.split('/')];
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    const [vx, vy] = [x[i]!.startsWith('{'), y[i]!.startsWith('{')];
+    if (vx !== vy) return vx ? 1 : -1;
+  }
+  return 0;
+}
+
 function compile(list: typeof httpRouteList): CompiledRoute[] {
   return list.map((r) => {
     const params: string[] = [];
@@ -283,7 +297,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     const hit = routes
       .filter((route) => route.method === req.method)
       .map((route) => ({ route, match: route.pattern.exec(path) }))
-      .find((c): c is { route: CompiledRoute; match: RegExpExecArray } => c.match !== null);
+      .filter((c): c is { route: CompiledRoute; match: RegExpExecArray } => c.match !== null)
+      .sort((a, b) => byPrecedence(a.route, b.route))[0];
     // An unknown path, or a known one with a method it does not have: API Gateway's "missing
     // authentication token" (403 by default), which the stack answers as a 404.
     if (!hit) return gatewayResponse(res, 'MISSING_AUTHENTICATION_TOKEN', 403, 'Missing Authentication Token');

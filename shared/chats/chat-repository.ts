@@ -4,6 +4,7 @@ import { applyIf, deleteAll, putNew, Repository, updateExpression, updateIf, typ
 import { NotFoundError } from '../errors.ts';
 import { userListKeys, userListPage } from '../user-index.ts';
 import { chatKey, chatPk } from './keys.ts';
+import { SearchIndex } from './search-index.ts';
 import { DEFAULT_CHAT_NAME, DEFAULT_SYSTEM_MESSAGE, type Chat, type ChatStatus, type ChatType } from './schemas.ts';
 
 // Chats: CHAT#<id> / META, listed per owner through GSI1 (USER#<userId> / CHAT#<createdAt>#<id>,
@@ -69,6 +70,7 @@ export class ChatRepository extends Repository {
       type: input.type,
     };
     await putNew(this.db, { TableName: this.table, Item: toItem(chat, input.name === undefined) });
+    await new SearchIndex(this.db, this.table).setChatName(chat);
     return chat;
   }
 
@@ -93,14 +95,16 @@ export class ChatRepository extends Repository {
    * Names a chat from its first exchange, unless it has been named meanwhile (a name the user
    * set is never replaced); false when it was.
    */
-  setTitle(chatId: string, title: string, now: string): Promise<boolean> {
-    return applyIf(this.db, {
+  async setTitle(chatId: string, title: string, now: string): Promise<boolean> {
+    const titled = await updateIf(this.db, {
       TableName: this.table,
       Key: chatKey(chatId),
       UpdateExpression: 'SET chatName = :title, updatedAt = :now REMOVE autoTitle',
       ConditionExpression: 'autoTitle = :true AND attribute_not_exists(deleting)',
       ExpressionAttributeValues: { ':title': title, ':now': now, ':true': true },
     });
+    if (titled) await new SearchIndex(this.db, this.table).setChatName(fromItem(titled));
+    return titled !== undefined;
   }
 
   /** The caller's chat; a chat of someone else answers exactly like a missing one (not found). */
@@ -135,6 +139,7 @@ export class ChatRepository extends Repository {
       ExpressionAttributeValues: { ...u.ExpressionAttributeValues, ':userId': userId },
     });
     if (!updated) throw chatNotFound();
+    if (changes.name !== undefined) await new SearchIndex(this.db, this.table).setChatName(fromItem(updated));
     return fromItem(updated);
   }
 
@@ -154,6 +159,7 @@ export class ChatRepository extends Repository {
       ExpressionAttributeValues: { ':true': true, ':userId': userId },
     });
     if (!marked) throw chatNotFound();
+    await new SearchIndex(this.db, this.table).removeChat(chatId, userId);
     const removed = await deleteAll(
       this.db,
       {

@@ -22,6 +22,7 @@ import {
 import { NotFoundError } from '../errors.ts';
 import { chatKey, chatPk, messageIdKey, messageKey, messageSk } from './keys.ts';
 import { MessageTree, type MessageNode } from './message-tree.ts';
+import { SearchIndex } from './search-index.ts';
 import type { ContentType, Message, MessageType, ReplyStatus, SourceRef } from './schemas.ts';
 
 // Messages: CHAT#<chatId> / MSG#<sequence, 10 digits>, and a pointer CHAT#<chatId> / MSGID#<id>
@@ -136,9 +137,11 @@ export class MessageRepository extends Repository {
       }),
     );
     if (!chat.Item || chat.Item.deleting) {
-      await this.db.send(new DeleteCommand({ TableName: this.table, Key: messageKey(input.chatId, sequenceNumber) }));
+      for (const Key of [messageKey(input.chatId, sequenceNumber), messageIdKey(input.chatId, id)])
+        await this.db.send(new DeleteCommand({ TableName: this.table, Key }));
       throw chatNotFound();
     }
+    await new SearchIndex(this.db, this.table).addMessage(message);
     return message;
   }
 

@@ -3,6 +3,7 @@ import type { Usage } from '../ai/types.ts';
 import { applyIf, Repository, updateExpression, type Item } from '../dynamo.ts';
 import { messageIdKey, messageKey } from './keys.ts';
 import { fromItem, MessageRepository } from './message-repository.ts';
+import { SearchIndex } from './search-index.ts';
 import type { Message, ReplyStatus, SourceRef } from './schemas.ts';
 
 // A streamed reply is stored as it grows: the message item holds its text so far and, beside
@@ -180,9 +181,11 @@ export class ReplyRepository extends Repository {
         title: f.title,
         incomplete: status === 'complete' ? undefined : true,
       });
-    if (await write(f.status, 'streaming')) return f.status;
-    if (await write('stopped', 'stopped')) return 'stopped';
-    return undefined;
+    let status: ReplyStatus | undefined;
+    if (await write(f.status, 'streaming')) status = f.status;
+    else if (await write('stopped', 'stopped')) status = 'stopped';
+    if (status) await new SearchIndex(this.db, this.table).addStored(chatId, sequenceNumber); // final text
+    return status;
   }
 
   /** Asks the generator to stop: true when the reply was streaming and now is stopped. */
@@ -200,14 +203,15 @@ export class ReplyRepository extends Repository {
       values: { ':before': staleBefore },
     };
     const ended = { incomplete: true, finished: true };
-    return (
+    const failed =
       (await this.updateWhile(
         chatId,
         sequenceNumber,
         'streaming',
         { ...ended, status: 'failed', failureMessage: message },
         stale,
-      )) || (await this.updateWhile(chatId, sequenceNumber, 'stopped', ended, stale))
-    );
+      )) || (await this.updateWhile(chatId, sequenceNumber, 'stopped', ended, stale));
+    if (failed) await new SearchIndex(this.db, this.table).addStored(chatId, sequenceNumber); // what it had stored
+    return failed;
   }
 }

@@ -249,6 +249,45 @@ export const feedbackBody = z
   })
   .check(example({ rating: 'down', comment: 'The quote is not on page 2.' }));
 
+/** Characters of a search query (docs/DECISIONS.md, Chat search). */
+export const SEARCH_QUERY_MAX_CHARS = 200;
+
+export const searchQuery = z
+  .strictObject({
+    q: z
+      .string()
+      .check(
+        z.trim(),
+        z.minLength(1),
+        z.maxLength(SEARCH_QUERY_MAX_CHARS),
+        z.describe(
+          `Words to find (every one must match), at most ${SEARCH_QUERY_MAX_CHARS} characters; the first 8 distinct terms count. ` +
+            'Case and accents are ignored; Chinese and Japanese text is matched by character pairs (日本 finds 日本語の文章).',
+        ),
+      ),
+    limit: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(100)), 20),
+    cursor: z.optional(z.string().check(z.maxLength(2048))),
+  })
+  .check(example({ q: 'trace trees', limit: 20 }));
+
+const searchHitSchema = z
+  .object({
+    chatId: z.string(),
+    chatName: z.string(),
+    messageId: z.nullable(z.string()).check(z.describe('The matching message; null when the chat name matched')),
+    snippet: z.string().check(z.describe('The text around the first match (at most 160 characters, … where cut)')),
+    timestamp: z.iso.datetime().check(z.describe("The message's time (the chat's creation for a name match)")),
+  })
+  .check(
+    example({
+      chatId: ids.fileChat,
+      chatName: 'Paper club',
+      messageId: ids.reply,
+      snippet: 'The paper describes trace trees: one tree per loop, compiled to native code [1].',
+      timestamp: at,
+    }),
+  );
+
 export const sendMessageBody = z
   .strictObject({
     // The cap is a setting (PROMPT_MAX_CHARS), read at validation time, not at import.
@@ -346,6 +385,18 @@ export const contracts: RouteContracts = {
     summary: "The caller's chats, newest first",
     query: listQuery,
     responses: { 200: z.array(chatSchema) },
+    errors: [400, 401],
+    headers: pagingHeaders,
+  },
+  'search-chats': {
+    summary: "Search the caller's chats: names and messages holding every word of q, newest first",
+    description:
+      'One entry per matching message (messageId set) or chat name (messageId null). Paged: when more may follow, the ' +
+      'x-next-cursor header holds the cursor of the next page. A page can hold fewer than limit entries (even none) and ' +
+      'still have a cursor: each request reads a bounded part of the index. 400 for an empty or over-long q, or a q ' +
+      'without a searchable word.',
+    query: searchQuery,
+    responses: { 200: z.array(searchHitSchema) },
     errors: [400, 401],
     headers: pagingHeaders,
   },
