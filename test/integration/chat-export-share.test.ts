@@ -216,6 +216,10 @@ describe('sharing', () => {
     for (const secret of [alice.user.id, 'alice@example.com', chatId, fileId, pdfs.url, 'userId', 'fileId', 'system'])
       expect(read.text).not.toContain(secret);
 
+    // A public route reads no Authorization header: a bad one changes nothing.
+    const withGarbage = await fetch(url, { headers: { authorization: 'Bearer not.a.token' } });
+    expect([withGarbage.status, ((await withGarbage.json()) as { data: unknown }).data]).toEqual([200, shared]);
+
     // A later message is not in the snapshot.
     await app.request('POST', '/message/logged-in', { token: alice.token, body: { chatId, prompt: 'one more' } });
     expect(JSON.parse((await readShared(url)).text).data).toEqual(shared);
