@@ -104,7 +104,7 @@ function lowerCaseHeaders(event: APIGatewayProxyEvent): Record<string, string | 
 export interface HttpLayer {
   maxBodyBytes: number;
   corsAllowOrigin: string;
-  /** Checks the caller of every route but POST /auth; a layer without it serves `idp` routes only. */
+  /** Checks the caller of every signed-in route; a layer without it serves `idp` and `public` routes only. */
   callers?: CallerAuthenticator;
   /** The per-user rate limits of the routes that have one. */
   limits?: Pick<UserLimits, 'takeRequest'>;
@@ -245,10 +245,10 @@ function respond(
 }
 
 /**
- * The caller of every route but POST /auth: a valid service JWT whose user still exists with
- * the token's role. Writes confirm the user before the handler runs. Reads (GET, which change
- * nothing) confirm it while the handler runs and answer only once it is confirmed: the same
- * check, one DynamoDB round trip less on the critical path.
+ * The caller of every signed-in route (all but POST /auth and the `public` ones): a valid service
+ * JWT whose user still exists with the token's role. Writes confirm the user before the handler
+ * runs. Reads (GET, which change nothing) confirm it while the handler runs and answer only once
+ * it is confirmed: the same check, one DynamoDB round trip less on the critical path.
  */
 function authentication(route: HttpRouteSettings, layer: HttpLayer): MiddlewareObj<Event> {
   const mode = route.auth;
