@@ -5,9 +5,9 @@ import { dynamo, tableName } from '#shared/clients.ts';
 import { ChatRepository } from '#shared/chats/chat-repository.ts';
 import { listMessages } from '#shared/chats/chat-service.ts';
 import { MessageRepository } from '#shared/chats/message-repository.ts';
-import { chatIdParams, listQuery } from '#shared/chats/schemas.ts';
+import { chatIdParams, listMessagesQuery } from '#shared/chats/schemas.ts';
 
-// GET /chat/{chatId}/messages: the caller's chat's messages in sequence order, paged.
+// GET /chat/{chatId}/messages: a branch of the caller's chat (the active one, or ?leaf=), root first, paged.
 
 const deps = {
   chats: new ChatRepository(dynamo(), tableName()),
@@ -16,7 +16,7 @@ const deps = {
 
 export const handler = httpHandler(
   httpRoutes['list-messages'],
-  { params: chatIdParams, query: listQuery },
+  { params: chatIdParams, query: listMessagesQuery },
   async ({ params, query, user }) =>
     pageResponse(await listMessages(deps, { userId: user.id, chatId: params.chatId, ...query })),
 );

@@ -184,6 +184,17 @@ export const httpRoutes = {
     timeoutSeconds: 300,
     access: { table: 'readwrite', bucket: { read: ['vectors/'] }, jwtSecret: true, ai: ['chat', 'embeddings'] },
   },
+  // A new reply to a stored prompt (a sibling of the one regenerated): what send-message does, but the prompt.
+  'regenerate-reply': {
+    method: 'POST',
+    path: '/chat/{chatId}/messages/{messageId}/regenerate',
+    auth: 'user',
+    shape: 'envelope',
+    streaming: true,
+    rateLimit: 'messages',
+    timeoutSeconds: 300,
+    access: { table: 'readwrite', bucket: { read: ['vectors/'] }, jwtSecret: true, ai: ['chat', 'embeddings'] },
+  },
   // A streamed reply outlives its connection: resumed from the table (streaming, as long as a
   // reply may take), or stopped wherever it is generated.
   'follow-reply': {

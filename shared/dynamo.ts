@@ -57,7 +57,7 @@ export abstract class Repository {
 // decode to a key of the expected attributes is refused, never passed to DynamoDB.
 
 /** A cursor this list did not issue (or could not have). */
-const invalidCursor = () =>
+export const invalidCursor = () =>
   new InvalidInputError('Invalid cursor', [{ path: 'query.cursor', message: 'Not a cursor this list issued' }]);
 
 export function encodeCursor(key: Item | undefined): string | undefined {
@@ -69,7 +69,7 @@ export function encodeCursor(key: Item | undefined): string | undefined {
  * key values the query itself pins (its partition key), and `prefixes` the sort-key prefixes it
  * reads: a cursor from another partition or list (another user's, another chat's) is refused.
  */
-function decodeCursor(
+export function decodeCursor(
   cursor: string | undefined,
   attributes: readonly string[],
   fixed: Record<string, string> = {},

@@ -8,7 +8,8 @@ import { DEFAULT_CHAT_NAME, DEFAULT_SYSTEM_MESSAGE, type Chat, type ChatStatus, 
 
 // Chats: CHAT#<id> / META, listed per owner through GSI1 (USER#<userId> / CHAT#<createdAt>#<id>,
 // newest first). A chat being deleted carries `deleting` and is invisible to every read; the
-// flag also stops new messages from being appended while its partition is emptied.
+// flag also stops new messages from being appended while its partition is emptied. A chat created
+// without a name carries `autoTitle` until its first exchange titles it or its user names it.
 
 interface NewChat {
   name?: string;
@@ -20,21 +21,39 @@ interface ChatChanges {
   name?: string;
   systemMessage?: string;
   status?: ChatStatus;
+  activeLeafId?: string;
+}
+
+/** The chat with what the service needs beside the API's fields. */
+export interface ChatRecord extends Chat {
+  /** Created without a name and not yet named or titled: its first exchange gives it a title. */
+  autoTitle: boolean;
 }
 
 const chatNotFound = () => new NotFoundError('Chat not found');
 
 /** The chat item: its keys, its fields and the message counter (which starts at 0). */
-const toItem = (chat: Chat): Item => ({
+const toItem = (chat: Chat, autoTitle: boolean): Item => ({
   ...chatKey(chat.id),
   ...userListKeys('CHAT', chat),
   ...chat,
   messageCount: 0,
+  ...(autoTitle && { autoTitle: true }),
 });
 
 function fromItem(item: Item): Chat {
-  const { id, userId, chatName, systemMessage, createdAt, updatedAt, status, type } = item as Chat;
-  return { id, userId, chatName, systemMessage, createdAt, updatedAt, status, type };
+  const { id, userId, chatName, systemMessage, createdAt, updatedAt, status, type, activeLeafId } = item as Chat;
+  return {
+    id,
+    userId,
+    chatName,
+    systemMessage,
+    createdAt,
+    updatedAt,
+    status,
+    type,
+    ...(activeLeafId && { activeLeafId }),
+  };
 }
 
 export class ChatRepository extends Repository {
@@ -49,17 +68,39 @@ export class ChatRepository extends Repository {
       status: 'active',
       type: input.type,
     };
-    await putNew(this.db, { TableName: this.table, Item: toItem(chat) });
+    await putNew(this.db, { TableName: this.table, Item: toItem(chat, input.name === undefined) });
     return chat;
   }
 
   /** The chat, or undefined when it does not exist or is being deleted. */
   async get(chatId: string): Promise<Chat | undefined> {
+    const record = await this.record(chatId);
+    if (!record) return undefined;
+    const { autoTitle: _autoTitle, ...chat } = record;
+    return chat;
+  }
+
+  /** The chat with its state beside the API's fields; undefined as for `get`. */
+  async record(chatId: string): Promise<ChatRecord | undefined> {
     const out = await this.db.send(
       new GetCommand({ TableName: this.table, Key: chatKey(chatId), ConsistentRead: true }),
     );
     if (!out.Item || out.Item.deleting) return undefined;
-    return fromItem(out.Item);
+    return { ...fromItem(out.Item), autoTitle: out.Item.autoTitle === true };
+  }
+
+  /**
+   * Names a chat from its first exchange, unless it has been named meanwhile (a name the user
+   * set is never replaced); false when it was.
+   */
+  setTitle(chatId: string, title: string, now: string): Promise<boolean> {
+    return applyIf(this.db, {
+      TableName: this.table,
+      Key: chatKey(chatId),
+      UpdateExpression: 'SET chatName = :title, updatedAt = :now REMOVE autoTitle',
+      ConditionExpression: 'autoTitle = :true AND attribute_not_exists(deleting)',
+      ExpressionAttributeValues: { ':title': title, ':now': now, ':true': true },
+    });
   }
 
   /** The caller's chat; a chat of someone else answers exactly like a missing one (not found). */
@@ -76,12 +117,16 @@ export class ChatRepository extends Repository {
 
   /** Applies the changes to the caller's chat; not found when it is not theirs or does not exist. */
   async update(chatId: string, userId: string, changes: ChatChanges, now: string): Promise<Chat> {
-    const u = updateExpression({
-      updatedAt: now,
-      ...(changes.name !== undefined && { chatName: changes.name }),
-      ...(changes.systemMessage !== undefined && { systemMessage: changes.systemMessage }),
-      ...(changes.status !== undefined && { status: changes.status }),
-    });
+    const u = updateExpression(
+      {
+        updatedAt: now,
+        ...(changes.name !== undefined && { chatName: changes.name }),
+        ...(changes.systemMessage !== undefined && { systemMessage: changes.systemMessage }),
+        ...(changes.status !== undefined && { status: changes.status }),
+        ...(changes.activeLeafId !== undefined && { activeLeafId: changes.activeLeafId }),
+      },
+      changes.name !== undefined ? ['autoTitle'] : [],
+    );
     const updated = await updateIf(this.db, {
       TableName: this.table,
       Key: chatKey(chatId),

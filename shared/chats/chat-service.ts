@@ -4,8 +4,9 @@ import type { Page } from '../dynamo.ts';
 import { chatFiles, type ChatFilesDeps } from '../files/chat-files.ts';
 import { toEmbeddingsData } from '../files/file-view.ts';
 import type { ChatRepository } from './chat-repository.ts';
-import type { MessageRepository } from './message-repository.ts';
-import type { Chat, createChatBody, Message, updateChatBody } from './schemas.ts';
+import { branchThrough } from './branch.ts';
+import type { BranchMessage, MessageRepository } from './message-repository.ts';
+import type { Chat, createChatBody, updateChatBody } from './schemas.ts';
 
 // A user's chats: create, read (with the files attached), list, change, delete, and read a
 // chat's messages. Every call names the caller; a chat of anyone else is 404 (getOwned).
@@ -42,13 +43,24 @@ export async function getChat(deps: Pick<ChatReadDeps, 'chats' | 'files'>, input
 export const listChats = (deps: Pick<ChatDeps, 'chats'>, input: Caller & PageQuery): Promise<Page<Chat>> =>
   deps.chats.listByUser(input.userId, input);
 
-/** `chatName` (the field the responses use) is the same as `name`. */
-export function updateChat(deps: ChatDeps, input: OfChat & { changes: z.infer<typeof updateChatBody> }) {
-  const { chatName, ...changes } = input.changes;
+/**
+ * `chatName` (the field the responses use) is the same as `name`. `activeLeafId` chooses the
+ * branch through that message, to the newest message under it (400 when it is not the chat's).
+ */
+export async function updateChat(
+  deps: ChatDeps & Pick<ChatReadDeps, 'messages'>,
+  input: OfChat & { changes: z.infer<typeof updateChatBody> },
+) {
+  const { chatName, activeLeafId, ...changes } = input.changes;
+  let leaf: string | undefined;
+  if (activeLeafId !== undefined) {
+    await deps.chats.getOwned(input.chatId, input.userId); // a stranger's chat is 404, not 400
+    leaf = branchThrough(await deps.messages.tree(input.chatId), activeLeafId, 'body.activeLeafId');
+  }
   return deps.chats.update(
     input.chatId,
     input.userId,
-    { ...changes, name: changes.name ?? chatName },
+    { ...changes, name: changes.name ?? chatName, ...(leaf && { activeLeafId: leaf }) },
     isoNow(deps.clock),
   );
 }
@@ -58,11 +70,13 @@ export async function deleteChat(deps: Pick<ChatDeps, 'chats'>, input: OfChat): 
   await deps.chats.delete(input.chatId, input.userId);
 }
 
-/** The messages of one of the caller's chats in sequence order, paged. */
+/** A branch of one of the caller's chats, root first, paged: the active one, or the one through `leaf`. */
 export async function listMessages(
   deps: Pick<ChatReadDeps, 'chats' | 'messages'>,
-  input: OfChat & PageQuery,
-): Promise<Page<Message>> {
-  await deps.chats.getOwned(input.chatId, input.userId); // a stranger's chat is 404
-  return deps.messages.list(input.chatId, input);
+  input: OfChat & PageQuery & { leaf?: string },
+): Promise<Page<BranchMessage>> {
+  const chat = await deps.chats.getOwned(input.chatId, input.userId); // a stranger's chat is 404
+  const tree = await deps.messages.tree(chat.id);
+  const leaf = input.leaf ? branchThrough(tree, input.leaf, 'query.leaf') : tree.activeLeaf(chat.activeLeafId);
+  return deps.messages.branchPage(chat.id, tree, leaf, input);
 }

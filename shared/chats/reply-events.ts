@@ -6,8 +6,8 @@ import type { SourceRef } from './schemas.ts';
 // build them by the same rules from the same state, so a client that joins what it had with a
 // replay after its last id gets every event once:
 //   1 start · 2 sources (file chats) · one event per delta · then, by how the reply ended:
-//   complete: citations (file chats), usage · stopped: citations (file chats), usage, stopped ·
-//   failed: error.
+//   complete: citations (file chats), usage, title (the first exchange of a chat without a name) ·
+//   stopped: citations (file chats), usage, stopped · failed: error.
 
 export interface StartData {
   chatId: string;
@@ -27,6 +27,7 @@ export type ReplyEvent = { id: number } & (
   | { event?: undefined; data: { content: string } }
   | { event: 'citations'; data: { cited: number[] } }
   | { event: 'usage'; data: Usage }
+  | { event: 'title'; data: { chatName: string } }
   | { event: 'stopped'; data: Record<string, never> }
   | { event: 'error'; data: { message: string } }
 );
@@ -59,6 +60,7 @@ export function closingEvents(state: ReplyState): ReplyEvent[] {
   return [
     ...(message.sources ? [{ id: id++, event: 'citations' as const, data: { cited: state.cited ?? [] } }] : []),
     { id: id++, event: 'usage', data: usage },
+    ...(state.title ? [{ id: id++, event: 'title' as const, data: { chatName: state.title } }] : []),
     ...(message.status === 'stopped' ? [{ id: id++, event: 'stopped' as const, data: {} }] : []),
   ];
 }

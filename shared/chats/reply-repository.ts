@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { Usage } from '../ai/types.ts';
 import { applyIf, Repository, updateExpression, type Item } from '../dynamo.ts';
 import { messageIdKey, messageKey } from './keys.ts';
@@ -22,6 +22,8 @@ export interface ReplyState {
   heartbeatAt: string;
   cited?: number[];
   failureMessage?: string;
+  /** The chat's title, when this reply's exchange gave it one. */
+  title?: string;
   /** The generator's last write happened: the state no longer changes. */
   finished: boolean;
 }
@@ -45,6 +47,7 @@ export interface FinishedReply {
   sources?: SourceRef[];
   cited?: number[];
   failureMessage?: string;
+  title?: string;
   now: string;
 }
 
@@ -59,6 +62,7 @@ function stateOf(item: Item): ReplyState | undefined {
     heartbeatAt: String(item.heartbeatAt ?? message.timestamp),
     ...(Array.isArray(item.cited) && { cited: item.cited as number[] }),
     ...(typeof item.failureMessage === 'string' && { failureMessage: item.failureMessage }),
+    ...(typeof item.title === 'string' && { title: item.title }),
     finished: item.finished === true,
   };
 }
@@ -94,13 +98,14 @@ export class ReplyRepository extends Repository {
     });
   }
 
-  /** Stores the reply at the chat's next sequence number, status streaming, with no text yet. */
+  /** Stores the reply under its prompt at the chat's next sequence number, status streaming, with no text yet. */
   async start(r: NewReply): Promise<ReplyState> {
     const internal = { promptId: r.promptId, promptSequence: r.promptSequence, deltaEnds: [], heartbeatAt: r.now };
     const message = await new MessageRepository(this.db, this.table).append({
       id: r.id,
       chatId: r.chatId,
       userId: r.userId,
+      parentId: r.promptId,
       message: '',
       messageType: 'ai',
       type: 'message',
@@ -109,12 +114,6 @@ export class ReplyRepository extends Repository {
       internal,
       timestamp: r.now,
     });
-    await this.db.send(
-      new PutCommand({
-        TableName: this.table,
-        Item: { ...messageIdKey(r.chatId, r.id), sequenceNumber: message.sequenceNumber },
-      }),
-    );
     return stateOf({ ...internal, ...message })!;
   }
 
@@ -178,6 +177,7 @@ export class ReplyRepository extends Repository {
         sources: f.sources,
         cited: f.cited,
         failureMessage: f.failureMessage,
+        title: f.title,
         incomplete: status === 'complete' ? undefined : true,
       });
     if (await write(f.status, 'streaming')) return f.status;

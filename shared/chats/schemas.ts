@@ -86,6 +86,9 @@ const chatSchema = z
     updatedAt: z.iso.datetime(),
     status: z.enum(chatStatuses),
     type: z.enum(chatTypes),
+    activeLeafId: z
+      .optional(z.string())
+      .check(z.describe('The last message of the active branch (absent in a chat with no messages)')),
   })
   .check(example(CHAT_EXAMPLE));
 export type Chat = z.infer<typeof chatSchema>;
@@ -100,6 +103,16 @@ export const messageSchema = z
     type: z.enum(contentTypes),
     sequenceNumber: z.number().check(z.int(), z.gte(1)),
     timestamp: z.iso.datetime(),
+    parentId: z
+      .optional(z.nullable(z.string()))
+      .check(z.describe('The message this one follows (null: the first of its branch); set on every listed message')),
+    siblingIds: z
+      .optional(z.array(z.string()))
+      .check(
+        z.describe(
+          'Listed messages: the ids of the messages that follow the same parent, in creation order, this one included (its alternatives: edits, regenerated replies)',
+        ),
+      ),
     usage: z.optional(usageSchema).check(z.describe('Token counts of an ai reply')),
     sources: z.optional(z.array(sourceSchema)).check(z.describe('Passages an ai reply in a file chat was given')),
     incomplete: z
@@ -123,6 +136,8 @@ export const messageSchema = z
       type: 'message',
       sequenceNumber: 2,
       timestamp: at,
+      parentId: ids.userMessage,
+      siblingIds: [ids.reply],
       usage: { promptTokens: 812, completionTokens: 64, totalTokens: 876 },
       sources: [SOURCE_EXAMPLE],
     }),
@@ -145,15 +160,18 @@ export const updateChatBody = z
     chatName: z.optional(trimmed(CHAT_NAME_MAX_CHARS)).check(z.describe('Same as name (the field the responses use)')),
     systemMessage: z.optional(trimmed(SYSTEM_MESSAGE_MAX_CHARS)),
     status: z.optional(z.enum(chatStatuses)),
+    activeLeafId: z
+      .optional(cuidSchema)
+      .check(
+        z.describe(
+          'A message of the chat: its branch becomes the active one (running on to the newest message under it)',
+        ),
+      ),
   })
   .check(
-    z.refine(
-      (b) =>
-        b.name !== undefined || b.chatName !== undefined || b.systemMessage !== undefined || b.status !== undefined,
-      {
-        message: 'Give at least one of name (or chatName), systemMessage, status',
-      },
-    ),
+    z.refine((b) => Object.values(b).some((v) => v !== undefined), {
+      message: 'Give at least one of name (or chatName), systemMessage, status, activeLeafId',
+    }),
     z.refine((b) => b.name === undefined || b.chatName === undefined || b.name === b.chatName, {
       message: 'name and chatName differ; give one of them',
       path: ['chatName'],
@@ -187,6 +205,14 @@ export const followReplyQuery = z.strictObject({
 });
 
 export const listQuery = pageQuerySchema;
+export const listMessagesQuery = z.strictObject({
+  ...pageQuerySchema.shape,
+  leaf: z
+    .optional(cuidSchema)
+    .check(
+      z.describe('Read the branch through this message (to the newest message under it) instead of the active one'),
+    ),
+});
 
 export const sendMessageBody = z
   .strictObject({
@@ -200,9 +226,20 @@ export const sendMessageBody = z
       }),
     ),
     chatId: cuidSchema,
+    parentId: z
+      .optional(z.nullable(cuidSchema))
+      .check(
+        z.describe(
+          "The reply the prompt follows (null: start again at the root); default the chat's active leaf. An earlier prompt's parent edits it into a new branch",
+        ),
+      ),
     stream: z._default(z.boolean(), false),
   })
   .check(example({ chatId: ids.fileChat, prompt: 'What is this paper about?', stream: false }));
+
+export const regenerateBody = z
+  .strictObject({ stream: z._default(z.boolean(), false) })
+  .check(example({ stream: true }));
 
 const replySchema = z
   .object({
@@ -214,6 +251,9 @@ const replySchema = z
     messageId: z.string().check(z.describe('Id of the stored ai message')),
     userMessageId: z.string().check(z.describe('Id of the stored user message (the prompt) this reply answers')),
     sequenceNumber: z.number().check(z.int(), z.describe('Sequence number of the stored ai message')),
+    chatName: z
+      .optional(z.string())
+      .check(z.describe("The chat's new title, when this first exchange of a chat created without a name gave it one")),
   })
   .check(
     example({
@@ -252,6 +292,7 @@ export const schemas: NamedSchemas = {
   CreateChatRequest: createChatBody,
   UpdateChatRequest: updateChatBody,
   SendMessageRequest: sendMessageBody,
+  RegenerateRequest: regenerateBody,
 };
 
 const pagingHeaders = ['x-next-cursor'];
@@ -278,8 +319,11 @@ export const contracts: RouteContracts = {
     errors: [400, 401, 404],
   },
   'update-chat': {
-    summary: 'Rename a chat, change its system message, deactivate or reactivate it',
-    description: 'The new name goes in name or chatName (the field the responses use).',
+    summary: 'Rename a chat, change its system message, deactivate or reactivate it, switch its active branch',
+    description:
+      'The new name goes in name or chatName (the field the responses use); a chat the user named is never retitled. ' +
+      'activeLeafId: a message of the chat; the branch through it (to the newest message under it) becomes the active ' +
+      'one, and the next prompt without parentId follows it (400 when it is not a message of the chat).',
     params: chatIdParams,
     body: updateChatBody,
     responses: { 200: chatSchema },
@@ -294,9 +338,14 @@ export const contracts: RouteContracts = {
     errors: [400, 401, 404],
   },
   'list-messages': {
-    summary: "A chat's messages in order (by sequence number)",
+    summary: "A branch of a chat's messages, root first: the active one, or the one through ?leaf=",
+    description:
+      'Messages form a tree: each has parentId (null for the first) and siblingIds (the messages that follow the same ' +
+      'parent, in creation order, itself included: edits of a prompt, regenerated replies). ?leaf={messageId} reads the ' +
+      'branch through that message, to the newest message under it; PUT /chat/{chatId} { activeLeafId } makes it the ' +
+      "active one. The newest reply's branch is active. 400 when leaf is not a message of the chat.",
     params: chatIdParams,
-    query: listQuery,
+    query: listMessagesQuery,
     responses: { 200: z.array(messageSchema) },
     errors: [400, 401, 404],
     headers: pagingHeaders,
@@ -311,8 +360,23 @@ export const contracts: RouteContracts = {
       '`data: {"content":"…"}` event per model delta, `event: citations` with `{ cited: [n, …] }` (file chats), `event: usage`, ' +
       '`event: stopped` after a stop (POST …/stop), `event: error` + `data: {"message":"…"}` on a failure after the stream began, and always `data: [DONE]` last. ' +
       'The generation goes on when the client goes away; resume at GET /chat/{chatId}/messages/{messageId}/stream with Last-Event-ID. ' +
-      'A `: keep-alive` comment is sent while the model is quiet. 400 for a deactivated chat; 409 for a file chat whose PDFs are all still being processed.',
+      'A `: keep-alive` comment is sent while the model is quiet. 400 for a deactivated chat; 409 for a file chat whose PDFs are all still being processed. ' +
+      "parentId: the message the prompt follows (an ai message, or null: the root; default the chat's active leaf); " +
+      "an earlier prompt's parentId edits it into a new branch, which becomes the active one; 400 when parentId is a prompt or not in the chat. " +
+      'The first complete exchange of a chat created without a name titles it: `chatName` in the reply, `event: title` with { chatName } after `usage` in the stream.',
     body: sendMessageBody,
+    responses: { 200: replySchema },
+    errors: [400, 401, 403, 404, 409, 429, 502, 504],
+    streams: true,
+  },
+  'regenerate-reply': {
+    summary: 'A new reply to the prompt of an ai message (a sibling of it), whole or streamed',
+    description:
+      'The same responses as POST /message/logged-in (stream false: the reply; stream true: the event stream, resumable and ' +
+      "stoppable), answering the prompt again with the history of its own branch. The new reply's branch becomes the active " +
+      "one; the regenerated message stays, a sibling. 400 when the message is not an ai reply to a prompt; 404 for a stranger's chat or an unknown message.",
+    params: replyParams,
+    body: regenerateBody,
     responses: { 200: replySchema },
     errors: [400, 401, 403, 404, 409, 429, 502, 504],
     streams: true,

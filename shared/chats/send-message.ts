@@ -19,7 +19,10 @@ import {
 import { chatFiles, describeProgress, type ChatFilesDeps } from '../files/chat-files.ts';
 import { logger } from '../logger.ts';
 import type { RetrieveInput } from '../retrieval/retrieve.ts';
-import type { ChatRepository } from './chat-repository.ts';
+import { notInChat } from './branch.ts';
+import type { ChatRecord, ChatRepository } from './chat-repository.ts';
+import { chatTitle } from './chat-title.ts';
+import type { MessageTree } from './message-tree.ts';
 import { CitationStream, checkCitations } from './citations.ts';
 import { fitHistory } from './history.ts';
 import type { MessageRepository } from './message-repository.ts';
@@ -28,7 +31,8 @@ import type { Chat, Message, ReplyStatus, SourceRef } from './schemas.ts';
 import { closingEvents, firstDeltaId, openingEvents, type ReplyEvent, type ReplyStream } from './reply-events.ts';
 import type { ReplyRepository, ReplyState } from './reply-repository.ts';
 
-// POST /message/logged-in: a prompt in, the assistant's reply out, whole or as an event stream.
+// POST /message/logged-in and POST …/regenerate: a prompt in (new, or stored and answered again),
+// the assistant's reply out, whole or as an event stream.
 
 /** The user's daily token budget (shared/limits/user-limits.ts). */
 interface TokenBudget {
@@ -69,18 +73,31 @@ export const replySettings = (config: Config): ReplySettings => ({
 /** The generator beats three times within the time after which a reader takes it for dead. */
 const heartbeatMs = (staleMs: number) => Math.max(500, Math.floor(staleMs / 3));
 
-export interface SendMessageRequest {
+interface TurnRequest {
   userId: string;
   chatId: string;
-  prompt: string;
   /** What the invocation has left: the model call is abandoned a margin before (to store the reply and end the stream). */
   remainingMs?: number;
 }
 
+/** A new prompt (POST /message/logged-in). */
+export interface SendMessageRequest extends TurnRequest {
+  prompt: string;
+  /** The message the prompt follows (null: the root); absent: the chat's active leaf. */
+  parentId?: string | null;
+}
+
+/** A stored reply answered again: a sibling reply to the same prompt (POST …/regenerate). */
+export interface RegenerateRequest extends TurnRequest {
+  messageId: string;
+}
+
+type ReplyRequest = SendMessageRequest | RegenerateRequest;
+
 /** Time kept after the model call to store the reply and close the stream. */
 const DEADLINE_MARGIN_MS = 5_000;
 /** When the model call is abandoned: a margin before the invocation ends (at least a second). */
-const deadlineOf = (req: SendMessageRequest) =>
+const deadlineOf = (req: TurnRequest) =>
   req.remainingMs ? Math.max(1_000, req.remainingMs - DEADLINE_MARGIN_MS) : undefined;
 
 export interface Reply {
@@ -91,10 +108,13 @@ export interface Reply {
   sources?: SourceRef[];
   messageId: string;
   sequenceNumber: number;
+  /** The chat's new title, when this first exchange gave it one. */
+  chatName?: string;
 }
 
 interface Prepared {
-  chat: Chat;
+  chat: ChatRecord;
+  /** The prompt the reply answers (stored just now, or earlier for a regenerated reply). */
   userMessage: Message;
   input: ChatInput;
   sources?: SourceRef[];
@@ -136,16 +156,9 @@ function deadlineError(err: unknown): unknown {
     : err;
 }
 
-/**
- * Everything before the model call; every refusal of the caller's input is found here.
- * Steps: load the chat (not found, someone else's, deactivated, or a file chat whose
- * files are all still being ingested) → store the user's message (its sequence number from the
- * chat's counter) → read the history that fits the token budget, oldest dropped first → in a file
- * chat, make the retrieval query from the conversation (a follow-up is rewritten into a standalone
- * question) and retrieve the best passages.
- */
-async function prepare(deps: SendMessageDeps, req: SendMessageRequest): Promise<Prepared> {
-  const chat = await deps.chats.get(req.chatId);
+/** The caller's chat, if it can take a prompt now (not someone else's, not deactivated, files ready). */
+async function promptableChat(deps: SendMessageDeps, req: TurnRequest): Promise<ChatRecord> {
+  const chat = await deps.chats.record(req.chatId);
   if (!chat) throw new NotFoundError('Chat not found');
   if (chat.userId !== req.userId) throw new AccessDeniedError('You do not have access to this chat');
   if (chat.status === 'deactivated') {
@@ -156,26 +169,80 @@ async function prepare(deps: SendMessageDeps, req: SendMessageRequest): Promise<
     );
   }
   if (chat.type === 'file') await assertFilesReady(deps, chat.id);
-  const userMessage = await deps.messages.append({
-    chatId: chat.id,
-    userId: req.userId,
-    message: req.prompt,
-    messageType: 'user',
-    type: 'message',
-    timestamp: isoNow(deps.clock),
-  });
+  return chat;
+}
+
+/** What a reply answers: a new prompt (stored once its cost is reserved), or a stored prompt again. */
+type Answering = { prompt: string; parentId?: string | null } | { again: Message; tree: MessageTree };
+
+const promptOf = (a: Answering) => ('again' in a ? a.again.message : a.prompt);
+
+/**
+ * The prompt a request answers, checked against the chat's tree: a new prompt follows a reply
+ * (or an attachment, or nothing: the root), never another prompt; a regenerated reply answers
+ * the prompt of an ai message.
+ */
+async function answering(deps: SendMessageDeps, chat: Chat, req: ReplyRequest): Promise<Answering> {
+  if ('messageId' in req) {
+    const tree = await deps.messages.tree(chat.id);
+    const reply = tree.get(req.messageId);
+    if (!reply) throw new NotFoundError('No message with this id in this chat');
+    const prompt = reply.parentId ? tree.get(reply.parentId) : undefined;
+    if (reply.messageType !== 'ai' || !prompt || !isPrompt(prompt))
+      throw new InvalidInputError('Only an ai reply to a prompt can be regenerated', undefined, 'NOT_A_REPLY');
+    const [again] = await deps.messages.at(chat.id, [prompt.sequenceNumber]);
+    if (!again) throw new NotFoundError('No message with this id in this chat');
+    return { again, tree };
+  }
+  if (req.parentId) {
+    const parent = await deps.messages.byId(chat.id, req.parentId);
+    if (!parent) throw notInChat('body.parentId');
+    if (isPrompt(parent))
+      throw new InvalidInputError(
+        'A prompt follows a reply: parentId must be an ai message (or null to start at the root)',
+        [{ path: 'body.parentId', message: 'Is a prompt' }],
+      );
+  }
+  return { prompt: req.prompt, ...(req.parentId !== undefined && { parentId: req.parentId }) };
+}
+
+const isPrompt = (m: { messageType: string; type: string }) => m.messageType === 'user' && m.type === 'message';
+
+/**
+ * Everything before the model call once the cost is reserved.
+ * Steps: store the user's message (its sequence number from the chat's counter; under the chosen
+ * parent, or the active leaf) unless the prompt is answered again → read the chat's tree and the
+ * history of the prompt's branch that fits the token budget, oldest dropped first → in a file
+ * chat, make the retrieval query from that conversation (a follow-up is rewritten into a
+ * standalone question) and retrieve the best passages.
+ */
+async function prepare(deps: SendMessageDeps, req: TurnRequest, chat: ChatRecord, turn: Answering): Promise<Prepared> {
+  const userMessage =
+    'again' in turn
+      ? turn.again
+      : await deps.messages.append({
+          chatId: chat.id,
+          userId: req.userId,
+          ...(turn.parentId !== undefined && { parentId: turn.parentId }),
+          message: turn.prompt,
+          messageType: 'user',
+          type: 'message',
+          timestamp: isoNow(deps.clock),
+        });
+  const tree = 'again' in turn ? turn.tree : await deps.messages.tree(chat.id);
   const fileChat = chat.type === 'file';
   const history = await fitHistory(
-    deps.messages.newestFirst(chat.id, userMessage.sequenceNumber),
+    deps.messages.branchNewestFirst(chat.id, tree, tree.get(userMessage.id)?.parentId ?? null),
     deps.settings.historyTokenBudget,
   );
+  const prompt = userMessage.message;
   let sources: Source[] | undefined;
   let queryUsage: Usage | undefined;
   if (fileChat) {
     try {
       const deadlineMs = deadlineOf(req);
       const signal = deadlineMs ? AbortSignal.timeout(deadlineMs) : undefined;
-      const { query, usage } = await retrievalQuery(deps.provider, history, req.prompt, signal);
+      const { query, usage } = await retrievalQuery(deps.provider, history, prompt, signal);
       queryUsage = usage;
       sources = await deps.retrieve({
         chatId: chat.id,
@@ -190,7 +257,7 @@ async function prepare(deps: SendMessageDeps, req: SendMessageRequest): Promise<
   const input: ChatInput = {
     system: chat.systemMessage,
     history,
-    prompt: req.prompt,
+    prompt,
     maxTokens: deps.settings.replyMaxTokens,
     ...(fileChat && { fileChat, sources: sources ?? [] }),
   };
@@ -204,12 +271,28 @@ async function prepare(deps: SendMessageDeps, req: SendMessageRequest): Promise<
 }
 
 /**
+ * The checks, the reservation, then `prepare`: every refusal of the caller's input comes before
+ * anything is stored, and the reservation is released when preparing fails.
+ */
+async function begin(deps: SendMessageDeps, req: ReplyRequest) {
+  const chat = await promptableChat(deps, req);
+  const turn = await answering(deps, chat, req);
+  const reservation = await reserve(deps, req.userId, promptOf(turn)); // refused before anything is stored
+  try {
+    return { prepared: await prepare(deps, req, chat, turn), reservation };
+  } catch (err) {
+    await settle(deps, reservation, 0);
+    throw deadlineError(err);
+  }
+}
+
+/**
  * Holds the reply's likely cost against the user's daily budget before anything is stored (a
  * refusal then changes nothing): the prompt's estimate plus the longest reply. Settled to the real
  * usage once the reply is known (shared/limits/user-limits.ts).
  */
-async function reserve(deps: SendMessageDeps, req: SendMessageRequest) {
-  return deps.budget?.reserveTokens(req.userId, estimateTokens(req.prompt) + deps.settings.replyMaxTokens);
+async function reserve(deps: SendMessageDeps, userId: string, prompt: string) {
+  return deps.budget?.reserveTokens(userId, estimateTokens(prompt) + deps.settings.replyMaxTokens);
 }
 
 /** Settles a reservation; a failure here must not lose a reply already generated. */
@@ -219,14 +302,15 @@ async function settle(deps: SendMessageDeps, reservation: TokenReservation | und
     .catch((err: unknown) => logger.error('could not settle the token budget', { error: asError(err) }));
 }
 
-/** Stores the assistant's whole reply. */
+/** Stores the assistant's whole reply under the prompt it answers. */
 function storeReply(
   deps: SendMessageDeps,
-  r: { chatId: string; userId: string; text: string; usage: Usage; sources?: SourceRef[] },
+  r: { chatId: string; userId: string; promptId: string; text: string; usage: Usage; sources?: SourceRef[] },
 ) {
   return deps.messages.append({
     chatId: r.chatId,
     userId: r.userId,
+    parentId: r.promptId,
     message: r.text,
     messageType: 'ai',
     type: 'message',
@@ -236,18 +320,44 @@ function storeReply(
   });
 }
 
+/** How long a title may take (it holds back the end of the first reply). */
+const TITLE_TIMEOUT_MS = 5_000;
+
+/**
+ * Titles a chat created without a name from its first complete exchange (chat-title.ts); the
+ * title when this call gave it, and the tokens it cost either way.
+ */
+async function titleChat(
+  deps: SendMessageDeps,
+  { chat, userMessage }: Prepared,
+  reply: string,
+): Promise<{ title?: string; tokens: number }> {
+  if (!chat.autoTitle) return { tokens: 0 };
+  const made = await chatTitle(
+    deps.provider,
+    { prompt: userMessage.message, reply },
+    AbortSignal.timeout(TITLE_TIMEOUT_MS),
+  );
+  if (!made) return { tokens: 0 };
+  const tokens = made.usage?.totalTokens ?? 0;
+  const applied = await deps.chats.setTitle(chat.id, made.title, isoNow(deps.clock)).catch((err: unknown) => {
+    logger.warn('could not store the chat title', { message: asError(err).message });
+    return false;
+  });
+  return applied ? { title: made.title, tokens } : { tokens };
+}
+
 /**
  * The reply in one piece (a token reservation first: refused when the daily budget cannot hold it).
- * Steps: prepare (above) → call the model (within the deadline) → in a file chat, remove the
- * [n] markers that name no source and flag the cited sources → store the reply with its usage
- * (the follow-up rewrite's included) and sources → return it. A model failure leaves the user's message stored, unanswered.
+ * Steps: begin (above) → call the model (within the deadline) → in a file chat, remove the
+ * [n] markers that name no source and flag the cited sources → title a new chat → store the
+ * reply under its prompt with its usage (the follow-up rewrite's included) and sources → return
+ * it. A model failure leaves a new prompt stored, unanswered.
  */
-export async function sendMessage(deps: SendMessageDeps, req: SendMessageRequest): Promise<Reply> {
-  const reservation = await reserve(deps, req); // refused before anything is stored
-  let prepared: Prepared;
+export async function sendMessage(deps: SendMessageDeps, req: ReplyRequest): Promise<Reply> {
+  const { prepared, reservation } = await begin(deps, req);
   let result: { text: string; usage: Usage };
   try {
-    prepared = await prepare(deps, req);
     const deadlineMs = deadlineOf(req);
     result = await deps.provider.reply({
       ...prepared.input,
@@ -259,16 +369,18 @@ export async function sendMessage(deps: SendMessageDeps, req: SendMessageRequest
   }
   const { chat, userMessage } = prepared;
   result = { ...result, usage: addUsage(result.usage, prepared.queryUsage) };
-  await settle(deps, reservation, result.usage.totalTokens);
   let sources = prepared.sources;
   if (sources) {
     const checked = checkCitations(result.text, sources.length);
     result = { ...result, text: checked.text };
     sources = flagCited(sources, checked.cited);
   }
+  const titled = await titleChat(deps, prepared, result.text);
+  await settle(deps, reservation, result.usage.totalTokens + titled.tokens);
   const stored = await storeReply(deps, {
     chatId: chat.id,
     userId: req.userId,
+    promptId: userMessage.id,
     text: result.text,
     usage: result.usage,
     sources,
@@ -280,25 +392,24 @@ export async function sendMessage(deps: SendMessageDeps, req: SendMessageRequest
     sources,
     messageId: stored.id,
     sequenceNumber: stored.sequenceNumber,
+    ...(titled.title && { chatName: titled.title }),
   };
 }
 
 /**
  * The reply as a stream of events (shared/chats/reply-events.ts). Client errors are thrown
  * before any event, so they are ordinary JSON responses.
- * Steps: prepare (above) → store the reply, status streaming, so it can be read, resumed and
- * stopped from anywhere → `start`, naming the stored prompt and the reply → in a file chat
+ * Steps: begin (above) → store the reply under its prompt, status streaming, so it can be read,
+ * resumed and stopped from anywhere → `start`, naming the prompt and the reply → in a file chat
  * `sources`, so a client knows every [n] before it is cited → one event per model delta (in a
  * file chat checked for markers, see citations.ts), the text stored as it grows (ReplyRecorder)
- * → the last write: the whole text, usage, status complete or failed (stopped when a stop came)
- * → the closing events (citations, usage, stopped, or error).
+ * → title a new chat → the last write: the whole text, usage, status complete or failed (stopped
+ * when a stop came), the title → the closing events (citations, usage, title, stopped, or error).
  */
-export async function streamMessage(deps: SendMessageDeps, req: SendMessageRequest): Promise<ReplyStream> {
-  const reservation = await reserve(deps, req); // refused before anything is stored or streamed
-  let prepared: Prepared;
+export async function streamMessage(deps: SendMessageDeps, req: ReplyRequest): Promise<ReplyStream> {
+  const { prepared, reservation } = await begin(deps, req);
   let reply: ReplyState;
   try {
-    prepared = await prepare(deps, req);
     reply = await deps.replies.start({
       id: createId(),
       chatId: prepared.chat.id,
@@ -324,11 +435,12 @@ function failureMessage(err: unknown): string {
 
 async function* generate(
   deps: SendMessageDeps,
-  req: SendMessageRequest,
-  { chat, userMessage, input, sources, queryUsage }: Prepared,
+  req: TurnRequest,
+  prepared: Prepared,
   reply: ReplyState,
   reservation: TokenReservation | undefined,
 ): AsyncGenerator<ReplyEvent> {
+  const { chat, userMessage, input, sources, queryUsage } = prepared;
   const replyId = reply.message.id;
   const citations = sources ? new CitationStream(sources.length) : undefined;
   const recorder = new ReplyRecorder(deps, chat.id, reply.message.sequenceNumber);
@@ -369,8 +481,10 @@ async function* generate(
 
   const text = recorder.text;
   const total = addUsage(usage ?? estimateUsage(input, text), queryUsage);
+  const complete = failure === undefined && !recorder.stopped.aborted;
+  const titled = complete ? await titleChat(deps, prepared, text) : { tokens: 0 };
   // What the model produced is paid for, however the reply ended.
-  await settle(deps, reservation, usage || text ? total.totalTokens : 0);
+  await settle(deps, reservation, (usage || text ? total.totalTokens : 0) + titled.tokens);
   if (failure && !(failure instanceof AiProviderError) && !(failure instanceof DomainError)) {
     logger.error('streamed reply failed', { error: asError(failure) });
   } else if (failure) {
@@ -388,6 +502,7 @@ async function* generate(
       ...(sources && citations && { sources: flagCited(sources, citations.cited) }),
       ...(cited && { cited }),
       failureMessage: failedWith,
+      title: titled.title,
       now: isoNow(deps.clock),
     });
   } catch (err) {
@@ -403,6 +518,7 @@ async function* generate(
     deltaEnds: recorder.deltaEnds,
     ...(cited && { cited }),
     ...(failedWith !== undefined && { failureMessage: failedWith }),
+    ...(titled.title && { title: titled.title }),
     finished: true,
   });
 }

@@ -140,7 +140,7 @@ test('the playground: signed out, signed in, a text chat, a file chat read live,
   const ai = stored.body.data.find((m: any) => m.messageType === 'ai');
   expect(stored.body.data[0].message).toBe('Hello\nfrom the browser');
   expect(await reply.getAttribute('data-message-id')).toBe(ai.id);
-  expect((await reply.textContent())?.trim()).toBe(ai.message.trim());
+  expect((await reply.$eval('.text', (e) => e.textContent))?.trim()).toBe(ai.message.trim());
   await screenshot('3-text-chat');
 
   // A long reply (the offline provider quotes the earlier message closest to the prompt): Stop
@@ -161,7 +161,7 @@ test('the playground: signed out, signed in, a text chat, a file chat read live,
   const stoppedId = await stoppedReply.getAttribute('data-message-id');
   const stoppedAi = afterStop.body.data.find((m: any) => m.id === stoppedId);
   expect(stoppedAi).toMatchObject({ status: 'stopped', incomplete: true });
-  expect((await stoppedReply.textContent())?.trim()).toBe(stoppedAi.message.trim());
+  expect((await stoppedReply.$eval('.text', (e) => e.textContent))?.trim()).toBe(stoppedAi.message.trim());
   await screenshot('3b-reply-stopped');
 
   await sendPrompt('note3 note4 note5 once more');
@@ -183,7 +183,7 @@ test('the playground: signed out, signed in, a text chat, a file chat read live,
     async () => (await app.request('GET', `/chat/${chatId}/messages`, { token: await serviceToken() })).body.data,
     (messages: any[]) => messages.at(-1)?.status === 'complete',
   );
-  expect((await resumed.textContent())?.trim()).toBe(whole.at(-1).message.trim());
+  expect((await resumed.$eval('.text', (e) => e.textContent))?.trim()).toBe(whole.at(-1).message.trim());
   expect(whole.at(-1).message).toContain('note3');
 
   // A file chat: nothing to ask about yet, so the prompt waits, saying why.
@@ -280,6 +280,78 @@ test('the playground: signed out, signed in, a text chat, a file chat read live,
   expect(await serviceToken()).toBeNull();
   await screenshot('8-signed-out-again');
 }, 420_000);
+
+test('conversations in the playground: a title, regenerate, versions ‹ › , edit, thumbs, search, export and a share link', async () => {
+  await page.goto(`${origin}/`);
+  await page.fill('#email', 'branches-browser@example.com');
+  await page.press('#email', 'Enter');
+  await page.waitForSelector('#app:not([hidden])');
+  const token = await serviceToken();
+  const messagesOf = async (chatId: string) =>
+    (await app.request('GET', `/chat/${chatId}/messages`, { token })).body.data as any[];
+
+  // A chat without a name is titled from its first exchange (the offline title: the prompt's first words).
+  await page.click('#create-chat');
+  await page.waitForSelector('#chat:not([hidden])');
+  await sendPrompt('Migrating geese fly south in winter');
+  await page.waitForSelector('#chat-title:has-text("Migrating geese fly south in winter")');
+  await page.waitForSelector('#chats button[aria-current="true"]:has-text("Migrating geese")');
+  const chatId = (await currentChatId())!;
+  await page.waitForSelector('#messages li.ai.done .tools .regenerate');
+
+  // Regenerate: a second version of the reply, ‹ 2/2 ›; ‹ shows the first again.
+  const [first] = (await messagesOf(chatId)).filter((m) => m.messageType === 'ai');
+  await page.click('#messages li.ai .regenerate');
+  await page.waitForSelector('#messages li.ai .versions .count:has-text("2/2")');
+  const second = (await messagesOf(chatId)).at(-1);
+  expect(second.siblingIds).toEqual([first.id, second.id]);
+  await page.click('#messages li.ai .versions .prev');
+  await page.waitForSelector(`#messages li.ai[data-message-id="${first.id}"] .versions .count:has-text("1/2")`);
+  await screenshot('10-versions');
+
+  // Edit the prompt: a branch beside the first, its own ‹ 2/2 ›.
+  await page.click('#messages li.user .edit');
+  await page.fill('#messages li.user .edit-text', 'Migrating swans fly south too');
+  await page.click('#messages li.user .edit-form button[type="submit"]');
+  await page.waitForSelector('#messages li.user .versions .count:has-text("2/2")');
+  await page.waitForSelector('#messages li.ai.done .tools');
+  const edited = await messagesOf(chatId);
+  expect(edited[0].message).toBe('Migrating swans fly south too');
+  expect(await page.$eval('#messages li.user .text', (e) => e.textContent)).toBe('Migrating swans fly south too');
+
+  // Thumbs up, stored on the message; pressed again, taken back.
+  const rated = `#messages li.ai[data-message-id="${edited[1].id}"] .rate.up`;
+  await page.click(rated);
+  await page.waitForSelector(`${rated}[aria-pressed="true"]`);
+  expect((await messagesOf(chatId))[1].feedback).toMatchObject({ rating: 'up' });
+  await page.click(rated);
+  await page.waitForSelector(`${rated}[aria-pressed="false"]`);
+  expect((await messagesOf(chatId))[1].feedback).toBeUndefined();
+
+  // Search finds the chat by a word of its other branch.
+  await page.fill('#search', 'geese');
+  await page.press('#search', 'Enter');
+  await page.waitForSelector(`#search-results button[data-chat-id="${chatId}"]`);
+  expect(await page.textContent('#search-results')).toContain('geese');
+  await screenshot('11-search');
+
+  // Export: the chat as a Markdown file, named for it.
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-markdown')]);
+  expect(download.suggestedFilename()).toMatch(/\.md$/);
+  expect(await readFile((await download.path())!, 'utf8')).toContain('Migrating swans fly south too');
+
+  // Share: a link anyone can read without signing in; stopped, it is gone.
+  await page.click('#share');
+  await page.waitForSelector('#share-panel:not([hidden])');
+  const url = await page.inputValue('#share-url');
+  const shared = await fetch(url);
+  expect(shared.status).toBe(200);
+  expect(await shared.text()).toContain('Migrating swans fly south too');
+  await screenshot('12-shared');
+  await page.click('#unshare');
+  await page.waitForSelector('#share-panel[hidden]', { state: 'attached' });
+  expect((await fetch(url)).status).toBe(404);
+}, 180_000);
 
 test('the API reference at /docs renders every route of the manifest, with real examples and how to get a token', async () => {
   await page.goto(`${origin}/docs`);

@@ -3,13 +3,14 @@ import { postSse, type SseResult } from './sse.ts';
 import { until } from '#test/helpers/until.ts';
 
 // The chat calls the reply tests make as one signed-in user: `who` is read at each call, so the
-// app and token can be set in beforeAll.
+// app and token can be set in beforeAll. Chats are named unless the body says `name: undefined`,
+// so a reply test sees no title call (a chat created without a name is titled from its first exchange).
 
 export function chatCalls(who: () => { app: TestApp; token: string }) {
   return {
     newChat: async (body: object = { type: 'text' }) => {
       const { app, token } = who();
-      return (await app.request('POST', '/chat', { token, body })).body.data;
+      return (await app.request('POST', '/chat', { token, body: { name: 'Reply test', ...body } })).body.data;
     },
     stream: (chatId: string, prompt: string, options: Parameters<typeof postSse>[3] = {}) => {
       const { app, token } = who();

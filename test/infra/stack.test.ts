@@ -640,14 +640,19 @@ describe('settings', () => {
         ],
       ]);
     }
-    // The manifest says who calls what: send-message chats and embeds the prompt, pdf-embed embeds.
-    expect(manifestFunctions.filter((f) => f.access.ai?.includes('chat')).map((f) => f.name)).toEqual(['send-message']);
+    // The manifest says who calls what: the reply routes chat and embed the prompt, pdf-embed embeds.
+    expect(
+      manifestFunctions
+        .filter((f) => f.access.ai?.includes('chat'))
+        .map((f) => f.name)
+        .sort(),
+    ).toEqual(['regenerate-reply', 'send-message']);
     expect(
       manifestFunctions
         .filter((f) => f.access.ai?.includes('embeddings'))
         .map((f) => f.name)
         .sort(),
-    ).toEqual(['pdf-embed', 'send-message']);
+    ).toEqual(['pdf-embed', 'regenerate-reply', 'send-message']);
   });
 
   test('a Bedrock inference profile: the profile in this account and region, and its model anywhere but only through the profile', () => {

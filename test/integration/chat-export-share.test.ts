@@ -114,7 +114,7 @@ describe('GET /chat/{chatId}/export', () => {
       format: 'chat-export/1',
       exportedAt: expect.any(String),
       chat: expect.objectContaining({ id: chatId, name: HOSTILE_NAME, type: 'file', status: 'active' }),
-      messages: stored.map(({ userId: _u, chatId: _c, ...m }) => ({
+      messages: stored.map(({ userId: _u, chatId: _c, siblingIds: _s, ...m }) => ({
         ...m,
         citations: (m.sources ?? []).flatMap((s: any, i: number) =>
           s.cited ? [{ n: i + 1, fileName: 'animals.pdf', page: s.page, quote: s.quote }] : [],

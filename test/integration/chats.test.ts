@@ -250,6 +250,8 @@ describe('GET /chat/{chatId}/messages', () => {
       type: 'message',
       sequenceNumber: 1,
       timestamp: expect.any(String),
+      parentId: null,
+      siblingIds: [one.body.data[0].id],
     });
     // A cursor of this chat does not open another one.
     const other = await createChat(alice.token);
@@ -286,7 +288,8 @@ describe('DELETE /chat/{chatId}', () => {
       type: 'message',
       timestamp: new Date().toISOString(),
     });
-    expect(await partitionItems(chat.id)).toHaveLength(32);
+    // The chat, 30 messages and the pointer that finds each by id, the attachment.
+    expect(await partitionItems(chat.id)).toHaveLength(62);
 
     const res = await app.request('DELETE', `/chat/${chat.id}`, { token: alice.token });
     expect(res.status).toBe(200);
@@ -297,8 +300,8 @@ describe('DELETE /chat/{chatId}', () => {
     expect((await app.request('GET', '/chat', { token: alice.token })).body.data.map((c: any) => c.id)).not.toContain(
       chat.id,
     );
-    // Another chat is untouched.
-    expect(await partitionItems(other.id)).toHaveLength(2);
+    // Another chat is untouched (its item, its message and the message's pointer).
+    expect(await partitionItems(other.id)).toHaveLength(3);
   });
 
   test('a message appended to a deleted chat is refused', async () => {

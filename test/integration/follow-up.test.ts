@@ -46,7 +46,7 @@ async function newChat(): Promise<string> {
 const ask = async (chatId: string, prompt: string) => {
   const res = await app.request('POST', '/message/logged-in', { token, body: { chatId, prompt } });
   expect(res.status).toBe(200);
-  return res.body.data as { response: string; sources: { page: number; cited: boolean }[] };
+  return res.body.data as { response: string; messageId: string; sources: { page: number; cited: boolean }[] };
 };
 
 test('a follow-up that names nothing new retrieves the pages the conversation is about', async () => {
@@ -65,4 +65,26 @@ test('a follow-up that names nothing new retrieves the pages the conversation is
   // Without the conversation, the same words find nothing of that page.
   const alone = await ask(await newChat(), followUp);
   expect(alone.sources.some((s) => s.page === page)).toBe(false);
+});
+
+test('a follow-up is read with the conversation of its own branch: an edit and a switch change what it retrieves', async () => {
+  const chatId = await newChat();
+  const first = await ask(chatId, `What does "${knownSentence(23, 2)}" mean?`);
+  expect(first.sources[0]!.page).toBe(23);
+  const [attachment] = (await app.request('GET', `/chat/${chatId}/messages`, { token })).body.data;
+  expect(attachment.type).toBe('file');
+
+  // Edit the first question into one about another page: a branch beside the first.
+  const edited = await app.request('POST', '/message/logged-in', {
+    token,
+    body: { chatId, prompt: `What does "${knownSentence(5, 2)}" mean?`, parentId: attachment.id },
+  });
+  expect(edited.body.data.sources[0].page).toBe(5);
+  const followUp = 'Can you tell me more about that passage, please?';
+  expect((await ask(chatId, followUp)).sources[0]!.page).toBe(5);
+
+  // Back on the first branch, the same words follow the first question.
+  const switched = await app.request('PUT', `/chat/${chatId}`, { token, body: { activeLeafId: first.messageId } });
+  expect(switched.status).toBe(200);
+  expect((await ask(chatId, followUp)).sources[0]!.page).toBe(23);
 });

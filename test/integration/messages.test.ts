@@ -83,7 +83,19 @@ test('two concurrent prompts to one chat get distinct, consecutive sequence numb
   ai.chunkDelayMs = 0;
   const [a, b, c] = await Promise.all([send(chat.id, 'first'), send(chat.id, 'second'), send(chat.id, 'third')]);
   expect([a.status, b.status, c.status]).toEqual([200, 200, 200]);
-  const stored = await history(chat.id);
+  // Each prompt follows the leaf active when it was counted, so the replies may be on different
+  // branches: every message is on the branch through some reply, each reply under its own prompt.
+  const branches = await Promise.all(
+    [a, b, c].map(async (r) => {
+      const { messageId, userMessageId } = r.body.data;
+      const branch = (await app.request('GET', `/chat/${chat.id}/messages?leaf=${messageId}`, { token })).body.data;
+      expect(branch.find((m: any) => m.id === messageId)).toMatchObject({ parentId: userMessageId });
+      return branch as any[];
+    }),
+  );
+  const stored = [...new Map(branches.flat().map((m) => [m.id, m])).values()].sort(
+    (x, y) => x.sequenceNumber - y.sequenceNumber,
+  );
   expect(stored.map((m) => m.sequenceNumber)).toEqual([1, 2, 3, 4, 5, 6]);
   expect(
     stored

@@ -32,9 +32,9 @@ afterAll(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-test('the "Try it" blocks run verbatim: sign-in, a chat, a streamed reply, a PDF ingested and asked about', async () => {
+test('the "Try it" blocks run verbatim: sign-in, a chat, a streamed reply, a PDF ingested and asked about, branches', async () => {
   const blocks = tryItBlocks(await readFile(join(projectRoot, 'README.md'), 'utf8'));
-  expect(blocks).toHaveLength(2);
+  expect(blocks).toHaveLength(3);
   const settings = blocks.join('\n').match(/^.*# your settings.*$/gm);
   expect(settings).toEqual([
     expect.stringMatching(/^export PORT=3000 DATA_DIR=\.data\s/),
@@ -62,4 +62,7 @@ test('the "Try it" blocks run verbatim: sign-in, a chat, a streamed reply, a PDF
   const statuses = stdout.match(/^(processing|completed|failed)$/gm);
   expect(statuses?.at(-1)).toBe('completed');
   expect(stdout).toMatch(/"sources":\[\{"fileId":"\w+","fileName":"tracemonkey.pdf","page":\d+/);
+  // The third: a regenerated reply, a new root, a branch read by its leaf with its siblings, and made active.
+  expect(stdout).toMatch(/"siblingIds":\["\w+","\w+"\]/);
+  expect(stdout).toContain('"message":"Chat updated"');
 }, 240_000);

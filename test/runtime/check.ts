@@ -351,7 +351,7 @@ async function main() {
         // are not interrupted when the client's connection breaks), and the instance may be frozen
         // once it ends: the reply must be stored whole by then, whoever still reads the stream.
         const { MessageRepository } = await import('../../shared/chats/message-repository.ts');
-        const [, reply] = (await new MessageRepository(db, env.TABLE_NAME!).list(chat.id, { limit: 10 })).items;
+        const [, reply] = await new MessageRepository(db, env.TABLE_NAME!).all(chat.id);
         assert.equal(reply?.status, 'complete');
         assert.equal(reply?.message, deltas.join(''));
       } finally {

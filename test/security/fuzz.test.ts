@@ -718,13 +718,13 @@ describe('findings, kept as plain examples', () => {
 
 // ---- nothing stored but what valid requests created ----
 
-async function listAll(path: string, token: string): Promise<any[]> {
+async function listAll(path: string, token: string, query = ''): Promise<any[]> {
   const out: any[] = [];
   let cursor: string | null = null;
   do {
     const res: { status: number; body: any; headers: Headers } = await app.request(
       'GET',
-      `${path}?limit=100${cursor ? `&cursor=${cursor}` : ''}`,
+      `${path}?limit=100${query && `&${query}`}${cursor ? `&cursor=${cursor}` : ''}`,
       { token },
     );
     expect(res.status).toBe(200);
@@ -763,11 +763,23 @@ test('the lists hold exactly the seeds and what accepted requests created, store
   }
   expect(listed).toEqual(expect.arrayContaining(['create-chat', 'create-order', 'create-product']));
 
-  // Messages: exactly a user message and a reply per prompt that was answered 200.
-  const messages = await listAll(`/chat/${ids.chatId}/messages`, tokens.user);
-  const answered = sends.filter((r) => r.status === 200).length;
-  expect(messages.filter((m) => m.messageType === 'user')).toHaveLength(answered);
-  expect(messages.filter((m) => m.messageType === 'ai')).toHaveLength(answered);
+  // Messages: exactly a user message and a reply per prompt that was answered 200. Prompts sent
+  // at once follow one another, so their replies may end different branches: read each one's.
+  // (A streamed reply names itself in its first event.)
+  const answered = sends
+    .filter((r) => r.status === 200)
+    .map((r) => ({ messageId: r.json?.data?.messageId ?? /"messageId":"(\w+)"/.exec(r.text)?.[1] }));
+  const found = new Map<string, any>();
+  for (const { messageId } of answered)
+    for (const m of await listAll(`/chat/${ids.chatId}/messages`, tokens.user, `leaf=${messageId}`)) found.set(m.id, m);
+  const messages = [...found.values()];
+  expect(messages.filter((m) => m.messageType === 'user')).toHaveLength(answered.length);
+  expect(
+    messages
+      .filter((m) => m.messageType === 'ai')
+      .map((m) => m.id)
+      .sort(),
+  ).toEqual(answered.map((a) => a.messageId).sort());
 
   // Uploads: each accepted one exists, and the seed file took no ingestion from a refused URL.
   const uploads = created.filter((c) => c.route.name === 'create-upload');

@@ -129,13 +129,8 @@ async function openChat(chatId) {
   ]);
   stopPolling(); // the chat left behind is not read again; this one starts its own if it needs it
   current = chat;
-  for (const id of ['upload-error', 'prompt-error']) showError(id, '');
-  $('messages').replaceChildren(
-    ...messages.map((m) => {
-      if (m.messageType === 'ai') return replyItem(m.message, m.id, m.sources);
-      return el('li', { className: m.type === 'file' ? 'file' : 'user', textContent: m.message });
-    }),
-  );
+  for (const id of ['upload-error', 'prompt-error', 'chat-error']) showError(id, '');
+  $('messages').replaceChildren(...messages.map(messageItem));
   // A reply still being generated (the page was reloaded, or another tab sent it) is followed
   // to its end: replayed from its first event, then live.
   const live = messages.find((m) => m.messageType === 'ai' && m.status === 'streaming');
@@ -145,13 +140,22 @@ async function openChat(chatId) {
     void followStream(li, chatId, { lastId: 0 }).catch((e) => showError('prompt-error', e.message));
   }
   $('no-messages').hidden = messages.length > 0;
-  $('chat-title').textContent = `${chat.chatName} · ${chat.type === 'file' ? 'file chat' : 'text chat'}`;
+  showTitle(chat.chatName);
+  showShare(undefined);
   $('file-panel').hidden = chat.type !== 'file';
   $('welcome').hidden = true;
   $('chat').hidden = false;
   renderFiles(chat.files ?? []);
   await listChats();
 }
+
+function showTitle(chatName) {
+  current.chatName = chatName;
+  $('chat-title').textContent = `${chatName} · ${current.type === 'file' ? 'file chat' : 'text chat'}`;
+}
+
+/** Reads the open chat again (its active branch, each message's versions). */
+const reloadChat = () => openChat(current.id);
 
 // --- files of a file chat: their state, live while one is read ------------------------------
 
@@ -254,6 +258,143 @@ function replyItem(text, messageId, sources, cited) {
   return li;
 }
 
+/** A stored message of the branch shown, with its controls (versions, edit or regenerate, rating). */
+function messageItem(m) {
+  const li =
+    m.messageType === 'ai'
+      ? replyItem(m.message, m.id, m.sources)
+      : el(
+          'li',
+          { className: m.type === 'file' ? 'file' : 'user' },
+          el('span', { className: 'text', textContent: m.message }),
+        );
+  li.dataset.messageId = m.id;
+  if (m.messageType === 'ai' && m.status !== 'streaming') li.classList.add('done');
+  if (m.status === 'stopped') li.classList.add('stopped');
+  if (m.type === 'message') li.append(messageTools(m));
+  return li;
+}
+
+/** ‹ 2/3 › between the versions of a message (edits of a prompt, regenerated replies). */
+function versionNav(m) {
+  const at = m.siblingIds.indexOf(m.id);
+  const go = (i) => () =>
+    call('PUT', `/chat/${current.id}`, { activeLeafId: m.siblingIds[i] })
+      .then(reloadChat)
+      .catch((e) => showError('prompt-error', e.message));
+  const nav = el(
+    'span',
+    { className: 'versions', role: 'group', ariaLabel: 'Versions' },
+    el('button', {
+      type: 'button',
+      className: 'prev',
+      ariaLabel: 'Previous version',
+      disabled: at === 0,
+      onclick: go(at - 1),
+    }),
+    el('span', { className: 'count', textContent: `${at + 1}/${m.siblingIds.length}` }),
+    el('button', {
+      type: 'button',
+      className: 'next',
+      ariaLabel: 'Next version',
+      disabled: at === m.siblingIds.length - 1,
+      onclick: go(at + 1),
+    }),
+  );
+  return nav;
+}
+
+function messageTools(m) {
+  const tools = el('div', { className: 'tools' });
+  if ((m.siblingIds?.length ?? 0) > 1) tools.append(versionNav(m));
+  if (m.messageType === 'user') {
+    tools.append(
+      el('button', { type: 'button', className: 'edit', textContent: 'Edit', onclick: () => editPrompt(m) }),
+    );
+  } else {
+    tools.append(
+      el('button', {
+        type: 'button',
+        className: 'regenerate',
+        textContent: 'Regenerate',
+        onclick: () => regenerate(m),
+      }),
+      ...['up', 'down'].map((rating) => {
+        const b = el('button', {
+          type: 'button',
+          className: `rate ${rating}`,
+          ariaLabel: rating === 'up' ? 'Good reply' : 'Bad reply',
+        });
+        b.setAttribute('aria-pressed', String(m.feedback?.rating === rating));
+        b.onclick = () => rate(m, rating, tools).catch((e) => showError('prompt-error', e.message));
+        return b;
+      }),
+    );
+  }
+  return tools;
+}
+
+/** Thumbs up or down; pressing the pressed one again takes the rating back. */
+async function rate(m, rating, tools) {
+  const pressed = tools.querySelector(`.rate.${rating}`).getAttribute('aria-pressed') === 'true';
+  const path = `/chat/${current.id}/messages/${m.id}/feedback`;
+  await (pressed ? call('DELETE', path) : call('PUT', path, { rating }));
+  for (const b of tools.querySelectorAll('.rate'))
+    b.setAttribute('aria-pressed', String(!pressed && b.classList.contains(rating)));
+}
+
+/** The messages shown from `li` on leave the page (a new version replaces them). */
+function cutFrom(li) {
+  while (li.nextSibling) li.nextSibling.remove();
+  li.remove();
+}
+
+/** Edit: the prompt's text in place; sending it starts a branch beside the original. */
+function editPrompt(m) {
+  const li = $('messages').querySelector(`li[data-message-id="${m.id}"]`);
+  if (!li || li.querySelector('form')) return;
+  const area = el('textarea', { className: 'edit-text', value: m.message, rows: 2, ariaLabel: 'Edited message' });
+  const form = el(
+    'form',
+    { className: 'edit-form' },
+    area,
+    el('button', { type: 'submit', className: 'primary', textContent: 'Send edit' }),
+    el('button', { type: 'button', textContent: 'Cancel', onclick: () => form.replaceWith(li.querySelector('.text')) }),
+  );
+  const text = li.querySelector('.text');
+  text.replaceWith(form);
+  form.onsubmit = guard('prompt-error', async () => {
+    if (!area.value.trim()) return;
+    cutFrom(li);
+    await replying(() => send(area.value, $('stream').checked, { parentId: m.parentId ?? null }));
+    await reloadChat();
+  });
+  area.focus();
+}
+
+/** Regenerate: a new reply to the same prompt, streamed in place of this one. */
+async function regenerate(m) {
+  const li = $('messages').querySelector(`li[data-message-id="${m.id}"]`);
+  if (!li || sending) return;
+  cutFrom(li);
+  await replying(() => send(undefined, $('stream').checked, { regenerate: m.id })).catch((e) =>
+    showError('prompt-error', e.message),
+  );
+  await reloadChat();
+}
+
+/** While a reply is being generated, the prompt waits. */
+async function replying(fn) {
+  sending = true;
+  updatePromptState();
+  try {
+    await fn();
+  } finally {
+    sending = false;
+    updatePromptState();
+  }
+}
+
 const citeId = (li, n) => `cite-${li.dataset.messageId ?? 'reply'}-${n}`;
 
 function renderReply(li, text, sources, cited) {
@@ -352,6 +493,7 @@ async function readReply(res, li, state) {
     else if (event === 'sources') state.sources = payload;
     else if (event === 'citations') state.cited = new Set(payload.cited);
     else if (event === 'stopped') li.classList.add('stopped');
+    else if (event === 'title') titled(payload.chatName);
     else if (event === 'error') throw new ReplyFailed(payload.message);
   }
   return false;
@@ -410,25 +552,41 @@ function hideStop(messageId) {
   $('stop').hidden = true;
 }
 
-async function send(prompt, stream) {
+/** A chat created without a name was titled by its first exchange. */
+function titled(chatName) {
+  if (!chatName || !current) return;
+  showTitle(chatName);
+  void listChats();
+}
+
+/**
+ * A prompt and its reply, whole or streamed into the page: a new prompt (under `parentId` when
+ * given: an edit), or, with `regenerate`, a new reply to the prompt of that ai message.
+ */
+async function send(prompt, stream, { parentId, regenerate } = {}) {
   $('no-messages').hidden = true;
-  $('messages').append(el('li', { className: 'user', textContent: prompt }));
+  if (prompt !== undefined)
+    $('messages').append(el('li', { className: 'user' }, el('span', { className: 'text', textContent: prompt })));
   const reply = replyItem('');
   $('messages').append(reply);
   const text = reply.querySelector('.text');
   const chatId = current.id;
   const state = { lastId: 0 };
+  const [path, body] = regenerate
+    ? [`/chat/${chatId}/messages/${regenerate}/regenerate`, {}]
+    : ['/message/logged-in', { chatId, prompt, ...(parentId !== undefined && { parentId }) }];
   try {
     if (!stream) {
-      const { data } = await call('POST', '/message/logged-in', { chatId, prompt });
+      const { data } = await call('POST', path, body);
       reply.dataset.messageId = data.messageId;
       text.textContent = data.response;
       if (data.sources) renderReply(reply, data.response, data.sources);
+      titled(data.chatName);
     } else {
-      const res = await fetch(`${api}/message/logged-in`, {
+      const res = await fetch(api + path, {
         method: 'POST',
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'text/event-stream' },
-        body: JSON.stringify({ chatId, prompt, stream: true }),
+        body: JSON.stringify({ ...body, stream: true }),
       });
       if (!res.ok) throw await answerError(res);
       let ended = false;
@@ -498,6 +656,75 @@ async function uploadPdf(file) {
   }
 }
 
+// --- search, export, share ------------------------------------------------------------------
+
+async function search(q) {
+  if (!q.trim()) return $('search-results').replaceChildren();
+  const { data } = await call('GET', `/chat/search?q=${encodeURIComponent(q)}&limit=20`);
+  $('search-results').replaceChildren(
+    ...(data.length
+      ? data.map((hit) => {
+          const button = el(
+            'button',
+            { type: 'button', onclick: () => openChat(hit.chatId).catch((e) => showError('search-error', e.message)) },
+            el('b', { textContent: hit.chatName }),
+            el('span', { className: 'snippet', textContent: hit.snippet }),
+          );
+          button.dataset.chatId = hit.chatId;
+          return el('li', {}, button);
+        })
+      : [el('li', { className: 'empty', textContent: 'Nothing found.' })]),
+  );
+}
+
+/** The open chat as a file (an attachment the API names), saved through a download link. */
+async function exportChat(format) {
+  const res = await fetch(`${api}/chat/${current.id}/export?format=${format}`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+  if (!res.ok) throw await answerError(res);
+  const name =
+    /filename="([^"]+)"/.exec(res.headers.get('content-disposition') ?? '')?.[1] ??
+    `chat.${format === 'json' ? 'json' : 'md'}`;
+  const link = el('a', { href: URL.createObjectURL(await res.blob()), download: name });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
+}
+
+function showShare(url) {
+  $('share-panel').hidden = !url;
+  $('share-url').value = url ?? '';
+}
+
+async function share() {
+  const { data } = await call('POST', `/chat/${current.id}/share`);
+  showShare(new URL(data.url, location.href).href);
+  $('share-url').select();
+}
+
+async function unshare() {
+  await call('DELETE', `/chat/${current.id}/share`);
+  showShare(undefined);
+}
+
+/** The controls of the messages just sent, once they are stored (read back as the branch's end). */
+async function addTools(chatId) {
+  const { data } = await call('GET', `/chat/${chatId}/messages?limit=100`);
+  if (current?.id !== chatId) return;
+  for (const m of data.slice(-2)) {
+    const li = $('messages').querySelector(`li[data-message-id="${m.id}"]`) ?? untagged(m);
+    if (!li || li.querySelector('.tools') || m.type !== 'message') continue;
+    li.dataset.messageId = m.id;
+    li.append(messageTools(m));
+  }
+}
+
+/** The prompt just sent is on the page without its id until the branch is read back. */
+const untagged = (m) =>
+  m.messageType === 'user' ? [...$('messages').querySelectorAll('li.user:not([data-message-id])')].at(-1) : undefined;
+
 // --- wiring --------------------------------------------------------------------------------
 
 /** A form's submit: its own error line cleared first, then filled with what went wrong. */
@@ -524,13 +751,10 @@ $('prompt-form').onsubmit = guard('prompt-error', async () => {
   const prompt = $('prompt').value;
   if (!prompt.trim() || $('prompt').disabled) return;
   $('prompt').value = '';
-  sending = true;
-  updatePromptState();
   try {
-    await send(prompt, $('stream').checked);
+    await replying(() => send(prompt, $('stream').checked));
+    await addTools(current.id);
   } finally {
-    sending = false;
-    updatePromptState();
     $('prompt').focus();
   }
 });
@@ -542,6 +766,11 @@ $('prompt').addEventListener('keydown', (event) => {
   }
 });
 $('upload-form').onsubmit = guard('upload-error', () => uploadPdf($('pdf').files[0]));
+$('search-form').onsubmit = guard('search-error', () => search($('search').value));
+$('export-markdown').onclick = () => exportChat('markdown').catch((e) => showError('chat-error', e.message));
+$('export-json').onclick = () => exportChat('json').catch((e) => showError('chat-error', e.message));
+$('share').onclick = () => share().catch((e) => showError('chat-error', e.message));
+$('unshare').onclick = () => unshare().catch((e) => showError('chat-error', e.message));
 // Stop: the reply ends where it is, on the server (every stream of it ends with `stopped`).
 $('stop').onclick = () => {
   if (!streaming) return;

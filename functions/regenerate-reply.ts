@@ -1,0 +1,24 @@
+import { httpRoutes } from '#infra/routes.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+import { config } from '#shared/config.ts';
+import { systemClock } from '#shared/clock.ts';
+import { replyDeps } from '#shared/chats/reply-deps.ts';
+import { regenerateBody, replyParams } from '#shared/chats/schemas.ts';
+import { sendMessage, streamMessage } from '#shared/chats/send-message.ts';
+
+// POST /chat/{chatId}/messages/{messageId}/regenerate: a new reply to the prompt of an ai
+// message (its sibling), whole or streamed, as POST /message/logged-in answers.
+
+const settings = config();
+const deps = await replyDeps(settings, systemClock);
+
+export const handler = httpHandler(
+  httpRoutes['regenerate-reply'],
+  { params: replyParams, body: regenerateBody },
+  async ({ params, body: { stream }, user, context }) => {
+    const request = { userId: user.id, ...params, remainingMs: context.getRemainingTimeInMillis?.() };
+    return stream
+      ? { events: { source: await streamMessage(deps, request), heartbeatMs: settings.STREAM_HEARTBEAT_MS } }
+      : { message: 'Reply generated', data: await sendMessage(deps, request) };
+  },
+);

@@ -1,0 +1,25 @@
+import { aiProvider } from '../ai/provider.ts';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import { dynamo, tableName } from '../clients.ts';
+import { chatFilesDeps } from '../files/chat-files.ts';
+import { userLimits } from '../limits/user-limits.ts';
+import { retrieverOnFirstUse } from '../retrieval/retriever-on-first-use.ts';
+import { chatRepositories } from './repositories.ts';
+import { replySettings, type SendMessageDeps } from './send-message.ts';
+
+/**
+ * What the routes that generate replies work with (a new prompt, a regenerated reply), composed
+ * by each at its cold start. The retrieval of file chats is loaded on its first use.
+ */
+export async function replyDeps(config: Config, clock: Clock): Promise<SendMessageDeps> {
+  return {
+    ...chatRepositories(dynamo(), tableName()),
+    provider: await aiProvider(),
+    retrieve: retrieverOnFirstUse(config, dynamo()),
+    budget: userLimits(dynamo(), config, clock),
+    files: chatFilesDeps(dynamo(), tableName()),
+    clock,
+    settings: replySettings(config),
+  };
+}
