@@ -132,12 +132,42 @@ describe('GET /chat/{chatId}/export', () => {
     expect((await app.request('GET', `/chat/${chatId}/export`)).status).toBe(401);
   });
 
-  test('a chat of 600 messages and 7 MB exports whole, streamed past the 6 MB of a buffered response', async () => {
+  test('the export and the share hold the active branch only: an edit starts another, PUT activeLeafId switches back', async () => {
+    const token = alice.token;
+    const chatId = (await app.request('POST', '/chat', { token, body: { name: 'branches', type: 'text' } })).body.data
+      .id;
+    const send = async (prompt: string, parentId?: null) =>
+      (
+        await app.request('POST', '/message/logged-in', {
+          token,
+          body: { chatId, prompt, ...(parentId === null && { parentId }) },
+        })
+      ).body.data.messageId as string;
+    const first = await send('first branch prompt');
+    await send('second branch prompt', null); // an edit of the first prompt: a sibling, now active
+    const prompts = async () => {
+      const res = await app.request('GET', `/chat/${chatId}/export?format=json`, { token });
+      return res.body.messages.filter((m: any) => m.messageType === 'user').map((m: any) => m.message);
+    };
+    expect(await prompts()).toEqual(['second branch prompt']);
+    const shared = (await app.request('POST', `/chat/${chatId}/share`, { token })).body.data;
+    const read = async (url: string) => ((await (await fetch(url)).json()) as { data: { messages: any[] } }).data;
+    expect((await read(shared.url)).messages.map((m) => m.text)[0]).toBe('second branch prompt');
+
+    expect((await app.request('PUT', `/chat/${chatId}`, { token, body: { activeLeafId: first } })).status).toBe(200);
+    expect(await prompts()).toEqual(['first branch prompt']);
+    // The share is a snapshot: switching branches does not change it; sharing again does.
+    expect((await read(shared.url)).messages[0].text).toBe('second branch prompt');
+    const again = (await app.request('POST', `/chat/${chatId}/share`, { token })).body.data;
+    expect((await read(again.url)).messages[0].text).toBe('first branch prompt');
+  });
+
+  test('a chat of 300 messages and 7 MB exports whole, streamed past the 6 MB of a buffered response', async () => {
     const big = (await app.request('POST', '/chat', { token: alice.token, body: { name: 'long', type: 'text' } })).body
       .data.id;
-    const line = 'x'.repeat(12_000);
+    const line = 'x'.repeat(24_000);
     await mapLimit(
-      Array.from({ length: 600 }, (_, i) => i),
+      Array.from({ length: 300 }, (_, i) => i),
       8,
       (i) =>
         appendMessage(db, app.tableName, {
@@ -152,7 +182,7 @@ describe('GET /chat/{chatId}/export', () => {
     const res = await app.request('GET', `/chat/${big}/export?format=json`, { token: alice.token });
     expect(res.status).toBe(200);
     expect(res.text.length).toBeGreaterThan(6 * 1024 * 1024); // beyond a buffered Lambda response
-    expect(res.body.messages).toHaveLength(600);
+    expect(res.body.messages).toHaveLength(300);
     // Too long to share (SHARE_MAX_BYTES, 2 MB): refused, with the way out.
     const share = await app.request('POST', `/chat/${big}/share`, { token: alice.token });
     expect([share.status, share.body.message]).toEqual([409, expect.stringContaining('export it instead')]);
