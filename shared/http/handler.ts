@@ -138,7 +138,7 @@ function responseHeaders(
     'cache-control': 'no-store',
     'x-content-type-options': 'nosniff',
     'access-control-allow-origin': layer.corsAllowOrigin,
-    'access-control-expose-headers': 'x-request-id, x-next-cursor',
+    'access-control-expose-headers': 'x-request-id, x-next-cursor, content-disposition',
     ...(state && { 'x-request-id': state.requestId }),
     ...extra,
   };

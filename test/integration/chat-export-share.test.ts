@@ -74,6 +74,8 @@ describe('GET /chat/{chatId}/export', () => {
     const res = await app.request('GET', `/chat/${chatId}/export`, { token: alice.token });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/markdown; charset=utf-8');
+    // A browser on another origin may read the name (CORS exposes the header).
+    expect(res.headers.get('access-control-expose-headers')).toContain('content-disposition');
     const disposition = res.headers.get('content-disposition')!;
     // The quoted fallback holds no quote, backslash or line break; filename* carries the name exactly.
     const [, fallback, encoded] = /^attachment; filename="([^"\\\r\n]*)"; filename\*=UTF-8''([A-Za-z0-9%._~!-]+)$/.exec(
