@@ -64,6 +64,6 @@ export function renderGatewayResponse(
 export const corsPreflight = {
   allowMethods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
   allowHeaders: ['authorization', 'content-type', 'x-request-id', 'last-event-id'],
-  exposeHeaders: ['x-request-id', 'x-next-cursor'],
+  exposeHeaders: ['x-request-id', 'x-next-cursor', 'content-disposition'],
   maxAgeSeconds: 600,
 };

@@ -235,7 +235,10 @@ export async function buildOpenApi(): Promise<Json> {
                 data,
               },
             };
-      const content: Json = contract.streams === 'only' ? {} : { 'application/json': { schema: body } };
+      const content: Json =
+        contract.streams === 'only' || contract.attachment ? {} : { 'application/json': { schema: body } };
+      for (const [type, file] of Object.entries(contract.attachment ?? {}))
+        content[type] = { schema: file ? schema(file, 'output') : { type: 'string' } };
       if (contract.streams) {
         content['text/event-stream'] = {
           // contentSchema (JSON Schema's content vocabulary): the JSON data of the stream's events.
@@ -264,14 +267,17 @@ export async function buildOpenApi(): Promise<Json> {
         };
       }
       const headers = Object.fromEntries(
-        ['x-request-id', ...(contract.headers ?? [])].map((h) => [h, { schema: { type: 'string' } }]),
+        ['x-request-id', ...(contract.attachment ? ['content-disposition'] : []), ...(contract.headers ?? [])].map(
+          (h) => [h, { schema: { type: 'string' } }],
+        ),
       );
       return { description: 'Success', headers, content };
     };
     const responses: Json = {};
     for (const [status, payload] of Object.entries(contract.responses))
       responses[status] = success(payload, Number(status));
-    for (const status of [...new Set([...contract.errors, ...(route.auth === 'idp' ? [] : [401])])].sort()) {
+    const signedIn = route.auth === 'user' || route.auth === 'admin';
+    for (const status of [...new Set([...contract.errors, ...(signedIn ? [401] : [])])].sort()) {
       const e = errorExample(route, contract, status);
       responses[status] = {
         description: errorDescriptions[status] ?? 'Error',
@@ -288,7 +294,9 @@ export async function buildOpenApi(): Promise<Json> {
       summary: contract.summary,
       ...(contract.description && { description: contract.description }),
       tags: [route.path.split('/')[1]],
-      security: [route.auth === 'idp' ? { identityProviderToken: [] } : { serviceToken: [] }],
+      // A public route asks for no token at all.
+      security:
+        route.auth === 'public' ? [] : [route.auth === 'idp' ? { identityProviderToken: [] } : { serviceToken: [] }],
       ...(route.auth === 'admin' && { 'x-required-role': 'admin' }),
       parameters: [...parameters(schema, 'path', contract.params), ...parameters(schema, 'query', contract.query)],
       ...(contract.body && {

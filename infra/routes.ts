@@ -237,6 +237,40 @@ export const httpRoutes = {
     shape: 'envelope',
     access: { table: 'readwrite', jwtSecret: true },
   },
+  // Export and share (docs/DECISIONS.md, Export and share). The export is a file, streamed as it
+  // is written (no 6 MB buffered-payload cap); its errors are envelopes. A shared chat is read
+  // without a sign-in: `public`, limited per source IP, and throttled at the stage (stack).
+  'export-chat': {
+    method: 'GET',
+    path: '/chat/{chatId}/export',
+    auth: 'user',
+    shape: 'envelope',
+    streaming: true,
+    timeoutSeconds: 60,
+    access: { table: 'read', jwtSecret: true },
+  },
+  'share-chat': {
+    method: 'POST',
+    path: '/chat/{chatId}/share',
+    auth: 'user',
+    shape: 'envelope',
+    access: { table: 'readwrite', jwtSecret: true },
+  },
+  'revoke-share': {
+    method: 'DELETE',
+    path: '/chat/{chatId}/share',
+    auth: 'user',
+    shape: 'envelope',
+    access: { table: 'readwrite', jwtSecret: true },
+  },
+  'get-shared-chat': {
+    method: 'GET',
+    path: '/shared/{shareId}',
+    auth: 'public',
+    shape: 'envelope',
+    rateLimit: 'sharedReads',
+    access: { table: 'readwrite' },
+  },
   // PDF upload and ingestion (envelope bodies). ingest-pdf checks the URL and its size, starts the
   // pipeline and waits up to PDF_SYNC_WAIT_MS for it (under API Gateway's 29 s).
   'create-upload': {

@@ -56,6 +56,9 @@ const stackSettingsSchema = z.object({
     .default(30),
   apiThrottleRateLimit: int(1, 10_000).default(50),
   apiThrottleBurstLimit: int(1, 5_000).default(100),
+  /** The stage's throttle of each public route (no sign-in: GET /shared/{shareId}), below the API's own. */
+  publicThrottleRateLimit: int(1, 10_000).default(10),
+  publicThrottleBurstLimit: int(1, 5_000).default(20),
   /**
    * Days an uploaded PDF (uploads/) is kept. Ingestion needs it only while it runs (the text and
    * vectors live in the table and under vectors/), so this bounds abandoned uploads and how long

@@ -110,6 +110,8 @@ export const configSchema = z.object({
   RATE_LIMIT_MESSAGES_PER_MINUTE: z._default(int(0, 100_000), 20),
   RATE_LIMIT_INGESTIONS_PER_MINUTE: z._default(int(0, 100_000), 10),
   RATE_LIMIT_UPLOADS_PER_MINUTE: z._default(int(0, 100_000), 20),
+  // Reads of shared chats (GET /shared/{shareId}, no sign-in) per source IP.
+  RATE_LIMIT_SHARED_READS_PER_MINUTE: z._default(int(0, 100_000), 60),
   DAILY_TOKEN_BUDGET: z._default(int(0, 1_000_000_000_000), 1_000_000),
 
   // PDF ingestion.
@@ -166,6 +168,12 @@ export const configSchema = z.object({
   PDFJS_CMAPS_DIR: z.optional(str()),
   // Packed vectors kept in memory by warm functions for retrieval.
   RETRIEVAL_CACHE_MB: z._default(int(0, 4_096), 256),
+  // Sharing (POST /chat/{chatId}/share): the largest snapshot (its JSON, bytes); the public read
+  // answers it whole in one buffered response, which Lambda caps at 6 MB after escaping it again.
+  SHARE_MAX_BYTES: z._default(int(1024, 2 * 1024 * 1024), 2 * 1024 * 1024),
+  // The base of the share links (`<base>/shared/<shareId>`), e.g. a custom domain's
+  // https://api.example.com/api/v1; unset: the API's own URL, from the request.
+  PUBLIC_BASE_URL: optionalUrl,
   // Passages retrieved for a prompt in a file chat (the sources a reply is given and may cite).
   RETRIEVAL_K: z._default(int(1, 50), 6),
   // hybrid: dense and BM25 rankings fused (RRF); dense or lexical alone, to measure each.

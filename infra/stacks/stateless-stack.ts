@@ -183,6 +183,18 @@ export class StatelessStack extends Stack {
         stageName: API_STAGE,
         throttlingRateLimit: settings.apiThrottleRateLimit,
         throttlingBurstLimit: settings.apiThrottleBurstLimit,
+        // Public routes (no caller to limit) get a throttle of their own, beside their per-IP limit.
+        methodOptions: Object.fromEntries(
+          httpRouteList
+            .filter((r) => r.auth === 'public')
+            .map((r) => [
+              `/${API_ROOT}${r.path}/${r.method}`,
+              {
+                throttlingRateLimit: settings.publicThrottleRateLimit,
+                throttlingBurstLimit: settings.publicThrottleBurstLimit,
+              },
+            ]),
+        ),
         tracingEnabled: settings.tracing,
         accessLogDestination: new apigateway.LogGroupLogDestination(accessLogs),
         accessLogFormat: apigateway.AccessLogFormat.custom(
@@ -228,7 +240,7 @@ export class StatelessStack extends Stack {
     // cdk-nag findings (infra/app.ts runs the packs on every synth) that do not apply, and why.
     const acknowledge = (id: string, reason: string) => Validations.of(api).acknowledge({ id, reason });
     const noAuthorizer =
-      "No API Gateway authorizer by design: every route but POST /auth verifies the service JWT in its function and confirms the user in the table (shared/auth); POST /auth verifies the identity provider's ID token";
+      "No API Gateway authorizer by design: every signed-in route verifies the service JWT in its function and confirms the user in the table (shared/auth); POST /auth verifies the identity provider's ID token; the public GET /shared/{shareId} needs none (an unguessable id, limited per source IP and throttled)";
     acknowledge('AwsSolutions-APIG4', noAuthorizer);
     acknowledge('AwsSolutions-COG4', noAuthorizer);
     acknowledge(

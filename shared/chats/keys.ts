@@ -4,6 +4,7 @@
 //   CHAT#<id> / MSG#<seq:10>     its messages, in sequence order
 //   CHAT#<id> / FILE#<fileId>    its file attachments (written by the PDF ingestion)
 //   CHAT#<id> / MSGID#<msgId>    where a streamed reply sits (its sequence number), to find it by id
+//   CHAT#<id> / SHARE, SHARE#…   its public share and the snapshot's parts (shared/sharing/share-repository.ts)
 
 const SEQUENCE_DIGITS = 10;
 

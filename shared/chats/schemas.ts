@@ -59,7 +59,7 @@ const usageSchema = z
   })
   .check(example({ promptTokens: 812, completionTokens: 64, totalTokens: 876 }));
 
-const sourceSchema = z
+export const sourceSchema = z
   .object({
     fileId: z.string(),
     fileName: z.optional(z.string()),
@@ -108,7 +108,7 @@ const chatSchema = z
   .check(example(CHAT_EXAMPLE));
 export type Chat = z.infer<typeof chatSchema>;
 
-const messageSchema = z
+export const messageSchema = z
   .object({
     id: z.string(),
     chatId: z.string(),

@@ -2,7 +2,7 @@ import middy, { type MiddlewareObj } from '@middy/core';
 import { executionModeStreamifyResponse } from '@middy/core/StreamifyResponse';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { createId } from '@paralleldrive/cuid2';
-import { finished, type Readable } from 'node:stream';
+import { finished, Readable } from 'node:stream';
 import * as z from '../zod.ts';
 import { systemClock, type Clock } from '../clock.ts';
 import { config, type Config } from '../config.ts';
@@ -13,9 +13,10 @@ import { serviceTokenSettings, ServiceTokens } from '../auth/service-token.ts';
 import { dynamo } from '../clients.ts';
 import { UserRepository } from '../users/user-repository.ts';
 import { userLimits, type UserLimits } from '../limits/user-limits.ts';
-import { errorBody, successBody, type BodyShape } from './envelope.ts';
+import { errorBody, successBody } from './envelope.ts';
 import type { HttpRouteSettings } from './route.ts';
 import { SSE_HEADERS, writeEvents, type EventStream } from './sse.ts';
+import { contentDisposition } from './attachment.ts';
 import {
   BadRequestError,
   httpErrorOf,
@@ -45,7 +46,7 @@ interface HttpRequest<S extends Schemas> {
   body: Infer<S['body']>;
   params: Infer<S['params']>;
   query: Infer<S['query']>;
-  /** The signed-in caller (absent only on the `idp` route, POST /auth). */
+  /** The signed-in caller (absent on the `idp` route, POST /auth, and on `public` routes). */
   user: AuthUser;
   /** Lower-cased request headers. */
   headers: Record<string, string | undefined>;
@@ -64,6 +65,15 @@ interface HttpResult {
   stream?: Readable;
   /** A body of Server-Sent Events (streaming routes only), written by shared/http/sse.ts. */
   events?: EventStream;
+  /** A file to download (streaming routes only): sent as it is produced, with its content-disposition. */
+  attachment?: Attachment;
+}
+
+/** A file the client saves: its name (any characters), media type and text, produced piece by piece. */
+export interface Attachment {
+  fileName: string;
+  contentType: string;
+  body: AsyncIterable<string>;
 }
 
 interface RequestState {
@@ -94,7 +104,7 @@ function lowerCaseHeaders(event: APIGatewayProxyEvent): Record<string, string | 
 export interface HttpLayer {
   maxBodyBytes: number;
   corsAllowOrigin: string;
-  /** Checks the caller of every route but POST /auth; a layer without it serves `idp` routes only. */
+  /** Checks the caller of every signed-in route; a layer without it serves `idp` and `public` routes only. */
   callers?: CallerAuthenticator;
   /** The per-user rate limits of the routes that have one. */
   limits?: Pick<UserLimits, 'takeRequest'>;
@@ -128,7 +138,7 @@ function responseHeaders(
     'cache-control': 'no-store',
     'x-content-type-options': 'nosniff',
     'access-control-allow-origin': layer.corsAllowOrigin,
-    'access-control-expose-headers': 'x-request-id, x-next-cursor',
+    'access-control-expose-headers': 'x-request-id, x-next-cursor, content-disposition',
     ...(state && { 'x-request-id': state.requestId }),
     ...extra,
   };
@@ -137,9 +147,11 @@ function responseHeaders(
 /** Request id, structured log context, the request's metrics (by `route`) and the final response (success or error). */
 function respond(
   layer: HttpLayer,
-  shape: BodyShape,
-  route: string,
+  settings: HttpRouteSettings,
 ): MiddlewareObj<Event, APIGatewayProxyResult | { body: Readable }> {
+  const { shape } = settings;
+  // The metrics' `route` dimension: "GET /chat/{chatId}".
+  const route = `${settings.method} ${settings.path}`;
   return {
     before: (request) => {
       const headers = lowerCaseHeaders(request.event);
@@ -160,6 +172,20 @@ function respond(
         const { body, finished } = writeEvents(result.events);
         state.tail = finished;
         result = { ...result, stream: body, headers: { ...SSE_HEADERS, ...result.headers } };
+      }
+      if (result.attachment) {
+        // Only a streamed response can be larger than Lambda's 6 MB buffered payload.
+        if (!settings.streaming) throw new Error(`${route}: an attachment needs a streaming route`);
+        const { fileName, contentType, body } = result.attachment;
+        result = {
+          ...result,
+          stream: Readable.from(body),
+          headers: {
+            'content-type': contentType,
+            'content-disposition': contentDisposition(fileName),
+            ...result.headers,
+          },
+        };
       }
       if (result.stream) {
         // A streamed response is complete when its body ends (or breaks off), not when the
@@ -219,21 +245,28 @@ function respond(
 }
 
 /**
- * The caller of every route but POST /auth: a valid service JWT whose user still exists with
- * the token's role. Writes confirm the user before the handler runs. Reads (GET, which change
- * nothing) confirm it while the handler runs and answer only once it is confirmed: the same
- * check, one DynamoDB round trip less on the critical path.
+ * The caller of every signed-in route (all but POST /auth and the `public` ones): a valid service
+ * JWT whose user still exists with the token's role. Writes confirm the user before the handler
+ * runs. Reads (GET, which change nothing) confirm it while the handler runs and answer only once
+ * it is confirmed: the same check, one DynamoDB round trip less on the critical path.
  */
 function authentication(route: HttpRouteSettings, layer: HttpLayer): MiddlewareObj<Event> {
   const mode = route.auth;
   const { callers, limits } = layer;
-  if (mode !== 'idp' && !callers) throw new Error(`${route.method} ${route.path}: its HTTP layer has no caller checks`);
+  const anonymous = mode === 'idp' || mode === 'public';
+  if (!anonymous && !callers) throw new Error(`${route.method} ${route.path}: its HTTP layer has no caller checks`);
   if (route.rateLimit && !limits) throw new Error(`${route.method} ${route.path}: its HTTP layer has no rate limits`);
   const concurrentRead = route.method === 'GET' && mode === 'user';
   return {
     before: async (request) => {
       if (mode === 'idp') return; // POST /auth verifies the provider's ID token itself
       const { state } = request.event;
+      if (mode === 'public') {
+        // No caller to count against: the limit is per source IP (API Gateway's, not a header).
+        const ip = request.event.requestContext?.identity?.sourceIp ?? 'unknown';
+        if (route.rateLimit) await limits!.takeRequest(`IP#${ip}`, route.rateLimit);
+        return;
+      }
       const claims = await callers!.verify(state.headers);
       // An admin token's role is only known once the user is read (the configuration may have
       // withdrawn it), so an admin's read waits for the confirmation; a user's never needs to.
@@ -362,8 +395,8 @@ export function httpHandler<S extends Schemas>(
         await (request.event as Event | undefined)?.state?.tail;
       },
     })
-      // The metrics' `route` dimension: "GET /chat/{chatId}".
-      .use(respond(layer, route.shape, `${route.method} ${route.path}`) as MiddlewareObj<Event, APIGatewayProxyResult>)
+      // Outermost: request id, logging, metrics and the one place a response is made.
+      .use(respond(layer, route) as MiddlewareObj<Event, APIGatewayProxyResult>)
       .use(authentication(route, layer))
       .use(jsonBody(schemas.body !== undefined, layer.maxBodyBytes))
       .use(validation(schemas))

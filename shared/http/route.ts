@@ -6,8 +6,11 @@ import type { BodyShape } from './envelope.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
-/** `idp`: an identity-provider ID token (POST /auth only); `user`: any signed-in caller; `admin`: role admin. */
-export type AuthMode = 'idp' | 'user' | 'admin';
+/**
+ * `idp`: an identity-provider ID token (POST /auth only); `user`: any signed-in caller; `admin`: role admin;
+ * `public`: no caller at all (a shared chat): its `rateLimit` counts per source IP instead of per user.
+ */
+export type AuthMode = 'idp' | 'user' | 'admin' | 'public';
 
 export interface HttpRouteSettings {
   method: HttpMethod;
@@ -17,6 +20,6 @@ export interface HttpRouteSettings {
   shape: BodyShape;
   /** Served through Lambda response streaming (REST API integration in STREAM mode). */
   streaming?: boolean;
-  /** Requests per minute per user are limited (the setting of this name, shared/limits/). */
+  /** Requests per minute per user (per source IP on `public` routes) are limited (the setting of this name, shared/limits/). */
   rateLimit?: RateLimitName;
 }

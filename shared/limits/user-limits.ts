@@ -14,7 +14,8 @@ import { UsageCounters } from './usage-counters.ts';
 // Over a limit: LimitExceededError with the seconds until it renews (the end of the minute, or of
 // the UTC day). 0 turns a limit off.
 
-export type RateLimitName = 'messages' | 'ingestions' | 'uploads';
+/** `sharedReads` is counted per source IP (the public GET /shared/{shareId}), the others per user. */
+export type RateLimitName = 'messages' | 'ingestions' | 'uploads' | 'sharedReads';
 
 interface LimitSettings {
   perMinute: Record<RateLimitName, number>;
@@ -26,6 +27,7 @@ const limitSettings = (config: Config): LimitSettings => ({
     messages: config.RATE_LIMIT_MESSAGES_PER_MINUTE,
     ingestions: config.RATE_LIMIT_INGESTIONS_PER_MINUTE,
     uploads: config.RATE_LIMIT_UPLOADS_PER_MINUTE,
+    sharedReads: config.RATE_LIMIT_SHARED_READS_PER_MINUTE,
   },
   dailyTokens: config.DAILY_TOKEN_BUDGET,
 });
@@ -65,7 +67,10 @@ export class UserLimits {
     return Math.max(1, Math.ceil((DAY_MS - (ms % DAY_MS)) / 1000));
   }
 
-  /** Counts one request on a rate-limited route; LimitExceededError when the minute's allowance is used up. */
+  /**
+   * Counts one request on a rate-limited route for `userId` (on a public route, `IP#<source ip>`);
+   * LimitExceededError when the minute's allowance is used up.
+   */
   async takeRequest(userId: string, name: RateLimitName): Promise<void> {
     const limit = this.settings.perMinute[name];
     if (!limit) return;

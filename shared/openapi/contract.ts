@@ -16,6 +16,11 @@ export interface RouteContract {
   errors: number[];
   /** Success content types other than JSON: the SSE stream, beside the JSON response or (`only`) instead of it. */
   streams?: boolean | 'only';
+  /**
+   * A file to download instead of a JSON body (the handler's `attachment`): its media types, each
+   * with the schema of its content (null: text); the response carries content-disposition.
+   */
+  attachment?: Record<string, Schema | null>;
   /** Response headers worth naming (e.g. x-next-cursor). */
   headers?: string[];
 }

@@ -312,7 +312,9 @@ describe('REST API', () => {
   test('stage `api` with throttling and JSON access logs; every route under the /v1 root resource', () => {
     s.statelessTemplate.hasResourceProperties('AWS::ApiGateway::Stage', {
       StageName: API_STAGE,
-      MethodSettings: [Match.objectLike({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 })],
+      MethodSettings: Match.arrayWith([
+        Match.objectLike({ HttpMethod: '*', ResourcePath: '/*', ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 }),
+      ]),
       AccessLogSetting: {
         DestinationArn: Match.anyValue(),
         Format: Match.stringLikeRegexp('^\\{"requestId":"\\$context.requestId"'),
@@ -348,6 +350,23 @@ describe('REST API', () => {
       expect([route.name, match.length]).toEqual([route.name, 1]);
       expect(JSON.stringify(match[0]![1].Properties.Integration.Uri)).toContain(fnId);
     }
+  });
+
+  test('the public route (GET /shared/{shareId}) has no authorizer and a throttle of its own; no method has an authorizer', () => {
+    const methods = byType(statelessResources, 'AWS::ApiGateway::Method');
+    expect(methods.filter(([, m]) => (m.Properties.AuthorizationType ?? 'NONE') !== 'NONE')).toEqual([]);
+    expect(byType(statelessResources, 'AWS::ApiGateway::Authorizer')).toEqual([]);
+    const publicRoutes = httpRouteList.filter((r) => r.auth === 'public');
+    expect(publicRoutes.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /shared/{shareId}']);
+    const settings = byType(statelessResources, 'AWS::ApiGateway::Stage')[0]![1].Properties.MethodSettings;
+    expect(settings).toContainEqual(
+      expect.objectContaining({
+        HttpMethod: 'GET',
+        ResourcePath: '/~1v1~1shared~1{shareId}',
+        ThrottlingRateLimit: 10,
+        ThrottlingBurstLimit: 20,
+      }),
+    );
   });
 
   test('streaming routes use the STREAM transfer mode and a timeout as long as their function', () => {

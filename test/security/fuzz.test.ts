@@ -221,7 +221,8 @@ function predict(
   if (!match) return { kind: 'gateway' };
   if (body && body.length > GATEWAY_LIMIT)
     return { kind: 'status', status: 413, why: 'over the gateway limit', shape: 'envelope' }; // API Gateway answers, not the route
-  if (input.authorization !== undefined) return status(401, 'bad Authorization header');
+  // A public route reads no Authorization header: a bad one changes nothing there.
+  if (input.authorization !== undefined && route.auth !== 'public') return status(401, 'bad Authorization header');
   const params = Object.fromEntries(
     route.params.map((p, i) => {
       const raw = match[i + 1]!;

@@ -1,0 +1,16 @@
+import { httpRoutes } from '#infra/routes.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+import { dynamo, tableName } from '#shared/clients.ts';
+import { ChatRepository } from '#shared/chats/chat-repository.ts';
+import { chatIdParams } from '#shared/chats/schemas.ts';
+import { ShareRepository } from '#shared/sharing/share-repository.ts';
+import { revokeShare } from '#shared/sharing/share-service.ts';
+
+// DELETE /chat/{chatId}/share: the chat's share ends; its link answers 404 from now on.
+
+const deps = { chats: new ChatRepository(dynamo(), tableName()), shares: new ShareRepository(dynamo(), tableName()) };
+
+export const handler = httpHandler(httpRoutes['revoke-share'], { params: chatIdParams }, async ({ params, user }) => ({
+  message: 'Share revoked',
+  data: await revokeShare(deps, { userId: user.id, chatId: params.chatId }),
+}));

@@ -1,0 +1,30 @@
+import { httpRoutes } from '#infra/routes.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+import { requestBaseUrl } from '#shared/http/base-url.ts';
+import { config } from '#shared/config.ts';
+import { systemClock } from '#shared/clock.ts';
+import { dynamo, tableName } from '#shared/clients.ts';
+import { chatRepositories } from '#shared/chats/repositories.ts';
+import { chatIdParams } from '#shared/chats/schemas.ts';
+import { ShareRepository } from '#shared/sharing/share-repository.ts';
+import { shareChat } from '#shared/sharing/share-service.ts';
+
+// POST /chat/{chatId}/share: a read-only snapshot of the chat, readable by anyone with its link.
+
+const route = httpRoutes['share-chat'];
+const settings = config();
+const deps = {
+  ...chatRepositories(dynamo(), tableName()),
+  shares: new ShareRepository(dynamo(), tableName()),
+  clock: systemClock,
+  maxBytes: settings.SHARE_MAX_BYTES,
+};
+
+export const handler = httpHandler(route, { params: chatIdParams }, async ({ params, user, event }) => {
+  const baseUrl = settings.PUBLIC_BASE_URL ?? requestBaseUrl(event, route);
+  return {
+    statusCode: 201,
+    message: 'Chat shared',
+    data: await shareChat(deps, { userId: user.id, chatId: params.chatId, baseUrl }),
+  };
+});
