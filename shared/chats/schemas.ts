@@ -264,9 +264,9 @@ export const searchQuery = z
           `Words to find (every one must match), at most ${SEARCH_QUERY_MAX_CHARS} characters; the first 8 distinct terms count. ` +
             'Case and accents are ignored; Chinese and Japanese text is matched by character pairs (日本 finds 日本語の文章).',
         ),
+        example('trace trees'),
       ),
-    limit: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(100)), 20),
-    cursor: z.optional(z.string().check(z.maxLength(2048))),
+    ...pageQuerySchema.shape,
   })
   .check(example({ q: 'trace trees', limit: 20 }));
 

@@ -11,7 +11,9 @@ const SHARE_ID_EXAMPLE = 'Xq3vJ0b8TzW1mKc5yHn2Ra';
 const QUOTE = 'Trace trees cover a program by forming one tree per loop.';
 
 export const exportQuery = z.strictObject({
-  format: z._default(z.enum(exportFormats), 'markdown').check(z.describe('markdown (the default) or json')),
+  format: z
+    ._default(z.enum(exportFormats), 'markdown')
+    .check(z.describe('markdown (the default) or json'), example('markdown')),
 });
 
 const citationSchema = z
@@ -80,7 +82,10 @@ const exportedChatSchema = z
 export const shareIdParams = z.strictObject({
   shareId: z
     .string()
-    .check(z.describe('The id POST /chat/{chatId}/share answered (22 characters, base64url); any other is not found')),
+    .check(
+      z.describe('The id POST /chat/{chatId}/share answered (22 characters, base64url); any other is not found'),
+      example(SHARE_ID_EXAMPLE),
+    ),
 });
 
 const shareCreatedSchema = z
