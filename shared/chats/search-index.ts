@@ -65,17 +65,17 @@ type Indexable = Pick<Message, 'id' | 'chatId' | 'userId' | 'message' | 'type' |
 /** A message is searchable once its text is final: not a reply still streaming, not an attachment. */
 const searchable = (m: Indexable) => m.type === 'message' && m.status !== 'streaming' && m.message.trim() !== '';
 
+/** Where a message's words point. */
+const messageRef = (m: Indexable) =>
+  formatRef({ timestamp: m.timestamp, chatId: m.chatId, sequenceNumber: m.sequenceNumber, messageId: m.id });
+
 export class SearchIndex extends Repository {
   /** Indexes a stored message (skipped: attachments, replies still streaming, empty text). */
   async addMessage(m: Indexable): Promise<void> {
     if (!searchable(m)) return;
-    const ref = formatRef({
-      timestamp: m.timestamp,
-      chatId: m.chatId,
-      sequenceNumber: m.sequenceNumber,
-      messageId: m.id,
-    });
-    await this.update('ADD', m.userId, distinctTerms(m.message, MAX_TERMS_PER_MESSAGE), dayOf(m.timestamp), [ref]);
+    await this.update('ADD', m.userId, distinctTerms(m.message, MAX_TERMS_PER_MESSAGE), dayOf(m.timestamp), [
+      messageRef(m),
+    ]);
   }
 
   /** Indexes the message stored at a sequence number as it is now (a streamed reply once finished). */
@@ -174,12 +174,7 @@ export class SearchIndex extends Repository {
     const groups = new Map<string, { PK: string; SK: string; refs: string[] }>();
     for (const m of messages) {
       if (!searchable(m)) continue;
-      const ref = formatRef({
-        timestamp: m.timestamp,
-        chatId: m.chatId,
-        sequenceNumber: m.sequenceNumber,
-        messageId: m.id,
-      });
+      const ref = messageRef(m);
       const day = dayOf(m.timestamp);
       for (const term of distinctTerms(m.message, MAX_TERMS_PER_MESSAGE)) {
         const PK = termPk(m.userId, term);
