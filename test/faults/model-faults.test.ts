@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
 import { readSse } from '#test/helpers/sse.ts';
+import { storedMessages } from '#test/helpers/stored-messages.ts';
 
 // The model misbehaving, generated: sequences of prompts (whole and streamed, some sent at the
 // same time) while the loopback OpenAI-compatible server answers 429 or 500 (once or past the
@@ -129,20 +130,6 @@ async function send(chatId: string, prompt: string, stream: boolean): Promise<Ou
   return { prompt, received: text, complete: !failed };
 }
 
-async function messagesOf(chatId: string): Promise<any[]> {
-  const out: any[] = [];
-  let cursor: string | null = null;
-  do {
-    const res: Response = await fetch(
-      `${app.url}/chat/${chatId}/messages?limit=100${cursor ? `&cursor=${cursor}` : ''}`,
-      { headers: { authorization: `Bearer ${token}` } },
-    );
-    out.push(...((await res.json()) as any).data);
-    cursor = res.headers.get('x-next-cursor');
-  } while (cursor);
-  return out;
-}
-
 const sorted = <T>(list: T[]) => [...list].sort();
 
 test('under any sequence of model faults: terminal answers, no lost user message, replies stored as received, no gaps', async () => {
@@ -167,7 +154,7 @@ test('under any sequence of model faults: terminal answers, no lost user message
         );
       }
       ai.reset();
-      const stored = await messagesOf(chat.id);
+      const stored = await storedMessages(app, chat.id); // every branch: prompts sent at once may end apart
       // Every prompt stored once, as a user message.
       expect(sorted(stored.filter((m) => m.messageType === 'user').map((m) => m.message))).toEqual(
         sorted(outcomes.map((o) => o.prompt)),

@@ -4,6 +4,7 @@ import { createId } from '@paralleldrive/cuid2';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
 import { AttachmentRepository } from '#shared/files/attachment-repository.ts';
 import { FileRepository } from '#shared/files/file-repository.ts';
+import { storedMessages } from '#test/helpers/stored-messages.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
 import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
@@ -61,6 +62,7 @@ describe('GET /chat/{chatId}', () => {
     expect(res.body.data).toEqual({
       ...chat,
       updatedAt: expect.any(String),
+      activeLeafId: expect.any(String), // the attachment message, the chat's newest
       files: [
         expect.objectContaining({ fileId, fileName: 'three.pdf', status: 'completed', pages: 3, chatIds: [chat.id] }),
       ],
@@ -169,8 +171,7 @@ describe('message ids in replies', () => {
         postSse(`${app.url}/message/logged-in`, alice.token, { chatId: chat.id, prompt, stream: true }),
       ),
     );
-    const stored = (await app.request('GET', `/chat/${chat.id}/messages`, { token: alice.token })).body.data as any[];
-    const byId = new Map(stored.map((m) => [m.id, m]));
+    const byId = new Map((await storedMessages(app, chat.id)).map((m) => [m.id, m]));
     streams.forEach((sse, i) => {
       const start = JSON.parse(sse.events[0]!.data);
       expect(byId.get(start.userMessageId)?.message).toBe(prompts[i]);
