@@ -9,7 +9,7 @@ import {
   Repository,
   type Item,
 } from '../dynamo.ts';
-import { distinctTerms } from '../search/tokenizer.ts';
+import { distinctTerms } from './search-tokenizer.ts';
 import { chatKey, chatPk, messageKey } from './keys.ts';
 import type { Chat, Message } from './schemas.ts';
 

@@ -1,6 +1,6 @@
 import { InvalidInputError } from '../errors.ts';
 import type { Item, Key, Page } from '../dynamo.ts';
-import { distinctTerms, snippet } from '../search/tokenizer.ts';
+import { distinctTerms, snippet } from './search-tokenizer.ts';
 import { parseRef, type Block, type Ref, type SearchIndex } from './search-index.ts';
 
 // GET /chat/search: the caller's chats whose name or messages hold every word of the query,

@@ -1,4 +1,4 @@
-import { distinctTerms, MAX_TERM_CHARS, snippet, tokens } from '#shared/search/tokenizer.ts';
+import { distinctTerms, MAX_TERM_CHARS, snippet, tokens } from '#shared/chats/search-tokenizer.ts';
 import { formatRef, parseRef } from '#shared/chats/search-index.ts';
 
 // The search tokenizer: words in any script, folded; CJK as bigrams; offsets for snippets.
