@@ -16,12 +16,14 @@ export function branchThrough(tree: MessageTree, messageId: string, path: string
   return tree.newestUnder(messageId);
 }
 
+/** The leaf of the branch a read asks for: the one through `leafId` (`?leaf=`), else the active one. */
+export const leafToRead = (tree: MessageTree, activeLeafId: string | undefined, leafId: string | undefined) =>
+  leafId ? branchThrough(tree, leafId, 'query.leaf') : tree.activeLeaf(activeLeafId);
+
 /** Every message of a branch of the chat, root to leaf: the active branch, or the one through `leafId`. */
 export async function readBranch(messages: MessageRepository, chatId: string, leafId?: string): Promise<Message[]> {
   const tree = await messages.tree(chatId);
-  const leaf = leafId
-    ? branchThrough(tree, leafId, 'query.leaf')
-    : tree.activeLeaf(await messages.activeLeafId(chatId));
+  const leaf = leafToRead(tree, leafId ? undefined : await messages.activeLeafId(chatId), leafId);
   const out: Message[] = [];
   for await (const message of messages.branchNewestFirst(chatId, tree, leaf ?? null, 100)) out.push(message);
   return out.reverse();

@@ -4,7 +4,7 @@ import type { Page } from '../dynamo.ts';
 import { chatFiles, type ChatFilesDeps } from '../files/chat-files.ts';
 import { toEmbeddingsData } from '../files/file-view.ts';
 import type { ChatRepository } from './chat-repository.ts';
-import { branchThrough } from './branch.ts';
+import { branchThrough, leafToRead } from './branch.ts';
 import type { BranchMessage, MessageRepository } from './message-repository.ts';
 import type { Chat, createChatBody, updateChatBody } from './schemas.ts';
 
@@ -77,6 +77,5 @@ export async function listMessages(
 ): Promise<Page<BranchMessage>> {
   const chat = await deps.chats.getOwned(input.chatId, input.userId); // a stranger's chat is 404
   const tree = await deps.messages.tree(chat.id);
-  const leaf = input.leaf ? branchThrough(tree, input.leaf, 'query.leaf') : tree.activeLeaf(chat.activeLeafId);
-  return deps.messages.branchPage(chat.id, tree, leaf, input);
+  return deps.messages.branchPage(chat.id, tree, leafToRead(tree, chat.activeLeafId, input.leaf), input);
 }
