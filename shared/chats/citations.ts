@@ -1,28 +1,32 @@
 // Citations a client can check: a file-chat reply cites its passages as [n] (n counts from 1 in
-// the order of `sources`; [1, 3] cites two). A marker that names no returned source is removed
-// (a number that is not a source keeps its marker only if another number in it is one), and the
-// sources a reply cites are the ones flagged `cited`. A marker must not follow a letter or digit,
-// so code such as `items[0]` is left alone.
+// the order of `sources`; [1, 3] cites two). A marker is any bracketed list of numbers, spaces
+// allowed inside ([ 2 ], [1000], [1,2]); one that names no returned source is removed (a number
+// that is not a source keeps its marker only if another number in it is one, and the marker is
+// written back as [a, b]), and the sources a reply cites are the ones flagged `cited`. A marker
+// must not follow a letter or digit, so code such as `items[0]` is left alone. A bracket of more
+// than MAX_MARKER_CHARS is not a marker (so a streamed reply never holds back more than that),
+// and whole and streamed replies apply the same rule, so both read the same.
 
-const MARKER = /(?<![\p{L}\p{N}_])\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]/gu;
+const MAX_MARKER_CHARS = 200;
+const MARKER = /\[(\s*\d+(?:\s*,\s*\d+)*\s*)\]/gu;
+const WORD_END = /[\p{L}\p{N}_]$/u;
 /** The tail of a text that may be the start of a marker still being streamed. */
 const OPEN_MARKER = /(?<![\p{L}\p{N}_])\[[\d,\s]*$/u;
-const MAX_MARKER_CHARS = 24;
 
 /**
  * Removes the markers that name no source (1..sourceCount); adds the cited numbers to `cited`.
- * `before` is the text already sent ahead of this one (its last character decides whether a
+ * `before` ends the text already sent ahead of this one (its last character decides whether a
  * marker at the start follows a word).
  */
 function checkMarkers(text: string, sourceCount: number, cited: Set<number>, before = ''): string {
-  const context = before.slice(-1);
-  const checked = (context + text).replace(MARKER, (_whole, list: string) => {
+  return text.replace(MARKER, (whole: string, list: string, at: number) => {
+    const preceding = at ? text.slice(Math.max(0, at - 2), at) : before.slice(-2);
+    if (whole.length > MAX_MARKER_CHARS || WORD_END.test(preceding)) return whole;
     const valid = [...new Set(list.split(',').map((n) => Number(n.trim())))].filter((n) => n >= 1 && n <= sourceCount);
     if (!valid.length) return '';
     for (const n of valid) cited.add(n);
     return `[${valid.join(', ')}]`;
   });
-  return checked.slice(context.length);
 }
 
 /** A whole reply: the text with only valid markers, and the 1-based numbers it cites. */
@@ -65,7 +69,7 @@ export class CitationStream {
 
   private send(text: string): string {
     const out = checkMarkers(text, this.sourceCount, this.cited, this.sent);
-    if (out) this.sent = out;
+    if (out) this.sent = out.slice(-2);
     return out;
   }
 }

@@ -1,4 +1,5 @@
 import { jest } from '@jest/globals';
+import fc from 'fast-check';
 import { CitationStream, checkCitations } from '#shared/chats/citations.ts';
 import { retrievalQuery, rewritePrompt, REWRITE_SYSTEM } from '#shared/chats/retrieval-query.ts';
 import { createOfflineProvider, splitIntoParts } from '#shared/ai/offline-provider.ts';
@@ -33,6 +34,45 @@ test('a streamed reply gives the same text whatever the deltas, a marker split a
       expect(sent).not.toMatch(/(?<!\w)\[(?:4|12)\]/);
     }
   }
+});
+
+test('any bracketed number is a marker: [1000], spaced and long lists are checked like [9]', () => {
+  expect(checkCitations('A [1000] b [ 2 ] c [2 ,7] d [0] e [00001]', 3).text).toBe('A  b [2] c [2] d  e [1]');
+  const long = `[${Array.from({ length: 30 }, (_, i) => i + 1).join(', ')}]`;
+  expect(checkCitations(`see ${long}.`, 3).text).toBe('see [1, 2, 3].');
+});
+
+test('streamed and whole replies read the same for any text and any deltas (generated)', () => {
+  const piece = fc.constantFrom('[', ']', '1', '2', '9', '0', ',', ' ', 'a', '[1', '2]', '1000', ', ');
+  const reply = fc.array(piece, { maxLength: 80 }).map((p) => p.join(''));
+  fc.assert(
+    fc.property(reply, fc.array(fc.integer({ min: 1, max: 12 }), { maxLength: 20 }), (text, sizes) => {
+      const whole = checkCitations(text, 2);
+      const deltas: string[] = [];
+      let at = 0;
+      for (const size of sizes) deltas.push(text.slice(at, (at += size)));
+      deltas.push(text.slice(at));
+      const stream = new CitationStream(2);
+      let sent = '';
+      for (const d of deltas) {
+        sent += stream.push(d);
+        // What has been sent never holds a marker that will turn out to name no source.
+        expect(checkCitations(sent, 2).text.length).toBe(sent.length);
+      }
+      expect(sent + stream.end()).toBe(whole.text);
+      expect(stream.cited).toEqual(whole.cited);
+    }),
+    { numRuns: 2_000 },
+  );
+});
+
+test('a marker longer than a reply holds back is not one, streamed or whole', () => {
+  const list = `[${'1, '.repeat(100)}9]`;
+  const text = `x ${list} y`;
+  const stream = new CitationStream(2);
+  const out = [...text].map((c) => stream.push(c)).join('') + stream.end();
+  expect(out).toBe(checkCitations(text, 2).text);
+  expect(out).toBe(text);
 });
 
 test('the offline reply cites its passages with markers that all name a source', async () => {
