@@ -29,6 +29,7 @@ import type { MessageRepository } from './message-repository.ts';
 import { addUsage, retrievalQuery } from './retrieval-query.ts';
 import type { Chat, Message, ReplyStatus, SourceRef } from './schemas.ts';
 import { closingEvents, firstDeltaId, openingEvents, type ReplyEvent, type ReplyStream } from './reply-events.ts';
+import { ReplyLength } from './reply-length.ts';
 import type { ReplyRepository, ReplyState } from './reply-repository.ts';
 
 // POST /message/logged-in and POST …/regenerate: a prompt in (new, or stored and answered again),
@@ -349,7 +350,8 @@ async function titleChat(
 
 /**
  * The reply in one piece (a token reservation first: refused when the daily budget cannot hold it).
- * Steps: begin (above) → call the model (within the deadline) → in a file chat, remove the
+ * Steps: begin (above) → call the model (within the deadline) → keep what fits the reply's length
+ * (reply-length.ts) → in a file chat, remove the
  * [n] markers that name no source and flag the cited sources → title a new chat → store the
  * reply under its prompt with its usage (the follow-up rewrite's included) and sources → return
  * it. A model failure leaves a new prompt stored, unanswered.
@@ -368,7 +370,8 @@ export async function sendMessage(deps: SendMessageDeps, req: ReplyRequest): Pro
     throw deadlineError(err);
   }
   const { chat, userMessage } = prepared;
-  result = { ...result, usage: addUsage(result.usage, prepared.queryUsage) };
+  const text = new ReplyLength(deps.settings.replyMaxTokens).take(result.text);
+  result = { text, usage: addUsage(result.usage, prepared.queryUsage) };
   let sources = prepared.sources;
   if (sources) {
     const checked = checkCitations(result.text, sources.length);
@@ -401,8 +404,8 @@ export async function sendMessage(deps: SendMessageDeps, req: ReplyRequest): Pro
  * before any event, so they are ordinary JSON responses.
  * Steps: begin (above) → store the reply under its prompt, status streaming, so it can be read,
  * resumed and stopped from anywhere → `start`, naming the prompt and the reply → in a file chat
- * `sources`, so a client knows every [n] before it is cited → one event per model delta (in a
- * file chat checked for markers, see citations.ts), the text stored as it grows (ReplyRecorder)
+ * `sources`, so a client knows every [n] before it is cited → one event per model delta (cut at
+ * the reply's length, reply-length.ts; in a file chat checked for markers, citations.ts), the text stored as it grows (ReplyRecorder)
  * → title a new chat → the last write: the whole text, usage, status complete or failed (stopped
  * when a stop came), the title → the closing events (citations, usage, title, stopped, or error).
  */
@@ -443,6 +446,7 @@ async function* generate(
   const { chat, userMessage, input, sources, queryUsage } = prepared;
   const replyId = reply.message.id;
   const citations = sources ? new CitationStream(sources.length) : undefined;
+  const length = new ReplyLength(input.maxTokens);
   const recorder = new ReplyRecorder(deps, chat.id, reply.message.sequenceNumber);
   const deadlineMs = deadlineOf(req);
   const signal = deadlineMs ? AbortSignal.any([recorder.stopped, AbortSignal.timeout(deadlineMs)]) : recorder.stopped;
@@ -467,8 +471,10 @@ async function* generate(
         usage = part.usage;
         continue;
       }
-      const event = delta(citations ? citations.push(part.text) : part.text);
+      const kept = length.take(part.text);
+      const event = delta(citations ? citations.push(kept) : kept);
       if (event) yield event;
+      if (length.full) break; // the model ignored the reply's length: its request is closed
     }
     if (signal.aborted && !recorder.stopped.aborted)
       failure = new TimedOutError('The reply took too long and was cut short');
