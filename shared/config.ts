@@ -142,6 +142,8 @@ export const configSchema = z.object({
   CHUNKS_PER_PART: z._default(int(1, 10_000), 2_048),
   // Lifetime of the presigned upload/download URLs of POST /upload.
   UPLOAD_URL_TTL_SECONDS: z._default(int(60, 7 * 24 * 3600), 3600),
+  // What one user's uploads may hold in the bucket, in bytes (shared/files/storage-quota.ts; 0: no limit).
+  USER_STORAGE_MAX_BYTES: z._default(int(0, 2 ** 50), 1024 * 1024 * 1024),
   // Where pdfjs's standard font data is (the bundle ships it as standard_fonts/ beside index.mjs).
   PDFJS_STANDARD_FONTS_DIR: z.optional(str()),
   // OCR of pages without usable text (scans, fonts without a Unicode map): tesseract.js with the

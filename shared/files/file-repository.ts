@@ -31,6 +31,8 @@ interface FileBase {
   contentType: string;
   /** Size declared at upload, then the downloaded size. */
   size: number;
+  /** Bytes charged to the owner's storage quota at upload (storage-quota.ts); absent before the quota. */
+  quotaBytes?: number;
   /** The uploaded object (POST /upload). */
   s3Key: string;
   /** Chats this file is attached to. */
@@ -140,6 +142,7 @@ const FIELDS = [
   'fileName',
   'contentType',
   'size',
+  'quotaBytes',
   's3Key',
   'chatIds',
   'createdAt',

@@ -5,16 +5,28 @@ import { s3Client } from '../s3-client.ts';
 import { AttachmentRepository } from './attachment-repository.ts';
 import { ChunkRepository } from './chunk-repository.ts';
 import { FileRepository } from './file-repository.ts';
+import { UsageCounters } from '../limits/usage-counters.ts';
 import { FileStorage } from './storage.ts';
+import { StorageQuota } from './storage-quota.ts';
 import type { UploadDeps } from './upload-service.ts';
 
 /** What the upload routes work with, composed by each at its cold start. */
 export function uploadDeps(config: Config, clock: Clock): UploadDeps {
+  const storage = new FileStorage(s3Client(), bucketName());
+  const counters = new UsageCounters(dynamo(), config.TABLE_NAME);
   return {
     files: new FileRepository(dynamo(), config.TABLE_NAME),
     chunks: new ChunkRepository(dynamo(), config.TABLE_NAME),
     attachments: new AttachmentRepository(dynamo(), config.TABLE_NAME),
-    storage: new FileStorage(s3Client(), bucketName()),
+    storage,
+    quota: new StorageQuota(
+      dynamo(),
+      config.TABLE_NAME,
+      counters,
+      storage,
+      { maxBytes: config.USER_STORAGE_MAX_BYTES },
+      clock,
+    ),
     s3: s3Client(),
     settings: { maxBytes: config.PDF_MAX_BYTES, urlTtlSeconds: config.UPLOAD_URL_TTL_SECONDS },
     clock,

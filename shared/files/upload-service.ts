@@ -9,6 +9,7 @@ import type { ChunkRepository } from './chunk-repository.ts';
 import type { FileRecord, FileRepository } from './file-repository.ts';
 import type { createUploadBody } from './schemas.ts';
 import { fileNotFound } from './file-status.ts';
+import type { StorageQuota } from './storage-quota.ts';
 import { uploadKey, vectorsPrefix, workPrefix, type FileStorage } from './storage.ts';
 
 // POST /upload and DELETE /upload/{fileId}.
@@ -21,6 +22,7 @@ export interface UploadDeps {
   chunks: ChunkRepository;
   attachments: AttachmentRepository;
   storage: FileStorage;
+  quota: StorageQuota;
   /** The presigning client (s3Client(): no checksum parameters in the URLs). */
   s3: S3Client;
   settings: { maxBytes: number; urlTtlSeconds: number };
@@ -28,8 +30,8 @@ export interface UploadDeps {
 }
 
 /**
- * Steps: refuse a size above the limit → a new id and key → store the record (status uploaded)
- * → presign a PUT (content type and length signed, so the upload cannot exceed what was
+ * Steps: refuse a size above the limit → charge it to the user's storage quota (storage-quota.ts)
+ * → a new id and key → store the record (status uploaded), the charge on it → presign a PUT (content type and length signed, so the upload cannot exceed what was
  * declared) and a GET (the URL to give POST /message/pdf).
  */
 export async function createUpload(
@@ -42,6 +44,7 @@ export async function createUpload(
       { path: 'body.size', message: `Must be at most ${maxBytes}`, code: 'TOO_LARGE' },
     ]);
   }
+  const quotaBytes = await deps.quota.charge(userId, body.size);
   const now = isoNow(deps.clock);
   const id = createId();
   const key = uploadKey(userId, id);
@@ -51,12 +54,18 @@ export async function createUpload(
     fileName: body.fileName,
     contentType: body.contentType,
     size: body.size,
+    quotaBytes,
     s3Key: key,
     status: 'uploaded',
     createdAt: now,
     updatedAt: now,
   };
-  await deps.files.create(record);
+  try {
+    await deps.files.create(record);
+  } catch (err) {
+    await deps.quota.refund(userId, quotaBytes);
+    throw err;
+  }
   const bucket = deps.storage.bucket;
   const [uploadUrl, downloadUrl] = await Promise.all([
     getSignedUrl(
@@ -89,8 +98,9 @@ export async function createUpload(
 /**
  * Steps: the caller's record (not found for anyone else) → retire its run (pipeline messages in
  * flight become no-ops) → detach it from its chats → delete its chunks → delete its objects
- * (upload, work files, packed vectors) → delete the record last, so a failed delete can be
- * retried.
+ * (upload, work files, packed vectors) → give its bytes back to the quota, or hold them in a
+ * pending purge while its upload URL can still put the object back (storage-quota.ts) → delete
+ * the record last, so a failed delete can be retried.
  */
 export async function deleteUpload(
   deps: UploadDeps,
@@ -106,5 +116,7 @@ export async function deleteUpload(
     deps.storage.deletePrefix(workPrefix(fileId)),
     deps.storage.deletePrefix(vectorsPrefix(fileId)),
   ]);
+  const urlExpiresAt = new Date(Date.parse(record.createdAt) + deps.settings.urlTtlSeconds * 1000);
+  await deps.quota.release(record, urlExpiresAt);
   await deps.files.delete(fileId);
 }

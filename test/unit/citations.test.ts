@@ -50,7 +50,10 @@ test('streamed and whole replies read the same for any text and any deltas (gene
       const whole = checkCitations(text, 2);
       const deltas: string[] = [];
       let at = 0;
-      for (const size of sizes) deltas.push(text.slice(at, (at += size)));
+      for (const size of sizes) {
+        deltas.push(text.slice(at, at + size));
+        at += size;
+      }
       deltas.push(text.slice(at));
       const stream = new CitationStream(2);
       let sent = '';
