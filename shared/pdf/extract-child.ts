@@ -71,6 +71,7 @@ async function render(data: Uint8Array, job: RenderJob): Promise<void> {
         .then(async () => {
           if (request.type === 'close') return closed();
           const image = await doc.draw(request.page).catch(async (err: unknown) => {
+            if (err instanceof PermanentFailure) throw err; // a bound: the document fails
             await send({ type: 'unreadable', page: request.page, message: asError(err).message });
             return null;
           });

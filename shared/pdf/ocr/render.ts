@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { cmapsDir, wasmDir } from '../pdfjs-data.ts';
 import { loadPdfjs, standardFontsDir } from '../extract.ts';
+import { PermanentFailure } from '../../files/failures.ts';
 
 // Pages → grey images for OCR: pdf.js draws each page onto an @napi-rs/canvas canvas (Skia,
 // prebuilt for linux-x64 and linux-arm64) at a fixed resolution, white background, and the
@@ -38,6 +39,12 @@ export interface RenderedPage {
 
 /** Pixels on the longer side are capped, so a poster-sized page cannot exhaust memory. */
 const MAX_SIDE_PX = 5000;
+/**
+ * Transparency groups one page may draw: each is a scratch canvas the size of what it covers,
+ * drawn and composited (about 0.4 ms and 8 MB at 150 dpi for a page-sized one). A fast path
+ * before drawing (docs/DECISIONS.md, OCR bounds); the drawing child's time per page is the bound.
+ */
+const MAX_GROUPS_PER_PAGE = 10_000;
 
 /** RGBA → PGM (luma, Rec. 601 integer weights). */
 function rgbaToPgm(rgba: Uint8ClampedArray | Uint8Array, width: number, height: number): Uint8Array {
@@ -121,6 +128,12 @@ export async function openForDrawing(data: Uint8Array, options: RenderOptions): 
       try {
         const operators = await page.getOperatorList();
         if (!operators.fnArray.some((fn) => drawing.has(fn))) return undefined;
+        const groups = operators.fnArray.reduce((n, fn) => (fn === pdfjs.OPS.beginGroup ? n + 1 : n), 0);
+        if (groups > MAX_GROUPS_PER_PAGE)
+          throw new PermanentFailure(
+            'TOO_COMPLEX',
+            `The PDF is too complex to process: page ${n} draws more than ${MAX_GROUPS_PER_PAGE} transparency groups`,
+          );
         const base = page.getViewport({ scale: 1 });
         const scale = Math.min(options.dpi / 72, MAX_SIDE_PX / Math.max(base.width, base.height, 1));
         const viewport = page.getViewport({ scale });
