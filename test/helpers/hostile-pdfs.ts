@@ -213,7 +213,7 @@ const generators: Record<HostileClass, () => Promise<Buffer>> = {
 
 // Documents that are cheap to read but ruinous to draw, for OCR (their pages have no text, so
 // they go to pdf-ocr):
-//   transparency-groups  a 1 KB page drawing one transparency group (a form XObject with
+//   transparency-groups  a 2 KB page drawing one transparency group (a form XObject with
 //                        /Group /Transparency: a page-sized scratch canvas each time) 100 000 times
 //   huge-image           one 16000×16000 grey image (256 MB decoded) in a ~250 KB file
 
