@@ -3,8 +3,16 @@ import { loadConfig } from '#shared/config.ts';
 import { extractTextBounded } from '#shared/pdf/bounded-extract.ts';
 import { extractLimits } from '#shared/pdf/extract-stage.ts';
 import { PermanentFailure } from '#shared/files/failures.ts';
+import { renderPagesBounded } from '#shared/pdf/ocr/bounded-render.ts';
+import { ocrRenderLimits } from '#shared/pdf/ocr-stage.ts';
 import { pipelineStages } from '../infra/routes.ts';
-import { hostileClasses, hostilePdf, plainRawPdf } from '../test/helpers/hostile-pdfs.ts';
+import {
+  hostileClasses,
+  hostilePdf,
+  ocrHostileClasses,
+  ocrHostilePdf,
+  plainRawPdf,
+} from '../test/helpers/hostile-pdfs.ts';
 import type { Benchmark } from './lib/context.ts';
 import { absoluteCheck, type Check } from './lib/report.ts';
 
@@ -13,7 +21,11 @@ import { absoluteCheck, type Check } from './lib/report.ts';
 // memoryMb). Per class: the outcome, the time and the extraction child's peak RSS, against the
 // budgets: time ≤ the per-page budget (PDF_EXTRACT_PAGE_MS: every class here is one to twenty
 // pages and must end long before the document budget), peak RSS ≤ the child's RSS limit. A plain
-// page is the baseline (what any document costs: a process, pdf.js loaded).
+// page is the baseline (what any document costs: a process, pdf.js loaded). Then the documents
+// that are ruinous to draw, through OCR's bounded drawing (pdf-ocr's limits for its memory), with
+// the plain page drawn as their baseline: outcome, time and the drawing child's peak RSS against
+// the per-page time budget (OCR_PAGE_MS, plus 2 s for the child to start and open the document)
+// and the child's RSS limit.
 
 const memoryMb = pipelineStages['pdf-extract'].memoryMb;
 
@@ -62,6 +74,49 @@ export const hostile: Benchmark = {
       );
       if (peak !== undefined) checks.push(absoluteCheck(`${name}: child peak RSS`, peak, 'MB', { max: limits.rssMb }));
     }
+    // OCR: drawing in the bounded child.
+    const ocrMemoryMb = pipelineStages['pdf-ocr'].memoryMb;
+    const ocrLimits = ocrRenderLimits(config, { memoryMb: ocrMemoryMb });
+    const ocrRows: (string | number)[][] = [];
+    const ocrCases: [string, () => Promise<Buffer>][] = [
+      ['plain page drawn (baseline)', async () => plainRawPdf()],
+      ...ocrHostileClasses.map((k) => [`OCR ${k}`, () => ocrHostilePdf(k)] as [string, () => Promise<Buffer>]),
+    ];
+    let ocrBaseline: number | undefined;
+    for (const [name, make] of ocrCases) {
+      const pdf = await make();
+      ctx.log(`hostile: ${name} (${pdf.length} bytes)`);
+      let peak: number | undefined;
+      const t0 = performance.now();
+      let outcome = 'drawn';
+      try {
+        await renderPagesBounded(new Uint8Array(pdf), [1], {
+          dpi: config.OCR_DPI,
+          limits: ocrLimits,
+          onPage: (p) => {
+            outcome = p.image ? `drawn (${p.image.width}×${p.image.height})` : `skipped (${p.skipped})`;
+          },
+          onStats: (s) => (peak = s.childPeakRssMb),
+        });
+      } catch (err) {
+        if (!(err instanceof PermanentFailure)) throw err;
+        outcome = `${err.reason}: ${err.message.replace('The PDF is too complex to process: ', '')}`;
+      }
+      const ms = performance.now() - t0;
+      ocrBaseline ??= ms;
+      ocrRows.push([name, pdf.length, outcome, Math.round(ms), peak ?? '–']);
+      checks.push(
+        absoluteCheck(
+          `${name}: time`,
+          Math.round(ms),
+          'ms',
+          { max: ocrLimits.pageMs + 2_000 },
+          { baseline: Math.round(ocrBaseline), ratio: ms / ocrBaseline },
+        ),
+      );
+      if (peak !== undefined)
+        checks.push(absoluteCheck(`${name}: drawing child peak RSS`, peak, 'MB', { max: ocrLimits.rssMb }));
+    }
     return {
       checks,
       details: [
@@ -70,11 +125,16 @@ export const hostile: Benchmark = {
           header: ['class', 'bytes', 'outcome', 'ms', 'child peak RSS MB'],
           rows,
         },
+        {
+          title: `OCR drawing (pdf-ocr ${ocrMemoryMb} MB: child heap ${ocrLimits.heapMb} MB, RSS limit ${ocrLimits.rssMb} MB, ${ocrLimits.pageMs} ms a page, images ≤ ${ocrLimits.maxImagePixels} pixels)`,
+          header: ['document', 'bytes', 'outcome', 'ms', 'child peak RSS MB'],
+          rows: ocrRows,
+        },
       ],
       notes: [
         'Peak RSS is sampled every 50 ms from /proc (Linux); a child stopped within its first sample reports none.',
       ],
-      data: { limits },
+      data: { limits, ocrLimits },
     };
   },
 };

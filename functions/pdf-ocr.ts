@@ -18,5 +18,5 @@ const engine = new SharedOcrEngine(() => ({
 }));
 
 export const handler = stageHandler(stageSettings('pdf-ocr'), ocrMessageSchema, deps, (deps, msg, ctx) =>
-  runOcr(deps, msg, { withEngine: (work) => engine.use(work), remainingMs: ctx.remainingMs }),
+  runOcr(deps, msg, { withEngine: (work) => engine.use(work), remainingMs: ctx.remainingMs, memoryMb: ctx.memoryMb }),
 );

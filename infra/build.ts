@@ -10,8 +10,8 @@ import { asError } from '#shared/errors.ts';
 // `npm run build`: one minified ESM bundle per manifest function (HTTP routes and pipeline
 // stages) in dist/<name>/index.mjs, with a linked source map. The AWS SDK is bundled rather
 // than taken from the Lambda runtime, so what we test is what runs. Functions that read PDFs get
-// the extraction child (extract-child.mjs, with pdfjs-dist) and pdfjs's standard_fonts/ directory
-// beside the bundle.
+// the pdf.js child (extract-child.mjs, with pdfjs-dist) and pdfjs's standard_fonts/, cmaps/ and
+// wasm/ directories beside the bundle.
 
 export const projectRoot = resolve(fileURLToPath(new URL('.', import.meta.url)), '..');
 export const DEFAULT_OUT_DIR = join(projectRoot, 'dist');
@@ -23,8 +23,8 @@ const QUEUE_BUNDLE_BUDGET_BYTES = 4_000_000;
 const budgetOf = (fn: Pick<ManifestFunction, 'name' | 'kind'>) =>
   BUNDLE_BUDGET_BYTES[fn.name] ?? (fn.kind === 'http' ? HTTP_BUNDLE_BUDGET_BYTES : QUEUE_BUNDLE_BUDGET_BYTES);
 
-/** The bounded extraction (shared/pdf/bounded-extract.ts) forks `<EXTRACT_CHILD>.mjs` beside the bundle. */
-const BOUNDED_EXTRACT = 'shared/pdf/bounded-extract.ts';
+/** The bounded pdf.js child (shared/pdf/bounded-child.ts: extraction, drawing) forks `<EXTRACT_CHILD>.mjs` beside the bundle. */
+const BOUNDED_CHILD = 'shared/pdf/bounded-child.ts';
 export const EXTRACT_CHILD = 'extract-child';
 const EXTRACT_CHILD_SOURCE = 'shared/pdf/extract-child.ts';
 
@@ -46,6 +46,9 @@ const PDFJS_STANDARD_FONTS = join(projectRoot, 'node_modules/pdfjs-dist/standard
 /** pdf.js's packed CMaps (CJK fonts with predefined CMaps), beside the bundle too. */
 export const CMAPS_DIR = 'cmaps';
 const PDFJS_CMAPS = join(projectRoot, 'node_modules/pdfjs-dist/cmaps');
+/** pdf.js's WebAssembly image decoders (JBIG2 and CCITT fax, JPX, ICC colours), beside the bundle too. */
+export const WASM_DIR = 'wasm';
+const PDFJS_WASM = join(projectRoot, 'node_modules/pdfjs-dist/wasm');
 
 // OCR (functions that import these, pdf-ocr): tesseract.js runs its WASM core in worker threads
 // that load files by path, and @napi-rs/canvas is a native addon, so neither can be bundled. They
@@ -150,7 +153,7 @@ export interface BuiltFunction {
   /** Everything in dir: bundle, map, licences, fonts. */
   assetBytes: number;
   budgetBytes: number;
-  /** Whether pdfjs-dist is in the bundle or its extraction child (and standard_fonts/ and cmaps/ were copied). */
+  /** Whether pdfjs-dist is in the bundle or its pdf.js child (and standard_fonts/, cmaps/ and wasm/ were copied). */
   pdfjs: boolean;
   /** Size of extract-child.mjs, the PDF extraction child bundled beside functions that use it. */
   childBytes?: number;
@@ -316,9 +319,9 @@ export async function buildFunctions(options: BuildOptions = {}): Promise<BuiltF
     ...chunksOf(metafile, outDir, fn.name),
   ];
 
-  // Functions that read PDFs run pdf.js in a child process (shared/pdf/bounded-extract.ts): its
+  // Functions that read or draw PDFs run pdf.js in a child process (shared/pdf/bounded-child.ts): its
   // script is bundled beside theirs, and pdf.js with it (so index.mjs itself stays small).
-  const needsChild = functions.filter((fn) => codeOf(fn).some((o) => Object.keys(o.inputs).includes(BOUNDED_EXTRACT)));
+  const needsChild = functions.filter((fn) => codeOf(fn).some((o) => Object.keys(o.inputs).includes(BOUNDED_CHILD)));
   const children = needsChild.length
     ? await build({
         ...esbuildOptions,
@@ -361,6 +364,12 @@ export async function buildFunctions(options: BuildOptions = {}): Promise<BuiltF
       if (pdfjs) {
         await cp(PDFJS_STANDARD_FONTS, join(dir, STANDARD_FONTS_DIR), { recursive: true });
         await cp(PDFJS_CMAPS, join(dir, CMAPS_DIR), { recursive: true });
+        // The decoders and their licences; not the JS fallbacks (WebAssembly is always there in
+        // Node) nor quickjs (scripting in forms, which pdf.js here never runs).
+        await cp(PDFJS_WASM, join(dir, WASM_DIR), {
+          recursive: true,
+          filter: (path) => !/(_nowasm_fallback\.js|quickjs[^/]*)$/.test(path),
+        });
       }
       const externals = OCR_EXTERNALS.filter((name) =>
         outputs.some((o) => o.imports.some((i) => i.external && i.path === name)),

@@ -166,6 +166,11 @@ export const configSchema = z.object({
   OCR_DPI: z._default(int(72, 400), 150),
   OCR_PAGES_PER_MESSAGE: z._default(int(1, 100), 8),
   OCR_WORKERS: z.optional(int(1, 16)),
+  // Bounds on drawing pages for OCR (shared/pdf/ocr/bounded-render.ts): the drawing child's time
+  // per page, and the largest image (width × height) a document may hold, checked before any
+  // image is decoded. Its heap and resident size follow the function's memory.
+  OCR_PAGE_MS: z._default(int(100, 15 * 60 * 1000), 20_000),
+  OCR_MAX_IMAGE_PIXELS: z._default(int(1, 2 ** 32), 64_000_000),
   // Where pdfjs's CMaps are (the bundle ships them as cmaps/ beside index.mjs).
   PDFJS_CMAPS_DIR: z.optional(str()),
   // Packed vectors kept in memory by warm functions for retrieval.

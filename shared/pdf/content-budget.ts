@@ -144,3 +144,27 @@ export function checkContentBudget(pdf: Uint8Array, limits: ContentLimits): Cont
   }
   return { streams, contentBytes, cmapCodes };
 }
+
+/**
+ * Refuses, before anything is decoded, a document holding an image larger than `maxPixels`
+ * (width × height from its dictionary): drawing decodes each image whole, whatever the size it
+ * is drawn at (docs/DECISIONS.md, OCR bounds). Dimensions given by reference are left to pdf.js's
+ * own `maxImageSize`, which drops such an image instead of decoding it.
+ */
+export function checkImageBudget(pdf: Uint8Array, maxPixels: number): void {
+  const text = Buffer.from(pdf.buffer, pdf.byteOffset, pdf.byteLength).toString('latin1');
+  for (const m of text.matchAll(STREAM_KEYWORD)) {
+    const { dict } = streamHeader(text, m.index);
+    if (!isImage(dict)) continue;
+    const width = directNumber(dict, 'Width');
+    const height = directNumber(dict, 'Height');
+    if (width !== undefined && height !== undefined && width * height > maxPixels)
+      throw tooComplex(`an image of ${width}×${height} pixels is larger than ${maxPixels} pixels`);
+  }
+}
+
+/** A dictionary entry given as a number (not a reference). */
+function directNumber(dict: string, key: string): number | undefined {
+  const m = new RegExp(`/${key}\\s+(\\d+)(\\s+\\d+\\s+R\\b)?`).exec(dict);
+  return m && !m[2] ? Number(m[1]) : undefined;
+}

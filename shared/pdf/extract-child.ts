@@ -1,24 +1,46 @@
-import { checkContentBudget, type ContentLimits } from './content-budget.ts';
+import { checkContentBudget, checkImageBudget, type ContentLimits } from './content-budget.ts';
 import { extractText, type ExtractResult } from './extract.ts';
 import { PermanentFailure, type FailureReason } from '../files/failures.ts';
 import type { TextVerdict } from './text-quality.ts';
 import { asError } from '../errors.ts';
+import { openForDrawing } from './ocr/render.ts';
 
-// The extraction child process (see bounded-extract.ts): receives one document over IPC, checks
-// its content budget, reads its text with pdf.js page by page and sends each page back as it is
-// read; then exits. Whatever the document does to this process (heap exhausted, a V8 fatal
-// error, an endless parse) ends here; the parent sees the exit and records a typed failure.
+// The pdf.js child process (see bounded-child.ts): receives one document over IPC and either
+// reads its text (checking its content budget first), sending each page back as it is read, or
+// draws the pages the parent asks for one by one (checking its image budget first, before
+// anything is decoded); then exits. Whatever the document does to this process (heap exhausted,
+// a V8 fatal error, an endless parse or drawing) ends here; the parent sees the exit, or stops the
+// child past a limit, and records a typed failure.
 
-export interface ChildJob {
+interface ExtractJob {
+  kind: 'extract';
   data: Uint8Array;
   maxPages: number;
   content: ContentLimits;
 }
 
+interface RenderJob {
+  kind: 'render';
+  data: Uint8Array;
+  dpi: number;
+  /** Largest image (width × height) the document may hold. */
+  maxImagePixels: number;
+}
+
+export type ChildJob = ExtractJob | RenderJob;
+
+/** What the parent asks of a drawing child once the document is open. */
+export type ChildRequest = { type: 'draw'; page: number } | { type: 'close' };
+
 export type ChildMessage =
   | { type: 'ready'; pages: number }
   | { type: 'page'; page: number; text: string; verdict: TextVerdict }
   | { type: 'done'; result: ExtractResult }
+  | { type: 'image'; page: number; width: number; height: number; pgm: Uint8Array }
+  /** The page draws nothing (no text, path, shading or image): nothing to recognise. */
+  | { type: 'empty'; page: number }
+  /** The page could not be drawn (damaged): the others still are. */
+  | { type: 'unreadable'; page: number; message: string }
   | { type: 'failed'; reason: FailureReason; message: string }
   | { type: 'error'; message: string };
 
@@ -27,17 +49,51 @@ const send = (message: ChildMessage) =>
     process.send!(message, undefined, {}, (err) => (err ? reject(err) : resolve())),
   );
 
+async function extract(data: Uint8Array, job: ExtractJob): Promise<void> {
+  checkContentBudget(data, job.content);
+  const result = await extractText(data, {
+    maxPages: job.maxPages,
+    onDocument: (pages) => send({ type: 'ready', pages }),
+    onPage: (page, text, verdict) => send({ type: 'page', page, text, verdict }),
+  });
+  await send({ type: 'done', result });
+}
+
+async function render(data: Uint8Array, job: RenderJob): Promise<void> {
+  checkImageBudget(data, job.maxImagePixels);
+  const doc = await openForDrawing(data, { dpi: job.dpi, maxImagePixels: job.maxImagePixels });
+  await send({ type: 'ready', pages: doc.pages });
+  // Requests are served one at a time, in order: the parent asks for a page once it can take it.
+  let queue = Promise.resolve();
+  await new Promise<void>((closed, failed) => {
+    process.on('message', (request: ChildRequest) => {
+      queue = queue
+        .then(async () => {
+          if (request.type === 'close') return closed();
+          const image = await doc.draw(request.page).catch(async (err: unknown) => {
+            if (err instanceof PermanentFailure) throw err; // a bound: the document fails
+            await send({ type: 'unreadable', page: request.page, message: asError(err).message });
+            return null;
+          });
+          if (image === null) return;
+          await send(
+            image
+              ? { type: 'image', page: image.page, width: image.width, height: image.height, pgm: image.pgm }
+              : { type: 'empty', page: request.page },
+          );
+        })
+        .catch(failed);
+    });
+  });
+  await doc.close();
+}
+
 async function run(job: ChildJob): Promise<void> {
   // A plain view: a Buffer arrives as a Buffer, which pdf.js refuses.
   const data = new Uint8Array(job.data.buffer, job.data.byteOffset, job.data.byteLength);
   try {
-    checkContentBudget(data, job.content);
-    const result = await extractText(data, {
-      maxPages: job.maxPages,
-      onDocument: (pages) => send({ type: 'ready', pages }),
-      onPage: (page, text, verdict) => send({ type: 'page', page, text, verdict }),
-    });
-    await send({ type: 'done', result });
+    if (job.kind === 'render') await render(data, job);
+    else await extract(data, job);
   } catch (err) {
     await send(
       err instanceof PermanentFailure

@@ -4,6 +4,7 @@ import { ocrResultKey } from '../files/storage.ts';
 import { RetryableFailure } from '../files/failures.ts';
 import { ocrResultSchema, type OcrMessage, type OcrResult } from './messages.ts';
 import type { OcrEngine } from './ocr/engine.ts';
+import type { RenderLimits } from './ocr/bounded-render.ts';
 import { ocrPages } from './ocr/ocr-pages.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
 import { runStage } from './current-run.ts';
@@ -11,7 +12,8 @@ import { partWriter } from './part-writer.ts';
 import { noUsableText } from './text-quality.ts';
 import { isoNow } from '../clock.ts';
 
-// pdf-ocr: one range of pages without usable text → drawn and recognised (worker threads) →
+// pdf-ocr: one range of pages without usable text → drawn in a bounded child and recognised
+// (worker threads; pages that draw nothing are not recognised) →
 // the recognised text stored as the range's result → the range counted once (a set on the file
 // record, like embedded parts). The invocation that counts the last range finishes OCR: it
 // chunks every range's text in page order — chunks and parts numbered after pdf-extract's —
@@ -22,10 +24,36 @@ interface OcrContext {
   withEngine: <T>(work: (engine: OcrEngine) => Promise<T>) => Promise<T>;
   /** Milliseconds left before the function times out. */
   remainingMs?: () => number;
+  /** The function's memory (MB). */
+  memoryMb?: number;
 }
 
 /** Time kept in reserve to record a failure before the function is stopped. */
 const RESERVE_MS = 30_000;
+/** Used when the function's memory is not known (outside Lambda and the local runtime). */
+const DEFAULT_MEMORY_MB = 3008;
+/** Longest one range may take to draw when the invocation's time left is not known. */
+const DEFAULT_RANGE_MS = 540_000;
+
+/**
+ * What drawing one range may cost (docs/DECISIONS.md, OCR bounds): the child's heap and resident
+ * size a share of the function's memory (tesseract's worker threads, in this process, need the
+ * rest), its time per page from the config and for the range within what is left of the invocation.
+ */
+export function ocrRenderLimits(
+  c: PipelineDeps['config'],
+  ctx: Pick<OcrContext, 'remainingMs' | 'memoryMb'> = {},
+): RenderLimits {
+  const memoryMb = ctx.memoryMb && ctx.memoryMb > 0 ? ctx.memoryMb : DEFAULT_MEMORY_MB;
+  const remaining = ctx.remainingMs?.();
+  return {
+    heapMb: Math.floor(memoryMb * 0.3),
+    rssMb: Math.floor(memoryMb * 0.45),
+    pageMs: c.OCR_PAGE_MS,
+    documentMs: remaining === undefined ? DEFAULT_RANGE_MS : Math.max(1000, remaining - RESERVE_MS),
+    maxImagePixels: c.OCR_MAX_IMAGE_PIXELS,
+  };
+}
 
 /** True when every OCR range of the run is recognised and the text is not yet chunked. */
 const readyToFinish = (r: FileRecord | undefined, runId: string): r is ProcessingFile =>
@@ -49,6 +77,7 @@ export const runOcr = runStage(async (deps, msg: OcrMessage, record, ctx: OcrCon
   const pages = await ctx.withEngine((engine) =>
     ocrPages(bytes, msg.pages, engine, {
       dpi: deps.config.OCR_DPI,
+      limits: ocrRenderLimits(deps.config, ctx),
       shouldStop: () =>
         ctx.remainingMs && ctx.remainingMs() < RESERVE_MS
           ? new RetryableFailure('PROCESSING_FAILED', 'Recognising the text took too long')
@@ -59,6 +88,7 @@ export const runOcr = runStage(async (deps, msg: OcrMessage, record, ctx: OcrCon
     fileId: msg.fileId,
     range: msg.range,
     pages: pages.length,
+    recognised: pages.filter((p) => p.recognised).length,
     usable: pages.filter((p) => p.text).length,
     ms: Date.now() - started,
   });

@@ -211,6 +211,54 @@ const generators: Record<HostileClass, () => Promise<Buffer>> = {
     ]),
 };
 
+// Documents that are cheap to read but ruinous to draw, for OCR (their pages have no text, so
+// they go to pdf-ocr):
+//   transparency-groups  a 2 KB page drawing one transparency group (a form XObject with
+//                        /Group /Transparency: a page-sized scratch canvas each time) 100 000 times
+//   huge-image           one 16000×16000 grey image (256 MB decoded) in a ~250 KB file
+
+export type OcrHostileClass = 'transparency-groups' | 'huge-image';
+
+export const ocrHostileClasses: OcrHostileClass[] = ['transparency-groups', 'huge-image'];
+
+const ocrGenerators: Record<OcrHostileClass, () => Promise<Buffer>> = {
+  'transparency-groups': async () =>
+    rawPdf([
+      catalog,
+      { dict: '<< /Type /Pages /Kids [3 0 R] /Count 1 >>' },
+      {
+        dict: '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /XObject << /X1 5 0 R >> >> >>',
+      },
+      { dict: '/Filter /FlateDecode', stream: await deflateRepeated('/X1 Do\n', 100_000 * 7) },
+      {
+        dict: '/Type /XObject /Subtype /Form /BBox [0 0 612 792] /Group << /S /Transparency >> /Resources << >>',
+        stream: Buffer.from('0.5 g 72 72 468 648 re f', 'latin1'),
+      },
+    ]),
+  'huge-image': async () =>
+    rawPdf([
+      catalog,
+      { dict: '<< /Type /Pages /Kids [3 0 R] /Count 1 >>' },
+      {
+        dict: '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /XObject << /Im1 5 0 R >> >> >>',
+      },
+      { dict: '', stream: Buffer.from('q 612 0 0 792 0 0 cm /Im1 Do Q', 'latin1') },
+      {
+        dict: '/Type /XObject /Subtype /Image /Width 16000 /Height 16000 /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode',
+        stream: await deflateRepeated('\xff', 16_000 * 16_000),
+      },
+    ]),
+};
+
+const ocrCache = new Map<OcrHostileClass, Promise<Buffer>>();
+
+/** The OCR-hostile PDF of a class (generated once per process). */
+export function ocrHostilePdf(kind: OcrHostileClass): Promise<Buffer> {
+  const pdf = ocrCache.get(kind) ?? ocrGenerators[kind]();
+  ocrCache.set(kind, pdf);
+  return pdf;
+}
+
 const cache = new Map<HostileClass, Promise<Buffer>>();
 
 /** The hostile PDF of a class (generated once per process). */

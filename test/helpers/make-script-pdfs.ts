@@ -275,3 +275,49 @@ export async function makeScannedPdf(pages = SCANNED_PAGES, dpi = 100): Promise<
   );
   return doc.save();
 }
+
+/**
+ * A black-and-white scan, as office scanners make them: each passage drawn like makeScannedPdf's,
+ * thresholded to one bit per pixel and stored as a CCITT G3 image (test/helpers/ccitt.ts), the
+ * only content of its page. `null` makes a page with nothing drawn (an empty content stream).
+ */
+export async function makeCcittScanPdf(pages: (string | null)[], dpi = 150): Promise<Uint8Array> {
+  const { renderPages } = await import('../../shared/pdf/ocr/render.ts');
+  const { encodeCcittG3 } = await import('./ccitt.ts');
+  const passages = pages.filter((p): p is string => p !== null);
+  const images: { width: number; height: number; data: Buffer }[] = [];
+  await renderPages(
+    await makePassagesPdf(passages),
+    passages.map((_, i) => i + 1),
+    { dpi },
+    (image) => {
+      const grey = image.pgm.subarray(image.pgm.length - image.width * image.height);
+      const data = encodeCcittG3(image.width, image.height, (x, y) => grey[y * image.width + x]! < 128);
+      images.push({ width: image.width, height: image.height, data });
+    },
+  );
+  const objects: PdfObject[] = ['<< /Type /Catalog /Pages 2 0 R >>', ''];
+  const kids: string[] = [];
+  for (const passage of pages) {
+    const pageObject = objects.length + 1;
+    kids.push(`${pageObject} 0 R`);
+    if (passage === null) {
+      objects.push(
+        `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << >> /Contents ${pageObject + 1} 0 R >>`,
+        { dict: '<< >>', stream: '' },
+      );
+      continue;
+    }
+    const image = images.shift()!;
+    objects.push(
+      `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /XObject << /Im1 ${pageObject + 2} 0 R >> >> /Contents ${pageObject + 1} 0 R >>`,
+      { dict: '<< >>', stream: 'q 612 0 0 792 0 0 cm /Im1 Do Q' },
+      {
+        dict: `<< /Type /XObject /Subtype /Image /Width ${image.width} /Height ${image.height} /ColorSpace /DeviceGray /BitsPerComponent 1 /Filter /CCITTFaxDecode /DecodeParms << /K 0 /Columns ${image.width} /Rows ${image.height} >> >>`,
+        stream: image.data.toString('latin1'),
+      },
+    );
+  }
+  objects[1] = `<< /Type /Pages /Kids [${kids.join(' ')}] /Count ${kids.length} >>`;
+  return writePdf(objects);
+}

@@ -4,9 +4,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { buildFunctions, CMAPS_DIR, projectRoot } from '#infra/build.ts';
+import { buildFunctions, CMAPS_DIR, projectRoot, WASM_DIR } from '#infra/build.ts';
 import type { ManifestFunction } from '#infra/routes.ts';
-import { makeScannedPdf } from '#test/helpers/make-script-pdfs.ts';
+import { makeCcittScanPdf, makeScannedPdf } from '#test/helpers/make-script-pdfs.ts';
 
 // OCR from a built asset, offline: the pdf-ocr packaging (tesseract.js, its WASM core, the
 // trained data, @napi-rs/canvas) bundled into a temporary directory with no node_modules above
@@ -40,11 +40,20 @@ test('the OCR asset reads a scanned page with no network and nothing from the pr
   expect(shipped('node_modules/@tesseract.js-data/eng/4.0.0_best_int/eng.traineddata.gz')).toBe(true);
   expect(shipped('node_modules/@tesseract.js-data/eng/4.0.0/eng.traineddata.gz')).toBe(false);
   expect(shipped(`${CMAPS_DIR}/UniJIS-UCS2-H.bcmap`)).toBe(true);
+  expect(shipped(`${WASM_DIR}/jbig2.wasm`)).toBe(true); // JBIG2 and CCITT fax
+  expect(shipped(`${WASM_DIR}/openjpeg.wasm`)).toBe(true); // JPX
+  expect(shipped(`${WASM_DIR}/openjpeg_nowasm_fallback.js`)).toBe(false);
+  expect(shipped('extract-child.mjs')).toBe(true); // pages are drawn in the bounded child
 
+  // A scan in colour, then a black-and-white (CCITT fax) one: the second needs the decoders of wasm/.
   const pdfPath = join(outDir, 'scan.pdf');
+  const ccittPath = join(outDir, 'ccitt-scan.pdf');
   await writeFile(pdfPath, await makeScannedPdf(['The lighthouse keeper is named Margaret Hollis.']));
+  await writeFile(ccittPath, await makeCcittScanPdf(['The market opens on Tuesdays and Saturdays.']));
   const script = `const { handler } = await import(${JSON.stringify(join(b!.dir, 'index.mjs'))});
-    console.log(JSON.stringify(await handler({ pdfPath: ${JSON.stringify(pdfPath)}, pages: [1] })));`;
+    const colour = await handler({ pdfPath: ${JSON.stringify(pdfPath)}, pages: [1] });
+    const ccitt = await handler({ pdfPath: ${JSON.stringify(ccittPath)}, pages: [1] });
+    console.log(JSON.stringify({ ...colour, ccitt: ccitt.pages }));`;
   const scriptPath = join(outDir, 'run-probe.mjs');
   await writeFile(scriptPath, script);
   // Worker threads inherit the --import: tesseract's workers run with the network blocked too.
@@ -61,7 +70,18 @@ test('the OCR asset reads a scanned page with no network and nothing from the pr
       text: 'The lighthouse keeper is named Margaret Hollis.',
       verdict: { usable: true },
       confidence: expect.any(Number),
+      recognised: true,
+    },
+  ]);
+  expect(result.ccitt).toEqual([
+    {
+      page: 1,
+      text: 'The market opens on Tuesdays and Saturdays.',
+      verdict: { usable: true },
+      confidence: expect.any(Number),
+      recognised: true,
     },
   ]);
   expect(result.cmapsDir).toBe(`${join(b!.dir, CMAPS_DIR)}/`);
+  expect(result.wasmDir).toBe(`${join(b!.dir, WASM_DIR)}/`);
 }, 240_000);

@@ -8,8 +8,10 @@ import {
   makeArabicPdf,
   makeGlyphIdPdf,
   makeJapanesePdf,
+  makeCcittScanPdf,
   makeScannedPdf,
 } from '#test/helpers/make-script-pdfs.ts';
+import { ocrHostilePdf } from '#test/helpers/hostile-pdfs.ts';
 
 // Documents a clean Latin text layer does not cover, through the whole service (offline
 // provider, the SQS pipeline with its pdf-ocr stage, retrieval in a file chat): a scan read by
@@ -25,7 +27,14 @@ beforeAll(async () => {
   // Ranges of 2 pages, so OCR's progress has steps to show.
   app = await startTestApp({ env: { OCR_WORKERS: '1', OCR_PAGES_PER_MESSAGE: '2', PDF_SYNC_WAIT_MS: '2000' } });
   ({ token } = await app.signIn('scripts@example.com'));
-  const [scanned, glyphIds] = await Promise.all([makeScannedPdf(), makeGlyphIdPdf()]);
+  const [scanned, glyphIds, blackAndWhite, hugeImage] = await Promise.all([
+    makeScannedPdf(),
+    makeGlyphIdPdf(),
+    makeCcittScanPdf([SCANNED_PAGES[0]!, null, SCANNED_PAGES[2]!]),
+    ocrHostilePdf('huge-image'),
+  ]);
+  pdfs.serve('/black-and-white.pdf', { body: Buffer.from(blackAndWhite) });
+  pdfs.serve('/huge-image.pdf', { body: hugeImage });
   pdfs.serve('/scanned.pdf', { body: Buffer.from(scanned) });
   pdfs.serve('/glyph-ids.pdf', { body: Buffer.from(glyphIds) });
   pdfs.serve('/japanese.pdf', { body: Buffer.from(makeJapanesePdf()) });
@@ -97,6 +106,20 @@ test('a PDF whose font has no Unicode map is read through OCR, never completed w
   expect(GLYPH_ID_PAGES[1]).toContain(reply.sources[0]!.quote.replace(/\s+$/, ''));
   // biome-ignore lint/suspicious/noControlCharactersInRegex: the reply must hold no control characters
   expect(JSON.stringify(reply)).not.toMatch(/[\u0000-\u0008\u000e-\u001f]/);
+}, 240_000);
+
+test('a black-and-white (CCITT fax) scan is read by OCR; its empty page is neither read nor unreadable', async () => {
+  const { data, chatId } = await ingest('black-and-white.pdf');
+  expect(data).toMatchObject({ status: 'completed', pages: 3, textPages: 0, ocrPages: 2, unreadablePages: 0 });
+  const reply = await ask(chatId, 'Who is the lighthouse keeper?');
+  expect(reply.sources[0]).toMatchObject({ page: 3, ocr: true });
+  expect(reply.sources[0]!.quote).toContain('lighthouse keeper is named Margaret Hollis');
+}, 240_000);
+
+test('a PDF holding a 16000×16000 image fails TOO_COMPLEX, recorded on the file', async () => {
+  const { data } = await ingest('huge-image.pdf');
+  expect(data).toMatchObject({ status: 'failed', failure: { reason: 'TOO_COMPLEX' } });
+  expect(data.failure.message).toMatch(/an image of 16000×16000 pixels/);
 }, 240_000);
 
 test('Japanese: a question typed in Japanese cites the right page', async () => {

@@ -1,12 +1,14 @@
 import { normalisePageText } from '../normalise.ts';
 import { judgePageText, type TextVerdict } from '../text-quality.ts';
+import { renderPagesBounded, type RenderLimits } from './bounded-render.ts';
 import type { OcrEngine } from './engine.ts';
-import { renderPages } from './render.ts';
 
-// Pages → recognised text: pages are drawn one at a time on this thread while the engine's
-// worker threads recognise the ones already drawn; at most two images per worker wait, so memory
-// stays bounded whatever the page count. The recognised text goes through the same quality check
-// and normalisation as a text layer: OCR that reads noise is not text either.
+// Pages → recognised text: pages are drawn one at a time in the bounded pdf.js child
+// (bounded-render.ts) while the engine's worker threads recognise the ones already drawn; at most
+// two images per worker wait, so memory stays bounded whatever the page count. A page that draws
+// nothing is never sent to the engine (docs/DECISIONS.md, OCR bounds). The recognised text goes
+// through the same quality check and normalisation as a text layer: OCR that reads noise is not
+// text either.
 
 interface OcrPage {
   page: number;
@@ -14,10 +16,13 @@ interface OcrPage {
   text: string;
   verdict: TextVerdict;
   confidence: number;
+  /** False for a page that was not recognised: it draws nothing, or could not be drawn. */
+  recognised: boolean;
 }
 
 interface OcrPagesOptions {
   dpi: number;
+  limits: RenderLimits;
   /** Checked before each page is drawn: OCR stops with this error when it returns one. */
   shouldStop?: () => Error | undefined;
 }
@@ -33,22 +38,38 @@ export async function ocrPages(
   const limit = engine.workers * 2;
   let failure: unknown;
   try {
-    await renderPages(data, pages, { dpi: options.dpi }, async (image) => {
-      if (failure) throw failure;
-      const stop = options.shouldStop?.();
-      if (stop) throw stop;
-      const job = engine.recognise(image.pgm).then(
-        ({ text, confidence }) => {
-          const verdict = judgePageText(text);
-          results.push({ page: image.page, text: verdict.usable ? normalisePageText(text) : '', verdict, confidence });
-        },
-        (err: unknown) => {
-          failure ??= err;
-        },
-      );
-      const tracked: Promise<void> = job.finally(() => inFlight.delete(tracked));
-      inFlight.add(tracked);
-      while (inFlight.size >= limit) await Promise.race(inFlight);
+    await renderPagesBounded(data, pages, {
+      dpi: options.dpi,
+      limits: options.limits,
+      onPage: async (drawn) => {
+        if (failure) throw failure;
+        if (!drawn.image) {
+          const verdict: TextVerdict =
+            drawn.skipped === 'empty' ? { usable: false, reason: 'empty' } : { usable: false, reason: 'implausible' };
+          results.push({ page: drawn.page, text: '', verdict, confidence: 0, recognised: false });
+          return;
+        }
+        const stop = options.shouldStop?.();
+        if (stop) throw stop;
+        const job = engine.recognise(drawn.image.pgm).then(
+          ({ text, confidence }) => {
+            const verdict = judgePageText(text);
+            results.push({
+              page: drawn.page,
+              text: verdict.usable ? normalisePageText(text) : '',
+              verdict,
+              confidence,
+              recognised: true,
+            });
+          },
+          (err: unknown) => {
+            failure ??= err;
+          },
+        );
+        const tracked: Promise<void> = job.finally(() => inFlight.delete(tracked));
+        inFlight.add(tracked);
+        while (inFlight.size >= limit) await Promise.race(inFlight);
+      },
     });
   } finally {
     await Promise.allSettled(inFlight); // never leave recognitions running past the call

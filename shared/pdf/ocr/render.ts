@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
-import { cmapsDir } from '../pdfjs-data.ts';
+import { cmapsDir, wasmDir } from '../pdfjs-data.ts';
 import { loadPdfjs, standardFontsDir } from '../extract.ts';
+import { PermanentFailure } from '../../files/failures.ts';
 
 // Pages → grey images for OCR: pdf.js draws each page onto an @napi-rs/canvas canvas (Skia,
 // prebuilt for linux-x64 and linux-arm64) at a fixed resolution, white background, and the
@@ -28,7 +29,7 @@ export function loadCanvas(): Promise<Canvas> {
   return canvasModule;
 }
 
-interface RenderedPage {
+export interface RenderedPage {
   page: number;
   width: number;
   height: number;
@@ -38,6 +39,12 @@ interface RenderedPage {
 
 /** Pixels on the longer side are capped, so a poster-sized page cannot exhaust memory. */
 const MAX_SIDE_PX = 5000;
+/**
+ * Transparency groups one page may draw: each is a scratch canvas the size of what it covers,
+ * drawn and composited (about 0.4 ms and 8 MB at 150 dpi for a page-sized one). A fast path
+ * before drawing (docs/DECISIONS.md, OCR bounds); the drawing child's time per page is the bound.
+ */
+const MAX_GROUPS_PER_PAGE = 10_000;
 
 /** RGBA → PGM (luma, Rec. 601 integer weights). */
 function rgbaToPgm(rgba: Uint8ClampedArray | Uint8Array, width: number, height: number): Uint8Array {
@@ -53,20 +60,51 @@ function rgbaToPgm(rgba: Uint8ClampedArray | Uint8Array, width: number, height: 
 interface RenderOptions {
   /** Resolution in dots per inch (a PDF point is 1/72 inch). */
   dpi: number;
+  /** Images with more pixels are not decoded (pdf.js drops them); unlimited by default. */
+  maxImagePixels?: number;
+}
+
+/** Operators that put something on the page: text, paths, shadings, images (forms are inlined). */
+const DRAWING_OPERATORS = [
+  'stroke',
+  'closeStroke',
+  'fill',
+  'eoFill',
+  'fillStroke',
+  'eoFillStroke',
+  'closeFillStroke',
+  'closeEOFillStroke',
+  'constructPath',
+  'rawFillPath',
+  'showText',
+  'showSpacedText',
+  'nextLineShowText',
+  'nextLineSetSpacingShowText',
+  'shadingFill',
+  'paintImageMaskXObject',
+  'paintImageMaskXObjectGroup',
+  'paintImageXObject',
+  'paintInlineImageXObject',
+  'paintImageXObjectRepeat',
+  'paintImageMaskXObjectRepeat',
+  'paintSolidColorImageMask',
+] as const;
+
+interface OpenDocument {
+  pages: number;
+  /** Draws one page (1-based); undefined when the page draws nothing (nothing to recognise). */
+  draw(n: number): Promise<RenderedPage | undefined>;
+  close(): Promise<void>;
 }
 
 /**
- * Renders the given pages (1-based) of a PDF, one at a time (memory: one page's pixels), and
- * hands each image to `onPage` before drawing the next.
+ * Opens a PDF for drawing its pages one at a time (memory: one page's pixels). pdf.js gets its
+ * WebAssembly decoders (wasmUrl: JBIG2, CCITT fax, JPX), so black-and-white scans are drawn.
  */
-export async function renderPages(
-  data: Uint8Array,
-  pages: number[],
-  options: RenderOptions,
-  onPage: (page: RenderedPage) => void | Promise<void>,
-): Promise<void> {
+export async function openForDrawing(data: Uint8Array, options: RenderOptions): Promise<OpenDocument> {
   const canvas = await loadCanvas();
   const pdfjs = await loadPdfjs();
+  const drawing = new Set<number>(DRAWING_OPERATORS.map((name) => pdfjs.OPS[name]));
   const task = pdfjs.getDocument({
     data: data.slice(), // pdf.js transfers (detaches) the buffer it is given
     disableFontFace: true,
@@ -74,14 +112,28 @@ export async function renderPages(
     standardFontDataUrl: standardFontsDir(),
     cMapUrl: cmapsDir(),
     cMapPacked: true,
+    wasmUrl: wasmDir(),
+    ...(options.maxImagePixels !== undefined ? { maxImageSize: options.maxImagePixels } : {}),
     verbosity: pdfjs.VerbosityLevel.ERRORS,
     stopAtErrors: false,
   });
-  const doc = await task.promise;
-  try {
-    for (const n of pages) {
+  const doc = await task.promise.catch(async (err: unknown) => {
+    await task.destroy().catch(() => undefined);
+    throw err;
+  });
+  return {
+    pages: doc.numPages,
+    async draw(n) {
       const page = await doc.getPage(n);
       try {
+        const operators = await page.getOperatorList();
+        if (!operators.fnArray.some((fn) => drawing.has(fn))) return undefined;
+        const groups = operators.fnArray.reduce((n, fn) => (fn === pdfjs.OPS.beginGroup ? n + 1 : n), 0);
+        if (groups > MAX_GROUPS_PER_PAGE)
+          throw new PermanentFailure(
+            'TOO_COMPLEX',
+            `The PDF is too complex to process: page ${n} draws more than ${MAX_GROUPS_PER_PAGE} transparency groups`,
+          );
         const base = page.getViewport({ scale: 1 });
         const scale = Math.min(options.dpi / 72, MAX_SIDE_PX / Math.max(base.width, base.height, 1));
         const viewport = page.getViewport({ scale });
@@ -99,12 +151,34 @@ export async function renderPages(
           background: '#ffffff',
         }).promise;
         const pixels = ctx.getImageData(0, 0, width, height).data;
-        await onPage({ page: n, width, height, pgm: rgbaToPgm(pixels, width, height) });
+        return { page: n, width, height, pgm: rgbaToPgm(pixels, width, height) };
       } finally {
         page.cleanup();
       }
+    },
+    close: () => task.destroy().catch(() => undefined), // pdf.js 6: released through its loading task
+  };
+}
+
+/**
+ * Renders the given pages (1-based) of a PDF in this process, one at a time, and hands each image
+ * to `onPage` before drawing the next; pages that draw nothing are skipped. For trusted documents
+ * (test fixtures, benchmarks) and the drawing child: the service draws through
+ * ocr/bounded-render.ts.
+ */
+export async function renderPages(
+  data: Uint8Array,
+  pages: number[],
+  options: RenderOptions,
+  onPage: (page: RenderedPage) => void | Promise<void>,
+): Promise<void> {
+  const doc = await openForDrawing(data, options);
+  try {
+    for (const n of pages) {
+      const image = await doc.draw(n);
+      if (image) await onPage(image);
     }
   } finally {
-    await task.destroy().catch(() => undefined); // pdf.js 6: released through its loading task
+    await doc.close();
   }
 }

@@ -1,0 +1,228 @@
+import { fork } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, rename } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { logger } from '../logger.ts';
+import type { ChildJob, ChildMessage, ChildRequest } from './extract-child.ts';
+import { PermanentFailure, RetryableFailure } from '../files/failures.ts';
+
+// pdf.js with a bound on what one document may cost (docs/DECISIONS.md, Hostile documents; OCR
+// bounds). pdf.js runs in a child process, never in the function's own: a document can exhaust
+// the heap of whatever process reads or draws it, or trip a V8 fatal error that no try/catch sees
+// (a ToUnicode CMap with a few ranges of 2^24 codes does), and a worker thread would take the
+// whole process down with it. The child gets a heap cap (--max-old-space-size) below the
+// function's memory; the parent watches its resident size (heap plus the buffers pdf.js inflates
+// and the canvases it draws on, outside it) and its time per page and per document, and kills it
+// past any limit. Every way the child can end without an answer — killed for a limit, out of
+// memory, a fatal error — is the typed failure TOO_COMPLEX, recorded by this (surviving) process.
+// Text extraction (bounded-extract.ts) and drawing pages (ocr/bounded-render.ts) both run here.
+//
+// The child is `extract-child.mjs` beside the bundle (infra/build.ts ships it with every function
+// that imports this module); from sources (tests, npm start) it is bundled on first use into
+// node_modules/.cache with esbuild, dependencies left external, so pdf.js loads as plain Node
+// modules in the child.
+
+export interface ChildLimits {
+  /** Old-space heap of the child (MB). */
+  heapMb: number;
+  /** The child is killed when its resident size exceeds this (MB). */
+  rssMb: number;
+  /** Longest one page may take once the document is open (ms). */
+  pageMs: number;
+  /** Longest the whole document may take, opening included (ms). */
+  documentMs: number;
+}
+
+/** What the child does, in the words of its failures ("reading one page took longer than …"). */
+interface ChildTask {
+  verb: 'reading' | 'drawing';
+  /** "the text extraction": "… could not be started". */
+  name: string;
+}
+
+/** The parent's side of a running child, for the handler of its messages. */
+export interface ChildSession<T> {
+  /** Starts (again) the clock of one page. */
+  armPageTimer(): void;
+  /** Stops the clock of the page (the parent is busy with a page's result, not the child). */
+  clearPageTimer(): void;
+  /** Sends the child a request (drawing: the next page). */
+  request(message: ChildRequest): void;
+  /** The child has answered for good: its exit and the clocks no longer matter (finish comes later). */
+  answered(): void;
+  /** Ends the run: with `err`, or with `result`. */
+  finish(err: unknown, result?: T): void;
+}
+
+interface BoundedChildOptions<T> {
+  limits: ChildLimits;
+  task: ChildTask;
+  /** Every message but `failed` and `error` (handled here: PermanentFailure and RetryableFailure). */
+  onMessage: (message: ChildMessage, session: ChildSession<T>) => void;
+  /** Called once the child is gone, with its peak resident size (for the benchmark). */
+  onStats?: (stats: { childPeakRssMb?: number }) => void;
+}
+
+const WATCH_INTERVAL_MS = 50;
+const STDERR_TAIL = 2048;
+
+export const tooComplex = (what: string) =>
+  new PermanentFailure('TOO_COMPLEX', `The PDF is too complex to process: ${what}`);
+
+let devChild: Promise<string> | undefined;
+
+/** The child's script: beside the bundle, or bundled now from the sources. */
+function childScript(): Promise<string> {
+  const beside = new URL('./extract-child.mjs', import.meta.url);
+  if (existsSync(beside)) return Promise.resolve(fileURLToPath(beside));
+  devChild ??= bundleChildFromSources();
+  devChild.catch(() => (devChild = undefined));
+  return devChild;
+}
+
+async function bundleChildFromSources(): Promise<string> {
+  const source = fileURLToPath(new URL('./extract-child.ts', import.meta.url));
+  const dir = join(resolve(dirname(source), '../..'), 'node_modules/.cache/extract-child');
+  await mkdir(dir, { recursive: true });
+  const out = join(dir, 'extract-child.mjs');
+  const tmp = `${out}.${process.pid}.tmp`;
+  // A computed specifier, so that bundling this module never pulls esbuild into a bundle.
+  const esbuild = 'esbuild';
+  const { build } = (await import(esbuild)) as typeof import('esbuild');
+  await build({
+    entryPoints: [source],
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    packages: 'external',
+    outfile: tmp,
+    logLevel: 'silent',
+  });
+  await rename(tmp, out); // atomic: a concurrent process forks either file, never half of one
+  return out;
+}
+
+/** Resident and peak resident size of a process (kB), from /proc (Linux only). */
+async function residentKb(pid: number): Promise<{ rss: number; peak: number } | undefined> {
+  try {
+    const status = await readFile(`/proc/${pid}/status`, 'utf8');
+    const field = (name: string) => Number(new RegExp(`^${name}:\\s*(\\d+)`, 'm').exec(status)?.[1] ?? NaN);
+    return { rss: field('VmRSS'), peak: field('VmHWM') };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The environment of the child: the parent's, without loaders it does not need (tsx, jest). */
+function childEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  const options = (env.NODE_OPTIONS ?? '').split(/\s+/).filter((o) => o === '--enable-source-maps');
+  if (options.length) env.NODE_OPTIONS = options.join(' ');
+  else delete env.NODE_OPTIONS;
+  return env;
+}
+
+/**
+ * Runs one job in a bounded child process. Rejects with PermanentFailure when the child reports
+ * one or exceeds a limit (TOO_COMPLEX); RetryableFailure when it could not be started or failed
+ * for a reason of its own; whatever `onMessage` finishes with.
+ */
+export async function runBoundedChild<T>(job: ChildJob, options: BoundedChildOptions<T>): Promise<T> {
+  const script = await childScript();
+  const { limits, task } = options;
+  const child = fork(script, [], {
+    execArgv: [`--max-old-space-size=${limits.heapMb}`],
+    env: childEnv(),
+    serialization: 'advanced',
+    stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
+  });
+  let stderr = '';
+  child.stderr?.on('data', (b: Buffer) => (stderr = (stderr + b.toString('utf8')).slice(-STDERR_TAIL)));
+  const notStarted = (cause: unknown) =>
+    new RetryableFailure('PROCESSING_FAILED', `${capitalised(task.name)} could not be started`, { cause });
+
+  return new Promise<T>((resolvePromise, reject) => {
+    let settled = false;
+    let answered = false;
+    let peakKb = 0;
+    let pageTimer: NodeJS.Timeout | undefined;
+
+    const finish = (err: unknown, result?: T) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(documentTimer);
+      clearTimeout(pageTimer);
+      clearInterval(watch);
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      const stats = peakKb ? { childPeakRssMb: Math.round(peakKb / 1024) } : {};
+      options.onStats?.(stats);
+      if (err) reject(err);
+      else resolvePromise(result as T);
+    };
+    const stop = (what: string) => {
+      if (settled || answered) return;
+      child.kill('SIGKILL');
+      finish(tooComplex(what));
+    };
+    const session: ChildSession<T> = {
+      armPageTimer: () => {
+        clearTimeout(pageTimer);
+        pageTimer = setTimeout(() => stop(`${task.verb} one page took longer than ${limits.pageMs} ms`), limits.pageMs);
+      },
+      clearPageTimer: () => clearTimeout(pageTimer),
+      answered: () => {
+        answered = true;
+        clearTimeout(pageTimer);
+      },
+      request: (message) => {
+        if (settled) return;
+        child.send(message, (err) => {
+          if (err) finish(notStarted(err));
+        });
+      },
+      finish,
+    };
+
+    const documentTimer = setTimeout(
+      () => stop(`${task.verb} it took longer than ${limits.documentMs} ms`),
+      limits.documentMs,
+    );
+    const watch = setInterval(() => {
+      if (!child.pid) return;
+      void residentKb(child.pid).then((kb) => {
+        if (!kb) return;
+        peakKb = Math.max(peakKb, kb.peak || kb.rss);
+        if (kb.rss > limits.rssMb * 1024) stop(`${task.verb} it needed more than ${limits.rssMb} MB of memory`);
+      });
+    }, WATCH_INTERVAL_MS);
+
+    child.on('message', (m: ChildMessage) => {
+      if (settled) return;
+      if (m.type === 'failed' || m.type === 'error') answered = true;
+      if (m.type === 'failed') finish(new PermanentFailure(m.reason, m.message));
+      else if (m.type === 'error')
+        finish(
+          new RetryableFailure('PROCESSING_FAILED', `${capitalised(task.name)} failed`, {
+            cause: new Error(m.message),
+          }),
+        );
+      else options.onMessage(m, session);
+    });
+    child.on('error', (err) => {
+      if (!answered) finish(notStarted(err));
+    });
+    child.on('exit', (code, signal) => {
+      if (settled || answered) return;
+      // Out of heap, a V8 fatal error, killed by the system: the document took the child down.
+      logger.warn(`the ${task.verb} child stopped without an answer`, { code, signal, stderr: stderr.slice(-512) });
+      finish(tooComplex(`${task.verb} it exhausted the reader (out of memory or a fatal error)`));
+    });
+
+    child.send(job, (err) => {
+      if (err && !answered) finish(notStarted(err));
+    });
+  });
+}
+
+const capitalised = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);

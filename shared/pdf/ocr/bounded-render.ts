@@ -1,0 +1,86 @@
+import { runBoundedChild, type ChildLimits } from '../bounded-child.ts';
+import type { RenderedPage } from './render.ts';
+
+// Pages drawn for OCR (and any later use of page images) in the bounded pdf.js child
+// (bounded-child.ts, docs/DECISIONS.md, OCR bounds): the child refuses a document holding an image
+// over the pixel budget before decoding anything, each page has its time budget (from the request
+// to its image), the whole range its document budget, the child its heap and resident size; past
+// any of them the typed failure TOO_COMPLEX. Pages are asked for one at a time, when the caller is
+// ready for the next, so no more than one page's pixels wait in the pipe.
+
+export interface RenderLimits extends ChildLimits {
+  /** Largest image (width × height) a document may hold. */
+  maxImagePixels: number;
+}
+
+/** One page's outcome: its image, or why there is none (nothing drawn, or it could not be drawn). */
+export type DrawnPage =
+  | { page: number; image: RenderedPage }
+  | { page: number; image?: undefined; skipped: 'empty' | 'unreadable' };
+
+interface BoundedRenderOptions {
+  dpi: number;
+  limits: RenderLimits;
+  /** Called with each page in turn (awaited before the next is asked for). */
+  onPage: (page: DrawnPage) => void | Promise<void>;
+  /** Called once the child is gone, with its peak resident size (for the benchmark). */
+  onStats?: (stats: { childPeakRssMb?: number }) => void;
+}
+
+/** Draws the given pages (1-based) in a bounded child; rejects with TOO_COMPLEX past a limit. */
+export async function renderPagesBounded(
+  data: Uint8Array,
+  pages: number[],
+  options: BoundedRenderOptions,
+): Promise<void> {
+  const { limits } = options;
+  const wanted = pages.slice();
+  let documentPages = 0;
+  await runBoundedChild<void>(
+    { kind: 'render', data, dpi: options.dpi, maxImagePixels: limits.maxImagePixels },
+    {
+      limits,
+      task: { verb: 'drawing', name: 'drawing the pages' },
+      onStats: options.onStats,
+      onMessage: (m, session) => {
+        const next = () => {
+          const page = wanted.shift();
+          if (page === undefined) {
+            session.answered();
+            session.request({ type: 'close' });
+            session.finish(undefined);
+            return;
+          }
+          // A page the document does not have draws nothing.
+          if (page < 1 || page > documentPages) {
+            void Promise.resolve(options.onPage({ page, skipped: 'empty' })).then(next, session.finish);
+            return;
+          }
+          session.armPageTimer();
+          session.request({ type: 'draw', page });
+        };
+        const deliver = (page: DrawnPage) => {
+          session.clearPageTimer();
+          Promise.resolve(options.onPage(page)).then(next, session.finish);
+        };
+        switch (m.type) {
+          case 'ready':
+            documentPages = m.pages;
+            next();
+            break;
+          case 'image':
+            deliver({ page: m.page, image: { page: m.page, width: m.width, height: m.height, pgm: m.pgm } });
+            break;
+          case 'empty':
+            deliver({ page: m.page, skipped: 'empty' });
+            break;
+          case 'unreadable':
+            deliver({ page: m.page, skipped: 'unreadable' });
+            break;
+          default:
+            session.finish(new Error(`unexpected message from the drawing child: ${m.type}`));
+        }
+      },
+    },
+  );
+}
