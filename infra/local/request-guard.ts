@@ -68,7 +68,8 @@ export function requestGuard(options: GuardOptions) {
     if (!own) {
       return {
         status: 421,
-        message: `This local server answers only to ${[...names].join(', ')} on port ${options.port()}, not to the host "${String(req.headers.host ?? '').slice(0, 100)}"`,
+        // The Host it was sent is not echoed: nothing a rebound page sends comes back to it.
+        message: `This local server answers only to ${[...names].join(', ')} on port ${options.port()}`,
       };
     }
     const origin = single(req.headers.origin);
@@ -93,5 +94,3 @@ export function requestGuard(options: GuardOptions) {
 
   return { ownOrigin, refusal };
 }
-
-export type RequestGuard = ReturnType<typeof requestGuard>;
