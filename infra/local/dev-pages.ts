@@ -15,7 +15,7 @@ interface DevPagesOptions {
   apiPrefix: string;
 }
 
-const LOCAL_SIGN_IN_PATH = '/local-idp/token';
+export const LOCAL_SIGN_IN_PATH = '/local-idp/token';
 const SIGN_IN_MAX_BYTES = 4096;
 
 const types: Record<string, string> = {
@@ -81,8 +81,10 @@ async function signIn(req: IncomingMessage, res: ServerResponse, dataDir: string
 }
 
 /** The gateway's hook: true when the request was one of these pages and has been answered. */
-export function devPages(options: DevPagesOptions): (req: IncomingMessage, res: ServerResponse) => Promise<boolean> {
-  return async (req, res) => {
+export function devPages(
+  options: DevPagesOptions,
+): (req: IncomingMessage, res: ServerResponse, origin: string) => Promise<boolean> {
+  return async (req, res, origin) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname === LOCAL_SIGN_IN_PATH) {
       await signIn(req, res, options.dataDir);
@@ -90,11 +92,12 @@ export function devPages(options: DevPagesOptions): (req: IncomingMessage, res: 
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') return false;
     if (url.pathname === `${options.apiPrefix}/openapi.json`) {
-      // The document's first server is this gateway, whatever port it runs on ("Try it out").
+      // The document's first server is this gateway, whatever port it runs on ("Try it out"):
+      // the origin the page was loaded from, whose Host the gateway has checked (never any Host).
       const doc = JSON.parse(await readFile(join(projectRoot, 'docs', 'openapi.json'), 'utf8')) as {
         servers: { url: string }[];
       };
-      doc.servers[0]!.url = `http://${req.headers.host ?? 'localhost'}${options.apiPrefix}`;
+      doc.servers[0]!.url = `${origin}${options.apiPrefix}`;
       send(res, 200, types['.json']!, JSON.stringify(doc));
       return true;
     }

@@ -7,6 +7,7 @@ import { corsPreflight, renderGatewayResponse, type GatewayResponseType } from '
 import { DEFAULT_HTTP_MEMORY_MB, DEFAULT_HTTP_TIMEOUT_SECONDS, httpRouteList, type HttpMethod } from '../routes.ts';
 import { responseStreamReader, type StreamSink } from './lambda-runtime.ts';
 import { FunctionFailure, inProcessInvoker, type Invoker } from './invoker.ts';
+import { requestGuard } from './request-guard.ts';
 
 // The local API Gateway: turns each HTTP request under /api/v1 into a REST API (payload v1)
 // proxy event, invokes the manifest's function and writes its answer as API Gateway would:
@@ -33,8 +34,15 @@ interface GatewayOptions {
   log?: ((line: string) => void) | false;
   /** The routes to serve; the manifest's by default. */
   routes?: typeof httpRouteList;
-  /** Asked first: answers the local pages (playground, /docs, infra/local/dev-pages.ts); true when it did. */
-  pages?: (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
+  /**
+   * Asked first: answers the local pages (playground, /docs, infra/local/dev-pages.ts); true when
+   * it did. `origin` is the one the request was addressed to (its Host, already checked).
+   */
+  pages?: (req: IncomingMessage, res: ServerResponse, origin: string) => Promise<boolean>;
+  /** Host names served besides the loopback ones (request-guard.ts). */
+  extraHostNames?: readonly string[];
+  /** Paths only pages of the gateway's own origin may use (the local sign-in). */
+  sameOriginPaths?: readonly string[];
   /** Extra non-API routes (the local identity provider's JWKS). */
   extraRoutes?: Record<string, (req: IncomingMessage, res: ServerResponse) => void>;
 }
@@ -281,7 +289,14 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<number> {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    if (await options.pages?.(req, res)) return res.statusCode;
+    // Before anything else, pages included: a foreign Host (DNS rebinding) or a cross-site post.
+    const refused = guard.refusal(req, url.pathname);
+    if (refused) {
+      req.resume();
+      send(res, refused.status, errorBody('envelope', refused.status, refused.message));
+      return refused.status;
+    }
+    if (await options.pages?.(req, res, guard.ownOrigin(req)!)) return res.statusCode;
     const extra = options.extraRoutes?.[url.pathname];
     if (extra) {
       extra(req, res);
@@ -337,6 +352,11 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   }
 
   let closing = false;
+  const guard = requestGuard({
+    port: () => (server.address() as AddressInfo).port,
+    extraHostNames: options.extraHostNames ?? [],
+    sameOriginPaths: options.sameOriginPaths ?? [],
+  });
   const server = http.createServer((req, res) => {
     // While draining, a keep-alive connection is closed once its last request is answered.
     if (closing) res.shouldKeepAlive = false;

@@ -13,7 +13,7 @@ import {
 import { LOCAL_CREDENTIALS, LOCAL_REGION, ensureTable, startEmulators, type Emulators } from './emulators.ts';
 import { ensureBucket, ensureQueues, type QueueInfo } from './queues.ts';
 import { API_PREFIX, startGateway, type Gateway } from './gateway.ts';
-import { devPages } from './dev-pages.ts';
+import { devPages, LOCAL_SIGN_IN_PATH } from './dev-pages.ts';
 import { startPoller, type Poller } from './poller.ts';
 import { installLambdaGlobals } from './lambda-runtime.ts';
 import { startFunctionInstances, type FunctionInstances } from './function-instances.ts';
@@ -46,6 +46,8 @@ export interface LocalRuntimeOptions {
   /** Prefix of table, queue and bucket names, so several runtimes can share emulators. */
   resourcePrefix?: string;
   pollers?: boolean;
+  /** Host names the gateway answers to besides the loopback ones (LOCAL_ALLOWED_HOSTS). */
+  extraHostNames?: readonly string[];
   /** Seconds before a failed SQS message is retried (fast in tests). */
   retryDelaySeconds?: number;
   log?: ((line: string) => void) | false;
@@ -136,6 +138,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       invoker: functions,
       log: options.log,
       pages: devPages({ dataDir: options.dataDir, apiPrefix: API_PREFIX }),
+      extraHostNames: options.extraHostNames ?? [],
+      sameOriginPaths: [LOCAL_SIGN_IN_PATH],
       extraRoutes: {
         [LOCAL_IDP_JWKS_PATH]: (_req, res) => {
           localJwks(options.dataDir).then((jwks) => {

@@ -5,6 +5,7 @@ import { describeAiProvider } from '#shared/ai/provider.ts';
 import { startLocalRuntime } from './runtime.ts';
 import { DataDirInUseError, DEFAULT_DATA_DIR } from './data-dir-lock.ts';
 import { asError } from '#shared/errors.ts';
+import { HOST_NAME } from './request-guard.ts';
 
 // `npm start`: the whole service on this machine. PORT and DATA_DIR choose where; everything
 // else is configured like the deployed functions (see the README's configuration table).
@@ -16,6 +17,19 @@ const local = z
   .object({
     PORT: z.coerce.number().int().min(0).max(65535).default(3000),
     DATA_DIR: z.string().min(1).default(DEFAULT_DATA_DIR),
+    // Names served besides localhost, 127.0.0.1 and [::1] (a name in /etc/hosts, a LAN address).
+    LOCAL_ALLOWED_HOSTS: z
+      .string()
+      .default('')
+      .transform((v) =>
+        v
+          .split(',')
+          .map((name) => name.trim().toLowerCase())
+          .filter(Boolean),
+      )
+      .refine((names) => names.every((name) => HOST_NAME.test(name)), {
+        message: 'must be host names without a port, comma-separated (e.g. myhost.test,192.168.1.20)',
+      }),
   })
   .safeParse(process.env);
 if (!local.success) {
@@ -24,7 +38,7 @@ if (!local.success) {
   );
   process.exit(1);
 }
-const { PORT, DATA_DIR } = local.data;
+const { PORT, DATA_DIR, LOCAL_ALLOWED_HOSTS } = local.data;
 
 /** How long a stop waits for requests and pipeline batches in flight before it exits anyway. */
 const STOP_GRACE_MS = 10_000;
@@ -35,7 +49,12 @@ process.stdout.on('error', () => undefined);
 process.stderr.on('error', () => undefined);
 
 try {
-  const runtime = await startLocalRuntime({ port: PORT, dataDir: resolve(DATA_DIR), persist: true });
+  const runtime = await startLocalRuntime({
+    port: PORT,
+    dataDir: resolve(DATA_DIR),
+    persist: true,
+    extraHostNames: LOCAL_ALLOWED_HOSTS,
+  });
   // Everything acknowledged is already on disk (DynamoDB, queues and objects are written through
   // as they are accepted), so a stop only lets work in flight finish: a second signal, or the
   // grace period running out, ends the process at once without losing anything acknowledged.

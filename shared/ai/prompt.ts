@@ -28,10 +28,13 @@ const FILE_CHAT_RULES =
   'passage you use as [n] with its number (for example [2]), only numbers that are given. If the passages ' +
   'do not contain the answer, say so rather than guessing.';
 
-// Tag-like text that could close or open our delimiters is defused (the angle bracket replaced),
-// so a passage cannot end the <documents> block early and speak outside it.
-const DELIMITER = /<(\/?\s*(?:documents|passage|question)\b)/gi;
-export const quoteData = (text: string) => text.replace(DELIMITER, '‹$1');
+// Anything in quoted text shaped like a tag start (an angle bracket, or its full-width or small
+// look-alike, then any spacing, slashes or backslashes, then a letter) is defused, the bracket
+// replaced by ‹: whatever its name, case or spacing (`< /documents>`, `</document>`,
+// `</DOCUMENTS >`), a passage cannot open or close an element of the wrapper and speak outside
+// it. Every tag rather than our three names: a model reads `</document>` as a close as readily.
+const TAG_START = /[<\uFF1C\uFE64]((?:[\s\u200B-\u200D\u2060\uFEFF]|[/\\\uFF0F])*\p{L})/gu;
+export const quoteData = (text: string) => text.replace(TAG_START, '‹$1');
 const attribute = (text: string) => quoteData(text).replace(/["\r\n]/g, ' ');
 
 /** The passages as delimited, quoted data (numbered from 1: the `[n]` a reply cites). */

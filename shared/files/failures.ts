@@ -106,16 +106,13 @@ export class RetryableFailure extends PipelineFailure {
 }
 
 /**
- * Whether the document or its URL is the problem (the caller's to fix), rather than the service:
- * a URL its server answers with a 4xx (not found, forbidden, gone) is the caller's.
+ * Whether the document or its URL is the problem (the caller's to fix), rather than the service.
+ * A download failure with a cause is the URL's server's doing, whatever it was: what it answered
+ * (a 404 or a 503 alike), a body it cut short or sent too slowly, redirects, or no answer at all
+ * (the size check already says so with a 400). Only a failure without a cause is ours.
  */
-export function documentAtFault({
-  reason,
-  cause,
-  httpStatus,
-}: Pick<Failure, 'reason' | 'cause' | 'httpStatus'>): boolean {
-  if (reason === 'DOWNLOAD_FAILED')
-    return cause === 'HTTP_STATUS' && httpStatus !== undefined && httpStatus >= 400 && httpStatus < 500;
+export function documentAtFault({ reason, cause }: Pick<Failure, 'reason' | 'cause'>): boolean {
+  if (reason === 'DOWNLOAD_FAILED') return cause !== undefined;
   switch (reason) {
     case 'TOO_LARGE':
     case 'NOT_PDF':

@@ -4,7 +4,7 @@ import type { z } from 'zod/mini';
 import { logger } from '../logger.ts';
 import { metrics } from '../metrics.ts';
 import type { PipelineStageName, StageSettings } from '../files/stages.ts';
-import { clientFailure, PermanentFailure, RetryableFailure, type Failure } from '../files/failures.ts';
+import { clientFailure, documentAtFault, PermanentFailure, RetryableFailure, type Failure } from '../files/failures.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
 import { isoNow } from '../clock.ts';
 import { asError } from '../errors.ts';
@@ -14,7 +14,8 @@ import { asError } from '../errors.ts';
 //   - a permanent failure (the document is the problem) fails the file and consumes the message;
 //   - any other error is reported, so SQS delivers the message again after its visibility
 //     timeout; on the last allowed receive (the queue's maxReceiveCount, from the manifest) the
-//     file is marked failed with the reason first, then the message goes on to the DLQ;
+//     file is marked failed with the reason first, then the message goes on to the DLQ, unless
+//     the document or its URL is at fault (its server kept answering 503): then it is consumed;
 //   - a body that does not validate is reported every time and ends in the DLQ untouched.
 
 interface StageMessage {
@@ -85,6 +86,18 @@ export function stageHandler<S extends z.ZodMiniType<StageMessage>>(
       }
       if (lastAttempt) {
         const failure = failureOf(stage, err, attempt);
+        if (documentAtFault(failure)) {
+          // The URL's server failed every attempt (a 503, a body cut short): the file fails with
+          // that typed reason and the message is consumed, not an error of ours for the DLQ.
+          logger.info('ingestion failed on its last attempt', {
+            ...keys,
+            reason: failure.reason,
+            cause: failure.cause,
+          });
+          if (await deps.files.fail(msg.fileId, msg.runId, failure, isoNow(deps.clock)))
+            metrics.ingestionFailed(failure.reason);
+          return;
+        }
         logger.error('ingestion failed on its last attempt', { ...keys, reason: failure.reason, error: asError(err) });
         await deps.files.fail(msg.fileId, msg.runId, failure, isoNow(deps.clock)).then(
           (failed) => failed && metrics.ingestionFailed(failure.reason),

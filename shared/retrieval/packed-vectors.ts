@@ -106,18 +106,28 @@ export function encodePacked(p: PackedVectors): Buffer {
   return out;
 }
 
+/**
+ * Bytes that are not a whole, consistent pack (cut short, overwritten, another format): the file
+ * must be ingested again. Every way decoding can fail is this error, found before any search runs.
+ */
+export class DamagedPackError extends Error {
+  override name = 'DamagedPackError';
+}
+
 export function decodePacked(bytes: Uint8Array): PackedVectors {
+  const damaged = (why: string) => new DamagedPackError(`Packed vectors object ${why}`);
   // Copy into a fresh, aligned buffer: typed-array views need 4-byte alignment.
   const buf = new ArrayBuffer(bytes.byteLength);
   new Uint8Array(buf).set(bytes);
   const view = new DataView(buf);
-  if (bytes.byteLength < HEADER || view.getUint32(0, true) !== MAGIC) throw new Error('Not a packed vectors object');
+  if (bytes.byteLength < HEADER || view.getUint32(0, true) !== MAGIC) throw damaged('has no PVEC header');
   const version = view.getUint32(4, true);
-  if (version !== 1 && version !== 2) throw new Error(`Unsupported packed vectors version ${version}`);
+  if (version !== 1 && version !== 2) throw damaged(`has an unsupported version ${version}`);
   const count = view.getUint32(8, true);
   const dimensions = view.getUint32(12, true);
+  if (count > 0 && dimensions === 0) throw damaged('has rows of no dimensions');
   const vectorsEnd = HEADER + count * 16 + count * dimensions;
-  const wrongSize = () => new Error('Packed vectors object has the wrong size');
+  const wrongSize = () => damaged('has the wrong size');
   if (version === 1 ? bytes.byteLength !== vectorsEnd : bytes.byteLength < align4(vectorsEnd) + 8) throw wrongSize();
   let at = HEADER;
   const take = <T>(make: (b: ArrayBuffer, o: number, n: number) => T, n: number, width: number) => {
@@ -134,6 +144,12 @@ export function decodePacked(bytes: Uint8Array): PackedVectors {
     norm: take((b, o, n) => new Float32Array(b, o, n), count, 4),
     data: take((b, o, n) => new Int8Array(b, o, n), count * dimensions, 1),
   };
+  // Scores are scale / norm: a NaN or negative one would rank garbage first.
+  for (let i = 0; i < count; i++) {
+    const [scale, norm] = [packed.scale[i]!, packed.norm[i]!];
+    if (!(scale > 0 && scale < Infinity && norm >= 0 && norm < Infinity))
+      throw damaged(`has a bad scale or norm at row ${i}`);
+  }
   if (version === 1) return packed;
   at = align4(at);
   const lexVersion = view.getUint32(at, true);
@@ -144,13 +160,20 @@ export function decodePacked(bytes: Uint8Array): PackedVectors {
     return packed;
   }
   if (bytes.byteLength !== at + (count * 2 + 1 + postings) * 4 + postings) throw wrongSize();
-  packed.lexical = {
+  const lexical: LexicalIndex = {
     version: lexVersion,
     docLen: take((b, o, n) => new Uint32Array(b, o, n), count, 4),
     termStart: take((b, o, n) => new Uint32Array(b, o, n), count + 1, 4),
     terms: take((b, o, n) => new Uint32Array(b, o, n), postings, 4),
     tf: take((b, o, n) => new Uint8Array(b, o, n), postings, 1),
   };
+  // Row r's postings are [termStart[r], termStart[r + 1]): from 0, never backwards, ending at the
+  // last posting. Anything else would send the index's loops past its arrays (billions of steps).
+  const starts = lexical.termStart;
+  if (starts[0] !== 0 || starts[count] !== postings) throw damaged('has a lexical index of the wrong length');
+  for (let r = 0; r < count; r++)
+    if (starts[r]! > starts[r + 1]!) throw damaged(`has a lexical index out of order at row ${r}`);
+  packed.lexical = lexical;
   return packed;
 }
 

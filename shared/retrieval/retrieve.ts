@@ -9,7 +9,15 @@ import { ChunkRepository } from '../files/chunk-repository.ts';
 import { FileRepository, type CompletedFile } from '../files/file-repository.ts';
 import { FileStorage } from '../files/storage.ts';
 import { bm25TopK, postingsByTerm } from './lexical-index.ts';
-import { binaryToVector, cosine, decodePacked, packedByteLength, topK, type PackedVectors } from './packed-vectors.ts';
+import {
+  binaryToVector,
+  cosine,
+  DamagedPackError,
+  decodePacked,
+  packedByteLength,
+  topK,
+  type PackedVectors,
+} from './packed-vectors.ts';
 import { pageAt, pickQuote } from './quote.ts';
 import { queryTerms } from './terms.ts';
 
@@ -93,6 +101,13 @@ class VectorCache {
   }
 }
 
+/** The typed "ingest it again" answer for a file whose stored vectors cannot be used (missing or damaged). */
+const ingestAgain = (file: CompletedFile, what: string) =>
+  new ConflictError(
+    `The stored vectors of "${file.fileName}" (file ${file.id}) are ${what}; ingest it again: POST /message/pdf with this fileId and "force": true`,
+    'FILE_DATA_MISSING',
+  );
+
 /**
  * A completed file's packed vectors. Gone (a lost local S3, an object deleted by hand), the file
  * cannot be searched until it is ingested again: ConflictError naming it, never an internal error.
@@ -103,16 +118,34 @@ async function readVectors(storage: FileStorage, file: CompletedFile): Promise<U
   } catch (err) {
     if (errorName(err) !== 'NoSuchKey') throw err;
     logger.warn('packed vectors missing', { fileId: file.id, key: file.vectorsKey });
-    throw new ConflictError(
-      `The stored vectors of "${file.fileName}" (file ${file.id}) are missing; ingest it again: POST /message/pdf with this fileId and "force": true`,
-      'FILE_DATA_MISSING',
-    );
+    throw ingestAgain(file, 'missing');
   }
 }
 
-/** A file's packed vectors, decoded, with its lexical index grouped by term for queries (once per load). */
-function loadPack(bytes: Uint8Array): PackedVectors {
-  const packed = decodePacked(bytes);
+/**
+ * A file's packed vectors, decoded and checked against its record (its embedding size), with its
+ * lexical index grouped by term for queries (once per load). Damaged bytes (cut short, overwritten,
+ * another size) are the missing object's typed 409, found here, before any search and before the
+ * cache keeps them.
+ */
+function loadPack(bytes: Uint8Array, file: CompletedFile): PackedVectors {
+  let packed: PackedVectors;
+  try {
+    packed = decodePacked(bytes);
+  } catch (err) {
+    if (!(err instanceof DamagedPackError)) throw err;
+    logger.warn('packed vectors damaged', { fileId: file.id, key: file.vectorsKey, detail: err.message });
+    throw ingestAgain(file, 'damaged');
+  }
+  if (packed.dimensions !== file.dimensions && Number.isInteger(file.dimensions)) {
+    logger.warn('packed vectors of another size', {
+      fileId: file.id,
+      key: file.vectorsKey,
+      dimensions: packed.dimensions,
+      recorded: file.dimensions,
+    });
+    throw ingestAgain(file, 'damaged');
+  }
   if (packed.lexical) postingsByTerm(packed.lexical);
   return packed;
 }
@@ -153,9 +186,15 @@ export function createRetriever(deps: RetrievalDeps) {
 
     const [embedded, packs] = await Promise.all([
       embedding,
-      Promise.all(usable.map((f) => cache.get(f.vectorsKey, async () => loadPack(await readVectors(deps.storage, f))))),
+      Promise.all(
+        usable.map((f) => cache.get(f.vectorsKey, async () => loadPack(await readVectors(deps.storage, f), f))),
+      ),
     ]);
     const query = embedded.vectors[0]!;
+    // Same model, another size (its dimensions setting changed since): the file cannot be ranked.
+    const otherSize = usable.find((f) => f.dimensions !== query.length && Number.isInteger(f.dimensions));
+    if (otherSize)
+      throw ingestAgain(otherSize, `of another embedding size (${otherSize.dimensions}, not ${query.length})`);
     const wanted = k * OVERSAMPLE;
     const dense = weights.dense > 0 ? topK(packs, query, wanted) : [];
     const lexical =

@@ -46,7 +46,9 @@ export const PER_USER_LIMITS_OFF = {
 };
 
 export async function startTestApp(
-  options: Partial<Pick<LocalRuntimeOptions, 'env' | 'pollers' | 'retryDelaySeconds' | 'onReady'>> = {},
+  options: Partial<
+    Pick<LocalRuntimeOptions, 'env' | 'pollers' | 'retryDelaySeconds' | 'onReady' | 'extraHostNames'>
+  > = {},
 ): Promise<TestApp> {
   const dynamodbEndpoint = process.env.TEST_DYNAMODB_ENDPOINT;
   const fauxqsEndpoint = process.env.TEST_FAUXQS_ENDPOINT;
@@ -62,6 +64,7 @@ export async function startTestApp(
     retryDelaySeconds: options.retryDelaySeconds ?? 0,
     ...(options.pollers !== undefined && { pollers: options.pollers }),
     ...(options.onReady && { onReady: options.onReady }),
+    extraHostNames: options.extraHostNames ?? [],
     env: { LOG_LEVEL: 'SILENT', ...PER_USER_LIMITS_OFF, ...options.env },
   });
 

@@ -13,6 +13,7 @@ import type { AddressInfo, Socket } from 'node:net';
 //   server.serve('/page.pdf', { body: '<html>…', contentType: 'text/html' });
 //   server.redirect('/hop1', '/hop2');                                          // or an absolute URL
 //   server.serve('/gone.pdf', { status: 404 });
+//   server.serve('/short.pdf', { body: bytes, cutAfter: 100 });                  // the connection cut mid-body
 //   server.count('/doc.pdf'); server.responses('/lies.pdf')[0].aborted;
 
 export interface Behaviour {
@@ -27,6 +28,8 @@ export interface Behaviour {
   head?: { status?: number; contentLength?: number | 'none' };
   /** Send the body slowly. */
   drip?: { bytes: number; everyMs: number };
+  /** Close the connection after this many body bytes (fewer than the Content-Length announced). */
+  cutAfter?: number;
 }
 
 export interface RecordedRequest {
@@ -79,8 +82,9 @@ export async function startPdfServer(): Promise<PdfServer> {
       b.body === undefined ? undefined : typeof b.body === 'string' ? Buffer.from(b.body) : Buffer.from(b.body);
     const total = body?.length ?? b.size ?? 0;
     let sent = 0;
-    while (sent < total && !record.aborted) {
-      const n = Math.min(b.drip?.bytes ?? CHUNK, total - sent);
+    const end = Math.min(total, b.cutAfter ?? total);
+    while (sent < end && !record.aborted) {
+      const n = Math.min(b.drip?.bytes ?? CHUNK, end - sent);
       const piece = body ? body.subarray(sent, sent + n) : generated(total, sent, n);
       const ok = res.write(piece);
       sent += n;
@@ -92,7 +96,9 @@ export async function startPdfServer(): Promise<PdfServer> {
           res.once('close', r);
         });
     }
-    if (!record.aborted) res.end();
+    if (b.cutAfter !== undefined)
+      res.socket?.end(); // what was written is sent, then the connection ends
+    else if (!record.aborted) res.end();
     void req;
   }
 

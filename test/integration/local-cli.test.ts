@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { projectRoot } from '#infra/local/runtime.ts';
 import { npmCommand, startServerProcess, type ServerProcess } from '#test/helpers/server-process.ts';
+import { rawRequest } from '#test/helpers/raw-request.ts';
 
 // The local sign-in as the banner of `npm start` tells it: `npm run token` signs with the key in
 // DATA_DIR, so the banner names a DATA_DIR other than the default, and the token command refuses
@@ -21,7 +22,7 @@ beforeAll(async () => {
     mkdtemp(join(tmpdir(), 'local-cli-')),
     mkdtemp(join(tmpdir(), 'local-cli-other-')),
   ]);
-  server = await startServerProcess({ DATA_DIR: dataDir });
+  server = await startServerProcess({ DATA_DIR: dataDir, LOCAL_ALLOWED_HOSTS: 'DevBox.test, 192.168.1.20' });
 }, 60_000);
 afterAll(async () => {
   await server?.stop();
@@ -59,3 +60,26 @@ test('npm run token with a DATA_DIR no server has used refuses, says why, and cr
   expect(refused!.stderr).toContain(`No local identity provider in ${otherDir}`);
   expect(existsSync(join(otherDir, 'local-idp-key.json'))).toBe(false);
 }, 60_000);
+
+test('LOCAL_ALLOWED_HOSTS: npm start answers those names too, and still no other', async () => {
+  const port = new URL(server.url).port;
+  const statusFor = async (host: string) =>
+    (await rawRequest({ method: 'GET', base: server.url, path: '/openapi.json', headers: { host } })).status;
+  expect(await statusFor(`devbox.test:${port}`)).toBe(200);
+  expect(await statusFor(`192.168.1.20:${port}`)).toBe(200);
+  expect(await statusFor(`localhost:${port}`)).toBe(200);
+  expect(await statusFor(`evil.example:${port}`)).toBe(421);
+});
+
+test('LOCAL_ALLOWED_HOSTS with a port or a URL is refused at start, naming the variable', async () => {
+  const [command, args] = npmCommand(['start', '-s']);
+  const failed = await run(command, args, {
+    cwd: projectRoot,
+    env: { ...process.env, PORT: '0', DATA_DIR: otherDir, LOCAL_ALLOWED_HOSTS: 'devbox.test:3000' },
+  }).then(
+    () => undefined,
+    (err: { code: number; stderr: string }) => err,
+  );
+  expect(failed?.code).toBe(1);
+  expect(failed?.stderr).toMatch(/LOCAL_ALLOWED_HOSTS: must be host names without a port/);
+});

@@ -1,5 +1,5 @@
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
-import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
+import { startPdfServer, type Behaviour, type PdfServer } from '#test/helpers/pdf-server.ts';
 import { fixturePdf, makeTextPdf } from '#test/helpers/make-pdf.ts';
 import { download, probeSize, type FetchPolicy } from '#shared/pdf/guarded-fetch.ts';
 import { PermanentFailure, RetryableFailure } from '#shared/files/failures.ts';
@@ -120,7 +120,8 @@ test('three redirects are followed; a fourth fails', async () => {
 test('a download that keeps failing (500) fails the file with DOWNLOAD_FAILED after its retries', async () => {
   pdfs.serve('/flaky.pdf', { body: hello, status: 500, head: { status: 200 } });
   const { res, fileId } = await ingest('/flaky.pdf');
-  expect(res.status).toBe(500);
+  // The URL's server failed, not this service: a 400, not a 500 that would trip the 5xx alarm.
+  expect(res.status).toBe(400);
   expect(res.body.errors[0].code).toBe('DOWNLOAD_FAILED');
   expect(await status(fileId)).toMatchObject({
     status: 'failed',
@@ -132,6 +133,38 @@ test('a download that keeps failing (500) fails the file with DOWNLOAD_FAILED af
     },
   });
   expect(pdfs.responses('/flaky.pdf').filter((r) => r.method === 'GET')).toHaveLength(5); // maxReceiveCount of pdf-fetch
+});
+
+// The size check passed (HEAD 200), then the user's own server failed the download: a typed 400
+// naming what it answered, never a 500 (the service did nothing wrong).
+test.each<[string, Behaviour, { cause: string; httpStatus?: number; message: string }, number]>([
+  ['GET 404', { status: 404 }, { cause: 'HTTP_STATUS', httpStatus: 404, message: 'answered 404 Not Found' }, 1],
+  ['GET 410', { status: 410 }, { cause: 'HTTP_STATUS', httpStatus: 410, message: 'answered 410 Gone' }, 1],
+  ['GET 403', { status: 403 }, { cause: 'HTTP_STATUS', httpStatus: 403, message: 'answered 403 Forbidden' }, 1],
+  [
+    'GET 503 on every attempt',
+    { status: 503 },
+    { cause: 'HTTP_STATUS', httpStatus: 503, message: 'answered 503 Service Unavailable' },
+    5,
+  ],
+  [
+    'a body shorter than its Content-Length (the connection cut)',
+    { cutAfter: 200 },
+    { cause: 'INTERRUPTED', message: 'cut the download short' },
+    5,
+  ],
+])('HEAD 200, then %s: 400 DOWNLOAD_FAILED and the file failed with its cause', async (_, behaviour, failure, gets) => {
+  pdfs.serve('/users.pdf', { body: hello, head: { status: 200 }, ...behaviour });
+  const { res, fileId } = await ingest('/users.pdf');
+  expect(res.status).toBe(400);
+  expect(res.body).toMatchObject({ success: false, statusCode: 400, errors: [{ code: 'DOWNLOAD_FAILED' }] });
+  expect(res.body.message).toContain(failure.message);
+  const { message, ...cause } = failure;
+  expect(await status(fileId)).toMatchObject({
+    status: 'failed',
+    failure: { reason: 'DOWNLOAD_FAILED', ...cause, message: expect.stringContaining(message) },
+  });
+  expect(pdfs.responses('/users.pdf').filter((r) => r.method === 'GET')).toHaveLength(gets);
 });
 
 test('a PDF with more pages than PDF_MAX_PAGES fails TOO_MANY_PAGES', async () => {

@@ -113,11 +113,12 @@ test('the download: a refused connection (after a redirect) and a server that is
     ingest(`${rawBase}/garbage/get`),
     ingest(`${rawBase}/404/get`),
   ]);
+  // The URL's host, not this service, failed: a 400 as at the size check (no 500 for the 5xx alarm).
   for (const { res, status } of [refused!, garbage!]) {
-    expect(res.status).toBe(500);
+    expect(res.status).toBe(400);
     expect(res.body).toEqual({
       success: false,
-      statusCode: 500,
+      statusCode: 400,
       message: NO_HTTP_ANSWER,
       errors: [{ path: 'fileId', message: NO_HTTP_ANSWER, code: 'DOWNLOAD_FAILED' }],
     });

@@ -1,6 +1,7 @@
 import {
   concatPacked,
   cosine,
+  DamagedPackError,
   decodePacked,
   encodePacked,
   packVectors,
@@ -34,7 +35,7 @@ test('encode → decode gives the same pack, and parts concatenate in chunk orde
   expect(Array.from(joined.chunk)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
   const decoded = decodePacked(encodePacked(joined));
   expect(decoded).toEqual(joined);
-  expect(() => decodePacked(Buffer.from('not a pack at all'))).toThrow(/packed/);
+  expect(() => decodePacked(Buffer.from('not a pack at all'))).toThrow(DamagedPackError);
 });
 
 test('the SIMD kernel gives the dot products of the int8 rows, for any width and pack after pack', () => {
@@ -171,6 +172,24 @@ describe('the lexical (BM25) index in the packed vectors', () => {
     expect(decoded.count).toBe(4);
     expect(decoded.lexical).toBeUndefined();
     expect(() => decodePacked(v1.subarray(0, v1.length - 1))).toThrow(/wrong size/);
+  });
+
+  test('a lexical index or rows that do not hold together are DamagedPackError, found by decoding', () => {
+    const pack = packVectors(rows, 64);
+    const damaged = (change: (p: ReturnType<typeof packVectors>) => void) => {
+      const copy = decodePacked(encodePacked(pack));
+      change(copy);
+      return () => decodePacked(encodePacked(copy));
+    };
+    expect(damaged((p) => p.lexical!.termStart.fill(0xfffffff0, 1))).toThrow(DamagedPackError);
+    expect(damaged((p) => p.lexical!.termStart.reverse())).toThrow(DamagedPackError);
+    expect(damaged((p) => (p.lexical!.termStart[0] = 1))).toThrow(/lexical index/);
+    expect(damaged((p) => (p.scale[1] = Number.NaN))).toThrow(/scale or norm at row 1/);
+    expect(damaged((p) => (p.norm[2] = -1))).toThrow(/scale or norm at row 2/);
+    expect(damaged(() => undefined)).not.toThrow();
+    const zeroDims = Buffer.from(encodePacked(pack).subarray(0, 16 + 4 * 16));
+    zeroDims.writeUInt32LE(0, 12);
+    expect(() => decodePacked(zeroDims)).toThrow(/no dimensions/);
   });
 
   test('BM25 ranks by rare shared terms, folds plurals, and ignores stop words', () => {

@@ -1,0 +1,123 @@
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
+import { decodePacked, encodePacked, packVectors } from '#shared/retrieval/packed-vectors.ts';
+import { startTestApp, type TestApp } from '#test/helpers/app.ts';
+import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
+import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
+import { rawRequest } from '#test/helpers/raw-request.ts';
+
+// A completed file whose packed vectors object is damaged (cut short, overwritten, written by
+// another embedding size, a lexical index pointing past its postings): a question in its chat
+// answers the same typed 409 as a missing object ("ingest it again"), at once; never a 500, never
+// a request that runs until the function's timeout. Each damage is written over the real object
+// in the local S3, and the chat's function is asked afresh (a damaged object is never cached).
+
+let pdfs: PdfServer;
+let app: TestApp;
+let s3: S3Client;
+let token: string;
+let chatId: string;
+let fileId: string;
+let key: string;
+let original: Buffer;
+
+beforeAll(async () => {
+  pdfs = await startPdfServer();
+  pdfs.serve('/animals.pdf', { body: Buffer.from(await makeTextPdf(3, 8)) });
+  app = await startTestApp();
+  s3 = new S3Client({
+    endpoint: app.endpoints.fauxqs,
+    region: LOCAL_REGION,
+    credentials: LOCAL_CREDENTIALS,
+    forcePathStyle: true,
+  });
+  ({ token } = await app.signIn('damaged@example.com'));
+  chatId = (await app.request('POST', '/chat', { token, body: { name: 'animals', type: 'file' } })).body.data.id;
+  const upload = await app.request('POST', '/upload', {
+    token,
+    body: { fileName: 'animals.pdf', contentType: 'application/pdf', size: 5000 },
+  });
+  fileId = upload.body.data.fileId;
+  const ingested = await app.request('POST', '/message/pdf', {
+    token,
+    body: { url: `${pdfs.url}/animals.pdf`, fileId, chatId },
+  });
+  expect(ingested.body.data.embeddingsData.status).toBe('completed');
+  const listed = await s3.send(new ListObjectsV2Command({ Bucket: app.bucket, Prefix: `vectors/${fileId}/` }));
+  expect(listed.Contents).toHaveLength(1);
+  key = listed.Contents![0]!.Key!;
+  const got = await s3.send(new GetObjectCommand({ Bucket: app.bucket, Key: key }));
+  original = Buffer.from(await got.Body!.transformToByteArray());
+});
+afterAll(async () => {
+  s3?.destroy();
+  await app?.stop();
+  await pdfs?.close();
+});
+
+/** The real pack with its lexical index's row offsets pointing far past its postings. */
+function lexicalPastItsEnd(): Buffer {
+  const pack = decodePacked(original);
+  expect(pack.lexical).toBeDefined();
+  pack.lexical!.termStart.fill(0xfffffff0, 1);
+  return encodePacked(pack);
+}
+
+/** A well-formed pack of the same chunks, written by an embedding of another size. */
+function otherDimensions(): Buffer {
+  const pack = decodePacked(original);
+  const rows = Array.from(pack.chunk, (chunk, i) => ({
+    chunk,
+    page: pack.page[i]!,
+    vector: Float32Array.from({ length: pack.dimensions + 5 }, (_, d) => ((d * 7 + i) % 11) - 5),
+  }));
+  return encodePacked(packVectors(rows, pack.dimensions + 5));
+}
+
+const damages: [string, () => Buffer][] = [
+  ['zero-length', () => Buffer.alloc(0)],
+  ['truncated to half', () => original.subarray(0, Math.floor(original.length / 2))],
+  ['cut by one byte', () => original.subarray(0, original.length - 1)],
+  ['a wrong magic', () => Buffer.concat([Buffer.from('XVEC'), original.subarray(4)])],
+  [
+    'an unknown version',
+    () => Buffer.concat([original.subarray(0, 4), Buffer.from([9, 0, 0, 0]), original.subarray(8)]),
+  ],
+  [
+    'a header counting more rows than the body holds',
+    () => {
+      const copy = Buffer.from(original);
+      copy.writeUInt32LE(copy.readUInt32LE(8) * 4 + 1, 8);
+      return copy;
+    },
+  ],
+  // Before the fix this one ran the index's loops for billions of steps: the prompt hung.
+  ['a lexical index pointing past its postings', lexicalPastItsEnd],
+  ['other dimensions', otherDimensions],
+  ['garbage', () => Buffer.from(Array.from({ length: original.length }, (_, i) => (i * 131 + 17) % 256))],
+  ['garbage behind a valid magic', () => Buffer.concat([original.subarray(0, 4), Buffer.alloc(4096, 0xff)])],
+];
+
+test.each(damages)('a pack %s: 409 FILE_DATA_MISSING naming the file, at once', async (_, damage) => {
+  await s3.send(new PutObjectCommand({ Bucket: app.bucket, Key: key, Body: damage() }));
+  const res = await rawRequest({
+    method: 'POST',
+    base: app.url,
+    path: '/message/logged-in',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ chatId, prompt: knownSentence(2, 3) }),
+    // A hang fails here rather than at the function's 300 s timeout.
+    timeoutMs: 60_000,
+  });
+  expect(res.status).toBe(409);
+  expect(res.json).toMatchObject({ success: false, statusCode: 409 });
+  expect(res.json.message).toContain(`"animals.pdf" (file ${fileId})`);
+  expect(res.json.message).toMatch(/ingest it again: POST \/message\/pdf .*"force": true/);
+});
+
+test('the original object written back: the chat answers with sources again', async () => {
+  await s3.send(new PutObjectCommand({ Bucket: app.bucket, Key: key, Body: original }));
+  const res = await app.request('POST', '/message/logged-in', { token, body: { chatId, prompt: knownSentence(2, 3) } });
+  expect(res.status).toBe(200);
+  expect(res.body.data.sources[0]).toMatchObject({ fileId, page: 2 });
+});
