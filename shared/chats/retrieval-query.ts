@@ -1,4 +1,5 @@
 import { quoteData } from '../ai/prompt.ts';
+import { estimateMessageTokens } from '../ai/tokens.ts';
 import type { AiProvider, ChatTurn, Usage } from '../ai/types.ts';
 import { logger } from '../logger.ts';
 import { asError } from '../errors.ts';
@@ -13,7 +14,7 @@ import { asError } from '../errors.ts';
 const REWRITE_TURNS = 4;
 const REWRITE_TURN_CHARS = 600;
 const REWRITE_MAX_TOKENS = 96;
-const REWRITE_MAX_CHARS = 1_000;
+export const REWRITE_MAX_CHARS = 1_000;
 
 export const REWRITE_SYSTEM =
   'You turn the last question of a conversation into one standalone search query for a document search. ' +
@@ -32,6 +33,14 @@ const clip = (text: string) => (text.length > REWRITE_TURN_CHARS ? `${text.slice
 export function rewritePrompt(history: ChatTurn[], prompt: string): string {
   const turns = history.slice(-REWRITE_TURNS).map((t) => `${t.role}: ${quoteData(clip(t.content))}`);
   return `<conversation>\n${turns.join('\n')}\nuser: ${quoteData(clip(prompt))}\n</conversation>\n\nRewrite the last user question as a standalone question.`;
+}
+
+/** The most the follow-up rewrite of `prompt` can cost (its call's prompt and longest answer). */
+export function rewriteCostBound(history: ChatTurn[], prompt: string): number {
+  if (!history.some((t) => t.role === 'user')) return 0;
+  return (
+    estimateMessageTokens(REWRITE_SYSTEM) + estimateMessageTokens(rewritePrompt(history, prompt)) + REWRITE_MAX_TOKENS
+  );
 }
 
 export async function retrievalQuery(
