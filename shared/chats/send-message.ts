@@ -226,8 +226,9 @@ const isPrompt = (m: { messageType: string; type: string }) => m.messageType ===
 /**
  * Everything before the model call once the cost is reserved.
  * Steps: store the user's message (its sequence number from the chat's counter; under the chosen
- * parent, or the active leaf) unless the prompt is answered again → read the chat's tree and the
- * history of the prompt's branch that fits the token budget, oldest dropped first → in a file
+ * parent, or the active leaf) unless the prompt is answered again → the history of the prompt's
+ * branch that fits the token budget, oldest dropped first (read before storing, for the
+ * reservation: read again only if the prompt landed elsewhere) → in a file
  * chat, make the retrieval query from that conversation (a follow-up is rewritten into a
  * standalone question) and retrieve the best passages.
  */
@@ -251,14 +252,16 @@ async function prepare(
           type: 'message',
           timestamp: isoNow(deps.clock),
         });
-  const tree = 'again' in turn ? turn.tree : await deps.messages.tree(chat.id);
   const fileChat = chat.type === 'file';
-  const parentId = tree.get(userMessage.id)?.parentId ?? null;
+  const parentId = 'again' in turn ? sending.parentId : (userMessage.parentId ?? null);
   // Read before the prompt was stored; read again only if another prompt moved the leaf meanwhile.
   const history =
     parentId === sending.parentId
       ? sending.history
-      : await fitHistory(deps.messages.branchNewestFirst(chat.id, tree, parentId), deps.settings.historyTokenBudget);
+      : await fitHistory(
+          deps.messages.branchNewestFirst(chat.id, await deps.messages.tree(chat.id), parentId),
+          deps.settings.historyTokenBudget,
+        );
   const prompt = userMessage.message;
   let sources: Source[] | undefined;
   let queryUsage: Usage | undefined;
@@ -308,7 +311,8 @@ async function whatIsSent(deps: SendMessageDeps, chat: ChatRecord, turn: Answeri
     parentId = tree.get(turn.again.id)?.parentId ?? null;
   } else {
     tree = await deps.messages.tree(chat.id);
-    parentId = turn.parentId !== undefined ? turn.parentId : (tree.activeLeaf(chat.activeLeafId) ?? null);
+    // Where messages.append will put it: under the chat's active leaf, else its newest message.
+    parentId = turn.parentId !== undefined ? turn.parentId : (chat.activeLeafId ?? tree.activeLeaf(undefined) ?? null);
   }
   const history = await fitHistory(
     deps.messages.branchNewestFirst(chat.id, tree, parentId),
