@@ -86,6 +86,14 @@ test('ingestions at once while the size check is held: only PDF_MAX_IN_FLIGHT_PE
     });
     fileIds.push(upload.body.data.fileId);
   }
+  // Six warm instances first (a URL refused at once), so the requests refused below answer while
+  // the admitted ones are held well within the size check's own timeout.
+  const warm = await Promise.all(
+    fileIds.map((fileId) =>
+      app.request('POST', '/message/pdf', { token, body: { url: 'ftp://example.com/a.pdf', fileId } }),
+    ),
+  );
+  expect(warm.map((r) => r.status)).toEqual(Array(6).fill(400));
   const answered: number[] = [];
   const requests = fileIds.map((fileId) =>
     app.request('POST', '/message/pdf', { token, body: { url: `${pdfs.url}/held.pdf`, fileId } }).then((res) => {
