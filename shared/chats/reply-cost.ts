@@ -21,9 +21,13 @@ export function replyCostBound(
 ): number {
   const sent = estimateUsage({ ...input, sources: [] }, '').promptTokens + input.maxTokens;
   if (!fileChat) return sent;
-  const passages = fileChat.k * (fileChat.chunkTokens + PASSAGE_OVERHEAD_TOKENS);
+  // Chunks are cut by the model's tokenizer (about four characters a token in English); the
+  // estimate counts three characters a token, so a chunk's text estimates at about 4/3 of its size.
+  const passages = fileChat.k * (Math.ceil((fileChat.chunkTokens * 4) / 3) + PASSAGE_OVERHEAD_TOKENS);
   const rewrite = fileChat.rewrite ? rewriteCostBound(input.history, input.prompt) : 0;
-  const queryEmbedding = Math.max(estimateTokens(input.prompt), Math.ceil(REWRITE_MAX_CHARS / 3)) * 2;
+  // The query embedded: the prompt, the previous question joined to it, or a rewrite of at most REWRITE_MAX_CHARS.
+  const previous = input.history.filter((t) => t.role === 'user').at(-1)?.content ?? '';
+  const queryEmbedding = Math.max(estimateTokens(`${previous}\n${input.prompt}`), Math.ceil(REWRITE_MAX_CHARS / 3));
   return sent + passages + rewrite + queryEmbedding;
 }
 
