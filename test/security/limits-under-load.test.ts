@@ -8,6 +8,7 @@ import { postSse } from '#test/helpers/sse.ts';
 import { until } from '#test/helpers/until.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
 import { UsageCounters } from '#shared/limits/usage-counters.ts';
+import { InFlightSlots } from '#shared/limits/in-flight-slots.ts';
 import { tokenCounter, utcDay } from '#shared/limits/user-limits.ts';
 import { errorShapeProblem } from './routes-under-test.ts';
 
@@ -25,6 +26,7 @@ let app: TestApp;
 let ai: OpenAiTestServer;
 let pdfs: PdfServer;
 let counters: UsageCounters;
+let slots: InFlightSlots;
 
 beforeAll(async () => {
   [ai, pdfs] = await Promise.all([startOpenAiTestServer(), startPdfServer()]);
@@ -42,6 +44,7 @@ beforeAll(async () => {
     new DynamoDBClient({ endpoint: app.endpoints.dynamodb, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }),
   );
   counters = new UsageCounters(db, app.tableName);
+  slots = new InFlightSlots(db, app.tableName);
 });
 afterAll(async () => {
   await app?.stop();
@@ -86,7 +89,7 @@ describe('replies in flight per user', () => {
     const release = [ai.holdNext({ only: 'chat' }), ai.holdNext({ only: 'chat' })];
     const heldWhole = prompt(token, chatId, 'slow whole');
     const heldStream = streamed(token, chatId, 'slow streamed');
-    await until('both slow replies at the model', chatRequests, (n) => n === 2);
+    await until('both slow replies at the model', chatRequests, (n) => n === 3); // the first reply's, and these two
 
     const refused = [
       await prompt(token, chatId, 'one too many'),
@@ -122,6 +125,31 @@ describe('replies in flight per user', () => {
     await until('both replies at the model again', chatRequests, (n) => n === before + 2);
     for (const go of again) go();
     expect((await Promise.all(admitted)).map((r) => r.status)).toEqual([200, 200]);
+  });
+
+  test('slots held by replies whose invocations died are free once their leases run out, not before', async () => {
+    const { token, user } = await person();
+    const chatId = await newChat(token);
+    const key = { subject: user.id, kind: 'replies' };
+    // Two replies that took the slots and died (no release): one lease still running, one not.
+    const now = Date.now();
+    await slots.take(key, { holder: 'died-recently', max: 1, leaseMs: 600_000, now });
+    await slots.take(key, { holder: 'died-long-ago', max: 2, leaseMs: 1_000, now: now - 600_000 });
+    expect((await slots.held(key)).map((s) => s.holder).sort()).toEqual(['died-long-ago', 'died-recently']);
+
+    expect((await prompt(token, chatId, 'the expired slot is mine')).status).toBe(200);
+    // Released at its end: the slot is free again, the other still held by its lease.
+    expect((await slots.held(key)).map((s) => s.holder)).toEqual(['died-recently']);
+    const release = ai.holdNext({ only: 'chat' });
+    const holding = prompt(token, chatId, 'holding the free slot');
+    await until(
+      'the reply at the model',
+      () => ai.count('/v1/chat/completions'),
+      (n) => n === 2,
+    );
+    expect((await prompt(token, chatId, 'no slot left')).status).toBe(429);
+    release();
+    expect((await holding).status).toBe(200);
   });
 });
 
