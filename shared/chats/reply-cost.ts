@@ -1,11 +1,10 @@
-import { AiProviderError } from '../ai/errors.ts';
 import { estimateUsage } from '../ai/prompt.ts';
 import { estimateTokens } from '../ai/tokens.ts';
 import type { ChatInput } from '../ai/types.ts';
 import { REWRITE_MAX_CHARS, rewriteCostBound } from './retrieval-query.ts';
 
-// What a reply may cost, reserved against the daily budget before anything is stored, and what a
-// model call that failed still costs (docs/DECISIONS.md "Whatever is sent to a model is charged").
+// What a reply may cost, reserved against the daily budget before anything is stored
+// (docs/DECISIONS.md "Whatever is sent to a model is charged").
 
 /** Tokens a passage's delimiters and label add besides its text (`<passage n=… source=…>`). */
 const PASSAGE_OVERHEAD_TOKENS = 40;
@@ -29,14 +28,4 @@ export function replyCostBound(
   const previous = input.history.filter((t) => t.role === 'user').at(-1)?.content ?? '';
   const queryEmbedding = Math.max(estimateTokens(`${previous}\n${input.prompt}`), Math.ceil(REWRITE_MAX_CHARS / 3));
   return sent + passages + rewrite + queryEmbedding;
-}
-
-/**
- * What a model call that ended without a reported usage cost: nothing when the provider refused
- * it with an error status (it read nothing), else the prompt it was sent and the text that came
- * back (a cut stream, a timeout, a stop, a client gone).
- */
-export function unreportedCost(input: ChatInput, text: string, failure: unknown): number {
-  const refused = failure instanceof AiProviderError && (failure.details.status ?? 0) >= 400;
-  return refused && !text ? 0 : estimateUsage(input, text).totalTokens;
 }

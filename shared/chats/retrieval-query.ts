@@ -1,4 +1,4 @@
-import { quoteData } from '../ai/prompt.ts';
+import { quoteData, unreportedUsage } from '../ai/prompt.ts';
 import { estimateMessageTokens } from '../ai/tokens.ts';
 import type { AiProvider, ChatTurn, Usage } from '../ai/types.ts';
 import { logger } from '../logger.ts';
@@ -53,20 +53,21 @@ export async function retrievalQuery(
   if (!previous) return { query: prompt };
   const joined = { query: `${previous.content}\n${prompt}` };
   if (provider.name === 'offline') return joined;
+  const input = {
+    system: REWRITE_SYSTEM,
+    history: [],
+    prompt: rewritePrompt(history, prompt),
+    maxTokens: REWRITE_MAX_TOKENS,
+  };
   try {
-    const { text, usage } = await provider.reply({
-      system: REWRITE_SYSTEM,
-      history: [],
-      prompt: rewritePrompt(history, prompt),
-      maxTokens: REWRITE_MAX_TOKENS,
-      ...(signal && { signal }),
-    });
+    const { text, usage } = await provider.reply({ ...input, ...(signal && { signal }) });
     const query = text.trim().slice(0, REWRITE_MAX_CHARS);
     return { query: query || joined.query, usage };
   } catch (err) {
     // Retrieval still works with the joined turns; the reply call reports a provider failure itself.
+    // A rewrite that timed out was still sent: its prompt is charged with the reply.
     logger.warn('follow-up rewrite failed; retrieving with the joined turns', { error: asError(err).message });
-    return joined;
+    return { ...joined, usage: unreportedUsage(input, '', err) };
   }
 }
 

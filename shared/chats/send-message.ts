@@ -1,6 +1,6 @@
 import { createId } from '@paralleldrive/cuid2';
 import { AiProviderError, clientMessage } from '../ai/errors.ts';
-import { estimateUsage } from '../ai/prompt.ts';
+import { estimateUsage, unreportedUsage } from '../ai/prompt.ts';
 import { isoNow, type Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { TokenReservation, UserLimits } from '../limits/user-limits.ts';
@@ -27,7 +27,7 @@ import { CitationStream, checkCitations } from './citations.ts';
 import { fitHistory } from './history.ts';
 import type { MessageRepository } from './message-repository.ts';
 import { addUsage, retrievalQuery } from './retrieval-query.ts';
-import { replyCostBound, unreportedCost } from './reply-cost.ts';
+import { replyCostBound } from './reply-cost.ts';
 import type { Chat, Message, ReplyStatus, SourceRef } from './schemas.ts';
 import { closingEvents, firstDeltaId, openingEvents, type ReplyEvent, type ReplyStream } from './reply-events.ts';
 import type { ReplyRepository, ReplyState } from './reply-repository.ts';
@@ -480,8 +480,8 @@ async function replyWhole(
       ...(deadlineMs && { signal: AbortSignal.timeout(deadlineMs) }),
     });
   } catch (err) {
-    // Sent and then cut (a timeout): the prompt was read and is paid for (reply-cost.ts).
-    await settle(deps, reservation, unreportedCost(prepared.input, '', err) + prepared.spent.tokens);
+    // Sent and then cut (a timeout): the prompt was read and is paid for.
+    await settle(deps, reservation, unreportedUsage(prepared.input, '', err).totalTokens + prepared.spent.tokens);
     throw deadlineError(err);
   }
   const { chat, userMessage } = prepared;
@@ -610,8 +610,8 @@ async function* generate(
   const total = addUsage(usage ?? estimateUsage(input, text), queryUsage);
   const complete = failure === undefined && !recorder.stopped.aborted;
   const titled = complete ? await titleChat(deps, prepared, text) : { tokens: 0 };
-  // What the model was sent and produced is paid for, however the reply ended (reply-cost.ts).
-  const replyTokens = usage ? usage.totalTokens : unreportedCost(input, text, failure);
+  // What the model was sent and produced is paid for, however the reply ended.
+  const replyTokens = (usage ?? unreportedUsage(input, text, failure)).totalTokens;
   await settle(deps, reservation, replyTokens + titled.tokens + prepared.spent.tokens);
   if (failure && !(failure instanceof AiProviderError) && !(failure instanceof DomainError)) {
     logger.error('streamed reply failed', { error: asError(failure) });

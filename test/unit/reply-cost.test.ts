@@ -1,7 +1,7 @@
 import { AiProviderError } from '#shared/ai/errors.ts';
-import { estimateUsage } from '#shared/ai/prompt.ts';
+import { estimateUsage, unreportedUsage } from '#shared/ai/prompt.ts';
 import type { ChatInput } from '#shared/ai/types.ts';
-import { replyCostBound, unreportedCost } from '#shared/chats/reply-cost.ts';
+import { replyCostBound } from '#shared/chats/reply-cost.ts';
 
 // What a reply reserves against the daily budget, and what a model call that failed still costs.
 
@@ -32,15 +32,19 @@ describe('replyCostBound', () => {
   });
 });
 
-describe('unreportedCost', () => {
+describe('unreportedUsage', () => {
   test('a call cut, timed out or stopped pays the prompt it was sent and the text it gave', () => {
-    expect(unreportedCost(input, '', new Error('socket hang up'))).toBe(promptTokens);
-    expect(unreportedCost(input, '', new AiProviderError('timeout', 'no answer'))).toBe(promptTokens);
-    expect(unreportedCost(input, 'Partial', undefined)).toBe(estimateUsage(input, 'Partial').totalTokens);
+    expect(unreportedUsage(input, '', new Error('socket hang up')).totalTokens).toBe(promptTokens);
+    expect(unreportedUsage(input, '', new AiProviderError('timeout', 'no answer')).totalTokens).toBe(promptTokens);
+    expect(unreportedUsage(input, 'Partial', undefined).totalTokens).toBe(estimateUsage(input, 'Partial').totalTokens);
   });
 
   test('a request the provider refused with an error status read nothing: it costs nothing', () => {
-    expect(unreportedCost(input, '', new AiProviderError('rate-limited', 'busy', { status: 429 }))).toBe(0);
-    expect(unreportedCost(input, '', new AiProviderError('failed', 'bad request', { status: 400 }))).toBe(0);
+    expect(unreportedUsage(input, '', new AiProviderError('rate-limited', 'busy', { status: 429 })).totalTokens).toBe(
+      0,
+    );
+    expect(unreportedUsage(input, '', new AiProviderError('failed', 'bad request', { status: 400 })).totalTokens).toBe(
+      0,
+    );
   });
 });
