@@ -94,6 +94,7 @@ async function main() {
       RATE_LIMIT_INGESTIONS_PER_MINUTE: '0',
       RATE_LIMIT_UPLOADS_PER_MINUTE: '0',
       DAILY_TOKEN_BUDGET: '0',
+      REPLIES_MAX_IN_FLIGHT_PER_USER: '0',
     },
   });
   const agent = keepAliveAgent();

@@ -21,7 +21,7 @@ const deps: IngestDeps = {
   chats: new ChatRepository(dynamo(), tableName()),
   messages: new MessageRepository(dynamo(), tableName()),
   queues: stageQueues(sqsClient(), settings),
-  budget: userLimits(dynamo(), settings, systemClock),
+  limits: userLimits(dynamo(), settings, systemClock),
   settings: ingestSettings(settings),
   clock: systemClock,
 };

@@ -142,7 +142,7 @@ const errorDescriptions: Record<number, string> = {
   409: 'Conflicts with the current state',
   413: 'Body too large',
   415: 'Body is not JSON',
-  429: 'A per-user limit was reached (requests per minute, or the daily token budget); see Retry-After',
+  429: 'A per-user limit was reached (requests per minute, the daily token budget, or ingestions or replies in flight); see Retry-After',
   500: 'Internal error (the message never carries details)',
   502: 'An upstream service failed',
   503: 'A dependency is unavailable; retry later',

@@ -113,6 +113,8 @@ export const configSchema = z.object({
   // Reads of shared chats (GET /shared/{shareId}, no sign-in) per source IP.
   RATE_LIMIT_SHARED_READS_PER_MINUTE: z._default(int(0, 100_000), 60),
   DAILY_TOKEN_BUDGET: z._default(int(0, 1_000_000_000_000), 1_000_000),
+  // Replies (whole or streamed) one user may have in flight at once; one more answers 429.
+  REPLIES_MAX_IN_FLIGHT_PER_USER: z._default(int(0, 10_000), 4),
 
   // PDF ingestion.
   PDF_MAX_BYTES: z._default(int(1024, 500 * 1024 * 1024), 25 * 1024 * 1024),

@@ -86,6 +86,7 @@ export async function startBenchService(env: Record<string, string> = {}): Promi
         RATE_LIMIT_INGESTIONS_PER_MINUTE: '0',
         RATE_LIMIT_UPLOADS_PER_MINUTE: '0',
         DAILY_TOKEN_BUDGET: '0',
+        REPLIES_MAX_IN_FLIGHT_PER_USER: '0',
         ...env,
       },
     });

@@ -1,3 +1,4 @@
+import { AiProviderError } from './errors.ts';
 import { estimateTokens, MESSAGE_OVERHEAD_TOKENS } from './tokens.ts';
 import type { ChatInput, Source, Usage } from './types.ts';
 
@@ -63,4 +64,17 @@ export function estimateUsage(input: ChatInput, reply: string): Usage {
   );
   const completionTokens = estimateTokens(reply);
   return { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens };
+}
+
+const NOTHING: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
+
+/**
+ * What a model call that ended without a reported usage cost (docs/DECISIONS.md "Whatever is sent
+ * to a model is charged"): nothing when the provider refused it with an error status (it read
+ * nothing), else the prompt it was sent and the text that came back (a cut stream, a timeout, a
+ * stop, a client gone).
+ */
+export function unreportedUsage(input: ChatInput, text: string, failure: unknown): Usage {
+  const refused = failure instanceof AiProviderError && (failure.details.status ?? 0) >= 400;
+  return refused && !text ? NOTHING : estimateUsage(input, text);
 }

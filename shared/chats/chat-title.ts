@@ -1,4 +1,4 @@
-import { quoteData } from '../ai/prompt.ts';
+import { quoteData, unreportedUsage } from '../ai/prompt.ts';
 import type { AiProvider, Usage } from '../ai/types.ts';
 import { asError } from '../errors.ts';
 import { logger } from '../logger.ts';
@@ -43,18 +43,20 @@ export async function chatTitle(
   const fallback = titleFromWords(exchange.prompt);
   if (provider.name === 'offline') return fallback ? { title: fallback } : undefined;
   const clip = (text: string) => text.slice(0, EXCHANGE_CHARS);
+  const input = {
+    system: TITLE_SYSTEM,
+    history: [],
+    prompt: `<conversation>\nuser: ${quoteData(clip(exchange.prompt))}\nassistant: ${quoteData(clip(exchange.reply))}\n</conversation>`,
+    maxTokens: TITLE_MAX_TOKENS,
+  };
   try {
-    const { text, usage } = await provider.reply({
-      system: TITLE_SYSTEM,
-      history: [],
-      prompt: `<conversation>\nuser: ${quoteData(clip(exchange.prompt))}\nassistant: ${quoteData(clip(exchange.reply))}\n</conversation>`,
-      maxTokens: TITLE_MAX_TOKENS,
-      ...(signal && { signal }),
-    });
+    const { text, usage } = await provider.reply({ ...input, ...(signal && { signal }) });
     const title = titleFromWords(text.split('\n')[0] ?? '') || fallback;
     return title ? { title, usage } : undefined;
   } catch (err) {
     logger.warn('could not title the chat', { message: asError(err).message });
-    return fallback ? { title: fallback } : undefined;
+    // A call that timed out was still sent: its prompt is charged.
+    const usage = unreportedUsage(input, '', err);
+    return fallback ? { title: fallback, usage } : undefined;
   }
 }

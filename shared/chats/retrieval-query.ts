@@ -1,4 +1,5 @@
-import { quoteData } from '../ai/prompt.ts';
+import { quoteData, unreportedUsage } from '../ai/prompt.ts';
+import { estimateMessageTokens } from '../ai/tokens.ts';
 import type { AiProvider, ChatTurn, Usage } from '../ai/types.ts';
 import { logger } from '../logger.ts';
 import { asError } from '../errors.ts';
@@ -13,7 +14,7 @@ import { asError } from '../errors.ts';
 const REWRITE_TURNS = 4;
 const REWRITE_TURN_CHARS = 600;
 const REWRITE_MAX_TOKENS = 96;
-const REWRITE_MAX_CHARS = 1_000;
+export const REWRITE_MAX_CHARS = 1_000;
 
 export const REWRITE_SYSTEM =
   'You turn the last question of a conversation into one standalone search query for a document search. ' +
@@ -34,6 +35,14 @@ export function rewritePrompt(history: ChatTurn[], prompt: string): string {
   return `<conversation>\n${turns.join('\n')}\nuser: ${quoteData(clip(prompt))}\n</conversation>\n\nRewrite the last user question as a standalone question.`;
 }
 
+/** The most the follow-up rewrite of `prompt` can cost (its call's prompt and longest answer). */
+export function rewriteCostBound(history: ChatTurn[], prompt: string): number {
+  if (!history.some((t) => t.role === 'user')) return 0;
+  return (
+    estimateMessageTokens(REWRITE_SYSTEM) + estimateMessageTokens(rewritePrompt(history, prompt)) + REWRITE_MAX_TOKENS
+  );
+}
+
 export async function retrievalQuery(
   provider: AiProvider,
   history: ChatTurn[],
@@ -44,20 +53,21 @@ export async function retrievalQuery(
   if (!previous) return { query: prompt };
   const joined = { query: `${previous.content}\n${prompt}` };
   if (provider.name === 'offline') return joined;
+  const input = {
+    system: REWRITE_SYSTEM,
+    history: [],
+    prompt: rewritePrompt(history, prompt),
+    maxTokens: REWRITE_MAX_TOKENS,
+  };
   try {
-    const { text, usage } = await provider.reply({
-      system: REWRITE_SYSTEM,
-      history: [],
-      prompt: rewritePrompt(history, prompt),
-      maxTokens: REWRITE_MAX_TOKENS,
-      ...(signal && { signal }),
-    });
+    const { text, usage } = await provider.reply({ ...input, ...(signal && { signal }) });
     const query = text.trim().slice(0, REWRITE_MAX_CHARS);
     return { query: query || joined.query, usage };
   } catch (err) {
     // Retrieval still works with the joined turns; the reply call reports a provider failure itself.
+    // A rewrite that timed out was still sent: its prompt is charged with the reply.
     logger.warn('follow-up rewrite failed; retrieving with the joined turns', { error: asError(err).message });
-    return joined;
+    return { ...joined, usage: unreportedUsage(input, '', err) };
   }
 }
 

@@ -1,11 +1,11 @@
 import { createId } from '@paralleldrive/cuid2';
 import { AiProviderError, clientMessage } from '../ai/errors.ts';
-import { estimateUsage } from '../ai/prompt.ts';
+import { estimateUsage, unreportedUsage } from '../ai/prompt.ts';
 import { isoNow, type Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
-import { estimateTokens } from '../ai/tokens.ts';
-import type { TokenReservation } from '../limits/user-limits.ts';
-import type { AiProvider, ChatInput, Source, Usage } from '../ai/types.ts';
+import type { TokenReservation, UserLimits } from '../limits/user-limits.ts';
+import type { HeldSlot } from '../limits/in-flight-slots.ts';
+import type { AiProvider, ChatInput, ChatTurn, Source, Usage } from '../ai/types.ts';
 import {
   AccessDeniedError,
   ConflictError,
@@ -27,6 +27,7 @@ import { CitationStream, checkCitations } from './citations.ts';
 import { fitHistory } from './history.ts';
 import type { MessageRepository } from './message-repository.ts';
 import { addUsage, retrievalQuery } from './retrieval-query.ts';
+import { replyCostBound } from './reply-cost.ts';
 import type { Chat, Message, ReplyStatus, SourceRef } from './schemas.ts';
 import { closingEvents, firstDeltaId, openingEvents, type ReplyEvent, type ReplyStream } from './reply-events.ts';
 import { ReplyLength } from './reply-length.ts';
@@ -35,15 +36,12 @@ import type { ReplyRepository, ReplyState } from './reply-repository.ts';
 // POST /message/logged-in and POST …/regenerate: a prompt in (new, or stored and answered again),
 // the assistant's reply out, whole or as an event stream.
 
-/** The user's daily token budget (shared/limits/user-limits.ts). */
-interface TokenBudget {
-  reserveTokens(userId: string, tokens: number): Promise<TokenReservation | undefined>;
-  settle(reservation: TokenReservation | undefined, usedTokens: number): Promise<void>;
-}
+/** The user's daily token budget and replies in flight (shared/limits/user-limits.ts). */
+type ReplyLimits = Pick<UserLimits, 'reserveTokens' | 'settle' | 'takeInFlight' | 'releaseInFlight'>;
 
 export interface SendMessageDeps {
-  /** Absent: no budget (tests of other concerns). */
-  budget?: TokenBudget;
+  /** Absent: no limits (tests of other concerns). */
+  budget?: ReplyLimits;
   chats: ChatRepository;
   messages: MessageRepository;
   replies: ReplyRepository;
@@ -60,6 +58,8 @@ interface ReplySettings {
   replyMaxTokens: number;
   /** Passages retrieved for a file chat. */
   retrievalK?: number;
+  /** The largest passage (a chunk), for the reservation of a file chat's reply. */
+  chunkTokens?: number;
   /** A streamed reply's generator writes at least this often, so readers can tell it is alive. */
   replyHeartbeatMs: number;
 }
@@ -68,6 +68,7 @@ export const replySettings = (config: Config): ReplySettings => ({
   historyTokenBudget: config.HISTORY_TOKEN_BUDGET,
   replyMaxTokens: config.REPLY_MAX_TOKENS,
   retrievalK: config.RETRIEVAL_K,
+  chunkTokens: config.CHUNK_TOKENS,
   replyHeartbeatMs: heartbeatMs(config.REPLY_STALE_MS),
 });
 
@@ -121,9 +122,23 @@ interface Prepared {
   sources?: SourceRef[];
   /** Tokens spent before the reply (the follow-up rewrite), added to the reply's usage. */
   queryUsage?: Usage;
+  /** Tokens spent before the reply and charged, whatever it becomes (the rewrite, the query's embedding). */
+  spent: Spent;
+}
+
+/** Tokens spent while preparing a reply, counted as they are (a failure later still charges them). */
+interface Spent {
+  tokens: number;
+}
+
+/** The history a prompt will be sent with, read before the prompt is stored (for the reservation). */
+interface Sending {
+  parentId: string | null;
+  history: ChatTurn[];
 }
 
 const DEFAULT_RETRIEVAL_K = 6;
+const DEFAULT_CHUNK_TOKENS = 800;
 
 /**
  * A file chat whose files are all still being ingested cannot answer from them yet: say so (ConflictError)
@@ -212,12 +227,20 @@ const isPrompt = (m: { messageType: string; type: string }) => m.messageType ===
 /**
  * Everything before the model call once the cost is reserved.
  * Steps: store the user's message (its sequence number from the chat's counter; under the chosen
- * parent, or the active leaf) unless the prompt is answered again → read the chat's tree and the
- * history of the prompt's branch that fits the token budget, oldest dropped first → in a file
+ * parent, or the active leaf) unless the prompt is answered again → the history of the prompt's
+ * branch that fits the token budget, oldest dropped first (read before storing, for the
+ * reservation: read again only if the prompt landed elsewhere) → in a file
  * chat, make the retrieval query from that conversation (a follow-up is rewritten into a
  * standalone question) and retrieve the best passages.
  */
-async function prepare(deps: SendMessageDeps, req: TurnRequest, chat: ChatRecord, turn: Answering): Promise<Prepared> {
+async function prepare(
+  deps: SendMessageDeps,
+  req: TurnRequest,
+  chat: ChatRecord,
+  turn: Answering,
+  sending: Sending,
+  spent: Spent,
+): Promise<Prepared> {
   const userMessage =
     'again' in turn
       ? turn.again
@@ -230,12 +253,16 @@ async function prepare(deps: SendMessageDeps, req: TurnRequest, chat: ChatRecord
           type: 'message',
           timestamp: isoNow(deps.clock),
         });
-  const tree = 'again' in turn ? turn.tree : await deps.messages.tree(chat.id);
   const fileChat = chat.type === 'file';
-  const history = await fitHistory(
-    deps.messages.branchNewestFirst(chat.id, tree, tree.get(userMessage.id)?.parentId ?? null),
-    deps.settings.historyTokenBudget,
-  );
+  const parentId = 'again' in turn ? sending.parentId : (userMessage.parentId ?? null);
+  // Read before the prompt was stored; read again only if another prompt moved the leaf meanwhile.
+  const history =
+    parentId === sending.parentId
+      ? sending.history
+      : await fitHistory(
+          deps.messages.branchNewestFirst(chat.id, await deps.messages.tree(chat.id), parentId),
+          deps.settings.historyTokenBudget,
+        );
   const prompt = userMessage.message;
   let sources: Source[] | undefined;
   let queryUsage: Usage | undefined;
@@ -245,11 +272,15 @@ async function prepare(deps: SendMessageDeps, req: TurnRequest, chat: ChatRecord
       const signal = deadlineMs ? AbortSignal.timeout(deadlineMs) : undefined;
       const { query, usage } = await retrievalQuery(deps.provider, history, prompt, signal);
       queryUsage = usage;
+      spent.tokens += usage?.totalTokens ?? 0;
       sources = await deps.retrieve({
         chatId: chat.id,
         prompt: query,
         provider: deps.provider,
         k: deps.settings.retrievalK ?? DEFAULT_RETRIEVAL_K,
+        onEmbedded: (tokens) => {
+          spent.tokens += tokens;
+        },
       });
     } catch (err) {
       throw deadlineError(err);
@@ -268,32 +299,104 @@ async function prepare(deps: SendMessageDeps, req: TurnRequest, chat: ChatRecord
     input,
     ...(sources && { sources: sources.map(toRef) }),
     queryUsage,
+    spent,
   };
 }
 
+/** The prompt's parent and history as they are before the prompt is stored (a regenerated prompt's as stored). */
+async function whatIsSent(deps: SendMessageDeps, chat: ChatRecord, turn: Answering): Promise<Sending> {
+  let tree: MessageTree;
+  let parentId: string | null;
+  if ('again' in turn) {
+    tree = turn.tree;
+    parentId = tree.get(turn.again.id)?.parentId ?? null;
+  } else {
+    tree = await deps.messages.tree(chat.id);
+    // Where messages.append will put it: under the chat's active leaf, else its newest message.
+    parentId = turn.parentId !== undefined ? turn.parentId : (chat.activeLeafId ?? tree.activeLeaf(undefined) ?? null);
+  }
+  const history = await fitHistory(
+    deps.messages.branchNewestFirst(chat.id, tree, parentId),
+    deps.settings.historyTokenBudget,
+  );
+  return { parentId, history };
+}
+
 /**
- * The checks, the reservation, then `prepare`: every refusal of the caller's input comes before
- * anything is stored, and the reservation is released when preparing fails.
+ * The checks, a reply slot and the reservation, then `prepare`: every refusal of the caller's
+ * input comes before anything is stored, and the slot and reservation are released when
+ * preparing fails.
  */
 async function begin(deps: SendMessageDeps, req: ReplyRequest) {
   const chat = await promptableChat(deps, req);
   const turn = await answering(deps, chat, req);
-  const reservation = await reserve(deps, req.userId, promptOf(turn)); // refused before anything is stored
+  const slot = await takeReplySlot(deps, req); // refused before anything is stored
+  let reservation: TokenReservation | undefined;
+  let sending: Sending;
   try {
-    return { prepared: await prepare(deps, req, chat, turn), reservation };
+    sending = await whatIsSent(deps, chat, turn);
+    reservation = await reserve(deps, req.userId, chat, promptOf(turn), sending); // refused before anything is stored
   } catch (err) {
-    await settle(deps, reservation, 0);
+    await releaseReplySlot(deps, slot);
+    throw err;
+  }
+  const spent: Spent = { tokens: 0 };
+  try {
+    return { prepared: await prepare(deps, req, chat, turn, sending, spent), reservation, slot };
+  } catch (err) {
+    await settle(deps, reservation, spent.tokens);
+    await releaseReplySlot(deps, slot);
     throw deadlineError(err);
   }
 }
 
+/** The longest a reply may hold its slot when the invocation's time left is unknown (Lambda's most). */
+const REPLY_LEASE_FALLBACK_MS = 15 * 60_000;
+
 /**
- * Holds the reply's likely cost against the user's daily budget before anything is stored (a
- * refusal then changes nothing): the prompt's estimate plus the longest reply. Settled to the real
- * usage once the reply is known (shared/limits/user-limits.ts).
+ * One of the user's REPLIES_MAX_IN_FLIGHT_PER_USER slots, for as long as this invocation may
+ * run: released however the reply ends, and if the invocation dies first, free when it would
+ * have ended (docs/DECISIONS.md "Atomic admission of work in flight").
  */
-async function reserve(deps: SendMessageDeps, userId: string, prompt: string) {
-  return deps.budget?.reserveTokens(userId, estimateTokens(prompt) + deps.settings.replyMaxTokens);
+function takeReplySlot(deps: SendMessageDeps, req: TurnRequest) {
+  return deps.budget?.takeInFlight(req.userId, 'replies', {
+    holder: createId(),
+    leaseMs: (req.remainingMs ?? REPLY_LEASE_FALLBACK_MS) + DEADLINE_MARGIN_MS,
+  });
+}
+
+/** Frees a reply's slot; a failure here only leaves the slot to its lease. */
+async function releaseReplySlot(deps: SendMessageDeps, slot: HeldSlot | undefined) {
+  await deps.budget
+    ?.releaseInFlight(slot)
+    .catch((err: unknown) => logger.error('could not release a reply slot', { error: asError(err) }));
+}
+
+/**
+ * Holds the reply's most likely cost against the user's daily budget before anything is stored (a
+ * refusal then changes nothing): the whole prompt as it will be sent (history included; in a file
+ * chat the passages, rewrite and query embedding at their most) plus the longest reply
+ * (reply-cost.ts). Settled to the real usage once the reply is known (shared/limits/user-limits.ts).
+ */
+async function reserve(deps: SendMessageDeps, userId: string, chat: ChatRecord, prompt: string, sending: Sending) {
+  const { settings } = deps;
+  const tokens = replyCostBound(
+    {
+      system: chat.systemMessage,
+      history: sending.history,
+      prompt,
+      maxTokens: settings.replyMaxTokens,
+      fileChat: chat.type === 'file',
+    },
+    chat.type === 'file'
+      ? {
+          k: settings.retrievalK ?? DEFAULT_RETRIEVAL_K,
+          chunkTokens: settings.chunkTokens ?? DEFAULT_CHUNK_TOKENS,
+          rewrite: deps.provider.name !== 'offline',
+        }
+      : undefined,
+  );
+  return deps.budget?.reserveTokens(userId, tokens);
 }
 
 /** Settles a reservation; a failure here must not lose a reply already generated. */
@@ -357,7 +460,20 @@ async function titleChat(
  * it. A model failure leaves a new prompt stored, unanswered.
  */
 export async function sendMessage(deps: SendMessageDeps, req: ReplyRequest): Promise<Reply> {
-  const { prepared, reservation } = await begin(deps, req);
+  const { prepared, reservation, slot } = await begin(deps, req);
+  try {
+    return await replyWhole(deps, req, prepared, reservation);
+  } finally {
+    await releaseReplySlot(deps, slot);
+  }
+}
+
+async function replyWhole(
+  deps: SendMessageDeps,
+  req: ReplyRequest,
+  prepared: Prepared,
+  reservation: TokenReservation | undefined,
+): Promise<Reply> {
   let result: { text: string; usage: Usage };
   try {
     const deadlineMs = deadlineOf(req);
@@ -366,10 +482,12 @@ export async function sendMessage(deps: SendMessageDeps, req: ReplyRequest): Pro
       ...(deadlineMs && { signal: AbortSignal.timeout(deadlineMs) }),
     });
   } catch (err) {
-    await settle(deps, reservation, 0);
+    // Sent and then cut (a timeout): the prompt was read and is paid for.
+    await settle(deps, reservation, unreportedUsage(prepared.input, '', err).totalTokens + prepared.spent.tokens);
     throw deadlineError(err);
   }
   const { chat, userMessage } = prepared;
+  const replyTokens = result.usage.totalTokens;
   const text = new ReplyLength(deps.settings.replyMaxTokens).take(result.text);
   result = { text, usage: addUsage(result.usage, prepared.queryUsage) };
   let sources = prepared.sources;
@@ -379,7 +497,7 @@ export async function sendMessage(deps: SendMessageDeps, req: ReplyRequest): Pro
     sources = flagCited(sources, checked.cited);
   }
   const titled = await titleChat(deps, prepared, result.text);
-  await settle(deps, reservation, result.usage.totalTokens + titled.tokens);
+  await settle(deps, reservation, replyTokens + titled.tokens + prepared.spent.tokens);
   const stored = await storeReply(deps, {
     chatId: chat.id,
     userId: req.userId,
@@ -410,7 +528,7 @@ export async function sendMessage(deps: SendMessageDeps, req: ReplyRequest): Pro
  * when a stop came), the title → the closing events (citations, usage, title, stopped, or error).
  */
 export async function streamMessage(deps: SendMessageDeps, req: ReplyRequest): Promise<ReplyStream> {
-  const { prepared, reservation } = await begin(deps, req);
+  const { prepared, reservation, slot } = await begin(deps, req);
   let reply: ReplyState;
   try {
     reply = await deps.replies.start({
@@ -423,10 +541,19 @@ export async function streamMessage(deps: SendMessageDeps, req: ReplyRequest): P
       now: isoNow(deps.clock),
     });
   } catch (err) {
-    await settle(deps, reservation, 0);
+    await settle(deps, reservation, prepared.spent.tokens);
+    await releaseReplySlot(deps, slot);
     throw err;
   }
-  return { open: () => generate(deps, req, prepared, reply, reservation) };
+  return {
+    open: async function* () {
+      try {
+        yield* generate(deps, req, prepared, reply, reservation);
+      } finally {
+        await releaseReplySlot(deps, slot);
+      }
+    },
+  };
 }
 
 /** What a failure says to the client (the same words a JSON response would carry). */
@@ -489,8 +616,9 @@ async function* generate(
   const total = addUsage(usage ?? estimateUsage(input, text), queryUsage);
   const complete = failure === undefined && !recorder.stopped.aborted;
   const titled = complete ? await titleChat(deps, prepared, text) : { tokens: 0 };
-  // What the model produced is paid for, however the reply ended.
-  await settle(deps, reservation, (usage || text ? total.totalTokens : 0) + titled.tokens);
+  // What the model was sent and produced is paid for, however the reply ended.
+  const replyTokens = (usage ?? unreportedUsage(input, text, failure)).totalTokens;
+  await settle(deps, reservation, replyTokens + titled.tokens + prepared.spent.tokens);
   if (failure && !(failure instanceof AiProviderError) && !(failure instanceof DomainError)) {
     logger.error('streamed reply failed', { error: asError(failure) });
   } else if (failure) {

@@ -573,31 +573,6 @@ export class FileRepository extends Repository {
     );
   }
 
-  /**
-   * How many of the user's files are processing, counting up to `atMost` (the in-flight limit):
-   * the processing entries of GSI2 (few: only runs in flight), filtered by owner.
-   */
-  async countProcessing(userId: string, atMost: number): Promise<number> {
-    let count = 0;
-    let start: Item | undefined;
-    do {
-      const res = await this.db.send(
-        new QueryCommand({
-          TableName: this.table,
-          IndexName: 'GSI2',
-          KeyConditionExpression: 'GSI2PK = :pk',
-          FilterExpression: 'userId = :user',
-          ExpressionAttributeValues: { ':pk': INGESTING, ':user': userId },
-          Select: 'COUNT',
-          ExclusiveStartKey: start,
-        }),
-      );
-      count += res.Count ?? 0;
-      start = res.LastEvaluatedKey;
-    } while (start && count < atMost);
-    return count;
-  }
-
   /** A completed file of the user with the same bytes, embedding model and chunker. */
   async findReusable(
     userId: string,

@@ -3,6 +3,7 @@ import type { Config } from '../config.ts';
 import { LimitExceededError } from '../errors.ts';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { UsageCounters } from './usage-counters.ts';
+import { InFlightSlots, type HeldSlot } from './in-flight-slots.ts';
 
 // The per-user limit policy (docs/DECISIONS.md "Per-user limits"), on the shared counters:
 // - requests per minute on the expensive routes (the manifest's `rateLimit`), a fixed window per
@@ -10,16 +11,22 @@ import { UsageCounters } from './usage-counters.ts';
 // - a daily token budget (UTC day) for model replies and embeddings. A reply reserves its
 //   prompt's estimate plus the longest reply before the model is called (refused: LimitExceededError, nothing
 //   stored) and settles to the provider's real usage afterwards; an ingestion is admitted while
-//   the budget is not spent, and its embedding tokens are charged as each part is embedded.
+//   the budget is not spent, and its embedding tokens are charged as each request is answered.
+// - a number of ingestions and of replies in flight per user: a slot (in-flight-slots.ts) taken
+//   before any slow work and released however the work ends, or when its lease runs out.
 // Over a limit: LimitExceededError with the seconds until it renews (the end of the minute, or of
 // the UTC day). 0 turns a limit off.
 
 /** `sharedReads` is counted per source IP (the public GET /shared/{shareId}), the others per user. */
 export type RateLimitName = 'messages' | 'ingestions' | 'uploads' | 'sharedReads';
 
+/** Work of which one user may have only so much in flight at once. */
+export type InFlightKind = 'ingestions' | 'replies';
+
 interface LimitSettings {
   perMinute: Record<RateLimitName, number>;
   dailyTokens: number;
+  inFlight: Record<InFlightKind, number>;
 }
 
 const limitSettings = (config: Config): LimitSettings => ({
@@ -30,7 +37,17 @@ const limitSettings = (config: Config): LimitSettings => ({
     sharedReads: config.RATE_LIMIT_SHARED_READS_PER_MINUTE,
   },
   dailyTokens: config.DAILY_TOKEN_BUDGET,
+  inFlight: {
+    ingestions: config.PDF_MAX_IN_FLIGHT_PER_USER,
+    replies: config.REPLIES_MAX_IN_FLIGHT_PER_USER,
+  },
 });
+
+/** What a caller refused for work in flight is told to wait (seconds), and why. */
+const IN_FLIGHT_REFUSALS: Record<InFlightKind, { retryAfter: number; code: string; what: string }> = {
+  ingestions: { retryAfter: 10, code: 'TOO_MANY_INGESTIONS', what: 'PDF ingestions' },
+  replies: { retryAfter: 5, code: 'TOO_MANY_REPLIES', what: 'replies' },
+};
 
 /** A reply's tokens held against the budget until its real usage is known. */
 export interface TokenReservation {
@@ -51,6 +68,7 @@ export const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 export class UserLimits {
   constructor(
     private readonly counters: UsageCounters,
+    private readonly slots: InFlightSlots,
     private readonly settings: LimitSettings,
     private readonly clock: Clock,
   ) {}
@@ -129,6 +147,38 @@ export class UserLimits {
     await this.counters.add({ subject: userId, counter: tokenCounter(utcDay(ms)) }, tokens, this.expiresAt(ms));
   }
 
+  /**
+   * Takes one of the user's slots for `kind` for `holder` until `leaseMs` from now (a slot whose
+   * holder `reclaimable` says is done is taken over); LimitExceededError when all are held.
+   * Undefined when the limit is off.
+   */
+  async takeInFlight(
+    userId: string,
+    kind: InFlightKind,
+    p: { holder: string; leaseMs: number; reclaimable?: (slot: HeldSlot) => Promise<boolean> },
+  ): Promise<HeldSlot | undefined> {
+    const max = this.settings.inFlight[kind];
+    if (!max) return undefined;
+    const slot = await this.slots.take({ subject: userId, kind }, { ...p, max, now: this.now() });
+    if (slot) return slot;
+    const refusal = IN_FLIGHT_REFUSALS[kind];
+    throw new LimitExceededError(
+      `You already have ${max} ${refusal.what} in progress; wait for one to finish`,
+      refusal.retryAfter,
+      refusal.code,
+    );
+  }
+
+  /** Moves a held slot's lease to `leaseMs` from now. */
+  async extendInFlight(slot: HeldSlot | undefined, leaseMs: number): Promise<void> {
+    if (slot) await this.slots.extend(slot, this.now() + leaseMs);
+  }
+
+  /** Frees a held slot (nothing when it is no longer this holder's). */
+  async releaseInFlight(slot: HeldSlot | undefined): Promise<void> {
+    if (slot) await this.slots.release(slot);
+  }
+
   private budgetSpent(ms: number) {
     return new LimitExceededError(
       `Your daily token budget (${this.settings.dailyTokens}) is used up; it renews at midnight UTC`,
@@ -140,4 +190,9 @@ export class UserLimits {
 
 /** The limits of this configuration, counted in its table. */
 export const userLimits = (db: DynamoDBDocumentClient, config: Config, clock: Clock): UserLimits =>
-  new UserLimits(new UsageCounters(db, config.TABLE_NAME), limitSettings(config), clock);
+  new UserLimits(
+    new UsageCounters(db, config.TABLE_NAME),
+    new InFlightSlots(db, config.TABLE_NAME),
+    limitSettings(config),
+    clock,
+  );

@@ -41,6 +41,14 @@ interface EmbedContext {
   chargeTokens?: (userId: string, tokens: number) => Promise<void>;
 }
 
+/** Charges the file owner for tokens embedded; a failure to charge must not fail the part. */
+async function charge(ctx: EmbedContext, userId: string, fileId: string, tokens: number): Promise<void> {
+  if (tokens <= 0 || !ctx.chargeTokens) return;
+  await ctx
+    .chargeTokens(userId, tokens)
+    .catch((err: unknown) => logger.error('could not charge embedding tokens', { fileId, error: asError(err) }));
+}
+
 /**
  * The embeddings this user already paid for: a completed file with the same bytes (SHA-256),
  * embedding model and dimensions, and chunker. Chunking is deterministic, so its chunk n is this
@@ -93,6 +101,9 @@ export const runEmbed = runStage(async (deps, msg: EmbedMessage, record, ctx: Em
       } catch (err) {
         throw embeddingFailure(err);
       }
+      // Charged as soon as the provider answers: the tokens are spent whether or not the run still
+      // counts the part (the file may have been deleted meanwhile, or the part fail later).
+      await charge(ctx, record.userId, msg.fileId, result.tokens);
       if (result.vectors.length !== batch.length)
         throw new RetryableFailure('EMBEDDING_FAILED', 'The embedding provider returned too few vectors');
       tokens += result.tokens;
@@ -132,14 +143,6 @@ export const runEmbed = runStage(async (deps, msg: EmbedMessage, record, ctx: Em
     dimensions,
     ...(reused.from && { reusedFrom: reused.from }),
   });
-  // Counted now: the tokens are charged once (a redelivery finds the part counted and skips this).
-  if (counted && tokens > 0 && ctx.chargeTokens) {
-    await ctx
-      .chargeTokens(record.userId, tokens)
-      .catch((err: unknown) =>
-        logger.error('could not charge embedding tokens', { fileId: msg.fileId, error: asError(err) }),
-      );
-  }
   // Refused: counted before (a redelivery: completion may be left) or the run ended meanwhile (the
   // runner cleans up the chunk items and vectors just written).
   return counted ?? (await deps.files.get(msg.fileId));

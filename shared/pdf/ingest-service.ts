@@ -4,7 +4,7 @@ import { isoNow, type Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { ChatRepository } from '../chats/chat-repository.ts';
 import type { MessageRepository } from '../chats/message-repository.ts';
-import { ConflictError, InvalidInputError, LimitExceededError, asError } from '../errors.ts';
+import { ConflictError, InvalidInputError, asError } from '../errors.ts';
 import { isConditionFailure } from '../dynamo.ts';
 import { logger } from '../logger.ts';
 import { metrics } from '../metrics.ts';
@@ -12,6 +12,7 @@ import { clientFailure, IngestionFailedError, PermanentFailure, RetryableFailure
 import { MAX_REDIRECTS, parsePdfUrl, probeSize, type FetchPolicy } from './guarded-fetch.ts';
 import type { StageQueues } from './queue.ts';
 import type { UserLimits } from '../limits/user-limits.ts';
+import type { HeldSlot } from '../limits/in-flight-slots.ts';
 import type { AttachmentRepository } from '../files/attachment-repository.ts';
 import { isDeletedFile, type FailedFile, type FileRecord, type FileRepository } from '../files/file-repository.ts';
 import { toEmbeddingsData } from '../files/file-view.ts';
@@ -27,8 +28,11 @@ export interface IngestDeps {
   chats: ChatRepository;
   messages: MessageRepository;
   queues: StageQueues;
-  /** The user's daily token budget: an ingestion starts only while some is left. */
-  budget?: Pick<UserLimits, 'assertTokensLeft'>;
+  /**
+   * The user's limits: an ingestion starts only while some of the daily token budget is left, and
+   * in one of the user's in-flight slots. Absent: none.
+   */
+  limits?: Pick<UserLimits, 'assertTokensLeft' | 'takeInFlight' | 'extendInFlight' | 'releaseInFlight'>;
   settings: IngestSettings;
   clock: Clock;
 }
@@ -38,8 +42,6 @@ interface IngestSettings {
   probe: FetchPolicy;
   /** How long to wait for the pipeline before answering that it is still in progress (PDF_SYNC_WAIT_MS). */
   syncWaitMs: number;
-  /** Ingestions one user may have in flight; one more is refused (LimitExceededError). */
-  maxInFlightPerUser: number;
 }
 
 interface IngestRequest {
@@ -49,8 +51,14 @@ interface IngestRequest {
   remainingMs?: number;
 }
 
-/** What a refused ingestion is told to wait before trying again (seconds). */
-const IN_FLIGHT_RETRY_AFTER_SECONDS = 10;
+/**
+ * How long an ingestion's slot is held before its run starts (the size probe and the start; a
+ * request that dies meanwhile frees it then), and once the run started: a run that ends frees its
+ * slot at once (the next admission sees the record), so the run's lease only bounds a run stuck
+ * in processing.
+ */
+const ADMISSION_LEASE_MS = 60_000;
+const RUN_LEASE_MS = 6 * 3_600_000;
 
 const FINISHED = new Set(['completed', 'failed']);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -109,7 +117,6 @@ export const ingestSettings = (config: Config): IngestSettings => ({
     maxRedirects: MAX_REDIRECTS,
   },
   syncWaitMs: config.PDF_SYNC_WAIT_MS,
-  maxInFlightPerUser: config.PDF_MAX_IN_FLIGHT_PER_USER,
 });
 
 /** How long a request waits for its run: PDF_SYNC_WAIT_MS, within what the invocation has left after the probe and the answer. */
@@ -119,8 +126,9 @@ const syncWaitMs = (configuredMs: number, remainingMs = Number.POSITIVE_INFINITY
 /**
  * Steps: check the URL's form → the caller's file record (not found otherwise) → the caller's
  * active file chat when chatId is given → a file already processing or completed is not ingested
- * again (unless force) → refused when the user's daily token budget is spent or
- * PDF_MAX_IN_FLIGHT_PER_USER runs are in flight → SSRF guard and size probe (refused at once) → start a run (conditional, so two
+ * again (unless force) → refused when the user's daily token budget is spent → take one of the
+ * user's PDF_MAX_IN_FLIGHT_PER_USER slots (refused when all are held; freed below when no run
+ * starts here) → SSRF guard and size probe (refused at once) → start a run (conditional, so two
  * requests start one) → queue pdf-fetch → attach to the chat → wait for the run: completed or
  * still processing, the typed failure as an error, not found when the file was deleted meanwhile.
  */
@@ -156,52 +164,26 @@ export async function ingestPdf(deps: IngestDeps, { userId, body, remainingMs }:
 
   let current: FileRecord | undefined;
   if (body.force || !running) {
-    await deps.budget?.assertTokensLeft(userId); // its embeddings are charged as they are made
-    // Fairness: one user's ingestions cannot fill the pipeline's shared download slots. (Two
-    // requests racing may both pass; the overshoot is bounded by concurrent requests.)
-    const inFlight = await deps.files.countProcessing(userId, settings.maxInFlightPerUser);
-    if (inFlight >= settings.maxInFlightPerUser) {
-      throw new LimitExceededError(
-        `You already have ${inFlight} PDF ingestions in progress; wait for one to finish`,
-        IN_FLIGHT_RETRY_AFTER_SECONDS,
-        'TOO_MANY_INGESTIONS',
-      );
-    }
+    await deps.limits?.assertTokensLeft(userId); // its embeddings are charged as they are made
+    const runId = createId();
+    // Fairness: one user's ingestions cannot fill the pipeline's shared download slots. The slot
+    // is taken before the size probe, whose length the user's server decides, so requests at
+    // once cannot all pass a count made before it (docs/DECISIONS.md "Atomic admission of work
+    // in flight").
+    const slot = await deps.limits?.takeInFlight(userId, 'ingestions', {
+      holder: slotHolder(record.id, runId),
+      leaseMs: ADMISSION_LEASE_MS,
+      reclaimable: (held) => runEnded(deps.files, held, deps.clock().getTime()),
+    });
     try {
-      await probeSize(url.href, settings.probe);
+      current = await startIngestion(deps, { userId, record, url, runId, force: body.force === true });
     } catch (err) {
-      if (err instanceof PermanentFailure || err instanceof RetryableFailure)
-        throw urlError(err, isOwnUpload(url, userId, record.id));
+      await deps.limits?.releaseInFlight(slot);
       throw err;
     }
-    const runId = createId();
-    const now = isoNow(deps.clock);
-    current = await deps.files.startRun({
-      id: record.id,
-      userId,
-      runId,
-      url: url.href,
-      force: body.force === true,
-      now,
-    });
-    if (current) {
-      try {
-        await deps.queues.send('pdf-fetch', [{ fileId: record.id, runId }]);
-      } catch (err) {
-        logger.error('could not queue the ingestion', { fileId: record.id, error: asError(err) });
-        if (
-          await deps.files.fail(
-            record.id,
-            runId,
-            { reason: 'PROCESSING_FAILED', message: 'The ingestion could not be queued' },
-            now,
-          )
-        ) {
-          metrics.ingestionFailed('PROCESSING_FAILED');
-        }
-        throw err;
-      }
-    }
+    // Started: the slot is the run's until it ends. Not started (another request did): it is freed.
+    if (current) await deps.limits?.extendInFlight(slot, RUN_LEASE_MS);
+    else await deps.limits?.releaseInFlight(slot);
   }
   // Not started here: another request started or finished it, or the file is being deleted.
   if (!current) {
@@ -215,6 +197,67 @@ export async function ingestPdf(deps: IngestDeps, { userId, body, remainingMs }:
   if (final.status === 'failed') throw failureError(final);
   const embeddingsData = toEmbeddingsData(final);
   return { completed: final.status === 'completed', embeddingsData };
+}
+
+/**
+ * Probes the URL's size (refused at once), starts the run (conditional: undefined when another
+ * request started it) and queues pdf-fetch (a failure to queue fails the run).
+ */
+async function startIngestion(
+  deps: IngestDeps,
+  p: { userId: string; record: FileRecord; url: URL; runId: string; force: boolean },
+): Promise<FileRecord | undefined> {
+  const { record, url, runId } = p;
+  try {
+    await probeSize(url.href, deps.settings.probe);
+  } catch (err) {
+    if (err instanceof PermanentFailure || err instanceof RetryableFailure)
+      throw urlError(err, isOwnUpload(url, p.userId, record.id));
+    throw err;
+  }
+  const now = isoNow(deps.clock);
+  const started = await deps.files.startRun({
+    id: record.id,
+    userId: p.userId,
+    runId,
+    url: url.href,
+    force: p.force,
+    now,
+  });
+  if (!started) return undefined;
+  try {
+    await deps.queues.send('pdf-fetch', [{ fileId: record.id, runId }]);
+  } catch (err) {
+    logger.error('could not queue the ingestion', { fileId: record.id, error: asError(err) });
+    if (
+      await deps.files.fail(
+        record.id,
+        runId,
+        { reason: 'PROCESSING_FAILED', message: 'The ingestion could not be queued' },
+        now,
+      )
+    ) {
+      metrics.ingestionFailed('PROCESSING_FAILED');
+    }
+    throw err;
+  }
+  return started;
+}
+
+/** An ingestion's in-flight slot names its file and run. */
+const slotHolder = (fileId: string, runId: string) => `${fileId}#${runId}`;
+
+/**
+ * Whether the run holding a slot has ended (completed, failed, deleted, superseded): its slot is
+ * free. A run that is not the file's current one may still be about to start while its admission
+ * lease runs.
+ */
+async function runEnded(files: FileRepository, held: HeldSlot, now: number): Promise<boolean> {
+  const [fileId = '', runId = ''] = held.holder.split('#');
+  const record = await files.get(fileId);
+  if (isDeletedFile(record)) return true;
+  if (record!.status !== 'uploaded' && record!.runId === runId) return record!.status !== 'processing';
+  return now - held.takenAt > ADMISSION_LEASE_MS;
 }
 
 /** Whether two URLs name the same document: a presigned URL signed again (X-Amz-* parameters) is the same. */

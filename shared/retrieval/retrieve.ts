@@ -33,6 +33,8 @@ export interface RetrieveInput {
   provider: AiProvider;
   /** How many passages to return (default 8). */
   k?: number;
+  /** Told the tokens of the query's embedding before retrieve returns (they are charged). */
+  onEmbedded?: (tokens: number) => void;
 }
 
 /** hybrid: dense and BM25 fused (default); dense or lexical: one ranking (for measuring). */
@@ -162,13 +164,26 @@ export function createRetriever(deps: RetrievalDeps) {
    * the current run's → fuse again → the best k, each with a verbatim quote and the page the
    * quote is on.
    */
-  return async function retrieve({ chatId, prompt, provider, k = DEFAULT_K }: RetrieveInput): Promise<Source[]> {
+  return async function retrieve({
+    chatId,
+    prompt,
+    provider,
+    k = DEFAULT_K,
+    onEmbedded,
+  }: RetrieveInput): Promise<Source[]> {
     if (k <= 0) return [];
     // The query's embedding needs nothing from the table: ask the model while the files are looked up.
-    const embedding = provider.embed([prompt]);
-    embedding.catch(() => undefined); // not awaited when the chat has nothing to search
+    const embedding = provider.embed([prompt]).then((result) => {
+      onEmbedded?.(result.tokens);
+      return result;
+    });
+    // With nothing to search the embedding is not used, but it was asked for: its tokens are told all the same.
+    const nothingToSearch = async () => {
+      await embedding.catch(() => undefined);
+      return [];
+    };
     const attachments = await deps.attachments.listByChat(chatId);
-    if (!attachments.length) return [];
+    if (!attachments.length) return nothingToSearch();
     const records = await deps.files.getMany(attachments.map((a) => a.fileId));
     const usable = records.filter((f): f is CompletedFile => {
       if (f.status !== 'completed' || !f.vectorsKey) return false;
@@ -182,7 +197,7 @@ export function createRetriever(deps: RetrievalDeps) {
       }
       return true;
     });
-    if (!usable.length) return [];
+    if (!usable.length) return nothingToSearch();
 
     const [embedded, packs] = await Promise.all([
       embedding,

@@ -41,6 +41,7 @@ export const PER_USER_LIMITS_OFF = {
   RATE_LIMIT_UPLOADS_PER_MINUTE: '0',
   RATE_LIMIT_SHARED_READS_PER_MINUTE: '0',
   DAILY_TOKEN_BUDGET: '0',
+  REPLIES_MAX_IN_FLIGHT_PER_USER: '0',
   // Offline replies stream word by word without the readable pace (the tests read them whole).
   OFFLINE_STREAM_DELAY_MS: '0',
 };

@@ -14,6 +14,7 @@ import { lexicalEmbedding } from '../../shared/ai/lexical-embedding.ts';
 //   ai.cutStreamAfter(3);                // the next stream sends 3 deltas, then the socket is cut
 //   ai.stallStreamAfter(3);              // the next stream sends 3 deltas, then goes quiet forever
 //   const release = ai.holdStreamAfter(2); // ...goes quiet until release() is called
+//   const go = ai.holdNext({ only: 'embeddings' }); // the next request is answered once go() is called
 //   ai.embeddingBatchLimit = 16;         // more inputs in one request → 400, like OpenAI's limit
 //   ai.chatRequests().at(-1)!.messages   // what the model was sent
 //   ai.reset(); await ai.close();
@@ -53,7 +54,8 @@ type Fault =
   | { type: 'status'; status: number; retryAfterSeconds?: number; kind: Kind }
   | { type: 'stall'; kind: Kind }
   | { type: 'cut'; afterDeltas: number; kind: Kind }
-  | { type: 'hold'; afterDeltas: number; release: Promise<void>; kind: Kind };
+  | { type: 'hold'; afterDeltas: number; release: Promise<void>; kind: Kind }
+  | { type: 'wait'; release: Promise<void>; kind: Kind };
 
 export interface OpenAiTestServer {
   /** http://127.0.0.1:<port> */
@@ -82,6 +84,8 @@ export interface OpenAiTestServer {
   stallStreamAfter(afterDeltas: number): void;
   /** The next streamed reply sends `afterDeltas` deltas and waits for the returned release(). */
   holdStreamAfter(afterDeltas: number): () => void;
+  /** The next request (of the kind named, any by default) is answered as usual once the returned release() is called. */
+  holdNext(options?: { only?: Kind }): () => void;
   /** More inputs than this in one embeddings request answer 400 (OpenAI: 2048). */
   embeddingBatchLimit: number;
   /** Dimensions of embeddings when the request names none (text-embedding-3-small: 1536). */
@@ -256,6 +260,13 @@ export async function startOpenAiTestServer(): Promise<OpenAiTestServer> {
         return apiError(res, 401, 'Missing API key', 'invalid_request_error');
       }
       const fault = takeFault(kind, kind === 'chat' && body?.stream === true);
+      if (fault?.type === 'wait') {
+        void fault.release.then(() => {
+          if (kind === 'embeddings') return embeddings(body, res);
+          chat(body as ChatCompletionRequest, res, record, undefined).catch(() => res.destroy());
+        });
+        return;
+      }
       if (fault?.type === 'stall') return; // never answered
       if (fault?.type === 'status') {
         const headers: Record<string, string> = {};
@@ -318,6 +329,13 @@ export async function startOpenAiTestServer(): Promise<OpenAiTestServer> {
     },
     holdStreamAfter(afterDeltas) {
       return hold(afterDeltas, true);
+    },
+    holdNext(options = {}) {
+      let release!: () => void;
+      const promise = new Promise<void>((resolve) => (release = resolve));
+      pendingReleases.add(release);
+      faults.push({ type: 'wait', release: promise, kind: options.only ?? 'any' });
+      return release;
     },
     reset() {
       requests.length = 0;

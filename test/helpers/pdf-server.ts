@@ -14,6 +14,7 @@ import type { AddressInfo, Socket } from 'node:net';
 //   server.redirect('/hop1', '/hop2');                                          // or an absolute URL
 //   server.serve('/gone.pdf', { status: 404 });
 //   server.serve('/short.pdf', { body: bytes, cutAfter: 100 });                  // the connection cut mid-body
+//   server.serve('/held.pdf', { body: bytes, head: { hold: released } });     // HEAD waits for a promise
 //   server.count('/doc.pdf'); server.responses('/lies.pdf')[0].aborted;
 
 export interface Behaviour {
@@ -24,8 +25,8 @@ export interface Behaviour {
   contentType?: string;
   /** The Content-Length to announce: the true one by default, 'none' for chunked, or any number (a lie). */
   contentLength?: number | 'none';
-  /** What HEAD answers: the GET's status and length by default. */
-  head?: { status?: number; contentLength?: number | 'none' };
+  /** What HEAD answers: the GET's status and length by default; not before `hold` settles, if given. */
+  head?: { status?: number; contentLength?: number | 'none'; hold?: Promise<unknown> };
   /** Send the body slowly. */
   drip?: { bytes: number; everyMs: number };
   /** Close the connection after this many body bytes (fewer than the Content-Length announced). */
@@ -136,7 +137,9 @@ export async function startPdfServer(): Promise<PdfServer> {
     if (method === 'HEAD') {
       const length = route.head?.contentLength ?? route.contentLength ?? trueLength;
       if (length !== 'none') headers['content-length'] = length;
-      res.writeHead(route.head?.status ?? status, headers).end();
+      const answer = () => res.writeHead(route.head?.status ?? status, headers).end();
+      if (route.head?.hold) void route.head.hold.then(answer, answer);
+      else answer();
       return;
     }
     const range = /^bytes=0-0$/.test(String(req.headers.range ?? ''));

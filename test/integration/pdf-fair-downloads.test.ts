@@ -4,6 +4,7 @@ import { startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/open
 import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 import { download, MAX_REDIRECTS, type FetchPolicy } from '#shared/pdf/guarded-fetch.ts';
 import { PermanentFailure } from '#shared/files/failures.ts';
+import { until } from '#test/helpers/until.ts';
 
 // Fair downloads: a slow-drip download is cut once it delivers less than the floor
 // over a window, and one user cannot hold more than PDF_MAX_IN_FLIGHT_PER_USER ingestions, so
@@ -69,6 +70,71 @@ test("one user's slow URLs: two in flight, the third is 429 with Retry-After; an
   const slow = pdfs.responses('/slow.pdf').filter((r) => r.method === 'GET');
   expect(slow).toHaveLength(2);
   expect(slow.every((r) => !r.aborted && r.bytesWritten < 1024 * 1024)).toBe(true);
+});
+
+test('ingestions at once while the size check is held: only PDF_MAX_IN_FLIGHT_PER_USER are admitted, the rest 429 before the URL is asked; the slots are freed when runs end', async () => {
+  const { token } = await app.signIn('carol-held@example.com');
+  const small = await fixturePdf('hello-world.pdf');
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  pdfs.serve('/held.pdf', { body: small, head: { hold: released } });
+  const fileIds: string[] = [];
+  for (let i = 0; i < 6; i++) {
+    const upload = await app.request('POST', '/upload', {
+      token,
+      body: { fileName: 'doc.pdf', contentType: 'application/pdf', size: 1000 },
+    });
+    fileIds.push(upload.body.data.fileId);
+  }
+  // Six warm instances first (a URL refused at once), so the requests refused below answer while
+  // the admitted ones are held well within the size check's own timeout.
+  const warm = await Promise.all(
+    fileIds.map((fileId) =>
+      app.request('POST', '/message/pdf', { token, body: { url: 'ftp://example.com/a.pdf', fileId } }),
+    ),
+  );
+  expect(warm.map((r) => r.status)).toEqual(Array(6).fill(400));
+  const answered: number[] = [];
+  const requests = fileIds.map((fileId) =>
+    app.request('POST', '/message/pdf', { token, body: { url: `${pdfs.url}/held.pdf`, fileId } }).then((res) => {
+      answered.push(res.status);
+      return res;
+    }),
+  );
+  // Every request is either held at the size check (HEAD) or already answered.
+  const heads = () => pdfs.requests.filter((r) => r.path === '/held.pdf' && r.method === 'HEAD').length;
+  await until(
+    'every ingestion held at the size check or answered',
+    () => heads() + answered.length,
+    (n) => n === 6,
+  );
+  release();
+  const answers = await Promise.all(requests);
+  expect(heads()).toBe(2);
+  expect(answers.filter((r) => r.status === 200)).toHaveLength(2);
+  const refused = answers.filter((r) => r.status !== 200);
+  expect(refused.map((r) => [r.status, r.headers.get('retry-after'), r.body.message])).toEqual(
+    Array.from({ length: 4 }, () => [
+      429,
+      '10',
+      'You already have 2 PDF ingestions in progress; wait for one to finish',
+    ]),
+  );
+
+  // Completed runs, a failed size check and a failed run all free their slots.
+  pdfs.serve('/missing.pdf', { status: 404 });
+  pdfs.serve('/not-a.pdf', { body: 'not a PDF at all', contentType: 'application/pdf' });
+  // Files whose ingestion was refused (which ones were admitted is the race's choice).
+  const [third, fourth, fifth, sixth] = fileIds.filter((_, i) => answers[i]!.status === 429);
+  const ingest = (fileId: string, path: string) =>
+    app.request('POST', '/message/pdf', { token, body: { url: `${pdfs.url}${path}`, fileId } });
+  expect((await ingest(third!, '/missing.pdf')).status).toBe(400);
+  expect((await ingest(fourth!, '/not-a.pdf')).status).toBe(400); // the run started, then failed
+  expect((await app.request('GET', `/message/pdf/${fourth}`, { token })).body.data.embeddingsData.status).toBe(
+    'failed',
+  );
+  const again = await Promise.all([ingest(fifth!, '/held.pdf'), ingest(sixth!, '/held.pdf')]);
+  expect(again.map((r) => r.status)).toEqual([200, 200]);
 });
 
 describe('the download floor', () => {

@@ -186,8 +186,11 @@ describe('daily token budget', () => {
     await earlyInAMinute();
     const { token, user } = await person();
     const chatId = await chatOf(token);
-    // Room for exactly one reservation (a short prompt + REPLY_MAX_TOKENS), not two.
-    await counters.add({ subject: user.id, counter: tokenCounter(utcDay(Date.now())) }, BUDGET - REPLY_MAX_TOKENS - 20);
+    // Room for exactly one reservation (the system message, a short prompt and REPLY_MAX_TOKENS), not two.
+    await counters.add(
+      { subject: user.id, counter: tokenCounter(utcDay(Date.now())) },
+      BUDGET - REPLY_MAX_TOKENS - 100,
+    );
     const answers = await Promise.all(
       [1, 2, 3].map((i) => app.request('POST', '/message/logged-in', { token, body: { chatId, prompt: `race ${i}` } })),
     );
