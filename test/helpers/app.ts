@@ -4,6 +4,10 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { startLocalRuntime, type LocalRuntime, type LocalRuntimeOptions } from '../../infra/local/runtime.ts';
 import { signLocalIdToken, type IdTokenOptions } from '../../infra/local/local-idp.ts';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../infra/local/emulators.ts';
 
 // Starts the service the way `npm start` does (same gateway, handlers, pollers), against the
 // suite's emulators, with its own table, queues and bucket. Tests talk to it over real HTTP.
@@ -29,6 +33,8 @@ export interface TestApp extends LocalRuntime {
   idToken(options: IdTokenOptions): Promise<string>;
   /** Signs in through POST /auth with a local-IdP token; returns the service token and user. */
   signIn(email: string, name?: string): Promise<{ token: string; user: any; status: number }>;
+  /** Clients of the app's emulators, to arrange or inspect what the service stored (made once, closed by stop). */
+  clients(): { db: DynamoDBDocumentClient; s3: S3Client };
 }
 
 /**
@@ -88,10 +94,19 @@ export async function startTestApp(
     return { status: res.status, headers: res.headers, body: parsed as T, text };
   }
 
+  let clients: { db: DynamoDBDocumentClient; s3: S3Client } | undefined;
+  const local = { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
   return {
     ...runtime,
     dataDir,
     request,
+    clients: () =>
+      (clients ??= {
+        db: DynamoDBDocumentClient.from(new DynamoDBClient({ ...local, endpoint: runtime.endpoints.dynamodb }), {
+          marshallOptions: { removeUndefinedValues: true },
+        }),
+        s3: new S3Client({ ...local, endpoint: runtime.endpoints.fauxqs, forcePathStyle: true }),
+      }),
     idToken: (o) => signLocalIdToken(dataDir, o),
     async signIn(email, name) {
       const idToken = await signLocalIdToken(dataDir, { email, ...(name && { name }) });
@@ -100,6 +115,8 @@ export async function startTestApp(
       return { token: res.body.data.token, user: res.body.data.user, status: res.status };
     },
     async stop() {
+      clients?.db.destroy();
+      clients?.s3.destroy();
       await runtime.stop();
       await rm(dataDir, { recursive: true, force: true });
     },

@@ -1,6 +1,3 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
 import { MessageRepository } from '#shared/chats/message-repository.ts';
 import type { Message } from '#shared/chats/schemas.ts';
 import type { TestApp } from './app.ts';
@@ -11,8 +8,5 @@ import type { TestApp } from './app.ts';
  * may end different branches).
  */
 export function storedMessages(app: TestApp, chatId: string): Promise<Message[]> {
-  const db = DynamoDBDocumentClient.from(
-    new DynamoDBClient({ endpoint: app.endpoints.dynamodb, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }),
-  );
-  return new MessageRepository(db, app.tableName).all(chatId);
+  return new MessageRepository(app.clients().db, app.tableName).all(chatId);
 }

@@ -1,6 +1,4 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
+import { type DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { messageKey } from '#shared/chats/keys.ts';
 import { SearchIndex, termPk } from '#shared/chats/search-index.ts';
 import { SEARCH_MAX_CANDIDATES } from '#shared/chats/search-service.ts';
@@ -26,9 +24,7 @@ beforeAll(async () => {
     pollers: false,
     env: { OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: ai.baseURL, OPENAI_MAX_RETRIES: '0' },
   });
-  db = DynamoDBDocumentClient.from(
-    new DynamoDBClient({ endpoint: app.endpoints.dynamodb, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }),
-  );
+  ({ db } = app.clients());
   ({
     token,
     user: { id: userId },
@@ -36,7 +32,6 @@ beforeAll(async () => {
   ({ token: strangerToken } = await app.signIn('stranger-search@example.com'));
 });
 afterAll(async () => {
-  db?.destroy();
   await app?.stop();
   await ai?.close();
 });

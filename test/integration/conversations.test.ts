@@ -1,7 +1,5 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { createId } from '@paralleldrive/cuid2';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { chatCalls, eventually, kinds } from '#test/helpers/chat-calls.ts';
 import { lastUserMessage, startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
@@ -79,10 +77,7 @@ const tokensToday = async () => {
   );
   return Number(out.Item?.used ?? 0);
 };
-const dynamo = () =>
-  DynamoDBDocumentClient.from(
-    new DynamoDBClient({ endpoint: app.endpoints.dynamodb, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }),
-  );
+const dynamo = () => app.clients().db;
 
 test('an edit starts a branch the model sees alone; both versions stay, and either branch can be read and made active', async () => {
   const chat = await newChat();

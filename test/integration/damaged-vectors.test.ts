@@ -1,5 +1,4 @@
-import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { decodePacked, encodePacked, packVectors } from '#shared/retrieval/packed-vectors.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
@@ -25,12 +24,7 @@ beforeAll(async () => {
   pdfs = await startPdfServer();
   pdfs.serve('/animals.pdf', { body: Buffer.from(await makeTextPdf(3, 8)) });
   app = await startTestApp();
-  s3 = new S3Client({
-    endpoint: app.endpoints.fauxqs,
-    region: LOCAL_REGION,
-    credentials: LOCAL_CREDENTIALS,
-    forcePathStyle: true,
-  });
+  ({ s3 } = app.clients());
   ({ token } = await app.signIn('damaged@example.com'));
   chatId = (await app.request('POST', '/chat', { token, body: { name: 'animals', type: 'file' } })).body.data.id;
   const upload = await app.request('POST', '/upload', {
@@ -50,7 +44,6 @@ beforeAll(async () => {
   original = Buffer.from(await got.Body!.transformToByteArray());
 });
 afterAll(async () => {
-  s3?.destroy();
   await app?.stop();
   await pdfs?.close();
 });

@@ -1,5 +1,4 @@
-import { DeleteObjectsCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
+import { DeleteObjectsCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
 import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
@@ -17,16 +16,10 @@ beforeAll(async () => {
   pdfs = await startPdfServer();
   pdfs.serve('/animals.pdf', { body: Buffer.from(await makeTextPdf(3, 8)) });
   app = await startTestApp();
-  s3 = new S3Client({
-    endpoint: app.endpoints.fauxqs,
-    region: LOCAL_REGION,
-    credentials: LOCAL_CREDENTIALS,
-    forcePathStyle: true,
-  });
+  ({ s3 } = app.clients());
   ({ token } = await app.signIn('lost@example.com'));
 });
 afterAll(async () => {
-  s3?.destroy();
   await app?.stop();
   await pdfs?.close();
 });

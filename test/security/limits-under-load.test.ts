@@ -1,12 +1,9 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { makeTextPdf } from '#test/helpers/make-pdf.ts';
 import { startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
 import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 import { postSse } from '#test/helpers/sse.ts';
 import { until } from '#test/helpers/until.ts';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
 import { UsageCounters } from '#shared/limits/usage-counters.ts';
 import { InFlightSlots } from '#shared/limits/in-flight-slots.ts';
 import { tokenCounter, utcDay } from '#shared/limits/user-limits.ts';
@@ -40,9 +37,7 @@ beforeAll(async () => {
       REPLIES_MAX_IN_FLIGHT_PER_USER: String(MAX_REPLIES),
     },
   });
-  const db = DynamoDBDocumentClient.from(
-    new DynamoDBClient({ endpoint: app.endpoints.dynamodb, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }),
-  );
+  const { db } = app.clients();
   counters = new UsageCounters(db, app.tableName);
   slots = new InFlightSlots(db, app.tableName);
 });

@@ -1,9 +1,7 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { fixturePdf } from '#test/helpers/make-pdf.ts';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
 import { UsageCounters } from '#shared/limits/usage-counters.ts';
 import { FileStorage } from '#shared/files/storage.ts';
 import { StorageQuota } from '#shared/files/storage-quota.ts';
@@ -28,17 +26,11 @@ beforeAll(async () => {
   const signedIn = await app.signIn('quota@example.com');
   token = signedIn.token;
   userId = signedIn.user.id;
-  const endpoint = { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
-  db = DynamoDBDocumentClient.from(new DynamoDBClient({ ...endpoint, endpoint: app.endpoints.dynamodb }));
-  s3 = new S3Client({ ...endpoint, endpoint: app.endpoints.fauxqs, forcePathStyle: true });
+  ({ db, s3 } = app.clients());
   pdf = await fixturePdf('hello-world.pdf');
   expect(pdf.byteLength).toBeLessThan(QUOTA / 2);
 });
-afterAll(async () => {
-  db?.destroy();
-  s3?.destroy();
-  await app?.stop();
-});
+afterAll(() => app?.stop());
 
 const upload = (size: number) =>
   app.request('POST', '/upload', { token, body: { fileName: 'q.pdf', contentType: 'application/pdf', size } });
