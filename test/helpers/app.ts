@@ -46,7 +46,10 @@ export const PER_USER_LIMITS_OFF = {
 };
 
 export async function startTestApp(
-  options: Partial<Pick<LocalRuntimeOptions, 'env' | 'pollers' | 'retryDelaySeconds' | 'onReady'>> = {},
+  options: Partial<Pick<LocalRuntimeOptions, 'env' | 'pollers' | 'retryDelaySeconds' | 'onReady'>> & {
+    /** Run the payment provider's stand-in (test/integration/payments.test.ts); off: orders carry `payment: null`. */
+    payments?: boolean;
+  } = {},
 ): Promise<TestApp> {
   const dynamodbEndpoint = process.env.TEST_DYNAMODB_ENDPOINT;
   const fauxqsEndpoint = process.env.TEST_FAUXQS_ENDPOINT;
@@ -62,6 +65,8 @@ export async function startTestApp(
     retryDelaySeconds: options.retryDelaySeconds ?? 0,
     ...(options.pollers !== undefined && { pollers: options.pollers }),
     ...(options.onReady && { onReady: options.onReady }),
+    // Undelivered webhooks are retried at once (the provider's waits are hours).
+    ...(options.payments && { paymentProvider: { retryDelaysMs: [50, 100, 200, 400, 800] } }),
     env: { LOG_LEVEL: 'SILENT', ...PER_USER_LIMITS_OFF, ...options.env },
   });
 

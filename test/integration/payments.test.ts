@@ -1,0 +1,282 @@
+import { startTestApp, type TestApp } from '#test/helpers/app.ts';
+import { payOrder, type PaymentProviderStandIn } from '#infra/local/payment-provider.ts';
+import { signatureHeader } from '#shared/payments/webhook-signature.ts';
+
+// Payments through the gateway against the provider's stand-in (its wire protocol, its signed
+// webhooks posted to the service): the intent made with the order, paying and declining, the
+// webhook's signature checks, events replayed and out of order, refunds on cancel, and an outage
+// while an order is placed. Every wait is for an event the stand-in saw acknowledged.
+
+let app: TestApp;
+let provider: PaymentProviderStandIn;
+let admin: string;
+let alice: { token: string; id: string };
+let lamp: { id: string };
+
+const PI = /^pi_\w+$/;
+
+beforeAll(async () => {
+  app = await startTestApp({ payments: true, env: { ADMIN_EMAILS: 'admin@example.com' } });
+  provider = app.paymentProvider!;
+  const [a, al] = await Promise.all([app.signIn('admin@example.com'), app.signIn('alice@example.com')]);
+  admin = a.token;
+  alice = { token: al.token, id: al.user.id };
+  const res = await app.request('POST', '/products', {
+    token: admin,
+    body: { name: 'Lamp', priceCents: 1250, currency: 'EUR' },
+  });
+  lamp = res.body;
+});
+afterAll(() => app?.stop());
+
+async function placeOrder(quantity = 1) {
+  const res = await app.request('POST', '/orders', {
+    token: alice.token,
+    body: { items: [{ productId: lamp.id, quantity }] },
+  });
+  expect(res.status).toBe(201);
+  return res.body;
+}
+
+const providerApi = () => ({ apiUrl: provider.url, secretKey: provider.secretKey });
+const readOrder = async (id: string, token = alice.token) =>
+  (await app.request('GET', `/orders/${id}`, { token })).body;
+
+/** The event of `type` about `intentId`, once the service acknowledged it. */
+const acknowledged = (type: string, intentId: string) =>
+  provider.acknowledged(
+    (e: any) => e.type === type && (e.data.object.id === intentId || e.data.object.payment_intent === intentId),
+  );
+const eventOf = (type: string, intentId: string) =>
+  provider.events.find((e) => e.type === type && JSON.parse(e.body).data.object.id === intentId)!;
+
+/** Posts a body to the webhook with the given Stripe-Signature (none: no header). */
+const postWebhook = (body: string, signature?: string) =>
+  app.request('POST', '/payments/webhook', {
+    rawBody: body,
+    headers: { 'content-type': 'application/json', ...(signature !== undefined && { 'stripe-signature': signature }) },
+  });
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+describe('POST /orders makes the payment intent', () => {
+  test('201 with the intent id and the payment; the intent at the provider is for the total, naming the order', async () => {
+    const order = await placeOrder(2);
+    expect(order.providerPaymentIntentId).toMatch(PI);
+    expect(order.payment).toEqual({
+      status: 'requires_payment',
+      amountCents: 2500,
+      currency: 'EUR',
+      clientSecret: expect.stringMatching(new RegExp(`^${order.providerPaymentIntentId}_secret_`)),
+    });
+    const intent = await fetch(`${provider.url}/v1/payment_intents/${order.providerPaymentIntentId}`, {
+      headers: { authorization: `Bearer ${provider.secretKey}` },
+    }).then((r) => r.json());
+    expect(intent).toMatchObject({ amount: 2500, currency: 'eur', metadata: { orderId: order.id } });
+
+    // The client secret is the owner's alone.
+    expect(await readOrder(order.id)).toEqual(order);
+    const asAdmin = await readOrder(order.id, admin);
+    expect(asAdmin.payment).toEqual({ status: 'requires_payment', amountCents: 2500, currency: 'EUR' });
+    const listed = (await app.request('GET', '/orders?limit=100', { token: admin })).body;
+    expect(listed.find((o: any) => o.id === order.id).payment.clientSecret).toBeUndefined();
+  });
+
+  test('a client-supplied providerPaymentIntentId is a 400, and no order is made', async () => {
+    const before = (await app.request('GET', '/orders?limit=100', { token: alice.token })).body.length;
+    const res = await app.request('POST', '/orders', {
+      token: alice.token,
+      body: { items: [{ productId: lamp.id, quantity: 1 }], providerPaymentIntentId: 'pi_3MtwBwLkdIwHu7ix28a3tqPa' },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([expect.objectContaining({ path: 'body' })]);
+    expect(res.body.errors[0].message).toMatch(/providerPaymentIntentId/);
+    expect((await app.request('GET', '/orders?limit=100', { token: alice.token })).body).toHaveLength(before);
+  });
+
+  test('a provider outage: 503 saying to try again, no order and no intent made', async () => {
+    const orders = async () => (await app.request('GET', '/orders?limit=100', { token: alice.token })).body.length;
+    const before = await orders();
+    const intentsBefore = provider.events.filter((e) => e.type === 'payment_intent.created').length;
+    provider.setOutage(500);
+    try {
+      const res = await app.request('POST', '/orders', {
+        token: alice.token,
+        body: { items: [{ productId: lamp.id, quantity: 1 }] },
+      });
+      expect(res.status).toBe(503);
+      expect(res.body).toEqual({ message: expect.stringMatching(/payment provider.*try again/) });
+      expect(res.headers.get('retry-after')).toBe('5');
+    } finally {
+      provider.setOutage(undefined);
+    }
+    expect(await orders()).toBe(before);
+    expect(provider.events.filter((e) => e.type === 'payment_intent.created')).toHaveLength(intentsBefore);
+    // Back up: orders are placed again.
+    expect((await placeOrder()).payment.status).toBe('requires_payment');
+  });
+});
+
+describe('paying', () => {
+  test('create and pay: the succeeded event marks the payment paid and moves the order to Processing', async () => {
+    const order = await placeOrder();
+    const paid = await payOrder(providerApi(), order.id);
+    expect(paid).toEqual({ intentId: order.providerPaymentIntentId, status: 'succeeded', declined: false });
+    const delivery = await acknowledged('payment_intent.succeeded', order.providerPaymentIntentId);
+    expect(JSON.parse(delivery.body)).toMatchObject({ data: { eventId: delivery.eventId, outcome: 'applied' } });
+    expect(await readOrder(order.id)).toMatchObject({ status: 'Processing', payment: { status: 'paid' } });
+    // Events the service does not act upon are acknowledged and ignored.
+    const created = await acknowledged('payment_intent.created', order.providerPaymentIntentId);
+    expect(JSON.parse(created.body).data.outcome).toBe('ignored');
+  });
+
+  test('a declined card: payment failed, the order stays New; another card then pays it', async () => {
+    const order = await placeOrder();
+    expect(await payOrder(providerApi(), order.id, { fail: true })).toMatchObject({ declined: true });
+    await acknowledged('payment_intent.payment_failed', order.providerPaymentIntentId);
+    expect(await readOrder(order.id)).toMatchObject({ status: 'New', payment: { status: 'failed' } });
+
+    await payOrder(providerApi(), order.id);
+    await acknowledged('payment_intent.succeeded', order.providerPaymentIntentId);
+    expect(await readOrder(order.id)).toMatchObject({ status: 'Processing', payment: { status: 'paid' } });
+  });
+
+  test('a replayed event is acknowledged and changes nothing', async () => {
+    const order = await placeOrder();
+    await payOrder(providerApi(), order.id);
+    await acknowledged('payment_intent.succeeded', order.providerPaymentIntentId);
+    const before = await readOrder(order.id);
+    const replay = await provider.deliver(eventOf('payment_intent.succeeded', order.providerPaymentIntentId).id);
+    expect(replay.status).toBe(200);
+    expect(JSON.parse(replay.body).data.outcome).toBe('already-applied');
+    expect(await readOrder(order.id)).toEqual(before);
+  });
+
+  test('a failure delivered after the success never moves the order back', async () => {
+    const order = await placeOrder();
+    provider.pauseDeliveries();
+    try {
+      await payOrder(providerApi(), order.id, { fail: true });
+      await payOrder(providerApi(), order.id);
+      const succeeded = await provider.deliver(eventOf('payment_intent.succeeded', order.providerPaymentIntentId).id);
+      expect(JSON.parse(succeeded.body).data.outcome).toBe('applied');
+      const failed = await provider.deliver(eventOf('payment_intent.payment_failed', order.providerPaymentIntentId).id);
+      expect(failed.status).toBe(200);
+      expect(JSON.parse(failed.body).data.outcome).toBe('ignored');
+    } finally {
+      provider.resumeDeliveries();
+    }
+    expect(await readOrder(order.id)).toMatchObject({ status: 'Processing', payment: { status: 'paid' } });
+  });
+});
+
+describe('the webhook checks the signature over the raw body', () => {
+  let body: string;
+  let orderId: string;
+  beforeAll(async () => {
+    const order = await placeOrder();
+    orderId = order.id;
+    provider.pauseDeliveries();
+    await payOrder(providerApi(), order.id);
+    body = eventOf('payment_intent.succeeded', order.providerPaymentIntentId).body;
+  });
+  afterAll(() => provider.resumeDeliveries());
+
+  const unpaid = async () =>
+    expect(await readOrder(orderId)).toMatchObject({ status: 'New', payment: { status: 'requires_payment' } });
+
+  test.each([
+    ['no Stripe-Signature', () => [body, undefined]],
+    [
+      'an altered body',
+      () => [
+        body.replace('"amount": 1250', '"amount": 1'),
+        signatureHeader(body, provider.webhookSecret, nowSeconds()),
+      ],
+    ],
+    [
+      'a stale signature (6 minutes old)',
+      () => [body, signatureHeader(body, provider.webhookSecret, nowSeconds() - 360)],
+    ],
+    ['another secret', () => [body, signatureHeader(body, 'whsec_someone_else', nowSeconds())]],
+    ['a malformed header', () => [body, 'v1=abc']],
+  ])('%s: 400, nothing applied', async (_what, make) => {
+    const [sent, signature] = make() as [string, string | undefined];
+    const res = await postWebhook(sent, signature);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({
+      success: false,
+      statusCode: 400,
+      message: expect.stringMatching(/Stripe-Signature/),
+      errors: [expect.objectContaining({ path: 'headers.stripe-signature' })],
+    });
+    await unpaid();
+  });
+
+  test('one of several v1 signatures (a secret being rolled) is enough', async () => {
+    const t = nowSeconds();
+    const wrong = signatureHeader(body, 'whsec_old', t).split(',')[1];
+    const res = await postWebhook(body, `${signatureHeader(body, provider.webhookSecret, t)},${wrong}`);
+    expect(res.status).toBe(200);
+    expect(await readOrder(orderId)).toMatchObject({ status: 'Processing', payment: { status: 'paid' } });
+  });
+});
+
+describe('cancelling and the status machine', () => {
+  test('an unpaid order cannot be moved to Processing or Shipped', async () => {
+    const order = await placeOrder();
+    const res = await app.request('PUT', `/orders/${order.id}`, { token: admin, body: { status: 'Processing' } });
+    expect(res.status).toBe(409);
+    expect(res.body.message).toMatch(/payment is requires_payment, not paid/);
+  });
+
+  test('cancelling a paid order refunds it once; the refunded event marks the payment refunded', async () => {
+    const order = await placeOrder();
+    await payOrder(providerApi(), order.id);
+    await acknowledged('payment_intent.succeeded', order.providerPaymentIntentId);
+
+    provider.setOutage(503);
+    const failing = await app.request('PUT', `/orders/${order.id}`, { token: admin, body: { status: 'Cancelled' } });
+    provider.setOutage(undefined);
+    expect(failing.status).toBe(503);
+    expect(failing.body.message).toMatch(/refund could not be requested yet; set Cancelled again/);
+
+    const retried = await app.request('PUT', `/orders/${order.id}`, { token: admin, body: { status: 'Cancelled' } });
+    expect(retried.status).toBe(200);
+    await acknowledged('charge.refunded', order.providerPaymentIntentId);
+    expect(await readOrder(order.id)).toMatchObject({ status: 'Cancelled', payment: { status: 'refunded' } });
+
+    const again = await app.request('PUT', `/orders/${order.id}`, { token: admin, body: { status: 'Cancelled' } });
+    expect(again.status).toBe(409);
+    const refunds = provider.events.filter(
+      (e) =>
+        e.type === 'charge.refunded' && JSON.parse(e.body).data.object.payment_intent === order.providerPaymentIntentId,
+    );
+    expect(refunds).toHaveLength(1);
+  });
+
+  test('cancelling an unpaid order cancels its intent, which can then not be paid', async () => {
+    const order = await placeOrder();
+    const res = await app.request('PUT', `/orders/${order.id}`, { token: admin, body: { status: 'Cancelled' } });
+    expect(res.status).toBe(200);
+    await acknowledged('payment_intent.canceled', order.providerPaymentIntentId);
+    expect(await readOrder(order.id)).toMatchObject({ status: 'Cancelled', payment: { status: 'canceled' } });
+    await expect(payOrder(providerApi(), order.id)).rejects.toThrow(/status of canceled/);
+  });
+
+  test('the admin list filters by payment status', async () => {
+    const paid = await placeOrder();
+    await payOrder(providerApi(), paid.id);
+    await acknowledged('payment_intent.succeeded', paid.providerPaymentIntentId);
+    const unpaid = await placeOrder();
+    const list = async (status: string) =>
+      (await app.request('GET', `/orders?limit=100&paymentStatus=${status}`, { token: admin })).body.map(
+        (o: any) => o.id,
+      );
+    const paidIds = await list('paid');
+    expect(paidIds).toContain(paid.id);
+    expect(paidIds).not.toContain(unpaid.id);
+    expect(await list('requires_payment')).toContain(unpaid.id);
+    const bad = await app.request('GET', '/orders?paymentStatus=maybe', { token: admin });
+    expect(bad.status).toBe(400);
+  });
+});
