@@ -19,5 +19,7 @@ const deps = {
 export const handler = httpHandler(
   httpRoutes['update-order'],
   { params: orderParams, body: updateOrderBody },
-  async ({ params, body }) => ({ data: await changeOrderStatus(deps, { id: params.id, status: body.status }) }),
+  async ({ params, body, user }) => ({
+    data: await changeOrderStatus(deps, { id: params.id, status: body.status, user }),
+  }),
 );

@@ -178,13 +178,15 @@ export async function listOrders(
  */
 export async function changeOrderStatus(
   { orders, clock, payments }: Pick<OrderDeps, 'orders' | 'clock' | 'payments'>,
-  { id, status: to }: { id: string; status: OrderStatus },
+  { id, status: to, user }: { id: string; status: OrderStatus; user: AuthUser },
 ): Promise<Order> {
+  // The admin sees the order as any admin does: without its owner's client secret.
+  const shown = (order: Order) => orderFor(user, order);
   const order = await orders.get(id, true);
   if (!order) throw notFound();
   if (order.status === 'Cancelled' && to === 'Cancelled' && order.payment?.status === 'paid') {
     await settleCancelled({ payments }, order);
-    return order;
+    return shown(order);
   }
   assertCanMove(order.status, to);
   if (order.payment && order.payment.status !== 'paid' && NEEDS_PAYMENT.includes(to)) {
@@ -196,7 +198,7 @@ export async function changeOrderStatus(
   const result = await orders.changeStatus(id, order.status, to, isoNow(clock), order.payment?.status);
   if (result.outcome === 'changed') {
     if (to === 'Cancelled') await settleCancelled({ payments }, result.order);
-    return result.order;
+    return shown(result.order);
   }
   const now = await orders.get(id, true);
   if (!now) throw notFound();

@@ -451,7 +451,7 @@ describe('PUT /orders/{id}', () => {
       // Processing → Cancelled is allowed on its own; it is the lost race that refuses it.
       const error = await changeOrderStatus(
         { orders: interleaved, clock: systemClock },
-        { id: order.id, status: 'Cancelled' },
+        { id: order.id, status: 'Cancelled', user: { id: 'an-admin', role: 'admin' } },
       ).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ConflictError);
       expect((error as ConflictError).message).toBe(

@@ -1,4 +1,5 @@
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
+import { until } from '#test/helpers/until.ts';
 import { payOrder, type PaymentProviderStandIn } from '#infra/local/payment-provider.ts';
 import { signatureHeader } from '#shared/payments/webhook-signature.ts';
 
@@ -116,6 +117,23 @@ describe('POST /orders makes the payment intent', () => {
   });
 });
 
+describe('the provider refuses', () => {
+  test('an amount below its minimum: a 400 the client can act on, and no order', async () => {
+    const cheap = await app.request('POST', '/products', {
+      token: admin,
+      body: { name: 'Sticker', priceCents: 10, currency: 'EUR' },
+    });
+    const res = await app.request('POST', '/orders', {
+      token: alice.token,
+      body: { items: [{ productId: cheap.body.id, quantity: 1 }] },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.message).toMatch(/payment provider cannot take this amount/);
+    const mine = (await app.request('GET', '/orders?limit=100', { token: alice.token })).body;
+    expect(mine.some((o: any) => o.items[0].productId === cheap.body.id)).toBe(false);
+  });
+});
+
 describe('paying', () => {
   test('create and pay: the succeeded event marks the payment paid and moves the order to Processing', async () => {
     const order = await placeOrder();
@@ -137,6 +155,21 @@ describe('paying', () => {
 
     await payOrder(providerApi(), order.id);
     await acknowledged('payment_intent.succeeded', order.providerPaymentIntentId);
+    expect(await readOrder(order.id)).toMatchObject({ status: 'Processing', payment: { status: 'paid' } });
+  });
+
+  test('a delivery the service did not acknowledge is retried until it is', async () => {
+    const order = await placeOrder();
+    provider.setWebhookUrl(`${app.url}/payments/nowhere`); // the gateway answers 404
+    await payOrder(providerApi(), order.id);
+    const intentId = order.providerPaymentIntentId;
+    await until('a refused delivery of payment_intent.succeeded', () =>
+      provider.deliveries.some(
+        (d) => d.status === 404 && d.eventId === eventOf('payment_intent.succeeded', intentId)?.id,
+      ),
+    );
+    provider.setWebhookUrl(`${app.url}/payments/webhook`);
+    await acknowledged('payment_intent.succeeded', intentId);
     expect(await readOrder(order.id)).toMatchObject({ status: 'Processing', payment: { status: 'paid' } });
   });
 
@@ -242,6 +275,7 @@ describe('cancelling and the status machine', () => {
 
     const retried = await app.request('PUT', `/orders/${order.id}`, { token: admin, body: { status: 'Cancelled' } });
     expect(retried.status).toBe(200);
+    expect(retried.body.payment).toEqual({ status: 'paid', amountCents: 1250, currency: 'EUR' }); // no client secret for the admin
     await acknowledged('charge.refunded', order.providerPaymentIntentId);
     expect(await readOrder(order.id)).toMatchObject({ status: 'Cancelled', payment: { status: 'refunded' } });
 
@@ -261,6 +295,27 @@ describe('cancelling and the status machine', () => {
     await acknowledged('payment_intent.canceled', order.providerPaymentIntentId);
     expect(await readOrder(order.id)).toMatchObject({ status: 'Cancelled', payment: { status: 'canceled' } });
     await expect(payOrder(providerApi(), order.id)).rejects.toThrow(/status of canceled/);
+  });
+
+  test('a payment that lands after the order was cancelled is refunded', async () => {
+    const order = await placeOrder();
+    provider.pauseDeliveries();
+    try {
+      await payOrder(providerApi(), order.id);
+      // The intent is paid already: cancelling it at the provider fails, the order is cancelled all the same.
+      const cancelled = await app.request('PUT', `/orders/${order.id}`, {
+        token: admin,
+        body: { status: 'Cancelled' },
+      });
+      expect(cancelled.status).toBe(200);
+      expect(cancelled.body).toMatchObject({ status: 'Cancelled', payment: { status: 'requires_payment' } });
+      const succeeded = await provider.deliver(eventOf('payment_intent.succeeded', order.providerPaymentIntentId).id);
+      expect(JSON.parse(succeeded.body).data.outcome).toBe('applied');
+    } finally {
+      provider.resumeDeliveries();
+    }
+    await acknowledged('charge.refunded', order.providerPaymentIntentId);
+    expect(await readOrder(order.id)).toMatchObject({ status: 'Cancelled', payment: { status: 'refunded' } });
   });
 
   test('the admin list filters by payment status', async () => {
