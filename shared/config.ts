@@ -224,8 +224,11 @@ function conflictsOf(settings: Config): string[] {
   if (settings.AI_PROVIDER === 'openai' && !settings.OPENAI_API_KEY && !settings.OPENAI_API_KEY_SECRET_ARN) {
     out.push('AI_PROVIDER: openai needs OPENAI_API_KEY (or OPENAI_API_KEY_SECRET_ARN)');
   }
-  if (!settings.PAYMENTS_SECRET_KEY !== !settings.PAYMENTS_WEBHOOK_SECRET) {
-    out.push('PAYMENTS_SECRET_KEY and PAYMENTS_WEBHOOK_SECRET go together (set both, or neither)');
+  if (settings.PAYMENTS_SECRET_KEY && !settings.PAYMENTS_WEBHOOK_SECRET) {
+    out.push('PAYMENTS_SECRET_KEY: needs PAYMENTS_WEBHOOK_SECRET too (both, or neither)');
+  }
+  if (settings.PAYMENTS_WEBHOOK_SECRET && !settings.PAYMENTS_SECRET_KEY) {
+    out.push('PAYMENTS_WEBHOOK_SECRET: needs PAYMENTS_SECRET_KEY too (both, or neither)');
   }
   if (
     settings.BEDROCK_EMBEDDING_DIMENSIONS &&

@@ -24,6 +24,8 @@ export const DECLINED_CARD = 'pm_card_chargeDeclined';
 export interface LocalPaymentsFile {
   secretKey: string;
   webhookSecret: string;
+  /** What a browser holds (the provider's publishable key): it may only confirm an intent whose client secret it has. */
+  publishableKey?: string;
   /** Where the stand-in of the running npm start listens (changes with each start). */
   apiUrl?: string;
 }
@@ -47,6 +49,7 @@ export interface Delivery {
 export interface PaymentProviderStandIn {
   url: string;
   secretKey: string;
+  publishableKey: string;
   webhookSecret: string;
   /** Where events are posted (the service's POST /payments/webhook); none: they wait. */
   setWebhookUrl(url: string): void;
@@ -79,12 +82,16 @@ const randomId = (prefix: string, length = 24) =>
   `${prefix}_${randomBytes(length).toString('base64url').replace(/[-_]/g, '').slice(0, length).padEnd(length, '0')}`;
 
 /** The stand-in's keys: those kept in dataDir (made the first time). */
-async function keysIn(dataDir: string | undefined): Promise<LocalPaymentsFile> {
-  const fresh = { secretKey: randomId('sk_test', 32), webhookSecret: randomId('whsec', 32) };
+async function keysIn(dataDir: string | undefined): Promise<Required<Omit<LocalPaymentsFile, 'apiUrl'>>> {
+  const fresh = {
+    secretKey: randomId('sk_test', 32),
+    webhookSecret: randomId('whsec', 32),
+    publishableKey: randomId('pk_test', 32),
+  };
   if (!dataDir) return fresh;
   try {
     const kept = JSON.parse(await readFile(join(dataDir, LOCAL_PAYMENTS_FILE), 'utf8')) as LocalPaymentsFile;
-    if (kept.secretKey && kept.webhookSecret) return kept;
+    if (kept.secretKey && kept.webhookSecret) return { ...fresh, ...kept };
   } catch {
     // none yet (or unreadable): new keys
   }
@@ -231,151 +238,168 @@ export async function startPaymentProvider(options: PaymentProviderOptions = {})
     });
   }
 
-  const routes: [string, RegExp, (params: Json, match: RegExpExecArray, key: string | undefined) => [number, Json]][] =
+  type Handler = (
+    params: Json,
+    match: RegExpExecArray,
+    key: string | undefined,
+    /** Called with the publishable key (a browser holding a client secret), not the secret key. */
+    publishable: boolean,
+  ) => [number, Json];
+  /** Method, path, handler, and whether a publishable key may call it (confirming, with the client secret). */
+  const routes: [string, RegExp, Handler, boolean?][] = [
     [
-      [
-        'POST',
-        /^\/v1\/payment_intents$/,
-        (params, _m, key) => {
-          const amount = Number(params.amount);
-          if (params.amount === undefined)
-            throw invalid('Missing required param: amount.', 'parameter_missing', 'amount');
-          if (!Number.isInteger(amount) || amount < 1)
-            throw invalid('Invalid integer: amount', 'parameter_invalid_integer', 'amount');
-          if (typeof params.currency !== 'string' || !/^[a-z]{3}$/.test(params.currency))
-            throw invalid('Missing required param: currency.', 'parameter_missing', 'currency');
-          if (amount < 50) throw invalid(`Amount must be at least 50 cents`, 'amount_too_small', 'amount');
-          if (amount > 99_999_999)
-            throw invalid('Amount must be no more than 999,999.99', 'amount_too_large', 'amount');
-          const id = randomId('pi');
-          const intent: Json = {
-            id,
-            object: 'payment_intent',
-            amount,
-            amount_received: 0,
-            currency: params.currency,
-            client_secret: `${id}_secret_${randomId('x', 25).slice(2)}`,
-            created: now(),
-            latest_charge: null,
-            last_payment_error: null,
-            livemode: false,
-            metadata: (params.metadata as Json | undefined) ?? {},
-            payment_method: null,
-            status: 'requires_payment_method',
+      'POST',
+      /^\/v1\/payment_intents$/,
+      (params, _m, key) => {
+        const amount = Number(params.amount);
+        if (params.amount === undefined)
+          throw invalid('Missing required param: amount.', 'parameter_missing', 'amount');
+        if (!Number.isInteger(amount) || amount < 1)
+          throw invalid('Invalid integer: amount', 'parameter_invalid_integer', 'amount');
+        if (typeof params.currency !== 'string' || !/^[a-z]{3}$/.test(params.currency))
+          throw invalid('Missing required param: currency.', 'parameter_missing', 'currency');
+        if (amount < 50) throw invalid(`Amount must be at least 50 cents`, 'amount_too_small', 'amount');
+        if (amount > 99_999_999) throw invalid('Amount must be no more than 999,999.99', 'amount_too_large', 'amount');
+        const id = randomId('pi');
+        const intent: Json = {
+          id,
+          object: 'payment_intent',
+          amount,
+          amount_received: 0,
+          currency: params.currency,
+          client_secret: `${id}_secret_${randomId('x', 25).slice(2)}`,
+          created: now(),
+          latest_charge: null,
+          last_payment_error: null,
+          livemode: false,
+          metadata: (params.metadata as Json | undefined) ?? {},
+          payment_method: null,
+          status: 'requires_payment_method',
+        };
+        intents.set(id, intent);
+        emit('payment_intent.created', intent, { idempotencyKey: key });
+        return [200, intent];
+      },
+    ],
+    [
+      'GET',
+      /^\/v1\/payment_intents\/search$/,
+      (params) => {
+        // The search language's one query the tools need: metadata['key']:'value'.
+        const query = /^metadata\['(\w+)'\]:'([^']*)'$/.exec(String(params.query ?? ''));
+        if (!query) throw invalid('Invalid search query', 'parameter_invalid_string', 'query');
+        const data = [...intents.values()].filter((i) => (i.metadata as Json)[query[1]!] === query[2]);
+        return [
+          200,
+          { object: 'search_result', data, has_more: false, next_page: null, url: '/v1/payment_intents/search' },
+        ];
+      },
+    ],
+    ['GET', /^\/v1\/payment_intents\/(pi_\w+)$/, (_p, m) => [200, intentOf(m[1]!)]],
+    [
+      'POST',
+      /^\/v1\/payment_intents\/(pi_\w+)\/confirm$/,
+      (params, m, key, publishable) => {
+        const intent = intentOf(m[1]!);
+        // With the publishable key (a browser), the intent's client secret is the credential.
+        if (publishable && params.client_secret !== intent.client_secret) {
+          throw invalid(
+            'The client_secret provided does not match the client_secret associated with the PaymentIntent.',
+            'payment_intent_invalid_parameter',
+            'client_secret',
+          );
+        }
+        if (intent.status !== 'requires_payment_method' && intent.status !== 'requires_confirmation')
+          throw unexpectedState(intent, 'confirm');
+        const method = String(params.payment_method ?? '');
+        if (method !== SUCCEEDING_CARD && method !== DECLINED_CARD)
+          throw invalid(`No such PaymentMethod: '${method}'`, 'resource_missing', 'payment_method');
+        intent.payment_method = method;
+        if (method === DECLINED_CARD) {
+          const error = {
+            type: 'card_error',
+            code: 'card_declined',
+            decline_code: 'generic_decline',
+            message: 'Your card was declined.',
           };
-          intents.set(id, intent);
-          emit('payment_intent.created', intent, { idempotencyKey: key });
-          return [200, intent];
-        },
-      ],
-      [
-        'GET',
-        /^\/v1\/payment_intents\/search$/,
-        (params) => {
-          // The search language's one query the tools need: metadata['key']:'value'.
-          const query = /^metadata\['(\w+)'\]:'([^']*)'$/.exec(String(params.query ?? ''));
-          if (!query) throw invalid('Invalid search query', 'parameter_invalid_string', 'query');
-          const data = [...intents.values()].filter((i) => (i.metadata as Json)[query[1]!] === query[2]);
-          return [
-            200,
-            { object: 'search_result', data, has_more: false, next_page: null, url: '/v1/payment_intents/search' },
-          ];
-        },
-      ],
-      ['GET', /^\/v1\/payment_intents\/(pi_\w+)$/, (_p, m) => [200, intentOf(m[1]!)]],
-      [
-        'POST',
-        /^\/v1\/payment_intents\/(pi_\w+)\/confirm$/,
-        (params, m, key) => {
-          const intent = intentOf(m[1]!);
-          if (intent.status !== 'requires_payment_method' && intent.status !== 'requires_confirmation')
-            throw unexpectedState(intent, 'confirm');
-          const method = String(params.payment_method ?? '');
-          if (method !== SUCCEEDING_CARD && method !== DECLINED_CARD)
-            throw invalid(`No such PaymentMethod: '${method}'`, 'resource_missing', 'payment_method');
-          intent.payment_method = method;
-          if (method === DECLINED_CARD) {
-            const error = {
-              type: 'card_error',
-              code: 'card_declined',
-              decline_code: 'generic_decline',
-              message: 'Your card was declined.',
-            };
-            Object.assign(intent, { status: 'requires_payment_method', last_payment_error: error });
-            emit('payment_intent.payment_failed', intent, { idempotencyKey: key });
-            throw new ApiError(402, { ...error, payment_intent: intent });
-          }
-          const charge: Json = {
-            id: randomId('ch'),
-            object: 'charge',
-            amount: intent.amount,
-            amount_refunded: 0,
-            currency: intent.currency,
-            paid: true,
-            payment_intent: intent.id,
-            refunded: false,
-            status: 'succeeded',
-          };
-          charges.set(charge.id as string, charge);
-          Object.assign(intent, {
-            status: 'succeeded',
-            amount_received: intent.amount,
-            latest_charge: charge.id,
-            last_payment_error: null,
-          });
-          emit('charge.succeeded', charge, { idempotencyKey: key });
-          emit('payment_intent.succeeded', intent, { idempotencyKey: key });
-          return [200, intent];
-        },
-      ],
-      [
-        'POST',
-        /^\/v1\/payment_intents\/(pi_\w+)\/cancel$/,
-        (_p, m, key) => {
-          const intent = intentOf(m[1]!);
-          if (intent.status === 'succeeded' || intent.status === 'canceled') throw unexpectedState(intent, 'cancel');
-          Object.assign(intent, { status: 'canceled', canceled_at: now() });
-          emit('payment_intent.canceled', intent, { idempotencyKey: key });
-          return [200, intent];
-        },
-      ],
-      [
-        'POST',
-        /^\/v1\/refunds$/,
-        (params, _m, key) => {
-          if (typeof params.payment_intent !== 'string')
-            throw invalid('Missing required param: payment_intent.', 'parameter_missing', 'payment_intent');
-          const intent = intentOf(params.payment_intent);
-          const charge = charges.get(String(intent.latest_charge));
-          if (!charge) {
-            throw invalid(
-              `This PaymentIntent (${intent.id}) does not have a successful charge to refund.`,
-              'charge_not_refundable',
-            );
-          }
-          if (charge.refunded) {
-            throw invalid(`Charge ${charge.id} has already been refunded.`, 'charge_already_refunded');
-          }
-          Object.assign(charge, { refunded: true, amount_refunded: charge.amount });
-          const refund = {
-            id: randomId('re'),
-            object: 'refund',
-            amount: charge.amount,
-            charge: charge.id,
-            currency: charge.currency,
-            payment_intent: intent.id,
-            status: 'succeeded',
-          };
-          emit('charge.refunded', charge, { idempotencyKey: key });
-          emit('refund.created', refund, { idempotencyKey: key });
-          return [200, refund];
-        },
-      ],
-    ];
+          Object.assign(intent, { status: 'requires_payment_method', last_payment_error: error });
+          emit('payment_intent.payment_failed', intent, { idempotencyKey: key });
+          throw new ApiError(402, { ...error, payment_intent: intent });
+        }
+        const charge: Json = {
+          id: randomId('ch'),
+          object: 'charge',
+          amount: intent.amount,
+          amount_refunded: 0,
+          currency: intent.currency,
+          paid: true,
+          payment_intent: intent.id,
+          refunded: false,
+          status: 'succeeded',
+        };
+        charges.set(charge.id as string, charge);
+        Object.assign(intent, {
+          status: 'succeeded',
+          amount_received: intent.amount,
+          latest_charge: charge.id,
+          last_payment_error: null,
+        });
+        emit('charge.succeeded', charge, { idempotencyKey: key });
+        emit('payment_intent.succeeded', intent, { idempotencyKey: key });
+        return [200, intent];
+      },
+      true,
+    ],
+    [
+      'POST',
+      /^\/v1\/payment_intents\/(pi_\w+)\/cancel$/,
+      (_p, m, key) => {
+        const intent = intentOf(m[1]!);
+        if (intent.status === 'succeeded' || intent.status === 'canceled') throw unexpectedState(intent, 'cancel');
+        Object.assign(intent, { status: 'canceled', canceled_at: now() });
+        emit('payment_intent.canceled', intent, { idempotencyKey: key });
+        return [200, intent];
+      },
+    ],
+    [
+      'POST',
+      /^\/v1\/refunds$/,
+      (params, _m, key) => {
+        if (typeof params.payment_intent !== 'string')
+          throw invalid('Missing required param: payment_intent.', 'parameter_missing', 'payment_intent');
+        const intent = intentOf(params.payment_intent);
+        const charge = charges.get(String(intent.latest_charge));
+        if (!charge) {
+          throw invalid(
+            `This PaymentIntent (${intent.id}) does not have a successful charge to refund.`,
+            'charge_not_refundable',
+          );
+        }
+        if (charge.refunded) {
+          throw invalid(`Charge ${charge.id} has already been refunded.`, 'charge_already_refunded');
+        }
+        Object.assign(charge, { refunded: true, amount_refunded: charge.amount });
+        const refund = {
+          id: randomId('re'),
+          object: 'refund',
+          amount: charge.amount,
+          charge: charge.id,
+          currency: charge.currency,
+          payment_intent: intent.id,
+          status: 'succeeded',
+        };
+        emit('charge.refunded', charge, { idempotencyKey: key });
+        emit('refund.created', refund, { idempotencyKey: key });
+        return [200, refund];
+      },
+    ],
+  ];
 
   function answer(res: ServerResponse, status: number, body: string, replayed = false) {
     res.writeHead(status, {
       'content-type': 'application/json',
+      // Like the provider's API: browsers call it with the publishable key (the playground does).
+      'access-control-allow-origin': '*',
       'request-id': randomId('req', 14),
       ...(replayed && { 'idempotent-replayed': 'true' }),
     });
@@ -389,6 +413,15 @@ export async function startPaymentProvider(options: PaymentProviderOptions = {})
     const url = new URL(req.url ?? '/', 'http://localhost');
     const method = req.method ?? 'GET';
     const errorBody = (e: ApiError['body']) => JSON.stringify({ error: e }, null, 2);
+    if (method === 'OPTIONS') {
+      res.writeHead(204, {
+        'access-control-allow-origin': '*',
+        'access-control-allow-methods': 'GET, POST, DELETE',
+        'access-control-allow-headers': 'authorization, content-type, idempotency-key, stripe-version',
+        'access-control-max-age': '300',
+      });
+      return res.end();
+    }
     if (outage) {
       return answer(
         res,
@@ -396,7 +429,9 @@ export async function startPaymentProvider(options: PaymentProviderOptions = {})
         errorBody({ type: 'api_error', message: 'An unknown error occurred (stand-in outage)' }),
       );
     }
-    if (req.headers.authorization !== `Bearer ${keys.secretKey}`) {
+    const route = routes.find(([m, pattern]) => m === method && pattern.test(url.pathname));
+    const publishable = req.headers.authorization === `Bearer ${keys.publishableKey}` && route?.[3] === true;
+    if (req.headers.authorization !== `Bearer ${keys.secretKey}` && !publishable) {
       const given = /^Bearer (.*)$/.exec(req.headers.authorization ?? '')?.[1];
       return answer(
         res,
@@ -409,7 +444,6 @@ export async function startPaymentProvider(options: PaymentProviderOptions = {})
         }),
       );
     }
-    const route = routes.find(([m, pattern]) => m === method && pattern.test(url.pathname));
     if (!route) {
       return answer(
         res,
@@ -440,7 +474,7 @@ export async function startPaymentProvider(options: PaymentProviderOptions = {})
     let status: number;
     let body: string;
     try {
-      const [ok, object] = route[2](params, route[1].exec(url.pathname)!, key);
+      const [ok, object] = route[2](params, route[1].exec(url.pathname)!, key, publishable);
       [status, body] = [ok, JSON.stringify(object, null, 2)];
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
@@ -462,7 +496,7 @@ export async function startPaymentProvider(options: PaymentProviderOptions = {})
     // Written whole, then renamed: a reader never sees half a file.
     await mkdir(options.dataDir, { recursive: true });
     const file = join(options.dataDir, LOCAL_PAYMENTS_FILE);
-    const saved: LocalPaymentsFile = { secretKey: keys.secretKey, webhookSecret: keys.webhookSecret, apiUrl: url };
+    const saved: LocalPaymentsFile = { ...keys, apiUrl: url };
     await writeFile(`${file}.tmp`, `${JSON.stringify(saved, null, 2)}\n`, { mode: 0o600 });
     await rename(`${file}.tmp`, file);
   }
@@ -470,6 +504,7 @@ export async function startPaymentProvider(options: PaymentProviderOptions = {})
   return {
     url,
     secretKey: keys.secretKey,
+    publishableKey: keys.publishableKey,
     webhookSecret: keys.webhookSecret,
     events,
     deliveries,

@@ -66,7 +66,7 @@ export async function startTestApp(
     ...(options.pollers !== undefined && { pollers: options.pollers }),
     ...(options.onReady && { onReady: options.onReady }),
     // Undelivered webhooks are retried at once (the provider's waits are hours).
-    ...(options.payments && { paymentProvider: { retryDelaysMs: [50, 100, 200, 400, 800] } }),
+    ...(options.payments && { paymentProvider: { dataDir, retryDelaysMs: [50, 100, 200, 400, 800] } }),
     env: { LOG_LEVEL: 'SILENT', ...PER_USER_LIMITS_OFF, ...options.env },
   });
 

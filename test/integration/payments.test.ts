@@ -158,6 +158,34 @@ describe('paying', () => {
     expect(await readOrder(order.id)).toMatchObject({ status: 'Processing', payment: { status: 'paid' } });
   });
 
+  test("a browser pays as the playground does: the provider's publishable key and the order's client secret", async () => {
+    const order = await placeOrder();
+    const config = await fetch(new URL('/local-payments/config', app.url));
+    expect(config.status).toBe(200);
+    const { apiUrl, publishableKey } = (await config.json()) as { apiUrl: string; publishableKey: string };
+    expect(apiUrl).toBe(provider.url);
+    expect(publishableKey).toMatch(/^pk_test_/);
+    const confirm = (clientSecret: string) =>
+      fetch(`${apiUrl}/v1/payment_intents/${order.providerPaymentIntentId}/confirm`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${publishableKey}`, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ client_secret: clientSecret, payment_method: 'pm_card_visa' }),
+      });
+    // The publishable key alone pays nothing: another intent's secret is refused, and it makes no intent.
+    expect((await confirm(`${order.providerPaymentIntentId}_secret_guessed`)).status).toBe(400);
+    const made = await fetch(`${apiUrl}/v1/payment_intents`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${publishableKey}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'amount=100&currency=eur',
+    });
+    expect(made.status).toBe(401);
+    const paid = await confirm(order.payment.clientSecret);
+    expect(paid.status).toBe(200);
+    expect(paid.headers.get('access-control-allow-origin')).toBe('*');
+    await acknowledged('payment_intent.succeeded', order.providerPaymentIntentId);
+    expect(await readOrder(order.id)).toMatchObject({ status: 'Processing', payment: { status: 'paid' } });
+  });
+
   test('a delivery the service did not acknowledge is retried until it is', async () => {
     const order = await placeOrder();
     provider.setWebhookUrl(`${app.url}/payments/nowhere`); // the gateway answers 404
