@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { signatureHeader } from '#shared/payments/webhook-signature.ts';
@@ -14,10 +15,20 @@ import { signatureHeader } from '#shared/payments/webhook-signature.ts';
 // while the service does not answer 2xx. Cards are the provider's test payment methods:
 // `pm_card_visa` pays, `pm_card_chargeDeclined` is declined.
 //
-// The intents live in memory (a restart forgets them); the keys are kept in
-// DATA_DIR/local-payments.json, with the stand-in's URL for `npm run pay`.
+// With a DATA_DIR (npm start), the keys are kept in DATA_DIR/local-payments.json, with the
+// stand-in's URL for `npm run pay`, and its intents, charges, idempotency keys and the events not
+// yet acknowledged in DATA_DIR/local-payments-state.json, written after every change: a restart
+// loses no payment, and delivers what it had not delivered.
 
 export const LOCAL_PAYMENTS_FILE = 'local-payments.json';
+const STATE_FILE = 'local-payments-state.json';
+
+interface SavedState {
+  intents: Json[];
+  charges: Json[];
+  idempotent: [string, { fingerprint: string; status: number; body: string }][];
+  unacknowledged: ProviderEvent[];
+}
 export const SUCCEEDING_CARD = 'pm_card_visa';
 export const DECLINED_CARD = 'pm_card_chargeDeclined';
 
@@ -129,18 +140,37 @@ const invalid = (message: string, code?: string, param?: string) =>
 export async function startPaymentProvider(options: PaymentProviderOptions = {}): Promise<PaymentProviderStandIn> {
   const keys = await keysIn(options.dataDir);
   const retryDelays = options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
-  const intents = new Map<string, Json>();
-  const charges = new Map<string, Json>();
-  const idempotent = new Map<string, { fingerprint: string; status: number; body: string }>();
-  const events: ProviderEvent[] = [];
+  const statePath = options.dataDir && join(options.dataDir, STATE_FILE);
+  const saved = statePath
+    ? ((await readFile(statePath, 'utf8').then(JSON.parse, () => undefined)) as SavedState | undefined)
+    : undefined;
+  const intents = new Map<string, Json>(saved?.intents.map((i) => [String(i.id), i]));
+  const charges = new Map<string, Json>(saved?.charges.map((c) => [String(c.id), c]));
+  const idempotent = new Map<string, { fingerprint: string; status: number; body: string }>(saved?.idempotent);
+  /** Events made and not yet acknowledged by the service (kept across restarts, delivered again). */
+  const unacknowledged = new Map<string, ProviderEvent>(saved?.unacknowledged.map((e) => [e.id, e]));
+  const events: ProviderEvent[] = [...unacknowledged.values()];
   const deliveries: Delivery[] = [];
   const waiters: { match: (event: Json) => boolean; resolve: (d: Delivery) => void }[] = [];
   let webhookUrl: string | undefined;
   let outage: number | undefined;
   let paused = false;
   let closed = false;
-  const queue: ProviderEvent[] = [];
+  const queue: ProviderEvent[] = [...unacknowledged.values()];
   let pumping = false;
+
+  /** Writes the state whole, then renames it into place (a reader, or a crash, never sees half of it). */
+  function save() {
+    if (!statePath) return;
+    const state: SavedState = {
+      intents: [...intents.values()],
+      charges: [...charges.values()],
+      idempotent: [...idempotent],
+      unacknowledged: [...unacknowledged.values()],
+    };
+    writeFileSync(`${statePath}.tmp`, JSON.stringify(state));
+    renameSync(`${statePath}.tmp`, statePath);
+  }
   const timers = new Set<NodeJS.Timeout>();
 
   const now = () => Math.floor(Date.now() / 1000);
@@ -164,6 +194,7 @@ export async function startPaymentProvider(options: PaymentProviderOptions = {})
     }
     deliveries.push(delivery);
     if (typeof delivery.status === 'number' && delivery.status < 300) {
+      if (unacknowledged.delete(event.id)) save();
       const parsed = JSON.parse(event.body) as Json;
       for (const waiter of [...waiters]) {
         if (waiter.match(parsed)) {
@@ -212,6 +243,7 @@ export async function startPaymentProvider(options: PaymentProviderOptions = {})
     };
     const made = { id: event.id, type, body: JSON.stringify(event, null, 2) };
     events.push(made);
+    unacknowledged.set(made.id, made);
     queue.push(made);
     void pump();
   }
@@ -481,6 +513,7 @@ export async function startPaymentProvider(options: PaymentProviderOptions = {})
       [status, body] = [err.status, errorBody(err.body)];
     }
     if (key) idempotent.set(key, { fingerprint, status, body });
+    if (method === 'POST') save();
     answer(res, status, body);
   }
 

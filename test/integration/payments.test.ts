@@ -1,7 +1,13 @@
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { until } from '#test/helpers/until.ts';
-import { payOrder, type PaymentProviderStandIn } from '#infra/local/payment-provider.ts';
-import { signatureHeader } from '#shared/payments/webhook-signature.ts';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { payOrder, startPaymentProvider, type PaymentProviderStandIn } from '#infra/local/payment-provider.ts';
+import { PaymentProviderApi } from '#shared/payments/provider-api.ts';
+import { signatureHeader, verifySignature } from '#shared/payments/webhook-signature.ts';
 
 // Payments through the gateway against the provider's stand-in (its wire protocol, its signed
 // webhooks posted to the service): the intent made with the order, paying and declining, the
@@ -361,5 +367,54 @@ describe('cancelling and the status machine', () => {
     expect(await list('requires_payment')).toContain(unpaid.id);
     const bad = await app.request('GET', '/orders?paymentStatus=maybe', { token: admin });
     expect(bad.status).toBe(400);
+  });
+});
+
+describe('the stand-in under npm start keeps its state in DATA_DIR', () => {
+  test('a restart keeps keys, intents and idempotency keys, and delivers the events it had not delivered', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'payments-state-'));
+    try {
+      const first = await startPaymentProvider({ dataDir });
+      const api = (standIn: PaymentProviderStandIn) =>
+        new PaymentProviderApi({ baseUrl: standIn.url, secretKey: async () => standIn.secretKey, timeoutMs: 5_000 });
+      const input = { amountCents: 1250, currency: 'EUR', orderId: 'o9r4d2e7r1s5t8u3v6w0x4yz', idempotencyKey: 'k-1' };
+      const intent = await api(first).createIntent(input);
+      await first.close(); // no webhook URL yet: payment_intent.created was never delivered
+
+      const second = await startPaymentProvider({ dataDir });
+      try {
+        expect([second.secretKey, second.webhookSecret]).toEqual([first.secretKey, first.webhookSecret]);
+        expect(await api(second).createIntent(input)).toEqual(intent); // the same key answers the same intent
+        // A receiver of its own that checks the signature as the service does (the app's secret is another stand-in's).
+        const received: string[] = [];
+        const receiver = createServer((req, res) => {
+          const chunks: Buffer[] = [];
+          req.on('data', (c: Buffer) => chunks.push(c));
+          req.on('end', () => {
+            const body = Buffer.concat(chunks);
+            try {
+              verifySignature(body, req.headers['stripe-signature'] as string, second.webhookSecret, nowSeconds());
+              received.push(JSON.parse(body.toString('utf8')).type);
+              res.writeHead(200).end('{}');
+            } catch {
+              res.writeHead(400).end('{}');
+            }
+          });
+        });
+        await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+        try {
+          second.setWebhookUrl(`http://127.0.0.1:${(receiver.address() as AddressInfo).port}/`);
+          await second.acknowledged((e: any) => e.type === 'payment_intent.created' && e.data.object.id === intent.id);
+          expect(received).toEqual(['payment_intent.created']);
+        } finally {
+          receiver.closeAllConnections();
+          await new Promise((resolve) => receiver.close(resolve));
+        }
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
   });
 });
