@@ -1,16 +1,25 @@
 import { httpRoutes } from '#infra/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { systemClock } from '#shared/clock.ts';
+import { config } from '#shared/config.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
+import { paymentsOf } from '#shared/payments/payment-keys.ts';
 import { OrderRepository } from '#shared/orders/order-repository.ts';
 import { changeOrderStatus } from '#shared/orders/order-service.ts';
 import { orderParams, updateOrderBody } from '#shared/orders/schemas.ts';
 
-// PUT /orders/{id} (admin): move the order to another status along the status machine.
-const deps = { orders: new OrderRepository(dynamo(), tableName()), clock: systemClock };
+// PUT /orders/{id} (admin): move the order to another status along the status machine; a
+// cancelled order's payment is refunded (or its intent cancelled) at the provider.
+const deps = {
+  orders: new OrderRepository(dynamo(), tableName()),
+  clock: systemClock,
+  payments: paymentsOf(config())?.api,
+};
 
 export const handler = httpHandler(
   httpRoutes['update-order'],
   { params: orderParams, body: updateOrderBody },
-  async ({ params, body }) => ({ data: await changeOrderStatus(deps, { id: params.id, status: body.status }) }),
+  async ({ params, body, user }) => ({
+    data: await changeOrderStatus(deps, { id: params.id, status: body.status, user }),
+  }),
 );

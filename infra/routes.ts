@@ -25,6 +25,8 @@ export interface Access {
   sendTo?: PipelineStageName[];
   /** Reads the service JWT signing secret. */
   jwtSecret?: boolean;
+  /** Calls the payment provider or checks its webhooks: reads its keys (the payments secret). */
+  payments?: boolean;
   /**
    * What the function asks of the AI provider. The stack grants what the chosen provider needs
    * for it: the OpenAI key secret, or Bedrock's invoke rights on exactly the configured models.
@@ -311,12 +313,13 @@ export const httpRoutes = {
     access: { table: 'read', jwtSecret: true },
   },
   // Orders and products: bare bodies and `{ message }` errors (the commerce side of the API).
+  // Placing an order makes its payment intent; cancelling one refunds it (the provider's keys).
   'create-order': {
     method: 'POST',
     path: '/orders',
     auth: 'user',
     shape: 'bare',
-    access: { table: 'readwrite', jwtSecret: true },
+    access: { table: 'readwrite', jwtSecret: true, payments: true },
   },
   'list-orders': {
     method: 'GET',
@@ -337,7 +340,15 @@ export const httpRoutes = {
     path: '/orders/{id}',
     auth: 'admin',
     shape: 'bare',
-    access: { table: 'readwrite', jwtSecret: true },
+    access: { table: 'readwrite', jwtSecret: true, payments: true },
+  },
+  // The payment provider's signed events (no sign-in: the signature over the raw body is checked).
+  'payment-webhook': {
+    method: 'POST',
+    path: '/payments/webhook',
+    auth: 'public',
+    shape: 'envelope',
+    access: { table: 'readwrite', payments: true },
   },
   'create-product': {
     method: 'POST',

@@ -27,6 +27,9 @@ const NOT_PASSED_THROUGH = new Set([
   'SERVICE_JWT_SECRET_ARN',
   'OPENAI_API_KEY',
   'OPENAI_API_KEY_SECRET_ARN',
+  'PAYMENTS_SECRET_KEY',
+  'PAYMENTS_WEBHOOK_SECRET',
+  'PAYMENTS_SECRET_ARN',
   'PDF_ALLOW_LOOPBACK',
 ]);
 
@@ -71,6 +74,11 @@ const stackSettingsSchema = z.object({
   alarmEmail: z.email().optional(),
   /** Name or ARN of an existing Secrets Manager secret holding the OpenAI API key (plain string). */
   openAiKeySecret: z.string().min(1).optional(),
+  /**
+   * Name or ARN of an existing Secrets Manager secret holding the payment provider's keys, JSON
+   * `{ "secretKey", "webhookSecret" }`; unset: the service takes no payments (orders carry `payment: null`).
+   */
+  paymentsSecret: z.string().min(1).optional(),
   /**
    * Create the account-wide role API Gateway needs to write access logs (one per account and
    * region: set false when another stack already set it).
@@ -170,6 +178,7 @@ export function readSettings(context: ContextReader, env: NodeJS.ProcessEnv = pr
     config = loadConfig({
       TABLE_NAME: 'synth-check',
       ...(raw.openAiKeySecret !== undefined && { OPENAI_API_KEY_SECRET_ARN: 'arn:synth-check' }),
+      ...(raw.paymentsSecret !== undefined && { PAYMENTS_SECRET_ARN: 'arn:synth-check' }),
       ...functionEnv,
     });
   } catch (err) {
@@ -222,6 +231,9 @@ export function readSettings(context: ContextReader, env: NodeJS.ProcessEnv = pr
     warnings.push(
       'No openAiKeySecret: the functions use the offline AI provider (extractive answers, lexical embeddings)',
     );
+  }
+  if (!parsed.data.paymentsSecret) {
+    warnings.push('No paymentsSecret: the service takes no payments (orders carry payment: null)');
   }
   if (aiProvider === 'bedrock' && parsed.data.openAiKeySecret) {
     warnings.push('AI_PROVIDER=bedrock: openAiKeySecret is ignored (no function is given the OpenAI key)');

@@ -96,6 +96,15 @@ export const configSchema = z.object({
   EMBEDDING_BATCH_MAX_TOKENS: z._default(int(1000, 1_000_000), 300_000),
   EMBEDDING_CONCURRENCY: z._default(int(1, 32), 4),
 
+  // Payments (Stripe's API): the secret key and webhook secret from the environment (npm start
+  // sets them from DATA_DIR/local-payments.json), or from Secrets Manager when deployed (a JSON
+  // secret { "secretKey", "webhookSecret" }). None of them: orders carry `payment: null`.
+  PAYMENTS_API_URL: z._default(z.url({ protocol: /^https?$/ }), 'https://api.stripe.com'),
+  PAYMENTS_SECRET_KEY: z.optional(str()),
+  PAYMENTS_WEBHOOK_SECRET: z.optional(str()),
+  PAYMENTS_SECRET_ARN: z.optional(z.string().check(z.startsWith('arn:'))),
+  PAYMENTS_TIMEOUT_MS: z._default(int(500, 60_000), 10_000),
+
   // Chat limits.
   PROMPT_MAX_CHARS: z._default(int(1, 200_000), 16_000),
   HISTORY_TOKEN_BUDGET: z._default(int(0, 1_000_000), 6_000),
@@ -223,6 +232,12 @@ function conflictsOf(settings: Config): string[] {
   const out: string[] = [];
   if (settings.AI_PROVIDER === 'openai' && !settings.OPENAI_API_KEY && !settings.OPENAI_API_KEY_SECRET_ARN) {
     out.push('AI_PROVIDER: openai needs OPENAI_API_KEY (or OPENAI_API_KEY_SECRET_ARN)');
+  }
+  if (settings.PAYMENTS_SECRET_KEY && !settings.PAYMENTS_WEBHOOK_SECRET) {
+    out.push('PAYMENTS_SECRET_KEY: needs PAYMENTS_WEBHOOK_SECRET too (both, or neither)');
+  }
+  if (settings.PAYMENTS_WEBHOOK_SECRET && !settings.PAYMENTS_SECRET_KEY) {
+    out.push('PAYMENTS_WEBHOOK_SECRET: needs PAYMENTS_SECRET_KEY too (both, or neither)');
   }
   if (
     settings.BEDROCK_EMBEDDING_DIMENSIONS &&

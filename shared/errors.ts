@@ -87,6 +87,9 @@ export class DependencyUnavailableError extends DomainError {
   }
 }
 
+/** A service we depend on refused what we asked of it (not the caller's doing): not worth retrying as is. */
+export class DependencyFailedError extends DomainError {}
+
 /** The work did not finish within its deadline. */
 export class TimedOutError extends DomainError {}
 

@@ -25,8 +25,10 @@ export function userListPage<T>(
   kind: UserListKind,
   page: { limit: number; cursor?: string | undefined },
   fromItem: (item: Item) => T,
-  /** Leaves out items in a state no list shows (a chat being deleted). */
+  /** Leaves out items in a state no list shows (a chat being deleted), or that the caller filters out. */
   filter?: string,
+  filterValues: Item = {},
+  filterNames?: Record<string, string>,
 ): Promise<Page<T>> {
   const pk = userPartition(userId);
   return queryPage(
@@ -36,7 +38,8 @@ export function userListPage<T>(
       IndexName: 'GSI1',
       KeyConditionExpression: 'GSI1PK = :pk AND begins_with(GSI1SK, :kind)',
       ...(filter && { FilterExpression: filter }),
-      ExpressionAttributeValues: { ':pk': pk, ':kind': `${kind}#` },
+      ...(filterNames && { ExpressionAttributeNames: filterNames }),
+      ExpressionAttributeValues: { ':pk': pk, ':kind': `${kind}#`, ...filterValues },
       ScanIndexForward: false,
     },
     { ...page, keyAttributes: KEY_ATTRIBUTES, fixed: { GSI1PK: pk }, prefixes: { GSI1SK: `${kind}#` } },

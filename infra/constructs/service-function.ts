@@ -45,6 +45,8 @@ interface ServiceResources {
   jwtSecret: secretsmanager.ISecret;
   /** The OpenAI key secret, when OpenAI is the AI provider. */
   openAiSecret?: secretsmanager.ISecret;
+  /** The payment provider's keys ({ secretKey, webhookSecret }); absent: no payments. */
+  paymentsSecret?: secretsmanager.ISecret;
   /** The Bedrock models per use, when Bedrock is the AI provider. */
   bedrockModels?: Record<AiUse, ModelResources>;
 }
@@ -103,6 +105,8 @@ export class ServiceFunction extends Construct {
     if (access.jwtSecret) environment.SERVICE_JWT_SECRET_ARN = resources.jwtSecret.secretArn;
     if (access.ai?.length && resources.openAiSecret)
       environment.OPENAI_API_KEY_SECRET_ARN = resources.openAiSecret.secretArn;
+    if (access.payments && resources.paymentsSecret)
+      environment.PAYMENTS_SECRET_ARN = resources.paymentsSecret.secretArn;
 
     this.function = new lambda.Function(this, 'Function', {
       description: props.description ?? fn.name,
@@ -205,6 +209,8 @@ export class ServiceFunction extends Construct {
     if (access.jwtSecret) allow(['secretsmanager:GetSecretValue'], [r.jwtSecret.secretArn]);
     if (access.ai?.length && r.openAiSecret)
       allow(['secretsmanager:GetSecretValue'], [secretArnPattern(r.openAiSecret)]);
+    if (access.payments && r.paymentsSecret)
+      allow(['secretsmanager:GetSecretValue'], [secretArnPattern(r.paymentsSecret)]);
     if (r.bedrockModels) this.grantBedrock(access.ai ?? [], r.bedrockModels);
   }
 

@@ -1,13 +1,15 @@
 import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join, resolve } from 'node:path';
+import { readLocalPayments } from './payment-provider.ts';
 import { fileURLToPath } from 'node:url';
 import { signLocalIdToken } from './local-idp.ts';
 
 // Pages the local gateway serves beside the API (never deployed): the playground at `/`, the API
 // reference at `/docs` (Swagger UI from the swagger-ui-dist package, no CDN), the OpenAPI document
-// at `/api/v1/openapi.json`, and the local identity provider's sign-in endpoint, which issues an
-// ID token for an email so the playground can sign in from a browser. The gateway asks this
+// at `/api/v1/openapi.json`, the local identity provider's sign-in endpoint, which issues an
+// ID token for an email so the playground can sign in from a browser, and where the payment
+// provider's stand-in is (its URL and publishable key) so the playground can pay an order. The gateway asks this
 // module first; anything it does not answer goes on to route matching.
 
 interface DevPagesOptions {
@@ -80,6 +82,9 @@ async function signIn(req: IncomingMessage, res: ServerResponse, dataDir: string
   send(res, 200, types['.json']!, JSON.stringify({ idToken }));
 }
 
+/** Where the playground learns how to pay at the payment provider's stand-in. */
+export const LOCAL_PAYMENTS_CONFIG_PATH = '/local-payments/config';
+
 /** The gateway's hook: true when the request was one of these pages and has been answered. */
 export function devPages(
   options: DevPagesOptions,
@@ -91,6 +96,17 @@ export function devPages(
       return true;
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') return false;
+    if (url.pathname === LOCAL_PAYMENTS_CONFIG_PATH) {
+      // What a web client of the provider is given: where its API is and the publishable key
+      // (never the secret key); the playground pays an intent with it and the order's client secret.
+      const local = await readLocalPayments(options.dataDir).catch(() => undefined);
+      if (!local?.apiUrl || !local.publishableKey) {
+        send(res, 404, types['.json']!, JSON.stringify({ message: 'No payment provider stand-in runs' }));
+      } else {
+        send(res, 200, types['.json']!, JSON.stringify({ apiUrl: local.apiUrl, publishableKey: local.publishableKey }));
+      }
+      return true;
+    }
     if (url.pathname === `${options.apiPrefix}/openapi.json`) {
       // The document's first server is this gateway, whatever port it runs on ("Try it out"):
       // the origin the page was loaded from, whose Host the gateway has checked (never any Host).

@@ -26,6 +26,7 @@ import {
 } from './local-idp.ts';
 import { bucketCorsRule } from '../bucket.ts';
 import { lockDataDir } from './data-dir-lock.ts';
+import { startPaymentProvider, type PaymentProviderOptions, type PaymentProviderStandIn } from './payment-provider.ts';
 import { asError } from '#shared/errors.ts';
 
 // The whole service on one machine: emulators, table/queues/bucket, the HTTP gateway, the
@@ -51,6 +52,11 @@ export interface LocalRuntimeOptions {
   /** Seconds before a failed SQS message is retried (fast in tests). */
   retryDelaySeconds?: number;
   log?: ((line: string) => void) | false;
+  /**
+   * Run the payment provider's stand-in (payment-provider.ts) and point the functions at it
+   * (npm start does; tests that take payments ask for it). Unset: the service takes no payments.
+   */
+  paymentProvider?: PaymentProviderOptions;
   /** Called once the runtime is up and before it serves traffic (e.g. to resume ingestions). */
   onReady?: (runtime: Omit<LocalRuntime, 'stop'>) => Promise<void>;
 }
@@ -68,6 +74,8 @@ export interface LocalRuntime {
   owned?: Emulators;
   /** The functions' isolated instances (see function-instances.ts). */
   functions: FunctionInstances;
+  /** The payment provider's stand-in, when it runs. */
+  paymentProvider?: PaymentProviderStandIn;
   /** Stops everything; `graceMs` lets requests and pipeline batches in flight finish first (a drain). */
   stop(options?: { graceMs?: number }): Promise<void>;
 }
@@ -115,8 +123,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
   const prefix = options.resourcePrefix ?? '';
   const tableName = `${prefix}chat-service`;
   const bucket = `${prefix}chat-service-files`.toLowerCase();
+  let paymentProvider: PaymentProviderStandIn | undefined;
 
   try {
+    if (options.paymentProvider) paymentProvider = await startPaymentProvider(options.paymentProvider);
     // The identity provider's key exists from the start: `npm run token` signs with it and
     // refuses a DATA_DIR without one (a key it made would be unknown to this server).
     await localJwks(options.dataDir);
@@ -167,6 +177,11 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       SERVICE_JWT_SECRET: await localServiceSecret(options.dataDir),
       PDF_ALLOW_LOOPBACK: 'true',
       LOG_LEVEL: 'WARN',
+      ...(paymentProvider && {
+        PAYMENTS_API_URL: paymentProvider.url,
+        PAYMENTS_SECRET_KEY: paymentProvider.secretKey,
+        PAYMENTS_WEBHOOK_SECRET: paymentProvider.webhookSecret,
+      }),
       ...Object.fromEntries(pipelineStageList.map((s) => [queueUrlSetting[s.name], queues[s.name].url])),
     };
     for (const [k, v] of Object.entries(options.env ?? {})) {
@@ -180,6 +195,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     }
     const config = loadConfig(process.env);
     corsOrigin = config.CORS_ALLOW_ORIGIN;
+    paymentProvider?.setWebhookUrl(`${gateway.url}/payments/webhook`);
     Object.assign(
       functionEnv,
       Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined)),
@@ -199,6 +215,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       endpoints,
       ...(owned && { owned }),
       functions,
+      ...(paymentProvider && { paymentProvider }),
     };
     await options.onReady?.(runtime);
     if (options.pollers !== false) {
@@ -266,12 +283,14 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
         }
         // Stopping the instances fails what they were still running: those messages are delivered again.
         await Promise.all([functions.close(), drained]);
+        await paymentProvider?.close();
         sqs.destroy();
         await owned?.stop();
         await unlock?.();
       },
     };
   } catch (err) {
+    await paymentProvider?.close();
     await owned?.stop();
     await unlock?.();
     throw err;

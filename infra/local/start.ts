@@ -54,6 +54,7 @@ try {
     dataDir: resolve(DATA_DIR),
     persist: true,
     extraHostNames: LOCAL_ALLOWED_HOSTS,
+    paymentProvider: { dataDir: resolve(DATA_DIR) },
   });
   // Everything acknowledged is already on disk (DynamoDB, queues and objects are written through
   // as they are accepted), so a stop only lets work in flight finish: a second signal, or the
@@ -107,6 +108,11 @@ try {
   console.log(`Reference:   ${new URL('/docs', runtime.url).href}`);
   console.log(`AI provider: ${describeAiProvider(runtime.config)}`);
   console.log(`Data:        ${resolve(DATA_DIR)}`);
+  if (runtime.paymentProvider) {
+    console.log(
+      `Payments:    local stand-in of the provider at ${runtime.paymentProvider.url}; pay an order: npm run pay -- <orderId>`,
+    );
+  }
   // The token command signs with the key in DATA_DIR: the hint names a DATA_DIR other than the default.
   const dataDirPrefix = DATA_DIR === DEFAULT_DATA_DIR ? '' : `DATA_DIR=${shellQuoted(DATA_DIR)} `;
   console.log(`Sign in:     TOKEN=$(${dataDirPrefix}npm run -s token -- --email you@example.com)`);

@@ -8,9 +8,11 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { modelResources, type ModelResources } from '#shared/ai/bedrock-models.ts';
+import { METRIC, SERVICE_NAME } from '#shared/metrics.ts';
 import {
   deadLetterConsumerList,
   httpRouteList,
+  httpRoutes,
   manifestFunctions,
   pipelineStageList,
   type AiUse,
@@ -56,9 +58,13 @@ export class StatelessStack extends Stack {
     // The chosen provider's access only: the OpenAI key secret, or the Bedrock models.
     const openAiSecret =
       settings.aiProvider === 'openai' && settings.openAiKeySecret
-        ? importSecret(this, settings.openAiKeySecret)
+        ? importSecret(this, 'OpenAiKey', settings.openAiKeySecret)
         : undefined;
     const bedrockModels = settings.bedrock && this.bedrockModels(settings.bedrock);
+    // The payment provider's keys, for the functions whose access names `payments` only.
+    const paymentsSecret = settings.paymentsSecret
+      ? importSecret(this, 'PaymentsKeys', settings.paymentsSecret)
+      : undefined;
     const resources = {
       table: stateful.table,
       bucket: stateful.bucket,
@@ -68,6 +74,7 @@ export class StatelessStack extends Stack {
       >,
       jwtSecret: stateful.jwtSecret,
       ...(openAiSecret && { openAiSecret }),
+      ...(paymentsSecret && { paymentsSecret }),
       ...(bedrockModels && { bedrockModels }),
     };
     const alarmAction = new cloudwatchActions.SnsAction(stateful.alarmTopic);
@@ -141,6 +148,24 @@ export class StatelessStack extends Stack {
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
     alarm5xx.addAlarmAction(alarmAction);
+    // A refused webhook delivery is a wrong webhook secret (every payment stalls while the
+    // provider retries) or someone forging events: either needs a person, and neither is a 5xx.
+    const webhook = httpRoutes['payment-webhook'];
+    const webhookRefused = new cloudwatch.Alarm(this, 'PaymentWebhookRefusedAlarm', {
+      alarmDescription: `${webhook.method} ${webhook.path} refused deliveries (4xx: a bad or stale signature, a wrong webhook secret)`,
+      metric: new cloudwatch.Metric({
+        namespace: this.metricsNamespace,
+        metricName: METRIC.clientErrors,
+        dimensionsMap: { service: SERVICE_NAME, route: `${webhook.method} ${webhook.path}` },
+        period: Duration.minutes(5),
+        statistic: 'Sum',
+      }),
+      threshold: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    webhookRefused.addAlarmAction(alarmAction);
 
     this.dashboard = serviceDashboard(this, 'Dashboard', {
       namespace: this.metricsNamespace,
@@ -240,7 +265,7 @@ export class StatelessStack extends Stack {
     // cdk-nag findings (infra/app.ts runs the packs on every synth) that do not apply, and why.
     const acknowledge = (id: string, reason: string) => Validations.of(api).acknowledge({ id, reason });
     const noAuthorizer =
-      "No API Gateway authorizer by design: every signed-in route verifies the service JWT in its function and confirms the user in the table (shared/auth); POST /auth verifies the identity provider's ID token; the public GET /shared/{shareId} needs none (an unguessable id, limited per source IP and throttled)";
+      "No API Gateway authorizer by design: every signed-in route verifies the service JWT in its function and confirms the user in the table (shared/auth); POST /auth verifies the identity provider's ID token; the public GET /shared/{shareId} needs none (an unguessable id, limited per source IP and throttled), nor does POST /payments/webhook (the provider's signature over the body is checked in its function)";
     acknowledge('AwsSolutions-APIG4', noAuthorizer);
     acknowledge('AwsSolutions-COG4', noAuthorizer);
     acknowledge(
@@ -310,9 +335,9 @@ export function resourceFor(root: apigateway.IResource, path: string): apigatewa
 }
 
 /** An existing secret by name or ARN (complete ARNs end in -XXXXXX). */
-function importSecret(scope: Construct, nameOrArn: string): secretsmanager.ISecret {
-  if (!nameOrArn.startsWith('arn:')) return secretsmanager.Secret.fromSecretNameV2(scope, 'OpenAiKey', nameOrArn);
+function importSecret(scope: Construct, id: string, nameOrArn: string): secretsmanager.ISecret {
+  if (!nameOrArn.startsWith('arn:')) return secretsmanager.Secret.fromSecretNameV2(scope, id, nameOrArn);
   return /-[A-Za-z0-9]{6}$/.test(nameOrArn)
-    ? secretsmanager.Secret.fromSecretCompleteArn(scope, 'OpenAiKey', nameOrArn)
-    : secretsmanager.Secret.fromSecretPartialArn(scope, 'OpenAiKey', nameOrArn);
+    ? secretsmanager.Secret.fromSecretCompleteArn(scope, id, nameOrArn)
+    : secretsmanager.Secret.fromSecretPartialArn(scope, id, nameOrArn);
 }

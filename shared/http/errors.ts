@@ -2,6 +2,7 @@ import { AiProviderError, clientMessage } from '../ai/errors.ts';
 import {
   AccessDeniedError,
   ConflictError,
+  DependencyFailedError,
   DependencyUnavailableError,
   DomainError,
   InvalidInputError,
@@ -62,6 +63,7 @@ const STATUS_OF: [new (...args: never[]) => DomainError, number][] = [
   [NotFoundError, 404],
   [ConflictError, 409],
   [LimitExceededError, 429],
+  [DependencyFailedError, 502],
   [DependencyUnavailableError, 503],
   [TimedOutError, 504],
 ];

@@ -1,11 +1,20 @@
 import { createId } from '@paralleldrive/cuid2';
 import type { AuthUser } from '../users/authenticate.ts';
 import { isoNow, type Clock } from '../clock.ts';
-import { InvalidInputError, ConflictError, NotFoundError, type FieldIssue } from '../errors.ts';
+import {
+  InvalidInputError,
+  ConflictError,
+  NotFoundError,
+  DependencyUnavailableError,
+  type FieldIssue,
+} from '../errors.ts';
+import { logger } from '../logger.ts';
 import type { ProductRepository } from '../products/product-repository.ts';
+import { callerErrorOf, type PaymentProviderApi } from '../payments/provider-api.ts';
 import { INITIAL_ORDER_STATUS, assertCanMove, type OrderStatus } from './order-status.ts';
+import { NEEDS_PAYMENT, type PaymentStatus } from './payment-status.ts';
 import type { OrderRepository, Page } from './order-repository.ts';
-import type { CreateOrderInput, Order, OrderItem } from './schemas.ts';
+import type { CreateOrderInput, Order, OrderItem, Payment } from './schemas.ts';
 
 // Order use cases. Who may call what is decided here for reads (owner or admin) and by the
 // route manifest for writes (PUT /orders/{id} is admin-only).
@@ -16,6 +25,25 @@ interface OrderDeps {
   orders: OrderRepository;
   products: ProductRepository;
   clock: Clock;
+  /** The payment provider; undefined when the service takes no payments (orders carry `payment: null`). */
+  payments?: PaymentProviderApi | undefined;
+}
+
+/**
+ * Idempotency keys at the provider, derived from the order: however often a request is retried
+ * (by us, by the client, after a crash), an order has one intent and at most one refund.
+ */
+export const providerKeys = (orderId: string) => ({
+  intent: `order-${orderId}-intent`,
+  refund: `order-${orderId}-refund`,
+  cancel: `order-${orderId}-cancel`,
+});
+
+/** The order as `user` may see it: the payment's client secret is its owner's alone. */
+export function orderFor(user: AuthUser, order: Order): Order {
+  if (!order.payment?.clientSecret || order.userId === user.id) return order;
+  const { clientSecret: _secret, ...payment } = order.payment;
+  return { ...order, payment };
 }
 
 /**
@@ -23,10 +51,13 @@ interface OrderDeps {
  * 1. load every named product in one batch; any unknown one is refused by name;
  * 2. refuse items in more than one currency;
  * 3. copy name and price into each item and compute the total from them (prices at order time);
- * 4. store the order with status New.
+ * 4. with payments: create the payment intent at the provider for the total, under an idempotency
+ *    key derived from the order's id (chosen first), and link the intent to the order; a provider
+ *    failure ends here, with nothing written;
+ * 5. store the order with status New (docs/DECISIONS.md, Payments: an order and its intent).
  */
 export async function createOrder(
-  { orders, products, clock }: OrderDeps,
+  { orders, products, clock, payments }: OrderDeps,
   { user, order: input }: { user: AuthUser; order: CreateOrderInput },
 ): Promise<Order> {
   const found = input.items.length ? await products.getMany(input.items.map((i) => i.productId)) : new Map();
@@ -62,17 +93,33 @@ export async function createOrder(
     );
   }
 
+  const id = createId();
+  const totalCents = items.reduce((sum, i) => sum + i.quantity * i.unitPriceCents, 0);
+  const currency = currencies[0] ?? null;
+  let payment: Payment | null = null;
+  let intentId: string | null = null;
+  if (payments && currency) {
+    const intent = await payments
+      .createIntent({ amountCents: totalCents, currency, orderId: id, idempotencyKey: providerKeys(id).intent })
+      .catch((err: unknown) => {
+        throw callerErrorOf(err);
+      });
+    await orders.linkIntent(intent.id, id);
+    intentId = intent.id;
+    payment = { status: 'requires_payment', amountCents: totalCents, currency, clientSecret: intent.client_secret };
+  }
   const now = isoNow(clock);
   const order: Order = {
-    id: createId(),
+    id,
     userId: user.id,
     status: INITIAL_ORDER_STATUS,
     createdAt: now,
     updatedAt: now,
-    providerPaymentIntentId: input.providerPaymentIntentId,
+    providerPaymentIntentId: intentId,
+    payment,
     items,
-    totalCents: items.reduce((sum, i) => sum + i.quantity * i.unitPriceCents, 0),
-    currency: currencies[0] ?? null,
+    totalCents,
+    currency,
   };
   await orders.create(order);
   return order;
@@ -90,41 +137,103 @@ export async function getOrder(
 ): Promise<Order> {
   const order = await orders.get(id);
   if (!order || (order.userId !== user.id && user.role !== 'admin')) throw notFound();
-  return order;
+  return orderFor(user, order);
 }
 
 /**
  * Lists orders, newest first:
- * 1. an admin reads the all-orders index, anyone else their own orders;
+ * 1. an admin reads the all-orders index, anyone else their own orders; either only those whose
+ *    payment has `paymentStatus` when it is given;
  * 2. one page from the cursor; the next cursor comes back with it.
  */
-export function listOrders(
+export async function listOrders(
   { orders }: Pick<OrderDeps, 'orders'>,
-  { user, limit, cursor }: { user: AuthUser; limit: number; cursor?: string },
+  {
+    user,
+    limit,
+    cursor,
+    paymentStatus,
+  }: { user: AuthUser; limit: number; cursor?: string; paymentStatus?: PaymentStatus },
 ): Promise<Page<Order>> {
-  return user.role === 'admin' ? orders.listAll(limit, cursor) : orders.listForUser(user.id, limit, cursor);
+  const page =
+    user.role === 'admin'
+      ? await orders.listAll(limit, cursor, paymentStatus)
+      : await orders.listForUser(user.id, limit, cursor, paymentStatus);
+  return { ...page, items: page.items.map((order) => orderFor(user, order)) };
 }
 
 /**
  * Moves an order to another status (admin):
  * 1. load it; not found when there is none;
- * 2. check the move against the status machine; InvalidTransitionError naming the current status when forbidden;
- * 3. write the new status on condition that the status is still the one read in 1, so of two
- *    racing updates one wins and the other gets a ConflictError naming the status it lost to.
+ * 2. a Cancelled order whose payment is still `paid` may be cancelled again: that retries its
+ *    refund (step 5), which an earlier attempt could not request;
+ * 3. check the move against the status machine; InvalidTransitionError naming the current status
+ *    when forbidden; an order with a payment reaches Processing and Shipped only once it is paid;
+ * 4. write the new status on condition that the status (and payment status) is still the one read
+ *    in 1, so of two racing updates one wins and the other gets a ConflictError naming the status it lost to;
+ * 5. a cancelled order's payment is settled at the provider after the write (the write records
+ *    what is owed, so a failure here is retried, never forgotten): a paid one refunded, an unpaid
+ *    intent cancelled so that it can no longer be paid; each under a key derived from the order,
+ *    so retries never refund twice (docs/DECISIONS.md, Payments: refunds).
  */
 export async function changeOrderStatus(
-  { orders, clock }: Pick<OrderDeps, 'orders' | 'clock'>,
-  { id, status: to }: { id: string; status: OrderStatus },
+  { orders, clock, payments }: Pick<OrderDeps, 'orders' | 'clock' | 'payments'>,
+  { id, status: to, user }: { id: string; status: OrderStatus; user: AuthUser },
 ): Promise<Order> {
+  // The admin sees the order as any admin does: without its owner's client secret.
+  const shown = (order: Order) => orderFor(user, order);
   const order = await orders.get(id, true);
   if (!order) throw notFound();
+  if (order.status === 'Cancelled' && to === 'Cancelled' && order.payment?.status === 'paid') {
+    await settleCancelled({ payments }, order);
+    return shown(order);
+  }
   assertCanMove(order.status, to);
-  const result = await orders.changeStatus(id, order.status, to, isoNow(clock));
-  if (result.outcome === 'changed') return result.order;
+  if (order.payment && order.payment.status !== 'paid' && NEEDS_PAYMENT.includes(to)) {
+    throw new ConflictError(
+      `Cannot move order to ${to}: its payment is ${order.payment.status}, not paid`,
+      'PAYMENT_REQUIRED',
+    );
+  }
+  const result = await orders.changeStatus(id, order.status, to, isoNow(clock), order.payment?.status);
+  if (result.outcome === 'changed') {
+    if (to === 'Cancelled') await settleCancelled({ payments }, result.order);
+    return shown(result.order);
+  }
   const now = await orders.get(id, true);
   if (!now) throw notFound();
+  if (now.status === order.status) {
+    throw new ConflictError(
+      `Order payment changed from ${order.payment?.status} to ${now.payment?.status} while this update ran; ${to} was not applied`,
+      'CONCURRENT_UPDATE',
+    );
+  }
   throw new ConflictError(
     `Order status changed from ${order.status} to ${now.status} while this update ran; ${to} was not applied (current status: ${now.status})`,
     'CONCURRENT_UPDATE',
   );
+}
+
+/**
+ * Settles a cancelled order's payment at the provider: refunds a paid one (DependencyUnavailableError
+ * when the provider cannot be reached: cancelling again retries), cancels an unpaid intent (best
+ * effort: should it be paid after all, the succeeded event refunds it).
+ */
+export async function settleCancelled({ payments }: Pick<OrderDeps, 'payments'>, order: Order): Promise<void> {
+  const intentId = order.providerPaymentIntentId;
+  if (!payments || !intentId || !order.payment) return;
+  const keys = providerKeys(order.id);
+  if (order.payment.status === 'paid') {
+    await payments.refund(intentId, keys.refund).catch((err: unknown) => {
+      logger.error('refund failed', { orderId: order.id, error: err as Error });
+      throw new DependencyUnavailableError(
+        'The order is cancelled, but its refund could not be requested yet; set Cancelled again to retry it',
+        5,
+      );
+    });
+  } else if (order.payment.status === 'requires_payment' || order.payment.status === 'failed') {
+    await payments.cancelIntent(intentId, keys.cancel).catch((err: unknown) => {
+      logger.warn('cancelling the payment intent failed', { orderId: order.id, error: err as Error });
+    });
+  }
 }

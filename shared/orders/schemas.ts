@@ -2,6 +2,7 @@ import * as z from '../zod.ts';
 import type { NamedSchemas, RouteContracts } from '../openapi/contract.ts';
 import { cuidSchema, idParam, pageQuerySchema } from '../schemas.ts';
 import { ORDER_STATUSES } from './order-status.ts';
+import { PAYMENT_STATUSES } from './payment-status.ts';
 import { example, EXAMPLE_IDS as ids, EXAMPLE_TIME as at } from '../openapi/examples.ts';
 
 // Orders: request schemas, the payload schema and the contracts of the order routes. Order
@@ -33,6 +34,33 @@ const orderItemSchema = z
   .check(example(ORDER_ITEM_EXAMPLE));
 export type OrderItem = z.infer<typeof orderItemSchema>;
 
+const paymentStatusSchema = z.enum(PAYMENT_STATUSES, { error: `Must be one of ${PAYMENT_STATUSES.join(', ')}` });
+
+const PAYMENT_EXAMPLE = {
+  status: 'requires_payment',
+  amountCents: 4998,
+  currency: 'EUR',
+  clientSecret: 'pi_3MtwBwLkdIwHu7ix28a3tqPa_secret_YrKJUKribcBjcG8HVhfZluoGH',
+};
+
+const paymentSchema = z
+  .object({
+    status: paymentStatusSchema,
+    amountCents: z.number().check(z.int()),
+    currency: z.string(),
+    clientSecret: z.optional(
+      z
+        .string()
+        .check(
+          z.describe(
+            "What the client hands the provider's payment form to pay (the order's owner only, never stored elsewhere)",
+          ),
+        ),
+    ),
+  })
+  .check(example(PAYMENT_EXAMPLE));
+export type Payment = z.infer<typeof paymentSchema>;
+
 const orderSchema = z
   .object({
     id: cuidSchema,
@@ -42,7 +70,10 @@ const orderSchema = z
     updatedAt: z.iso.datetime(),
     providerPaymentIntentId: z
       .nullable(z.string())
-      .check(z.describe("The payment provider's payment intent id, if any")),
+      .check(z.describe("The payment provider's payment intent id, made by the server with the order")),
+    payment: z
+      .nullable(paymentSchema)
+      .check(z.describe('The payment of the order; null when the service takes no payments (none configured)')),
     items: z.array(orderItemSchema),
     totalCents: z.number().check(z.int(), z.describe('Sum of quantity × unitPriceCents; 0 for an order without items')),
     currency: z.nullable(z.string()).check(z.describe("The items' currency; null for an order without items")),
@@ -54,7 +85,8 @@ const orderSchema = z
       status: 'Processing',
       createdAt: at,
       updatedAt: at,
-      providerPaymentIntentId: null,
+      providerPaymentIntentId: 'pi_3MtwBwLkdIwHu7ix28a3tqPa',
+      payment: { ...PAYMENT_EXAMPLE, status: 'paid' },
       items: [ORDER_ITEM_EXAMPLE],
       totalCents: 4998,
       currency: 'EUR',
@@ -94,19 +126,6 @@ export const createOrderBody = z
         });
       }),
     ),
-    providerPaymentIntentId: z._default(
-      z.nullable(
-        z
-          .string()
-          .check(
-            z.trim(),
-            z.minLength(1),
-            z.maxLength(255),
-            z.regex(/^[\x21-\x7e]+$/, 'Must be printable ASCII without spaces'),
-          ),
-      ),
-      null,
-    ),
   })
   .check(example({ items: [{ productId: ids.product, quantity: 2 }] }));
 export type CreateOrderInput = z.infer<typeof createOrderBody>;
@@ -114,13 +133,19 @@ export type CreateOrderInput = z.infer<typeof createOrderBody>;
 export const updateOrderBody = z.strictObject({ status: orderStatusSchema }).check(example({ status: 'Shipped' }));
 
 export const orderParams = z.strictObject({ id: idParam('order') });
-export const orderListQuery = pageQuerySchema;
+export const orderListQuery = z.extend(pageQuerySchema, {
+  paymentStatus: z
+    .optional(paymentStatusSchema)
+    .check(z.describe('Only orders whose payment has this status'), example('paid')),
+});
 
 /** The named component schemas of the OpenAPI document. */
 export const schemas: NamedSchemas = {
   Order: orderSchema,
   OrderItem: orderItemSchema,
   OrderStatus: orderStatusSchema,
+  Payment: paymentSchema,
+  PaymentStatus: paymentStatusSchema,
   CreateOrderRequest: createOrderBody,
   UpdateOrderRequest: updateOrderBody,
 };

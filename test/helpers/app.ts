@@ -55,7 +55,10 @@ export const PER_USER_LIMITS_OFF = {
 export async function startTestApp(
   options: Partial<
     Pick<LocalRuntimeOptions, 'env' | 'pollers' | 'retryDelaySeconds' | 'onReady' | 'extraHostNames'>
-  > = {},
+  > & {
+    /** Run the payment provider's stand-in (test/integration/payments.test.ts); off: orders carry `payment: null`. */
+    payments?: boolean;
+  } = {},
 ): Promise<TestApp> {
   const dynamodbEndpoint = process.env.TEST_DYNAMODB_ENDPOINT;
   const fauxqsEndpoint = process.env.TEST_FAUXQS_ENDPOINT;
@@ -72,6 +75,8 @@ export async function startTestApp(
     ...(options.pollers !== undefined && { pollers: options.pollers }),
     ...(options.onReady && { onReady: options.onReady }),
     extraHostNames: options.extraHostNames ?? [],
+    // Undelivered webhooks are retried at once (the provider's waits are hours).
+    ...(options.payments && { paymentProvider: { dataDir, retryDelaysMs: [50, 100, 200, 400, 800] } }),
     env: { LOG_LEVEL: 'SILENT', ...PER_USER_LIMITS_OFF, ...options.env },
   });
 

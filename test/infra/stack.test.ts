@@ -144,7 +144,11 @@ describe('functions', () => {
       }
       expect(vars.SERVICE_JWT_SECRET_ARN !== undefined).toBe(fn.access.jwtSecret === true);
       expect(vars.OPENAI_API_KEY_SECRET_ARN).toBeUndefined(); // no key secret configured here
+      expect(vars.PAYMENTS_SECRET_ARN).toBeUndefined(); // no payments configured here: orders carry payment: null
     }
+    expect(s.settings.warnings).toContain(
+      'No paymentsSecret: the service takes no payments (orders carry payment: null)',
+    );
   });
 });
 
@@ -352,21 +356,42 @@ describe('REST API', () => {
     }
   });
 
-  test('the public route (GET /shared/{shareId}) has no authorizer and a throttle of its own; no method has an authorizer', () => {
+  test('the public routes (GET /shared/{shareId}, the payment webhook) have no authorizer and a throttle of their own; no method has an authorizer', () => {
     const methods = byType(statelessResources, 'AWS::ApiGateway::Method');
     expect(methods.filter(([, m]) => (m.Properties.AuthorizationType ?? 'NONE') !== 'NONE')).toEqual([]);
     expect(byType(statelessResources, 'AWS::ApiGateway::Authorizer')).toEqual([]);
     const publicRoutes = httpRouteList.filter((r) => r.auth === 'public');
-    expect(publicRoutes.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /shared/{shareId}']);
+    expect(publicRoutes.map((r) => `${r.method} ${r.path}`)).toEqual([
+      'GET /shared/{shareId}',
+      'POST /payments/webhook',
+    ]);
     const settings = byType(statelessResources, 'AWS::ApiGateway::Stage')[0]![1].Properties.MethodSettings;
-    expect(settings).toContainEqual(
-      expect.objectContaining({
-        HttpMethod: 'GET',
-        ResourcePath: '/~1v1~1shared~1{shareId}',
-        ThrottlingRateLimit: 10,
-        ThrottlingBurstLimit: 20,
-      }),
-    );
+    for (const [method, path] of [
+      ['GET', '/~1v1~1shared~1{shareId}'],
+      ['POST', '/~1v1~1payments~1webhook'],
+    ]) {
+      expect(settings).toContainEqual(
+        expect.objectContaining({
+          HttpMethod: method,
+          ResourcePath: path,
+          ThrottlingRateLimit: 10,
+          ThrottlingBurstLimit: 20,
+        }),
+      );
+    }
+  });
+
+  test('the payment webhook has an alarm of its own on refused deliveries (4xx), to the alarm topic', () => {
+    const alarm = byType(statelessResources, 'AWS::CloudWatch::Alarm').find(([id]) =>
+      id.startsWith('PaymentWebhookRefusedAlarm'),
+    )?.[1];
+    expect(alarm?.Properties).toMatchObject({
+      MetricName: 'ClientErrors',
+      Dimensions: expect.arrayContaining([{ Name: 'route', Value: 'POST /payments/webhook' }]),
+      Statistic: 'Sum',
+      Threshold: 1,
+    });
+    expect(alarm!.Properties.AlarmActions).toHaveLength(1);
   });
 
   test('streaming routes use the STREAM transfer mode and a timeout as long as their function', () => {
@@ -571,6 +596,7 @@ describe('settings', () => {
         IDP_PRESET: 'firebase',
         FIREBASE_PROJECT_ID: 'my-project',
         openAiKeySecret: 'prod/openai',
+        paymentsSecret: 'prod/payments',
       },
       {
         ADMIN_EMAILS: 'ignored@example.com',
@@ -594,6 +620,34 @@ describe('settings', () => {
     const readers = manifestFunctions.filter((f) => f.access.ai?.length);
     expect(readers.length).toBeGreaterThan(0);
     expect(JSON.stringify(t.statelessTemplate.toJSON())).toContain(':secret:prod/openai-??????');
+  });
+
+  test('-c paymentsSecret: the keys secret is given, and readable, only to the functions that take payments', () => {
+    const t = synth({ paymentsSecret: 'prod/payments' }, { PAYMENTS_SECRET_KEY: 'sk_live_never_in_a_template' });
+    expect(t.settings.warnings.join('\n')).not.toMatch(/paymentsSecret/);
+    const template = t.statelessTemplate.toJSON();
+    expect(JSON.stringify(template)).not.toContain('sk_live_never_in_a_template');
+    const resources = template.Resources as Resources;
+    const readsPaymentsSecret = (fn: ManifestFunction) => {
+      const roleId = logicalId(t.stateless, t.stateless.functions[fn.name]!.role);
+      return byType(resources, 'AWS::IAM::Policy')
+        .filter(([, p]) => p.Properties.Roles.some((r: any) => r.Ref === roleId))
+        .flatMap(([, p]) => p.Properties.PolicyDocument.Statement)
+        .some((st: any) => JSON.stringify(st.Resource).includes(':secret:prod/payments-??????'));
+    };
+    const takers = manifestFunctions.filter((fn) => fn.access.payments).map((fn) => fn.name);
+    expect(takers.sort()).toEqual(['create-order', 'payment-webhook', 'update-order']);
+    for (const fn of manifestFunctions) {
+      const vars =
+        resources[logicalId(t.stateless, t.stateless.functions[fn.name]!.function)]!.Properties.Environment.Variables;
+      const takes = takers.includes(fn.name);
+      expect([fn.name, vars.PAYMENTS_SECRET_ARN !== undefined, readsPaymentsSecret(fn)]).toEqual([
+        fn.name,
+        takes,
+        takes,
+      ]);
+      expect(vars.PAYMENTS_SECRET_KEY).toBeUndefined();
+    }
   });
 
   test('-c AI_PROVIDER=bedrock: invoke rights on exactly the configured models, to exactly the functions that call them, and no OpenAI secret', () => {

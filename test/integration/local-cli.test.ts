@@ -83,3 +83,27 @@ test('LOCAL_ALLOWED_HOSTS with a port or a URL is refused at start, naming the v
   expect(failed?.code).toBe(1);
   expect(failed?.stderr).toMatch(/LOCAL_ALLOWED_HOSTS: must be host names without a port/);
 });
+
+/** `npm run -s pay -- <args>` with a DATA_DIR. */
+function pay(dir: string, ...args: string[]) {
+  const [command, npmArgs] = npmCommand(['run', '-s', 'pay', '--', ...args]);
+  return run(command, npmArgs, { cwd: projectRoot, env: { ...process.env, DATA_DIR: dir } }).then(
+    ({ stdout }) => ({ code: 0, stdout, stderr: '' }),
+    (err: { code: number; stderr: string; stdout: string }) => err,
+  );
+}
+
+test('npm run pay refuses, saying why: no order id, a DATA_DIR no server has used, an order with no payment', async () => {
+  expect(await pay(dataDir)).toMatchObject({
+    code: 2,
+    stderr: expect.stringContaining('usage: npm run pay -- <orderId> [--fail]'),
+  });
+  expect(await pay(otherDir, 'o9r4d2e7r1s5t8u3v6w0x4yz')).toMatchObject({
+    code: 2,
+    stderr: expect.stringContaining(`No payment provider stand-in in ${otherDir}`),
+  });
+  expect(await pay(dataDir, 'o9r4d2e7r1s5t8u3v6w0x4yz')).toMatchObject({
+    code: 2,
+    stderr: expect.stringContaining('No payment intent for order o9r4d2e7r1s5t8u3v6w0x4yz'),
+  });
+}, 60_000);

@@ -25,16 +25,17 @@ let server: ServerProcess;
 
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'readme-'));
-  server = await startServerProcess({ DATA_DIR: dataDir }, { viaNpm: true });
+  // The payments block makes a product: the README starts the server with its account as admin.
+  server = await startServerProcess({ DATA_DIR: dataDir, ADMIN_EMAILS: 'you@example.com' }, { viaNpm: true });
 }, 60_000);
 afterAll(async () => {
   await server?.stop();
   await rm(dataDir, { recursive: true, force: true });
 });
 
-test('the "Try it" blocks run verbatim: sign-in, a chat, a streamed reply, a PDF ingested and asked about, branches', async () => {
+test('the "Try it" blocks run verbatim: sign-in, a chat, a streamed reply, a PDF ingested and asked about, branches, an order paid', async () => {
   const blocks = tryItBlocks(await readFile(join(projectRoot, 'README.md'), 'utf8'));
-  expect(blocks).toHaveLength(3);
+  expect(blocks).toHaveLength(4);
   const settings = blocks.join('\n').match(/^.*# your settings.*$/gm);
   expect(settings).toEqual([
     expect.stringMatching(/^export PORT=3000 DATA_DIR=\.data\s/),
@@ -65,4 +66,12 @@ test('the "Try it" blocks run verbatim: sign-in, a chat, a streamed reply, a PDF
   // The third: a regenerated reply, a new root, a branch read by its leaf with its siblings, and made active.
   expect(stdout).toMatch(/"siblingIds":\["\w+","\w+"\]/);
   expect(stdout).toContain('"message":"Chat updated"');
+  // The fourth: an order with its payment intent, a declined card, a paying one, the webhook's move, the refund.
+  expect(stdout).toMatch(/^requires_payment$/m);
+  expect(stdout).toMatch(/^Declined: payment pi_\w+ of order \w+ failed/m);
+  expect(stdout).toMatch(/^Paid: payment pi_\w+ of order \w+ succeeded/m);
+  expect(stdout.match(/^(New|Processing)$/gm)?.at(-1)).toBe('Processing');
+  expect(stdout).toMatch(/"payment":\{[^}]*"status":"paid"[^}]*\}/);
+  expect(stdout).toMatch(/"payment":\{[^}]*"amountCents":4998[^}]*\}/);
+  expect(stdout).toMatch(/"status":"Cancelled"/);
 }, 240_000);

@@ -1,5 +1,6 @@
 import { ConfigError, loadConfig } from '#shared/config.ts';
 import { identityProviderSettings } from '#shared/auth/identity-provider.ts';
+import { paymentsOf } from '#shared/payments/payment-keys.ts';
 
 const base = { TABLE_NAME: 'table' };
 
@@ -18,9 +19,20 @@ test.each([
   [{ SERVICE_JWT_SECRET: 'short' }, 'SERVICE_JWT_SECRET'],
   [{ OPENAI_BASE_URL: 'not a url' }, 'OPENAI_BASE_URL'],
   [{ TABLE_NAME: undefined }, 'TABLE_NAME'],
+  [{ PAYMENTS_SECRET_KEY: 'sk_test_only' }, 'PAYMENTS_SECRET_KEY'],
+  [{ PAYMENTS_WEBHOOK_SECRET: 'whsec_only' }, 'PAYMENTS_WEBHOOK_SECRET'],
+  [{ PAYMENTS_SECRET_ARN: 'prod/payments' }, 'PAYMENTS_SECRET_ARN'],
+  [{ PAYMENTS_API_URL: 'ftp://api.example.com' }, 'PAYMENTS_API_URL'],
 ])('a bad value stops start-up naming the variable (%o)', (env, name) => {
   expect(() => loadConfig({ ...base, ...env })).toThrow(ConfigError);
   expect(() => loadConfig({ ...base, ...env })).toThrow(new RegExp(`${name}:`));
+});
+
+test('payments: off by default (orders carry payment: null); on with both keys, or with the secret of both', () => {
+  const payments = (env: Record<string, string>) => paymentsOf(loadConfig({ ...base, ...env }));
+  expect(payments({})).toBeUndefined();
+  expect(payments({ PAYMENTS_SECRET_KEY: 'sk_test_a', PAYMENTS_WEBHOOK_SECRET: 'whsec_b' })).toBeDefined();
+  expect(payments({ PAYMENTS_SECRET_ARN: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:p' })).toBeDefined();
 });
 
 test('every bad variable is named at once', () => {

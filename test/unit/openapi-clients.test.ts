@@ -84,7 +84,7 @@ const uploads: Uploads = detail.files;
 const reply: Reply = { response: 'hi', messageId: 'm2', userMessageId: 'm1', sequenceNumber: 2, usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 },
   sources: [{ fileId: 'f', page: 1, chunk: 0, score: 0.5, quote: 'q' }] };
 const start: Start = { chatId: 'c1', userMessageId: 'm1', userSequenceNumber: 1, messageId: 'm2' };
-const order: Order = { id: 'o', userId: 'u', status: 'New', createdAt: 'now', updatedAt: 'now', providerPaymentIntentId: null, items: [], totalCents: 0, currency: null };
+const order: Order = { id: 'o', userId: 'u', status: 'New', createdAt: 'now', updatedAt: 'now', providerPaymentIntentId: null, payment: null, items: [], totalCents: 0, currency: null };
 const product: Product = { id: 'p', name: 'n', description: '', priceCents: 1, currency: 'EUR', createdAt: 'now', updatedAt: 'now' };
 const notFound: NotFound = { success: false, statusCode: 404, message: 'Chat not found' };
 // The types are precise, not any: each line below must be an error.

@@ -1,0 +1,48 @@
+import type { OrderStatus } from './order-status.ts';
+
+// An order's payment, and how the provider's events move it (docs/DECISIONS.md, Payments).
+//
+//   requires_payment ─ failed ⇄ (another attempt) ─┬─ paid ── refunded
+//                                                   └─ canceled
+//
+// A payment only moves forward: `failed` may still become `paid` (the customer tries another
+// card), but nothing comes after `paid` except `refunded`, and `canceled` and `refunded` are
+// final. So an event that arrives late or twice (the provider retries and does not keep order)
+// finds the payment past it and changes nothing.
+
+export const PAYMENT_STATUSES = ['requires_payment', 'failed', 'paid', 'refunded', 'canceled'] as const;
+export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
+
+/** The provider events the service acts upon, and what each asks for. */
+export const PAYMENT_EVENTS = {
+  'payment_intent.succeeded': 'paid',
+  'payment_intent.payment_failed': 'failed',
+  'payment_intent.canceled': 'canceled',
+  'charge.refunded': 'refunded',
+} as const satisfies Record<string, PaymentStatus>;
+export type PaymentEventType = keyof typeof PAYMENT_EVENTS;
+
+const FROM: Record<PaymentStatus, readonly PaymentStatus[]> = {
+  requires_payment: [],
+  failed: ['requires_payment', 'failed'],
+  paid: ['requires_payment', 'failed'],
+  refunded: ['paid'],
+  canceled: ['requires_payment', 'failed'],
+};
+
+/** Whether a payment in `from` moves to `to` (false: the event is late, repeated or impossible). */
+export const paymentMoves = (from: PaymentStatus, to: PaymentStatus): boolean => FROM[to].includes(from);
+
+/**
+ * The order status that goes with a payment's new status: paid moves a New order to Processing,
+ * canceled cancels a New one; anything else leaves the order where it is.
+ */
+export function orderStatusAfter(status: OrderStatus, payment: PaymentStatus): OrderStatus {
+  if (status !== 'New') return status;
+  if (payment === 'paid') return 'Processing';
+  if (payment === 'canceled') return 'Cancelled';
+  return status;
+}
+
+/** Statuses an order with a payment reaches only once it is paid (an unpaid order is not fulfilled). */
+export const NEEDS_PAYMENT: readonly OrderStatus[] = ['Processing', 'Shipped', 'Delivered'];

@@ -1,0 +1,58 @@
+import { existsSync } from 'node:fs';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { startTestApp, type TestApp } from '#test/helpers/app.ts';
+
+// The playground pays an order in a real browser (Debian's chromium, driven by playwright-core):
+// an order placed from the page, a declined card, then a card that pays, each confirmed at the
+// payment provider's stand-in with its publishable key and the order's client secret (a
+// cross-origin call, as a web shop makes it), and the order moved by the provider's webhook.
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'];
+
+let app: TestApp;
+let browser: Browser;
+let page: Page;
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(
+      `No browser at ${CHROMIUM}: install Debian's chromium (apt-get install -y chromium) or set CHROMIUM_PATH`,
+    );
+  }
+  app = await startTestApp({ payments: true, env: { ADMIN_EMAILS: 'admin@example.com' } });
+  const admin = await app.signIn('admin@example.com');
+  const product = await app.request('POST', '/products', {
+    token: admin.token,
+    body: { name: 'Reading lamp', priceCents: 2499, currency: 'EUR' },
+  });
+  expect(product.status).toBe(201);
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
+  page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+}, 120_000);
+afterAll(async () => {
+  await browser?.close();
+  await app?.stop();
+});
+
+test('an order placed, declined, then paid from the playground; the webhook moves it to Processing', async () => {
+  await page.goto(`${new URL(app.url).origin}/`);
+  await page.fill('#email', 'shopper@example.com');
+  await page.press('#email', 'Enter');
+  await page.waitForSelector('#app:not([hidden])');
+  await page.locator('#order-product option', { hasText: 'Reading lamp' }).waitFor({ state: 'attached' });
+
+  await page.fill('#order-quantity', '2');
+  await page.click('#place-order');
+  const row = page.locator('#orders li').first();
+  await row.getByText('New · payment requires payment').waitFor();
+  expect(await row.textContent()).toMatch(/49[.,]98/);
+
+  await row.getByRole('button', { name: 'Pay (declined card)' }).click();
+  await page.locator('#orders-error').getByText('Your card was declined. The order stays New.').waitFor();
+  await page.locator('#orders li').first().getByText('New · payment failed').waitFor();
+
+  await page.locator('#orders li').first().getByRole('button', { name: 'Pay', exact: true }).click();
+  await page.locator('#orders li').first().getByText('Processing · payment paid').waitFor();
+  expect(await page.locator('#orders li').first().getByRole('button').count()).toBe(0);
+}, 120_000);
