@@ -6,6 +6,7 @@ import {
   ConflictError,
   NotFoundError,
   DependencyUnavailableError,
+  asError,
   type FieldIssue,
 } from '../errors.ts';
 import { logger } from '../logger.ts';
@@ -52,9 +53,10 @@ export function orderFor(user: AuthUser, order: Order): Order {
  * 2. refuse items in more than one currency;
  * 3. copy name and price into each item and compute the total from them (prices at order time);
  * 4. with payments: create the payment intent at the provider for the total, under an idempotency
- *    key derived from the order's id (chosen first), and link the intent to the order; a provider
- *    failure ends here, with nothing written;
- * 5. store the order with status New (docs/DECISIONS.md, Payments: an order and its intent).
+ *    key derived from the order's id (chosen first); a provider failure ends here, with nothing
+ *    written;
+ * 5. link the intent to the order and store the order with status New; if either write fails, the
+ *    intent is cancelled (docs/DECISIONS.md, Payments: an order and its intent).
  */
 export async function createOrder(
   { orders, products, clock, payments }: OrderDeps,
@@ -104,7 +106,6 @@ export async function createOrder(
       .catch((err: unknown) => {
         throw callerErrorOf(err);
       });
-    await orders.linkIntent(intent.id, id);
     intentId = intent.id;
     payment = { status: 'requires_payment', amountCents: totalCents, currency, clientSecret: intent.client_secret };
   }
@@ -121,7 +122,17 @@ export async function createOrder(
     totalCents,
     currency,
   };
-  await orders.create(order);
+  try {
+    if (intentId) await orders.linkIntent(intentId, id);
+    await orders.create(order);
+  } catch (err) {
+    // The order could not be stored: its intent is cancelled, so none is left without an order.
+    if (payments && intentId)
+      await payments.cancelIntent(intentId, providerKeys(id).cancel).catch((cancelErr: unknown) => {
+        logger.error('an intent without an order could not be cancelled', { intentId, error: asError(cancelErr) });
+      });
+    throw err;
+  }
   return order;
 }
 
@@ -225,7 +236,7 @@ export async function settleCancelled({ payments }: Pick<OrderDeps, 'payments'>,
   const keys = providerKeys(order.id);
   if (order.payment.status === 'paid') {
     await payments.refund(intentId, keys.refund).catch((err: unknown) => {
-      logger.error('refund failed', { orderId: order.id, error: err as Error });
+      logger.error('refund failed', { orderId: order.id, error: asError(err) });
       throw new DependencyUnavailableError(
         'The order is cancelled, but its refund could not be requested yet; set Cancelled again to retry it',
         5,
@@ -233,7 +244,7 @@ export async function settleCancelled({ payments }: Pick<OrderDeps, 'payments'>,
     });
   } else if (order.payment.status === 'requires_payment' || order.payment.status === 'failed') {
     await payments.cancelIntent(intentId, keys.cancel).catch((err: unknown) => {
-      logger.warn('cancelling the payment intent failed', { orderId: order.id, error: err as Error });
+      logger.warn('cancelling the payment intent failed', { orderId: order.id, error: asError(err) });
     });
   }
 }

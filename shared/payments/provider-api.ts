@@ -1,6 +1,6 @@
 import * as z from '../zod.ts';
 import { sleep } from '../clock.ts';
-import { DependencyFailedError, DependencyUnavailableError, InvalidInputError } from '../errors.ts';
+import { DependencyFailedError, DependencyUnavailableError, InvalidInputError, asError } from '../errors.ts';
 
 // The payment provider's REST API (Stripe's wire protocol), spoken with fetch: form-encoded
 // requests, a bearer secret key, an Idempotency-Key on every write, and its error body
@@ -134,7 +134,7 @@ export class PaymentProviderApi {
           signal: AbortSignal.timeout(this.settings.timeoutMs),
         });
       } catch (err) {
-        lastFailure = (err as Error).name === 'TimeoutError' ? 'timed out' : 'could not be reached';
+        lastFailure = asError(err).name === 'TimeoutError' ? 'timed out' : 'could not be reached';
         continue;
       }
       const text = await res.text();

@@ -7,6 +7,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { payOrder, startPaymentProvider, type PaymentProviderStandIn } from '#infra/local/payment-provider.ts';
 import { PaymentProviderApi } from '#shared/payments/provider-api.ts';
+import { createOrder } from '#shared/orders/order-service.ts';
+import { OrderRepository } from '#shared/orders/order-repository.ts';
+import type { Order } from '#shared/orders/schemas.ts';
+import { ProductRepository } from '#shared/products/product-repository.ts';
 import { signatureHeader, verifySignature } from '#shared/payments/webhook-signature.ts';
 
 // Payments through the gateway against the provider's stand-in (its wire protocol, its signed
@@ -121,6 +125,41 @@ describe('POST /orders makes the payment intent', () => {
     // Back up: orders are placed again.
     expect((await placeOrder()).payment.status).toBe('requires_payment');
   });
+});
+
+test('the order cannot be stored after its intent was made: the intent is cancelled, so none is left without an order', async () => {
+  const made: string[] = [];
+  class FailingOrders extends OrderRepository {
+    override async linkIntent(intentId: string, orderId: string) {
+      made.push(intentId);
+      await super.linkIntent(intentId, orderId);
+    }
+    override async create(_order: Order): Promise<void> {
+      throw new Error('the table refused the write');
+    }
+  }
+  const { db } = app.clients();
+  const deps = {
+    orders: new FailingOrders(db, app.tableName),
+    products: new ProductRepository(db, app.tableName),
+    clock: () => new Date(),
+    payments: new PaymentProviderApi({
+      baseUrl: provider.url,
+      secretKey: async () => provider.secretKey,
+      timeoutMs: 5_000,
+    }),
+  };
+  await expect(
+    createOrder(deps, {
+      user: { id: alice.id, role: 'user' },
+      order: { items: [{ productId: lamp.id, quantity: 1 }] },
+    }),
+  ).rejects.toThrow('the table refused the write');
+  expect(made).toHaveLength(1);
+  const intent = await fetch(`${provider.url}/v1/payment_intents/${made[0]}`, {
+    headers: { authorization: `Bearer ${provider.secretKey}` },
+  }).then((r) => r.json() as Promise<{ status: string }>);
+  expect(intent.status).toBe('canceled');
 });
 
 describe('the provider refuses', () => {
