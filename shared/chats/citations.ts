@@ -3,25 +3,32 @@
 // allowed inside ([ 2 ], [1000], [1,2]); one that names no returned source is removed (a number
 // that is not a source keeps its marker only if another number in it is one, and the marker is
 // written back as [a, b]), and the sources a reply cites are the ones flagged `cited`. A marker
-// must not follow a letter or digit, so code such as `items[0]` is left alone. A bracket of more
-// than MAX_MARKER_CHARS is not a marker (so a streamed reply never holds back more than that),
-// and whole and streamed replies apply the same rule, so both read the same.
+// must not follow a letter or digit, so code such as `items[0]` is left alone, nor sit inside an
+// unclosed bracket of numbers (in `[0,[9]2]`, removing `[9]` would join the rest into an
+// unchecked marker). A bracket of more than MAX_MARKER_CHARS is not a marker (so a streamed
+// reply never holds back more than that), and whole and streamed replies apply the same rule, so
+// both read the same.
 
 const MAX_MARKER_CHARS = 200;
 const MARKER = /\[(\s*\d+(?:\s*,\s*\d+)*\s*)\]/gu;
 const WORD_END = /[\p{L}\p{N}_]$/u;
+/** Whether `text` ends inside an unclosed bracket of numbers (`[0,[9]2]`: `[9]` is no citation). */
+function endsInOpenRun(text: string): boolean {
+  const open = text.lastIndexOf('[');
+  return open >= 0 && /^[\d,\s]*$/u.test(text.slice(open + 1));
+}
 /** The tail of a text that may be the start of a marker still being streamed. */
 const OPEN_MARKER = /(?<![\p{L}\p{N}_])\[[\d,\s]*$/u;
 
 /**
  * Removes the markers that name no source (1..sourceCount); adds the cited numbers to `cited`.
- * `before` ends the text already sent ahead of this one (its last character decides whether a
- * marker at the start follows a word).
+ * `before` ends the text already sent ahead of this one (what precedes a marker at the start:
+ * a word, or an unclosed bracket of numbers, makes it none).
  */
 function checkMarkers(text: string, sourceCount: number, cited: Set<number>, before = ''): string {
   return text.replace(MARKER, (whole: string, list: string, at: number) => {
-    const preceding = at ? text.slice(Math.max(0, at - 2), at) : before.slice(-2);
-    if (whole.length > MAX_MARKER_CHARS || WORD_END.test(preceding)) return whole;
+    const preceding = (before + text.slice(Math.max(0, at - MAX_MARKER_CHARS), at)).slice(-MAX_MARKER_CHARS);
+    if (whole.length > MAX_MARKER_CHARS || WORD_END.test(preceding) || endsInOpenRun(preceding)) return whole;
     const valid = [...new Set(list.split(',').map((n) => Number(n.trim())))].filter((n) => n >= 1 && n <= sourceCount);
     if (!valid.length) return '';
     for (const n of valid) cited.add(n);
@@ -69,7 +76,7 @@ export class CitationStream {
 
   private send(text: string): string {
     const out = checkMarkers(text, this.sourceCount, this.cited, this.sent);
-    if (out) this.sent = out.slice(-2);
+    if (out) this.sent = (this.sent + out).slice(-MAX_MARKER_CHARS);
     return out;
   }
 }

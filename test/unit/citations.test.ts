@@ -4,6 +4,7 @@ import { CitationStream, checkCitations } from '#shared/chats/citations.ts';
 import { retrievalQuery, rewritePrompt, REWRITE_SYSTEM } from '#shared/chats/retrieval-query.ts';
 import { createOfflineProvider, splitIntoParts } from '#shared/ai/offline-provider.ts';
 import type { AiProvider, ChatInput } from '#shared/ai/types.ts';
+import { estimateTokens } from '#shared/ai/tokens.ts';
 
 // [n] citations of file-chat replies (whole and streamed) and the retrieval query of a follow-up.
 
@@ -40,6 +41,8 @@ test('any bracketed number is a marker: [1000], spaced and long lists are checke
   expect(checkCitations('A [1000] b [ 2 ] c [2 ,7] d [0] e [00001]', 3).text).toBe('A  b [2] c [2] d  e [1]');
   const long = `[${Array.from({ length: 30 }, (_, i) => i + 1).join(', ')}]`;
   expect(checkCitations(`see ${long}.`, 3).text).toBe('see [1, 2, 3].');
+  // Inside an unclosed bracket of numbers, a bracket is no marker: removing it would join the rest.
+  expect(checkCitations('[0,[1000]2] and [[12]02]', 2).text).toBe('[0,[1000]2] and [[12]02]');
 });
 
 test('streamed and whole replies read the same for any text and any deltas (generated)', () => {
@@ -138,14 +141,16 @@ describe('the retrieval query of a follow-up', () => {
     expect(sent.prompt).toContain('<conversation>\nuser: What is trace stitching?\nassistant: It links');
   });
 
-  test('a failed rewrite falls back to the joined turns', async () => {
+  test('a failed rewrite falls back to the joined turns, charged the prompt it may have been sent', async () => {
     const model = {
       ...offline,
       name: 'openai',
       reply: async () => Promise.reject(new Error('down')),
     } as unknown as AiProvider;
-    expect(await retrievalQuery(model, history, 'Why is it cheaper?')).toEqual({
-      query: 'What is trace stitching?\nWhy is it cheaper?',
-    });
+    const { query, usage } = await retrievalQuery(model, history, 'Why is it cheaper?');
+    expect(query).toBe('What is trace stitching?\nWhy is it cheaper?');
+    expect(usage?.completionTokens).toBe(0);
+    expect(usage?.totalTokens).toBe(usage?.promptTokens);
+    expect(usage?.promptTokens).toBeGreaterThan(estimateTokens(rewritePrompt(history, 'Why is it cheaper?')));
   });
 });
