@@ -1,3 +1,4 @@
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { payOrder, type PaymentProviderStandIn } from '#infra/local/payment-provider.ts';
 import { tokenCounter, utcDay } from '#shared/limits/user-limits.ts';
 import { UsageCounters } from '#shared/limits/usage-counters.ts';
@@ -120,6 +121,24 @@ test('a paid order grants grantsTokens × quantity once, whatever the replays; t
   const refused = await prompt(other.token);
   expect(refused.status).toBe(429);
   expect(refused.body.message).toMatch(/daily token budget/);
+});
+
+test('a delivery that moved the order but died before the grant is completed by the next delivery, once', async () => {
+  const buyer = await person();
+  const pack = await newProduct(GRANTS);
+  const order = await buy(buyer.token, pack.id, 2);
+  // As if the function had died between the order's move and the grant: the credits item lost it.
+  await app
+    .clients()
+    .db.send(new DeleteCommand({ TableName: app.tableName, Key: { PK: `LIMIT#${buyer.user.id}`, SK: 'CREDITS' } }));
+  expect(await budgetOf(buyer.token)).toMatchObject({ creditsGranted: 0, creditsLeft: 0 });
+
+  const event = eventOf('payment_intent.succeeded', order.providerPaymentIntentId).id;
+  const retried = await provider.deliver(event);
+  expect(JSON.parse(retried.body).data.outcome).toBe('already-applied');
+  expect(await budgetOf(buyer.token)).toMatchObject({ creditsGranted: 2 * GRANTS, creditsLeft: 2 * GRANTS });
+  await provider.deliver(event);
+  expect(await budgetOf(buyer.token)).toMatchObject({ creditsGranted: 2 * GRANTS, creditsLeft: 2 * GRANTS });
 });
 
 test('a refund takes back what is left of the order’s credits, never below zero, once', async () => {
