@@ -3,7 +3,9 @@ import { payOrder, type PaymentProviderStandIn } from '#infra/local/payment-prov
 import { tokenCounter, utcDay } from '#shared/limits/user-limits.ts';
 import { UsageCounters } from '#shared/limits/usage-counters.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
+import { fixturePdf } from '#test/helpers/make-pdf.ts';
 import { startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
+import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 
 // Credits through the gateway against the payment provider's stand-in: a product that grants
 // tokens, its order paid (credits granted once, whatever the replays), the credits used once the
@@ -14,13 +16,15 @@ const GRANTS = 4_000;
 
 let app: TestApp;
 let ai: OpenAiTestServer;
+let pdfs: PdfServer;
 let provider: PaymentProviderStandIn;
 let admin: string;
 let counters: UsageCounters;
 let people = 0;
 
 beforeAll(async () => {
-  ai = await startOpenAiTestServer();
+  [ai, pdfs] = await Promise.all([startOpenAiTestServer(), startPdfServer()]);
+  pdfs.serve('/hello.pdf', { body: await fixturePdf('hello-world.pdf') });
   app = await startTestApp({
     payments: true,
     env: {
@@ -36,7 +40,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await app?.stop();
-  await ai?.close();
+  await Promise.all([ai?.close(), pdfs?.close()]);
 });
 
 const person = () => app.signIn(`buyer-${++people}@example.com`);
@@ -121,6 +125,26 @@ test('a paid order grants grantsTokens × quantity once, whatever the replays; t
   const refused = await prompt(other.token);
   expect(refused.status).toBe(429);
   expect(refused.body.message).toMatch(/daily token budget/);
+});
+
+test('an ingestion is admitted on credits once the day is spent, and its embeddings are drawn from them', async () => {
+  const buyer = await person();
+  const pack = await newProduct(GRANTS);
+  await buy(buyer.token, pack.id, 1);
+  await spendToday(buyer.user.id);
+  const upload = await app.request('POST', '/upload', {
+    token: buyer.token,
+    body: { fileName: 'hello.pdf', contentType: 'application/pdf', size: 4000 },
+  });
+  const fileId = upload.body.data.fileId;
+  const res = await app.request('POST', '/message/pdf', {
+    token: buyer.token,
+    body: { url: `${pdfs.url}/hello.pdf`, fileId },
+  });
+  expect(res.status).toBe(200);
+  const { tokens } = res.body.data.embeddingsData;
+  expect(tokens).toBeGreaterThan(0);
+  expect((await budgetOf(buyer.token)).creditsLeft).toBe(GRANTS - tokens);
 });
 
 test('a delivery that moved the order but died before the grant is completed by the next delivery, once', async () => {
