@@ -2,13 +2,18 @@ import { httpRoutes } from '#infra/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { systemClock } from '#shared/clock.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
+import { UsageLedger } from '#shared/limits/usage-ledger.ts';
 import { ChatRepository } from '#shared/chats/chat-repository.ts';
 import { createChat } from '#shared/chats/chat-service.ts';
 import { createChatBody } from '#shared/chats/schemas.ts';
 
 // POST /chat: a new chat of the caller's (201).
 
-const deps = { chats: new ChatRepository(dynamo(), tableName()), clock: systemClock };
+const deps = {
+  chats: new ChatRepository(dynamo(), tableName()),
+  usage: new UsageLedger(dynamo(), tableName(), systemClock),
+  clock: systemClock,
+};
 
 export const handler = httpHandler(httpRoutes['create-chat'], { body: createChatBody }, async ({ body, user }) => ({
   statusCode: 201,

@@ -1,13 +1,18 @@
 import { httpRoutes } from '#infra/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
+import { systemClock } from '#shared/clock.ts';
+import { UsageLedger } from '#shared/limits/usage-ledger.ts';
 import { ChatRepository } from '#shared/chats/chat-repository.ts';
 import { deleteChat } from '#shared/chats/chat-service.ts';
 import { chatIdParams } from '#shared/chats/schemas.ts';
 
 // DELETE /chat/{chatId}: the chat with every message and attachment in its partition.
 
-const deps = { chats: new ChatRepository(dynamo(), tableName()) };
+const deps = {
+  chats: new ChatRepository(dynamo(), tableName()),
+  usage: new UsageLedger(dynamo(), tableName(), systemClock),
+};
 
 export const handler = httpHandler(httpRoutes['delete-chat'], { params: chatIdParams }, async ({ params, user }) => {
   await deleteChat(deps, { userId: user.id, chatId: params.chatId });

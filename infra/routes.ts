@@ -132,6 +132,14 @@ export const httpRoutes = {
     shape: 'envelope',
     access: { table: 'readwrite', jwtSecret: true },
   },
+  // The signed-in user and their usage, read from their counters.
+  'get-me': {
+    method: 'GET',
+    path: '/me',
+    auth: 'user',
+    shape: 'envelope',
+    access: { table: 'read', jwtSecret: true },
+  },
   // Chats and messages (envelope bodies). send-message streams (Lambda response streaming) and
   // may wait on a long reply, hence its timeout; it calls the model, and embeds the prompt in a file chat.
   'create-chat': {

@@ -69,7 +69,11 @@ export class ChatRepository extends Repository {
       status: 'active',
       type: input.type,
     };
-    await putNew(this.db, { TableName: this.table, Item: toItem(chat, input.name === undefined) });
+    // `usageCounted`: the chat is in its owner's usage counters (chats made before them are not).
+    await putNew(this.db, {
+      TableName: this.table,
+      Item: { ...toItem(chat, input.name === undefined), usageCounted: true },
+    });
     await new SearchIndex(this.db, this.table).setChatName(chat);
     return chat;
   }
@@ -148,9 +152,11 @@ export class ChatRepository extends Repository {
    * Steps: mark the chat `deleting` (conditional on the owner; a retry of an interrupted delete
    * passes too) → page through the partition, batch-deleting each page and retrying unprocessed
    * items → delete the chat item last, so an interrupted delete can be retried.
-   * Returns the number of items removed, the chat item included.
+   * Returns the number of items removed, the chat item included, and whether this call removed
+   * a chat counted in its owner's usage (false when a concurrent attempt removed it first, so the
+   * chat is uncounted once).
    */
-  async delete(chatId: string, userId: string): Promise<number> {
+  async delete(chatId: string, userId: string): Promise<{ removed: number; uncount: boolean }> {
     const marked = await applyIf(this.db, {
       TableName: this.table,
       Key: chatKey(chatId),
@@ -170,7 +176,9 @@ export class ChatRepository extends Repository {
       },
       { keep: (k) => k.SK === 'META' },
     );
-    await this.db.send(new DeleteCommand({ TableName: this.table, Key: chatKey(chatId) }));
-    return removed + 1;
+    const out = await this.db.send(
+      new DeleteCommand({ TableName: this.table, Key: chatKey(chatId), ReturnValues: 'ALL_OLD' }),
+    );
+    return { removed: removed + (out.Attributes ? 1 : 0), uncount: out.Attributes?.usageCounted === true };
   }
 }

@@ -6,6 +6,7 @@ import { toEmbeddingsData } from '../files/file-view.ts';
 import type { ChatRepository } from './chat-repository.ts';
 import { branchThrough, leafToRead } from './branch.ts';
 import type { BranchMessage, MessageRepository } from './message-repository.ts';
+import type { UsageLedger } from '../limits/usage-ledger.ts';
 import type { Chat, createChatBody, updateChatBody } from './schemas.ts';
 
 // A user's chats: create, read (with the files attached), list, change, delete, and read a
@@ -13,6 +14,8 @@ import type { Chat, createChatBody, updateChatBody } from './schemas.ts';
 
 interface ChatDeps {
   chats: ChatRepository;
+  /** The owner's usage counters (chats); absent: not counted. */
+  usage?: Pick<UsageLedger, 'addTotals'>;
   clock: Clock;
 }
 
@@ -32,8 +35,12 @@ interface PageQuery {
   cursor?: string;
 }
 
-export const createChat = (deps: ChatDeps, input: Caller & { chat: z.infer<typeof createChatBody> }) =>
-  deps.chats.create(input.userId, input.chat, isoNow(deps.clock));
+/** Creates the chat, then counts it in the owner's usage (docs/DECISIONS.md "Usage counters"). */
+export async function createChat(deps: ChatDeps, input: Caller & { chat: z.infer<typeof createChatBody> }) {
+  const chat = await deps.chats.create(input.userId, input.chat, isoNow(deps.clock));
+  await deps.usage?.addTotals(input.userId, { chats: 1 });
+  return chat;
+}
 
 export async function getChat(deps: Pick<ChatReadDeps, 'chats' | 'files'>, input: OfChat) {
   const chat = await deps.chats.getOwned(input.chatId, input.userId);
@@ -66,8 +73,10 @@ export async function updateChat(
 }
 
 /** The chat with every message and attachment in its partition. */
-export async function deleteChat(deps: Pick<ChatDeps, 'chats'>, input: OfChat): Promise<void> {
-  await deps.chats.delete(input.chatId, input.userId);
+/** Deletes the chat; only the attempt that removed its item uncounts it (a retried delete does not). */
+export async function deleteChat(deps: Pick<ChatDeps, 'chats' | 'usage'>, input: OfChat): Promise<void> {
+  const { uncount } = await deps.chats.delete(input.chatId, input.userId);
+  if (uncount) await deps.usage?.addTotals(input.userId, { chats: -1 });
 }
 
 /** A branch of one of the caller's chats, root first, paged: the active one, or the one through `leaf`. */

@@ -4,6 +4,7 @@ import type { Config } from '../config.ts';
 import { dynamo, tableName } from '../clients.ts';
 import { chatFilesDeps } from '../files/chat-files.ts';
 import { userLimits } from '../limits/user-limits.ts';
+import { UsageLedger } from '../limits/usage-ledger.ts';
 import { retrieverOnFirstUse } from '../retrieval/retriever-on-first-use.ts';
 import { chatRepositories } from './repositories.ts';
 import { replySettings, type SendMessageDeps } from './send-message.ts';
@@ -18,6 +19,7 @@ export async function replyDeps(config: Config, clock: Clock): Promise<SendMessa
     provider: await aiProvider(),
     retrieve: retrieverOnFirstUse(config, dynamo()),
     budget: userLimits(dynamo(), config, clock),
+    usage: new UsageLedger(dynamo(), tableName(), clock),
     files: chatFilesDeps(dynamo(), tableName()),
     clock,
     settings: replySettings(config),

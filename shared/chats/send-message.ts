@@ -31,6 +31,7 @@ import { replyCostBound } from './reply-cost.ts';
 import type { Chat, Message, ReplyStatus, SourceRef } from './schemas.ts';
 import { closingEvents, firstDeltaId, openingEvents, type ReplyEvent, type ReplyStream } from './reply-events.ts';
 import { ReplyLength } from './reply-length.ts';
+import type { UsageLedger } from '../limits/usage-ledger.ts';
 import type { ReplyRepository, ReplyState } from './reply-repository.ts';
 
 // POST /message/logged-in and POST …/regenerate: a prompt in (new, or stored and answered again),
@@ -42,6 +43,8 @@ type ReplyLimits = Pick<UserLimits, 'reserveTokens' | 'settle' | 'takeInFlight' 
 export interface SendMessageDeps {
   /** Absent: no limits (tests of other concerns). */
   budget?: ReplyLimits;
+  /** The user's usage counters (tokens by model); absent: not counted. */
+  usage?: Pick<UsageLedger, 'addTokens'>;
   chats: ChatRepository;
   messages: MessageRepository;
   replies: ReplyRepository;
@@ -128,7 +131,10 @@ interface Prepared {
 
 /** Tokens spent while preparing a reply, counted as they are (a failure later still charges them). */
 interface Spent {
+  userId: string;
   tokens: number;
+  /** Of `tokens`, those of the query's embedding (the embedding model's; the rest are the chat model's). */
+  embedded: number;
 }
 
 /** The history a prompt will be sent with, read before the prompt is stored (for the reservation). */
@@ -280,6 +286,7 @@ async function prepare(
         k: deps.settings.retrievalK ?? DEFAULT_RETRIEVAL_K,
         onEmbedded: (tokens) => {
           spent.tokens += tokens;
+          spent.embedded += tokens;
         },
       });
     } catch (err) {
@@ -340,11 +347,11 @@ async function begin(deps: SendMessageDeps, req: ReplyRequest) {
     await releaseReplySlot(deps, slot);
     throw err;
   }
-  const spent: Spent = { tokens: 0 };
+  const spent: Spent = { userId: req.userId, tokens: 0, embedded: 0 };
   try {
     return { prepared: await prepare(deps, req, chat, turn, sending, spent), reservation, slot };
   } catch (err) {
-    await settle(deps, reservation, spent.tokens);
+    await settle(deps, reservation, spent.tokens, spent);
     await releaseReplySlot(deps, slot);
     throw deadlineError(err);
   }
@@ -399,11 +406,25 @@ async function reserve(deps: SendMessageDeps, userId: string, chat: ChatRecord, 
   return deps.budget?.reserveTokens(userId, tokens);
 }
 
-/** Settles a reservation; a failure here must not lose a reply already generated. */
-async function settle(deps: SendMessageDeps, reservation: TokenReservation | undefined, usedTokens: number) {
-  await deps.budget
-    ?.settle(reservation, usedTokens)
-    .catch((err: unknown) => logger.error('could not settle the token budget', { error: asError(err) }));
+/**
+ * Settles a reservation and counts the tokens by model (the user's usage); a failure here must
+ * not lose a reply already generated.
+ */
+async function settle(
+  deps: SendMessageDeps,
+  reservation: TokenReservation | undefined,
+  usedTokens: number,
+  spent: Spent,
+) {
+  const { chatModel, embeddingModel } = deps.provider;
+  await Promise.all([
+    deps.budget
+      ?.settle(reservation, usedTokens)
+      .catch((err: unknown) => logger.error('could not settle the token budget', { error: asError(err) })),
+    deps.usage
+      ?.addTokens(spent.userId, { [chatModel]: usedTokens - spent.embedded, [embeddingModel]: spent.embedded })
+      .catch((err: unknown) => logger.error('could not count the tokens used', { error: asError(err) })),
+  ]);
 }
 
 /** Stores the assistant's whole reply under the prompt it answers. */
@@ -483,7 +504,12 @@ async function replyWhole(
     });
   } catch (err) {
     // Sent and then cut (a timeout): the prompt was read and is paid for.
-    await settle(deps, reservation, unreportedUsage(prepared.input, '', err).totalTokens + prepared.spent.tokens);
+    await settle(
+      deps,
+      reservation,
+      unreportedUsage(prepared.input, '', err).totalTokens + prepared.spent.tokens,
+      prepared.spent,
+    );
     throw deadlineError(err);
   }
   const { chat, userMessage } = prepared;
@@ -497,7 +523,7 @@ async function replyWhole(
     sources = flagCited(sources, checked.cited);
   }
   const titled = await titleChat(deps, prepared, result.text);
-  await settle(deps, reservation, replyTokens + titled.tokens + prepared.spent.tokens);
+  await settle(deps, reservation, replyTokens + titled.tokens + prepared.spent.tokens, prepared.spent);
   const stored = await storeReply(deps, {
     chatId: chat.id,
     userId: req.userId,
@@ -541,7 +567,7 @@ export async function streamMessage(deps: SendMessageDeps, req: ReplyRequest): P
       now: isoNow(deps.clock),
     });
   } catch (err) {
-    await settle(deps, reservation, prepared.spent.tokens);
+    await settle(deps, reservation, prepared.spent.tokens, prepared.spent);
     await releaseReplySlot(deps, slot);
     throw err;
   }
@@ -618,7 +644,7 @@ async function* generate(
   const titled = complete ? await titleChat(deps, prepared, text) : { tokens: 0 };
   // What the model was sent and produced is paid for, however the reply ended.
   const replyTokens = (usage ?? unreportedUsage(input, text, failure)).totalTokens;
-  await settle(deps, reservation, replyTokens + titled.tokens + prepared.spent.tokens);
+  await settle(deps, reservation, replyTokens + titled.tokens + prepared.spent.tokens, prepared.spent);
   if (failure && !(failure instanceof AiProviderError) && !(failure instanceof DomainError)) {
     logger.error('streamed reply failed', { error: asError(failure) });
   } else if (failure) {

@@ -33,6 +33,8 @@ interface FileBase {
   size: number;
   /** Bytes charged to the owner's storage quota at upload (storage-quota.ts); absent before the quota. */
   quotaBytes?: number;
+  /** Bytes counted in the owner's usage at upload (shared/limits/usage-ledger.ts); absent: not counted. */
+  usageBytes?: number;
   /** The uploaded object (POST /upload). */
   s3Key: string;
   /** Chats this file is attached to. */
@@ -143,6 +145,7 @@ const FIELDS = [
   'contentType',
   'size',
   'quotaBytes',
+  'usageBytes',
   's3Key',
   'chatIds',
   'createdAt',
@@ -555,8 +558,12 @@ export class FileRepository extends Repository {
     });
   }
 
-  async delete(id: string): Promise<void> {
-    await this.db.send(new DeleteCommand({ TableName: this.table, Key: fileKey(id) }));
+  /** Deletes the record; false when it was already gone (another attempt deleted it). */
+  async delete(id: string): Promise<boolean> {
+    const out = await this.db.send(
+      new DeleteCommand({ TableName: this.table, Key: fileKey(id), ReturnValues: 'ALL_OLD' }),
+    );
+    return out.Attributes !== undefined;
   }
 
   /** Every record in processing (restart recovery). */

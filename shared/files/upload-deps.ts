@@ -5,6 +5,7 @@ import { s3Client } from '../s3-client.ts';
 import { AttachmentRepository } from './attachment-repository.ts';
 import { ChunkRepository } from './chunk-repository.ts';
 import { FileRepository } from './file-repository.ts';
+import { UsageLedger } from '../limits/usage-ledger.ts';
 import { UsageCounters } from '../limits/usage-counters.ts';
 import { FileStorage } from './storage.ts';
 import { StorageQuota } from './storage-quota.ts';
@@ -27,6 +28,7 @@ export function uploadDeps(config: Config, clock: Clock): UploadDeps {
       { maxBytes: config.USER_STORAGE_MAX_BYTES },
       clock,
     ),
+    usage: new UsageLedger(dynamo(), config.TABLE_NAME, clock),
     s3: s3Client(),
     settings: { maxBytes: config.PDF_MAX_BYTES, urlTtlSeconds: config.UPLOAD_URL_TTL_SECONDS },
     clock,

@@ -10,6 +10,7 @@ import type { FileRecord, FileRepository } from './file-repository.ts';
 import type { createUploadBody } from './schemas.ts';
 import { fileNotFound } from './file-status.ts';
 import type { StorageQuota } from './storage-quota.ts';
+import type { UsageLedger } from '../limits/usage-ledger.ts';
 import { uploadKey, vectorsPrefix, workPrefix, type FileStorage } from './storage.ts';
 
 // POST /upload and DELETE /upload/{fileId}.
@@ -23,6 +24,8 @@ export interface UploadDeps {
   attachments: AttachmentRepository;
   storage: FileStorage;
   quota: StorageQuota;
+  /** The owner's usage counters (files). */
+  usage: Pick<UsageLedger, 'addTotals'>;
   /** The presigning client (s3Client(): no checksum parameters in the URLs). */
   s3: S3Client;
   settings: { maxBytes: number; urlTtlSeconds: number };
@@ -55,6 +58,7 @@ export async function createUpload(
     contentType: body.contentType,
     size: body.size,
     quotaBytes,
+    usageBytes: body.size,
     s3Key: key,
     status: 'uploaded',
     createdAt: now,
@@ -66,6 +70,7 @@ export async function createUpload(
     await deps.quota.refund(userId, quotaBytes);
     throw err;
   }
+  await deps.usage.addTotals(userId, { files: 1, bytes: body.size });
   const bucket = deps.storage.bucket;
   const [uploadUrl, downloadUrl] = await Promise.all([
     getSignedUrl(
@@ -118,5 +123,10 @@ export async function deleteUpload(
   ]);
   const urlExpiresAt = new Date(Date.parse(record.createdAt) + deps.settings.urlTtlSeconds * 1000);
   await deps.quota.release(record, urlExpiresAt);
-  await deps.files.delete(fileId);
+  // Only the attempt that removed the record uncounts the file (a retried delete does not), and
+  // only what its upload counted (the size changes once downloaded; older files were not counted).
+  const removed = await deps.files.delete(fileId);
+  if (removed && record.usageBytes !== undefined) {
+    await deps.usage.addTotals(userId, { files: -1, bytes: -record.usageBytes });
+  }
 }

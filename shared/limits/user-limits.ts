@@ -4,6 +4,7 @@ import { LimitExceededError } from '../errors.ts';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { UsageCounters } from './usage-counters.ts';
 import { InFlightSlots, type HeldSlot } from './in-flight-slots.ts';
+import { Credits } from './credits.ts';
 
 // The per-user limit policy (docs/DECISIONS.md "Per-user limits"), on the shared counters:
 // - requests per minute on the expensive routes (the manifest's `rateLimit`), a fixed window per
@@ -14,6 +15,8 @@ import { InFlightSlots, type HeldSlot } from './in-flight-slots.ts';
 //   the budget is not spent, and its embedding tokens are charged as each request is answered.
 // - a number of ingestions and of replies in flight per user: a slot (in-flight-slots.ts) taken
 //   before any slow work and released however the work ends, or when its lease runs out.
+// - credits bought with orders (credits.ts): a pool a reply or an embedding draws from once the
+//   day's budget is spent (docs/DECISIONS.md "Credits").
 // Over a limit: LimitExceededError with the seconds until it renews (the end of the minute, or of
 // the UTC day). 0 turns a limit off.
 
@@ -54,6 +57,8 @@ export interface TokenReservation {
   userId: string;
   day: string;
   tokens: number;
+  /** Where the tokens are held: the day's budget or the user's credits. */
+  from: 'daily' | 'credits';
 }
 
 const MINUTE_MS = 60_000;
@@ -71,6 +76,7 @@ export class UserLimits {
     private readonly slots: InFlightSlots,
     private readonly settings: LimitSettings,
     private readonly clock: Clock,
+    private readonly credits: Credits,
   ) {}
 
   private now(): number {
@@ -106,7 +112,10 @@ export class UserLimits {
     }
   }
 
-  /** Holds `tokens` of today's budget for a reply; LimitExceededError when they do not fit. */
+  /**
+   * Holds `tokens` of today's budget for a reply, or of the credits once the day's budget cannot
+   * hold them; LimitExceededError when neither can.
+   */
   async reserveTokens(userId: string, tokens: number): Promise<TokenReservation | undefined> {
     const budget = this.settings.dailyTokens;
     if (!budget) return undefined;
@@ -118,33 +127,52 @@ export class UserLimits {
       budget,
       this.expiresAt(ms),
     );
-    if (held === undefined) throw this.budgetSpent(ms);
-    return { userId, day, tokens };
+    if (held !== undefined) return { userId, day, tokens, from: 'daily' };
+    if (await this.credits.tryUse(userId, tokens)) return { userId, day, tokens, from: 'credits' };
+    throw this.budgetSpent(ms);
   }
 
   /** Replaces a reservation by what the reply really used (0 when there was no reply). */
   async settle(reservation: TokenReservation | undefined, usedTokens: number): Promise<void> {
     if (!reservation || usedTokens === reservation.tokens) return;
+    if (reservation.from === 'credits') {
+      await this.credits.adjust(reservation.userId, reservation.tokens - usedTokens);
+      return;
+    }
     await this.counters.add(
       { subject: reservation.userId, counter: tokenCounter(reservation.day) },
       usedTokens - reservation.tokens,
     );
   }
 
-  /** LimitExceededError when today's budget is already spent (admission of work whose cost is known later). */
+  /**
+   * LimitExceededError when today's budget is already spent and no credits are left (admission of
+   * work whose cost is known later).
+   */
   async assertTokensLeft(userId: string): Promise<void> {
     const budget = this.settings.dailyTokens;
     if (!budget) return;
     const ms = this.now();
-    if ((await this.counters.get({ subject: userId, counter: tokenCounter(utcDay(ms)) })) >= budget)
-      throw this.budgetSpent(ms);
+    if ((await this.counters.get({ subject: userId, counter: tokenCounter(utcDay(ms)) })) < budget) return;
+    if ((await this.credits.balance(userId)).left > 0) return;
+    throw this.budgetSpent(ms);
   }
 
-  /** Charges tokens already spent (embeddings), whatever the budget says. */
+  /**
+   * Charges tokens already spent (embeddings), whatever the budget says; what goes past the day's
+   * budget is drawn from the credits, as far as they go.
+   */
   async chargeTokens(userId: string, tokens: number): Promise<void> {
-    if (!this.settings.dailyTokens || tokens <= 0) return;
+    const budget = this.settings.dailyTokens;
+    if (!budget || tokens <= 0) return;
     const ms = this.now();
-    await this.counters.add({ subject: userId, counter: tokenCounter(utcDay(ms)) }, tokens, this.expiresAt(ms));
+    const used = await this.counters.add(
+      { subject: userId, counter: tokenCounter(utcDay(ms)) },
+      tokens,
+      this.expiresAt(ms),
+    );
+    const pastBudget = Math.min(tokens, used - budget);
+    if (pastBudget > 0) await this.credits.useUpTo(userId, pastBudget);
   }
 
   /**
@@ -195,4 +223,5 @@ export const userLimits = (db: DynamoDBDocumentClient, config: Config, clock: Cl
     new InFlightSlots(db, config.TABLE_NAME),
     limitSettings(config),
     clock,
+    new Credits(db, config.TABLE_NAME),
   );

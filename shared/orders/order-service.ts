@@ -80,7 +80,10 @@ export async function createOrder(
 
   const items: OrderItem[] = input.items.map(({ productId, quantity }) => {
     const p = found.get(productId)!;
-    return { productId, name: p.name, quantity, unitPriceCents: p.priceCents, currency: p.currency };
+    const line: OrderItem = { productId, name: p.name, quantity, unitPriceCents: p.priceCents, currency: p.currency };
+    // What the line grants is fixed when the order is placed, like its price.
+    if (p.grantsTokens) line.grantsTokens = p.grantsTokens;
+    return line;
   });
   const currencies = [...new Set(items.map((i) => i.currency))];
   if (currencies.length > 1) {

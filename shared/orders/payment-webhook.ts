@@ -3,7 +3,9 @@ import { NotFoundError } from '../errors.ts';
 import type { Payments } from '../payments/payment-keys.ts';
 import { verifiedEvent, type ProviderEvent } from '../payments/provider-events.ts';
 import type { WebhookOutcome } from '../payments/schemas.ts';
+import type { Credits } from '../limits/credits.ts';
 import type { OrderRepository } from './order-repository.ts';
+import type { Order } from './schemas.ts';
 import { settleCancelled } from './order-service.ts';
 import { PAYMENT_EVENTS, orderStatusAfter, paymentMoves, type PaymentEventType } from './payment-status.ts';
 
@@ -15,6 +17,8 @@ interface WebhookDeps {
   clock: Clock;
   /** Undefined when the service takes no payments: the webhook is not there. */
   payments: Payments | undefined;
+  /** The buyers' token credits, granted by paid orders and taken back by refunds. */
+  credits: Pick<Credits, 'grant' | 'takeBack'>;
 }
 
 /** Attempts at a conditional write that another event for the same order may win first. */
@@ -28,7 +32,8 @@ const isPaymentEvent = (type: string): type is PaymentEventType => Object.hasOwn
  * 2. an event type the service does not act upon, an intent that is not one of its orders', a
  *    partial refund: acknowledged, ignored;
  * 3. apply it (applyEvent);
- * 4. a cancelled order found paid (its payment arrived after the cancellation) is refunded.
+ * 4. a paid order's credits are granted, a refunded one's taken back (settleCredits);
+ * 5. a cancelled order found paid (its payment arrived after the cancellation) is refunded.
  */
 export async function receivePaymentWebhook(
   deps: WebhookDeps,
@@ -60,6 +65,8 @@ async function applyEvent(deps: WebhookDeps, event: ProviderEvent): Promise<Webh
     const order = await orders.get(orderId, true);
     if (!order?.payment || order.providerPaymentIntentId !== event.intentId) return 'ignored';
     if (!paymentMoves(order.payment.status, target)) {
+      // Also what completes an earlier delivery that moved the order and then failed.
+      await settleCredits(deps, order);
       await refundIfCancelledAndPaid(deps, order);
       return (await orders.hasApplied(orderId, event.id)) ? 'already-applied' : 'ignored';
     }
@@ -70,6 +77,7 @@ async function applyEvent(deps: WebhookDeps, event: ProviderEvent): Promise<Webh
       now: isoNow(clock),
     });
     if (result.outcome === 'changed') {
+      await settleCredits(deps, result.order);
       await refundIfCancelledAndPaid(deps, result.order);
       return 'applied';
     }
@@ -77,6 +85,20 @@ async function applyEvent(deps: WebhookDeps, event: ProviderEvent): Promise<Webh
   }
   // Other events kept winning: the provider delivers this one again later.
   throw new Error(`Payment event ${event.id} lost ${MAX_ATTEMPTS} races for order ${orderId}`);
+}
+
+/**
+ * Grants the tokens a paid order's lines carry (grantsTokens × quantity) to its buyer, or takes
+ * them back once the order is refunded. Each is once per order whatever the deliveries
+ * (shared/limits/credits.ts), so it runs on every event found applied, a replay included: a
+ * delivery that moved the order and failed before the credits is completed by the provider's
+ * next attempt (docs/DECISIONS.md "Credits").
+ */
+async function settleCredits(deps: WebhookDeps, order: Order): Promise<void> {
+  const tokens = order.items.reduce((sum, line) => sum + (line.grantsTokens ?? 0) * line.quantity, 0);
+  if (!tokens) return;
+  if (order.payment?.status === 'paid') await deps.credits.grant(order.userId, order.id, tokens);
+  else if (order.payment?.status === 'refunded') await deps.credits.takeBack(order.userId, order.id, tokens);
 }
 
 async function refundIfCancelledAndPaid(deps: WebhookDeps, order: Parameters<typeof settleCancelled>[1]) {

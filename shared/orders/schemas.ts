@@ -30,6 +30,16 @@ const orderItemSchema = z
     quantity: z.number().check(z.int()),
     unitPriceCents: z.number().check(z.int(), z.describe("The product's price when the order was placed")),
     currency: z.string(),
+    grantsTokens: z.optional(
+      z
+        .number()
+        .check(
+          z.int(),
+          z.describe(
+            "Tokens per unit added to the buyer's credits once the order is paid (the product's when ordered)",
+          ),
+        ),
+    ),
   })
   .check(example(ORDER_ITEM_EXAMPLE));
 export type OrderItem = z.infer<typeof orderItemSchema>;

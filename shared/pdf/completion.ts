@@ -52,6 +52,7 @@ export async function completeRun(deps: PipelineDeps, record: ProcessingFile): P
     now: completedAt.toISOString(),
   });
   if (!before) return false;
+  await countPages(deps, record);
   logger.info('file completed', { fileId: record.id, runId, chunks: record.chunks, parts: record.partsTotal });
   const durationMs = record.startedAt ? completedAt.getTime() - Date.parse(record.startedAt) : NaN;
   metrics.ingestionCompleted({
@@ -61,6 +62,22 @@ export async function completeRun(deps: PipelineDeps, record: ProcessingFile): P
   });
   await cleanUp(deps, record.id, runId, before.vectorsKey !== key ? before.vectorsKey : undefined);
   return true;
+}
+
+/**
+ * Adds the run's pages to the owner's usage. Only the writer whose conditional completion won
+ * gets here, so a redelivered or concurrent completion counts nothing (docs/DECISIONS.md "Usage
+ * counters"); a failure here loses the count, never fails the file.
+ */
+async function countPages(deps: PipelineDeps, record: ProcessingFile): Promise<void> {
+  try {
+    await deps.usage.addTotals(record.userId, {
+      pages: record.pages ?? record.pagesTotal ?? 0,
+      ocrPages: record.ocrPages ?? 0,
+    });
+  } catch (err) {
+    logger.error('could not count the pages ingested', { fileId: record.id, error: asError(err) });
+  }
 }
 
 /** Best effort: leftovers cost storage, never correctness. */

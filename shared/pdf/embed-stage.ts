@@ -41,12 +41,26 @@ interface EmbedContext {
   chargeTokens?: (userId: string, tokens: number) => Promise<void>;
 }
 
-/** Charges the file owner for tokens embedded; a failure to charge must not fail the part. */
-async function charge(ctx: EmbedContext, userId: string, fileId: string, tokens: number): Promise<void> {
-  if (tokens <= 0 || !ctx.chargeTokens) return;
-  await ctx
-    .chargeTokens(userId, tokens)
-    .catch((err: unknown) => logger.error('could not charge embedding tokens', { fileId, error: asError(err) }));
+/**
+ * Charges the file owner for tokens embedded and counts them in the owner's usage; a failure to
+ * charge must not fail the part.
+ */
+async function charge(
+  deps: PipelineDeps,
+  ctx: EmbedContext,
+  userId: string,
+  fileId: string,
+  tokens: number,
+): Promise<void> {
+  if (tokens <= 0) return;
+  await Promise.all([
+    ctx
+      .chargeTokens?.(userId, tokens)
+      .catch((err: unknown) => logger.error('could not charge embedding tokens', { fileId, error: asError(err) })),
+    deps.usage
+      .addTokens(userId, { [ctx.provider.embeddingModel]: tokens })
+      .catch((err: unknown) => logger.error('could not count embedding tokens', { fileId, error: asError(err) })),
+  ]);
 }
 
 /**
@@ -103,7 +117,7 @@ export const runEmbed = runStage(async (deps, msg: EmbedMessage, record, ctx: Em
       }
       // Charged as soon as the provider answers: the tokens are spent whether or not the run still
       // counts the part (the file may have been deleted meanwhile, or the part fail later).
-      await charge(ctx, record.userId, msg.fileId, result.tokens);
+      await charge(deps, ctx, record.userId, msg.fileId, result.tokens);
       if (result.vectors.length !== batch.length)
         throw new RetryableFailure('EMBEDDING_FAILED', 'The embedding provider returned too few vectors');
       tokens += result.tokens;

@@ -5,6 +5,7 @@ import type { Config } from '../config.ts';
 import { ChunkRepository } from '../files/chunk-repository.ts';
 import { FileRepository } from '../files/file-repository.ts';
 import { FileStorage } from '../files/storage.ts';
+import { UsageLedger } from '../limits/usage-ledger.ts';
 import { stageQueues, type StageQueues } from './queue.ts';
 
 // What every pipeline stage works with.
@@ -14,6 +15,8 @@ export interface PipelineDeps {
   chunks: ChunkRepository;
   storage: FileStorage;
   queues: StageQueues;
+  /** The file owners' usage counters (tokens by model, pages). */
+  usage: UsageLedger;
   config: Config;
   clock: Clock;
 }
@@ -25,6 +28,7 @@ export function pipelineDeps(config: Config, clock: Clock): PipelineDeps {
     chunks: new ChunkRepository(dynamo(), config.TABLE_NAME),
     storage: new FileStorage(s3Client(), bucketName()),
     queues: stageQueues(sqsClient(), config),
+    usage: new UsageLedger(dynamo(), config.TABLE_NAME, clock),
     config: config,
     clock,
   };

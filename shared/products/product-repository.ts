@@ -28,13 +28,15 @@ const nameSortKey = (p: Pick<Product, 'id' | 'name'>) => `${p.name.toLowerCase()
 const toItem = (p: Product): Item => ({ ...key(p.id), GSI2PK: LIST_PARTITION, GSI2SK: nameSortKey(p), ...p });
 
 function fromItem(item: Item): Product {
-  const { id, name, description, priceCents, currency, createdAt, updatedAt } = item as Product;
-  return { id, name, description, priceCents, currency, createdAt, updatedAt };
+  const { id, name, description, priceCents, currency, grantsTokens, createdAt, updatedAt } = item as Product;
+  const product: Product = { id, name, description, priceCents, currency, createdAt, updatedAt };
+  if (grantsTokens !== undefined) product.grantsTokens = grantsTokens;
+  return product;
 }
 
 export type { Page };
 
-type ProductChanges = Partial<Pick<Product, 'name' | 'description' | 'priceCents' | 'currency'>>;
+type ProductChanges = Partial<Pick<Product, 'name' | 'description' | 'priceCents' | 'currency' | 'grantsTokens'>>;
 
 export class ProductRepository extends Repository {
   async create(product: Product): Promise<void> {

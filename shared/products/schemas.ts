@@ -20,6 +20,15 @@ const currencySchema = z.string().check(
 
 const name = z.string().check(z.trim(), z.minLength(1, 'Must not be empty'), z.maxLength(200));
 const description = z.string().check(z.maxLength(2000));
+const MAX_GRANTS_TOKENS = 1_000_000_000;
+const grantsTokens = z
+  .number()
+  .check(
+    z.int('Must be a whole number of tokens'),
+    z.gte(0, 'Must not be negative'),
+    z.lte(MAX_GRANTS_TOKENS, `Must be at most ${MAX_GRANTS_TOKENS}`),
+    z.describe("Tokens added to the buyer's credits per unit once an order of it is paid (docs/DECISIONS.md, Credits)"),
+  );
 const priceCents = z
   .number()
   .check(
@@ -36,6 +45,7 @@ const productSchema = z
     description: z.string(),
     priceCents: z.number().check(z.int()),
     currency: z.string(),
+    grantsTokens: z.optional(grantsTokens),
     createdAt: z.iso.datetime(),
     updatedAt: z.iso.datetime(),
   })
@@ -58,6 +68,7 @@ export const createProductBody = z
     description: z._default(description, ''),
     priceCents,
     currency: currencySchema,
+    grantsTokens: z.optional(grantsTokens),
   })
   .check(
     example({ name: 'Reading lamp', description: 'A warm, dimmable desk lamp', priceCents: 2499, currency: 'EUR' }),
@@ -70,10 +81,11 @@ export const updateProductBody = z
     description: z.optional(description),
     priceCents: z.optional(priceCents),
     currency: z.optional(currencySchema),
+    grantsTokens: z.optional(grantsTokens),
   })
   .check(
     z.refine((b) => Object.values(b).some((v) => v !== undefined), {
-      message: 'Give at least one of name, description, priceCents, currency',
+      message: 'Give at least one of name, description, priceCents, currency, grantsTokens',
     }),
     example({ priceCents: 1999 }),
   );

@@ -15,7 +15,7 @@ const USER_EXAMPLE = {
   updatedAt: at,
 };
 
-const userSchema = z
+export const userSchema = z
   .object({
     id: z.string(),
     email: z.email(),

@@ -80,6 +80,8 @@ const ask = async (chatId: string, prompt: string) => {
 test('a scanned 5-page PDF is read by OCR, and a question about page 3 cites page 3 with a verbatim quote', async () => {
   const { data, chatId, seen } = await ingest('scanned.pdf');
   expect(data).toMatchObject({ status: 'completed', pages: 5, textPages: 0, ocrPages: 5, unreadablePages: 0 });
+  // GET /me counts the scan's pages, each read by OCR (the user's first ingestion).
+  expect((await app.request('GET', '/me', { token })).body.data.usage.pages).toEqual({ ingested: 5, ocr: 5 });
   // OCR's progress counts pages as its ranges (2, 2 and 1 pages, in any order) finish, never backwards.
   expect(data.progress.ocrPages).toEqual({ done: 5, total: 5 });
   const duringOcr = seen.filter((s) => s.stage === 'ocr').map((s) => s.progress.ocrPages);

@@ -10,6 +10,7 @@ import { estimateTokens } from '#shared/ai/tokens.ts';
 import { ChunkRepository, type ChunkItem } from '#shared/files/chunk-repository.ts';
 import { FileRepository, type ProcessingFile } from '#shared/files/file-repository.ts';
 import { FileStorage, partKey, sourceKey } from '#shared/files/storage.ts';
+import { UsageLedger } from '#shared/limits/usage-ledger.ts';
 import { runEmbed } from '#shared/pdf/embed-stage.ts';
 import { runExtract } from '#shared/pdf/extract-stage.ts';
 import { runFetch } from '#shared/pdf/fetch-stage.ts';
@@ -62,6 +63,7 @@ function depsWith(storage: FileStorage, chunks: ChunkRepository): PipelineDeps {
     chunks,
     storage,
     queues: stageQueues(sqs, app.config),
+    usage: new UsageLedger(db, app.tableName, () => new Date()),
     config: app.config,
     clock: () => new Date(),
   };
