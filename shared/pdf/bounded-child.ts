@@ -1,6 +1,7 @@
-import { fork } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { logger } from '../logger.ts';
@@ -114,9 +115,75 @@ async function residentKb(pid: number): Promise<{ rss: number; peak: number } | 
   }
 }
 
-/** The environment of the child: the parent's, without loaders it does not need (tsx, jest). */
+/**
+ * One child forked ahead of the next document, with pdf.js already loaded (the child loads it as
+ * soon as it starts): forking and importing pdf.js cost more than reading a 300-page document, so
+ * an instance keeps one warm child ready (docs/DECISIONS.md, A warm extraction child). It still
+ * reads one document and exits, so no document's state reaches the next one; it is forked again
+ * when a run ends. Unreferenced while it waits, so it never keeps this process alive; it exits
+ * when this process does (the IPC channel closes).
+ */
+let spare: { child: ChildProcess; heapMb: number; onExit: () => void } | undefined;
+
+function forkChild(script: string, heapMb: number): ChildProcess {
+  return fork(script, [], {
+    execArgv: [`--max-old-space-size=${heapMb}`],
+    env: childEnv(),
+    serialization: 'advanced',
+    stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
+  });
+}
+
+/** Whether the child's handles keep this process alive (a waiting spare's do not). */
+function holdOpen(child: ChildProcess, held: boolean): void {
+  const handles = [child, child.channel, child.stderr] as ({ ref(): unknown; unref(): unknown } | null | undefined)[];
+  for (const handle of handles) {
+    if (held) handle?.ref?.();
+    else handle?.unref?.();
+  }
+}
+
+/** The warm child when it is alive and has the heap asked for; a new one otherwise. */
+function takeChild(script: string, heapMb: number): ChildProcess {
+  const waiting = spare;
+  spare = undefined;
+  if (waiting) {
+    const { child } = waiting;
+    if (waiting.heapMb === heapMb && child.connected && child.exitCode === null && child.signalCode === null) {
+      child.off('exit', waiting.onExit);
+      holdOpen(child, true);
+      return child;
+    }
+    child.kill('SIGKILL');
+  }
+  return forkChild(script, heapMb);
+}
+
+/** Forks the next document's child now, so that it has loaded pdf.js when the document comes. */
+function prepareSpare(script: string, heapMb: number): void {
+  if (spare) return;
+  try {
+    const child = forkChild(script, heapMb);
+    child.on('error', () => undefined); // not started: the next run forks its own
+    const onExit = () => {
+      if (spare?.child === child) spare = undefined;
+    };
+    child.on('exit', onExit);
+    holdOpen(child, false);
+    spare = { child, heapMb, onExit };
+  } catch {
+    // could not fork: the next run forks its own (and reports it if that fails too)
+  }
+}
+
+/**
+ * The environment of the child: the parent's, without loaders it does not need (tsx, jest), and
+ * with V8's compile cache on (in the instance's temporary directory): every child after the first
+ * loads pdf.js from the cache instead of compiling it again.
+ */
 function childEnv(): NodeJS.ProcessEnv {
   const env = { ...process.env };
+  env.NODE_COMPILE_CACHE ??= join(tmpdir(), 'extract-child-compile-cache');
   const options = (env.NODE_OPTIONS ?? '').split(/\s+/).filter((o) => o === '--enable-source-maps');
   if (options.length) env.NODE_OPTIONS = options.join(' ');
   else delete env.NODE_OPTIONS;
@@ -131,12 +198,7 @@ function childEnv(): NodeJS.ProcessEnv {
 export async function runBoundedChild<T>(job: ChildJob, options: BoundedChildOptions<T>): Promise<T> {
   const script = await childScript();
   const { limits, task } = options;
-  const child = fork(script, [], {
-    execArgv: [`--max-old-space-size=${limits.heapMb}`],
-    env: childEnv(),
-    serialization: 'advanced',
-    stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
-  });
+  const child = takeChild(script, limits.heapMb);
   let stderr = '';
   child.stderr?.on('data', (b: Buffer) => (stderr = (stderr + b.toString('utf8')).slice(-STDERR_TAIL)));
   const notStarted = (cause: unknown) =>
@@ -155,6 +217,7 @@ export async function runBoundedChild<T>(job: ChildJob, options: BoundedChildOpt
       clearTimeout(pageTimer);
       clearInterval(watch);
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      prepareSpare(script, limits.heapMb);
       const stats = peakKb ? { childPeakRssMb: Math.round(peakKb / 1024) } : {};
       options.onStats?.(stats);
       if (err) reject(err);

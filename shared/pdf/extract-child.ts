@@ -1,7 +1,8 @@
 import { checkContentBudget, checkImageBudget, type ContentLimits } from './content-budget.ts';
-import { extractText, type ExtractResult } from './extract.ts';
+import { extractText, loadPdfjs, type ExtractResult } from './extract.ts';
 import { PermanentFailure, type FailureReason } from '../files/failures.ts';
 import type { TextVerdict } from './text-quality.ts';
+import { flushCompileCache } from 'node:module';
 import { asError } from '../errors.ts';
 import { openForDrawing } from './ocr/render.ts';
 
@@ -10,7 +11,8 @@ import { openForDrawing } from './ocr/render.ts';
 // draws the pages the parent asks for one by one (checking its image budget first, before
 // anything is decoded); then exits. Whatever the document does to this process (heap exhausted,
 // a V8 fatal error, an endless parse or drawing) ends here; the parent sees the exit, or stops the
-// child past a limit, and records a typed failure.
+// child past a limit, and records a typed failure. pdf.js is loaded as soon as the child starts,
+// before its document arrives (the parent keeps one child waiting).
 
 interface ExtractJob {
   kind: 'extract';
@@ -105,6 +107,12 @@ async function run(job: ChildJob): Promise<void> {
 }
 
 if (process.send) {
+  // Loaded while the child waits for its document (bounded-child.ts keeps one child warm); a
+  // failure here is met again, and reported, when the job loads it. The compile cache is written
+  // at once: the parent kills the child as soon as it has answered, before any exit hook runs.
+  loadPdfjs()
+    .then(() => flushCompileCache())
+    .catch(() => undefined);
   process.once('message', (job: ChildJob) => void run(job));
   process.once('disconnect', () => process.exit(0)); // the parent gave up on us
 }
