@@ -1,6 +1,7 @@
-import { fork } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { type ChildProcess, fork } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdir, readFile, rename } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { logger } from '../logger.ts';
@@ -114,9 +115,108 @@ async function residentKb(pid: number): Promise<{ rss: number; peak: number } | 
   }
 }
 
-/** The environment of the child: the parent's, without loaders it does not need (tsx, jest). */
+/**
+ * The child waiting for the next document, with pdf.js already loaded (the child loads it as soon
+ * as it starts): forking and loading pdf.js, and warming its code up, cost more than reading a
+ * 300-page document, so an instance keeps one child (docs/DECISIONS.md, A warm extraction child).
+ * A child that read a document's text without a breach, stayed small and has read fewer than
+ * MAX_DOCUMENTS_PER_CHILD goes on to the next; any other is killed and a new one forked at once.
+ * Unreferenced while it waits, so it never keeps this process alive; it exits when this process
+ * does (the IPC channel closes).
+ */
+let spare: { child: ChildProcess; heapMb: number; documents: number; onExit: () => void } | undefined;
+
+/** Documents one child reads before it is replaced (bounds what one child may accumulate). */
+const MAX_DOCUMENTS_PER_CHILD = 20;
+/** Share of the resident-size limit a child may hold after a document and still read the next. */
+const REUSE_RSS_SHARE = 0.25;
+
+function forkChild(script: string, heapMb: number): ChildProcess {
+  return fork(script, [], {
+    execArgv: [`--max-old-space-size=${heapMb}`],
+    env: childEnv(),
+    serialization: 'advanced',
+    stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
+  });
+}
+
+/** Whether the child's handles keep this process alive (a waiting spare's do not). */
+function holdOpen(child: ChildProcess, held: boolean): void {
+  const handles = [child, child.channel, child.stderr] as ({ ref(): unknown; unref(): unknown } | null | undefined)[];
+  for (const handle of handles) {
+    if (held) handle?.ref?.();
+    else handle?.unref?.();
+  }
+}
+
+const alive = (child: ChildProcess) => child.connected && child.exitCode === null && child.signalCode === null;
+
+/** The waiting child when it is alive and has the heap asked for; a new one otherwise. */
+function takeChild(script: string, heapMb: number): { child: ChildProcess; documents: number } {
+  const waiting = spare;
+  spare = undefined;
+  if (waiting) {
+    const { child } = waiting;
+    if (waiting.heapMb === heapMb && alive(child)) {
+      child.off('exit', waiting.onExit);
+      holdOpen(child, true);
+      if (waiting.documents > 0) resetPeakResident(child.pid);
+      return { child, documents: waiting.documents };
+    }
+    child.kill('SIGKILL');
+  }
+  return { child: forkChild(script, heapMb), documents: 0 };
+}
+
+/** Keeps `child` (or, without one, a new child forked now) waiting for the next document. */
+function keepWaiting(script: string, heapMb: number, reused?: { child: ChildProcess; documents: number }): void {
+  if (spare) {
+    reused?.child.kill('SIGKILL');
+    return;
+  }
+  try {
+    const child = reused?.child ?? forkChild(script, heapMb);
+    // An error while it waits (not started, the channel gone): the next run forks its own.
+    if (!child.listenerCount('error')) child.on('error', () => undefined);
+    const onExit = () => {
+      if (spare?.child === child) spare = undefined;
+    };
+    child.on('exit', onExit);
+    holdOpen(child, false);
+    spare = { child, heapMb, documents: reused?.documents ?? 0, onExit };
+  } catch {
+    // could not fork: the next run forks its own (and reports it if that fails too)
+  }
+}
+
+/** Resident size now (kB), read synchronously (Linux only). */
+function residentNowKb(pid: number | undefined): number | undefined {
+  if (!pid) return undefined;
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    return Number(/^VmRSS:\s*(\d+)/m.exec(status)?.[1] ?? NaN) || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Starts the child's peak resident size (VmHWM) again from its current size, so that each document reports its own. */
+function resetPeakResident(pid: number | undefined): void {
+  try {
+    if (pid) writeFileSync(`/proc/${pid}/clear_refs`, '5');
+  } catch {
+    // not Linux, or not allowed: the peak reported is the child's since it started
+  }
+}
+
+/**
+ * The environment of the child: the parent's, without loaders it does not need (tsx, jest), and
+ * with V8's compile cache on (in the instance's temporary directory): every child after the first
+ * loads pdf.js from the cache instead of compiling it again.
+ */
 function childEnv(): NodeJS.ProcessEnv {
   const env = { ...process.env };
+  env.NODE_COMPILE_CACHE ??= join(tmpdir(), 'extract-child-compile-cache');
   const options = (env.NODE_OPTIONS ?? '').split(/\s+/).filter((o) => o === '--enable-source-maps');
   if (options.length) env.NODE_OPTIONS = options.join(' ');
   else delete env.NODE_OPTIONS;
@@ -131,14 +231,11 @@ function childEnv(): NodeJS.ProcessEnv {
 export async function runBoundedChild<T>(job: ChildJob, options: BoundedChildOptions<T>): Promise<T> {
   const script = await childScript();
   const { limits, task } = options;
-  const child = fork(script, [], {
-    execArgv: [`--max-old-space-size=${limits.heapMb}`],
-    env: childEnv(),
-    serialization: 'advanced',
-    stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
-  });
+  const taken = takeChild(script, limits.heapMb);
+  const { child } = taken;
   let stderr = '';
-  child.stderr?.on('data', (b: Buffer) => (stderr = (stderr + b.toString('utf8')).slice(-STDERR_TAIL)));
+  const onStderr = (b: Buffer) => (stderr = (stderr + b.toString('utf8')).slice(-STDERR_TAIL));
+  child.stderr?.on('data', onStderr);
   const notStarted = (cause: unknown) =>
     new RetryableFailure('PROCESSING_FAILED', `${capitalised(task.name)} could not be started`, { cause });
 
@@ -154,7 +251,21 @@ export async function runBoundedChild<T>(job: ChildJob, options: BoundedChildOpt
       clearTimeout(documentTimer);
       clearTimeout(pageTimer);
       clearInterval(watch);
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      child.off('message', onMessage);
+      child.off('error', onError);
+      child.off('exit', onExit);
+      child.stderr?.off('data', onStderr);
+      // Text read without a breach, by a child still small: it reads the next document too.
+      const rss = !err && job.kind === 'extract' && alive(child) ? residentNowKb(child.pid) : undefined;
+      const reusable =
+        rss !== undefined &&
+        rss <= limits.rssMb * 1024 * REUSE_RSS_SHARE &&
+        taken.documents + 1 < MAX_DOCUMENTS_PER_CHILD;
+      if (reusable) keepWaiting(script, limits.heapMb, { child, documents: taken.documents + 1 });
+      else {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+        keepWaiting(script, limits.heapMb);
+      }
       const stats = peakKb ? { childPeakRssMb: Math.round(peakKb / 1024) } : {};
       options.onStats?.(stats);
       if (err) reject(err);
@@ -197,7 +308,7 @@ export async function runBoundedChild<T>(job: ChildJob, options: BoundedChildOpt
       });
     }, WATCH_INTERVAL_MS);
 
-    child.on('message', (m: ChildMessage) => {
+    const onMessage = (m: ChildMessage) => {
       if (settled) return;
       if (m.type === 'failed' || m.type === 'error') answered = true;
       if (m.type === 'failed') finish(new PermanentFailure(m.reason, m.message));
@@ -208,16 +319,19 @@ export async function runBoundedChild<T>(job: ChildJob, options: BoundedChildOpt
           }),
         );
       else options.onMessage(m, session);
-    });
-    child.on('error', (err) => {
+    };
+    const onError = (err: Error) => {
       if (!answered) finish(notStarted(err));
-    });
-    child.on('exit', (code, signal) => {
+    };
+    const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
       if (settled || answered) return;
       // Out of heap, a V8 fatal error, killed by the system: the document took the child down.
       logger.warn(`the ${task.verb} child stopped without an answer`, { code, signal, stderr: stderr.slice(-512) });
       finish(tooComplex(`${task.verb} it exhausted the reader (out of memory or a fatal error)`));
-    });
+    };
+    child.on('message', onMessage);
+    child.on('error', onError);
+    child.on('exit', onExit);
 
     child.send(job, (err) => {
       if (err && !answered) finish(notStarted(err));

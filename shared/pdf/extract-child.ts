@@ -1,16 +1,18 @@
 import { checkContentBudget, checkImageBudget, type ContentLimits } from './content-budget.ts';
-import { extractText, type ExtractResult } from './extract.ts';
+import { extractText, loadPdfjs, type ExtractResult } from './extract.ts';
 import { PermanentFailure, type FailureReason } from '../files/failures.ts';
 import type { TextVerdict } from './text-quality.ts';
+import { flushCompileCache } from 'node:module';
 import { asError } from '../errors.ts';
 import { openForDrawing } from './ocr/render.ts';
 
-// The pdf.js child process (see bounded-child.ts): receives one document over IPC and either
-// reads its text (checking its content budget first), sending each page back as it is read, or
-// draws the pages the parent asks for one by one (checking its image budget first, before
-// anything is decoded); then exits. Whatever the document does to this process (heap exhausted,
+// The pdf.js child process (see bounded-child.ts): receives a document over IPC and either
+// reads its text (checking its content budget first), sending each page back as it is read, then
+// waits for the next document; or draws the pages the parent asks for one by one (checking its
+// image budget first, before anything is decoded), then exits; it exits too after any failure. Whatever the document does to this process (heap exhausted,
 // a V8 fatal error, an endless parse or drawing) ends here; the parent sees the exit, or stops the
-// child past a limit, and records a typed failure.
+// child past a limit, and records a typed failure. pdf.js is loaded as soon as the child starts,
+// before its document arrives (the parent keeps one child waiting).
 
 interface ExtractJob {
   kind: 'extract';
@@ -93,7 +95,12 @@ async function run(job: ChildJob): Promise<void> {
   const data = new Uint8Array(job.data.buffer, job.data.byteOffset, job.data.byteLength);
   try {
     if (job.kind === 'render') await render(data, job);
-    else await extract(data, job);
+    else {
+      await extract(data, job);
+      // Text read: wait for the next document (the parent decides whether this child reads it).
+      process.once('message', (next: ChildJob) => void run(next));
+      return;
+    }
   } catch (err) {
     await send(
       err instanceof PermanentFailure
@@ -105,6 +112,12 @@ async function run(job: ChildJob): Promise<void> {
 }
 
 if (process.send) {
+  // Loaded while the child waits for its document (bounded-child.ts keeps one child warm); a
+  // failure here is met again, and reported, when the job loads it. The compile cache is written
+  // at once: the parent kills the child as soon as it has answered, before any exit hook runs.
+  loadPdfjs()
+    .then(() => flushCompileCache())
+    .catch(() => undefined);
   process.once('message', (job: ChildJob) => void run(job));
   process.once('disconnect', () => process.exit(0)); // the parent gave up on us
 }

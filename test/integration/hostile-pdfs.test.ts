@@ -99,6 +99,18 @@ test('a child that dies on its own (heap exhausted) is TOO_COMPLEX, and this pro
   ).toMatchObject({ pages: 1 });
 });
 
+test('the child that read a document reads the next one, and is still stopped past a limit', async () => {
+  const read = () => extractTextBounded(plainRawPdf(), { maxPages: 10, limits: defaults, onPage: () => undefined });
+  expect(await read()).toMatchObject({ pages: 1 });
+  // Same heap as the document before: the waiting child takes it, and is stopped as a new one would be.
+  expect(await outcome('noop-stream', { ...relaxed, pageMs: 300 })).toEqual({
+    failed: 'TOO_COMPLEX',
+    message: 'The PDF is too complex to process: reading one page took longer than 300 ms',
+  });
+  expect(await read()).toMatchObject({ pages: 1 });
+  expect(await read()).toMatchObject({ pages: 1 });
+});
+
 describe('through the service', () => {
   let app: TestApp;
   let ai: OpenAiTestServer;
