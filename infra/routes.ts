@@ -132,6 +132,15 @@ export const httpRoutes = {
     shape: 'envelope',
     access: { table: 'readwrite', jwtSecret: true },
   },
+  // Erases the caller and everything of theirs (shared/erasure/erasure.ts): the deletes of the
+  // file and chat routes, for every file and chat, within the function's time; the sweep finishes.
+  'delete-me': {
+    method: 'DELETE',
+    path: '/me',
+    auth: 'user',
+    shape: 'envelope',
+    access: { table: 'readwrite', bucket: { write: ['uploads/', 'work/', 'vectors/'] }, jwtSecret: true },
+  },
   // Chats and messages (envelope bodies). send-message streams (Lambda response streaming) and
   // may wait on a long reply, hence its timeout; it calls the model, and embeds the prompt in a file chat.
   'create-chat': {

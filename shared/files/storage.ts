@@ -22,6 +22,8 @@ export type BucketPrefix = typeof UPLOADS_PREFIX | typeof WORK_PREFIX | typeof V
 
 const pad = (n: number) => String(n).padStart(5, '0');
 export const uploadKey = (userId: string, fileId: string) => `${UPLOADS_PREFIX}${userId}/${fileId}.pdf`;
+/** Every upload of a user (what an erasure empties). */
+export const userUploadsPrefix = (userId: string) => `${UPLOADS_PREFIX}${userId}/`;
 export const workPrefix = (fileId: string) => `${WORK_PREFIX}${fileId}/`;
 export const runWorkPrefix = (fileId: string, runId: string) => `${workPrefix(fileId)}${runId}/`;
 export const sourceKey = (fileId: string, runId: string) => `${runWorkPrefix(fileId, runId)}source.pdf`;
