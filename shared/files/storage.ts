@@ -17,7 +17,7 @@ import {
 /** The bucket's top-level prefixes: the stack grants each function its own (infra/routes.ts) and expires uploads and work files. */
 export const UPLOADS_PREFIX = 'uploads/';
 export const WORK_PREFIX = 'work/';
-const VECTORS_PREFIX = 'vectors/';
+export const VECTORS_PREFIX = 'vectors/';
 export type BucketPrefix = typeof UPLOADS_PREFIX | typeof WORK_PREFIX | typeof VECTORS_PREFIX;
 
 const pad = (n: number) => String(n).padStart(5, '0');

@@ -5,15 +5,9 @@ import { makeTextPdf } from '#test/helpers/make-pdf.ts';
 import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 import { postSse } from '#test/helpers/sse.ts';
 import { until } from '#test/helpers/until.ts';
+import { erasureDeps } from '#test/helpers/erasure-deps.ts';
 import { ChatRepository } from '#shared/chats/chat-repository.ts';
-import { eraseUser, resumeErasures, tombstoneUserId, type ErasureDeps } from '#shared/erasure/erasure.ts';
-import { AttachmentRepository } from '#shared/files/attachment-repository.ts';
-import { ChunkRepository } from '#shared/files/chunk-repository.ts';
-import { FileRepository } from '#shared/files/file-repository.ts';
-import { FileStorage } from '#shared/files/storage.ts';
-import { StorageQuota } from '#shared/files/storage-quota.ts';
-import { UsageCounters } from '#shared/limits/usage-counters.ts';
-import { OrderRepository } from '#shared/orders/order-repository.ts';
+import { eraseUser, resumeErasures, tombstoneUserId } from '#shared/erasure/erasure.ts';
 import { UserRepository } from '#shared/users/user-repository.ts';
 
 // DELETE /me through the gateway: a user with every kind of data is erased; the table and the
@@ -30,8 +24,8 @@ beforeAll(async () => {
   pdf = await makeTextPdf(3, 8);
   pdfs = await startPdfServer();
   pdfs.serve('/doc.pdf', { body: Buffer.from(pdf) });
-  // The sweep is this suite's to run (the second test interrupts an erasure first).
-  app = await startTestApp({ env: { ADMIN_EMAILS: 'admin@example.com', ERASURE_SWEEP_SECONDS: '0' } });
+  // The periodic sweep is off (the helper's default): this suite runs it itself, after interrupting an erasure.
+  app = await startTestApp({ env: { ADMIN_EMAILS: 'admin@example.com' } });
   admin = (await app.signIn('admin@example.com')).token;
   const product = await app.request('POST', '/products', {
     token: admin,
@@ -129,7 +123,7 @@ test('DELETE /me: tokens die at once, nothing of the user is left but the tombst
   const left = await until(
     'the erasure to finish',
     async () => {
-      await resumeErasures(erasureDeps());
+      await resumeErasures(erasureDeps(app));
       return leftovers(alice.ids);
     },
     (l) => l.items.length === 0 && l.keys.length === 0,
@@ -161,34 +155,6 @@ test('DELETE /me: tokens die at once, nothing of the user is left but the tombst
   expect([orders.status, orders.body]).toEqual([200, []]);
 });
 
-/** The erasure's dependencies over the app's emulators (as the sweep composes them). */
-function erasureDeps(chats?: ChatRepository): ErasureDeps {
-  const { db, s3 } = app.clients();
-  const table = app.tableName;
-  const storage = new FileStorage(s3, app.bucket);
-  const counters = new UsageCounters(db, table);
-  const clock = () => new Date();
-  return {
-    db,
-    table,
-    users: new UserRepository(db, table),
-    chats: chats ?? new ChatRepository(db, table),
-    orders: new OrderRepository(db, table),
-    counters,
-    uploads: {
-      files: new FileRepository(db, table),
-      chunks: new ChunkRepository(db, table),
-      attachments: new AttachmentRepository(db, table),
-      storage,
-      quota: new StorageQuota(db, table, counters, storage, { maxBytes: app.config.USER_STORAGE_MAX_BYTES }, clock),
-      s3,
-      settings: { maxBytes: app.config.PDF_MAX_BYTES, urlTtlSeconds: app.config.UPLOAD_URL_TTL_SECONDS },
-      clock,
-    },
-    clock,
-  };
-}
-
 /** A chat store whose second delete dies (the function timed out, the host crashed). */
 class DyingChats extends ChatRepository {
   deletes = 0;
@@ -204,14 +170,14 @@ test('an erasure that dies half-way is refused to the token at once and finished
   const marked = await users.markErasing(carol.userId, new Date().toISOString());
   expect(marked).toBeDefined();
   const dying = new DyingChats(app.clients().db, app.tableName);
-  await expect(eraseUser(erasureDeps(dying), marked!)).rejects.toThrow('half-way');
+  await expect(eraseUser(erasureDeps(app, dying), marked!)).rejects.toThrow('half-way');
   expect(dying.deletes).toBe(2);
   // Half done: the files are gone, one chat is not; the token is already dead.
   const half = await leftovers(carol.ids);
   expect(half.items.length).toBeGreaterThan(0);
   expect((await app.request('GET', '/chat', { token: carol.token })).status).toBe(401);
 
-  expect(await resumeErasures(erasureDeps())).toBeGreaterThanOrEqual(1);
+  expect(await resumeErasures(erasureDeps(app))).toBeGreaterThanOrEqual(1);
   const left = await leftovers(carol.ids);
   expect(left.items).toEqual([]);
   expect(left.keys).toEqual([]);
@@ -219,5 +185,5 @@ test('an erasure that dies half-way is refused to the token at once and finished
     userId: tombstoneUserId(carol.userId),
   });
   // Nothing is left for the sweep.
-  expect(await resumeErasures(erasureDeps())).toBe(0);
+  expect(await resumeErasures(erasureDeps(app))).toBe(0);
 });
