@@ -110,9 +110,15 @@ async function leftovers(ids: string[]) {
 test('DELETE /me: tokens die at once, nothing of the user is left but the tombstoned order, a new sign-in is a new user', async () => {
   const alice = await populatedUser('alice@example.com');
   const bystander = await populatedUser('bob@example.com');
-  expect((await leftovers(alice.ids)).items.length).toBeGreaterThan(10);
+  const before = await leftovers(alice.ids);
+  expect(before.items.length).toBeGreaterThan(10);
 
+  const startedAt = performance.now();
   const erased = await app.request('DELETE', '/me', { token: alice.token });
+  console.log(
+    `Erasure: ${before.items.length} items and ${before.keys.length} objects of the user; DELETE /me answered ` +
+      `${erased.body.data?.status} in ${Math.round(performance.now() - startedAt)} ms`,
+  );
   expect(erased.status).toBe(202);
   expect(['erased', 'pending']).toContain(erased.body.data.status);
   const after = await app.request('GET', '/chat', { token: alice.token });
