@@ -7,7 +7,7 @@ import { postSse } from '#test/helpers/sse.ts';
 import { until } from '#test/helpers/until.ts';
 import { erasureDeps } from '#test/helpers/erasure-deps.ts';
 import { ChatRepository } from '#shared/chats/chat-repository.ts';
-import { eraseUser, resumeErasures, tombstoneUserId } from '#shared/erasure/erasure.ts';
+import { eraseUser, requestErasure, resumeErasures, tombstoneUserId } from '#shared/erasure/erasure.ts';
 import { UserRepository } from '#shared/users/user-repository.ts';
 
 // DELETE /me through the gateway: a user with every kind of data is erased; the table and the
@@ -192,4 +192,29 @@ test('an erasure that dies half-way is refused to the token at once and finished
   });
   // Nothing is left for the sweep.
   expect(await resumeErasures(erasureDeps(app))).toBe(0);
+});
+
+test('an erasure out of time answers pending and the sweep finishes it; a sign-in meanwhile is a new user', async () => {
+  const dave = await populatedUser('dave@example.com');
+  expect(await requestErasure(erasureDeps(app), { userId: dave.userId, hasTime: () => false })).toBe('pending');
+  expect((await app.request('GET', '/chat', { token: dave.token })).status).toBe(401);
+  const again = await app.signIn('dave@example.com');
+  expect([again.status, again.user.id === dave.userId]).toEqual([201, false]);
+  expect(await resumeErasures(erasureDeps(app))).toBe(1);
+  const left = await leftovers(dave.ids);
+  expect([left.items, left.keys]).toEqual([[], []]);
+  expect((await app.request('GET', '/chat', { token: again.token })).status).toBe(200);
+});
+
+test('a user marked erasing whose identity was not yet released (the function died between) is not signed back in', async () => {
+  const erin = await app.signIn('erin@example.com');
+  const users = new UserRepository(app.clients().db, app.tableName);
+  await users.markErasing(erin.user.id, new Date().toISOString());
+  const again = await app.signIn('erin@example.com');
+  expect([again.status, again.user.id === erin.user.id]).toEqual([201, false]);
+  expect((await app.request('GET', '/chat', { token: again.token })).status).toBe(200);
+  expect(await resumeErasures(erasureDeps(app))).toBe(1);
+  // The erasure leaves the identity with the new user.
+  expect((await app.request('GET', '/chat', { token: again.token })).status).toBe(200);
+  expect((await app.signIn('erin@example.com')).user.id).toBe(again.user.id);
 });
