@@ -124,6 +124,25 @@ const deadLetterConsumers = {
   'pdf-dead-letter': { batchSize: 10, timeoutSeconds: 30, memoryMb: 256, access: { table: 'readwrite' } },
 } as const satisfies Record<string, DeadLetterConsumer>;
 
+interface ScheduledTask {
+  /** Minutes between two runs (an EventBridge schedule; `npm start` uses SWEEP_INTERVAL_SECONDS). */
+  everyMinutes: number;
+  timeoutSeconds: number;
+  memoryMb: number;
+  access: Access;
+}
+
+const scheduledTasks = {
+  // Finishes erasures (DELETE /me) and applies RETENTION_DAYS (shared/erasure/sweep.ts): every two
+  // minutes, so an erasure the request could not finish is done within five.
+  'data-sweep': {
+    everyMinutes: 2,
+    timeoutSeconds: 110,
+    memoryMb: 512,
+    access: { table: 'readwrite', bucket: { write: ['uploads/', 'work/', 'vectors/'] } },
+  },
+} as const satisfies Record<string, ScheduledTask>;
+
 export const httpRoutes = {
   'sign-in': {
     method: 'POST',
@@ -139,6 +158,15 @@ export const httpRoutes = {
     auth: 'user',
     shape: 'envelope',
     access: { table: 'read', jwtSecret: true },
+  },
+  // Erases the caller and everything of theirs (shared/erasure/erasure.ts): the deletes of the
+  // file and chat routes, for every file and chat, within the function's time; the sweep finishes.
+  'delete-me': {
+    method: 'DELETE',
+    path: '/me',
+    auth: 'user',
+    shape: 'envelope',
+    access: { table: 'readwrite', bucket: { write: ['uploads/', 'work/', 'vectors/'] }, jwtSecret: true },
   },
   // Chats and messages (envelope bodies). send-message streams (Lambda response streaming) and
   // may wait on a long reply, hence its timeout; it calls the model, and embeds the prompt in a file chat.
@@ -398,8 +426,8 @@ export const httpRoutes = {
 export interface ManifestFunction {
   name: string;
   entry: string;
-  /** `dlq`: a dead-letter consumer (deadLetterConsumers). */
-  kind: 'http' | 'queue' | 'dlq';
+  /** `dlq`: a dead-letter consumer (deadLetterConsumers); `schedule`: a scheduled task. */
+  kind: 'http' | 'queue' | 'dlq' | 'schedule';
   timeoutSeconds: number;
   memoryMb: number;
   access: Access;
@@ -434,7 +462,13 @@ export const deadLetterConsumerList = Object.entries(deadLetterConsumers).map(([
   ...(c as DeadLetterConsumer),
 }));
 
-/** Every Lambda function, HTTP, pipeline and dead-letter consumers alike. */
+export const scheduledTaskList = Object.entries(scheduledTasks).map(([name, t]) => ({
+  name,
+  entry: entryOf(name),
+  ...(t as ScheduledTask),
+}));
+
+/** Every Lambda function: HTTP, pipeline, dead-letter consumers and scheduled tasks alike. */
 export const manifestFunctions: ManifestFunction[] = [
   ...httpRouteList.map((r) => ({
     name: r.name,
@@ -459,6 +493,14 @@ export const manifestFunctions: ManifestFunction[] = [
     timeoutSeconds: c.timeoutSeconds,
     memoryMb: c.memoryMb,
     access: c.access,
+  })),
+  ...scheduledTaskList.map((t) => ({
+    name: t.name,
+    entry: t.entry,
+    kind: 'schedule' as const,
+    timeoutSeconds: t.timeoutSeconds,
+    memoryMb: t.memoryMb,
+    access: t.access,
   })),
 ];
 

@@ -9,7 +9,11 @@ export const tableDefinition = {
     { indexName: 'GSI1', partitionKey: 'GSI1PK', sortKey: 'GSI1SK' },
     // Global lists: all orders (admin view), all products by name.
     { indexName: 'GSI2', partitionKey: 'GSI2PK', sortKey: 'GSI2SK' },
+    // Chats and files by creation time, in a few shards: what the retention sweep deletes.
+    { indexName: 'GSI3', partitionKey: 'GSI3PK', sortKey: 'GSI3SK' },
   ],
+  /** Epoch seconds after which DynamoDB (deployed) deletes an item: old counter windows. */
+  timeToLiveAttribute: 'expiresAt',
 } as const;
 
 export type IndexName = (typeof tableDefinition.globalSecondaryIndexes)[number]['indexName'];

@@ -155,6 +155,11 @@ export const configSchema = z.object({
   UPLOAD_URL_TTL_SECONDS: z._default(int(60, 7 * 24 * 3600), 3600),
   // What one user's uploads may hold in the bucket, in bytes (shared/files/storage-quota.ts; 0: no limit).
   USER_STORAGE_MAX_BYTES: z._default(int(0, 2 ** 50), 1024 * 1024 * 1024),
+  // Days chats (with their messages) and files are kept after they were created; 0: until deleted.
+  // The sweep (shared/erasure/retention.ts) deletes what is older (docs/DECISIONS.md "Erasure and retention").
+  RETENTION_DAYS: z._default(int(0, 36_500), 0),
+  // Seconds between two runs of the sweep under `npm start` (deployed: a schedule); 0: never.
+  SWEEP_INTERVAL_SECONDS: z._default(int(0, 86_400), 60),
   // Where pdfjs's standard font data is (the bundle ships it as standard_fonts/ beside index.mjs).
   PDFJS_STANDARD_FONTS_DIR: z.optional(str()),
   // OCR of pages without usable text (scans, fonts without a Unicode map): tesseract.js with the

@@ -1,5 +1,5 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { queryPage, type Item, type Page } from './dynamo.ts';
+import { queryPage, queryPages, type Item, type Page } from './dynamo.ts';
 
 // GSI1 holds a partition per user: USER#<userId> / <KIND>#<createdAt>#<id> for the user's chats,
 // files and orders, so each kind is listed newest first by one query of one shape. The id in the
@@ -45,4 +45,33 @@ export function userListPage<T>(
     { ...page, keyAttributes: KEY_ATTRIBUTES, fixed: { GSI1PK: pk }, prefixes: { GSI1SK: `${kind}#` } },
     fromItem,
   );
+}
+
+/**
+ * Every id of the user's items of a kind, those in states no list shows included (a chat being
+ * deleted): what an erasure or a retention sweep works through. `before` keeps only items created
+ * before that time (the sort key holds the creation time).
+ */
+export async function* userListIds(
+  db: DynamoDBDocumentClient,
+  table: string,
+  userId: string,
+  kind: UserListKind,
+  before?: string,
+): AsyncGenerator<string> {
+  const pages = queryPages(db, {
+    TableName: table,
+    IndexName: 'GSI1',
+    KeyConditionExpression: before
+      ? 'GSI1PK = :pk AND GSI1SK BETWEEN :kind AND :before'
+      : 'GSI1PK = :pk AND begins_with(GSI1SK, :kind)',
+    ExpressionAttributeValues: {
+      ':pk': userPartition(userId),
+      ':kind': `${kind}#`,
+      ...(before && { ':before': `${kind}#${before}` }),
+    },
+    ProjectionExpression: '#id',
+    ExpressionAttributeNames: { '#id': 'id' },
+  });
+  for await (const items of pages) for (const item of items) yield item.id as string;
 }

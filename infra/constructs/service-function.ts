@@ -134,7 +134,9 @@ export class ServiceFunction extends Construct {
       'Serverless-LambdaDLQ',
       fn.kind === 'http'
         ? 'False positive: API Gateway invokes this function synchronously and the caller gets the error; a Lambda DLQ only receives failed asynchronous invocations'
-        : "False positive: an SQS event source mapping invokes this function; a message that keeps failing goes to its queue's dead-letter queue (redrive policy), which a Lambda DLQ does not replace",
+        : fn.kind === 'schedule'
+          ? 'A scheduled task whose every run redoes what a failed run left (idempotent, resumable): a failed invocation has nothing a DLQ could give back'
+          : "False positive: an SQS event source mapping invokes this function; a message that keeps failing goes to its queue's dead-letter queue (redrive policy), which a Lambda DLQ does not replace",
     );
     if (tracing) {
       acknowledge(
@@ -147,7 +149,7 @@ export class ServiceFunction extends Construct {
         'Tracing is a per-deployment setting (`tracing`, default off): loading the tracer costs every cold start (npm run bench cold-start) and traces are billed',
       );
     }
-    if (fn.kind !== 'http') {
+    if (fn.kind === 'queue' || fn.kind === 'dlq') {
       acknowledge(
         'Serverless-LambdaEventSourceMappingDestination',
         "False positive for SQS sources: failed messages go to the queue's dead-letter queue through its redrive policy; on-failure destinations are for stream sources",

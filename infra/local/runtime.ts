@@ -4,6 +4,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { loadConfig, type Config } from '#shared/config.ts';
 import {
   deadLetterConsumerList,
+  scheduledTaskList,
   pipelineStageList,
   pipelineStages,
   queueUrlSetting,
@@ -204,6 +205,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     const sqs = new SQSClient({ endpoint: endpoints.fauxqs, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
 
     const pollers: Poller[] = [];
+    const timers: NodeJS.Timeout[] = [];
     const runtime: Omit<LocalRuntime, 'stop'> = {
       url: gateway.url,
       port: gateway.port,
@@ -261,6 +263,23 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
         functions.prewarm(stage);
         poll(stage, queues[stage.name], stage.maxConcurrency);
       }
+      // The scheduled tasks (the data sweep: erasures, retention), run like EventBridge would, one
+      // run at a time, every SWEEP_INTERVAL_SECONDS (0: never).
+      if (config.SWEEP_INTERVAL_SECONDS > 0) {
+        for (const task of scheduledTaskList) {
+          let running = false;
+          const timer = setInterval(() => {
+            if (running) return;
+            running = true;
+            functions
+              .invoke(task, {})
+              .catch((err) => options.log !== false && console.error(`[${task.name}]`, asError(err).message))
+              .finally(() => (running = false));
+          }, config.SWEEP_INTERVAL_SECONDS * 1000);
+          timer.unref();
+          timers.push(timer);
+        }
+      }
       // The dead-letter consumers, fed by every stage's DLQ as in the stack.
       for (const consumer of deadLetterConsumerList) {
         for (const stage of pipelineStageList) {
@@ -272,6 +291,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     return {
       ...runtime,
       async stop(options = {}) {
+        for (const timer of timers) clearInterval(timer);
         const graceMs = options.graceMs ?? 0;
         // A drain: no new requests or batches, while those in flight finish (up to graceMs);
         // pollers stop receiving and wait for the batches they hold.

@@ -9,7 +9,7 @@ import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { pipelineStageList, visibilityTimeoutSeconds, type PipelineStageName } from '../routes.ts';
-import { UPLOADS_PREFIX, WORK_PREFIX } from '#shared/files/storage.ts';
+import { UPLOADS_PREFIX, VECTORS_PREFIX, WORK_PREFIX } from '#shared/files/storage.ts';
 import { tableDefinition } from '../table.ts';
 import { bucketCorsRule } from '../bucket.ts';
 import type { StackSettings } from '../settings.ts';
@@ -49,7 +49,7 @@ export class StatefulStack extends Stack {
     const { settings } = props;
     const removalPolicy = settings.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
 
-    const { partitionKey, sortKey, globalSecondaryIndexes } = tableDefinition;
+    const { partitionKey, sortKey, globalSecondaryIndexes, timeToLiveAttribute } = tableDefinition;
     const key = (name: string) => ({ name, type: dynamodb.AttributeType.STRING });
     this.table = new dynamodb.Table(this, 'Table', {
       partitionKey: key(partitionKey),
@@ -58,6 +58,7 @@ export class StatefulStack extends Stack {
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       deletionProtection: settings.deletionProtection,
       encryption: dynamodb.TableEncryption.AWS_MANAGED,
+      timeToLiveAttribute,
       removalPolicy,
     });
     for (const g of globalSecondaryIndexes) {
@@ -84,6 +85,9 @@ export class StatefulStack extends Stack {
         'This is the access-log bucket of the files bucket; logging access to it would only log the log deliveries',
     });
 
+    const retentionDays = Number(settings.functionEnv.RETENTION_DAYS ?? 0);
+    const uploadDays =
+      retentionDays > 0 ? Math.min(settings.uploadExpirationDays, retentionDays + 1) : settings.uploadExpirationDays;
     const corsRule = bucketCorsRule(settings.corsAllowOrigin);
     this.bucket = new s3.Bucket(this, 'Files', {
       serverAccessLogsBucket: accessLogs,
@@ -100,8 +104,13 @@ export class StatefulStack extends Stack {
         },
         // Uploads (ingested or abandoned) expire; the pipeline's own work files are deleted by
         // the pipeline, and the vectors it keeps live under another prefix (shared/files/storage.ts).
-        { id: 'expire-uploads', prefix: UPLOADS_PREFIX, expiration: Duration.days(settings.uploadExpirationDays) },
+        { id: 'expire-uploads', prefix: UPLOADS_PREFIX, expiration: Duration.days(uploadDays) },
         { id: 'expire-stale-work-files', prefix: WORK_PREFIX, expiration: Duration.days(WORK_FILES_DAYS) },
+        // With RETENTION_DAYS, the sweep deletes old files with their objects; a day later these
+        // rules take whatever it missed (docs/DECISIONS.md "Erasure and retention").
+        ...(retentionDays > 0
+          ? [{ id: 'expire-retained-vectors', prefix: VECTORS_PREFIX, expiration: Duration.days(retentionDays + 1) }]
+          : []),
       ],
       // Browsers PUT to and GET from presigned URLs directly (the same rule serves `npm start`).
       cors: [{ ...corsRule, allowedMethods: corsRule.allowedMethods.map((m) => s3.HttpMethods[m]) }],

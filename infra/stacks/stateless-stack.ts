@@ -2,6 +2,8 @@ import { CfnOutput, Duration, RemovalPolicy, Stack, Validations, type StackProps
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as eventTargets from 'aws-cdk-lib/aws-events-targets';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -11,6 +13,7 @@ import { modelResources, type ModelResources } from '#shared/ai/bedrock-models.t
 import { METRIC, SERVICE_NAME } from '#shared/metrics.ts';
 import {
   deadLetterConsumerList,
+  scheduledTaskList,
   httpRouteList,
   httpRoutes,
   manifestFunctions,
@@ -95,7 +98,9 @@ export class StatelessStack extends Stack {
           ? `${route.method} /api/v1${route.path}`
           : fn.kind === 'dlq'
             ? `SQS dead letters: ${fn.name}`
-            : `SQS ${fn.name}`,
+            : fn.kind === 'schedule'
+              ? `Scheduled: ${fn.name}`
+              : `SQS ${fn.name}`,
         // The long HTTP function is capped here; the pipeline stages by their event sources below.
         ...(fn.name === 'send-message' &&
           settings.sendMessageReservedConcurrency !== 'none' && {
@@ -136,6 +141,20 @@ export class StatelessStack extends Stack {
           }),
         );
       }
+    }
+
+    // Scheduled tasks: an EventBridge rule invokes each (asynchronously; a failed run is the next run's).
+    for (const task of scheduledTaskList) {
+      const rule = new events.Rule(this, `${pascal(task.name)}Schedule`, {
+        description: `Runs ${task.name} every ${task.everyMinutes} minutes`,
+        schedule: events.Schedule.rate(Duration.minutes(task.everyMinutes)),
+        targets: [new eventTargets.LambdaFunction(this.functions[task.name]!.function, { retryAttempts: 0 })],
+      });
+      Validations.of(rule).acknowledge({
+        id: 'Serverless-EventBusDLQ',
+        reason:
+          'A schedule: the next run redoes whatever a failed one left (the task is idempotent), so a lost event loses nothing',
+      });
     }
 
     this.api = this.restApi(settings);

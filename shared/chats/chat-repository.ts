@@ -2,6 +2,7 @@ import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { createId } from '@paralleldrive/cuid2';
 import { applyIf, deleteAll, putNew, Repository, updateExpression, updateIf, type Item, type Page } from '../dynamo.ts';
 import { NotFoundError } from '../errors.ts';
+import { createdKeys } from '../created-index.ts';
 import { userListKeys, userListPage } from '../user-index.ts';
 import { chatKey, chatPk } from './keys.ts';
 import { SearchIndex } from './search-index.ts';
@@ -37,6 +38,7 @@ const chatNotFound = () => new NotFoundError('Chat not found');
 const toItem = (chat: Chat, autoTitle: boolean): Item => ({
   ...chatKey(chat.id),
   ...userListKeys('CHAT', chat),
+  ...createdKeys('CHAT', chat),
   ...chat,
   messageCount: 0,
   ...(autoTitle && { autoTitle: true }),

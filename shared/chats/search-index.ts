@@ -3,6 +3,7 @@ import {
   applyIf,
   batchGetAll,
   batchWriteAll,
+  deleteIf,
   isConditionFailure,
   mapLimit,
   queryPages,
@@ -251,22 +252,31 @@ export class SearchIndex extends Repository {
     return mapLimit(terms, WRITE_CONCURRENCY, (term) => this.updateBlock(action, userId, term, day, refs));
   }
 
-  /** ADD refs to (or DELETE them from) a term's block; an ADD to a full block is dropped. */
+  /**
+   * ADD refs to (or DELETE them from) a term's block; an ADD to a full block is dropped. A block a
+   * DELETE empties is removed (unless an ADD refilled it meanwhile): no key of a user outlives
+   * what it indexed.
+   */
   private async updateBlock(action: 'ADD' | 'DELETE', userId: string, term: string, day: string, refs: string[]) {
     if (!refs.length) return;
+    const Key = { PK: termPk(userId, term), SK: day };
     try {
-      await this.db.send(
+      const out = await this.db.send(
         new UpdateCommand({
           TableName: this.table,
-          Key: { PK: termPk(userId, term), SK: day },
+          Key,
           UpdateExpression: `${action} refs :refs`,
           ExpressionAttributeValues: {
             ':refs': new Set(refs),
             ...(action === 'ADD' && { ':cap': MAX_REFS_PER_BLOCK }),
           },
           ...(action === 'ADD' && { ConditionExpression: 'attribute_not_exists(refs) OR size(refs) < :cap' }),
+          ...(action === 'DELETE' && { ReturnValues: 'UPDATED_NEW' as const }),
         }),
       );
+      if (action === 'DELETE' && !out.Attributes?.refs) {
+        await deleteIf(this.db, { TableName: this.table, Key, ConditionExpression: 'attribute_not_exists(refs)' });
+      }
     } catch (err) {
       if (!isConditionFailure(err)) throw err;
     }

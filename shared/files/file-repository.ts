@@ -12,6 +12,7 @@ import {
   type Item,
   type Page,
 } from '../dynamo.ts';
+import { createdKeys } from '../created-index.ts';
 import { userListKeys, userListPage } from '../user-index.ts';
 
 // File records (docs/ARCHITECTURE.md, Access patterns): FILE#<id> / META, listed in the owner's
@@ -233,7 +234,12 @@ const whileRunning = (runId: string, u: UpdateParts, also?: string) => ({
   ExpressionAttributeValues: { ...u.ExpressionAttributeValues, ':runId': runId, ':processing': 'processing' },
 });
 
-const toItem = (r: UploadedFile): Item => ({ ...fileKey(r.id), ...userListKeys('FILE', r), ...r });
+const toItem = (r: UploadedFile): Item => ({
+  ...fileKey(r.id),
+  ...userListKeys('FILE', r),
+  ...createdKeys('FILE', r),
+  ...r,
+});
 
 function fromItem(item: Item): FileRecord {
   const out: Item = {};

@@ -17,11 +17,13 @@ import {
 /** The bucket's top-level prefixes: the stack grants each function its own (infra/routes.ts) and expires uploads and work files. */
 export const UPLOADS_PREFIX = 'uploads/';
 export const WORK_PREFIX = 'work/';
-const VECTORS_PREFIX = 'vectors/';
+export const VECTORS_PREFIX = 'vectors/';
 export type BucketPrefix = typeof UPLOADS_PREFIX | typeof WORK_PREFIX | typeof VECTORS_PREFIX;
 
 const pad = (n: number) => String(n).padStart(5, '0');
 export const uploadKey = (userId: string, fileId: string) => `${UPLOADS_PREFIX}${userId}/${fileId}.pdf`;
+/** Every upload of a user (what an erasure empties). */
+export const userUploadsPrefix = (userId: string) => `${UPLOADS_PREFIX}${userId}/`;
 export const workPrefix = (fileId: string) => `${WORK_PREFIX}${fileId}/`;
 export const runWorkPrefix = (fileId: string, runId: string) => `${workPrefix(fileId)}${runId}/`;
 export const sourceKey = (fileId: string, runId: string) => `${runWorkPrefix(fileId, runId)}source.pdf`;

@@ -1,5 +1,5 @@
 import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { isConditionFailure } from '../dynamo.ts';
+import { deleteAll, isConditionFailure } from '../dynamo.ts';
 
 // Per-user counters in the single table, shared by every Lambda instance: `LIMIT#<subject>` /
 // `<counter>` holding `used`. Changes are atomic `ADD`s, and a limit is a condition on the value
@@ -25,6 +25,19 @@ export class UsageCounters {
     private readonly db: DynamoDBDocumentClient,
     private readonly table: string,
   ) {}
+
+  /**
+   * Deletes every item of a subject's partition: its counters, and what else is kept there (the
+   * in-flight slots, pending upload purges). How many.
+   */
+  deleteSubject(subject: string): Promise<number> {
+    return deleteAll(this.db, {
+      TableName: this.table,
+      KeyConditionExpression: 'PK = :pk',
+      ExpressionAttributeValues: { ':pk': `LIMIT#${subject}` },
+      ConsistentRead: true,
+    });
+  }
 
   /**
    * Adds `amount` unless the counter would then exceed `limit`. The new value, or undefined when

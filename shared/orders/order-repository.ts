@@ -1,5 +1,5 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { putNew, queryPage, Repository, updateIf, type Item, type Page } from '../dynamo.ts';
 import { userListKeys, userListPage } from '../user-index.ts';
 import type { OrderStatus } from './order-status.ts';
@@ -126,6 +126,21 @@ export class OrderRepository extends Repository {
       }),
     );
     return (out.Item?.paymentEventIds as Set<string> | undefined)?.has(eventId) ?? false;
+  }
+
+  /**
+   * Keeps an erased user's order for accounting under a tombstone: the owner becomes an opaque id
+   * and the order leaves the user's list (its GSI1 keys go); the admin list still shows it.
+   */
+  async tombstone(id: string, tombstoneUserId: string): Promise<void> {
+    await this.db.send(
+      new UpdateCommand({
+        TableName: this.table,
+        Key: key(id),
+        UpdateExpression: 'SET userId = :tombstone REMOVE GSI1PK, GSI1SK',
+        ExpressionAttributeValues: { ':tombstone': tombstoneUserId },
+      }),
+    );
   }
 
   async get(id: string, consistent = false): Promise<Order | undefined> {

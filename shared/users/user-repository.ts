@@ -1,10 +1,23 @@
 import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { Role } from '../auth/service-token.ts';
-import { applyIf, putIfAbsent, putNew, Repository, updateExpression, updateIf, type Item } from '../dynamo.ts';
+import {
+  applyIf,
+  deleteAll,
+  deleteIf,
+  putIfAbsent,
+  putNew,
+  queryPages,
+  Repository,
+  updateExpression,
+  updateIf,
+  type Item,
+} from '../dynamo.ts';
 
 // Users. Two items per user: the profile (USER#<id> / PROFILE) and an identity claim
 // (IDP#<provider user id> / IDENTITY → userId). The claim is written with a condition, so two
-// simultaneous first sign-ins of one identity produce exactly one user.
+// simultaneous first sign-ins of one identity produce exactly one user. A user being erased
+// carries `erasing` (the time it was asked) and sits in the sparse GSI2 partition ERASING, where
+// the sweep finds erasures still unfinished (docs/DECISIONS.md "Erasure and retention").
 
 export interface User {
   id: string;
@@ -30,6 +43,14 @@ interface ProfileFromProvider {
 
 const profileKey = (id: string) => ({ PK: `USER#${id}`, SK: 'PROFILE' });
 const identityKey = (providerUserId: string) => ({ PK: `IDP#${providerUserId}`, SK: 'IDENTITY' });
+const ERASING = 'ERASING';
+
+/** A user whose erasure was asked and is not finished. */
+export interface ErasingUser {
+  id: string;
+  providerUserId: string;
+  erasing: string;
+}
 
 function fromItem(item: Item): User {
   const { id, email, role, name, address, picture, user_id, verified, createdAt, updatedAt } = item as unknown as User;
@@ -48,9 +69,74 @@ function fromItem(item: Item): User {
 }
 
 export class UserRepository extends Repository {
+  /**
+   * The user, or undefined when it does not exist or is being erased. Read consistently: a token
+   * stops working on the request after DELETE /me, not a replication delay later.
+   */
   async get(id: string): Promise<User | undefined> {
-    const out = await this.db.send(new GetCommand({ TableName: this.table, Key: profileKey(id) }));
-    return out.Item ? fromItem(out.Item) : undefined;
+    const out = await this.db.send(
+      new GetCommand({ TableName: this.table, Key: profileKey(id), ConsistentRead: true }),
+    );
+    return out.Item && !out.Item.erasing ? fromItem(out.Item) : undefined;
+  }
+
+  /**
+   * Marks the user as being erased (once: a repeated call keeps the first time) and returns what
+   * the erasure needs, or undefined when the profile is already gone.
+   */
+  async markErasing(id: string, now: string): Promise<ErasingUser | undefined> {
+    const updated = await updateIf(this.db, {
+      TableName: this.table,
+      Key: profileKey(id),
+      ConditionExpression: 'attribute_exists(PK)',
+      UpdateExpression:
+        'SET erasing = if_not_exists(erasing, :now), GSI2PK = :erasing, GSI2SK = if_not_exists(GSI2SK, :sk)',
+      ExpressionAttributeValues: { ':now': now, ':erasing': ERASING, ':sk': `${now}#${id}` },
+    });
+    return updated && { id, providerUserId: updated.user_id as string, erasing: updated.erasing as string };
+  }
+
+  /** Erasures asked and not finished, oldest first (the sweep's work). */
+  async *erasing(): AsyncGenerator<ErasingUser> {
+    const pages = queryPages(this.db, {
+      TableName: this.table,
+      IndexName: 'GSI2',
+      KeyConditionExpression: 'GSI2PK = :erasing',
+      ExpressionAttributeValues: { ':erasing': ERASING },
+    });
+    for await (const items of pages) {
+      for (const item of items) {
+        yield { id: item.id as string, providerUserId: item.user_id as string, erasing: item.erasing as string };
+      }
+    }
+  }
+
+  /** Removes an identity's claim if it still points at the user: the next sign-in makes a new user. */
+  async releaseIdentity(providerUserId: string, userId: string): Promise<void> {
+    await deleteIf(this.db, {
+      TableName: this.table,
+      Key: identityKey(providerUserId),
+      ConditionExpression: 'userId = :userId',
+      ExpressionAttributeValues: { ':userId': userId },
+    });
+  }
+
+  /**
+   * Deletes everything in the user's own partition, whatever is kept there, the profile last: while
+   * it stands, the erasure is unfinished and the sweep finds it.
+   */
+  async deleteUserPartition(id: string): Promise<void> {
+    await deleteAll(
+      this.db,
+      {
+        TableName: this.table,
+        KeyConditionExpression: 'PK = :pk',
+        ExpressionAttributeValues: { ':pk': `USER#${id}` },
+        ConsistentRead: true,
+      },
+      { keep: (k) => k.SK === 'PROFILE' },
+    );
+    await this.deleteProfile(id);
   }
 
   async userIdForIdentity(providerUserId: string): Promise<string | undefined> {
@@ -65,7 +151,8 @@ export class UserRepository extends Repository {
     const updated = await updateIf(this.db, {
       TableName: this.table,
       Key: profileKey(id),
-      ConditionExpression: 'attribute_exists(PK)',
+      // A user being erased is not refreshed: its identity signs up afresh (shared/users/sign-in.ts).
+      ConditionExpression: 'attribute_exists(PK) AND attribute_not_exists(erasing)',
       ...updateExpression({
         email: p.email,
         verified: p.verified,

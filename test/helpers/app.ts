@@ -77,7 +77,8 @@ export async function startTestApp(
     extraHostNames: options.extraHostNames ?? [],
     // Undelivered webhooks are retried at once (the provider's waits are hours).
     ...(options.payments && { paymentProvider: { dataDir, retryDelaysMs: [50, 100, 200, 400, 800] } }),
-    env: { LOG_LEVEL: 'SILENT', ...PER_USER_LIMITS_OFF, ...options.env },
+    // The periodic sweep runs only where a test asks for it (test/integration/retention.test.ts).
+    env: { LOG_LEVEL: 'SILENT', SWEEP_INTERVAL_SECONDS: '0', ...PER_USER_LIMITS_OFF, ...options.env },
   });
 
   async function request<T = any>(method: string, path: string, o: RequestOptions = {}): Promise<TestResponse<T>> {

@@ -10,6 +10,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { createServiceApp, type ServiceApp } from '#infra/app.ts';
 import {
   deadLetterConsumerList,
+  scheduledTaskList,
   httpRouteList,
   manifestFunctions,
   pipelineStageList,
@@ -22,6 +23,7 @@ import { METRIC } from '#shared/metrics.ts';
 import { SettingsError, stageConcurrencyKey } from '#infra/settings.ts';
 import { resourceFor, API_STAGE, MAX_BUFFERED_INTEGRATION_SECONDS } from '#infra/stacks/stateless-stack.ts';
 import { UPLOADS_PREFIX, VISIBILITY_TIMEOUT_FACTOR, WORK_PREFIX } from '#infra/stacks/stateful-stack.ts';
+import { VECTORS_PREFIX } from '#shared/files/storage.ts';
 import * as storageKeys from '#shared/files/storage.ts';
 import { sourceKey, uploadKey, vectorsKey } from '#shared/files/storage.ts';
 import {
@@ -551,6 +553,40 @@ describe('stateful resources', () => {
     expect(sourceKey(id, run).startsWith(WORK_PREFIX)).toBe(true);
     const kept = vectorsKey(id, run);
     expect(kept.startsWith(UPLOADS_PREFIX) || kept.startsWith(WORK_PREFIX)).toBe(false);
+  });
+
+  test('DynamoDB TTL collects items by expiresAt; without RETENTION_DAYS no rule touches the kept vectors', () => {
+    s.statefulTemplate.hasResourceProperties('AWS::DynamoDB::Table', {
+      TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
+    });
+    const rules = Object.values(s.statefulTemplate.findResources('AWS::S3::Bucket')).flatMap(
+      (b) => b.Properties.LifecycleConfiguration?.Rules ?? [],
+    );
+    expect(rules.some((r: { Prefix?: string }) => r.Prefix === VECTORS_PREFIX)).toBe(false);
+  });
+
+  test('RETENTION_DAYS adds lifecycle rules a day after the sweep is due: uploads (if sooner) and vectors', () => {
+    const t = synth({ RETENTION_DAYS: '3' });
+    t.statefulTemplate.hasResourceProperties('AWS::S3::Bucket', {
+      LifecycleConfiguration: {
+        Rules: Match.arrayWith([
+          Match.objectLike({ Prefix: UPLOADS_PREFIX, ExpirationInDays: 4, Status: 'Enabled' }),
+          Match.objectLike({ Prefix: VECTORS_PREFIX, ExpirationInDays: 4, Status: 'Enabled' }),
+        ]),
+      },
+    });
+    t.statelessTemplate.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ RETENTION_DAYS: '3' }) },
+    });
+  });
+
+  test('the data sweep runs on a schedule (erasures left unfinished, retention)', () => {
+    const sweep = scheduledTaskList.find((t) => t.name === 'data-sweep')!;
+    s.statelessTemplate.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: `rate(${sweep.everyMinutes} minutes)`,
+      State: 'ENABLED',
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^DataSweep'), 'Arn'] } })],
+    });
   });
 
   test('the service JWT secret is generated in Secrets Manager', () => {

@@ -53,7 +53,7 @@ const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
 let app: TestApp;
 let routes: RouteUnderTest[];
-const tokens = { user: '', admin: '' };
+const tokens = { user: '', admin: '', leaving: '' };
 const ids: Record<string, string> = {};
 /** Records made before fuzzing, per list path (they are in the lists besides the fuzz's). */
 const seeded: Record<string, Set<string>> = {};
@@ -71,9 +71,14 @@ beforeAll(async () => {
     },
   });
   routes = await routesUnderTest();
-  const [user, admin] = await Promise.all([app.signIn('fuzz-user@example.com'), app.signIn('fuzz-admin@example.com')]);
+  const [user, admin, leaving] = await Promise.all([
+    app.signIn('fuzz-user@example.com'),
+    app.signIn('fuzz-admin@example.com'),
+    app.signIn('fuzz-leaving@example.com'),
+  ]);
   tokens.user = user.token;
   tokens.admin = admin.token;
+  tokens.leaving = leaving.token;
   const made = async (method: string, path: string, token: string, body: unknown, pick: (b: any) => any) => {
     const res = await app.request(method, path, { token, body });
     if (res.status !== 201) throw new Error(`seed ${method} ${path}: ${res.status} ${res.text}`);
@@ -134,7 +139,9 @@ type Expectation =
   /** Normalised or unmatched by the gateway: another route (or none) answers; no 5xx. */
   | { kind: 'gateway' };
 
-const tokenFor = (route: RouteUnderTest) => (route.auth === 'admin' ? tokens.admin : tokens.user);
+/** DELETE /me erases whoever calls it: an account of its own, so the other routes keep theirs. */
+const tokenFor = (route: RouteUnderTest) =>
+  route.auth === 'admin' ? tokens.admin : route.name === 'delete-me' ? tokens.leaving : tokens.user;
 
 function seedParams(route: RouteUnderTest): Record<string, string> {
   // DELETE routes get ids that do not exist, so a case that happens to be valid deletes nothing.

@@ -227,8 +227,11 @@ test('no token at all, or another scheme, is 401 on every protected route', asyn
 });
 
 test('the control: the holder’s real token passes authentication on every protected route', async () => {
-  // Run last among the service-token tests: it really performs each request (deletes included).
-  for (const route of protectedRoutes()) {
+  // Run last among the service-token tests: it really performs each request (deletes included),
+  // DELETE /me last of all (it erases the holder).
+  const routes = protectedRoutes();
+  const last = (r: { name: string }) => (r.name === 'delete-me' ? 1 : 0);
+  for (const route of [...routes].sort((a, b) => last(a) - last(b))) {
     const { path, body } = requestFor(route);
     const res = await app.request(route.method, path, { token: holder.token, ...(body !== undefined && { body }) });
     expect([route.name, res.status === 401 || res.status === 403]).toEqual([route.name, false]);

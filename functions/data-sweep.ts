@@ -1,0 +1,20 @@
+import { config } from '#shared/config.ts';
+import { systemClock } from '#shared/clock.ts';
+import { erasureDeps } from '#shared/erasure/erasure-deps.ts';
+import { runSweep } from '#shared/erasure/sweep.ts';
+import { logger } from '#shared/logger.ts';
+
+// data-sweep (a schedule): finishes unfinished erasures (DELETE /me) and deletes the chats and
+// files RETENTION_DAYS says are too old. What it does not reach before its deadline, the next run does.
+
+const settings = config();
+const deps = erasureDeps(settings, systemClock);
+/** Time kept back from the function's timeout to stop between two items. */
+const STOP_MARGIN_MS = 10_000;
+
+export const handler = async (_event: unknown, context: { getRemainingTimeInMillis(): number }) => {
+  const deadline = Date.now() + context.getRemainingTimeInMillis() - STOP_MARGIN_MS;
+  const result = await runSweep(deps, { retentionDays: settings.RETENTION_DAYS }, () => Date.now() < deadline);
+  logger.info('Sweep done', { ...result });
+  return result;
+};

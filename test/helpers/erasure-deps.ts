@@ -1,0 +1,39 @@
+import type { TestApp } from './app.ts';
+import { ChatRepository } from '#shared/chats/chat-repository.ts';
+import type { ErasureDeps } from '#shared/erasure/erasure.ts';
+import { AttachmentRepository } from '#shared/files/attachment-repository.ts';
+import { ChunkRepository } from '#shared/files/chunk-repository.ts';
+import { FileRepository } from '#shared/files/file-repository.ts';
+import { FileStorage } from '#shared/files/storage.ts';
+import { StorageQuota } from '#shared/files/storage-quota.ts';
+import { UsageCounters } from '#shared/limits/usage-counters.ts';
+import { OrderRepository } from '#shared/orders/order-repository.ts';
+import { UserRepository } from '#shared/users/user-repository.ts';
+
+/** What the erasure and the sweep work with, over a test app's emulators (as data-sweep composes it). */
+export function erasureDeps(app: TestApp, chats?: ChatRepository): ErasureDeps {
+  const { db, s3 } = app.clients();
+  const table = app.tableName;
+  const storage = new FileStorage(s3, app.bucket);
+  const counters = new UsageCounters(db, table);
+  const clock = () => new Date();
+  return {
+    db,
+    table,
+    users: new UserRepository(db, table),
+    chats: chats ?? new ChatRepository(db, table),
+    orders: new OrderRepository(db, table),
+    counters,
+    uploads: {
+      files: new FileRepository(db, table),
+      chunks: new ChunkRepository(db, table),
+      attachments: new AttachmentRepository(db, table),
+      storage,
+      quota: new StorageQuota(db, table, counters, storage, { maxBytes: app.config.USER_STORAGE_MAX_BYTES }, clock),
+      s3,
+      settings: { maxBytes: app.config.PDF_MAX_BYTES, urlTtlSeconds: app.config.UPLOAD_URL_TTL_SECONDS },
+      clock,
+    },
+    clock,
+  };
+}
