@@ -7,6 +7,7 @@ import { FileRepository } from '#shared/files/file-repository.ts';
 import { FileStorage } from '#shared/files/storage.ts';
 import { StorageQuota } from '#shared/files/storage-quota.ts';
 import { UsageCounters } from '#shared/limits/usage-counters.ts';
+import { UsageLedger } from '#shared/limits/usage-ledger.ts';
 import { OrderRepository } from '#shared/orders/order-repository.ts';
 import { UserRepository } from '#shared/users/user-repository.ts';
 
@@ -30,6 +31,7 @@ export function erasureDeps(app: TestApp, chats?: ChatRepository): ErasureDeps {
       attachments: new AttachmentRepository(db, table),
       storage,
       quota: new StorageQuota(db, table, counters, storage, { maxBytes: app.config.USER_STORAGE_MAX_BYTES }, clock),
+      usage: new UsageLedger(db, table, clock),
       s3,
       settings: { maxBytes: app.config.PDF_MAX_BYTES, urlTtlSeconds: app.config.UPLOAD_URL_TTL_SECONDS },
       clock,

@@ -164,7 +164,7 @@ test('DELETE /me: tokens die at once, nothing of the user is left but the tombst
 /** A chat store whose second delete dies (the function timed out, the host crashed). */
 class DyingChats extends ChatRepository {
   deletes = 0;
-  override async delete(chatId: string, userId: string): Promise<number> {
+  override async delete(chatId: string, userId: string): ReturnType<ChatRepository['delete']> {
     if (++this.deletes === 2) throw new Error('the function died half-way');
     return super.delete(chatId, userId);
   }
