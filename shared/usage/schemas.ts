@@ -1,7 +1,7 @@
 import * as z from '../zod.ts';
 import type { NamedSchemas, RouteContracts } from '../openapi/contract.ts';
-import { example, EXAMPLE_IDS as ids, EXAMPLE_TIME as at } from '../openapi/examples.ts';
-import { userSchema } from '../users/schemas.ts';
+import { example } from '../openapi/examples.ts';
+import { USER_EXAMPLE, userSchema } from '../users/schemas.ts';
 
 // GET /me: the signed-in user and what they have used (docs/DECISIONS.md "Usage counters").
 
@@ -58,23 +58,9 @@ const usageSchema = z
   .check(example(USAGE_EXAMPLE));
 export type Usage = z.infer<typeof usageSchema>;
 
-const meSchema = z.object({ user: userSchema, usage: usageSchema }).check(
-  example({
-    user: {
-      id: ids.user,
-      email: 'you@example.com',
-      role: 'user',
-      name: 'You',
-      address: null,
-      picture: null,
-      user_id: 'local|you@example.com',
-      verified: true,
-      createdAt: at,
-      updatedAt: at,
-    },
-    usage: USAGE_EXAMPLE,
-  }),
-);
+const meSchema = z
+  .object({ user: userSchema, usage: usageSchema })
+  .check(example({ user: USER_EXAMPLE, usage: USAGE_EXAMPLE }));
 
 export const schemas: NamedSchemas = { Me: meSchema, AccountUsage: usageSchema };
 

@@ -2,7 +2,7 @@ import * as z from '../zod.ts';
 import type { NamedSchemas, RouteContracts } from '../openapi/contract.ts';
 import { example, EXAMPLE_IDS as ids, EXAMPLE_TIME as at } from '../openapi/examples.ts';
 
-const USER_EXAMPLE = {
+export const USER_EXAMPLE = {
   id: ids.user,
   email: 'you@example.com',
   role: 'user',
