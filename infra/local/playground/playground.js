@@ -91,7 +91,7 @@ async function showApp() {
   $('account').hidden = false;
   $('app').hidden = false;
   $('welcome').hidden = current !== undefined;
-  await Promise.all([listChats(), listOrders()]);
+  await Promise.all([listChats(), listOrders(), showUsage()]);
 }
 
 // --- chats ---------------------------------------------------------------------------------
@@ -804,6 +804,76 @@ async function payOrder(order, card) {
   await listOrders();
 }
 
+// --- the account: usage, export, erasure ----------------------------------------------------
+
+const number = (n) => new Intl.NumberFormat('en').format(n);
+const total = (byModel) => Object.values(byModel).reduce((sum, n) => sum + n, 0);
+const bytes = (n) => (n >= 1024 * 1024 ? `${(n / 1024 / 1024).toFixed(1)} MB` : `${number(Math.ceil(n / 1024))} KB`);
+
+/** GET /me's usage as a list of what was used against what is allowed. */
+async function showUsage() {
+  const { usage: u } = (await call('GET', '/me')).data;
+  const { budget } = u;
+  const rows = [
+    [
+      'Tokens today',
+      budget.dailyTokens
+        ? `${number(budget.usedToday)} of ${number(budget.dailyTokens)}`
+        : number(total(u.tokens.today)),
+    ],
+    ['Tokens this month', number(total(u.tokens.thisMonth))],
+    ['Credits', `${number(budget.creditsLeft)} left of ${number(budget.creditsGranted)}`],
+    ['Pages read', `${number(u.pages.ingested)} (${number(u.pages.ocr)} by OCR)`],
+    [
+      'Storage',
+      u.storage.quotaBytes ? `${bytes(u.storage.bytes)} of ${bytes(u.storage.quotaBytes)}` : bytes(u.storage.bytes),
+    ],
+    ['Files · chats', `${number(u.files)} · ${number(u.chats)}`],
+  ];
+  $('usage').replaceChildren(
+    ...rows.flatMap(([name, value]) => [el('dt', { textContent: name }), el('dd', { textContent: value })]),
+  );
+}
+
+/** POST /me/export, then its status until the ZIP is ready (built in the background): a download link. */
+async function exportAccount() {
+  $('export-account').disabled = true;
+  try {
+    $('export-state').textContent = 'Preparing your export…';
+    const { exportId } = (await call('POST', '/me/export')).data;
+    for (;;) {
+      const { status, url } = (await call('GET', `/me/export/${exportId}`)).data;
+      if (status === 'ready') {
+        $('export-state').replaceChildren(
+          'Your export is ready: ',
+          el('a', { id: 'export-link', href: url, textContent: 'download the ZIP' }),
+          ' (for a day).',
+        );
+        return;
+      }
+      if (status === 'failed') throw new Error('The export failed: try again.');
+      await new Promise((r) => setTimeout(r, POLL_MS));
+    }
+  } catch (e) {
+    $('export-state').textContent = '';
+    throw e;
+  } finally {
+    $('export-account').disabled = false;
+  }
+}
+
+/** DELETE /me once confirmed: the token stops working at once, so the page signs out. */
+async function deleteAccount() {
+  if (
+    !confirm(
+      'Delete your account and everything in it (chats, files, shares)? Orders are kept for accounting, without your name. This cannot be undone.',
+    )
+  )
+    return;
+  await call('DELETE', '/me');
+  signOut('Your account is deleted. Signing in again with the same email starts a new account.');
+}
+
 // --- wiring --------------------------------------------------------------------------------
 
 /** A form's submit: its own error line cleared first, then filled with what went wrong. */
@@ -851,6 +921,15 @@ $('order-form').onsubmit = guard('orders-error', async () => {
   await listOrders();
 });
 $('search-form').onsubmit = guard('search-error', () => search($('search').value));
+$('refresh-usage').onclick = () => showUsage().catch((e) => showError('account-error', e.message));
+$('export-account').onclick = () => {
+  showError('account-error', '');
+  exportAccount().catch((e) => showError('account-error', e.message));
+};
+$('delete-account').onclick = () => {
+  showError('account-error', '');
+  deleteAccount().catch((e) => showError('account-error', e.message));
+};
 $('export-markdown').onclick = () => exportChat('markdown').catch((e) => showError('chat-error', e.message));
 $('export-json').onclick = () => exportChat('json').catch((e) => showError('chat-error', e.message));
 $('share').onclick = () => share().catch((e) => showError('chat-error', e.message));

@@ -1,0 +1,70 @@
+import { existsSync } from 'node:fs';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { startTestApp, type TestApp } from '#test/helpers/app.ts';
+
+// The playground's account panel in a real browser (Debian's chromium, driven by playwright-core):
+// the usage GET /me reports, shown against what is allowed and kept current, and the account
+// deleted from the page (DELETE /me): the page signs out, saying so, and the token it held is
+// refused at once.
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'];
+
+let app: TestApp;
+let browser: Browser;
+let page: Page;
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(
+      `No browser at ${CHROMIUM}: install Debian's chromium (apt-get install -y chromium) or set CHROMIUM_PATH`,
+    );
+  }
+  app = await startTestApp({ env: { DAILY_TOKEN_BUDGET: '100000', USER_STORAGE_MAX_BYTES: String(10 * 1024 * 1024) } });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
+  page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+}, 120_000);
+afterAll(async () => {
+  await browser?.close();
+  await app?.stop();
+});
+
+/** The usage list as [term, value] pairs, as the page shows it. */
+const usage = () =>
+  page.$$eval('#usage dt', (terms) => terms.map((dt) => [dt.textContent, dt.nextElementSibling?.textContent]));
+
+test('the account panel shows the usage, kept current, and deletes the account', async () => {
+  await page.goto(`${new URL(app.url).origin}/`);
+  await page.fill('#email', 'account@example.com');
+  await page.press('#email', 'Enter');
+  await page.waitForSelector('#app:not([hidden])');
+  await page.locator('#usage dt', { hasText: 'Tokens today' }).waitFor();
+  expect(await usage()).toEqual([
+    ['Tokens today', '0 of 100,000'],
+    ['Tokens this month', '0'],
+    ['Credits', '0 left of 0'],
+    ['Pages read', '0 (0 by OCR)'],
+    ['Storage', '0 KB of 10.0 MB'],
+    ['Files · chats', '0 · 0'],
+  ]);
+
+  // A chat and a reply, then Refresh: the chat and the reply's tokens are counted.
+  await page.fill('#chat-name', 'Counted');
+  await page.click('#create-chat');
+  await page.fill('#prompt', 'Hello');
+  await page.press('#prompt', 'Enter');
+  await page.locator('#messages li.ai').first().waitFor();
+  await page.waitForSelector('#send:not([disabled])');
+  await page.click('#refresh-usage');
+  await page.locator('#usage dd', { hasText: '0 · 1' }).waitFor();
+  const [today] = await usage();
+  expect(today![1]).toMatch(/^[1-9][\d,]* of 100,000$/);
+
+  // Delete, confirmed in the browser's dialog: signed out, saying so; the old token is refused.
+  const oldToken = await page.evaluate(() => sessionStorage.getItem('serviceToken'));
+  page.once('dialog', (dialog) => dialog.accept());
+  await page.click('#delete-account');
+  await page.locator('#sign-in-error', { hasText: 'Your account is deleted' }).waitFor();
+  expect(await page.isVisible('#app')).toBe(false);
+  expect((await app.request('GET', '/me', { token: oldToken! })).status).toBe(401);
+}, 120_000);
