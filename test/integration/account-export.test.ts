@@ -4,11 +4,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { accountExportDepsOf } from '#shared/account-export/account-export-deps.ts';
 import { buildPendingExports } from '#shared/account-export/account-export.ts';
 import { runSweep } from '#shared/erasure/sweep.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
-import { erasureDeps } from '#test/helpers/erasure-deps.ts';
+import { accountExportDeps, erasureDeps } from '#test/helpers/erasure-deps.ts';
 import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
 
 // POST /me/export and GET /me/export/{exportId}: the sweep's build streams a ZIP of everything of
@@ -31,10 +30,7 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-const exportDeps = () => {
-  const { db, s3 } = app.clients();
-  return accountExportDepsOf({ db, s3, table: app.tableName, bucket: app.bucket }, () => new Date());
-};
+const exportDeps = () => accountExportDeps(app);
 
 /** Every entry of the ZIP as python3's zipfile reads it (after unzip tested it): text entries as text, PDFs as their sha256. */
 function readZip(bytes: Buffer): Record<string, string> {
