@@ -8,6 +8,7 @@ import { buildPendingExports } from '#shared/account-export/account-export.ts';
 import { runSweep } from '#shared/erasure/sweep.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { accountExportDeps, erasureDeps } from '#test/helpers/erasure-deps.ts';
+import { accountExportDepsOf } from '#shared/account-export/account-export-deps.ts';
 import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
 
 // POST /me/export and GET /me/export/{exportId}: the sweep's build streams a ZIP of everything of
@@ -198,4 +199,28 @@ test('the sweep builds exports; an erasure deletes the user’s export jobs and 
 
   expect((await app.request('DELETE', '/me', { token: carol.token })).status).toBe(202);
   expect(await objects()).toEqual([]);
+});
+
+test('a build that died is taken again once its lease has run out, not before', async () => {
+  const { exportId } = (await app.request('POST', '/me/export', { token: alice.token })).body.data;
+  const { db, s3 } = app.clients();
+  const at = (ms: number) =>
+    accountExportDepsOf({ db, s3, table: app.tableName, bucket: app.bucket }, () => new Date(Date.now() + ms));
+  // A build takes the job and dies (its lease taken, nothing written).
+  const deps = at(0);
+  let job: Awaited<ReturnType<typeof deps.exports.get>>;
+  for await (const waiting of deps.exports.toBuild()) if (waiting.id === exportId) job = waiting;
+  const now = new Date();
+  expect(
+    await deps.exports.lease(job!, now.toISOString(), new Date(now.getTime() + 5 * 60_000).toISOString()),
+  ).toMatchObject({ status: 'building', attempts: 1 });
+  const state = async () => (await app.request('GET', `/me/export/${exportId}`, { token: alice.token })).body.data;
+
+  // Within the lease another sweep leaves it alone.
+  await buildPendingExports(at(60_000));
+  expect(await state()).toEqual({ status: 'building' });
+  // After it, the next sweep builds it.
+  await buildPendingExports(at(6 * 60_000));
+  expect(await state()).toEqual({ status: 'ready', url: expect.any(String) });
+  expect((await deps.exports.get(alice.user.id, exportId))?.attempts).toBe(2);
 });
