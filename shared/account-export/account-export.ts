@@ -5,10 +5,11 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { ChatRepository } from '../chats/chat-repository.ts';
 import type { MessageRepository } from '../chats/message-repository.ts';
 import { isoNow, type Clock } from '../clock.ts';
-import { NotFoundError } from '../errors.ts';
+import { asError, NotFoundError } from '../errors.ts';
+import { logger } from '../logger.ts';
 import type { FileRepository } from '../files/file-repository.ts';
 import { toEmbeddingsData } from '../files/file-view.ts';
-import { exportKey, uploadKey, type FileStorage } from '../files/storage.ts';
+import { exportZipKey, uploadKey, type FileStorage } from '../files/storage.ts';
 import type { OrderRepository } from '../orders/order-repository.ts';
 import { exportChat, exportedChat, exportedMessage } from '../sharing/export.ts';
 import { userListIds } from '../user-index.ts';
@@ -73,7 +74,7 @@ export async function getExport(
   if (status !== 'ready') return { status };
   const url = await getSignedUrl(
     deps.s3,
-    new GetObjectCommand({ Bucket: deps.storage.bucket, Key: exportKey(job.userId, job.id) }),
+    new GetObjectCommand({ Bucket: deps.storage.bucket, Key: exportZipKey(job.userId, job.id) }),
     { expiresIn: Math.min(secondsLeft, MAX_URL_SECONDS) },
   );
   return { status, url };
@@ -101,11 +102,15 @@ export async function buildPendingExports(
     }
     try {
       await writeArchive(deps, job);
-      if (await deps.exports.finish(job, 'ready', isoNow(deps.clock))) built++;
     } catch (err) {
+      // Left building: a later sweep takes it again once the lease has run out; the rest of this sweep goes on.
+      logger.warn('Export build failed', { exportId: job.id, attempts: job.attempts, message: asError(err).message });
       if (job.attempts >= MAX_ATTEMPTS) await deps.exports.finish(job, 'failed', isoNow(deps.clock));
-      else throw err;
+      continue;
     }
+    if (await deps.exports.finish(job, 'ready', isoNow(deps.clock))) built++;
+    // The job went meanwhile (the user was erased): its ZIP goes too.
+    else await deps.storage.deleteKeys([exportZipKey(job.userId, job.id)]);
   }
   return built;
 }
@@ -114,7 +119,7 @@ export async function buildPendingExports(
 async function writeArchive(deps: AccountExportDeps, job: ExportJob): Promise<void> {
   const sink = new MultipartSink(deps.s3, {
     bucket: deps.storage.bucket,
-    key: exportKey(job.userId, job.id),
+    key: exportZipKey(job.userId, job.id),
     contentType: 'application/zip',
   });
   try {

@@ -28,7 +28,7 @@ export const uploadKey = (userId: string, fileId: string) => `${UPLOADS_PREFIX}$
 export const userUploadsPrefix = (userId: string) => `${UPLOADS_PREFIX}${userId}/`;
 /** Every account export of a user (what an erasure empties). */
 export const userExportsPrefix = (userId: string) => `${EXPORTS_PREFIX}${userId}/`;
-export const exportKey = (userId: string, exportId: string) => `${userExportsPrefix(userId)}${exportId}.zip`;
+export const exportZipKey = (userId: string, exportId: string) => `${userExportsPrefix(userId)}${exportId}.zip`;
 export const workPrefix = (fileId: string) => `${WORK_PREFIX}${fileId}/`;
 export const runWorkPrefix = (fileId: string, runId: string) => `${workPrefix(fileId)}${runId}/`;
 export const sourceKey = (fileId: string, runId: string) => `${runWorkPrefix(fileId, runId)}source.pdf`;

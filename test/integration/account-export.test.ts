@@ -224,3 +224,33 @@ test('a build that died is taken again once its lease has run out, not before', 
   expect(await state()).toEqual({ status: 'ready', url: expect.any(String) });
   expect((await deps.exports.get(alice.user.id, exportId))?.attempts).toBe(2);
 });
+
+test('a build that fails is tried again by later sweeps, then the export is failed; no ZIP is left of it', async () => {
+  const erin = await app.signIn('erin-export@example.com');
+  await app.request('POST', '/chat', { token: erin.token, body: { name: 'Hello', type: 'text' } });
+  const { exportId } = (await app.request('POST', '/me/export', { token: erin.token })).body.data;
+  const { db, s3 } = app.clients();
+  // Every read of a chat fails (a store in trouble), later and later: each sweep after the last lease.
+  const failingAt = (minutes: number) => {
+    const deps = accountExportDepsOf(
+      { db, s3, table: app.tableName, bucket: app.bucket },
+      () => new Date(Date.now() + minutes * 60_000),
+    );
+    deps.chats.getOwned = () => Promise.reject(new Error('the store is down'));
+    return deps;
+  };
+  const state = async () => (await app.request('GET', `/me/export/${exportId}`, { token: erin.token })).body.data;
+
+  expect(await buildPendingExports(failingAt(0))).toBe(0);
+  expect(await state()).toEqual({ status: 'building' });
+  expect(await buildPendingExports(failingAt(6))).toBe(0);
+  expect(await state()).toEqual({ status: 'building' });
+  expect(await buildPendingExports(failingAt(12))).toBe(0);
+  expect(await state()).toEqual({ status: 'failed' });
+  // Out of the sweep's work: a sweep that could build it finds nothing.
+  expect(await buildPendingExports(exportDeps())).toBe(0);
+  const keys = (
+    (await s3.send(new ListObjectsV2Command({ Bucket: app.bucket, Prefix: `exports/${erin.user.id}/` }))).Contents ?? []
+  ).map((o) => o.Key);
+  expect(keys).toEqual([]);
+});
