@@ -1,6 +1,12 @@
 import { execFile } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
-import { CreateBucketCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createId } from '@paralleldrive/cuid2';
@@ -116,6 +122,13 @@ async function main() {
     const figures = JSON.parse(stdout.trim().split('\n').pop()!);
     const listed = await s3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'exports/' }));
     const zip = listed.Contents?.find((o) => o.Key?.endsWith(`${exportId}.zip`));
+    // Info-ZIP tests the archive (every entry's CRC), multipart and all.
+    const dir = await mkdtemp(join(tmpdir(), 'export-bench-'));
+    const file = join(dir, 'export.zip');
+    const object = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: zip!.Key! }));
+    await pipeline(object.Body as Readable, createWriteStream(file));
+    const tested = await run('unzip', ['-tq', file]);
+    await rm(dir, { recursive: true, force: true });
     console.log(
       JSON.stringify(
         {
@@ -123,6 +136,7 @@ async function main() {
           pdfs: PDFS,
           pdfMb: +(pdfBytes / 2 ** 20).toFixed(1),
           zipMb: +((zip?.Size ?? 0) / 2 ** 20).toFixed(1),
+          unzip: tested.stdout.trim(),
           ...figures,
         },
         null,
