@@ -1,14 +1,16 @@
 import { config } from '#shared/config.ts';
 import { systemClock } from '#shared/clock.ts';
+import { accountExportDeps } from '#shared/account-export/account-export-deps.ts';
 import { erasureDeps } from '#shared/erasure/erasure-deps.ts';
 import { runSweep } from '#shared/erasure/sweep.ts';
 import { logger } from '#shared/logger.ts';
 
-// data-sweep (a schedule): finishes unfinished erasures (DELETE /me) and deletes the chats and
-// files RETENTION_DAYS says are too old. What it does not reach before its deadline, the next run does.
+// data-sweep (a schedule): finishes unfinished erasures (DELETE /me), builds the account exports
+// asked for (POST /me/export) and deletes the chats and files RETENTION_DAYS says are too old.
+// What it does not reach before its deadline, the next run does.
 
 const settings = config();
-const deps = erasureDeps(settings, systemClock);
+const deps = { ...erasureDeps(settings, systemClock), exports: accountExportDeps(systemClock) };
 /** Time kept back from the function's timeout to stop between two items. */
 const STOP_MARGIN_MS = 10_000;
 

@@ -133,13 +133,17 @@ interface ScheduledTask {
 }
 
 const scheduledTasks = {
-  // Finishes erasures (DELETE /me) and applies RETENTION_DAYS (shared/erasure/sweep.ts): every two
-  // minutes, so an erasure the request could not finish is done within five.
+  // Finishes erasures (DELETE /me), builds account exports (reads uploads/, writes exports/) and
+  // applies RETENTION_DAYS (shared/erasure/sweep.ts): every two minutes, so an erasure the request
+  // could not finish is done within five.
   'data-sweep': {
     everyMinutes: 2,
     timeoutSeconds: 110,
     memoryMb: 512,
-    access: { table: 'readwrite', bucket: { write: ['uploads/', 'work/', 'vectors/'] } },
+    access: {
+      table: 'readwrite',
+      bucket: { read: ['uploads/'], write: ['uploads/', 'work/', 'vectors/', 'exports/'] },
+    },
   },
 } as const satisfies Record<string, ScheduledTask>;
 
@@ -166,7 +170,27 @@ export const httpRoutes = {
     path: '/me',
     auth: 'user',
     shape: 'envelope',
-    access: { table: 'readwrite', bucket: { write: ['uploads/', 'work/', 'vectors/'] }, jwtSecret: true },
+    access: {
+      table: 'readwrite',
+      bucket: { write: ['uploads/', 'work/', 'vectors/', 'exports/'] },
+      jwtSecret: true,
+    },
+  },
+  // An account export (shared/account-export/): POST records a job the data sweep builds into
+  // exports/; GET presigns the ZIP once built, hence its read of exports/ and nothing else.
+  'create-export': {
+    method: 'POST',
+    path: '/me/export',
+    auth: 'user',
+    shape: 'envelope',
+    access: { table: 'readwrite', jwtSecret: true },
+  },
+  'get-export': {
+    method: 'GET',
+    path: '/me/export/{exportId}',
+    auth: 'user',
+    shape: 'envelope',
+    access: { table: 'read', bucket: { read: ['exports/'] }, jwtSecret: true },
   },
   // Chats and messages (envelope bodies). send-message streams (Lambda response streaming) and
   // may wait on a long reply, hence its timeout; it calls the model, and embeds the prompt in a file chat.

@@ -9,7 +9,7 @@ import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { pipelineStageList, visibilityTimeoutSeconds, type PipelineStageName } from '../routes.ts';
-import { UPLOADS_PREFIX, VECTORS_PREFIX, WORK_PREFIX } from '#shared/files/storage.ts';
+import { EXPORTS_PREFIX, UPLOADS_PREFIX, VECTORS_PREFIX, WORK_PREFIX } from '#shared/files/storage.ts';
 import { tableDefinition } from '../table.ts';
 import { bucketCorsRule } from '../bucket.ts';
 import type { StackSettings } from '../settings.ts';
@@ -105,6 +105,8 @@ export class StatefulStack extends Stack {
         // Uploads (ingested or abandoned) expire; the pipeline's own work files are deleted by
         // the pipeline, and the vectors it keeps live under another prefix (shared/files/storage.ts).
         { id: 'expire-uploads', prefix: UPLOADS_PREFIX, expiration: Duration.days(uploadDays) },
+        // An account export lives a day (its job item too, by TTL).
+        { id: 'expire-exports', prefix: EXPORTS_PREFIX, expiration: Duration.days(1) },
         { id: 'expire-stale-work-files', prefix: WORK_PREFIX, expiration: Duration.days(WORK_FILES_DAYS) },
         // With RETENTION_DAYS, the sweep deletes old files with their objects; a day later these
         // rules take whatever it missed (docs/DECISIONS.md "Erasure and retention").

@@ -41,6 +41,11 @@ export class MessageTree {
     return this.byId.get(id);
   }
 
+  /** Every message's sequence number, in sequence order (every branch). */
+  sequenceNumbers(): number[] {
+    return [...this.byId.values()].map((n) => n.sequenceNumber);
+  }
+
   /** The messages that follow the same parent, in creation order, itself included. */
   siblingIds(id: string): string[] {
     const node = this.byId.get(id);

@@ -3,7 +3,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ChatRepository } from '../chats/chat-repository.ts';
 import { isoNow, type Clock } from '../clock.ts';
 import { NotFoundError } from '../errors.ts';
-import { userUploadsPrefix } from '../files/storage.ts';
+import { userExportsPrefix, userUploadsPrefix } from '../files/storage.ts';
 import { deleteUpload, type UploadDeps } from '../files/upload-service.ts';
 import type { UsageCounters } from '../limits/usage-counters.ts';
 import type { OrderRepository } from '../orders/order-repository.ts';
@@ -53,7 +53,7 @@ export async function requestErasure(
  * queued pipeline messages become no-ops; chunks, attachments, objects, quota) → each chat through
  * the route's delete (messages, reply states, pointers, shares, feedback, search entries) → each
  * order kept under a tombstone → the counters' partition (limits, slots, pending purges) → any
- * object left under the user's upload prefix → the user's partition, the profile last of all.
+ * object left under the user's upload and export prefixes → the user's partition, the profile last of all.
  * Stops between items when `hasTime()` turns false ('pending').
  */
 export async function eraseUser(
@@ -81,6 +81,8 @@ export async function eraseUser(
   if (!hasTime()) return 'pending';
   await deps.counters.deleteSubject(userId);
   await deps.uploads.storage.deletePrefix(userUploadsPrefix(userId));
+  // Export ZIPs; their jobs are items of the user's partition, deleted with it.
+  await deps.uploads.storage.deletePrefix(userExportsPrefix(userId));
   await deps.users.releaseIdentity(user.providerUserId, userId);
   await deps.users.deleteUserPartition(userId);
   return 'erased';

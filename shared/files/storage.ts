@@ -13,17 +13,22 @@ import {
 //   work/<fileId>/<runId>/part-<n>.json     chunks of one part (extract → embed)
 //   work/<fileId>/<runId>/part-<n>.vec      that part's packed vectors (embed → completion)
 //   vectors/<fileId>/<runId>.pvec           the completed file's packed vectors (retrieval)
+//   exports/<userId>/<exportId>.zip         an account export (POST /me/export), expired after a day
 
 /** The bucket's top-level prefixes: the stack grants each function its own (infra/routes.ts) and expires uploads and work files. */
 export const UPLOADS_PREFIX = 'uploads/';
 export const WORK_PREFIX = 'work/';
 export const VECTORS_PREFIX = 'vectors/';
-export type BucketPrefix = typeof UPLOADS_PREFIX | typeof WORK_PREFIX | typeof VECTORS_PREFIX;
+export const EXPORTS_PREFIX = 'exports/';
+export type BucketPrefix = typeof UPLOADS_PREFIX | typeof WORK_PREFIX | typeof VECTORS_PREFIX | typeof EXPORTS_PREFIX;
 
 const pad = (n: number) => String(n).padStart(5, '0');
 export const uploadKey = (userId: string, fileId: string) => `${UPLOADS_PREFIX}${userId}/${fileId}.pdf`;
 /** Every upload of a user (what an erasure empties). */
 export const userUploadsPrefix = (userId: string) => `${UPLOADS_PREFIX}${userId}/`;
+/** Every account export of a user (what an erasure empties). */
+export const userExportsPrefix = (userId: string) => `${EXPORTS_PREFIX}${userId}/`;
+export const exportZipKey = (userId: string, exportId: string) => `${userExportsPrefix(userId)}${exportId}.zip`;
 export const workPrefix = (fileId: string) => `${WORK_PREFIX}${fileId}/`;
 export const runWorkPrefix = (fileId: string, runId: string) => `${workPrefix(fileId)}${runId}/`;
 export const sourceKey = (fileId: string, runId: string) => `${runWorkPrefix(fileId, runId)}source.pdf`;
@@ -46,6 +51,17 @@ export class FileStorage {
   async get(key: string): Promise<Uint8Array> {
     const out = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
     return out.Body!.transformToByteArray();
+  }
+
+  /** The object's bytes as they arrive, or undefined when there is no such object. */
+  async stream(key: string): Promise<AsyncIterable<Uint8Array> | undefined> {
+    try {
+      const out = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      return out.Body as AsyncIterable<Uint8Array>;
+    } catch (err) {
+      if ((err as { name?: string }).name === 'NoSuchKey') return undefined;
+      throw err;
+    }
   }
 
   async put(key: string, body: Uint8Array | string, contentType: string): Promise<void> {

@@ -1,4 +1,6 @@
 import type { TestApp } from './app.ts';
+import { accountExportDepsOf } from '#shared/account-export/account-export-deps.ts';
+import type { AccountExportDeps } from '#shared/account-export/account-export.ts';
 import { ChatRepository } from '#shared/chats/chat-repository.ts';
 import type { ErasureDeps } from '#shared/erasure/erasure.ts';
 import { AttachmentRepository } from '#shared/files/attachment-repository.ts';
@@ -38,4 +40,10 @@ export function erasureDeps(app: TestApp, chats?: ChatRepository): ErasureDeps {
     },
     clock,
   };
+}
+
+/** What the account export's build works with, over a test app's emulators (as data-sweep composes it). */
+export function accountExportDeps(app: TestApp): AccountExportDeps {
+  const { db, s3 } = app.clients();
+  return accountExportDepsOf({ db, s3, table: app.tableName, bucket: app.bucket }, () => new Date());
 }

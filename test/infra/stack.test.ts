@@ -214,8 +214,8 @@ describe('least privilege', () => {
     }
   });
 
-  test('every object key the code makes lies under a prefix the manifest grants by (uploads/, work/, vectors/)', () => {
-    const prefixes: BucketPrefix[] = ['uploads/', 'work/', 'vectors/'];
+  test('every object key the code makes lies under a prefix the manifest grants by (uploads/, work/, vectors/, exports/)', () => {
+    const prefixes: BucketPrefix[] = ['uploads/', 'work/', 'vectors/', 'exports/'];
     const id = 'f'.padEnd(24, '1');
     const keyFunctions = Object.entries(storageKeys).filter(
       ([name, v]) => typeof v === 'function' && /(Key|Prefix)$/.test(name),
@@ -518,7 +518,7 @@ describe('stateful resources', () => {
     t.statefulTemplate.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Delete' });
   });
 
-  test('the bucket: public access blocked, encrypted, TLS only, uploads expire, CORS for presigned URLs', () => {
+  test('the bucket: public access blocked, encrypted, TLS only, uploads and exports expire, CORS for presigned URLs', () => {
     s.statefulTemplate.hasResourceProperties('AWS::S3::Bucket', {
       PublicAccessBlockConfiguration: {
         BlockPublicAcls: true,
@@ -533,6 +533,7 @@ describe('stateful resources', () => {
         Rules: Match.arrayWith([
           Match.objectLike({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' }),
           Match.objectLike({ Prefix: UPLOADS_PREFIX, ExpirationInDays: 7, Status: 'Enabled' }),
+          Match.objectLike({ Prefix: 'exports/', ExpirationInDays: 1, Status: 'Enabled' }),
           Match.objectLike({ Prefix: WORK_PREFIX, ExpirationInDays: 14, Status: 'Enabled' }),
         ]),
       },

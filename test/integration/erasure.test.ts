@@ -5,7 +5,8 @@ import { makeTextPdf } from '#test/helpers/make-pdf.ts';
 import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 import { postSse } from '#test/helpers/sse.ts';
 import { until } from '#test/helpers/until.ts';
-import { erasureDeps } from '#test/helpers/erasure-deps.ts';
+import { accountExportDeps, erasureDeps } from '#test/helpers/erasure-deps.ts';
+import { buildPendingExports } from '#shared/account-export/account-export.ts';
 import { ChatRepository } from '#shared/chats/chat-repository.ts';
 import { eraseUser, requestErasure, resumeErasures, tombstoneUserId } from '#shared/erasure/erasure.ts';
 import { UserRepository } from '#shared/users/user-repository.ts';
@@ -77,11 +78,15 @@ async function populatedUser(email: string) {
   expect((await fetch(upload.uploadUrl, { method: 'PUT', headers: upload.uploadHeaders, body: pdf })).status).toBe(200);
   const order = await call('POST', '/orders', { items: [{ productId, quantity: 2 }] });
   expect(order.status).toBe(201);
+  // An account export, built (its job item and its ZIP under exports/).
+  const { exportId } = (await call('POST', '/me/export')).body.data;
+  await buildPendingExports(accountExportDeps(app));
+  expect((await call('GET', `/me/export/${exportId}`)).body.data.status).toBe('ready');
   return {
     token,
     userId: user.id as string,
     providerUserId: user.user_id as string,
-    ids: [user.id, fileChat, textChat, ingestedId, upload.fileId, share.body.data.shareId] as string[],
+    ids: [user.id, fileChat, textChat, ingestedId, upload.fileId, share.body.data.shareId, exportId] as string[],
     orderId: order.body.id as string,
   };
 }

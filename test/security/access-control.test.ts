@@ -27,6 +27,7 @@ interface Person {
   fileChatId: string;
   fileId: string;
   orderId: string;
+  exportId: string;
 }
 let alice: Person;
 let bob: Person;
@@ -36,7 +37,7 @@ let productId: string;
 /** Which record a path parameter or body field names: by its name, or for `id` by the path's first segment. */
 const kindOf = (route: RouteUnderTest, name: string) => (name === 'id' ? route.path.split('/')[1]! : name);
 /** Records with an owner; products are shared (read by every user, written by admins). */
-const ownedKinds = new Set(['chatId', 'fileId', 'orders']);
+const ownedKinds = new Set(['chatId', 'fileId', 'orders', 'exportId']);
 
 function idsOf(p: Person): Record<string, string> {
   return {
@@ -46,6 +47,7 @@ function idsOf(p: Person): Record<string, string> {
     orders: p.orderId,
     products: productId,
     productId,
+    exportId: p.exportId,
   };
 }
 
@@ -64,6 +66,7 @@ async function person(email: string): Promise<Person> {
   const upload = (await post('/upload', { fileName: 'private.pdf', contentType: 'application/pdf', size: 1234 })).data;
   await post('/orders', { items: [{ productId, quantity: 1 }] });
   const order = await post('/orders', { items: [{ productId, quantity: 2 }] });
+  const accountExport = (await app.request('POST', '/me/export', { token })).body.data;
   return {
     token,
     id: user.id,
@@ -72,6 +75,7 @@ async function person(email: string): Promise<Person> {
     fileChatId: fileChat.id,
     fileId: upload.fileId,
     orderId: order.id,
+    exportId: accountExport.exportId,
   };
 }
 

@@ -51,6 +51,7 @@ beforeAll(async () => {
     stream: true,
   });
   const { messageId } = streamed.named('start')[0];
+  const { exportId } = (await app.request('POST', '/me/export', { token: h.token })).body.data;
   holder = {
     token: h.token,
     id: h.user.id,
@@ -61,6 +62,7 @@ beforeAll(async () => {
       orders: order.id,
       products: product.id,
       productId: product.id,
+      exportId,
     },
   };
 

@@ -1,0 +1,15 @@
+import { httpRoutes } from '#infra/routes.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+import { systemClock } from '#shared/clock.ts';
+import { accountExportDeps } from '#shared/account-export/account-export-deps.ts';
+import { requestExport } from '#shared/account-export/account-export.ts';
+
+// POST /me/export: a job the data sweep builds into a ZIP of everything of the caller's.
+
+const deps = accountExportDeps(systemClock);
+
+export const handler = httpHandler(httpRoutes['create-export'], {}, async ({ user }) => ({
+  statusCode: 202,
+  message: 'Export accepted',
+  data: await requestExport(deps, user.id),
+}));

@@ -1,0 +1,14 @@
+import { httpRoutes } from '#infra/routes.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+import { systemClock } from '#shared/clock.ts';
+import { accountExportDeps } from '#shared/account-export/account-export-deps.ts';
+import { getExport } from '#shared/account-export/account-export.ts';
+import { exportIdParams } from '#shared/account-export/schemas.ts';
+
+// GET /me/export/{exportId}: the caller's export job, and a URL of its ZIP once built.
+
+const deps = accountExportDeps(systemClock);
+
+export const handler = httpHandler(httpRoutes['get-export'], { params: exportIdParams }, async ({ params, user }) => ({
+  data: await getExport(deps, { userId: user.id, exportId: params.exportId }),
+}));
