@@ -3,9 +3,10 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 
 // The playground's account panel in a real browser (Debian's chromium, driven by playwright-core):
-// the usage GET /me reports, shown against what is allowed and kept current, and the account
-// deleted from the page (DELETE /me): the page signs out, saying so, and the token it held is
-// refused at once.
+// the usage GET /me reports, shown against what is allowed and kept current, an export of the
+// account's data (built by the data sweep, run here every second) offered as a download link, and
+// the account deleted from the page (DELETE /me): the page signs out, saying so, and the token it
+// held is refused at once.
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'];
@@ -20,7 +21,13 @@ beforeAll(async () => {
       `No browser at ${CHROMIUM}: install Debian's chromium (apt-get install -y chromium) or set CHROMIUM_PATH`,
     );
   }
-  app = await startTestApp({ env: { DAILY_TOKEN_BUDGET: '100000', USER_STORAGE_MAX_BYTES: String(10 * 1024 * 1024) } });
+  app = await startTestApp({
+    env: {
+      DAILY_TOKEN_BUDGET: '100000',
+      USER_STORAGE_MAX_BYTES: String(10 * 1024 * 1024),
+      SWEEP_INTERVAL_SECONDS: '1',
+    },
+  });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
   page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
 }, 120_000);
@@ -33,7 +40,7 @@ afterAll(async () => {
 const usage = () =>
   page.$$eval('#usage dt', (terms) => terms.map((dt) => [dt.textContent, dt.nextElementSibling?.textContent]));
 
-test('the account panel shows the usage, kept current, and deletes the account', async () => {
+test('the account panel shows the usage, kept current, exports the account and deletes it', async () => {
   await page.goto(`${new URL(app.url).origin}/`);
   await page.fill('#email', 'account@example.com');
   await page.press('#email', 'Enter');
@@ -59,6 +66,13 @@ test('the account panel shows the usage, kept current, and deletes the account',
   await page.locator('#usage dd', { hasText: '0 · 1' }).waitFor();
   const [today] = await usage();
   expect(today![1]).toMatch(/^[1-9][\d,]* of 100,000$/);
+
+  // Export: the page waits for the sweep to build the ZIP, then links it.
+  await page.click('#export-account');
+  await page.locator('#export-state', { hasText: 'Preparing your export' }).waitFor();
+  const link = await page.waitForSelector('#export-link', { timeout: 60_000 });
+  const zip = Buffer.from(await (await fetch((await link.getAttribute('href'))!)).arrayBuffer());
+  expect(zip.subarray(0, 4).toString('latin1')).toBe('PK\u0003\u0004');
 
   // Delete, confirmed in the browser's dialog: signed out, saying so; the old token is refused.
   const oldToken = await page.evaluate(() => sessionStorage.getItem('serviceToken'));
