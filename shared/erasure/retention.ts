@@ -1,4 +1,4 @@
-import { createdBefore } from '../created-index.ts';
+import { backfillCreatedIndex, createdBefore } from '../created-index.ts';
 import { NotFoundError } from '../errors.ts';
 import { deleteUpload } from '../files/upload-service.ts';
 import type { ErasureDeps } from './erasure.ts';
@@ -17,8 +17,8 @@ export interface RetentionResult {
 
 /**
  * Deletes every chat and file created before `now` minus `retentionDays` (nothing when 0).
- * Steps: read the creation index up to the cutoff → each file through DELETE /upload's delete →
- * each chat through DELETE /chat's. An item deleted meanwhile (by its owner) is skipped.
+ * Steps: key the items stored before the creation index (once) → read the index up to the cutoff
+ * → each file through DELETE /upload's delete → each chat through DELETE /chat's. An item deleted meanwhile (by its owner) is skipped.
  */
 export async function sweepExpired(
   deps: Pick<ErasureDeps, 'db' | 'table' | 'chats' | 'uploads'>,
@@ -28,6 +28,7 @@ export async function sweepExpired(
 ): Promise<RetentionResult> {
   const result: RetentionResult = { chats: 0, files: 0 };
   if (settings.retentionDays <= 0) return result;
+  await backfillCreatedIndex(deps.db, deps.table, hasTime); // items stored before the index
   const cutoff = new Date(now.getTime() - settings.retentionDays * DAY_MS).toISOString();
   for await (const item of createdBefore(deps.db, deps.table, cutoff)) {
     if (!hasTime()) break;

@@ -1,9 +1,10 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { erasureDeps } from '#test/helpers/erasure-deps.ts';
 import { makeTextPdf } from '#test/helpers/make-pdf.ts';
 import { until } from '#test/helpers/until.ts';
+import { backfillCreatedIndex } from '#shared/created-index.ts';
 import { sweepExpired } from '#shared/erasure/retention.ts';
 import { UserRepository } from '#shared/users/user-repository.ts';
 
@@ -95,4 +96,24 @@ test('npm start runs the sweep on its interval: an erasure left unfinished is fi
   );
   const again = await app.signIn('left@example.com');
   expect(again.user.id).not.toBe(user.id);
+});
+
+test('chats and files stored before the creation index are given its keys by the sweep, and then expire', async () => {
+  const before = await chatAndFile('stored-before');
+  const { db } = app.clients();
+  // As an item written before the index existed: no GSI3 keys, and a backfill not yet run.
+  for (const PK of [`CHAT#${before.chatId}`, `FILE#${before.fileId}`])
+    await db.send(
+      new UpdateCommand({
+        TableName: app.tableName,
+        Key: { PK, SK: 'META' },
+        UpdateExpression: 'REMOVE GSI3PK, GSI3SK',
+      }),
+    );
+  await db.send(new DeleteCommand({ TableName: app.tableName, Key: { PK: 'SWEEP#CREATED-INDEX', SK: 'BACKFILL' } }));
+
+  await sweepExpired(erasureDeps(app), { retentionDays: 30 }, new Date(Date.now() + 31 * DAY_MS));
+  expect(await listed('/chat')).not.toContain(before.chatId);
+  expect(await listed('/upload')).not.toContain(before.fileId);
+  expect(await backfillCreatedIndex(db, app.tableName)).toBe(0); // done: one GetItem a sweep from now on
 });
