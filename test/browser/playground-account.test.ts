@@ -1,5 +1,5 @@
-import { existsSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from '#test/helpers/browser.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 
 // The playground's account panel in a real browser (Debian's chromium, driven by playwright-core):
@@ -8,19 +8,11 @@ import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 // the account deleted from the page (DELETE /me): the page signs out, saying so, and the token it
 // held is refused at once.
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'];
-
 let app: TestApp;
 let browser: Browser;
 let page: Page;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `No browser at ${CHROMIUM}: install Debian's chromium (apt-get install -y chromium) or set CHROMIUM_PATH`,
-    );
-  }
   app = await startTestApp({
     env: {
       DAILY_TOKEN_BUDGET: '100000',
@@ -28,7 +20,7 @@ beforeAll(async () => {
       SWEEP_INTERVAL_SECONDS: '1',
     },
   });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
+  browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
 }, 120_000);
 afterAll(async () => {

@@ -1,5 +1,5 @@
-import { existsSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from '#test/helpers/browser.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 
 // The playground pays an order in a real browser (Debian's chromium, driven by playwright-core):
@@ -7,19 +7,11 @@ import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 // payment provider's stand-in with its publishable key and the order's client secret (a
 // cross-origin call, as a web shop makes it), and the order moved by the provider's webhook.
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'];
-
 let app: TestApp;
 let browser: Browser;
 let page: Page;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `No browser at ${CHROMIUM}: install Debian's chromium (apt-get install -y chromium) or set CHROMIUM_PATH`,
-    );
-  }
   app = await startTestApp({ payments: true, env: { ADMIN_EMAILS: 'admin@example.com' } });
   const admin = await app.signIn('admin@example.com');
   const product = await app.request('POST', '/products', {
@@ -27,7 +19,7 @@ beforeAll(async () => {
     body: { name: 'Reading lamp', priceCents: 2499, currency: 'EUR' },
   });
   expect(product.status).toBe(201);
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
+  browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
 }, 120_000);
 afterAll(async () => {

@@ -1,8 +1,8 @@
-import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from '#test/helpers/browser.ts';
 import { httpRouteList } from '#infra/routes.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
@@ -14,17 +14,6 @@ import { until } from '#test/helpers/until.ts';
 // upload from the browser (the local S3's CORS), ingestions shown live (OCR included), and a cited
 // answer. A screenshot is taken of each main state (PLAYGROUND_SCREENSHOTS=<dir> keeps them).
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
-
 let app: TestApp;
 let browser: Browser;
 let page: Page;
@@ -33,11 +22,6 @@ let dir: string;
 let shots: string;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `No browser at ${CHROMIUM}: install Debian's chromium (apt-get install -y chromium; .ci/run does) or set CHROMIUM_PATH`,
-    );
-  }
   dir = await mkdtemp(join(tmpdir(), 'playground-'));
   shots = process.env.PLAYGROUND_SCREENSHOTS ?? join(dir, 'screenshots');
   await mkdir(shots, { recursive: true });
@@ -51,7 +35,7 @@ beforeAll(async () => {
     env: { PDF_SYNC_WAIT_MS: '0', OCR_WORKERS: '1', OCR_PAGES_PER_MESSAGE: '1', OFFLINE_STREAM_DELAY_MS: '40' },
   });
   origin = new URL(app.url).origin;
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
+  browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
 }, 120_000);
 afterAll(async () => {
