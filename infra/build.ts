@@ -6,6 +6,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build, type Metafile, type Plugin } from 'esbuild';
 import { manifestFunctions, type ManifestFunction } from './routes.ts';
 import { asError } from '#shared/errors.ts';
+import { pdfjsWorkerPatch } from '#shared/pdf/pdfjs-worker-patch.ts';
 
 // `npm run build`: one minified ESM bundle per manifest function (HTTP routes and pipeline
 // stages) in dist/<name>/index.mjs, with a linked source map. The AWS SDK is bundled rather
@@ -281,7 +282,7 @@ export async function buildFunctions(options: BuildOptions = {}): Promise<BuiltF
     legalComments: 'linked',
     banner: { js: BANNER },
     metafile: true,
-    plugins: [zodEnglishOnly, lambdaCredentialsOnly, tracerApart],
+    plugins: [zodEnglishOnly, lambdaCredentialsOnly, tracerApart, pdfjsWorkerPatch],
     external: OCR_EXTERNALS,
     logLevel: 'silent',
   } as const satisfies BuildOptionsOfEsbuild;

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { logger } from '../logger.ts';
 import type { ChildJob, ChildMessage, ChildRequest } from './extract-child.ts';
 import { PermanentFailure, RetryableFailure } from '../files/failures.ts';
+import { pdfjsWorkerPatch } from './pdfjs-worker-patch.ts';
 
 // pdf.js with a bound on what one document may cost (docs/DECISIONS.md, Hostile documents; OCR
 // bounds). pdf.js runs in a child process, never in the function's own: a document can exhaust
@@ -97,6 +98,7 @@ async function bundleChildFromSources(): Promise<string> {
     format: 'esm',
     platform: 'node',
     packages: 'external',
+    plugins: [pdfjsWorkerPatch],
     outfile: tmp,
     logLevel: 'silent',
   });

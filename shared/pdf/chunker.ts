@@ -153,7 +153,8 @@ export function chunkPages(pages: { page: number; text: string }[], options: Chu
 }
 
 // 2: text quality check, NFKC, right-to-left lines in logical order, CJK CMaps, OCR pages.
-const CHUNKER_VERSION = 2;
+// 3: right-to-left ligatures in logical order (docs/DECISIONS.md, "Right-to-left ligatures").
+const CHUNKER_VERSION = 3;
 
 /** What makes two chunkings of the same bytes identical (embeddings are reused only under the same one). */
 export const chunkerId = (chunkTokens: number, overlapTokens: number) =>

@@ -131,7 +131,9 @@ export async function extractText(data: Uint8Array, options: ExtractOptions): Pr
       try {
         const page = await doc.getPage(n);
         try {
-          const content = await page.getTextContent();
+          // pdf.js's NFKC would expand a ligature code point before its right-to-left reversal and
+          // so reverse its letters; normalise.ts applies NFKC after the reversal instead.
+          const content = await page.getTextContent({ disableNormalization: true });
           read = readPageText(content.items.filter((item) => 'str' in item));
         } finally {
           page.cleanup();

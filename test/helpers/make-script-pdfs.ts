@@ -88,6 +88,12 @@ export function makeJapanesePdf(pages = JAPANESE_PAGES): Uint8Array {
 /** One known Arabic sentence per page, in logical order as a user types it. */
 export const ARABIC_PAGES = ['القاهرة عاصمة مصر.', 'النيل أطول نهر في أفريقيا.', 'الكتاب على الطاولة.'];
 
+/** Arabic sentences whose words are drawn with ligatures: lam-khah (الخطوط) and lam-alef (السلام). */
+export const ARABIC_LIGATURE_PAGES = ['الخطوط العربية جميلة.', 'السلام عليكم يا أصدقاء.'];
+
+/** Hebrew sentences whose words are drawn with the alef-lamed ligature (ישראל, אלון). */
+export const HEBREW_LIGATURE_PAGES = ['ישראל היא ארץ קטנה.', 'עץ אלון גדל ביער.'];
+
 // Presentation Forms-B: the isolated form of each letter; dual-joining letters are followed by
 // their final, initial and medial forms, right-joining ones by their final form only.
 const DUAL: Record<string, number> = {
@@ -95,6 +101,7 @@ const DUAL: Record<string, number> = {
   ت: 0xfe95,
   ج: 0xfe9d,
   ح: 0xfea1,
+  خ: 0xfea5,
   س: 0xfeb1,
   ص: 0xfeb9,
   ط: 0xfec1,
@@ -109,8 +116,9 @@ const DUAL: Record<string, number> = {
   ي: 0xfef1,
 };
 const RIGHT: Record<string, number> = { ا: 0xfe8d, أ: 0xfe83, ة: 0xfe93, د: 0xfea9, ر: 0xfead, و: 0xfeed, ى: 0xfeef };
+const LAM_KHAH_INITIAL = 0xfccb; // Presentation Forms-A, a ligature many Naskh fonts draw
 
-/** A word's glyphs (presentation forms) in logical order: contextual forms, lam-alef ligatures. */
+/** A word's glyphs (presentation forms) in logical order: contextual forms, lam-alef and lam-khah ligatures. */
 export function shapeArabicWord(word: string): string[] {
   const letters = Array.from(word);
   const glyphs: string[] = [];
@@ -123,6 +131,11 @@ export function shapeArabicWord(word: string): string[] {
       i++;
       continue;
     }
+    if (ch === 'ل' && letters[i + 1] === 'خ' && !joinsPrevious && i + 2 < letters.length) {
+      glyphs.push(String.fromCodePoint(LAM_KHAH_INITIAL));
+      i++;
+      continue;
+    }
     const joinsNext = ch in DUAL && i + 1 < letters.length;
     if (ch in DUAL)
       glyphs.push(String.fromCodePoint(DUAL[ch]! + (joinsPrevious ? (joinsNext ? 3 : 1) : joinsNext ? 2 : 0)));
@@ -132,12 +145,27 @@ export function shapeArabicWord(word: string): string[] {
   return glyphs;
 }
 
+/** A Hebrew word's glyphs in logical order: letters, alef-lamed drawn as its ligature (U+FB4F). */
+export function shapeHebrewWord(word: string): string[] {
+  return Array.from(word.replaceAll('אל', '\ufb4f'));
+}
+
 /**
- * Arabic as producers write it: each word a text run placed right to left, its glyphs in visual
- * order (the word's last letter leftmost), one-byte codes mapped to presentation forms by a
+ * How a producer's ToUnicode CMap maps a glyph: to its presentation-form code point, or to the
+ * letters it shows (a ligature to two letters in logical order, as word processors write it).
+ */
+type GlyphMapping = 'presentation-forms' | 'letters';
+
+/** A ToUnicode destination string: UTF-16BE code units in hex. */
+const utf16Hex = (text: string) =>
+  Array.from({ length: text.length }, (_, i) => text.charCodeAt(i).toString(16).padStart(4, '0')).join('');
+
+/**
+ * Right-to-left text as producers write it: each word a text run placed right to left, its glyphs
+ * in visual order (the word's last letter leftmost), one-byte codes mapped to Unicode by a
  * ToUnicode CMap. The font is not embedded: only the text layer matters here.
  */
-export function makeArabicPdf(pages = ARABIC_PAGES): Uint8Array {
+function makeRightToLeftPdf(pages: string[], shape: (word: string) => string[], mapping: GlyphMapping): Uint8Array {
   const codes = new Map<string, number>();
   const codeOf = (glyph: string) => {
     if (!codes.has(glyph)) codes.set(glyph, 0x80 + codes.size);
@@ -150,7 +178,7 @@ export function makeArabicPdf(pages = ARABIC_PAGES): Uint8Array {
     let right = 540;
     const runs: string[] = [];
     for (const word of words) {
-      const visual = shapeArabicWord(word).reverse();
+      const visual = shape(word).reverse();
       const left = right - visual.length * advance;
       const hex = visual.map((g) => codeOf(g).toString(16).padStart(2, '0')).join('');
       runs.push(`1 0 0 1 ${left.toFixed(2)} 700 Tm <${hex}> Tj`);
@@ -161,7 +189,7 @@ export function makeArabicPdf(pages = ARABIC_PAGES): Uint8Array {
     return `BT /F1 ${size} Tf ${runs.reverse().join(' ')} ET`;
   });
   const entries = [...codes].map(
-    ([glyph, code]) => `<${code.toString(16)}> <${glyph.codePointAt(0)!.toString(16).padStart(4, '0')}>`,
+    ([glyph, code]) => `<${code.toString(16)}> <${utf16Hex(mapping === 'letters' ? glyph.normalize('NFKC') : glyph)}>`,
   );
   const toUnicode = [
     '/CIDInit /ProcSet findresource begin 12 dict begin begincmap',
@@ -179,6 +207,16 @@ export function makeArabicPdf(pages = ARABIC_PAGES): Uint8Array {
     ],
     contents,
   );
+}
+
+/** Arabic drawn in presentation forms (visual order), mapped to those forms or to the letters they show. */
+export function makeArabicPdf(pages = ARABIC_PAGES, mapping: GlyphMapping = 'presentation-forms'): Uint8Array {
+  return makeRightToLeftPdf(pages, shapeArabicWord, mapping);
+}
+
+/** Hebrew drawn in visual order with the alef-lamed ligature, mapped to it or to its two letters. */
+export function makeHebrewPdf(pages = HEBREW_LIGATURE_PAGES, mapping: GlyphMapping = 'presentation-forms'): Uint8Array {
+  return makeRightToLeftPdf(pages, shapeHebrewWord, mapping);
 }
 
 // ---------------------------------------------------------------- glyph ids only (no Unicode map)

@@ -27,6 +27,7 @@ import { hostilePdf } from '#test/helpers/hostile-pdfs.ts';
 import { createServiceApp } from '#infra/app.ts';
 import { manifestFunctions, type ManifestFunction } from '#infra/routes.ts';
 import { startBedrockTestServer } from '#test/helpers/bedrock-server.ts';
+import { ARABIC_LIGATURE_PAGES, makeArabicPdf } from '#test/helpers/make-script-pdfs.ts';
 
 // The real bundles: built once into a temporary directory exactly as `npm run build` builds
 // them, loaded by a plain Node process (as Lambda would), and synthesized into the stack.
@@ -208,6 +209,14 @@ test('pdfjs-dist works inside a bundle: text per page, fonts read from beside th
   expect(existsSync(join(b!.dir, `${EXTRACT_CHILD}.mjs`))).toBe(true);
   expect(b!.childBytes).toBeGreaterThan(1_000_000);
   expect(readFileSync(join(b!.dir, 'index.mjs'), 'utf8')).not.toContain('WorkerMessageHandler');
+
+  // The child carries the patched pdf.js worker: ligatures mapped to two letters keep their order.
+  const ligaturesPath = join(outDir, 'ligatures.pdf');
+  await writeFile(ligaturesPath, makeArabicPdf(ARABIC_LIGATURE_PAGES, 'letters'));
+  const ligaturesScript = `${LAMBDA_GLOBALS}
+    const { handler } = await import(${JSON.stringify(join(b!.dir, 'index.mjs'))});
+    console.log(JSON.stringify(await handler({ pdfPath: ${JSON.stringify(ligaturesPath)} })));`;
+  expect(JSON.parse(await node(ligaturesScript, {}, tmpdir())).texts).toEqual(ARABIC_LIGATURE_PAGES);
 
   // A hostile document fails typed inside the bundle too, and the bundle's process survives it.
   const bombPath = join(outDir, 'bomb.pdf');

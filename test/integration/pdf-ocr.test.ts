@@ -1,12 +1,15 @@
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 import {
+  ARABIC_LIGATURE_PAGES,
   ARABIC_PAGES,
   GLYPH_ID_PAGES,
+  HEBREW_LIGATURE_PAGES,
   JAPANESE_PAGES,
   SCANNED_PAGES,
   makeArabicPdf,
   makeGlyphIdPdf,
+  makeHebrewPdf,
   makeJapanesePdf,
   makeCcittScanPdf,
   makeScannedPdf,
@@ -39,6 +42,9 @@ beforeAll(async () => {
   pdfs.serve('/glyph-ids.pdf', { body: Buffer.from(glyphIds) });
   pdfs.serve('/japanese.pdf', { body: Buffer.from(makeJapanesePdf()) });
   pdfs.serve('/arabic.pdf', { body: Buffer.from(makeArabicPdf()) });
+  // Ligatures mapped to the letters they show, as word processors write them.
+  pdfs.serve('/arabic-ligatures.pdf', { body: Buffer.from(makeArabicPdf(ARABIC_LIGATURE_PAGES, 'letters')) });
+  pdfs.serve('/hebrew-ligatures.pdf', { body: Buffer.from(makeHebrewPdf(HEBREW_LIGATURE_PAGES, 'letters')) });
 }, 60_000);
 afterAll(async () => {
   await app?.stop();
@@ -138,4 +144,18 @@ test('Arabic: a question typed in Arabic cites the right page', async () => {
   expect(data).toMatchObject({ status: 'completed', pages: 3, textPages: 3, ocrPages: 0 });
   const reply = await ask(chatId, 'ما هو أطول نهر في أفريقيا؟');
   expect(reply.sources[0]).toMatchObject({ page: 2, quote: ARABIC_PAGES[1] });
+});
+
+test('Arabic and Hebrew words drawn with ligatures are found by the words a user types', async () => {
+  const arabic = await ingest('arabic-ligatures.pdf');
+  expect(arabic.data).toMatchObject({ status: 'completed', pages: 2, textPages: 2 });
+  expect((await ask(arabic.chatId, 'الخطوط')).sources[0]).toMatchObject({ page: 1, quote: ARABIC_LIGATURE_PAGES[0] });
+  expect((await ask(arabic.chatId, 'السلام عليكم')).sources[0]).toMatchObject({
+    page: 2,
+    quote: ARABIC_LIGATURE_PAGES[1],
+  });
+  const hebrew = await ingest('hebrew-ligatures.pdf');
+  expect(hebrew.data).toMatchObject({ status: 'completed', pages: 2, textPages: 2 });
+  expect((await ask(hebrew.chatId, 'ישראל')).sources[0]).toMatchObject({ page: 1, quote: HEBREW_LIGATURE_PAGES[0] });
+  expect((await ask(hebrew.chatId, 'עץ אלון')).sources[0]).toMatchObject({ page: 2, quote: HEBREW_LIGATURE_PAGES[1] });
 });
