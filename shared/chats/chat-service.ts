@@ -1,5 +1,6 @@
 import type { z } from 'zod/mini';
 import { isoNow, type Clock } from '../clock.ts';
+import { InvalidInputError } from '../errors.ts';
 import type { Page } from '../dynamo.ts';
 import type { ChatFilesDeps } from '../files/chat-files.ts';
 import type { CollectionRepository } from '../collections/collection-repository.ts';
@@ -46,7 +47,12 @@ interface PageQuery {
 export async function createChat(deps: ChatDeps, input: Caller & { chat: z.infer<typeof createChatBody> }) {
   if (input.chat.collectionId !== undefined) {
     if (!deps.collections) throw new Error('createChat needs the collections to bind a chat to one');
+    // Owned first: anyone else's collection is not found, whatever else the body says (no existence oracle).
     await deps.collections.getOwned(input.chat.collectionId, input.userId);
+    if (input.chat.type !== 'file')
+      throw new InvalidInputError('Only a chat of type file can be bound to a collection', [
+        { path: 'body.collectionId', message: 'The chat is not of type file' },
+      ]);
   }
   const chat = await deps.chats.create(input.userId, input.chat, isoNow(deps.clock));
   await deps.usage?.addTotals(input.userId, { chats: 1 });

@@ -179,13 +179,7 @@ export const createChatBody = z
         ),
       ),
   })
-  .check(
-    z.refine((b) => b.collectionId === undefined || b.type === 'file', {
-      message: 'collectionId is for a chat of type file',
-      path: ['collectionId'],
-    }),
-    example({ name: 'Reading notes', type: 'file', collectionId: ids.collection }),
-  );
+  .check(example({ name: 'Reading notes', type: 'file', collectionId: ids.collection }));
 
 export const updateChatBody = z
   .strictObject({

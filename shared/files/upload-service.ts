@@ -112,10 +112,10 @@ export async function createUpload(
 
 /**
  * Steps: the caller's record (not found for anyone else) → retire its run (pipeline messages in
- * flight become no-ops) → detach it from its chats and take it out of its collections → delete its chunks → delete its objects
- * (upload, work files, packed vectors) → give its bytes back to the quota, or hold them in a
- * pending purge while its upload URL can still put the object back (storage-quota.ts) → delete
- * the record last, so a failed delete can be retried.
+ * flight become no-ops) → detach it from its chats and take it out of its collections → delete
+ * its chunks → delete its objects (upload, work files, packed vectors) → give its bytes back to
+ * the quota, or hold them in a pending purge while its upload URL can still put the object back
+ * (storage-quota.ts) → delete the record last, so a failed delete can be retried.
  */
 export async function deleteUpload(
   deps: UploadDeps,

@@ -161,11 +161,11 @@ export function createRetriever(deps: RetrievalDeps) {
   const weights = WEIGHTS[deps.mode ?? 'hybrid'];
 
   /**
-   * Steps: embed the query while reading the chat's attachments (or taking the files given) → their records, completed and
-   * embedded with this provider's model → the files' packed vectors → rank all chunks twice
-   * (int8 dense, BM25) → fuse → read the best candidates → exact dense re-rank among them, keep
-   * the current run's → fuse again → the best k, each with a verbatim quote and the page the
-   * quote is on.
+   * Steps: embed the query while reading the chat's attachments (or taking the files given) →
+   * their records, completed and embedded with this provider's model → the files' packed vectors
+   * → rank all chunks twice (int8 dense, BM25) → fuse → read the best candidates → exact dense
+   * re-rank among them, keep the current run's → fuse again → the best k, each with a verbatim
+   * quote and the page the quote is on.
    */
   return async function retrieve({
     chatId,

@@ -1,5 +1,5 @@
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
-import { makePdfFromLines } from '#test/helpers/make-pdf.ts';
+import { makePdfFromLines, makeTextPdf } from '#test/helpers/make-pdf.ts';
 import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 import { until } from '#test/helpers/until.ts';
 
@@ -34,7 +34,7 @@ async function upload(token: string, fileName: string): Promise<string> {
   return res.body.data.fileId;
 }
 
-async function ingested(token: string, topic: keyof typeof TOPICS): Promise<string> {
+async function ingested(token: string, topic: keyof typeof TOPICS | 'long'): Promise<string> {
   const fileId = await upload(token, `${topic}.pdf`);
   await app.request('POST', '/message/pdf', { token, body: { url: `${pdfs.url}/${topic}.pdf`, fileId } });
   await until(
@@ -49,8 +49,12 @@ beforeAll(async () => {
   pdfs = await startPdfServer();
   for (const [name, pages] of Object.entries(TOPICS))
     pdfs.serve(`/${name}.pdf`, { body: Buffer.from(await makePdfFromLines(pages)) });
+  pdfs.serve('/long.pdf', { body: Buffer.from(await makeTextPdf(4, 12)) });
   // A budget large enough never to refuse: what a search holds and settles shows in GET /me.
-  app = await startTestApp({ env: { DAILY_TOKEN_BUDGET: '1000000' } });
+  // Small chunks, so one file holds more passages than the default k.
+  app = await startTestApp({
+    env: { DAILY_TOKEN_BUDGET: '1000000', CHUNK_TOKENS: '60', CHUNK_OVERLAP_TOKENS: '0' },
+  });
   const signedIn = await app.signIn('searcher@example.com');
   alice = { token: signedIn.token, id: signedIn.user.id };
   files = {
@@ -98,10 +102,13 @@ test("collectionId keeps the collection's files; fileIds the named ones; both: t
 });
 
 test('k: at most k passages, 8 by default; 0, 51 and non-integers are 400', async () => {
-  const many = await search({ query: 'the', k: 50 });
-  expect(many.body.data.length).toBeGreaterThan(1);
-  expect((await search({ query: 'the', k: 1 })).body.data).toHaveLength(1);
-  expect((await search({ query: 'the' })).body.data.length).toBeLessThanOrEqual(8);
+  const { token } = await app.signIn('many-passages@example.com');
+  await ingested(token, 'long');
+  const many = await search({ query: 'folio', k: 50 }, token);
+  expect(many.body.data.length).toBeGreaterThan(8);
+  expect((await search({ query: 'folio' }, token)).body.data).toHaveLength(8);
+  expect((await search({ query: 'folio', k: 1 }, token)).body.data).toHaveLength(1);
+  expect((await search({ query: 'folio', k: 50 }, token)).body.data.length).toBeLessThanOrEqual(50);
   for (const k of [0, 51, 2.5, -1, '3']) {
     const res = await search({ query: 'the', k });
     expect([k, res.status, res.body.success]).toEqual([k, 400, false]);
