@@ -50,10 +50,10 @@ beforeAll(async () => {
   for (const [name, pages] of Object.entries(TOPICS))
     pdfs.serve(`/${name}.pdf`, { body: Buffer.from(await makePdfFromLines(pages)) });
   pdfs.serve('/long.pdf', { body: Buffer.from(await makeTextPdf(4, 12)) });
-  // A budget large enough never to refuse: what a search holds and settles shows in GET /me.
-  // Small chunks, so one file holds more passages than the default k.
+  // A daily budget of 3,000 tokens, far above what the other tests spend (what a search holds
+  // and settles shows in GET /me); small chunks, so one file holds more passages than the default k.
   app = await startTestApp({
-    env: { DAILY_TOKEN_BUDGET: '1000000', CHUNK_TOKENS: '60', CHUNK_OVERLAP_TOKENS: '0' },
+    env: { DAILY_TOKEN_BUDGET: '3000', CHUNK_TOKENS: '60', CHUNK_OVERLAP_TOKENS: '0' },
   });
   const signedIn = await app.signIn('searcher@example.com');
   alice = { token: signedIn.token, id: signedIn.user.id };
@@ -164,4 +164,16 @@ test("the query's embedding is charged to the daily budget and counted by model,
   expect(after.budget.usedToday - before.budget.usedToday).toBe(tokens);
   const model = Object.keys(after.tokens.today).find((m) => m.includes('lexical') || m.includes('offline'))!;
   expect((after.tokens.today[model] ?? 0) - (before.tokens.today[model] ?? 0)).toBe(tokens);
+});
+
+test('a spent daily budget refuses a search with 429, and the refused query is not charged', async () => {
+  const { token } = await app.signIn('tight-budget@example.com');
+  const query = 'trace trees and side exits '.repeat(74).slice(0, 2000).trim();
+  const tokens = Math.ceil(query.length / 3); // the offline provider's count (666), and the estimate held
+  for (let i = 0; i < 4; i++) expect((await search({ query }, token)).status).toBe(200); // 2,664 of 3,000
+  const res = await search({ query }, token);
+  expect([res.status, res.body.success]).toEqual([429, false]);
+  expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
+  const usage = (await app.request('GET', '/me', { token })).body.data.usage;
+  expect(usage.budget.usedToday).toBe(4 * tokens);
 });
