@@ -4,6 +4,7 @@ import { systemClock } from '#shared/clock.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { UsageLedger } from '#shared/limits/usage-ledger.ts';
 import { ChatRepository } from '#shared/chats/chat-repository.ts';
+import { CollectionRepository } from '#shared/collections/collection-repository.ts';
 import { createChat } from '#shared/chats/chat-service.ts';
 import { createChatBody } from '#shared/chats/schemas.ts';
 
@@ -11,6 +12,7 @@ import { createChatBody } from '#shared/chats/schemas.ts';
 
 const deps = {
   chats: new ChatRepository(dynamo(), tableName()),
+  collections: new CollectionRepository(dynamo(), tableName()),
   usage: new UsageLedger(dynamo(), tableName(), systemClock),
   clock: systemClock,
 };

@@ -5,9 +5,11 @@ import { deleteUpload } from '#shared/files/upload-service.ts';
 import { uploadDeps } from '#shared/files/upload-deps.ts';
 import { config } from '#shared/config.ts';
 import { systemClock } from '#shared/clock.ts';
+import { dynamo, tableName } from '#shared/clients.ts';
+import { CollectionRepository } from '#shared/collections/collection-repository.ts';
 
-// DELETE /upload/{fileId}: the file's objects, chunks, attachments and record (owner only).
-const deps = uploadDeps(config(), systemClock);
+// DELETE /upload/{fileId}: the file's objects, chunks, attachments, memberships and record (owner only).
+const deps = { ...uploadDeps(config(), systemClock), collections: new CollectionRepository(dynamo(), tableName()) };
 
 export const handler = httpHandler(httpRoutes['delete-upload'], { params: fileIdParams }, async ({ params, user }) => {
   await deleteUpload(deps, { userId: user.id, fileId: params.fileId });

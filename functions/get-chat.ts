@@ -5,12 +5,13 @@ import { ChatRepository } from '#shared/chats/chat-repository.ts';
 import { getChat } from '#shared/chats/chat-service.ts';
 import { chatIdParams } from '#shared/chats/schemas.ts';
 import { chatFilesDeps } from '#shared/files/chat-files.ts';
+import { CollectionRepository } from '#shared/collections/collection-repository.ts';
 
 // GET /chat/{chatId}: one of the caller's chats, with the files attached to it and their status.
 
 const deps = {
   chats: new ChatRepository(dynamo(), tableName()),
-  files: chatFilesDeps(dynamo(), tableName()),
+  files: { ...chatFilesDeps(dynamo(), tableName()), collections: new CollectionRepository(dynamo(), tableName()) },
 };
 
 export const handler = httpHandler(httpRoutes['get-chat'], { params: chatIdParams }, async ({ params, user }) => ({

@@ -372,6 +372,74 @@ export const httpRoutes = {
     shape: 'envelope',
     access: { table: 'read', jwtSecret: true },
   },
+  // Collections of files (shared/collections/): the table only; a delete leaves the files.
+  'create-collection': {
+    method: 'POST',
+    path: '/collections',
+    auth: 'user',
+    shape: 'envelope',
+    access: { table: 'readwrite', jwtSecret: true },
+  },
+  'list-collections': {
+    method: 'GET',
+    path: '/collections',
+    auth: 'user',
+    shape: 'envelope',
+    access: { table: 'read', jwtSecret: true },
+  },
+  'get-collection': {
+    method: 'GET',
+    path: '/collections/{id}',
+    auth: 'user',
+    shape: 'envelope',
+    access: { table: 'read', jwtSecret: true },
+  },
+  'update-collection': {
+    method: 'PUT',
+    path: '/collections/{id}',
+    auth: 'user',
+    shape: 'envelope',
+    access: { table: 'readwrite', jwtSecret: true },
+  },
+  'delete-collection': {
+    method: 'DELETE',
+    path: '/collections/{id}',
+    auth: 'user',
+    shape: 'envelope',
+    access: { table: 'readwrite', jwtSecret: true },
+  },
+  'add-collection-file': {
+    method: 'PUT',
+    path: '/collections/{id}/files/{fileId}',
+    auth: 'user',
+    shape: 'envelope',
+    access: { table: 'readwrite', jwtSecret: true },
+  },
+  'remove-collection-file': {
+    method: 'DELETE',
+    path: '/collections/{id}/files/{fileId}',
+    auth: 'user',
+    shape: 'envelope',
+    access: { table: 'readwrite', jwtSecret: true },
+  },
+  'list-collection-files': {
+    method: 'GET',
+    path: '/collections/{id}/files',
+    auth: 'user',
+    shape: 'envelope',
+    access: { table: 'read', jwtSecret: true },
+  },
+  // Passages across the caller's completed files (shared/retrieval/search.ts): the query is
+  // embedded (charged to the token budget, hence the writes, and counted as a message), the packed
+  // vectors read as a file chat's retrieval reads them.
+  'search-files': {
+    method: 'POST',
+    path: '/search',
+    auth: 'user',
+    shape: 'envelope',
+    rateLimit: 'messages',
+    access: { table: 'readwrite', bucket: { read: ['vectors/'] }, jwtSecret: true, ai: ['embeddings'] },
+  },
   // Orders and products: bare bodies and `{ message }` errors (the commerce side of the API).
   // Placing an order makes its payment intent; cancelling one refunds it (the provider's keys).
   'create-order': {

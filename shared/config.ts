@@ -201,6 +201,11 @@ export const configSchema = z.object({
   RETRIEVAL_K: z._default(int(1, 50), 6),
   // hybrid: dense and BM25 rankings fused (RRF); dense or lexical alone, to measure each.
   RETRIEVAL_MODE: z._default(z.enum(['hybrid', 'dense', 'lexical']), 'hybrid'),
+  // Collections (shared/collections/): the longest name, how many one user may have, and how many
+  // files one may hold (docs/DECISIONS.md "Collections").
+  COLLECTION_NAME_MAX_CHARS: z._default(int(1, 1_000), 120),
+  COLLECTIONS_MAX_PER_USER: z._default(int(1, 100_000), 100),
+  COLLECTION_MAX_FILES: z._default(int(1, 10_000), 1_000),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -4,6 +4,7 @@ import { ChatRepository } from '../chats/chat-repository.ts';
 import { MessageRepository } from '../chats/message-repository.ts';
 import { bucketName, dynamo, tableName } from '../clients.ts';
 import type { Clock } from '../clock.ts';
+import { CollectionRepository } from '../collections/collection-repository.ts';
 import { FileRepository } from '../files/file-repository.ts';
 import { FileStorage } from '../files/storage.ts';
 import { OrderRepository } from '../orders/order-repository.ts';
@@ -25,6 +26,7 @@ export function accountExportDepsOf(
     messages: new MessageRepository(db, table),
     files: new FileRepository(db, table),
     orders: new OrderRepository(db, table),
+    collections: new CollectionRepository(db, table),
     storage: new FileStorage(s3, bucket),
     s3,
     clock,

@@ -7,6 +7,7 @@ import type { MessageRepository } from '../chats/message-repository.ts';
 import { isoNow, type Clock } from '../clock.ts';
 import { asError, NotFoundError } from '../errors.ts';
 import { logger } from '../logger.ts';
+import type { CollectionRepository } from '../collections/collection-repository.ts';
 import type { FileRepository } from '../files/file-repository.ts';
 import { toEmbeddingsData } from '../files/file-view.ts';
 import { exportZipKey, uploadKey, type FileStorage } from '../files/storage.ts';
@@ -30,6 +31,7 @@ export interface AccountExportDeps {
   messages: MessageRepository;
   files: FileRepository;
   orders: OrderRepository;
+  collections: CollectionRepository;
   storage: FileStorage;
   /** The presigning client (s3Client()). */
   s3: S3Client;
@@ -137,7 +139,7 @@ async function writeArchive(deps: AccountExportDeps, job: ExportJob): Promise<vo
  * The archive's entries: chats/<chatId>.json (the chat and every message of its tree, feedback
  * and citations included) and chats/<chatId>.md (its active branch, as GET /chat/{chatId}/export
  * writes it), files.json and files/<fileId>.pdf (the original, while the bucket still has it),
- * orders.json.
+ * orders.json, collections.json (each collection with its fileIds).
  */
 async function writeEntries(deps: AccountExportDeps, job: ExportJob, zip: ZipWriter): Promise<void> {
   const { userId } = job;
@@ -176,6 +178,19 @@ async function writeEntries(deps: AccountExportDeps, job: ExportJob, zip: ZipWri
         for await (const orderId of userListIds(deps.db, deps.table, userId, 'ORDER')) {
           const order = await deps.orders.get(orderId);
           if (order) yield order;
+        }
+      })(),
+    ),
+  );
+
+  await zip.add(
+    'collections.json',
+    jsonArray(
+      (async function* () {
+        for await (const collectionId of userListIds(deps.db, deps.table, userId, 'COLLECTION')) {
+          const collection = await deps.collections.get(collectionId);
+          if (!collection || collection.userId !== userId) continue;
+          yield { ...collection, fileIds: await deps.collections.memberIds(collectionId) };
         }
       })(),
     ),

@@ -17,6 +17,8 @@ interface NewChat {
   name?: string;
   type: ChatType;
   systemMessage?: string;
+  /** A file chat bound to a collection. */
+  collectionId?: string;
 }
 
 interface ChatChanges {
@@ -45,7 +47,8 @@ const toItem = (chat: Chat, autoTitle: boolean): Item => ({
 });
 
 function fromItem(item: Item): Chat {
-  const { id, userId, chatName, systemMessage, createdAt, updatedAt, status, type, activeLeafId } = item as Chat;
+  const { id, userId, chatName, systemMessage, createdAt, updatedAt, status, type, activeLeafId, collectionId } =
+    item as Chat;
   return {
     id,
     userId,
@@ -56,6 +59,7 @@ function fromItem(item: Item): Chat {
     status,
     type,
     ...(activeLeafId && { activeLeafId }),
+    collectionId,
   };
 }
 
@@ -70,6 +74,7 @@ export class ChatRepository extends Repository {
       updatedAt: now,
       status: 'active',
       type: input.type,
+      collectionId: input.collectionId,
     };
     // `usageCounted`: the chat is in its owner's usage counters (chats made before them are not).
     await putNew(this.db, {

@@ -1,7 +1,10 @@
 import type { z } from 'zod/mini';
 import { isoNow, type Clock } from '../clock.ts';
+import { InvalidInputError } from '../errors.ts';
 import type { Page } from '../dynamo.ts';
-import { chatFiles, type ChatFilesDeps } from '../files/chat-files.ts';
+import type { ChatFilesDeps } from '../files/chat-files.ts';
+import type { CollectionRepository } from '../collections/collection-repository.ts';
+import { filesOfChat } from './chat-files-of.ts';
 import { toEmbeddingsData } from '../files/file-view.ts';
 import type { ChatRepository } from './chat-repository.ts';
 import { branchThrough, leafToRead } from './branch.ts';
@@ -14,6 +17,8 @@ import type { Chat, createChatBody, updateChatBody } from './schemas.ts';
 
 interface ChatDeps {
   chats: ChatRepository;
+  /** A chat bound to a collection checks it is the caller's; absent: no collection can be named. */
+  collections?: CollectionRepository;
   /** The owner's usage counters (chats); absent: not counted. */
   usage?: Pick<UsageLedger, 'addTotals'>;
   clock: Clock;
@@ -21,7 +26,7 @@ interface ChatDeps {
 
 interface ChatReadDeps extends Pick<ChatDeps, 'chats'> {
   messages: MessageRepository;
-  files: ChatFilesDeps;
+  files: ChatFilesDeps & { collections?: CollectionRepository };
 }
 
 interface Caller {
@@ -35,16 +40,29 @@ interface PageQuery {
   cursor?: string;
 }
 
-/** Creates the chat, then counts it in the owner's usage (docs/DECISIONS.md "Usage counters"). */
+/**
+ * Creates the chat (bound to a collection of the caller's, when it names one: anyone else's is
+ * not found), then counts it in the owner's usage (docs/DECISIONS.md "Usage counters").
+ */
 export async function createChat(deps: ChatDeps, input: Caller & { chat: z.infer<typeof createChatBody> }) {
+  if (input.chat.collectionId !== undefined) {
+    if (!deps.collections) throw new Error('createChat needs the collections to bind a chat to one');
+    // Owned first: anyone else's collection is not found, whatever else the body says (no existence oracle).
+    await deps.collections.getOwned(input.chat.collectionId, input.userId);
+    if (input.chat.type !== 'file')
+      throw new InvalidInputError('Only a chat of type file can be bound to a collection', [
+        { path: 'body.collectionId', message: 'The chat is not of type file' },
+      ]);
+  }
   const chat = await deps.chats.create(input.userId, input.chat, isoNow(deps.clock));
   await deps.usage?.addTotals(input.userId, { chats: 1 });
   return chat;
 }
 
+/** The chat with its files: those attached to it, or a collection chat's (the collection's as it is now). */
 export async function getChat(deps: Pick<ChatReadDeps, 'chats' | 'files'>, input: OfChat) {
   const chat = await deps.chats.getOwned(input.chatId, input.userId);
-  return { ...chat, files: (await chatFiles(deps.files, chat.id)).map(toEmbeddingsData) };
+  return { ...chat, files: (await filesOfChat(deps.files, chat)).map(toEmbeddingsData) };
 }
 
 export const listChats = (deps: Pick<ChatDeps, 'chats'>, input: Caller & PageQuery): Promise<Page<Chat>> =>

@@ -3,6 +3,7 @@ import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { dynamo, tableName } from '../clients.ts';
 import { chatFilesDeps } from '../files/chat-files.ts';
+import { CollectionRepository } from '../collections/collection-repository.ts';
 import { userLimits } from '../limits/user-limits.ts';
 import { UsageLedger } from '../limits/usage-ledger.ts';
 import { retrieverOnFirstUse } from '../retrieval/retriever-on-first-use.ts';
@@ -20,7 +21,7 @@ export async function replyDeps(config: Config, clock: Clock): Promise<SendMessa
     retrieve: retrieverOnFirstUse(config, dynamo()),
     budget: userLimits(dynamo(), config, clock),
     usage: new UsageLedger(dynamo(), tableName(), clock),
-    files: chatFilesDeps(dynamo(), tableName()),
+    files: { ...chatFilesDeps(dynamo(), tableName()), collections: new CollectionRepository(dynamo(), tableName()) },
     clock,
     settings: replySettings(config),
   };

@@ -104,6 +104,9 @@ const chatSchema = z
     activeLeafId: z
       .optional(z.string())
       .check(z.describe('The last message of the active branch (absent in a chat with no messages)')),
+    collectionId: z
+      .optional(z.string())
+      .check(z.describe("A file chat bound to a collection: it answers from the collection's files as they are now")),
   })
   .check(example(CHAT_EXAMPLE));
 export type Chat = z.infer<typeof chatSchema>;
@@ -168,8 +171,15 @@ export const createChatBody = z
     name: z.optional(trimmed(CHAT_NAME_MAX_CHARS)),
     type: z.enum(chatTypes),
     systemMessage: z.optional(trimmed(SYSTEM_MESSAGE_MAX_CHARS)),
+    collectionId: z
+      .optional(cuidSchema)
+      .check(
+        z.describe(
+          'A file chat only: a collection of the caller; the chat answers from its completed files, those added later included',
+        ),
+      ),
   })
-  .check(example({ name: 'Reading notes', type: 'file' }));
+  .check(example({ name: 'Reading notes', type: 'file', collectionId: ids.collection }));
 
 export const updateChatBody = z
   .strictObject({
@@ -376,10 +386,10 @@ const pagingHeaders = ['x-next-cursor'];
 export const contracts: RouteContracts = {
   'create-chat': {
     summary: 'Create a chat session',
-    description: `name defaults to "${DEFAULT_CHAT_NAME}"; systemMessage has a default; type is text or file.`,
+    description: `name defaults to "${DEFAULT_CHAT_NAME}"; systemMessage has a default; type is text or file. A file chat with collectionId answers from that collection's completed files as they are at each prompt (404: not a collection of the caller's).`,
     body: createChatBody,
     responses: { 201: chatSchema },
-    errors: [400, 401],
+    errors: [400, 401, 404],
   },
   'list-chats': {
     summary: "The caller's chats, newest first",

@@ -16,7 +16,8 @@ import {
   asError,
   errorName,
 } from '../errors.ts';
-import { chatFiles, describeProgress, type ChatFilesDeps } from '../files/chat-files.ts';
+import { describeProgress } from '../files/chat-files.ts';
+import { collectionFileIds, filesOfChat, type ChatScopeDeps } from './chat-files-of.ts';
 import { logger } from '../logger.ts';
 import type { RetrieveInput } from '../retrieval/retrieve.ts';
 import { notInChat } from './branch.ts';
@@ -50,8 +51,8 @@ export interface SendMessageDeps {
   replies: ReplyRepository;
   provider: AiProvider;
   retrieve: (input: RetrieveInput) => Promise<Source[]>;
-  /** The files attached to a chat (a file chat's prompt is refused while none is ready yet). */
-  files: ChatFilesDeps;
+  /** A file chat's files: attached, or its collection's (a prompt is refused while none is ready yet). */
+  files: ChatScopeDeps;
   clock: Clock;
   settings: ReplySettings;
 }
@@ -150,8 +151,8 @@ const DEFAULT_CHUNK_TOKENS = 800;
  * A file chat whose files are all still being ingested cannot answer from them yet: say so (ConflictError)
  * before anything is stored, rather than reply that no document matched.
  */
-async function assertFilesReady(deps: SendMessageDeps, chatId: string): Promise<void> {
-  const files = await chatFiles(deps.files, chatId);
+async function assertFilesReady(deps: SendMessageDeps, chat: ChatRecord): Promise<void> {
+  const files = await filesOfChat(deps.files, chat);
   if (files.some((f) => f.status === 'completed')) return;
   const pending = files.filter((f) => f.status === 'processing' || f.status === 'uploaded');
   if (!pending.length) return;
@@ -190,7 +191,7 @@ async function promptableChat(deps: SendMessageDeps, req: TurnRequest): Promise<
       'CHAT_DEACTIVATED',
     );
   }
-  if (chat.type === 'file') await assertFilesReady(deps, chat.id);
+  if (chat.type === 'file') await assertFilesReady(deps, chat);
   return chat;
 }
 
@@ -281,6 +282,8 @@ async function prepare(
       spent.tokens += usage?.totalTokens ?? 0;
       sources = await deps.retrieve({
         chatId: chat.id,
+        // A collection chat searches the collection's files as they are now, not attachments.
+        fileIds: await collectionFileIds(deps.files, chat),
         prompt: query,
         provider: deps.provider,
         k: deps.settings.retrievalK ?? DEFAULT_RETRIEVAL_K,

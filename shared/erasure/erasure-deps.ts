@@ -1,4 +1,6 @@
 import { ChatRepository } from '../chats/chat-repository.ts';
+import { CollectionRepository } from '../collections/collection-repository.ts';
+import { FileRepository } from '../files/file-repository.ts';
 import { dynamo } from '../clients.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
@@ -18,7 +20,8 @@ export function erasureDeps(config: Config, clock: Clock): ErasureDeps {
     chats: new ChatRepository(dynamo(), table),
     orders: new OrderRepository(dynamo(), table),
     counters: new UsageCounters(dynamo(), table),
-    uploads: uploadDeps(config, clock),
+    uploads: { ...uploadDeps(config, clock), collections: new CollectionRepository(dynamo(), table) },
+    collections: { collections: new CollectionRepository(dynamo(), table), files: new FileRepository(dynamo(), table) },
     clock,
   };
 }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ChatRepository } from '../chats/chat-repository.ts';
 import { isoNow, type Clock } from '../clock.ts';
+import { deleteCollection, type CollectionDeps } from '../collections/collection-service.ts';
 import { NotFoundError } from '../errors.ts';
 import { userExportsPrefix, userUploadsPrefix } from '../files/storage.ts';
 import { deleteUpload, type UploadDeps } from '../files/upload-service.ts';
@@ -24,6 +25,7 @@ export interface ErasureDeps {
   orders: OrderRepository;
   counters: UsageCounters;
   uploads: UploadDeps;
+  collections: Pick<CollectionDeps, 'collections' | 'files'>;
   clock: Clock;
 }
 
@@ -52,6 +54,7 @@ export async function requestErasure(
  * Erases a user marked erasing. Steps: each file through the route's delete (its run retired, so
  * queued pipeline messages become no-ops; chunks, attachments, objects, quota) → each chat through
  * the route's delete (messages, reply states, pointers, shares, feedback, search entries) → each
+ * collection through the route's delete → each
  * order kept under a tombstone → the counters' partition (limits, slots, pending purges) → any
  * object left under the user's upload and export prefixes → the user's partition, the profile last of all.
  * Stops between items when `hasTime()` turns false ('pending').
@@ -73,6 +76,10 @@ export async function eraseUser(
   for await (const chatId of userListIds(deps.db, deps.table, userId, 'CHAT')) {
     if (!hasTime()) return 'pending';
     await deps.chats.delete(chatId, userId).catch(unlessGone);
+  }
+  for await (const collectionId of userListIds(deps.db, deps.table, userId, 'COLLECTION')) {
+    if (!hasTime()) return 'pending';
+    await deleteCollection(deps.collections, { userId, collectionId }).catch(unlessGone);
   }
   const tombstone = tombstoneUserId(userId);
   for await (const orderId of userListIds(deps.db, deps.table, userId, 'ORDER')) {

@@ -40,6 +40,8 @@ interface FileBase {
   s3Key: string;
   /** Chats this file is attached to. */
   chatIds?: string[];
+  /** Collections this file is in (shared/collections/). */
+  collectionIds?: string[];
   createdAt: string;
   updatedAt: string;
 }
@@ -149,6 +151,7 @@ const FIELDS = [
   'usageBytes',
   's3Key',
   'chatIds',
+  'collectionIds',
   'createdAt',
   'updatedAt',
   'status',
@@ -245,6 +248,7 @@ function fromItem(item: Item): FileRecord {
   const out: Item = {};
   for (const k of FIELDS) if (item[k] !== undefined) out[k] = item[k];
   if (item.chatIds instanceof Set) out.chatIds = [...item.chatIds].sort();
+  if (item.collectionIds instanceof Set) out.collectionIds = [...item.collectionIds].sort();
   return out as unknown as FileRecord;
 }
 
@@ -548,6 +552,30 @@ export class FileRepository extends Repository {
         ExpressionAttributeValues: { ':chat': new Set([chatId]) },
       }),
     );
+  }
+
+  /** Notes that the file is in a collection; false when the record is gone. */
+  addCollection(id: string, collectionId: string): Promise<boolean> {
+    return applyIf(this.db, {
+      TableName: this.table,
+      Key: fileKey(id),
+      UpdateExpression: 'ADD #collectionIds :collection',
+      ConditionExpression: 'attribute_exists(PK)',
+      ExpressionAttributeNames: { '#collectionIds': 'collectionIds' },
+      ExpressionAttributeValues: { ':collection': new Set([collectionId]) },
+    });
+  }
+
+  /** Notes that the file left a collection (a record already gone has nothing to note). */
+  async removeCollection(id: string, collectionId: string): Promise<void> {
+    await applyIf(this.db, {
+      TableName: this.table,
+      Key: fileKey(id),
+      UpdateExpression: 'DELETE #collectionIds :collection',
+      ConditionExpression: 'attribute_exists(PK)',
+      ExpressionAttributeNames: { '#collectionIds': 'collectionIds' },
+      ExpressionAttributeValues: { ':collection': new Set([collectionId]) },
+    });
   }
 
   /** Ends any run before the file is deleted: messages still in flight then change nothing. */

@@ -71,6 +71,7 @@ export function toEmbeddingsData(record: FileRecord): EmbeddingsData {
     sha256: r.sha256,
     reusedFrom: r.reusedFrom,
     ...(r.chatIds?.length && { chatIds: r.chatIds }),
+    collectionIds: r.collectionIds?.length ? r.collectionIds : undefined,
     ...(r.status === 'failed' && r.failure && { failure: r.failure }),
     ...(r.startedAt && { timings: Object.fromEntries(Object.entries(timings).filter(([, v]) => v !== undefined)) }),
     startedAt: r.startedAt,

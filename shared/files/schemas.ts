@@ -39,6 +39,9 @@ export const ingestPdfBody = z
       ),
     fileId: cuidSchema.check(z.describe('The id POST /upload returned')),
     chatId: z.optional(cuidSchema).check(z.describe('A file chat of the caller to attach the PDF to')),
+    collectionId: z
+      .optional(cuidSchema)
+      .check(z.describe('A collection of the caller the file joins (POST /collections), before its ingestion starts')),
     force: z.optional(z.boolean()).check(z.describe('Ingest again even when the file is processing or completed')),
   })
   .check(
@@ -152,6 +155,7 @@ export const embeddingsDataSchema = z.object({
     .optional(z.string())
     .check(z.describe('The file whose embeddings were copied (same bytes, model and chunker)')),
   chatIds: z.optional(z.array(z.string())),
+  collectionIds: z.optional(z.array(z.string())).check(z.describe('The collections the file is in')),
   failure: z.optional(failureSchema),
   timings: z.optional(
     z.object({
@@ -250,7 +254,7 @@ export const contracts: RouteContracts = {
       'PDF_MAX_IN_FLIGHT_PER_USER ingestions already in progress gets 429 with Retry-After.',
     body: ingestPdfBody,
     responses: { 200: ingestResponse, 202: ingestResponse },
-    errors: [400, 401, 404, 429, 500],
+    errors: [400, 401, 404, 409, 429, 500],
   },
   'get-pdf-status': {
     summary: 'Status of a PDF ingestion',

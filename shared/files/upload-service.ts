@@ -30,6 +30,16 @@ export interface UploadDeps {
   s3: S3Client;
   settings: { maxBytes: number; urlTtlSeconds: number };
   clock: Clock;
+  /**
+   * The collections a deleted file leaves (shared/collections/ implements it; the files know no
+   * collection). Absent: routes that delete no file.
+   */
+  collections?: FileCollections;
+}
+
+/** What a file delete needs of the collections: taking the file out of one. */
+export interface FileCollections {
+  removeMember(collectionId: string, fileId: string): Promise<boolean>;
 }
 
 /**
@@ -102,10 +112,10 @@ export async function createUpload(
 
 /**
  * Steps: the caller's record (not found for anyone else) → retire its run (pipeline messages in
- * flight become no-ops) → detach it from its chats → delete its chunks → delete its objects
- * (upload, work files, packed vectors) → give its bytes back to the quota, or hold them in a
- * pending purge while its upload URL can still put the object back (storage-quota.ts) → delete
- * the record last, so a failed delete can be retried.
+ * flight become no-ops) → detach it from its chats and take it out of its collections → delete
+ * its chunks → delete its objects (upload, work files, packed vectors) → give its bytes back to
+ * the quota, or hold them in a pending purge while its upload URL can still put the object back
+ * (storage-quota.ts) → delete the record last, so a failed delete can be retried.
  */
 export async function deleteUpload(
   deps: UploadDeps,
@@ -115,6 +125,11 @@ export async function deleteUpload(
   if (!record || record.userId !== userId) throw fileNotFound();
   await deps.files.retire(fileId, isoNow(deps.clock));
   await Promise.all((record.chatIds ?? []).map((chatId) => deps.attachments.detach(chatId, fileId)));
+  if ((record.collectionIds ?? []).length && !deps.collections)
+    throw new Error('deleteUpload needs the collections to take the file out of');
+  await Promise.all(
+    (record.collectionIds ?? []).map((collectionId) => deps.collections?.removeMember(collectionId, fileId)),
+  );
   await deps.chunks.deleteFrom(fileId, 0);
   await Promise.all([
     deps.storage.deleteKeys([record.s3Key]),

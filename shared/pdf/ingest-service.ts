@@ -1,3 +1,4 @@
+import { addFileToCollection, type CollectionDeps } from '../collections/collection-service.ts';
 import { createId } from '@paralleldrive/cuid2';
 import type { z } from 'zod/mini';
 import { isoNow, type Clock } from '../clock.ts';
@@ -35,6 +36,8 @@ export interface IngestDeps {
   limits?: Pick<UserLimits, 'assertTokensLeft' | 'takeInFlight' | 'extendInFlight' | 'releaseInFlight'>;
   settings: IngestSettings;
   clock: Clock;
+  /** The collection a file joins (body.collectionId); absent: none can be named. */
+  collections?: Omit<CollectionDeps, 'clock'>;
 }
 
 interface IngestSettings {
@@ -125,7 +128,8 @@ const syncWaitMs = (configuredMs: number, remainingMs = Number.POSITIVE_INFINITY
 
 /**
  * Steps: check the URL's form → the caller's file record (not found otherwise) → the caller's
- * active file chat when chatId is given → a file already processing or completed is not ingested
+ * active file chat when chatId is given → the file joins the caller's collection when
+ * collectionId is given → a file already processing or completed is not ingested
  * again (unless force) → refused when the user's daily token budget is spent → take one of the
  * user's PDF_MAX_IN_FLIGHT_PER_USER slots (refused when all are held; freed below when no run
  * starts here) → SSRF guard and size probe (refused at once) → start a run (conditional, so two
@@ -151,6 +155,12 @@ export async function ingestPdf(deps: IngestDeps, { userId, body, remainingMs }:
     throw new InvalidInputError('The chat is deactivated', [
       { path: 'body.chatId', message: 'The chat is deactivated' },
     ]);
+  }
+  if (body.collectionId !== undefined) {
+    // The file joins before its run starts: a collection chat sees it as soon as it completes.
+    if (!deps.collections) throw new Error('ingestPdf needs the collections to add a file to one');
+    const { collectionId } = body;
+    await addFileToCollection({ ...deps.collections, clock: deps.clock }, { userId, collectionId, fileId: record.id });
   }
 
   const running = record.status === 'processing' || record.status === 'completed';

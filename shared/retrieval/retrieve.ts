@@ -28,7 +28,10 @@ import { queryTerms } from './terms.ts';
 // float32 embeddings, and fused again. Files stored before the lexical index are ranked dense only.
 
 export interface RetrieveInput {
-  chatId: string;
+  /** The chat whose attached files are searched (unless fileIds is given). */
+  chatId?: string;
+  /** The files searched instead of a chat's attachments (a collection's, a search's); owned by the caller. */
+  fileIds?: string[] | undefined;
   prompt: string;
   provider: AiProvider;
   /** How many passages to return (default 8). */
@@ -158,14 +161,15 @@ export function createRetriever(deps: RetrievalDeps) {
   const weights = WEIGHTS[deps.mode ?? 'hybrid'];
 
   /**
-   * Steps: embed the query while reading the chat's attachments → their records, completed and
-   * embedded with this provider's model → the files' packed vectors → rank all chunks twice
-   * (int8 dense, BM25) → fuse → read the best candidates → exact dense re-rank among them, keep
-   * the current run's → fuse again → the best k, each with a verbatim quote and the page the
-   * quote is on.
+   * Steps: embed the query while reading the chat's attachments (or taking the files given) →
+   * their records, completed and embedded with this provider's model → the files' packed vectors
+   * → rank all chunks twice (int8 dense, BM25) → fuse → read the best candidates → exact dense
+   * re-rank among them, keep the current run's → fuse again → the best k, each with a verbatim
+   * quote and the page the quote is on.
    */
   return async function retrieve({
     chatId,
+    fileIds,
     prompt,
     provider,
     k = DEFAULT_K,
@@ -182,9 +186,10 @@ export function createRetriever(deps: RetrievalDeps) {
       await embedding.catch(() => undefined);
       return [];
     };
-    const attachments = await deps.attachments.listByChat(chatId);
-    if (!attachments.length) return nothingToSearch();
-    const records = await deps.files.getMany(attachments.map((a) => a.fileId));
+    const searched =
+      fileIds ?? (chatId === undefined ? [] : (await deps.attachments.listByChat(chatId)).map((a) => a.fileId));
+    if (!searched.length) return nothingToSearch();
+    const records = await deps.files.getMany(searched);
     const usable = records.filter((f): f is CompletedFile => {
       if (f.status !== 'completed' || !f.vectorsKey) return false;
       if (f.model !== provider.embeddingModel) {

@@ -2,6 +2,7 @@ import type { TestApp } from './app.ts';
 import { accountExportDepsOf } from '#shared/account-export/account-export-deps.ts';
 import type { AccountExportDeps } from '#shared/account-export/account-export.ts';
 import { ChatRepository } from '#shared/chats/chat-repository.ts';
+import { CollectionRepository } from '#shared/collections/collection-repository.ts';
 import type { ErasureDeps } from '#shared/erasure/erasure.ts';
 import { AttachmentRepository } from '#shared/files/attachment-repository.ts';
 import { ChunkRepository } from '#shared/files/chunk-repository.ts';
@@ -37,7 +38,9 @@ export function erasureDeps(app: TestApp, chats?: ChatRepository): ErasureDeps {
       s3,
       settings: { maxBytes: app.config.PDF_MAX_BYTES, urlTtlSeconds: app.config.UPLOAD_URL_TTL_SECONDS },
       clock,
+      collections: new CollectionRepository(db, table),
     },
+    collections: { collections: new CollectionRepository(db, table), files: new FileRepository(db, table) },
     clock,
   };
 }

@@ -214,6 +214,29 @@ describe('least privilege', () => {
     }
   });
 
+  test('the collection routes touch the table only; POST /search reads vectors/ and embeds, nothing more', () => {
+    const collectionRoutes = manifestFunctions.filter((f) => f.name.includes('collection'));
+    expect(collectionRoutes).toHaveLength(8);
+    for (const fn of collectionRoutes) {
+      const actions = [...new Set(statementsOf(fn).flatMap((st) => st.actions))];
+      expect([fn.name, actions.filter((a) => !a.startsWith('dynamodb:') && !a.startsWith('logs:'))]).toEqual([
+        fn.name,
+        ['secretsmanager:GetSecretValue'],
+      ]);
+    }
+    const search = manifestFunctions.find((f) => f.name === 'search-files')!;
+    expect(search.access).toEqual({
+      table: 'readwrite',
+      bucket: { read: ['vectors/'] },
+      jwtSecret: true,
+      ai: ['embeddings'],
+    });
+    const s3Actions = statementsOf(search)
+      .flatMap((st) => st.actions)
+      .filter((a) => a.startsWith('s3:'));
+    expect(s3Actions.filter((a) => BUCKET_WRITE_ACTIONS.includes(a))).toEqual([]);
+  });
+
   test('every object key the code makes lies under a prefix the manifest grants by (uploads/, work/, vectors/, exports/)', () => {
     const prefixes: BucketPrefix[] = ['uploads/', 'work/', 'vectors/', 'exports/'];
     const id = 'f'.padEnd(24, '1');
@@ -746,7 +769,8 @@ describe('settings', () => {
         ],
       ]);
     }
-    // The manifest says who calls what: the reply routes chat and embed the prompt, pdf-embed embeds.
+    // The manifest says who calls what: the reply routes chat and embed the prompt, pdf-embed and
+    // POST /search embed.
     expect(
       manifestFunctions
         .filter((f) => f.access.ai?.includes('chat'))
@@ -758,7 +782,7 @@ describe('settings', () => {
         .filter((f) => f.access.ai?.includes('embeddings'))
         .map((f) => f.name)
         .sort(),
-    ).toEqual(['pdf-embed', 'regenerate-reply', 'send-message']);
+    ).toEqual(['pdf-embed', 'regenerate-reply', 'search-files', 'send-message']);
   });
 
   test('a Bedrock inference profile: the profile in this account and region, and its model anywhere but only through the profile', () => {

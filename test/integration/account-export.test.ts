@@ -140,6 +140,7 @@ test('an export holds every chat (all branches as JSON, the active one as Markdo
       `chats/${branched.chatId}.md`,
       `chats/${file.chatId}.json`,
       `chats/${file.chatId}.md`,
+      'collections.json',
       'files.json',
       `files/${file.fileId}.pdf`,
       'orders.json',
@@ -167,6 +168,7 @@ test('an export holds every chat (all branches as JSON, the active one as Markdo
   expect(JSON.parse(entries['files.json']!)).toEqual([
     expect.objectContaining({ fileId: file.fileId, fileName: 'animals.pdf', status: 'completed' }),
   ]);
+  expect(JSON.parse(entries['collections.json']!)).toEqual([]); // test/integration/collections.test.ts fills one
   expect(JSON.parse(entries['orders.json']!)).toEqual([
     expect.objectContaining({ id: orderId, items: [expect.objectContaining({ quantity: 2 })] }),
   ]);

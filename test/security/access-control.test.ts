@@ -28,6 +28,8 @@ interface Person {
   fileId: string;
   orderId: string;
   exportId: string;
+  /** A collection holding fileId. */
+  collectionId: string;
 }
 let alice: Person;
 let bob: Person;
@@ -37,7 +39,7 @@ let productId: string;
 /** Which record a path parameter or body field names: by its name, or for `id` by the path's first segment. */
 const kindOf = (route: RouteUnderTest, name: string) => (name === 'id' ? route.path.split('/')[1]! : name);
 /** Records with an owner; products are shared (read by every user, written by admins). */
-const ownedKinds = new Set(['chatId', 'fileId', 'orders', 'exportId']);
+const ownedKinds = new Set(['chatId', 'fileId', 'orders', 'exportId', 'collections', 'collectionId']);
 
 function idsOf(p: Person): Record<string, string> {
   return {
@@ -48,6 +50,8 @@ function idsOf(p: Person): Record<string, string> {
     products: productId,
     productId,
     exportId: p.exportId,
+    collections: p.collectionId,
+    collectionId: p.collectionId,
   };
 }
 
@@ -67,6 +71,10 @@ async function person(email: string): Promise<Person> {
   await post('/orders', { items: [{ productId, quantity: 1 }] });
   const order = await post('/orders', { items: [{ productId, quantity: 2 }] });
   const accountExport = (await app.request('POST', '/me/export', { token })).body.data;
+  await post('/collections', { name: `${email} other` });
+  const collection = (await post('/collections', { name: `${email} private` })).data;
+  const member = await app.request('PUT', `/collections/${collection.id}/files/${upload.fileId}`, { token });
+  if (member.status !== 200) throw new Error(`collection file: ${member.status} ${member.text}`);
   return {
     token,
     id: user.id,
@@ -76,6 +84,7 @@ async function person(email: string): Promise<Person> {
     fileId: upload.fileId,
     orderId: order.id,
     exportId: accountExport.exportId,
+    collectionId: collection.id,
   };
 }
 
@@ -118,6 +127,9 @@ async function aliceSnapshot() {
     orders: await get('/orders'),
     product: await get(`/products/${productId}`),
     products: await get('/products'),
+    collections: await get('/collections'),
+    collection: await get(`/collections/${alice.collectionId}`),
+    collectionFiles: await get(`/collections/${alice.collectionId}/files`),
   };
 }
 
@@ -205,6 +217,12 @@ test('a stranger gets the documented status on every route that takes an id, and
       "get-pdf-status: Alice's fileId in the path",
       "delete-upload: Alice's fileId in the path",
       "get-order: Alice's id in the path",
+      "get-collection: Alice's id in the path",
+      "delete-collection: Alice's id in the path",
+      "add-collection-file: Alice's id, fileId in the path",
+      "create-chat: Alice's collectionId in body.collectionId",
+      "ingest-pdf: Alice's collectionId in body.collectionId",
+      "search-files: Alice's collectionId in body.collectionId",
     ]),
   );
   expect(await aliceSnapshot()).toEqual(before);
@@ -224,7 +242,7 @@ test('a stranger is refused the same way as for a record that does not exist (no
 });
 
 test("a stranger's lists show none of Alice's records, and Alice's cursors are refused", async () => {
-  const aliceIds = new Set([alice.chatId, alice.fileChatId, alice.fileId, alice.orderId]);
+  const aliceIds = new Set([alice.chatId, alice.fileChatId, alice.fileId, alice.orderId, alice.collectionId]);
   // A list that needs more than paging: the search's words (every seeded chat's name holds "example").
   const needs: Record<string, string> = { 'search-chats': '&q=example' };
   for (const route of routes.filter((r) => r.method === 'GET' && r.params.length === 0 && r.auth !== 'admin')) {

@@ -52,6 +52,7 @@ beforeAll(async () => {
   });
   const { messageId } = streamed.named('start')[0];
   const { exportId } = (await app.request('POST', '/me/export', { token: h.token })).body.data;
+  const collection = (await post('/collections', { name: 'C' })).data;
   holder = {
     token: h.token,
     id: h.user.id,
@@ -63,6 +64,8 @@ beforeAll(async () => {
       products: product.id,
       productId: product.id,
       exportId,
+      collections: collection.id,
+      collectionId: collection.id,
     },
   };
 

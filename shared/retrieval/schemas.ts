@@ -1,0 +1,67 @@
+import * as z from '../zod.ts';
+import { cuidSchema } from '../schemas.ts';
+import type { NamedSchemas, RouteContracts } from '../openapi/contract.ts';
+import { example, EXAMPLE_IDS as ids } from '../openapi/examples.ts';
+
+// POST /search: passages across the caller's files.
+
+export const SEARCH_K_MAX = 50;
+const SEARCH_K_DEFAULT = 8;
+const SEARCH_QUERY_MAX_CHARS = 2_000;
+const SEARCH_FILE_IDS_MAX = 100;
+
+export const searchFilesBody = z
+  .strictObject({
+    query: z
+      .string()
+      .check(
+        z.trim(),
+        z.minLength(1),
+        z.maxLength(SEARCH_QUERY_MAX_CHARS),
+        z.describe(`What to look for, in words; 1 to ${SEARCH_QUERY_MAX_CHARS} characters`),
+      ),
+    collectionId: z
+      .optional(cuidSchema)
+      .check(z.describe("Only the files of this collection of the caller's (with fileIds: those of them in it)")),
+    fileIds: z
+      .optional(z.array(cuidSchema).check(z.minLength(1), z.maxLength(SEARCH_FILE_IDS_MAX)))
+      .check(z.describe(`Only these files of the caller's (1 to ${SEARCH_FILE_IDS_MAX})`)),
+    k: z
+      ._default(z.number().check(z.int(), z.gte(1), z.lte(SEARCH_K_MAX)), SEARCH_K_DEFAULT)
+      .check(z.describe(`Passages wanted, 1 to ${SEARCH_K_MAX} (default ${SEARCH_K_DEFAULT})`)),
+  })
+  .check(example({ query: 'How are loops compiled?', collectionId: ids.collection, k: 5 }));
+
+const passageSchema = z
+  .object({
+    fileId: z.string(),
+    fileName: z.string(),
+    page: z.number().check(z.int(), z.describe('1-based page number of the quote')),
+    quote: z.string().check(z.describe('A short passage that appears verbatim in the file')),
+    score: z.number().check(z.describe('Similarity of the passage to the query')),
+  })
+  .check(
+    example({
+      fileId: ids.file,
+      fileName: 'paper.pdf',
+      page: 2,
+      quote: 'Trace trees cover a program by forming one tree per loop.',
+      score: 0.82,
+    }),
+  );
+
+export const schemas: NamedSchemas = { SearchRequest: searchFilesBody, Passage: passageSchema };
+
+export const contracts: RouteContracts = {
+  'search-files': {
+    summary: "The best passages of the caller's completed files for a query, best first",
+    description:
+      'Ranked as a file chat ranks them (dense and BM25 fused). Over a collection (collectionId), some files (fileIds), ' +
+      "both (the named files in the collection), or every file of the caller's when neither is given; files not " +
+      "completed are not searched. Anyone else's collection or file is 404. The query's embedding is charged to the " +
+      'daily token budget (429 when it is spent) and counts against the messages rate limit.',
+    body: searchFilesBody,
+    responses: { 200: z.array(passageSchema) },
+    errors: [400, 401, 404, 409, 429, 502, 504],
+  },
+};
