@@ -19,6 +19,14 @@ export interface LexicalIndex {
   tf: Uint8Array;
 }
 
+/**
+ * What a chunk is indexed by: its section path, then its text. The section's terms count in the
+ * chunk's score, so a question naming a section ("the methods") finds the passages under it,
+ * not only the one that holds the heading.
+ */
+export const lexicalText = (chunk: { text: string; section?: string }) =>
+  chunk.section ? `${chunk.section}\n${chunk.text}` : chunk.text;
+
 /** The index of chunk texts (in pack order). */
 export function buildLexicalIndex(texts: string[]): LexicalIndex {
   const counted = texts.map(termCounts);
