@@ -25,8 +25,9 @@ export interface Segment {
 }
 
 export interface Line {
-  /** Indices of all the line's items, whitespace items included. */
-  items: number[];
+  /** The line's items are [from, to) in the page's item list, whitespace items included. */
+  from: number;
+  to: number;
   /** The line's text as pdf.js joins it (items' strings, in drawing order). */
   text: string;
   /** Baseline (PDF units, up) of the line's first inked item. */
@@ -37,9 +38,15 @@ export interface Line {
   font?: string;
   /** Characters of non-blank text. */
   chars: number;
-  /** Runs of items separated by gaps wider than a word space, left to right; empty when positions are missing. */
+  /**
+   * Runs of items separated by gaps wider than a word space, left to right; empty when the line
+   * has a single inked item (it cannot be a table row) or positions are missing.
+   */
   segments: Segment[];
 }
+
+/** Indices of a line's items. */
+export const lineItems = (line: Line) => Array.from({ length: line.to - line.from }, (_, k) => line.from + k);
 
 /** A gap wider than this many font sizes separates two cells (a word space is about a third). */
 const CELL_GAP = 1;
@@ -60,10 +67,10 @@ export function pageLines(items: readonly LayoutItem[]): Line[] {
 }
 
 function lineOf(items: readonly LayoutItem[], from: number, to: number): Line {
-  const indices: number[] = [];
   let text = '';
   let size = 0;
   let chars = 0;
+  let inked = 0;
   let font: string | undefined;
   let fonts = 0;
   let y: number | undefined;
@@ -71,10 +78,10 @@ function lineOf(items: readonly LayoutItem[], from: number, to: number): Line {
   let positioned = true;
   for (let i = from; i < to; i++) {
     const item = items[i]!;
-    indices.push(i);
     text += item.str;
     if (!item.transform || item.dir === 'rtl') positioned = false;
     if (!item.str.trim()) continue;
+    inked++;
     chars += item.str.length;
     y ??= item.transform?.[5];
     size = Math.max(size, sizeOf(item));
@@ -84,21 +91,22 @@ function lineOf(items: readonly LayoutItem[], from: number, to: number): Line {
     }
   }
   return {
-    items: indices,
+    from,
+    to,
     text,
     y,
     size,
     font: fonts === 1 ? font : undefined,
     chars,
-    segments: positioned ? segmentsOf(items, indices, size) : [],
+    segments: positioned && inked > 1 ? segmentsOf(items, from, to, size) : [],
   };
 }
 
 /** Left-to-right runs of a line's items, split where the gap between two inked items exceeds CELL_GAP sizes. */
-function segmentsOf(items: readonly LayoutItem[], indices: number[], size: number): Segment[] {
+function segmentsOf(items: readonly LayoutItem[], from: number, to: number, size: number): Segment[] {
   const segments: Segment[] = [];
   let current: Segment | undefined;
-  for (const i of indices) {
+  for (let i = from; i < to; i++) {
     const item = items[i]!;
     const x0 = item.transform![4]!;
     const x1 = x0 + (item.width ?? 0);

@@ -1,5 +1,5 @@
 import { joinItems, normalisePageText } from '../normalise.ts';
-import { type LayoutItem, type Line, pageLines } from './lines.ts';
+import { type LayoutItem, type Line, lineItems, pageLines } from './lines.ts';
 import { bodyStyle, headingAt, type Heading } from './sections.ts';
 import { findTables, type Table } from './tables.ts';
 
@@ -57,7 +57,7 @@ export function readPageLayout(items: readonly LayoutItem[]): PageLayout | undef
     }
     flushProse();
     headings++;
-    const text = normalisePageText(joinItems(lines[at]!.items.map((i) => items[i]!)));
+    const text = normalisePageText(joinItems(items.slice(lines[at]!.from, lines[at]!.to)));
     const last = blocks.at(-1);
     // A heading wrapped over two lines is one heading.
     if (last?.kind === 'heading' && last.styled === heading.styled && Math.abs(last.size - heading.size) < 0.5) {
@@ -65,24 +65,34 @@ export function readPageLayout(items: readonly LayoutItem[]): PageLayout | undef
       last.lines.push(traced(lines[at]!));
     } else blocks.push({ kind: 'heading', ...heading, text, lines: [traced(lines[at]!)] });
   }
+  if (!tables.length && !headings) return undefined; // before the prose is joined: plain pages cost no more
   flushProse();
-  if (!tables.length && !headings) return undefined;
   const kept = blocks.filter((b) => b.kind !== 'text' || b.text);
   return { text: pageTextOf(kept), blocks: kept };
 }
 
-const traced = (line: Line): TracedText => ({ text: line.text, items: line.items });
+const traced = (line: Line): TracedText => ({ text: line.text, items: lineItems(line) });
 
 function proseBlock(items: readonly LayoutItem[], lines: Line[]): PageBlock {
-  const raw = joinItems(lines.flatMap((line) => line.items.map((i) => items[i]!)));
+  // Prose lines are consecutive: one slice of the items from the first line to the last.
+  const raw = joinItems(items.slice(lines[0]!.from, lines.at(-1)!.to));
   return { kind: 'text', text: normalisePageText(raw), lines: lines.map(traced) };
 }
 
+// Cells are normalised in one pass per table, joined by private-use characters that neither NFKC
+// nor the whitespace rules touch.
+const CELL_END = '\ue000';
+const ROW_END = '\ue001';
+
 function tableBlock(table: Table): PageBlock {
+  const joined = table.rows.map((row) => row.map((cell) => cell?.text ?? '').join(CELL_END)).join(ROW_END);
+  const texts = normalisePageText(joined)
+    .split(ROW_END)
+    .map((row) => row.split(CELL_END).map((cell) => cell.trim()));
   return {
     kind: 'table',
-    rows: table.rows.map((row) => {
-      const cells = row.map((cell) => ({ text: cell ? normalisePageText(cell.text) : '', items: cell?.items ?? [] }));
+    rows: table.rows.map((row, r) => {
+      const cells = row.map((cell, k) => ({ text: texts[r]?.[k] ?? '', items: cell?.items ?? [] }));
       return { text: markdownRow(cells.map((c) => c.text)), cells };
     }),
   };

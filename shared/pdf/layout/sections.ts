@@ -46,12 +46,14 @@ export function headingAt(
   body: { size: number; font?: string },
 ): Heading | undefined {
   const line = lines[at]!;
-  if (!body.size || !line.chars) return undefined;
+  if (!body.size || !line.chars || line.chars > MAX_HEADING_CHARS) return undefined;
+  // The cheap tests first: most lines are body text.
+  const larger = line.size >= body.size * LARGER;
+  if (!larger && (!line.font || !body.font || line.font === body.font || line.size < body.size * 0.95))
+    return undefined;
   const text = normalizeText(line.text);
-  if (!/\p{L}/u.test(text) || text.length > MAX_HEADING_CHARS || /[.,;]$/.test(text)) return undefined;
-  if (text.split(' ').length > MAX_HEADING_WORDS) return undefined;
-  if (line.size >= body.size * LARGER) return { text, size: line.size, styled: false };
-  if (!line.font || !body.font || line.font === body.font || line.size < body.size * 0.95) return undefined;
+  if (!/\p{L}/u.test(text) || /[.,;]$/.test(text) || text.split(' ').length > MAX_HEADING_WORDS) return undefined;
+  if (larger) return { text, size: line.size, styled: false };
   const next = lines[at + 1];
   if (!next || next.font !== body.font || Math.abs(next.size - body.size) > body.size * 0.1) return undefined;
   if (line.y === undefined || next.y === undefined) return undefined;

@@ -75,9 +75,14 @@ function cellsIn(line: Line, previous: Line, bands: Band[]): (Segment | undefine
   if (Math.abs(line.size - previous.size) > size * 0.2) return undefined;
   const cells: (Segment | undefined)[] = bands.map(() => undefined);
   for (const segment of line.segments) {
-    const hit = bands.flatMap((b, k) => (overlaps(segment, b) ? [k] : []));
-    if (hit.length !== 1 || cells[hit[0]!]) return undefined;
-    cells[hit[0]!] = segment;
+    let hit = -1;
+    for (let k = 0; k < bands.length; k++) {
+      if (!overlaps(segment, bands[k]!)) continue;
+      if (hit !== -1) return undefined; // across two columns
+      hit = k;
+    }
+    if (hit === -1 || cells[hit]) return undefined;
+    cells[hit] = segment;
   }
   cells.forEach((cell, k) => {
     if (!cell) return;
