@@ -29,13 +29,20 @@ const tablesOf = (page: ReadPage) => (page.blocks ?? []).filter((b) => b.kind ==
 
 /** A one-page PDF drawn by `draw` (Helvetica 11 pt; `bold` for styled lines). */
 async function pdfOf(
-  draw: (p: { text: (s: string, x: number, y: number, bold?: boolean) => void }) => void,
+  draw: (p: {
+    text: (s: string, x: number, y: number, bold?: boolean) => void;
+    /** Width of the text in points. */
+    width: (s: string) => number;
+  }) => void,
 ): Promise<Uint8Array> {
   const doc = await PDFDocument.create();
   const font = await doc.embedFont(StandardFonts.Helvetica);
   const boldFont = await doc.embedFont(StandardFonts.HelveticaBold);
   const page = doc.addPage([612, 792]);
-  draw({ text: (s, x, y, bold) => page.drawText(s, { x, y, size: 11, font: bold ? boldFont : font }) });
+  draw({
+    text: (s, x, y, bold) => page.drawText(s, { x, y, size: 11, font: bold ? boldFont : font }),
+    width: (s) => font.widthOfTextAtSize(s, 11),
+  });
   return doc.save();
 }
 
@@ -65,11 +72,16 @@ describe('tables', () => {
   });
 
   test('two-column prose drawn line by line across both columns is not a table', async () => {
-    const pdf = await pdfOf(({ text }) => {
+    const pdf = await pdfOf(({ text, width }) => {
+      // Columns 240 pt wide with an 18 pt gutter; each line as many words as fit (seven or eight).
+      const fit = (sentence: string) => {
+        const words = sentence.split(' ');
+        while (width(words.join(' ')) > 240) words.pop();
+        return words.join(' ');
+      };
       for (let i = 0; i < 12; i++) {
-        // Each column line is the start of a sentence: eight to nine words, as justified prose has.
-        text(knownSentence(1, i).slice(0, 50), 56, 740 - i * 14);
-        text(knownSentence(2, i).slice(0, 50), 316, 740 - i * 14);
+        text(fit(`${knownSentence(1, i)} ${knownSentence(3, i)}`), 56, 740 - i * 14);
+        text(fit(`${knownSentence(2, i)} ${knownSentence(4, i)}`), 314, 740 - i * 14);
       }
     });
     const [page] = await readPages(pdf);
