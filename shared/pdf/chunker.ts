@@ -49,6 +49,8 @@ export class Chunker {
   private next: number;
   private readonly overlap: number;
   private readonly sections = new SectionPath();
+  /** The table the text so far ends with (a table opening the next page may continue it). */
+  private openTable: { table: TableOf; columns: number; page: number } | undefined;
 
   /**
    * Units are counted with the space that joins them (the tokenizer never merges across a space
@@ -72,6 +74,8 @@ export class Chunker {
         this.addTable(block.rows, page, out);
         continue;
       }
+      // Text with letters ends a table; a folio (a page number) between two pages of one does not.
+      if (block.kind === 'heading' || /\p{L}/u.test(block.text)) this.openTable = undefined;
       if (block.kind === 'heading') this.sections.enter(block);
       const section = this.sections.current;
       for (const sentence of splitSentences(block.text)) {
@@ -81,11 +85,18 @@ export class Chunker {
     return out;
   }
 
-  /** A table's rows, one unit each (a row longer than a chunk is cut between words). */
-  private addTable(rows: readonly { text: string }[], page: number, out: Chunk[]): void {
+  /**
+   * A table's rows, one unit each (a row longer than a chunk is cut between words). A table that
+   * opens a page right after a table of as many columns on an earlier page continues it: its rows
+   * come under the first page's header, and a first row repeating that header is left out.
+   */
+  private addTable(rows: readonly { text: string; cells: unknown[] }[], page: number, out: Chunk[]): void {
     const section = this.sections.current;
-    let table: TableOf | undefined;
-    for (const row of rows) {
+    const columns = rows[0]?.cells.length ?? 0;
+    const open = this.openTable;
+    const continued = open && open.columns === columns && open.page < page ? open.table : undefined;
+    let table = continued;
+    for (const row of continued && rows[0]?.text === continued.header.text ? rows.slice(1) : rows) {
       const tokens = this.options.countTokens(`\n${row.text}`);
       const units = tokens <= this.budget ? [{ text: row.text, page, tokens }] : this.unitsOf(row.text, page);
       for (const unit of units) {
@@ -95,6 +106,7 @@ export class Chunker {
         this.add(rowUnit, out);
       }
     }
+    this.openTable = table && { table, columns, page };
   }
 
   /** The last chunk, if any text is left. */

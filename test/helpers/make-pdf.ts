@@ -114,9 +114,10 @@ export interface TableFixture {
  * A report with headings and a table: "1 Introduction" (bold, 16 pt) and prose; "2 Measurements"
  * (16 pt) with "2.1 Rainfall by station" (bold at body size) and a table of `rows` rows and four
  * columns (TABLE_HEADER, tableRow), drawn row by row with wide gaps between columns and its header
- * repeated on every page it runs over; then "3 Discussion" and prose. Helvetica 11 pt body.
+ * repeated on every page it runs over (unless `headerOnEveryPage` is false); then "3 Discussion"
+ * and prose. Helvetica 11 pt body.
  */
-export async function makeTablePdf(rows = 12): Promise<TableFixture> {
+export async function makeTablePdf(rows = 12, { headerOnEveryPage = true } = {}): Promise<TableFixture> {
   const doc = await PDFDocument.create();
   const font = await doc.embedFont(StandardFonts.Helvetica);
   const bold = await doc.embedFont(StandardFonts.HelveticaBold);
@@ -147,7 +148,7 @@ export async function makeTablePdf(rows = 12): Promise<TableFixture> {
       page = doc.addPage([612, 792]);
       pageNo++;
       y = 740;
-      row(TABLE_HEADER, bold);
+      if (headerOnEveryPage) row(TABLE_HEADER, bold);
     }
     row(tableRow(i));
     rowPages.push(pageNo);

@@ -5,7 +5,14 @@ import type { PageBlock } from '#shared/pdf/layout/page-layout.ts';
 import { SectionPath } from '#shared/pdf/layout/sections.ts';
 import { countTextTokens } from '#shared/pdf/tokens.ts';
 import { pickQuote } from '#shared/retrieval/quote.ts';
-import { knownSentence, makeTablePdf, TABLE_HEADER, tableMarkdownRow, tableRow } from '#test/helpers/make-pdf.ts';
+import {
+  knownSentence,
+  makeTablePdf,
+  TABLE_HEADER,
+  type TableFixture,
+  tableMarkdownRow,
+  tableRow,
+} from '#test/helpers/make-pdf.ts';
 
 // Page layout from pdf.js text positions (shared/pdf/layout/): tables recognised as Markdown rows,
 // headings and their path, and how the chunker cuts them. Through pdf.js on generated PDFs.
@@ -205,4 +212,26 @@ test("a chunk's section counts in its lexical score: a question naming the secti
   const hits = bm25TopK([buildLexicalIndex(chunks.map(lexicalText))], queryTerms('calibration of samples'), 2);
   expect(hits.map((h) => h.row)).toEqual([0, 1]);
   expect(hits[0]!.score).toBeGreaterThan(hits[1]!.score);
+});
+
+describe('a table running over pages', () => {
+  const header = tableMarkdownRow(TABLE_HEADER);
+  const chunksOf = async (fixture: TableFixture) =>
+    chunkPages(await readPages(fixture.bytes), { chunkTokens: 200, overlapTokens: 40, countTokens: countTextTokens });
+
+  test('the header the document repeats on the next page is not repeated inside a chunk', async () => {
+    const fixture = await makeTablePdf(90);
+    expect(fixture.rowPages.at(-1)).toBeGreaterThan(2);
+    for (const chunk of await chunksOf(fixture))
+      expect(chunk.text.split('\n').filter((l) => l === header).length).toBeLessThanOrEqual(1);
+  });
+
+  test("rows on the next page without a header of their own come under the first page's header", async () => {
+    const fixture = await makeTablePdf(90, { headerOnEveryPage: false });
+    const firstOnPage2 = fixture.rowPages.indexOf(2);
+    const chunks = await chunksOf(fixture);
+    const holding = chunks.filter((c) => c.text.includes(tableMarkdownRow(tableRow(firstOnPage2 + 3))));
+    expect(holding.length).toBeGreaterThan(0);
+    for (const chunk of holding) expect(chunk.text.split('\n').find((l) => l.startsWith('| '))).toBe(header);
+  });
 });
