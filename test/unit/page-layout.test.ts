@@ -81,14 +81,14 @@ describe('tables', () => {
   test('two-column prose drawn line by line across both columns is not a table', async () => {
     const pdf = await pdfOf(({ text, width }) => {
       // Columns 240 pt wide with an 18 pt gutter; each line as many words as fit (seven or eight).
-      const fit = (sentence: string) => {
+      const fitted = (sentence: string) => {
         const words = sentence.split(' ');
         while (width(words.join(' ')) > 240) words.pop();
         return words.join(' ');
       };
       for (let i = 0; i < 12; i++) {
-        text(fit(`${knownSentence(1, i)} ${knownSentence(3, i)}`), 56, 740 - i * 14);
-        text(fit(`${knownSentence(2, i)} ${knownSentence(4, i)}`), 314, 740 - i * 14);
+        text(fitted(`${knownSentence(1, i)} ${knownSentence(3, i)}`), 56, 740 - i * 14);
+        text(fitted(`${knownSentence(2, i)} ${knownSentence(4, i)}`), 314, 740 - i * 14);
       }
     });
     const [page] = await readPages(pdf);
