@@ -27,6 +27,8 @@ export interface Source {
   quote: string;
   /** The page's text was recognised by OCR (it may contain recognition errors). */
   ocr?: boolean;
+  /** The heading path the passage sits under. */
+  section?: string;
 }
 
 export interface ChatInput {

@@ -39,6 +39,7 @@ const SOURCE_EXAMPLE = {
   score: 0.82,
   quote: 'Trace trees cover a program by forming one tree per loop.',
   cited: true,
+  section: '3 Trace trees > 3.1 Loops',
 };
 const CHAT_EXAMPLE = {
   id: ids.chat,
@@ -75,6 +76,9 @@ export const sourceSchema = z
     ocr: z
       .optional(z.boolean())
       .check(z.describe('True when the page was read by OCR (its text may contain recognition errors)')),
+    section: z
+      .optional(z.string())
+      .check(z.describe('The heading path the passage sits under, outermost first ("2 Methods > 2.1 Data")')),
   })
   .check(example(SOURCE_EXAMPLE));
 export type SourceRef = z.infer<typeof sourceSchema>;

@@ -21,6 +21,10 @@ export interface Chunk {
   tokens: number;
   /** Pages of the chunk whose text was recognised by OCR (absent: none). */
   ocrPages?: number[];
+  /** The heading path the chunk sits under ("2 Methods > 2.1 Data"; absent: none found). */
+  section?: string;
+  /** `[offset in text, section]` where the chunk runs over several sections (absent: one or none). */
+  sectionStarts?: [number, string][];
 }
 
 const CHUNK_DIGITS = 6;
@@ -41,9 +45,22 @@ const chunkKey = (fileId: string, n: number) => ({ PK: chunkPk(fileId), SK: chun
 const toItem = (c: ChunkItem): Item => ({ ...chunkKey(c.fileId, c.n), ...c });
 
 function fromItem(item: Item): ChunkItem {
-  const { fileId, runId, n, text, page, pageEnd, pageStarts, tokens, ocrPages, embedding } =
+  const { fileId, runId, n, text, page, pageEnd, pageStarts, tokens, ocrPages, section, sectionStarts, embedding } =
     item as unknown as ChunkItem;
-  return { fileId, runId, n, text, page, pageEnd, pageStarts, tokens, ...(ocrPages && { ocrPages }), embedding };
+  return {
+    fileId,
+    runId,
+    n,
+    text,
+    page,
+    pageEnd,
+    pageStarts,
+    tokens,
+    ...(ocrPages && { ocrPages }),
+    section,
+    sectionStarts,
+    embedding,
+  };
 }
 
 export class ChunkRepository extends Repository {

@@ -2,6 +2,7 @@ import { runBoundedChild, type ChildLimits } from './bounded-child.ts';
 import type { ContentLimits } from './content-budget.ts';
 import type { ExtractResult } from './extract.ts';
 import type { TextVerdict } from './text-quality.ts';
+import type { PageBlock } from './layout/page-layout.ts';
 
 // Text extraction with a bound on what one document may cost (docs/DECISIONS.md, Hostile
 // documents): pdf.js reads the document in a bounded child process (bounded-child.ts), after a
@@ -16,8 +17,8 @@ export interface ExtractLimits extends ChildLimits {
 interface BoundedExtractOptions {
   maxPages: number;
   limits: ExtractLimits;
-  /** Called with each page's normalised text ('' when unusable) and its quality verdict, in page order (awaited, one at a time). */
-  onPage: (page: number, text: string, verdict: TextVerdict) => void | Promise<void>;
+  /** Called with each page's normalised text ('' when unusable), its quality verdict and its headings and tables if any, in page order (awaited, one at a time). */
+  onPage: (page: number, text: string, verdict: TextVerdict, blocks?: PageBlock[]) => void | Promise<void>;
   /** Called once with the document's page count, before the first page (awaited). */
   onDocument?: (pages: number) => void | Promise<void>;
   /** Called once the child is gone, with its peak resident size (for the benchmark). */
@@ -60,7 +61,7 @@ export async function extractTextBounded(
             break;
           case 'page':
             session.armPageTimer();
-            pages = pages.then(() => options.onPage(m.page, m.text, m.verdict));
+            pages = pages.then(() => options.onPage(m.page, m.text, m.verdict, m.blocks));
             pages.catch(session.finish);
             break;
           case 'done':

@@ -1,5 +1,7 @@
 import type { Chunk } from '../files/chunk-repository.ts';
 import { splitSentences } from '../sentences.ts';
+import type { PageBlock } from './layout/page-layout.ts';
+import { SectionPath } from './layout/sections.ts';
 
 // Token-aware chunking: pages are cut into sentences, sentences are packed into
 // chunks of at most `chunkTokens`, and each chunk starts with the last whole sentences of the
@@ -7,6 +9,10 @@ import { splitSentences } from '../sentences.ts';
 // A sentence longer than a chunk is cut between words (a word longer than a chunk, between
 // characters). Chunks may span pages; `pageStarts` maps offsets in the chunk text to pages.
 // Pages are pushed one at a time, so memory stays bounded by one chunk plus one page.
+// A page with a layout (layout/page-layout.ts) is chunked block by block: each chunk carries the
+// section path it mostly sits under, table rows are units of their own joined by line breaks,
+// and a chunk that breaks inside a table starts with the table's header row again, then only
+// the table's own rows as overlap (docs/DECISIONS.md, Tables and sections).
 
 interface ChunkerOptions {
   chunkTokens: number;
@@ -21,15 +27,30 @@ const FIRST_UNIT_MARGIN = 4;
 interface Unit {
   text: string;
   page: number;
-  /** Tokens of the unit with the space that joins it to the previous one. */
+  /** Tokens of the unit with the space (a line break for table rows) that joins it to the previous one. */
   tokens: number;
+  /** The heading path the unit sits under. */
+  section?: string;
+  /** The table the unit is a row of. */
+  table?: TableOf;
 }
+
+/** A table being chunked: its header row's unit (the header itself has `table` set too). */
+interface TableOf {
+  header: Unit;
+}
+
+/** Table rows are joined by line breaks (Markdown rows), as in the page text. */
+const joinerOf = (unit: Unit, previous: Unit) => (unit.table || previous.table ? '\n' : ' ');
 
 export class Chunker {
   private units: Unit[] = [];
   private used = 0;
   private next: number;
   private readonly overlap: number;
+  private readonly sections = new SectionPath();
+  /** The table the text so far ends with (a table opening the next page may continue it). */
+  private openTable: { table: TableOf; columns: number; page: number } | undefined;
 
   /**
    * Units are counted with the space that joins them (the tokenizer never merges across a space
@@ -45,13 +66,47 @@ export class Chunker {
     this.overlap = Math.min(options.overlapTokens, Math.floor(this.budget / 2));
   }
 
-  /** Adds one page of normalised text; the chunks it completed. */
-  push(page: number, text: string): Chunk[] {
+  /** Adds one page of normalised text (with its layout, when it has one); the chunks it completed. */
+  push(page: number, text: string, blocks?: readonly PageBlock[]): Chunk[] {
     const out: Chunk[] = [];
-    for (const sentence of splitSentences(text)) {
-      for (const unit of this.unitsOf(sentence, page)) this.add(unit, out);
+    for (const block of blocks ?? [{ kind: 'text', text, lines: [] }]) {
+      if (block.kind === 'table') {
+        this.addTable(block.rows, page, out);
+        continue;
+      }
+      // Text with letters ends a table; a folio (a page number) between two pages of one does not.
+      if (block.kind === 'heading' || /\p{L}/u.test(block.text)) this.openTable = undefined;
+      if (block.kind === 'heading') this.sections.enter(block);
+      const section = this.sections.current;
+      for (const sentence of splitSentences(block.text)) {
+        for (const unit of this.unitsOf(sentence, page)) this.add({ ...unit, section }, out);
+      }
     }
     return out;
+  }
+
+  /**
+   * A table's rows, one unit each (a row longer than a chunk is cut between words). A table that
+   * opens a page right after a table of as many columns on an earlier page continues it: its rows
+   * come under the first page's header, and a first row repeating that header is left out.
+   */
+  private addTable(rows: readonly { text: string; cells: unknown[] }[], page: number, out: Chunk[]): void {
+    const section = this.sections.current;
+    const columns = rows[0]?.cells.length ?? 0;
+    const open = this.openTable;
+    const continued = open && open.columns === columns && open.page < page ? open.table : undefined;
+    let table = continued;
+    for (const row of continued && rows[0]?.text === continued.header.text ? rows.slice(1) : rows) {
+      const tokens = this.options.countTokens(`\n${row.text}`);
+      const units = tokens <= this.budget ? [{ text: row.text, page, tokens }] : this.unitsOf(row.text, page);
+      for (const unit of units) {
+        const rowUnit: Unit = { ...unit, section };
+        table ??= { header: rowUnit };
+        rowUnit.table = table;
+        this.add(rowUnit, out);
+      }
+    }
+    this.openTable = table && { table, columns, page };
   }
 
   /** The last chunk, if any text is left. */
@@ -70,6 +125,8 @@ export class Chunker {
     if (this.units.length && this.used + unit.tokens > this.budget) {
       if (!this.onlyOverlap) out.push(this.emit());
       this.carryOverlap(unit.tokens);
+      if (unit.table && unit.table.header !== unit) this.repeatHeader(unit);
+      else this.headOverlapRows(unit.tokens);
     }
     this.units.push(unit);
     this.used += unit.tokens;
@@ -91,22 +148,73 @@ export class Chunker {
     this.onlyOverlap = kept.length > 0;
   }
 
+  /**
+   * A chunk that breaks inside a table starts with the table's header row, then the rows kept as
+   * overlap (prose before the table is dropped from it), so every chunk holding rows names their
+   * columns.
+   */
+  private repeatHeader(incoming: Unit): void {
+    const { header } = incoming.table!;
+    if (header.tokens + incoming.tokens > this.budget) return;
+    const rows = this.units.filter((u) => u.table === incoming.table && u !== header);
+    let tokens = rows.reduce((n, u) => n + u.tokens, 0);
+    while (rows.length && header.tokens + tokens + incoming.tokens > this.budget) tokens -= rows.shift()!.tokens;
+    this.units = [header, ...rows];
+    this.used = header.tokens + tokens;
+    this.onlyOverlap = true;
+  }
+
+  /** Overlap that starts inside a table (its last rows, before other text) gets the table's header, or is dropped. */
+  private headOverlapRows(incoming: number): void {
+    const first = this.units[0];
+    if (!first?.table || first === first.table.header) return;
+    const { header } = first.table;
+    if (header.tokens + this.used + incoming <= this.budget) {
+      this.units.unshift(header);
+      this.used += header.tokens;
+      return;
+    }
+    while (this.units[0]?.table === first.table) this.used -= this.units.shift()!.tokens;
+    this.onlyOverlap = this.units.length > 0;
+  }
+
   private emit(): Chunk {
     let text = '';
     const pageStarts: [number, number][] = [];
-    for (const u of this.units) {
-      if (text) text += ' ';
+    const bySection = new Map<string | undefined, number>();
+    const sectionStarts: [number, string][] = [];
+    let tabular = false;
+    this.units.forEach((u, k) => {
+      if (k > 0) text += joinerOf(u, this.units[k - 1]!);
       if (pageStarts.at(-1)?.[1] !== u.page) pageStarts.push([text.length, u.page]);
+      if (u.section !== undefined && sectionStarts.at(-1)?.[1] !== u.section)
+        sectionStarts.push([text.length, u.section]);
       text += u.text;
-    }
+      bySection.set(u.section, (bySection.get(u.section) ?? 0) + u.tokens);
+      if (u.table) tabular = true;
+    });
+    // The section most of the chunk's text sits under (the earlier one on a tie).
+    let section: string | undefined;
+    let most = -1;
+    for (const [name, tokens] of bySection)
+      if (tokens > most) {
+        section = name;
+        most = tokens;
+      }
     return {
       index: this.next++,
       text,
       page: this.units[0]!.page,
       pageEnd: this.units.at(-1)!.page,
       pageStarts,
-      // Exact: the first unit counted as it stands, without the joining space it was counted with.
-      tokens: this.used - this.units[0]!.tokens + this.options.countTokens(this.units[0]!.text),
+      // Exact: the first unit counted as it stands, without the joining space it was counted with;
+      // table rows were counted with a line break that prose beside them is joined by too: counted again.
+      tokens: tabular
+        ? this.options.countTokens(text)
+        : this.used - this.units[0]!.tokens + this.options.countTokens(this.units[0]!.text),
+      section,
+      // Where the chunk runs over more than one section, where each starts (a quote's own section).
+      sectionStarts: sectionStarts.length > 1 ? sectionStarts : undefined,
     };
   }
 
@@ -146,14 +254,18 @@ export class Chunker {
 }
 
 /** Chunks of whole pages at once (tests and tools). */
-export function chunkPages(pages: { page: number; text: string }[], options: ChunkerOptions): Chunk[] {
+export function chunkPages(
+  pages: { page: number; text: string; blocks?: PageBlock[] }[],
+  options: ChunkerOptions,
+): Chunk[] {
   const chunker = new Chunker(options);
-  const out = pages.flatMap((p) => chunker.push(p.page, p.text));
+  const out = pages.flatMap((p) => chunker.push(p.page, p.text, p.blocks));
   return [...out, ...chunker.finish()];
 }
 
 // 2: text quality check, NFKC, right-to-left lines in logical order, CJK CMaps, OCR pages.
-// 3: right-to-left ligatures in logical order (docs/DECISIONS.md, "Right-to-left ligatures").
+// 3: right-to-left ligatures in logical order (docs/DECISIONS.md, "Right-to-left ligatures");
+//    tables as Markdown rows with the header repeated, headings as units of their own, sections.
 const CHUNKER_VERSION = 3;
 
 /** What makes two chunkings of the same bytes identical (embeddings are reused only under the same one). */

@@ -6,6 +6,7 @@ import { mapLimit } from '../dynamo.ts';
 import { partVectorsKey } from '../files/storage.ts';
 import type { ProcessingFile } from '../files/file-repository.ts';
 import { binaryToVector, encodePacked, packVectors, vectorToBinary } from '../retrieval/packed-vectors.ts';
+import { lexicalText } from '../retrieval/lexical-index.ts';
 import { chunkerId } from './chunker.ts';
 import { PermanentFailure, RetryableFailure } from '../files/failures.ts';
 import { partFileSchema, type EmbedMessage, type PartFile } from './messages.ts';
@@ -141,10 +142,12 @@ export const runEmbed = runStage(async (deps, msg: EmbedMessage, record, ctx: Em
     pageStarts: c.pageStarts,
     tokens: c.tokens,
     ...(c.ocrPages?.length && { ocrPages: c.ocrPages }),
+    section: c.section,
+    sectionStarts: c.sectionStarts,
     embedding: vectorToBinary(vectors[i]!),
   }));
   const packed = packVectors(
-    part.chunks.map((c, i) => ({ chunk: c.index, page: c.page, vector: vectors[i]!, text: c.text })),
+    part.chunks.map((c, i) => ({ chunk: c.index, page: c.page, vector: vectors[i]!, text: lexicalText(c) })),
     dimensions,
   );
   await Promise.all([

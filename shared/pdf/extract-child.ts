@@ -2,6 +2,7 @@ import { checkContentBudget, checkImageBudget, type ContentLimits } from './cont
 import { extractText, loadPdfjs, type ExtractResult } from './extract.ts';
 import { PermanentFailure, type FailureReason } from '../files/failures.ts';
 import type { TextVerdict } from './text-quality.ts';
+import type { PageBlock } from './layout/page-layout.ts';
 import { flushCompileCache } from 'node:module';
 import { asError } from '../errors.ts';
 import { openForDrawing } from './ocr/render.ts';
@@ -36,7 +37,7 @@ export type ChildRequest = { type: 'draw'; page: number } | { type: 'close' };
 
 export type ChildMessage =
   | { type: 'ready'; pages: number }
-  | { type: 'page'; page: number; text: string; verdict: TextVerdict }
+  | { type: 'page'; page: number; text: string; verdict: TextVerdict; blocks?: PageBlock[] }
   | { type: 'done'; result: ExtractResult }
   | { type: 'image'; page: number; width: number; height: number; pgm: Uint8Array }
   /** The page draws nothing (no text, path, shading or image): nothing to recognise. */
@@ -56,7 +57,7 @@ async function extract(data: Uint8Array, job: ExtractJob): Promise<void> {
   const result = await extractText(data, {
     maxPages: job.maxPages,
     onDocument: (pages) => send({ type: 'ready', pages }),
-    onPage: (page, text, verdict) => send({ type: 'page', page, text, verdict }),
+    onPage: (page, text, verdict, blocks) => send({ type: 'page', page, text, verdict, blocks }),
   });
   await send({ type: 'done', result });
 }

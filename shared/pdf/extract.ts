@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { PermanentFailure } from '../files/failures.ts';
 import { readPageText } from './normalise.ts';
 import { cmapsDir } from './pdfjs-data.ts';
+import type { PageBlock } from './layout/page-layout.ts';
 import type { TextVerdict } from './text-quality.ts';
 
 // Text per page with pdfjs-dist 6 (legacy build) in Node and in an esbuild bundle:
@@ -67,8 +68,8 @@ export function standardFontsDir(): string {
 
 interface ExtractOptions {
   maxPages: number;
-  /** Called with each page's normalised text ('' when unusable) and the quality verdict on it, in page order (awaited). */
-  onPage: (page: number, text: string, verdict: TextVerdict) => void | Promise<void>;
+  /** Called with each page's normalised text ('' when unusable), the quality verdict on it and its headings and tables if any, in page order (awaited). */
+  onPage: (page: number, text: string, verdict: TextVerdict, blocks?: PageBlock[]) => void | Promise<void>;
   /** Called once with the document's page count, before the first page (progress reporting). */
   onDocument?: (pages: number) => void | Promise<void>;
   /** Checked between pages: extraction stops with this error when it returns one. */
@@ -144,7 +145,7 @@ export async function extractText(data: Uint8Array, options: ExtractOptions): Pr
         continue;
       }
       if (read.verdict.usable) textPages++;
-      await options.onPage(n, read.text, read.verdict);
+      await options.onPage(n, read.text, read.verdict, read.blocks);
     }
     if (failedPages === doc.numPages)
       throw new PermanentFailure('NOT_PDF', 'The file is damaged: no page could be read');

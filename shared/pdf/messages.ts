@@ -45,6 +45,9 @@ export const partFileSchema = z.object({
       tokens: z.number().check(z.int(), z.gte(0)),
       /** Pages of this chunk whose text was recognised by OCR. */
       ocrPages: z.optional(z.array(z.number().check(z.int(), z.gte(1)))),
+      /** The heading path the chunk sits under. */
+      section: z.optional(z.string()),
+      sectionStarts: z.optional(z.array(z.tuple([z.number().check(z.int(), z.gte(0)), z.string()]))),
     }),
   ),
 });

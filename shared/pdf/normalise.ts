@@ -1,4 +1,5 @@
 import { normalizeText } from '../sentences.ts';
+import { type PageBlock, readPageLayout } from './layout/page-layout.ts';
 import { judgePageText, type TextVerdict } from './text-quality.ts';
 
 // Per-page text in → normalised text out, for text layers (pdf.js) and OCR alike.
@@ -20,6 +21,7 @@ interface PageTextItem {
   transform?: number[];
   width?: number;
   height?: number;
+  fontName?: string;
   hasEOL?: boolean;
 }
 
@@ -87,11 +89,15 @@ interface PageText {
   /** Normalised text ('' when the page has none or it is unusable). */
   text: string;
   verdict: TextVerdict;
+  /** Its headings and tables, when it has any (layout/page-layout.ts); `text` is then made of them. */
+  blocks?: PageBlock[];
 }
 
 /** A page's text items → the quality verdict on the raw text, and the normalised text when usable. */
 export function readPageText(items: readonly PageTextItem[]): PageText {
   const raw = joinItems(items);
   const verdict = judgePageText(raw);
-  return { text: verdict.usable ? normalisePageText(raw) : '', verdict };
+  if (!verdict.usable) return { text: '', verdict };
+  const layout = readPageLayout(items);
+  return layout ? { text: layout.text, verdict, blocks: layout.blocks } : { text: normalisePageText(raw), verdict };
 }

@@ -2,6 +2,7 @@ import { estimateTokens } from '../ai/tokens.ts';
 import type { Chunk } from '../files/chunk-repository.ts';
 import { partKey } from '../files/storage.ts';
 import { Chunker } from './chunker.ts';
+import type { PageBlock } from './layout/page-layout.ts';
 import type { PartFile } from './messages.ts';
 import { PartPlanner } from './parts.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
@@ -14,7 +15,7 @@ import { countTextTokens } from './tokens.ts';
 // parts numbered after pdf-extract's.
 
 interface PartWriter {
-  page(page: number, text: string): void;
+  page(page: number, text: string, blocks?: PageBlock[]): void;
   /** Writes the last part, then waits for every write: a write still in flight after the stage
    * ended would land after the clean-up of a redelivery. */
   finish(): Promise<{ chunks: number; parts: number }>;
@@ -56,7 +57,7 @@ export function partWriter(
     chunks += list.length;
   };
   return {
-    page: (page, text) => add(chunker.push(page, text)),
+    page: (page, text, blocks) => add(chunker.push(page, text, blocks)),
     async finish() {
       add(chunker.finish());
       planner.flush();

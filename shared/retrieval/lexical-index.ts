@@ -19,6 +19,15 @@ export interface LexicalIndex {
   tf: Uint8Array;
 }
 
+/**
+ * What a chunk is indexed by: its innermost heading, then its text. The heading's terms count in
+ * the chunk's score, so a question naming a section ("the methods") finds the passages under it,
+ * not only the one that holds the heading. Outer headings are left out: a document's title would
+ * otherwise be indexed with every chunk.
+ */
+export const lexicalText = (chunk: { text: string; section?: string }) =>
+  chunk.section ? `${chunk.section.split(' > ').at(-1)}\n${chunk.text}` : chunk.text;
+
 /** The index of chunk texts (in pack order). */
 export function buildLexicalIndex(texts: string[]): LexicalIndex {
   const counted = texts.map(termCounts);

@@ -2,7 +2,7 @@ import { words } from '../ai/lexical-embedding.ts';
 import { splitSentences } from '../sentences.ts';
 import { STOP_WORDS } from './terms.ts';
 
-// The quote of a cited chunk: the sentence sharing the most words with the prompt, cut to at
+// The quote of a cited chunk: the sentence (or table row) sharing the most words with the prompt, cut to at
 // most `maxChars` around its first shared word when it is long. Always a substring of the
 // chunk's stored text, so a client can find it verbatim in the source.
 
@@ -16,16 +16,30 @@ interface Quote {
 
 export function pickQuote(text: string, prompt: string, maxChars = QUOTE_MAX_CHARS): Quote {
   const terms = new Set(words(prompt).filter((w) => !STOP_WORDS.has(w)));
-  let best: Quote & { score: number } = { quote: '', offset: 0, score: -1 };
+  let best: Quote & { score: number } = { quote: '', offset: 0, score: Number.NEGATIVE_INFINITY };
   let from = 0;
-  for (const sentence of splitSentences(text)) {
-    const offset = text.indexOf(sentence, from);
-    if (offset < 0) continue;
-    from = offset + sentence.length;
-    const shared = new Set(words(sentence).filter((w) => terms.has(w)));
-    if (shared.size > best.score) best = { quote: sentence, offset, score: shared.size };
+  // Table rows stand on lines of their own (Markdown rows): each line is cut into sentences apart.
+  // A table's first row in a chunk is its header: it is the quote only when no row or sentence
+  // shares a word, and a row shares its header's words at half weight (its column names).
+  let header: Set<string> | undefined;
+  for (const line of text.split('\n')) {
+    const row = line.startsWith('| ');
+    const isHeader = row && !header;
+    if (!row) header = undefined;
+    for (const sentence of splitSentences(line)) {
+      const offset = text.indexOf(sentence, from);
+      if (offset < 0) continue;
+      from = offset + sentence.length;
+      const shared = new Set(words(sentence).filter((w) => terms.has(w)));
+      let score = shared.size;
+      if (isHeader) {
+        header = shared;
+        score = Math.min(score, 0.5);
+      } else if (header) score += [...header].filter((w) => !shared.has(w)).length / 2;
+      if (score > best.score) best = { quote: sentence, offset, score };
+    }
   }
-  if (best.score < 0) return { quote: text.slice(0, maxChars), offset: 0 };
+  if (best.score === Number.NEGATIVE_INFINITY) return { quote: text.slice(0, maxChars), offset: 0 };
   if (best.quote.length <= maxChars) return { quote: best.quote, offset: best.offset };
   return trimAround(text, best, terms, maxChars);
 }
@@ -52,6 +66,16 @@ function trimAround(_text: string, s: Quote, terms: Set<string>, maxChars: numbe
   }
   const quote = sentence.slice(start, end);
   return { quote, offset: s.offset + start };
+}
+
+/** The section of an offset in a chunk, from its `[offset, section]` starts (undefined without them). */
+export function sectionAt(sectionStarts: [number, string][] | undefined, offset: number): string | undefined {
+  let section: string | undefined;
+  for (const [at, s] of sectionStarts ?? []) {
+    if (at <= offset) section = s;
+    else break;
+  }
+  return section;
 }
 
 /** The page of an offset in a chunk, from its `[offset, page]` starts. */

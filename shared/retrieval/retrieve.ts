@@ -18,7 +18,7 @@ import {
   topK,
   type PackedVectors,
 } from './packed-vectors.ts';
-import { pageAt, pickQuote } from './quote.ts';
+import { pageAt, pickQuote, sectionAt } from './quote.ts';
 import { queryTerms } from './terms.ts';
 
 // Retrieval for a file chat, hybrid: the query's embedding against the packed vectors of the
@@ -269,6 +269,7 @@ export function createRetriever(deps: RetrievalDeps) {
         score: Math.round(score * 10_000) / 10_000,
         text: item.text,
         quote,
+        section: sectionAt(item.sectionStarts, offset) ?? item.section,
       };
     });
   };
