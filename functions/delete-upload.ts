@@ -5,9 +5,16 @@ import { deleteUpload } from '#shared/files/upload-service.ts';
 import { uploadDeps } from '#shared/files/upload-deps.ts';
 import { config } from '#shared/config.ts';
 import { systemClock } from '#shared/clock.ts';
+import { ingestQueueDeps } from '#shared/pdf/pipeline-deps.ts';
+import { releaseWaiting } from '#shared/pdf/ingest-queue.ts';
 
 // DELETE /upload/{fileId}: the file's objects, chunks, attachments and record (owner only).
-const deps = uploadDeps(config(), systemClock);
+const settings = config();
+const ingestQueues = ingestQueueDeps(settings, systemClock);
+const deps = {
+  ...uploadDeps(settings, systemClock),
+  releaseWaiting: (userId: string) => releaseWaiting(ingestQueues, userId),
+};
 
 export const handler = httpHandler(httpRoutes['delete-upload'], { params: fileIdParams }, async ({ params, user }) => {
   await deleteUpload(deps, { userId: user.id, fileId: params.fileId });

@@ -11,9 +11,9 @@ import { ingestPdf, ingestSettings, type IngestDeps } from '#shared/pdf/ingest-s
 import { ingestPdfBody } from '#shared/files/schemas.ts';
 import { stageQueues } from '#shared/pdf/queue.ts';
 import { userLimits } from '#shared/limits/user-limits.ts';
+import { WaitingQueue } from '#shared/limits/waiting-queue.ts';
 
-// POST /message/pdf: check the URL and its size, start the pipeline, wait a while for it.
-
+// POST /message/pdf: check the URL and its size, start the pipeline (or queue), wait a while for it.
 const settings = config();
 const deps: IngestDeps = {
   files: new FileRepository(dynamo(), tableName()),
@@ -22,6 +22,7 @@ const deps: IngestDeps = {
   messages: new MessageRepository(dynamo(), tableName()),
   queues: stageQueues(sqsClient(), settings),
   limits: userLimits(dynamo(), settings, systemClock),
+  waiting: new WaitingQueue(dynamo(), tableName()),
   settings: ingestSettings(settings),
   clock: systemClock,
 };

@@ -136,6 +136,10 @@ export const configSchema = z.object({
   PDF_FETCH_MIN_BYTES_PER_SECOND: z._default(int(0, 1024 * 1024 * 1024), 16 * 1024),
   PDF_FETCH_SLOW_WINDOW_MS: z._default(int(100, 15 * 60 * 1000), 5_000),
   PDF_MAX_IN_FLIGHT_PER_USER: z._default(int(1, 10_000), 3),
+  // Ingestions beyond those in flight wait in the user's queue, up to this many (then 429; 0: no
+  // queue, every one beyond is 429). The upload and ingestion rates allow a burst of this many
+  // plus those in flight at once (docs/DECISIONS.md "Fair bulk ingestion").
+  PDF_MAX_QUEUED_PER_USER: z._default(int(0, 10_000), 100),
   // Bounds on reading one document (shared/pdf/bounded-extract.ts): the extraction
   // child's heap and resident size in MB (by default half and 70% of the function's memory),
   // time per page and per document, and the streams and CMaps it may expand to.

@@ -51,6 +51,8 @@ export interface Run {
   /** The run was forced (force: true): it never reuses earlier embeddings. */
   forced: boolean;
   startedAt: string;
+  /** Set while the run waits in its owner's ingestion queue (nothing of it is in the pipeline yet). */
+  queuedAt?: string;
 }
 
 /** What a run records as it goes, each field written by the stage that learns it (kept when the run ends). */
@@ -157,6 +159,7 @@ const FIELDS = [
   'sourceUrl',
   'forced',
   'startedAt',
+  'queuedAt',
   'sha256',
   'fetchedAt',
   'pagesDone',
@@ -319,11 +322,14 @@ export class FileRepository extends Repository {
     url: string;
     force: boolean;
     now: string;
+    /** The run waits in the owner's ingestion queue (queuedAt) until `leaveQueue`. */
+    queued?: boolean;
   }): Promise<ProcessingFile | undefined> {
     const u = updateExpression(
       {
         status: 'processing',
         stage: 'fetch',
+        queuedAt: p.queued ? p.now : undefined,
         runId: p.runId,
         sourceUrl: p.url,
         forced: p.force,
@@ -353,6 +359,18 @@ export class FileRepository extends Repository {
       },
     });
     return started && (fromItem(started) as ProcessingFile);
+  }
+
+  /**
+   * A queued run leaves the queue for the pipeline (its fetch is sent next); undefined when it is
+   * no longer the file's current run, or no longer queued (another releaser took it).
+   */
+  leaveQueue(id: string, runId: string, now: string): Promise<ProcessingFile | undefined> {
+    return updateIf(this.db, {
+      TableName: this.table,
+      Key: fileKey(id),
+      ...whileRunning(runId, updateExpression({ updatedAt: now }, ['queuedAt']), 'attribute_exists(#queuedAt)'),
+    }).then((updated) => updated && (fromItem(updated) as ProcessingFile));
   }
 
   /** pdf-fetch stored the document: its hash and size; the run goes on to extraction. */

@@ -138,6 +138,18 @@ export const embeddingsDataSchema = z.object({
   ocr: z
     .optional(z.object({ ranges: int(), done: int(), pages: z.optional(doneOfTotal('Pages recognised')) }))
     .check(z.describe('While OCR runs: page ranges (and pages) recognised so far, of all')),
+  queued: z
+    .optional(
+      z.object({
+        since: z.iso.datetime(),
+        place: z.optional(int()).check(z.describe('Its place in your queue of waiting PDFs (1: next)')),
+      }),
+    )
+    .check(
+      z.describe(
+        'While the PDF waits for one of your ingestions in progress to end (you have PDF_MAX_IN_FLIGHT_PER_USER at once; the rest wait in turn)',
+      ),
+    ),
   chunks: z.optional(int()),
   parts: z.optional(z.object({ total: z.optional(int()), done: int() })),
   progress: z

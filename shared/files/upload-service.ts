@@ -3,7 +3,8 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { createId } from '@paralleldrive/cuid2';
 import type { z } from 'zod/mini';
 import { isoNow, type Clock } from '../clock.ts';
-import { InvalidInputError } from '../errors.ts';
+import { asError, InvalidInputError } from '../errors.ts';
+import { logger } from '../logger.ts';
 import type { AttachmentRepository } from './attachment-repository.ts';
 import type { ChunkRepository } from './chunk-repository.ts';
 import type { FileRecord, FileRepository } from './file-repository.ts';
@@ -30,6 +31,11 @@ export interface UploadDeps {
   s3: S3Client;
   settings: { maxBytes: number; urlTtlSeconds: number };
   clock: Clock;
+  /**
+   * Hands the user's freed ingestion slot (a deleted file's run) to their waiting runs
+   * (docs/DECISIONS.md "Fair bulk ingestion"); absent: nothing is released here.
+   */
+  releaseWaiting?: (userId: string) => Promise<unknown>;
 }
 
 /**
@@ -128,5 +134,11 @@ export async function deleteUpload(
   const removed = await deps.files.delete(fileId);
   if (removed && record.usageBytes !== undefined) {
     await deps.usage.addTotals(userId, { files: -1, bytes: -record.usageBytes });
+  }
+  if (record.status === 'processing') {
+    // Best effort: the data sweep releases what this misses.
+    await deps
+      .releaseWaiting?.(userId)
+      .catch((err) => logger.warn('could not release waiting ingestions', { userId, error: asError(err) }));
   }
 }
