@@ -360,6 +360,22 @@ export const httpRoutes = {
     rateLimit: 'uploads',
     access: { table: 'readwrite', bucket: { read: ['uploads/'], write: ['uploads/'] }, jwtSecret: true },
   },
+  // Large PDFs: an S3 multipart upload, a presigned PUT per part, completed with the parts' ETags.
+  'create-multipart-upload': {
+    method: 'POST',
+    path: '/upload/multipart',
+    auth: 'user',
+    shape: 'envelope',
+    rateLimit: 'uploads',
+    access: { table: 'readwrite', bucket: { read: ['uploads/'], write: ['uploads/'] }, jwtSecret: true },
+  },
+  'complete-multipart-upload': {
+    method: 'POST',
+    path: '/upload/{fileId}/complete',
+    auth: 'user',
+    shape: 'envelope',
+    access: { table: 'readwrite', bucket: { write: ['uploads/'] }, jwtSecret: true },
+  },
   'list-uploads': {
     method: 'GET',
     path: '/upload',

@@ -38,6 +38,8 @@ interface FileBase {
   usageBytes?: number;
   /** The uploaded object (POST /upload). */
   s3Key: string;
+  /** The S3 multipart upload still open for the object (POST /upload/multipart until its completion). */
+  multipartUploadId?: string;
   /** Chats this file is attached to. */
   chatIds?: string[];
   createdAt: string;
@@ -93,6 +95,8 @@ export interface RunProgress {
   model?: string;
   dimensions?: number;
   reusedFrom?: string;
+  /** The earlier file of the same bytes and chunker whose chunks this run took instead of extracting (and recognising) again. */
+  extractedFrom?: string;
   /** Chunker identity (version, encoding, sizes): embeddings are reusable only under the same one. */
   chunker?: string;
   /** The packed vectors of the last completed run (S3); a forced run replaces them when it completes. */
@@ -150,6 +154,7 @@ const FIELDS = [
   'quotaBytes',
   'usageBytes',
   's3Key',
+  'multipartUploadId',
   'chatIds',
   'createdAt',
   'updatedAt',
@@ -185,6 +190,7 @@ const FIELDS = [
   'model',
   'dimensions',
   'reusedFrom',
+  'extractedFrom',
   'chunker',
   'vectorsKey',
   'completedAt',
@@ -204,6 +210,7 @@ const RUN_PROGRESS_RESET = [
   'completedAt',
   'doneParts',
   'reusedFrom',
+  'extractedFrom',
   'textPages',
   'ocrPages',
   'unreadablePages',
@@ -253,7 +260,17 @@ function fromItem(item: Item): FileRecord {
 
 /** What pdf-extract learned of the document, and where the run goes next. */
 type Extraction =
-  | { next: 'embed'; pages: number; textPages: number; unreadablePages: number; chunks: number; partsTotal: number }
+  | {
+      next: 'embed';
+      pages: number;
+      textPages: number;
+      unreadablePages: number;
+      chunks: number;
+      partsTotal: number;
+      /** Chunks taken from an earlier file of the same bytes: its OCR pages and its id. */
+      ocrPages?: number;
+      extractedFrom?: string;
+    }
   | {
       next: 'ocr';
       pages: number;
@@ -412,7 +429,7 @@ export class FileRepository extends Repository {
       runId,
       // OCR's chunks and parts are numbered after the text layers' (extractChunks, extractParts).
       next === 'embed'
-        ? { stage: 'embed', ...e, ocrPages: 0, ...read }
+        ? { stage: 'embed', ocrPages: 0, ...e, ...read }
         : { stage: 'ocr', ...e, extractChunks: e.chunks, ocrRangesDone: 0, ocrPagesDone: 0, ...read },
     );
   }
@@ -554,6 +571,18 @@ export class FileRepository extends Repository {
     });
   }
 
+  /** The multipart upload `uploadId` was completed: the record forgets it. False when it was not the open one. */
+  endMultipart(id: string, uploadId: string): Promise<boolean> {
+    return applyIf(this.db, {
+      TableName: this.table,
+      Key: fileKey(id),
+      UpdateExpression: 'REMOVE #upload',
+      ConditionExpression: '#upload = :upload',
+      ExpressionAttributeNames: { '#upload': 'multipartUploadId' },
+      ExpressionAttributeValues: { ':upload': uploadId },
+    });
+  }
+
   /** Remembers a chat the file is attached to (so deleting the file can detach it). */
   async addChat(id: string, chatId: string): Promise<void> {
     await this.db.send(
@@ -602,6 +631,29 @@ export class FileRepository extends Repository {
       },
       fromItem,
     );
+  }
+
+  /**
+   * A completed file of the user with the same bytes and chunker, whatever its embedding model:
+   * its chunks are what extracting (and recognising) these bytes again would give.
+   */
+  async findExtracted(userId: string, sha256: string, chunker: string, exceptId: string) {
+    const res = await this.db.send(
+      new QueryCommand({
+        TableName: this.table,
+        IndexName: 'GSI2',
+        KeyConditionExpression: 'GSI2PK = :pk',
+        ExpressionAttributeValues: { ':pk': hashPk(userId, sha256) },
+        ScanIndexForward: false,
+        Limit: 20,
+      }),
+    );
+    return (res.Items ?? [])
+      .map(fromItem)
+      .find(
+        (f): f is CompletedFile =>
+          f.id !== exceptId && f.status === 'completed' && f.userId === userId && f.chunker === chunker,
+      );
   }
 
   /** A completed file of the user with the same bytes, embedding model and chunker. */

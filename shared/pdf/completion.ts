@@ -75,7 +75,8 @@ async function countPages(deps: PipelineDeps, record: ProcessingFile): Promise<v
   try {
     await deps.usage.addTotals(record.userId, {
       pages: record.pages ?? record.pagesTotal ?? 0,
-      ocrPages: record.ocrPages ?? 0,
+      // Pages recognised again; chunks taken from an earlier file recognised nothing.
+      ocrPages: record.extractedFrom ? 0 : (record.ocrPages ?? 0),
     });
   } catch (err) {
     logger.error('could not count the pages ingested', { fileId: record.id, error: asError(err) });

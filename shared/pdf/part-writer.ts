@@ -15,6 +15,8 @@ import { countTextTokens } from './tokens.ts';
 
 interface PartWriter {
   page(page: number, text: string): void;
+  /** Chunks made already (an earlier file's of the same bytes), in order. */
+  chunks(list: Chunk[]): void;
   /** Writes the last part, then waits for every write: a write still in flight after the stage
    * ended would land after the clean-up of a redelivery. */
   finish(): Promise<{ chunks: number; parts: number }>;
@@ -57,6 +59,7 @@ export function partWriter(
   };
   return {
     page: (page, text) => add(chunker.push(page, text)),
+    chunks: add,
     async finish() {
       add(chunker.finish());
       planner.flush();
