@@ -4,13 +4,21 @@ import { accountExportDeps } from '#shared/account-export/account-export-deps.ts
 import { erasureDeps } from '#shared/erasure/erasure-deps.ts';
 import { runSweep } from '#shared/erasure/sweep.ts';
 import { logger } from '#shared/logger.ts';
+import { ingestQueueDeps } from '#shared/pdf/pipeline-deps.ts';
+import { releaseStuck } from '#shared/pdf/ingest-queue.ts';
 
 // data-sweep (a schedule): finishes unfinished erasures (DELETE /me), builds the account exports
 // asked for (POST /me/export) and deletes the chats and files RETENTION_DAYS says are too old.
-// What it does not reach before its deadline, the next run does.
+// Last, it releases queued PDF ingestions a lost release left waiting. What it does not reach
+// before its deadline, the next run does.
 
 const settings = config();
-const deps = { ...erasureDeps(settings, systemClock), exports: accountExportDeps(systemClock) };
+const ingestQueues = ingestQueueDeps(settings, systemClock);
+const deps = {
+  ...erasureDeps(settings, systemClock),
+  exports: accountExportDeps(systemClock),
+  releaseStuckIngestions: () => releaseStuck(ingestQueues),
+};
 /** Time kept back from the function's timeout to stop between two items. */
 const STOP_MARGIN_MS = 10_000;
 

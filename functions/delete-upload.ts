@@ -7,9 +7,17 @@ import { config } from '#shared/config.ts';
 import { systemClock } from '#shared/clock.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { CollectionRepository } from '#shared/collections/collection-repository.ts';
+import { ingestQueueDeps } from '#shared/pdf/pipeline-deps.ts';
+import { releaseWaiting } from '#shared/pdf/ingest-queue.ts';
 
 // DELETE /upload/{fileId}: the file's objects, chunks, attachments, memberships and record (owner only).
-const deps = { ...uploadDeps(config(), systemClock), collections: new CollectionRepository(dynamo(), tableName()) };
+const settings = config();
+const ingestQueues = ingestQueueDeps(settings, systemClock);
+const deps = {
+  ...uploadDeps(settings, systemClock),
+  collections: new CollectionRepository(dynamo(), tableName()),
+  releaseWaiting: (userId: string) => releaseWaiting(ingestQueues, userId),
+};
 
 export const handler = httpHandler(httpRoutes['delete-upload'], { params: fileIdParams }, async ({ params, user }) => {
   await deleteUpload(deps, { userId: user.id, fileId: params.fileId });

@@ -6,8 +6,7 @@ import { ingestDeps } from '#shared/pdf/ingest-deps.ts';
 import { ingestPdf } from '#shared/pdf/ingest-service.ts';
 import { ingestPdfBody } from '#shared/files/schemas.ts';
 
-// POST /message/pdf: check the URL and its size, start the pipeline, wait a while for it.
-
+// POST /message/pdf: check the URL and its size, start the pipeline (or queue), wait a while for it.
 const settings = config();
 const deps = ingestDeps(settings, systemClock);
 

@@ -4,11 +4,17 @@ import { systemClock } from '#shared/clock.ts';
 import { FileRepository } from '#shared/files/file-repository.ts';
 import { recordDeadLetter, type DeadLetterDeps } from '#shared/pdf/dead-letter.ts';
 import { sqsBatchHandler } from '#shared/pdf/stage-runner.ts';
+import { ingestQueueDeps } from '#shared/pdf/pipeline-deps.ts';
+import { releaseWaiting } from '#shared/pdf/ingest-queue.ts';
 
 // pdf-dead-letter (SQS, every pipeline DLQ): a file whose stage died on every attempt is marked
 // failed (PROCESSING_FAILED and the stage); a write that fails is retried by SQS.
 
-config();
-const deps: DeadLetterDeps = { files: new FileRepository(dynamo(), tableName()), clock: systemClock };
+const queues = ingestQueueDeps(config(), systemClock);
+const deps: DeadLetterDeps = {
+  files: new FileRepository(dynamo(), tableName()),
+  clock: systemClock,
+  releaseWaiting: (userId) => releaseWaiting(queues, userId),
+};
 
 export const handler = sqsBatchHandler(async (record) => void (await recordDeadLetter(deps, record.body)));

@@ -67,7 +67,9 @@ export const pipelineStages = {
     memoryMb: 512,
     maxReceiveCount: 5,
     // Writes a run's source PDF; a stale run's clean-up deletes its work files and vectors.
-    access: { table: 'readwrite', bucket: { write: ['work/', 'vectors/'] }, sendTo: ['pdf-extract'] },
+    // Every stage that can end a run sends its owner's next waiting run to pdf-fetch
+    // (docs/DECISIONS.md "Fair bulk ingestion").
+    access: { table: 'readwrite', bucket: { write: ['work/', 'vectors/'] }, sendTo: ['pdf-extract', 'pdf-fetch'] },
   },
   'pdf-extract': {
     queue: 'pdf-extract',
@@ -79,7 +81,7 @@ export const pipelineStages = {
     access: {
       table: 'readwrite',
       bucket: { read: ['work/'], write: ['work/', 'vectors/'] },
-      sendTo: ['pdf-ocr', 'pdf-embed'],
+      sendTo: ['pdf-ocr', 'pdf-embed', 'pdf-fetch'],
     },
   },
   // OCR of pages without usable text, a range of pages per message (OCR_PAGES_PER_MESSAGE), so a
@@ -93,7 +95,11 @@ export const pipelineStages = {
     timeoutSeconds: 600,
     memoryMb: 3008,
     maxReceiveCount: 5,
-    access: { table: 'readwrite', bucket: { read: ['work/'], write: ['work/', 'vectors/'] }, sendTo: ['pdf-embed'] },
+    access: {
+      table: 'readwrite',
+      bucket: { read: ['work/'], write: ['work/', 'vectors/'] },
+      sendTo: ['pdf-embed', 'pdf-fetch'],
+    },
   },
   'pdf-embed': {
     queue: 'pdf-embed',
@@ -103,7 +109,12 @@ export const pipelineStages = {
     memoryMb: 1024,
     maxReceiveCount: 5,
     // Completion packs the parts' vectors (work/) into vectors/.
-    access: { table: 'readwrite', bucket: { read: ['work/'], write: ['work/', 'vectors/'] }, ai: ['embeddings'] },
+    access: {
+      table: 'readwrite',
+      bucket: { read: ['work/'], write: ['work/', 'vectors/'] },
+      ai: ['embeddings'],
+      sendTo: ['pdf-fetch'],
+    },
   },
 } as const satisfies Record<PipelineStageName, PipelineStage>;
 
@@ -121,7 +132,12 @@ interface DeadLetterConsumer {
 }
 
 const deadLetterConsumers = {
-  'pdf-dead-letter': { batchSize: 10, timeoutSeconds: 30, memoryMb: 256, access: { table: 'readwrite' } },
+  'pdf-dead-letter': {
+    batchSize: 10,
+    timeoutSeconds: 30,
+    memoryMb: 256,
+    access: { table: 'readwrite', sendTo: ['pdf-fetch'] },
+  },
 } as const satisfies Record<string, DeadLetterConsumer>;
 
 interface ScheduledTask {
@@ -143,6 +159,7 @@ const scheduledTasks = {
     access: {
       table: 'readwrite',
       bucket: { read: ['uploads/'], write: ['uploads/', 'work/', 'vectors/', 'exports/'] },
+      sendTo: ['pdf-fetch'],
     },
   },
 } as const satisfies Record<string, ScheduledTask>;
@@ -343,6 +360,22 @@ export const httpRoutes = {
     rateLimit: 'uploads',
     access: { table: 'readwrite', bucket: { read: ['uploads/'], write: ['uploads/'] }, jwtSecret: true },
   },
+  // Large PDFs: an S3 multipart upload, a presigned PUT per part, completed with the parts' ETags.
+  'create-multipart-upload': {
+    method: 'POST',
+    path: '/upload/multipart',
+    auth: 'user',
+    shape: 'envelope',
+    rateLimit: 'uploads',
+    access: { table: 'readwrite', bucket: { read: ['uploads/'], write: ['uploads/'] }, jwtSecret: true },
+  },
+  'complete-multipart-upload': {
+    method: 'POST',
+    path: '/upload/{fileId}/complete',
+    auth: 'user',
+    shape: 'envelope',
+    access: { table: 'readwrite', bucket: { write: ['uploads/'] }, jwtSecret: true },
+  },
   'list-uploads': {
     method: 'GET',
     path: '/upload',
@@ -355,7 +388,12 @@ export const httpRoutes = {
     path: '/upload/{fileId}',
     auth: 'user',
     shape: 'envelope',
-    access: { table: 'readwrite', bucket: { write: ['uploads/', 'work/', 'vectors/'] }, jwtSecret: true },
+    access: {
+      table: 'readwrite',
+      bucket: { write: ['uploads/', 'work/', 'vectors/'] },
+      sendTo: ['pdf-fetch'],
+      jwtSecret: true,
+    },
   },
   'ingest-pdf': {
     method: 'POST',

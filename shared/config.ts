@@ -136,6 +136,10 @@ export const configSchema = z.object({
   PDF_FETCH_MIN_BYTES_PER_SECOND: z._default(int(0, 1024 * 1024 * 1024), 16 * 1024),
   PDF_FETCH_SLOW_WINDOW_MS: z._default(int(100, 15 * 60 * 1000), 5_000),
   PDF_MAX_IN_FLIGHT_PER_USER: z._default(int(1, 10_000), 3),
+  // Ingestions beyond those in flight wait in the user's queue, up to this many (then 429; 0: no
+  // queue, every one beyond is 429). The upload and ingestion rates allow a burst of this many
+  // plus those in flight at once (docs/DECISIONS.md "Fair bulk ingestion").
+  PDF_MAX_QUEUED_PER_USER: z._default(int(0, 10_000), 100),
   // Bounds on reading one document (shared/pdf/bounded-extract.ts): the extraction
   // child's heap and resident size in MB (by default half and 70% of the function's memory),
   // time per page and per document, and the streams and CMaps it may expand to.
@@ -153,6 +157,9 @@ export const configSchema = z.object({
   CHUNKS_PER_PART: z._default(int(1, 10_000), 2_048),
   // Lifetime of the presigned upload/download URLs of POST /upload.
   UPLOAD_URL_TTL_SECONDS: z._default(int(60, 7 * 24 * 3600), 3600),
+  // The part size POST /upload/multipart cuts a PDF into (S3: at least 5 MiB but the last part,
+  // at most 10,000 parts).
+  UPLOAD_PART_BYTES: z._default(int(5 * 1024 * 1024, 5 * 1024 * 1024 * 1024), 16 * 1024 * 1024),
   // What one user's uploads may hold in the bucket, in bytes (shared/files/storage-quota.ts; 0: no limit).
   USER_STORAGE_MAX_BYTES: z._default(int(0, 2 ** 50), 1024 * 1024 * 1024),
   // Days chats (with their messages) and files are kept after they were created; 0: until deleted.

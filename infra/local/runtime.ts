@@ -236,6 +236,13 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
         files: new FileRepository(dynamo(), config.TABLE_NAME),
         queues: stageQueues(sqsClient(), config),
       });
+      // Queued runs are not resumed above: a release sends them when a slot is free.
+      const [{ releaseStuck }, { ingestQueueDeps }, { systemClock }] = await Promise.all([
+        import('#shared/pdf/ingest-queue.ts'),
+        import('#shared/pdf/pipeline-deps.ts'),
+        import('#shared/clock.ts'),
+      ]);
+      await releaseStuck(ingestQueueDeps(config, systemClock));
       // An event source mapping: a queue feeding a function of the manifest, isolated like every function.
       const poll = (
         fn: { name: string; entry: string; batchSize: number; timeoutSeconds: number; memoryMb: number },

@@ -4,16 +4,18 @@ import { sweepExpired, type RetentionResult } from './retention.ts';
 
 /**
  * The periodic sweep: finishes the erasures still marked, builds the account exports waiting,
- * then deletes what retention says is too old. Run by the data-sweep function on a schedule
+ * then deletes what retention says is too old, and last releases queued ingestions a lost
+ * release left waiting (`releaseStuckIngestions`, docs/DECISIONS.md "Fair bulk ingestion"). Run by the data-sweep function on a schedule
  * (deployed) and by `npm start` on an interval.
  */
 export async function runSweep(
-  deps: ErasureDeps & { exports: AccountExportDeps },
+  deps: ErasureDeps & { exports: AccountExportDeps; releaseStuckIngestions?: () => Promise<number> },
   settings: { retentionDays: number },
   hasTime: () => boolean = () => true,
-): Promise<RetentionResult & { erasures: number; exports: number }> {
+): Promise<RetentionResult & { erasures: number; exports: number; releasedIngestions: number }> {
   const erasures = await resumeErasures(deps);
   const exports = await buildPendingExports(deps.exports, hasTime);
   const expired = await sweepExpired(deps, settings, deps.clock(), hasTime);
-  return { erasures, exports, ...expired };
+  const releasedIngestions = hasTime() && deps.releaseStuckIngestions ? await deps.releaseStuckIngestions() : 0;
+  return { erasures, exports, ...expired, releasedIngestions };
 }

@@ -38,6 +38,8 @@ interface FileBase {
   usageBytes?: number;
   /** The uploaded object (POST /upload). */
   s3Key: string;
+  /** The S3 multipart upload still open for the object (POST /upload/multipart until its completion). */
+  multipartUploadId?: string;
   /** Chats this file is attached to. */
   chatIds?: string[];
   /** Collections this file is in (shared/collections/). */
@@ -53,6 +55,8 @@ export interface Run {
   /** The run was forced (force: true): it never reuses earlier embeddings. */
   forced: boolean;
   startedAt: string;
+  /** Set while the run waits in its owner's ingestion queue (nothing of it is in the pipeline yet). */
+  queuedAt?: string;
 }
 
 /** What a run records as it goes, each field written by the stage that learns it (kept when the run ends). */
@@ -93,6 +97,8 @@ export interface RunProgress {
   model?: string;
   dimensions?: number;
   reusedFrom?: string;
+  /** The earlier file of the same bytes and chunker whose chunks this run took instead of extracting (and recognising) again. */
+  extractedFrom?: string;
   /** Chunker identity (version, encoding, sizes): embeddings are reusable only under the same one. */
   chunker?: string;
   /** The packed vectors of the last completed run (S3); a forced run replaces them when it completes. */
@@ -150,6 +156,7 @@ const FIELDS = [
   'quotaBytes',
   'usageBytes',
   's3Key',
+  'multipartUploadId',
   'chatIds',
   'collectionIds',
   'createdAt',
@@ -160,6 +167,7 @@ const FIELDS = [
   'sourceUrl',
   'forced',
   'startedAt',
+  'queuedAt',
   'sha256',
   'fetchedAt',
   'pagesDone',
@@ -185,6 +193,7 @@ const FIELDS = [
   'model',
   'dimensions',
   'reusedFrom',
+  'extractedFrom',
   'chunker',
   'vectorsKey',
   'completedAt',
@@ -204,6 +213,7 @@ const RUN_PROGRESS_RESET = [
   'completedAt',
   'doneParts',
   'reusedFrom',
+  'extractedFrom',
   'textPages',
   'ocrPages',
   'unreadablePages',
@@ -254,7 +264,17 @@ function fromItem(item: Item): FileRecord {
 
 /** What pdf-extract learned of the document, and where the run goes next. */
 type Extraction =
-  | { next: 'embed'; pages: number; textPages: number; unreadablePages: number; chunks: number; partsTotal: number }
+  | {
+      next: 'embed';
+      pages: number;
+      textPages: number;
+      unreadablePages: number;
+      chunks: number;
+      partsTotal: number;
+      /** Chunks taken from an earlier file of the same bytes: its OCR pages and its id. */
+      ocrPages?: number;
+      extractedFrom?: string;
+    }
   | {
       next: 'ocr';
       pages: number;
@@ -323,11 +343,14 @@ export class FileRepository extends Repository {
     url: string;
     force: boolean;
     now: string;
+    /** The run waits in the owner's ingestion queue (queuedAt) until `leaveQueue`. */
+    queued?: boolean;
   }): Promise<ProcessingFile | undefined> {
     const u = updateExpression(
       {
         status: 'processing',
         stage: 'fetch',
+        queuedAt: p.queued ? p.now : undefined,
         runId: p.runId,
         sourceUrl: p.url,
         forced: p.force,
@@ -357,6 +380,18 @@ export class FileRepository extends Repository {
       },
     });
     return started && (fromItem(started) as ProcessingFile);
+  }
+
+  /**
+   * A queued run leaves the queue for the pipeline (its fetch is sent next); undefined when it is
+   * no longer the file's current run, or no longer queued (another releaser took it).
+   */
+  leaveQueue(id: string, runId: string, now: string): Promise<ProcessingFile | undefined> {
+    return updateIf(this.db, {
+      TableName: this.table,
+      Key: fileKey(id),
+      ...whileRunning(runId, updateExpression({ updatedAt: now }, ['queuedAt']), 'attribute_exists(#queuedAt)'),
+    }).then((updated) => updated && (fromItem(updated) as ProcessingFile));
   }
 
   /** pdf-fetch stored the document: its hash and size; the run goes on to extraction. */
@@ -398,7 +433,7 @@ export class FileRepository extends Repository {
       runId,
       // OCR's chunks and parts are numbered after the text layers' (extractChunks, extractParts).
       next === 'embed'
-        ? { stage: 'embed', ...e, ocrPages: 0, ...read }
+        ? { stage: 'embed', ocrPages: 0, ...e, ...read }
         : { stage: 'ocr', ...e, extractChunks: e.chunks, ocrRangesDone: 0, ocrPagesDone: 0, ...read },
     );
   }
@@ -540,6 +575,18 @@ export class FileRepository extends Repository {
     });
   }
 
+  /** The multipart upload `uploadId` was completed: the record forgets it. False when it was not the open one. */
+  endMultipart(id: string, uploadId: string): Promise<boolean> {
+    return applyIf(this.db, {
+      TableName: this.table,
+      Key: fileKey(id),
+      UpdateExpression: 'REMOVE #upload',
+      ConditionExpression: '#upload = :upload',
+      ExpressionAttributeNames: { '#upload': 'multipartUploadId' },
+      ExpressionAttributeValues: { ':upload': uploadId },
+    });
+  }
+
   /** Remembers a chat the file is attached to (so deleting the file can detach it). */
   async addChat(id: string, chatId: string): Promise<void> {
     await this.db.send(
@@ -612,6 +659,29 @@ export class FileRepository extends Repository {
       },
       fromItem,
     );
+  }
+
+  /**
+   * A completed file of the user with the same bytes and chunker, whatever its embedding model:
+   * its chunks are what extracting (and recognising) these bytes again would give.
+   */
+  async findExtracted(userId: string, sha256: string, chunker: string, exceptId: string) {
+    const res = await this.db.send(
+      new QueryCommand({
+        TableName: this.table,
+        IndexName: 'GSI2',
+        KeyConditionExpression: 'GSI2PK = :pk',
+        ExpressionAttributeValues: { ':pk': hashPk(userId, sha256) },
+        ScanIndexForward: false,
+        Limit: 20,
+      }),
+    );
+    return (res.Items ?? [])
+      .map(fromItem)
+      .find(
+        (f): f is CompletedFile =>
+          f.id !== exceptId && f.status === 'completed' && f.userId === userId && f.chunker === chunker,
+      );
   }
 
   /** A completed file of the user with the same bytes, embedding model and chunker. */

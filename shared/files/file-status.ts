@@ -3,11 +3,14 @@ import { NotFoundError } from '../errors.ts';
 import { isDeletedFile, type FileRecord, type FileRepository } from './file-repository.ts';
 import { toEmbeddingsData } from './file-view.ts';
 import type { EmbeddingsData } from './schemas.ts';
+import { INGESTION_QUEUE, type WaitingQueue } from '../limits/waiting-queue.ts';
 
 // Reading a user's files as the API shows them (`embeddingsData`): one, or a page of all.
 
 interface FileStatusDeps {
   files: FileRepository;
+  /** The owners' queues of waiting ingestions (a queued file's place); absent: the place is not said. */
+  waiting?: WaitingQueue;
 }
 
 export const fileNotFound = () => new NotFoundError('File not found');
@@ -20,9 +23,19 @@ export async function ownedFile(deps: FileStatusDeps, input: { userId: string; f
 }
 
 /** GET /message/pdf/{fileId}: where the caller's file stands. */
-export const fileStatus = async (deps: FileStatusDeps, input: { userId: string; fileId: string }) => ({
-  embeddingsData: toEmbeddingsData(await ownedFile(deps, input)),
-});
+export async function fileStatus(deps: FileStatusDeps, input: { userId: string; fileId: string }) {
+  const record = await ownedFile(deps, input);
+  return { embeddingsData: toEmbeddingsData(record, await queuePlace(deps, record)) };
+}
+
+/** A queued run's place in its owner's queue (1: next); undefined when it does not wait. */
+export async function queuePlace(deps: FileStatusDeps, record: FileRecord): Promise<number | undefined> {
+  if (!deps.waiting || record.status !== 'processing' || !record.queuedAt) return undefined;
+  return deps.waiting.count(record.userId, INGESTION_QUEUE, {
+    upTo: 10_000,
+    before: { queuedAt: record.queuedAt, id: record.id },
+  });
+}
 
 /** GET /upload: the caller's files, newest first, paged. */
 export async function listFiles(

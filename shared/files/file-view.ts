@@ -34,9 +34,12 @@ function ocrPagesOf(r: FileRecord & RunView): { done: number; total: number } | 
   return { done: r.ocrPagesDone ?? 0, total: r.ocrPagesTotal };
 }
 
-export function toEmbeddingsData(record: FileRecord): EmbeddingsData {
+/** `queuePlace`: a queued run's place in its owner's queue, when it was looked up. */
+export function toEmbeddingsData(record: FileRecord, queuePlace?: number): EmbeddingsData {
   const progress = progressOf(record);
   const r: FileRecord & RunView = record;
+  const queued = r.status === 'processing' && r.queuedAt ? { since: r.queuedAt, place: queuePlace } : undefined;
+  if (queued && progress) progress.stage = 'queued';
   const timings = {
     fetchMs: ms(r.startedAt, r.fetchedAt),
     extractMs: ms(r.fetchedAt, r.extractedAt),
@@ -52,6 +55,7 @@ export function toEmbeddingsData(record: FileRecord): EmbeddingsData {
     textPages: r.textPages,
     ocrPages: r.ocrPages,
     unreadablePages: r.unreadablePages,
+    queued,
     ...(r.status === 'processing' &&
       r.stage === 'ocr' &&
       r.ocrRangesTotal !== undefined && {

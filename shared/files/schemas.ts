@@ -102,6 +102,75 @@ const uploadResponse = z
 
 const int = () => z.number().check(z.int());
 
+const PART_URL = `${LOCAL_BUCKET}/${ids.user}/${ids.file}.pdf?X-Amz-Algorithm=AWS4-HMAC-SHA256&partNumber=1&uploadId=…&X-Amz-SignedHeaders=content-length%3Bhost&X-Amz-Signature=…`;
+
+const multipartUploadResponse = z
+  .object({
+    fileId: z.string(),
+    fileName: z.string(),
+    contentType: z.literal('application/pdf'),
+    size: int(),
+    status: z.literal('uploaded'),
+    partSize: int().check(z.describe('Bytes in each part but the last (UPLOAD_PART_BYTES)')),
+    parts: z
+      .array(z.object({ partNumber: int(), size: int(), url: z.string() }))
+      .check(
+        z.describe(
+          'A presigned PUT per part: send exactly `size` bytes of the file from (partNumber - 1) × partSize, keep the ETag header of each answer',
+        ),
+      ),
+    uploadMethod: z.literal('PUT'),
+    downloadUrl: z
+      .string()
+      .check(z.describe('Presigned GET URL of the upload once completed: usable as `url` in POST /message/pdf')),
+    expiresIn: int().check(z.describe('Seconds the URLs stay valid')),
+    createdAt: z.iso.datetime(),
+  })
+  .check(
+    example({
+      fileId: ids.file,
+      fileName: 'scans.pdf',
+      contentType: 'application/pdf',
+      size: 20971520,
+      status: 'uploaded',
+      partSize: 16777216,
+      parts: [
+        { partNumber: 1, size: 16777216, url: PART_URL },
+        { partNumber: 2, size: 4194304, url: PART_URL.replace('partNumber=1', 'partNumber=2') },
+      ],
+      uploadMethod: 'PUT',
+      downloadUrl: `${LOCAL_BUCKET}/${ids.user}/${ids.file}.pdf?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Expires=3600&X-Amz-Signature=…`,
+      expiresIn: 3600,
+      createdAt: at,
+    }),
+  );
+
+export const completeMultipartBody = z
+  .strictObject({
+    parts: z
+      .array(
+        z.strictObject({
+          partNumber: int().check(z.gte(1), z.lte(10_000)),
+          etag: z
+            .string()
+            .check(z.minLength(1), z.maxLength(1024), z.describe('The ETag header the part’s PUT answered')),
+        }),
+      )
+      .check(z.minLength(1), z.maxLength(10_000)),
+  })
+  .check(
+    example({
+      parts: [
+        { partNumber: 1, etag: '"7e2c5f1a0b9d4e8f6a3c2b1d0e9f8a7b"' },
+        { partNumber: 2, etag: '"0f1e2d3c4b5a69788796a5b4c3d2e1f0"' },
+      ],
+    }),
+  );
+
+const completedUpload = z
+  .object({ fileId: z.string(), status: z.literal('uploaded'), size: int() })
+  .check(example({ fileId: ids.file, status: 'uploaded', size: 20971520 }));
+
 const doneOfTotal = (what: string) =>
   z.object({
     done: int().check(z.describe(`${what} done`)),
@@ -141,6 +210,18 @@ export const embeddingsDataSchema = z.object({
   ocr: z
     .optional(z.object({ ranges: int(), done: int(), pages: z.optional(doneOfTotal('Pages recognised')) }))
     .check(z.describe('While OCR runs: page ranges (and pages) recognised so far, of all')),
+  queued: z
+    .optional(
+      z.object({
+        since: z.iso.datetime(),
+        place: z.optional(int()).check(z.describe('Its place in your queue of waiting PDFs (1: next)')),
+      }),
+    )
+    .check(
+      z.describe(
+        'While the PDF waits for one of your ingestions in progress to end (you have PDF_MAX_IN_FLIGHT_PER_USER at once; the rest wait in turn)',
+      ),
+    ),
   chunks: z.optional(int()),
   parts: z.optional(z.object({ total: z.optional(int()), done: int() })),
   progress: z
@@ -213,6 +294,8 @@ export const schemas: NamedSchemas = {
   Upload: uploadResponse,
   IngestResult: ingestResponse,
   CreateUploadRequest: createUploadBody,
+  MultipartUpload: multipartUploadResponse,
+  CompleteMultipartUploadRequest: completeMultipartBody,
   IngestPdfRequest: ingestPdfBody,
 };
 
@@ -224,6 +307,25 @@ export const contracts: RouteContracts = {
     body: createUploadBody,
     responses: { 201: uploadResponse },
     errors: [400, 401, 429],
+  },
+  'create-multipart-upload': {
+    summary: 'Create a file record and a multipart upload for a large PDF, with a presigned URL per part',
+    description:
+      'PUT each part to its url (exactly its size bytes), keep the ETag each answers, then POST /upload/{fileId}/complete with them, ' +
+      'then POST /message/pdf with { url: downloadUrl, fileId }. size above PDF_MAX_BYTES is 400. DELETE /upload/{fileId} aborts an upload not completed.',
+    body: createUploadBody,
+    responses: { 201: multipartUploadResponse },
+    errors: [400, 401, 429],
+  },
+  'complete-multipart-upload': {
+    summary: 'Complete a multipart upload with the ETags of its parts',
+    description:
+      'Every part, partNumber 1 to n in order (400 PARTS_MISMATCH otherwise; 400 with the storage’s code when it refuses them). ' +
+      '409 when the file has no multipart upload in progress (completed already, or a single PUT upload).',
+    params: fileIdParams,
+    body: completeMultipartBody,
+    responses: { 200: completedUpload },
+    errors: [400, 401, 404, 409],
   },
   'list-uploads': {
     summary: "The caller's files with their status, newest first",
@@ -251,7 +353,8 @@ export const contracts: RouteContracts = {
       'Pages without usable text (scans, fonts without a Unicode map) are read by OCR when OCR_ENABLED. ' +
       'A document that cannot be used (NOT_PDF, ENCRYPTED, NO_TEXT_LAYER, UNREADABLE_TEXT, TOO_LARGE, TOO_MANY_PAGES, TOO_COMPLEX) is 400; a download, ' +
       'embedding or processing failure is 500; both carry the reason in errors[0].code. A caller with ' +
-      'PDF_MAX_IN_FLIGHT_PER_USER ingestions already in progress gets 429 with Retry-After.',
+      'PDF_MAX_IN_FLIGHT_PER_USER ingestions already in progress gets 202 at once with embeddingsData.queued (its place in the caller’s queue); ' +
+      'with PDF_MAX_QUEUED_PER_USER waiting as well, 429 INGESTION_QUEUE_FULL with Retry-After.',
     body: ingestPdfBody,
     responses: { 200: ingestResponse, 202: ingestResponse },
     errors: [400, 401, 404, 409, 429, 500],

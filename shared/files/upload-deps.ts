@@ -30,7 +30,11 @@ export function uploadDeps(config: Config, clock: Clock): UploadDeps {
     ),
     usage: new UsageLedger(dynamo(), config.TABLE_NAME, clock),
     s3: s3Client(),
-    settings: { maxBytes: config.PDF_MAX_BYTES, urlTtlSeconds: config.UPLOAD_URL_TTL_SECONDS },
+    settings: {
+      maxBytes: config.PDF_MAX_BYTES,
+      urlTtlSeconds: config.UPLOAD_URL_TTL_SECONDS,
+      partBytes: config.UPLOAD_PART_BYTES,
+    },
     clock,
   };
 }

@@ -1,9 +1,10 @@
-import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { AbortMultipartUploadCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { createId } from '@paralleldrive/cuid2';
 import type { z } from 'zod/mini';
 import { isoNow, type Clock } from '../clock.ts';
-import { InvalidInputError } from '../errors.ts';
+import { asError, InvalidInputError } from '../errors.ts';
+import { logger } from '../logger.ts';
 import type { AttachmentRepository } from './attachment-repository.ts';
 import type { ChunkRepository } from './chunk-repository.ts';
 import type { FileRecord, FileRepository } from './file-repository.ts';
@@ -28,13 +29,19 @@ export interface UploadDeps {
   usage: Pick<UsageLedger, 'addTotals'>;
   /** The presigning client (s3Client(): no checksum parameters in the URLs). */
   s3: S3Client;
-  settings: { maxBytes: number; urlTtlSeconds: number };
+  /** partBytes: the part size of a multipart upload (UPLOAD_PART_BYTES). */
+  settings: { maxBytes: number; urlTtlSeconds: number; partBytes: number };
   clock: Clock;
   /**
    * The collections a deleted file leaves (shared/collections/ implements it; the files know no
    * collection). Absent: routes that delete no file.
    */
   collections?: FileCollections;
+  /**
+   * Hands the user's freed ingestion slot (a deleted file's run) to their waiting runs
+   * (docs/DECISIONS.md "Fair bulk ingestion"); absent: nothing is released here.
+   */
+  releaseWaiting?: (userId: string) => Promise<unknown>;
 }
 
 /** What a file delete needs of the collections: taking the file out of one. */
@@ -43,44 +50,17 @@ export interface FileCollections {
 }
 
 /**
- * Steps: refuse a size above the limit → charge it to the user's storage quota (storage-quota.ts)
- * → a new id and key → store the record (status uploaded), the charge on it → presign a PUT (content type and length signed, so the upload cannot exceed what was
- * declared) and a GET (the URL to give POST /message/pdf).
+ * Steps: a new upload record (`newUploadRecord`) → presign a PUT (content type and length
+ * signed, so the upload cannot exceed what was declared) and a GET (the URL to give POST
+ * /message/pdf).
  */
 export async function createUpload(
   deps: UploadDeps,
   { userId, upload: body }: { userId: string; upload: z.infer<typeof createUploadBody> },
 ) {
-  const { maxBytes, urlTtlSeconds } = deps.settings;
-  if (body.size > maxBytes) {
-    throw new InvalidInputError(`The file is larger than the ${maxBytes}-byte limit`, [
-      { path: 'body.size', message: `Must be at most ${maxBytes}`, code: 'TOO_LARGE' },
-    ]);
-  }
-  const quotaBytes = await deps.quota.charge(userId, body.size);
-  const now = isoNow(deps.clock);
-  const id = createId();
-  const key = uploadKey(userId, id);
-  const record: FileRecord = {
-    id,
-    userId,
-    fileName: body.fileName,
-    contentType: body.contentType,
-    size: body.size,
-    quotaBytes,
-    usageBytes: body.size,
-    s3Key: key,
-    status: 'uploaded',
-    createdAt: now,
-    updatedAt: now,
-  };
-  try {
-    await deps.files.create(record);
-  } catch (err) {
-    await deps.quota.refund(userId, quotaBytes);
-    throw err;
-  }
-  await deps.usage.addTotals(userId, { files: 1, bytes: body.size });
+  const { urlTtlSeconds } = deps.settings;
+  const { record, key, now } = await newUploadRecord(deps, userId, body);
+  const id = record.id;
   const bucket = deps.storage.bucket;
   const [uploadUrl, downloadUrl] = await Promise.all([
     getSignedUrl(
@@ -111,6 +91,53 @@ export async function createUpload(
 }
 
 /**
+ * Refuses a size above the limit → charges it to the user's storage quota (storage-quota.ts) →
+ * a new id and key → stores the record (status uploaded, the charge on it; `multipartUploadId`
+ * when the object is written in parts) → counts it in the user's usage.
+ */
+export async function newUploadRecord(
+  deps: UploadDeps,
+  userId: string,
+  body: z.infer<typeof createUploadBody>,
+  beforeStore?: (key: string) => Promise<Pick<FileRecord, 'multipartUploadId'>>,
+) {
+  const { maxBytes } = deps.settings;
+  if (body.size > maxBytes) {
+    throw new InvalidInputError(`The file is larger than the ${maxBytes}-byte limit`, [
+      { path: 'body.size', message: `Must be at most ${maxBytes}`, code: 'TOO_LARGE' },
+    ]);
+  }
+  const quotaBytes = await deps.quota.charge(userId, body.size);
+  const now = isoNow(deps.clock);
+  const id = createId();
+  const key = uploadKey(userId, id);
+  let record: FileRecord;
+  try {
+    const multipart = beforeStore ? await beforeStore(key) : {};
+    record = {
+      id,
+      userId,
+      fileName: body.fileName,
+      contentType: body.contentType,
+      size: body.size,
+      quotaBytes,
+      usageBytes: body.size,
+      s3Key: key,
+      status: 'uploaded',
+      createdAt: now,
+      updatedAt: now,
+      ...multipart,
+    };
+    await deps.files.create(record);
+  } catch (err) {
+    await deps.quota.refund(userId, quotaBytes);
+    throw err;
+  }
+  await deps.usage.addTotals(userId, { files: 1, bytes: body.size });
+  return { record, key, now };
+}
+
+/**
  * Steps: the caller's record (not found for anyone else) → retire its run (pipeline messages in
  * flight become no-ops) → detach it from its chats and take it out of its collections → delete
  * its chunks → delete its objects (upload, work files, packed vectors) → give its bytes back to
@@ -124,6 +151,7 @@ export async function deleteUpload(
   const record = await deps.files.get(fileId);
   if (!record || record.userId !== userId) throw fileNotFound();
   await deps.files.retire(fileId, isoNow(deps.clock));
+  if (record.multipartUploadId) await abortMultipart(deps, record.s3Key, record.multipartUploadId);
   await Promise.all((record.chatIds ?? []).map((chatId) => deps.attachments.detach(chatId, fileId)));
   if ((record.collectionIds ?? []).length && !deps.collections)
     throw new Error('deleteUpload needs the collections to take the file out of');
@@ -143,5 +171,20 @@ export async function deleteUpload(
   const removed = await deps.files.delete(fileId);
   if (removed && record.usageBytes !== undefined) {
     await deps.usage.addTotals(userId, { files: -1, bytes: -record.usageBytes });
+  }
+  if (record.status === 'processing') {
+    // Best effort: the data sweep releases what this misses.
+    await deps
+      .releaseWaiting?.(userId)
+      .catch((err) => logger.warn('could not release waiting ingestions', { userId, error: asError(err) }));
+  }
+}
+
+/** Aborts an open multipart upload (its parts are dropped); one S3 already forgot is no error. */
+export async function abortMultipart(deps: Pick<UploadDeps, 's3' | 'storage'>, key: string, uploadId: string) {
+  try {
+    await deps.s3.send(new AbortMultipartUploadCommand({ Bucket: deps.storage.bucket, Key: key, UploadId: uploadId }));
+  } catch (err) {
+    if ((err as { name?: string }).name !== 'NoSuchUpload') throw err;
   }
 }

@@ -28,11 +28,18 @@ export type InFlightKind = 'ingestions' | 'replies';
 
 interface LimitSettings {
   perMinute: Record<RateLimitName, number>;
+  /** Requests allowed at once (the window's allowance); the rate's own per minute when absent. */
+  burst: Partial<Record<RateLimitName, number>>;
   dailyTokens: number;
   inFlight: Record<InFlightKind, number>;
 }
 
+/** A burst of PDFs up to the queue's size plus those in flight is accepted (0: no queue, no burst). */
+const pdfBurst = (config: Config) =>
+  config.PDF_MAX_QUEUED_PER_USER ? config.PDF_MAX_QUEUED_PER_USER + config.PDF_MAX_IN_FLIGHT_PER_USER : undefined;
+
 const limitSettings = (config: Config): LimitSettings => ({
+  burst: { ingestions: pdfBurst(config), uploads: pdfBurst(config) },
   perMinute: {
     messages: config.RATE_LIMIT_MESSAGES_PER_MINUTE,
     ingestions: config.RATE_LIMIT_INGESTIONS_PER_MINUTE,
@@ -67,7 +74,9 @@ const DAY_MS = 86_400_000;
 const KEEP_SECONDS = 2 * 86_400;
 
 export const tokenCounter = (day: string) => `TOKENS#${day}`;
-const rateCounter = (name: RateLimitName, minute: number) => `RATE#${name}#${minute}`;
+/** A window's counter; a window longer than a minute says its length (minutes) in the name. */
+const rateCounter = (name: RateLimitName, window: number, minutes: number) =>
+  minutes === 1 ? `RATE#${name}#${window}` : `RATE#${name}#${minutes}m#${window}`;
 export const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 export class UserLimits {
@@ -93,22 +102,31 @@ export class UserLimits {
 
   /**
    * Counts one request on a rate-limited route for `userId` (on a public route, `IP#<source ip>`);
-   * LimitExceededError when the minute's allowance is used up.
+   * LimitExceededError when the window's allowance is used up. A route with a burst counts in
+   * windows of burst / rate minutes holding the burst: the same rate over the window, all of it
+   * usable at once (docs/DECISIONS.md "Fair bulk ingestion").
    */
   async takeRequest(userId: string, name: RateLimitName): Promise<void> {
-    const limit = this.settings.perMinute[name];
-    if (!limit) return;
+    const perMinute = this.settings.perMinute[name];
+    if (!perMinute) return;
+    const burst = Math.max(perMinute, this.settings.burst[name] ?? 0);
+    const minutes = Math.ceil(burst / perMinute);
     const ms = this.now();
-    const minute = Math.floor(ms / MINUTE_MS);
+    const windowMs = minutes * MINUTE_MS;
+    const window = Math.floor(ms / windowMs);
     const taken = await this.counters.tryAdd(
-      { subject: userId, counter: rateCounter(name, minute) },
+      { subject: userId, counter: rateCounter(name, window, minutes) },
       1,
-      limit,
+      burst,
       this.expiresAt(ms),
     );
     if (taken === undefined) {
-      const retryAfter = Math.max(1, Math.ceil(((minute + 1) * MINUTE_MS - ms) / 1000));
-      throw new LimitExceededError(`Too many requests: at most ${limit} per minute here`, retryAfter, 'RATE_LIMITED');
+      const retryAfter = Math.max(1, Math.ceil(((window + 1) * windowMs - ms) / 1000));
+      const message =
+        minutes === 1
+          ? `Too many requests: at most ${perMinute} per minute here`
+          : `Too many requests: at most ${burst} per ${minutes} minutes here`;
+      throw new LimitExceededError(message, retryAfter, 'RATE_LIMITED');
     }
   }
 

@@ -6,6 +6,7 @@ import { concatPacked, decodePacked, encodePacked } from '../retrieval/packed-ve
 import { chunkerId } from './chunker.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
 import { asError } from '../errors.ts';
+import { releaseAfterRunEnded } from './ingest-queue.ts';
 
 // The end of a run, reached by whichever writer makes partsDone equal partsTotal (the last
 // embedded part, or pdf-extract when every part was embedded before it finished counting them).
@@ -61,6 +62,7 @@ export async function completeRun(deps: PipelineDeps, record: ProcessingFile): P
     ...(Number.isFinite(durationMs) && { durationMs }),
   });
   await cleanUp(deps, record.id, runId, before.vectorsKey !== key ? before.vectorsKey : undefined);
+  await releaseAfterRunEnded(deps.releaseWaiting, record.userId);
   return true;
 }
 
@@ -73,7 +75,8 @@ async function countPages(deps: PipelineDeps, record: ProcessingFile): Promise<v
   try {
     await deps.usage.addTotals(record.userId, {
       pages: record.pages ?? record.pagesTotal ?? 0,
-      ocrPages: record.ocrPages ?? 0,
+      // Pages recognised again; chunks taken from an earlier file recognised nothing.
+      ocrPages: record.extractedFrom ? 0 : (record.ocrPages ?? 0),
     });
   } catch (err) {
     logger.error('could not count the pages ingested', { fileId: record.id, error: asError(err) });

@@ -3,6 +3,7 @@ import type { ExtractMessage } from './messages.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
 import { orStale, runStage } from './current-run.ts';
 import { partWriter } from './part-writer.ts';
+import { reuseExtraction } from './extraction-reuse.ts';
 import { noUsableText } from './text-quality.ts';
 import { isoNow } from '../clock.ts';
 
@@ -52,12 +53,15 @@ export function extractLimits(c: PipelineDeps['config'], ctx: ExtractContext = {
 }
 
 /**
- * Steps: read the PDF → extract page by page in a bounded child process (TOO_COMPLEX past a
+ * Steps: an earlier file of the same bytes and chunker gives its chunks (extraction-reuse.ts) →
+ * or read the PDF → extract page by page in a bounded child process (TOO_COMPLEX past a
  * limit), chunking as pages arrive; each full part: write its file, queue it → record pages,
  * chunks, parts (the runner completes the file if every part is already embedded), or queue the
  * pages without usable text to pdf-ocr.
  */
 export const runExtract = runStage(async (deps, msg: ExtractMessage, record, ctx: ExtractContext) => {
+  const reused = await reuseExtraction(deps, msg, record);
+  if (reused !== 'none') return orStale(reused.record);
   const config = deps.config;
   const bytes = await deps.storage.get(msg.key);
   const parts = partWriter(deps, msg);

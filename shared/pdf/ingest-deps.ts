@@ -8,6 +8,7 @@ import { collectionSettings } from '../collections/collection-service.ts';
 import { AttachmentRepository } from '../files/attachment-repository.ts';
 import { FileRepository } from '../files/file-repository.ts';
 import { userLimits } from '../limits/user-limits.ts';
+import { WaitingQueue } from '../limits/waiting-queue.ts';
 import { ingestSettings, type IngestDeps } from './ingest-service.ts';
 import { stageQueues } from './queue.ts';
 
@@ -21,6 +22,7 @@ export function ingestDeps(settings: Config, clock: Clock): IngestDeps {
     messages: new MessageRepository(dynamo(), tableName()),
     queues: stageQueues(sqsClient(), settings),
     limits: userLimits(dynamo(), settings, clock),
+    waiting: new WaitingQueue(dynamo(), tableName()),
     settings: ingestSettings(settings),
     clock,
     collections: {

@@ -13,11 +13,20 @@ import { clientFailure, IngestionFailedError, PermanentFailure, RetryableFailure
 import { MAX_REDIRECTS, parsePdfUrl, probeSize, type FetchPolicy } from './guarded-fetch.ts';
 import type { StageQueues } from './queue.ts';
 import type { UserLimits } from '../limits/user-limits.ts';
-import type { HeldSlot } from '../limits/in-flight-slots.ts';
+import type { WaitingQueue } from '../limits/waiting-queue.ts';
+import {
+  ADMISSION_LEASE_MS,
+  assertRoomInQueue,
+  releaseAfterRunEnded,
+  releaseWaiting,
+  RUN_LEASE_MS,
+  takeIngestionSlot,
+  waitingEntry,
+} from './ingest-queue.ts';
 import type { AttachmentRepository } from '../files/attachment-repository.ts';
 import { isDeletedFile, type FailedFile, type FileRecord, type FileRepository } from '../files/file-repository.ts';
 import { toEmbeddingsData } from '../files/file-view.ts';
-import { fileNotFound, ownedFile } from '../files/file-status.ts';
+import { fileNotFound, ownedFile, queuePlace } from '../files/file-status.ts';
 import { uploadKey } from '../files/storage.ts';
 import type { ingestPdfBody } from '../files/schemas.ts';
 
@@ -34,6 +43,8 @@ export interface IngestDeps {
    * in one of the user's in-flight slots. Absent: none.
    */
   limits?: Pick<UserLimits, 'assertTokensLeft' | 'takeInFlight' | 'extendInFlight' | 'releaseInFlight'>;
+  /** The users' queues of ingestions waiting for a slot (docs/DECISIONS.md "Fair bulk ingestion"). */
+  waiting: WaitingQueue;
   settings: IngestSettings;
   clock: Clock;
   /** The collection a file joins (body.collectionId); absent: none can be named. */
@@ -45,6 +56,8 @@ interface IngestSettings {
   probe: FetchPolicy;
   /** How long to wait for the pipeline before answering that it is still in progress (PDF_SYNC_WAIT_MS). */
   syncWaitMs: number;
+  /** Ingestions a user may have waiting for a slot (PDF_MAX_QUEUED_PER_USER; 0: none, refused at once). */
+  maxQueued: number;
 }
 
 interface IngestRequest {
@@ -53,15 +66,6 @@ interface IngestRequest {
   /** What the invocation has left (the wait is cut to fit). */
   remainingMs?: number;
 }
-
-/**
- * How long an ingestion's slot is held before its run starts (the size probe and the start; a
- * request that dies meanwhile frees it then), and once the run started: a run that ends frees its
- * slot at once (the next admission sees the record), so the run's lease only bounds a run stuck
- * in processing.
- */
-const ADMISSION_LEASE_MS = 60_000;
-const RUN_LEASE_MS = 6 * 3_600_000;
 
 const FINISHED = new Set(['completed', 'failed']);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -120,6 +124,7 @@ export const ingestSettings = (config: Config): IngestSettings => ({
     maxRedirects: MAX_REDIRECTS,
   },
   syncWaitMs: config.PDF_SYNC_WAIT_MS,
+  maxQueued: config.PDF_MAX_QUEUED_PER_USER,
 });
 
 /** How long a request waits for its run: PDF_SYNC_WAIT_MS, within what the invocation has left after the probe and the answer. */
@@ -176,24 +181,34 @@ export async function ingestPdf(deps: IngestDeps, { userId, body, remainingMs }:
   if (body.force || !running) {
     await deps.limits?.assertTokensLeft(userId); // its embeddings are charged as they are made
     const runId = createId();
-    // Fairness: one user's ingestions cannot fill the pipeline's shared download slots. The slot
-    // is taken before the size probe, whose length the user's server decides, so requests at
-    // once cannot all pass a count made before it (docs/DECISIONS.md "Atomic admission of work
-    // in flight").
-    const slot = await deps.limits?.takeInFlight(userId, 'ingestions', {
-      holder: slotHolder(record.id, runId),
+    // Fairness: one user's ingestions cannot fill the pipeline's shared slots. The slot is taken
+    // before the size probe, whose length the user's server decides, so requests at once cannot
+    // all pass a count made before it (docs/DECISIONS.md "Atomic admission of work in flight").
+    // With every slot held the run waits in the user's queue (docs/DECISIONS.md "Fair bulk
+    // ingestion"), or is refused when queueing is off.
+    const slot = await takeIngestionSlot(deps, {
+      userId,
+      fileId: record.id,
+      runId,
       leaseMs: ADMISSION_LEASE_MS,
-      reclaimable: (held) => runEnded(deps.files, held, deps.clock().getTime()),
+      queueWhenFull: settings.maxQueued > 0,
     });
-    try {
-      current = await startIngestion(deps, { userId, record, url, runId, force: body.force === true });
-    } catch (err) {
-      await deps.limits?.releaseInFlight(slot);
-      throw err;
+    if (slot === 'full') {
+      await assertRoomInQueue(deps, userId, settings.maxQueued);
+      current = await startIngestion(deps, { userId, record, url, runId, force: body.force === true, queued: true });
+      // A slot freed between the refusal and the entry's write would have found no one waiting.
+      if (current) await releaseAfterRunEnded((id) => releaseWaiting(deps, id), userId);
+    } else {
+      try {
+        current = await startIngestion(deps, { userId, record, url, runId, force: body.force === true });
+      } catch (err) {
+        await deps.limits?.releaseInFlight(slot);
+        throw err;
+      }
+      // Started: the slot is the run's until it ends. Not started (another request did): it is freed.
+      if (current) await deps.limits?.extendInFlight(slot, RUN_LEASE_MS);
+      else await deps.limits?.releaseInFlight(slot);
     }
-    // Started: the slot is the run's until it ends. Not started (another request did): it is freed.
-    if (current) await deps.limits?.extendInFlight(slot, RUN_LEASE_MS);
-    else await deps.limits?.releaseInFlight(slot);
   }
   // Not started here: another request started or finished it, or the file is being deleted.
   if (!current) {
@@ -203,9 +218,11 @@ export async function ingestPdf(deps: IngestDeps, { userId, body, remainingMs }:
   }
 
   if (chat) await attach(deps, current, chat.id, userId);
-  const final = await waitForRun(deps.files, current, syncWaitMs(settings.syncWaitMs, remainingMs));
+  // A queued run is answered at once: its turn may be far off.
+  const waitMs = current.status === 'processing' && current.queuedAt ? 0 : syncWaitMs(settings.syncWaitMs, remainingMs);
+  const final = await waitForRun(deps.files, current, waitMs);
   if (final.status === 'failed') throw failureError(final);
-  const embeddingsData = toEmbeddingsData(final);
+  const embeddingsData = toEmbeddingsData(final, await queuePlace(deps, final));
   return { completed: final.status === 'completed', embeddingsData };
 }
 
@@ -215,7 +232,7 @@ export async function ingestPdf(deps: IngestDeps, { userId, body, remainingMs }:
  */
 async function startIngestion(
   deps: IngestDeps,
-  p: { userId: string; record: FileRecord; url: URL; runId: string; force: boolean },
+  p: { userId: string; record: FileRecord; url: URL; runId: string; force: boolean; queued?: boolean },
 ): Promise<FileRecord | undefined> {
   const { record, url, runId } = p;
   try {
@@ -226,6 +243,10 @@ async function startIngestion(
     throw err;
   }
   const now = isoNow(deps.clock);
+  // A queued run's entry is written first: a run marked queued always has one to be released by
+  // (an entry whose run never started is dropped by the release).
+  const entry = p.queued ? waitingEntry(p.userId, record.id, runId, now) : undefined;
+  if (entry) await deps.waiting.add(entry);
   const started = await deps.files.startRun({
     id: record.id,
     userId: p.userId,
@@ -233,8 +254,10 @@ async function startIngestion(
     url: url.href,
     force: p.force,
     now,
+    queued: p.queued,
   });
-  if (!started) return undefined;
+  if (!started && entry) await deps.waiting.remove(entry);
+  if (!started || entry) return started;
   try {
     await deps.queues.send('pdf-fetch', [{ fileId: record.id, runId }]);
   } catch (err) {
@@ -252,22 +275,6 @@ async function startIngestion(
     throw err;
   }
   return started;
-}
-
-/** An ingestion's in-flight slot names its file and run. */
-const slotHolder = (fileId: string, runId: string) => `${fileId}#${runId}`;
-
-/**
- * Whether the run holding a slot has ended (completed, failed, deleted, superseded): its slot is
- * free. A run that is not the file's current one may still be about to start while its admission
- * lease runs.
- */
-async function runEnded(files: FileRepository, held: HeldSlot, now: number): Promise<boolean> {
-  const [fileId = '', runId = ''] = held.holder.split('#');
-  const record = await files.get(fileId);
-  if (isDeletedFile(record)) return true;
-  if (record!.status !== 'uploaded' && record!.runId === runId) return record!.status !== 'processing';
-  return now - held.takenAt > ADMISSION_LEASE_MS;
 }
 
 /** Whether two URLs name the same document: a presigned URL signed again (X-Amz-* parameters) is the same. */

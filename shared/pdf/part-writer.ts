@@ -16,6 +16,8 @@ import { countTextTokens } from './tokens.ts';
 
 interface PartWriter {
   page(page: number, text: string, blocks?: PageBlock[]): void;
+  /** Chunks made already (an earlier file's of the same bytes), in order. */
+  chunks(list: Chunk[]): void;
   /** Writes the last part, then waits for every write: a write still in flight after the stage
    * ended would land after the clean-up of a redelivery. */
   finish(): Promise<{ chunks: number; parts: number }>;
@@ -58,6 +60,7 @@ export function partWriter(
   };
   return {
     page: (page, text, blocks) => add(chunker.push(page, text, blocks)),
+    chunks: add,
     async finish() {
       add(chunker.finish());
       planner.flush();

@@ -7,6 +7,9 @@ import { FileRepository } from '../files/file-repository.ts';
 import { FileStorage } from '../files/storage.ts';
 import { UsageLedger } from '../limits/usage-ledger.ts';
 import { stageQueues, type StageQueues } from './queue.ts';
+import { userLimits } from '../limits/user-limits.ts';
+import { WaitingQueue } from '../limits/waiting-queue.ts';
+import { releaseWaiting, type IngestQueueDeps } from './ingest-queue.ts';
 
 // What every pipeline stage works with.
 
@@ -19,10 +22,27 @@ export interface PipelineDeps {
   usage: UsageLedger;
   config: Config;
   clock: Clock;
+  /**
+   * Hands a user's freed ingestion slots to their waiting runs, called where a run ends
+   * (docs/DECISIONS.md "Fair bulk ingestion"); absent: nothing waits.
+   */
+  releaseWaiting?: (userId: string) => Promise<number>;
+}
+
+/** The users' ingestion queues on a configuration (the ingestion route, the stages, the sweep). */
+export function ingestQueueDeps(config: Config, clock: Clock): IngestQueueDeps {
+  return {
+    files: new FileRepository(dynamo(), config.TABLE_NAME),
+    waiting: new WaitingQueue(dynamo(), config.TABLE_NAME),
+    limits: userLimits(dynamo(), config, clock),
+    queues: stageQueues(sqsClient(), config),
+    clock,
+  };
 }
 
 /** The pipeline's dependencies on a configuration, composed by each stage function at its cold start. */
 export function pipelineDeps(config: Config, clock: Clock): PipelineDeps {
+  const queue = ingestQueueDeps(config, clock);
   return {
     files: new FileRepository(dynamo(), config.TABLE_NAME),
     chunks: new ChunkRepository(dynamo(), config.TABLE_NAME),
@@ -31,5 +51,6 @@ export function pipelineDeps(config: Config, clock: Clock): PipelineDeps {
     usage: new UsageLedger(dynamo(), config.TABLE_NAME, clock),
     config: config,
     clock,
+    releaseWaiting: (userId) => releaseWaiting(queue, userId),
   };
 }

@@ -23,6 +23,8 @@ export async function resumeStuckIngestions(deps: RecoveryDeps): Promise<number>
     const record = await deps.files.get(listed.id);
     if (record?.status !== 'processing') continue;
     const { id: fileId, runId } = record;
+    // A queued run has nothing in the pipeline: its release sends its fetch.
+    if (record.queuedAt) continue;
     if (record.stage === 'fetch') {
       await deps.queues.send('pdf-fetch', [{ fileId, runId }]);
     } else if (record.stage === 'extract' || record.partsTotal === undefined) {

@@ -8,6 +8,7 @@ import { clientFailure, documentAtFault, PermanentFailure, RetryableFailure, typ
 import type { PipelineDeps } from './pipeline-deps.ts';
 import { isoNow } from '../clock.ts';
 import { asError } from '../errors.ts';
+import { releaseAfterRunEnded } from './ingest-queue.ts';
 
 // The SQS side of a pipeline stage: partial batch responses (Powertools batch), each body
 // validated, and the failure policy in one place:
@@ -41,6 +42,16 @@ function failureOf(stage: PipelineStageName, err: unknown, attempts: number): Fa
   // An internal error (storage, queue, a message naming a missing object): its text stays in
   // the logs, the client gets a plain message.
   return { reason: 'PROCESSING_FAILED', message: `Processing failed in ${stage} after ${attempts} attempts` };
+}
+
+/** Fails the run; when that ended it, its owner's waiting runs get its slot. True when it failed the run. */
+async function failRun(deps: PipelineDeps, msg: StageMessage, failure: Failure): Promise<boolean> {
+  const failed = await deps.files.fail(msg.fileId, msg.runId, failure, isoNow(deps.clock));
+  if (failed) {
+    const record = await deps.files.get(msg.fileId);
+    if (record) await releaseAfterRunEnded(deps.releaseWaiting, record.userId);
+  }
+  return failed;
 }
 
 export function stageHandler<S extends z.ZodMiniType<StageMessage>>(
@@ -80,8 +91,7 @@ export function stageHandler<S extends z.ZodMiniType<StageMessage>>(
     } catch (err) {
       if (err instanceof PermanentFailure) {
         logger.info('ingestion failed', { ...keys, reason: err.reason, detail: err.message });
-        if (await deps.files.fail(msg.fileId, msg.runId, failureOf(stage, err, attempt), isoNow(deps.clock)))
-          metrics.ingestionFailed(err.reason);
+        if (await failRun(deps, msg, failureOf(stage, err, attempt))) metrics.ingestionFailed(err.reason);
         return; // consumed: retrying cannot help
       }
       if (lastAttempt) {
@@ -94,12 +104,11 @@ export function stageHandler<S extends z.ZodMiniType<StageMessage>>(
             reason: failure.reason,
             cause: failure.cause,
           });
-          if (await deps.files.fail(msg.fileId, msg.runId, failure, isoNow(deps.clock)))
-            metrics.ingestionFailed(failure.reason);
+          if (await failRun(deps, msg, failure)) metrics.ingestionFailed(failure.reason);
           return;
         }
         logger.error('ingestion failed on its last attempt', { ...keys, reason: failure.reason, error: asError(err) });
-        await deps.files.fail(msg.fileId, msg.runId, failure, isoNow(deps.clock)).then(
+        await failRun(deps, msg, failure).then(
           (failed) => failed && metrics.ingestionFailed(failure.reason),
           (e) => logger.error('could not record the failure', { error: asError(e) }),
         );

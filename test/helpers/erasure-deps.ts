@@ -36,7 +36,11 @@ export function erasureDeps(app: TestApp, chats?: ChatRepository): ErasureDeps {
       quota: new StorageQuota(db, table, counters, storage, { maxBytes: app.config.USER_STORAGE_MAX_BYTES }, clock),
       usage: new UsageLedger(db, table, clock),
       s3,
-      settings: { maxBytes: app.config.PDF_MAX_BYTES, urlTtlSeconds: app.config.UPLOAD_URL_TTL_SECONDS },
+      settings: {
+        maxBytes: app.config.PDF_MAX_BYTES,
+        urlTtlSeconds: app.config.UPLOAD_URL_TTL_SECONDS,
+        partBytes: app.config.UPLOAD_PART_BYTES,
+      },
       clock,
       collections: new CollectionRepository(db, table),
     },

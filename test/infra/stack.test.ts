@@ -495,7 +495,7 @@ describe('queues', () => {
     expect(byType(statefulResources, 'AWS::SQS::Queue')).toHaveLength(2 * pipelineStageList.length);
   });
 
-  test("each stage's DLQ feeds the dead-letter consumer (partial batch responses), which may write the table", () => {
+  test("each stage's DLQ feeds the dead-letter consumer (partial batch responses), which may write the table and release the owner's waiting ingestions", () => {
     const exports = exportedIds(s.statefulTemplate);
     const mappings = byType(statelessResources, 'AWS::Lambda::EventSourceMapping');
     expect(deadLetterConsumerList.map((c) => c.name)).toEqual(['pdf-dead-letter']);
@@ -513,7 +513,7 @@ describe('queues', () => {
       expect(sources.sort()).toEqual(
         pipelineStageList.map((stage) => logicalId(s.stateful, s.stateful.queues[stage.name].dlq)).sort(),
       );
-      expect(consumer.access).toEqual({ table: 'readwrite' });
+      expect(consumer.access).toEqual({ table: 'readwrite', sendTo: ['pdf-fetch'] });
     }
   });
 });

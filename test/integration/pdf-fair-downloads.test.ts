@@ -21,6 +21,9 @@ beforeAll(async () => {
       OPENAI_API_KEY: 'test-key',
       OPENAI_BASE_URL: ai.baseURL,
       PDF_MAX_IN_FLIGHT_PER_USER: '2',
+      // Without a queue an ingestion beyond the slots is refused (with one it waits:
+      // test/integration/pdf-bulk-ingestion.test.ts).
+      PDF_MAX_QUEUED_PER_USER: '0',
       PDF_SYNC_WAIT_MS: '10000',
       // A floor the drip below meets: these downloads stay open for the whole test.
       PDF_FETCH_MIN_BYTES_PER_SECOND: '100',

@@ -29,6 +29,9 @@ beforeAll(async () => {
       RATE_LIMIT_MESSAGES_PER_MINUTE: String(PER_MINUTE.messages),
       RATE_LIMIT_INGESTIONS_PER_MINUTE: String(PER_MINUTE.ingestions),
       RATE_LIMIT_UPLOADS_PER_MINUTE: String(PER_MINUTE.uploads),
+      // No ingestion queue, so no burst: the per-minute windows themselves are under test here
+      // (the burst is test/integration/pdf-bulk-ingestion.test.ts's).
+      PDF_MAX_QUEUED_PER_USER: '0',
       DAILY_TOKEN_BUDGET: String(BUDGET),
       REPLY_MAX_TOKENS: String(REPLY_MAX_TOKENS),
     },

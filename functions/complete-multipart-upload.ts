@@ -1,0 +1,20 @@
+import { httpRoutes } from '#infra/routes.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+import { completeMultipartBody, fileIdParams } from '#shared/files/schemas.ts';
+import { completeMultipartUpload } from '#shared/files/multipart-upload.ts';
+import { uploadDeps } from '#shared/files/upload-deps.ts';
+import { config } from '#shared/config.ts';
+import { systemClock } from '#shared/clock.ts';
+
+// POST /upload/{fileId}/complete: the parts' ETags make the object.
+
+const deps = uploadDeps(config(), systemClock);
+
+export const handler = httpHandler(
+  httpRoutes['complete-multipart-upload'],
+  { params: fileIdParams, body: completeMultipartBody },
+  async ({ params, body, user }) => ({
+    message: 'Upload completed',
+    data: await completeMultipartUpload(deps, { userId: user.id, fileId: params.fileId, body }),
+  }),
+);

@@ -1,0 +1,21 @@
+import { httpRoutes } from '#infra/routes.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+import { createUploadBody } from '#shared/files/schemas.ts';
+import { createMultipartUpload } from '#shared/files/multipart-upload.ts';
+import { uploadDeps } from '#shared/files/upload-deps.ts';
+import { config } from '#shared/config.ts';
+import { systemClock } from '#shared/clock.ts';
+
+// POST /upload/multipart: a file record and a presigned PUT per part of a large PDF.
+
+const deps = uploadDeps(config(), systemClock);
+
+export const handler = httpHandler(
+  httpRoutes['create-multipart-upload'],
+  { body: createUploadBody },
+  async ({ body, user }) => ({
+    statusCode: 201,
+    message: 'Multipart upload created',
+    data: await createMultipartUpload(deps, { userId: user.id, upload: body }),
+  }),
+);
