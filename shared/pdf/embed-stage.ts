@@ -6,6 +6,7 @@ import { mapLimit } from '../dynamo.ts';
 import { partVectorsKey } from '../files/storage.ts';
 import type { ProcessingFile } from '../files/file-repository.ts';
 import { binaryToVector, encodePacked, packVectors, vectorToBinary } from '../retrieval/packed-vectors.ts';
+import { buildLexicalIndexAside } from '../retrieval/lexical-index.ts';
 import { chunkerId } from './chunker.ts';
 import { PermanentFailure, RetryableFailure } from '../files/failures.ts';
 import { partFileSchema, type EmbedMessage, type PartFile } from './messages.ts';
@@ -107,23 +108,26 @@ export const runEmbed = runStage(async (deps, msg: EmbedMessage, record, ctx: Em
     (c) => ctx.estimateTokens(c.text),
   );
   let tokens = 0;
-  const embedded = (
-    await mapLimit(batches, ctx.concurrency, async (batch) => {
-      let result: Awaited<ReturnType<AiProvider['embed']>>;
-      try {
-        result = await provider.embed(batch.map((c) => c.text));
-      } catch (err) {
-        throw embeddingFailure(err);
-      }
-      // Charged as soon as the provider answers: the tokens are spent whether or not the run still
-      // counts the part (the file may have been deleted meanwhile, or the part fail later).
-      await charge(deps, ctx, record.userId, msg.fileId, result.tokens);
-      if (result.vectors.length !== batch.length)
-        throw new RetryableFailure('EMBEDDING_FAILED', 'The embedding provider returned too few vectors');
-      tokens += result.tokens;
-      return result.vectors;
-    })
-  ).flat();
+  const embedding = mapLimit(batches, ctx.concurrency, async (batch) => {
+    let result: Awaited<ReturnType<AiProvider['embed']>>;
+    try {
+      result = await provider.embed(batch.map((c) => c.text));
+    } catch (err) {
+      throw embeddingFailure(err);
+    }
+    // Charged as soon as the provider answers: the tokens are spent whether or not the run still
+    // counts the part (the file may have been deleted meanwhile, or the part fail later).
+    await charge(deps, ctx, record.userId, msg.fileId, result.tokens);
+    if (result.vectors.length !== batch.length)
+      throw new RetryableFailure('EMBEDDING_FAILED', 'The embedding provider returned too few vectors');
+    tokens += result.tokens;
+    return result.vectors;
+  });
+  // The part's lexical index needs only its texts: built while the requests go out and the
+  // provider works on them, not after (docs/DECISIONS.md, Ingestion: where the time goes).
+  embedding.catch(() => undefined); // awaited below; never an unhandled rejection meanwhile
+  const lexical = await buildLexicalIndexAside(part.chunks.map((c) => c.text));
+  const embedded = (await embedding).flat();
   const byIndex = new Map(reused.vectors);
   for (const [i, c] of toEmbed.entries()) byIndex.set(c.index, embedded[i]!);
   const vectors = part.chunks.map((c) => byIndex.get(c.index)!);
@@ -146,6 +150,7 @@ export const runEmbed = runStage(async (deps, msg: EmbedMessage, record, ctx: Em
   const packed = packVectors(
     part.chunks.map((c, i) => ({ chunk: c.index, page: c.page, vector: vectors[i]!, text: c.text })),
     dimensions,
+    lexical,
   );
   await Promise.all([
     deps.chunks.putMany(items),
