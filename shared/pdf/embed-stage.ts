@@ -64,23 +64,28 @@ async function charge(
   ]);
 }
 
+type ReusableSource = NonNullable<Awaited<ReturnType<PipelineDeps['files']['findReusable']>>>;
+
+/** A completed file of this user with the same bytes, embedding model and chunker (none when forced: ingest afresh). */
+async function reusableSource(deps: PipelineDeps, record: ProcessingFile, provider: AiProvider) {
+  if (record.forced || !record.sha256) return undefined;
+  const config = deps.config;
+  const chunker = chunkerId(config.CHUNK_TOKENS, config.CHUNK_OVERLAP_TOKENS);
+  return deps.files.findReusable(record.userId, record.sha256, provider.embeddingModel, chunker, record.id);
+}
+
 /**
  * The embeddings this user already paid for: a completed file with the same bytes (SHA-256),
  * embedding model and dimensions, and chunker. Chunking is deterministic, so its chunk n is this
  * file's chunk n; each is used only when its text is identical.
  */
-async function reusableVectors(deps: PipelineDeps, record: ProcessingFile, part: PartFile, provider: AiProvider) {
+async function reusableVectors(
+  deps: PipelineDeps,
+  source: ReusableSource | undefined,
+  part: PartFile,
+  provider: AiProvider,
+) {
   const vectors = new Map<number, Float32Array>();
-  if (record.forced || !record.sha256) return { vectors }; // forced: ingest afresh
-  const config = deps.config;
-  const chunker = chunkerId(config.CHUNK_TOKENS, config.CHUNK_OVERLAP_TOKENS);
-  const source = await deps.files.findReusable(
-    record.userId,
-    record.sha256,
-    provider.embeddingModel,
-    chunker,
-    record.id,
-  );
   if (!source || source.dimensions !== provider.embeddingDimensions) return { vectors };
   const texts = new Map(part.chunks.map((ch) => [ch.index, ch.text]));
   for (const item of await deps.chunks.getMany(source.id, [...texts.keys()])) {
@@ -91,15 +96,19 @@ async function reusableVectors(deps: PipelineDeps, record: ProcessingFile, part:
 }
 
 /**
- * Steps: a part already counted only leaves completion to the runner → read the part → the
- * embeddings of the same bytes this user already has, else embed → write chunk items and the
+ * Steps: a part already counted only leaves completion to the runner → read the part (and look
+ * for a completed file of the same bytes meanwhile) → the embeddings of the same bytes this user
+ * already has, else embed → write chunk items and the
  * part's packed vectors → count the part (once); the runner completes the file when it was the last.
  */
 export const runEmbed = runStage(async (deps, msg: EmbedMessage, record, ctx: EmbedContext) => {
   if (record.doneParts?.has(msg.part)) return record;
-  const part = partFileSchema.parse(JSON.parse(Buffer.from(await deps.storage.get(msg.key)).toString('utf8')));
   const { provider } = ctx;
-  const reused = await reusableVectors(deps, record, part, provider);
+  // Looked up while the part is read: neither needs the other.
+  const source = reusableSource(deps, record, provider);
+  source.catch(() => undefined); // awaited below; never an unhandled rejection meanwhile
+  const part = partFileSchema.parse(JSON.parse(Buffer.from(await deps.storage.get(msg.key)).toString('utf8')));
+  const reused = await reusableVectors(deps, await source, part, provider);
   const toEmbed = part.chunks.filter((c) => !reused.vectors.has(c.index));
   // Within the provider's limits, by its own token estimate.
   const batches = packBatches(
