@@ -7,11 +7,9 @@ import type { NamedSchemas, RouteContract, RouteContracts } from '#shared/openap
 import { projectRoot } from './local/runtime.ts';
 
 // Generates docs/openapi.json from the route manifest and the zod schemas the handlers use
-// (every `shared/<domain>/schemas.ts` exports `contracts()`, and `schemas()`: the ones the
-// document names as components, so generated clients get named types). Both are functions, called
-// only here, so a function's bundle never builds the route table of its domain
-// (docs/DECISIONS.md, OpenAPI contracts built only for the document). `npm run openapi` rewrites
-// it; a test fails when the committed document is stale.
+// (every `shared/<domain>/schemas.ts` exports `contracts`, and `schemas`: the ones the document
+// names as components, so generated clients get named types). `npm run openapi` rewrites it;
+// a test fails when the committed document is stale.
 
 type Json = Record<string, unknown>;
 
@@ -27,11 +25,11 @@ async function loadSchemaModules(): Promise<{ contracts: RouteContracts; named: 
     const files = await readdir(join(shared, dir.name));
     if (!files.includes('schemas.ts')) continue;
     const mod = (await import(pathToFileURL(join(shared, dir.name, 'schemas.ts')).href)) as {
-      contracts?: () => RouteContracts;
-      schemas?: () => NamedSchemas;
+      contracts?: RouteContracts;
+      schemas?: NamedSchemas;
     };
-    Object.assign(contracts, mod.contracts?.() ?? {});
-    for (const [name, s] of Object.entries(mod.schemas?.() ?? {})) {
+    Object.assign(contracts, mod.contracts ?? {});
+    for (const [name, s] of Object.entries(mod.schemas ?? {})) {
       if (named[name]) throw new Error(`Two schemas are named ${name}`);
       named[name] = s;
     }

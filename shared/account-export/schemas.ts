@@ -33,7 +33,7 @@ const exportState = z
     }),
   );
 
-export const contracts = (): RouteContracts => ({
+export const contracts: RouteContracts = {
   'create-export': {
     summary: "Ask for a ZIP of everything of the signed-in user's",
     description:
@@ -49,4 +49,4 @@ export const contracts = (): RouteContracts => ({
     responses: { 200: exportState },
     errors: [400, 401, 404],
   },
-});
+};

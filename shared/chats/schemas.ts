@@ -354,7 +354,7 @@ const streamStartSchema = z
 const streamDeltaSchema = z.object({ content: z.string() }).check(example({ content: 'The paper describes' }));
 
 /** The named component schemas of the OpenAPI document. */
-export const schemas = (): NamedSchemas => ({
+export const schemas: NamedSchemas = {
   Chat: chatSchema,
   ChatWithFiles: chatWithFilesSchema,
   Message: messageSchema,
@@ -369,11 +369,11 @@ export const schemas = (): NamedSchemas => ({
   RegenerateRequest: regenerateBody,
   Feedback: feedbackSchema,
   FeedbackRequest: feedbackBody,
-});
+};
 
 const pagingHeaders = ['x-next-cursor'];
 
-export const contracts = (): RouteContracts => ({
+export const contracts: RouteContracts = {
   'create-chat': {
     summary: 'Create a chat session',
     description: `name defaults to "${DEFAULT_CHAT_NAME}"; systemMessage has a default; type is text or file.`,
@@ -513,4 +513,4 @@ export const contracts = (): RouteContracts => ({
     responses: { 200: messageSchema },
     errors: [400, 401, 404],
   },
-});
+};

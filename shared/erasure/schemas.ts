@@ -14,7 +14,7 @@ const erasureResponse = z
   })
   .check(example({ status: 'erased' }));
 
-export const contracts = (): RouteContracts => ({
+export const contracts: RouteContracts = {
   'delete-me': {
     summary: 'Erase the signed-in user and everything of theirs',
     description:
@@ -25,4 +25,4 @@ export const contracts = (): RouteContracts => ({
     responses: { 202: erasureResponse },
     errors: [401],
   },
-});
+};

@@ -202,7 +202,7 @@ const ingestResponse = z
 export const listUploadsQuery = pageQuerySchema;
 
 /** The named component schemas of the OpenAPI document. */
-export const schemas = (): NamedSchemas => ({
+export const schemas: NamedSchemas = {
   FileStatus: embeddingsDataSchema,
   IngestionProgress: progressSchema,
   IngestionFailure: failureSchema,
@@ -210,9 +210,9 @@ export const schemas = (): NamedSchemas => ({
   IngestResult: ingestResponse,
   CreateUploadRequest: createUploadBody,
   IngestPdfRequest: ingestPdfBody,
-});
+};
 
-export const contracts = (): RouteContracts => ({
+export const contracts: RouteContracts = {
   'create-upload': {
     summary: 'Create a file record and presigned URLs to upload a PDF',
     description:
@@ -258,4 +258,4 @@ export const contracts = (): RouteContracts => ({
     responses: { 200: ingestResponse },
     errors: [400, 401, 404],
   },
-});
+};

@@ -150,7 +150,7 @@ export const orderListQuery = z.extend(pageQuerySchema, {
 });
 
 /** The named component schemas of the OpenAPI document. */
-export const schemas = (): NamedSchemas => ({
+export const schemas: NamedSchemas = {
   Order: orderSchema,
   OrderItem: orderItemSchema,
   OrderStatus: orderStatusSchema,
@@ -158,9 +158,9 @@ export const schemas = (): NamedSchemas => ({
   PaymentStatus: paymentStatusSchema,
   CreateOrderRequest: createOrderBody,
   UpdateOrderRequest: updateOrderBody,
-});
+};
 
-export const contracts = (): RouteContracts => ({
+export const contracts: RouteContracts = {
   'create-order': {
     summary: 'Place an order for the caller',
     description:
@@ -194,4 +194,4 @@ export const contracts = (): RouteContracts => ({
     responses: { 200: orderSchema },
     errors: [400, 401, 403, 404, 409],
   },
-});
+};

@@ -32,12 +32,12 @@ const webhookReceiptSchema = z
   .object({ eventId: z.string(), outcome: z.enum(WEBHOOK_OUTCOMES) })
   .check(example({ eventId: 'evt_1NG8Du2eZvKYlo2CUI79vXWy', outcome: 'applied' }));
 
-export const schemas = (): NamedSchemas => ({
+export const schemas: NamedSchemas = {
   PaymentProviderEvent: providerEventSchema,
   WebhookReceipt: webhookReceiptSchema,
-});
+};
 
-export const contracts = (): RouteContracts => ({
+export const contracts: RouteContracts = {
   'payment-webhook': {
     summary: "The payment provider's events (no sign-in; signed)",
     description:
@@ -49,4 +49,4 @@ export const contracts = (): RouteContracts => ({
     responses: { 200: webhookReceiptSchema },
     errors: [400, 404, 413],
   },
-});
+};

@@ -97,13 +97,13 @@ export const productListQuery = pageQuerySchema;
 const byId = { params: productParams };
 
 /** The named component schemas of the OpenAPI document. */
-export const schemas = (): NamedSchemas => ({
+export const schemas: NamedSchemas = {
   Product: productSchema,
   CreateProductRequest: createProductBody,
   UpdateProductRequest: updateProductBody,
-});
+};
 
-export const contracts = (): RouteContracts => ({
+export const contracts: RouteContracts = {
   'create-product': {
     summary: 'Create a product (admin)',
     body: createProductBody,
@@ -141,4 +141,4 @@ export const contracts = (): RouteContracts => ({
     responses: { 200: productSchema },
     errors: [400, 401, 404],
   },
-});
+};

@@ -141,15 +141,15 @@ const sharedChatSchema = z
     }),
   );
 
-export const schemas = (): NamedSchemas => ({
+export const schemas: NamedSchemas = {
   Citation: citationSchema,
   ExportedChat: exportedChatSchema,
   ShareCreated: shareCreatedSchema,
   SharedChat: sharedChatSchema,
   SharedMessage: sharedMessageSchema,
-});
+};
 
-export const contracts = (): RouteContracts => ({
+export const contracts: RouteContracts = {
   'export-chat': {
     summary: 'Download a chat (its active branch) as Markdown or JSON',
     description:
@@ -192,4 +192,4 @@ export const contracts = (): RouteContracts => ({
     responses: { 200: sharedChatSchema },
     errors: [404, 429],
   },
-});
+};

@@ -62,9 +62,9 @@ const meSchema = z
   .object({ user: userSchema, usage: usageSchema })
   .check(example({ user: USER_EXAMPLE, usage: USAGE_EXAMPLE }));
 
-export const schemas = (): NamedSchemas => ({ Me: meSchema, AccountUsage: usageSchema });
+export const schemas: NamedSchemas = { Me: meSchema, AccountUsage: usageSchema };
 
-export const contracts = (): RouteContracts => ({
+export const contracts: RouteContracts = {
   'get-me': {
     summary: 'The signed-in user and their usage',
     description:
@@ -72,4 +72,4 @@ export const contracts = (): RouteContracts => ({
     responses: { 200: meSchema },
     errors: [401],
   },
-});
+};

@@ -43,9 +43,9 @@ const signInResponse = z
   );
 
 /** The named component schemas of the OpenAPI document. */
-export const schemas = (): NamedSchemas => ({ User: userSchema, SignInResult: signInResponse });
+export const schemas: NamedSchemas = { User: userSchema, SignInResult: signInResponse };
 
-export const contracts = (): RouteContracts => ({
+export const contracts: RouteContracts = {
   'sign-in': {
     summary: 'Exchange an identity-provider ID token for a service JWT',
     description:
@@ -53,4 +53,4 @@ export const contracts = (): RouteContracts => ({
     responses: { 200: signInResponse, 201: signInResponse },
     errors: [401, 503],
   },
-});
+};
