@@ -6,7 +6,7 @@ import { mapLimit } from '../dynamo.ts';
 import { partVectorsKey } from '../files/storage.ts';
 import type { ProcessingFile } from '../files/file-repository.ts';
 import { binaryToVector, encodePacked, packVectors, vectorToBinary } from '../retrieval/packed-vectors.ts';
-import { lexicalText } from '../retrieval/lexical-index.ts';
+import { buildLexicalIndexAside, lexicalText } from '../retrieval/lexical-index.ts';
 import { chunkerId } from './chunker.ts';
 import { PermanentFailure, RetryableFailure } from '../files/failures.ts';
 import { partFileSchema, type EmbedMessage, type PartFile } from './messages.ts';
@@ -64,23 +64,28 @@ async function charge(
   ]);
 }
 
+type ReusableSource = NonNullable<Awaited<ReturnType<PipelineDeps['files']['findReusable']>>>;
+
+/** A completed file of this user with the same bytes, embedding model and chunker (none when forced: ingest afresh). */
+async function reusableSource(deps: PipelineDeps, record: ProcessingFile, provider: AiProvider) {
+  if (record.forced || !record.sha256) return undefined;
+  const config = deps.config;
+  const chunker = chunkerId(config.CHUNK_TOKENS, config.CHUNK_OVERLAP_TOKENS);
+  return deps.files.findReusable(record.userId, record.sha256, provider.embeddingModel, chunker, record.id);
+}
+
 /**
  * The embeddings this user already paid for: a completed file with the same bytes (SHA-256),
  * embedding model and dimensions, and chunker. Chunking is deterministic, so its chunk n is this
  * file's chunk n; each is used only when its text is identical.
  */
-async function reusableVectors(deps: PipelineDeps, record: ProcessingFile, part: PartFile, provider: AiProvider) {
+async function reusableVectors(
+  deps: PipelineDeps,
+  source: ReusableSource | undefined,
+  part: PartFile,
+  provider: AiProvider,
+) {
   const vectors = new Map<number, Float32Array>();
-  if (record.forced || !record.sha256) return { vectors }; // forced: ingest afresh
-  const config = deps.config;
-  const chunker = chunkerId(config.CHUNK_TOKENS, config.CHUNK_OVERLAP_TOKENS);
-  const source = await deps.files.findReusable(
-    record.userId,
-    record.sha256,
-    provider.embeddingModel,
-    chunker,
-    record.id,
-  );
   if (!source || source.dimensions !== provider.embeddingDimensions) return { vectors };
   const texts = new Map(part.chunks.map((ch) => [ch.index, ch.text]));
   for (const item of await deps.chunks.getMany(source.id, [...texts.keys()])) {
@@ -91,15 +96,19 @@ async function reusableVectors(deps: PipelineDeps, record: ProcessingFile, part:
 }
 
 /**
- * Steps: a part already counted only leaves completion to the runner → read the part → the
- * embeddings of the same bytes this user already has, else embed → write chunk items and the
+ * Steps: a part already counted only leaves completion to the runner → read the part (and look
+ * for a completed file of the same bytes meanwhile) → the embeddings of the same bytes this user
+ * already has, else embed → write chunk items and the
  * part's packed vectors → count the part (once); the runner completes the file when it was the last.
  */
 export const runEmbed = runStage(async (deps, msg: EmbedMessage, record, ctx: EmbedContext) => {
   if (record.doneParts?.has(msg.part)) return record;
-  const part = partFileSchema.parse(JSON.parse(Buffer.from(await deps.storage.get(msg.key)).toString('utf8')));
   const { provider } = ctx;
-  const reused = await reusableVectors(deps, record, part, provider);
+  // Looked up while the part is read: neither needs the other.
+  const source = reusableSource(deps, record, provider);
+  source.catch(() => undefined); // awaited below; never an unhandled rejection meanwhile
+  const part = partFileSchema.parse(JSON.parse(Buffer.from(await deps.storage.get(msg.key)).toString('utf8')));
+  const reused = await reusableVectors(deps, await source, part, provider);
   const toEmbed = part.chunks.filter((c) => !reused.vectors.has(c.index));
   // Within the provider's limits, by its own token estimate.
   const batches = packBatches(
@@ -108,23 +117,26 @@ export const runEmbed = runStage(async (deps, msg: EmbedMessage, record, ctx: Em
     (c) => ctx.estimateTokens(c.text),
   );
   let tokens = 0;
-  const embedded = (
-    await mapLimit(batches, ctx.concurrency, async (batch) => {
-      let result: Awaited<ReturnType<AiProvider['embed']>>;
-      try {
-        result = await provider.embed(batch.map((c) => c.text));
-      } catch (err) {
-        throw embeddingFailure(err);
-      }
-      // Charged as soon as the provider answers: the tokens are spent whether or not the run still
-      // counts the part (the file may have been deleted meanwhile, or the part fail later).
-      await charge(deps, ctx, record.userId, msg.fileId, result.tokens);
-      if (result.vectors.length !== batch.length)
-        throw new RetryableFailure('EMBEDDING_FAILED', 'The embedding provider returned too few vectors');
-      tokens += result.tokens;
-      return result.vectors;
-    })
-  ).flat();
+  const embedding = mapLimit(batches, ctx.concurrency, async (batch) => {
+    let result: Awaited<ReturnType<AiProvider['embed']>>;
+    try {
+      result = await provider.embed(batch.map((c) => c.text));
+    } catch (err) {
+      throw embeddingFailure(err);
+    }
+    // Charged as soon as the provider answers: the tokens are spent whether or not the run still
+    // counts the part (the file may have been deleted meanwhile, or the part fail later).
+    await charge(deps, ctx, record.userId, msg.fileId, result.tokens);
+    if (result.vectors.length !== batch.length)
+      throw new RetryableFailure('EMBEDDING_FAILED', 'The embedding provider returned too few vectors');
+    tokens += result.tokens;
+    return result.vectors;
+  });
+  // The part's lexical index needs only its texts: built while the requests go out and the
+  // provider works on them, not after (docs/DECISIONS.md, Ingestion: where the time goes).
+  embedding.catch(() => undefined); // awaited below; never an unhandled rejection meanwhile
+  const lexical = await buildLexicalIndexAside(part.chunks.map(lexicalText));
+  const embedded = (await embedding).flat();
   const byIndex = new Map(reused.vectors);
   for (const [i, c] of toEmbed.entries()) byIndex.set(c.index, embedded[i]!);
   const vectors = part.chunks.map((c) => byIndex.get(c.index)!);
@@ -149,6 +161,7 @@ export const runEmbed = runStage(async (deps, msg: EmbedMessage, record, ctx: Em
   const packed = packVectors(
     part.chunks.map((c, i) => ({ chunk: c.index, page: c.page, vector: vectors[i]!, text: lexicalText(c) })),
     dimensions,
+    lexical,
   );
   await Promise.all([
     deps.chunks.putMany(items),

@@ -30,12 +30,31 @@ export const lexicalText = (chunk: { text: string; section?: string }) =>
 
 /** The index of chunk texts (in pack order). */
 export function buildLexicalIndex(texts: string[]): LexicalIndex {
-  const counted = texts.map(termCounts);
+  return indexOf(texts.map(termCounts));
+}
+
+/** Texts counted between two turns of the event loop (buildLexicalIndexAside). */
+const TEXTS_PER_TURN = 8;
+
+/**
+ * buildLexicalIndex, giving the event loop a turn every few texts: what this process has under
+ * way (a request being sent, its answer arriving) goes on while the terms are counted.
+ */
+export async function buildLexicalIndexAside(texts: string[]): Promise<LexicalIndex> {
+  const counted: ReturnType<typeof termCounts>[] = [];
+  for (let i = 0; i < texts.length; i += TEXTS_PER_TURN) {
+    await new Promise((resolve) => setImmediate(resolve));
+    for (const text of texts.slice(i, i + TEXTS_PER_TURN)) counted.push(termCounts(text));
+  }
+  return indexOf(counted);
+}
+
+function indexOf(counted: ReturnType<typeof termCounts>[]): LexicalIndex {
   const total = counted.reduce((n, c) => n + c.counts.size, 0);
   const index: LexicalIndex = {
     version: LEXICAL_TERMS_VERSION,
-    docLen: new Uint32Array(texts.length),
-    termStart: new Uint32Array(texts.length + 1),
+    docLen: new Uint32Array(counted.length),
+    termStart: new Uint32Array(counted.length + 1),
     terms: new Uint32Array(total),
     tf: new Uint8Array(total),
   };
@@ -49,7 +68,7 @@ export function buildLexicalIndex(texts: string[]): LexicalIndex {
       at++;
     }
   });
-  index.termStart[texts.length] = at;
+  index.termStart[counted.length] = at;
   return index;
 }
 

@@ -55,8 +55,11 @@ function emptyPack(count: number, dimensions: number): PackedVectors {
   };
 }
 
-/** Packs float vectors (any order; kept as given). */
-export function packVectors(rows: VectorRow[], dimensions: number): PackedVectors {
+/**
+ * Packs float vectors (any order; kept as given). `lexical`: the rows' lexical index when the
+ * caller built it already (buildLexicalIndex of the rows' texts, in row order).
+ */
+export function packVectors(rows: VectorRow[], dimensions: number, lexical?: LexicalIndex): PackedVectors {
   const count = rows.length;
   const packed = emptyPack(count, dimensions);
   rows.forEach((row, i) => {
@@ -77,7 +80,8 @@ export function packVectors(rows: VectorRow[], dimensions: number): PackedVector
     packed.scale[i] = scale;
     packed.norm[i] = Math.sqrt(sq);
   });
-  if (count > 0 && rows.every((r) => typeof r.text === 'string'))
+  if (lexical) packed.lexical = lexical;
+  else if (count > 0 && rows.every((r) => typeof r.text === 'string'))
     packed.lexical = buildLexicalIndex(rows.map((r) => r.text!));
   return packed;
 }

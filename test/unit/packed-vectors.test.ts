@@ -9,7 +9,7 @@ import {
   binaryToVector,
   vectorToBinary,
 } from '#shared/retrieval/packed-vectors.ts';
-import { bm25TopK } from '#shared/retrieval/lexical-index.ts';
+import { bm25TopK, buildLexicalIndex, buildLexicalIndexAside } from '#shared/retrieval/lexical-index.ts';
 import { int8Dots, simdAvailable } from '#shared/retrieval/int8-dots.ts';
 import { queryTerms } from '#shared/retrieval/terms.ts';
 import { pickQuote, pageAt } from '#shared/retrieval/quote.ts';
@@ -263,4 +263,25 @@ describe('the lexical (BM25) index in the packed vectors', () => {
 test('a long prompt ranks by at most 64 distinct terms', () => {
   const prompt = Array.from({ length: 500 }, (_, i) => `word${i}x`).join(' ');
   expect(queryTerms(prompt)).toHaveLength(64);
+});
+
+test('the lexical index built aside is the one built at once, and pending I/O callbacks run while it is built', async () => {
+  const texts = Array.from(
+    { length: 40 },
+    (_, i) => `Trace trees cover loop ${i} of the program; the recorder compiles loop ${i % 7} to native code.`,
+  );
+  const events: string[] = [];
+  setImmediate(() => events.push('a callback queued before'));
+  const aside = buildLexicalIndexAside(texts).then((index) => {
+    events.push('index built');
+    return index;
+  });
+  const atOnce = buildLexicalIndex(texts);
+  expect(await aside).toEqual(atOnce);
+  expect(events).toEqual(['a callback queued before', 'index built']);
+  // Given to packVectors, it is the pack's index, as when packVectors builds it from the texts.
+  const rows = texts.map((text, i) => ({ chunk: i, page: 1, vector: randomVector(16, i + 1), text }));
+  expect(decodePacked(encodePacked(packVectors(rows, 16, atOnce)))).toEqual(
+    decodePacked(encodePacked(packVectors(rows, 16))),
+  );
 });
