@@ -201,6 +201,13 @@ export const configSchema = z.object({
   RETRIEVAL_K: z._default(int(1, 50), 6),
   // hybrid: dense and BM25 rankings fused (RRF); dense or lexical alone, to measure each.
   RETRIEVAL_MODE: z._default(z.enum(['hybrid', 'dense', 'lexical']), 'hybrid'),
+  // Where a file's vectors are searched (docs/DECISIONS.md "Vector store: two backends"): packs,
+  // one S3 object per file loaded by the function (the default); s3vectors, Amazon S3 Vectors
+  // (one index per user and embedding model in S3_VECTORS_BUCKET) for large libraries.
+  VECTOR_STORE: z._default(z.enum(['packs', 's3vectors']), 'packs'),
+  S3_VECTORS_BUCKET: z.optional(z.string().check(z.regex(/^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/))),
+  // The S3 Vectors stand-in's endpoint (npm start, tests); unset in AWS.
+  S3_VECTORS_ENDPOINT: optionalUrl,
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -250,6 +257,9 @@ function conflictsOf(settings: Config): string[] {
     settings.BEDROCK_EMBEDDING_MODEL.startsWith('cohere.')
   ) {
     out.push(`BEDROCK_EMBEDDING_DIMENSIONS: ${settings.BEDROCK_EMBEDDING_MODEL} always returns 1024 dimensions`);
+  }
+  if (settings.VECTOR_STORE === 's3vectors' && !settings.S3_VECTORS_BUCKET) {
+    out.push('VECTOR_STORE: s3vectors needs S3_VECTORS_BUCKET (the vector bucket)');
   }
   return out;
 }

@@ -10,6 +10,7 @@ import { UsageCounters } from '../limits/usage-counters.ts';
 import { FileStorage } from './storage.ts';
 import { StorageQuota } from './storage-quota.ts';
 import type { UploadDeps } from './upload-service.ts';
+import { vectorStoreFor } from '../retrieval/vector-store.ts';
 
 /** What the upload routes work with, composed by each at its cold start. */
 export function uploadDeps(config: Config, clock: Clock): UploadDeps {
@@ -20,6 +21,7 @@ export function uploadDeps(config: Config, clock: Clock): UploadDeps {
     chunks: new ChunkRepository(dynamo(), config.TABLE_NAME),
     attachments: new AttachmentRepository(dynamo(), config.TABLE_NAME),
     storage,
+    vectors: vectorStoreFor(config, storage),
     quota: new StorageQuota(
       dynamo(),
       config.TABLE_NAME,

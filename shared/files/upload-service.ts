@@ -12,6 +12,7 @@ import { fileNotFound } from './file-status.ts';
 import type { StorageQuota } from './storage-quota.ts';
 import type { UsageLedger } from '../limits/usage-ledger.ts';
 import { uploadKey, vectorsPrefix, workPrefix, type FileStorage } from './storage.ts';
+import type { VectorStore } from '../retrieval/vector-store.ts';
 
 // POST /upload and DELETE /upload/{fileId}.
 
@@ -23,6 +24,8 @@ export interface UploadDeps {
   chunks: ChunkRepository;
   attachments: AttachmentRepository;
   storage: FileStorage;
+  /** Where the file's vectors are (S3 Vectors keeps them outside the file's objects). */
+  vectors: VectorStore;
   quota: StorageQuota;
   /** The owner's usage counters (files). */
   usage: Pick<UsageLedger, 'addTotals'>;
@@ -116,6 +119,8 @@ export async function deleteUpload(
   await deps.files.retire(fileId, isoNow(deps.clock));
   await Promise.all((record.chatIds ?? []).map((chatId) => deps.attachments.detach(chatId, fileId)));
   await deps.chunks.deleteFrom(fileId, 0);
+  // Before the objects: the file's lexical objects list the keys of its vectors.
+  await deps.vectors.removeFile(userId, fileId);
   await Promise.all([
     deps.storage.deleteKeys([record.s3Key]),
     deps.storage.deletePrefix(workPrefix(fileId)),

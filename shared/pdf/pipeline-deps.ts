@@ -7,6 +7,7 @@ import { FileRepository } from '../files/file-repository.ts';
 import { FileStorage } from '../files/storage.ts';
 import { UsageLedger } from '../limits/usage-ledger.ts';
 import { stageQueues, type StageQueues } from './queue.ts';
+import { vectorStoreFor, type VectorStore } from '../retrieval/vector-store.ts';
 
 // What every pipeline stage works with.
 
@@ -14,6 +15,8 @@ export interface PipelineDeps {
   files: FileRepository;
   chunks: ChunkRepository;
   storage: FileStorage;
+  /** Where the embed stage writes a part's vectors and completion gathers them (vector-store.ts). */
+  vectors: VectorStore;
   queues: StageQueues;
   /** The file owners' usage counters (tokens by model, pages). */
   usage: UsageLedger;
@@ -23,10 +26,12 @@ export interface PipelineDeps {
 
 /** The pipeline's dependencies on a configuration, composed by each stage function at its cold start. */
 export function pipelineDeps(config: Config, clock: Clock): PipelineDeps {
+  const storage = new FileStorage(s3Client(), bucketName());
   return {
     files: new FileRepository(dynamo(), config.TABLE_NAME),
     chunks: new ChunkRepository(dynamo(), config.TABLE_NAME),
-    storage: new FileStorage(s3Client(), bucketName()),
+    storage,
+    vectors: vectorStoreFor(config, storage),
     queues: stageQueues(sqsClient(), config),
     usage: new UsageLedger(dynamo(), config.TABLE_NAME, clock),
     config: config,
