@@ -95,7 +95,7 @@ test('buckets and indexes: names, dimension 1–4,096, metric; a second create i
 
 test('PutVectors: 1 to 500 vectors of the index dimension, metadata within 2 KB filterable and 40 KB in all; a refused request writes nothing', async () => {
   await createIndex('idx-put', 2, 'cosine', ['note']);
-  const vector = (key: string, metadata?: Record<string, unknown>) => ({
+  const vector = (key: string, metadata?: Record<string, string>) => ({
     key,
     data: { float32: [1, 0] },
     ...(metadata && { metadata }),
@@ -171,7 +171,11 @@ test('QueryVectors: cosine and euclidean distances, nearest first; topK 1–100;
 
 test('filters: implicit equality, $eq on a list, $in, $nin, $ne, ranges, $exists, $and, $or; a non-filterable key or a bad operator is a 400', async () => {
   await createIndex('idx-filter', 2, 'cosine', ['body']);
-  const at = (key: string, metadata: Record<string, unknown>) => ({ key, data: { float32: [1, 0] }, metadata });
+  const at = (key: string, metadata: Record<string, string | number | string[]>) => ({
+    key,
+    data: { float32: [1, 0] },
+    metadata,
+  });
   await client.send(
     new PutVectorsCommand({
       vectorBucketName: bucket,
