@@ -23,6 +23,13 @@ export interface Access {
   bucket?: { read?: BucketPrefix[]; write?: BucketPrefix[] };
   /** Queues (by stage name) the function sends to. */
   sendTo?: PipelineStageName[];
+  /**
+   * With VECTOR_STORE=s3vectors (docs/DECISIONS.md "Vector store: two backends"), what the function
+   * does in the vector bucket's indexes: `write` (puts and deletes a run's vectors, makes the
+   * user's index), `query` (searches them), `delete` (deletes a file's). Writing and deleting read
+   * the file's lexical objects (work/, vectors/), which list the vectors' keys.
+   */
+  vectors?: ('write' | 'query' | 'delete')[];
   /** Reads the service JWT signing secret. */
   jwtSecret?: boolean;
   /** Calls the payment provider or checks its webhooks: reads its keys (the payments secret). */
@@ -67,7 +74,12 @@ export const pipelineStages = {
     memoryMb: 512,
     maxReceiveCount: 5,
     // Writes a run's source PDF; a stale run's clean-up deletes its work files and vectors.
-    access: { table: 'readwrite', bucket: { write: ['work/', 'vectors/'] }, sendTo: ['pdf-extract'] },
+    access: {
+      table: 'readwrite',
+      bucket: { write: ['work/', 'vectors/'] },
+      sendTo: ['pdf-extract'],
+      vectors: ['write'],
+    },
   },
   'pdf-extract': {
     queue: 'pdf-extract',
@@ -80,6 +92,7 @@ export const pipelineStages = {
       table: 'readwrite',
       bucket: { read: ['work/'], write: ['work/', 'vectors/'] },
       sendTo: ['pdf-ocr', 'pdf-embed'],
+      vectors: ['write'],
     },
   },
   // OCR of pages without usable text, a range of pages per message (OCR_PAGES_PER_MESSAGE), so a
@@ -93,7 +106,12 @@ export const pipelineStages = {
     timeoutSeconds: 600,
     memoryMb: 3008,
     maxReceiveCount: 5,
-    access: { table: 'readwrite', bucket: { read: ['work/'], write: ['work/', 'vectors/'] }, sendTo: ['pdf-embed'] },
+    access: {
+      table: 'readwrite',
+      bucket: { read: ['work/'], write: ['work/', 'vectors/'] },
+      sendTo: ['pdf-embed'],
+      vectors: ['write'],
+    },
   },
   'pdf-embed': {
     queue: 'pdf-embed',
@@ -103,7 +121,12 @@ export const pipelineStages = {
     memoryMb: 1024,
     maxReceiveCount: 5,
     // Completion packs the parts' vectors (work/) into vectors/.
-    access: { table: 'readwrite', bucket: { read: ['work/'], write: ['work/', 'vectors/'] }, ai: ['embeddings'] },
+    access: {
+      table: 'readwrite',
+      bucket: { read: ['work/'], write: ['work/', 'vectors/'] },
+      ai: ['embeddings'],
+      vectors: ['write'],
+    },
   },
 } as const satisfies Record<PipelineStageName, PipelineStage>;
 
@@ -143,6 +166,7 @@ const scheduledTasks = {
     access: {
       table: 'readwrite',
       bucket: { read: ['uploads/'], write: ['uploads/', 'work/', 'vectors/', 'exports/'] },
+      vectors: ['delete'],
     },
   },
 } as const satisfies Record<string, ScheduledTask>;
@@ -174,6 +198,7 @@ export const httpRoutes = {
       table: 'readwrite',
       bucket: { write: ['uploads/', 'work/', 'vectors/', 'exports/'] },
       jwtSecret: true,
+      vectors: ['delete'],
     },
   },
   // An account export (shared/account-export/): POST records a job the data sweep builds into
@@ -253,7 +278,13 @@ export const httpRoutes = {
     streaming: true,
     rateLimit: 'messages',
     timeoutSeconds: 300,
-    access: { table: 'readwrite', bucket: { read: ['vectors/'] }, jwtSecret: true, ai: ['chat', 'embeddings'] },
+    access: {
+      table: 'readwrite',
+      bucket: { read: ['vectors/'] },
+      jwtSecret: true,
+      ai: ['chat', 'embeddings'],
+      vectors: ['query'],
+    },
   },
   // A new reply to a stored prompt (a sibling of the one regenerated): what send-message does, but the prompt.
   'regenerate-reply': {
@@ -264,7 +295,13 @@ export const httpRoutes = {
     streaming: true,
     rateLimit: 'messages',
     timeoutSeconds: 300,
-    access: { table: 'readwrite', bucket: { read: ['vectors/'] }, jwtSecret: true, ai: ['chat', 'embeddings'] },
+    access: {
+      table: 'readwrite',
+      bucket: { read: ['vectors/'] },
+      jwtSecret: true,
+      ai: ['chat', 'embeddings'],
+      vectors: ['query'],
+    },
   },
   // A streamed reply outlives its connection: resumed from the table (streaming, as long as a
   // reply may take), or stopped wherever it is generated.
@@ -355,7 +392,12 @@ export const httpRoutes = {
     path: '/upload/{fileId}',
     auth: 'user',
     shape: 'envelope',
-    access: { table: 'readwrite', bucket: { write: ['uploads/', 'work/', 'vectors/'] }, jwtSecret: true },
+    access: {
+      table: 'readwrite',
+      bucket: { write: ['uploads/', 'work/', 'vectors/'] },
+      jwtSecret: true,
+      vectors: ['delete'],
+    },
   },
   'ingest-pdf': {
     method: 'POST',
