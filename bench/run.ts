@@ -18,6 +18,7 @@ import { load } from './load.ts';
 import { hostile } from './hostile.ts';
 import { ocr } from './ocr.ts';
 import { search } from './search.ts';
+import { vectorStore } from './vector-store.ts';
 
 // `npm run bench` runs every benchmark; `npm run bench -- <name> [<name> ...]` runs some.
 // Each prints its table as it finishes; all of them go to bench/results/latest.json.
@@ -31,6 +32,7 @@ const benchmarks: Benchmark[] = [
   streaming,
   ocr,
   retrieval,
+  vectorStore,
   search,
   ingestion,
   load,

@@ -3,6 +3,7 @@ import { dynamo } from '../clients.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { uploadDeps } from '../files/upload-deps.ts';
+import { configuredVectorStore } from '../retrieval/vector-store.ts';
 import { UsageCounters } from '../limits/usage-counters.ts';
 import { OrderRepository } from '../orders/order-repository.ts';
 import { UserRepository } from '../users/user-repository.ts';
@@ -18,7 +19,7 @@ export function erasureDeps(config: Config, clock: Clock): ErasureDeps {
     chats: new ChatRepository(dynamo(), table),
     orders: new OrderRepository(dynamo(), table),
     counters: new UsageCounters(dynamo(), table),
-    uploads: uploadDeps(config, clock),
+    uploads: uploadDeps(config, clock, configuredVectorStore(config)),
     clock,
   };
 }

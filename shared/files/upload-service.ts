@@ -12,12 +12,16 @@ import { fileNotFound } from './file-status.ts';
 import type { StorageQuota } from './storage-quota.ts';
 import type { UsageLedger } from '../limits/usage-ledger.ts';
 import { uploadKey, vectorsPrefix, workPrefix, type FileStorage } from './storage.ts';
-import type { VectorStore } from '../retrieval/vector-store.ts';
 
 // POST /upload and DELETE /upload/{fileId}.
 
 /** Headers the presigned PUT signs besides host and content-length. */
 const SIGNED_UPLOAD_HEADERS = new Set(['content-type']);
+
+/** What deleting a file asks of the vector store (shared/retrieval/vector-store.ts). */
+export interface FileVectors {
+  removeFile(userId: string, fileId: string): Promise<void>;
+}
 
 export interface UploadDeps {
   files: FileRepository;
@@ -25,7 +29,7 @@ export interface UploadDeps {
   attachments: AttachmentRepository;
   storage: FileStorage;
   /** Where the file's vectors are (S3 Vectors keeps them outside the file's objects). */
-  vectors: VectorStore;
+  vectors: FileVectors;
   quota: StorageQuota;
   /** The owner's usage counters (files). */
   usage: Pick<UsageLedger, 'addTotals'>;

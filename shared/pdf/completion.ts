@@ -30,7 +30,7 @@ export const readyToComplete = <R extends FileRecord>(
  */
 export async function completeRun(deps: PipelineDeps, record: ProcessingFile): Promise<boolean> {
   const { runId } = record;
-  const packed = await deps.vectors.completeRun(
+  const packed = await deps.vectors.gatherRun(
     { userId: record.userId, fileId: record.id, runId },
     record.partsTotal ?? 0,
   );

@@ -143,6 +143,8 @@ export function decodePacked(bytes: Uint8Array): PackedVectors {
   if (count > 0 && dimensions === 0 && version === 1) throw noDimensions();
   const vectorsEnd = HEADER + count * 16 + count * dimensions;
   const wrongSize = () => damaged('has the wrong size');
+  // Rows of no dimensions hold together only with a lexical index after them.
+  if (count > 0 && dimensions === 0 && bytes.byteLength < align4(vectorsEnd) + 8) throw noDimensions();
   if (version === 1 ? bytes.byteLength !== vectorsEnd : bytes.byteLength < align4(vectorsEnd) + 8) throw wrongSize();
   let at = HEADER;
   const take = <T>(make: (b: ArrayBuffer, o: number, n: number) => T, n: number, width: number) => {

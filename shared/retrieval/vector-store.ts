@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Config } from '../config.ts';
+import { bucketName } from '../clients.ts';
+import { s3Client } from '../s3-client.ts';
 import {
   isLexicalKey,
   lexicalKey,
@@ -7,7 +9,7 @@ import {
   vectorsKey,
   vectorsPrefix,
   workPrefix,
-  type FileStorage,
+  FileStorage,
 } from '../files/storage.ts';
 import { logger } from '../logger.ts';
 import {
@@ -80,7 +82,7 @@ export interface VectorStore {
   /** Removes what writePart wrote of a part whose run ended meanwhile. */
   removePart(ref: RunRef, part: number, chunks: number[], dimensions: number): Promise<void>;
   /** Completion: the run's parts → the file's object; the key the record keeps (vectorsKey). */
-  completeRun(ref: Omit<RunRef, 'model'>, parts: number): Promise<{ key: string; count: number; dimensions: number }>;
+  gatherRun(ref: Omit<RunRef, 'model'>, parts: number): Promise<{ key: string; count: number; dimensions: number }>;
   /** Removes the vectors of a run named by its file object (a run superseded by a newer completion). */
   removeRun(userId: string, fileId: string, key: string): Promise<void>;
   /** Removes every vector of a file, whatever its runs (delete, erasure, retention): before its objects go. */
@@ -107,7 +109,7 @@ export class PackStore implements VectorStore {
     await this.storage.deleteKeys([partVectorsKey(ref.fileId, ref.runId, part)]);
   }
 
-  async completeRun(ref: Omit<RunRef, 'model'>, parts: number) {
+  async gatherRun(ref: Omit<RunRef, 'model'>, parts: number) {
     const packed = concatPacked(
       await Promise.all(
         Array.from({ length: parts }, async (_, p) =>
@@ -286,6 +288,11 @@ export class S3VectorsStore extends PackStore {
       return [{ fileId, chunk: v.metadata.chunk, score: 1 - (v.distance ?? 1) }];
     });
   }
+}
+
+/** The vector store of this cold start's configuration, over the files bucket. */
+export function configuredVectorStore(config: Config): VectorStore {
+  return vectorStoreFor(config, new FileStorage(s3Client(), bucketName()));
 }
 
 /** The vector store of a configuration (its S3 Vectors client made only when that backend is chosen). */
