@@ -189,7 +189,6 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       SERVICE_JWT_SECRET: await localServiceSecret(options.dataDir),
       PDF_ALLOW_LOOPBACK: 'true',
       LOG_LEVEL: 'WARN',
-      ...(s3Vectors && { S3_VECTORS_ENDPOINT: s3Vectors.url, S3_VECTORS_BUCKET: vectorBucket }),
       ...(paymentProvider && {
         PAYMENTS_API_URL: paymentProvider.url,
         PAYMENTS_SECRET_KEY: paymentProvider.secretKey,
@@ -197,6 +196,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       }),
       ...Object.fromEntries(pipelineStageList.map((s) => [queueUrlSetting[s.name], queues[s.name].url])),
     };
+    if (s3Vectors) {
+      env.S3_VECTORS_ENDPOINT = s3Vectors.url;
+      env.S3_VECTORS_BUCKET = vectorBucket;
+    }
     for (const [k, v] of Object.entries(options.env ?? {})) {
       if (v === undefined) delete env[k];
       else env[k] = v;
@@ -238,7 +241,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       ...(owned && { owned }),
       functions,
       ...(paymentProvider && { paymentProvider }),
-      ...(s3Vectors && { s3Vectors }),
+      s3Vectors,
     };
     await options.onReady?.(runtime);
     if (options.pollers !== false) {

@@ -269,7 +269,7 @@ export async function startS3Vectors(options: S3VectorsOptions = {}): Promise<S3
               const bytes = Buffer.from(data, 'base64');
               const copy = new Uint8Array(bytes.byteLength);
               copy.set(bytes);
-              return [key, { data: new Float32Array(copy.buffer), ...(metadata && { metadata }) }];
+              return [key, { data: new Float32Array(copy.buffer), metadata: metadata ?? undefined }];
             }),
           ),
         });
@@ -316,8 +316,9 @@ export async function startS3Vectors(options: S3VectorsOptions = {}): Promise<S3
   };
   const describe = (index: VectorIndex, key: string, v: StoredVector, data: boolean, metadata: boolean) => ({
     key,
-    ...(data && { data: { float32: Array.from(v.data) } }),
-    ...(metadata && v.metadata && { metadata: v.metadata }),
+    // Absent fields are undefined here, left out of the JSON answer.
+    data: data ? { float32: Array.from(v.data) } : undefined,
+    metadata: metadata ? v.metadata : undefined,
   });
 
   const operations: Record<string, (body: Record<string, unknown>) => unknown> = {
@@ -377,9 +378,9 @@ export async function startS3Vectors(options: S3VectorsOptions = {}): Promise<S3
           dataType: 'float32',
           dimension: index.dimension,
           distanceMetric: index.distanceMetric,
-          ...(index.nonFilterable.length && {
-            metadataConfiguration: { nonFilterableMetadataKeys: index.nonFilterable },
-          }),
+          metadataConfiguration: index.nonFilterable.length
+            ? { nonFilterableMetadataKeys: index.nonFilterable }
+            : undefined,
         },
       };
     },
@@ -432,7 +433,7 @@ export async function startS3Vectors(options: S3VectorsOptions = {}): Promise<S3
         return { key: v.key, data, metadata };
       });
       // Checked whole before any is written: a refused request changes nothing.
-      for (const v of checked) index.vectors.set(v.key, { data: v.data, ...(v.metadata && { metadata: v.metadata }) });
+      for (const v of checked) index.vectors.set(v.key, { data: v.data, metadata: v.metadata });
       save(bucket, index);
       return {};
     },
@@ -466,7 +467,7 @@ export async function startS3Vectors(options: S3VectorsOptions = {}): Promise<S3
         vectors: page.map((k) =>
           describe(index, k, index.vectors.get(k)!, body.returnData === true, body.returnMetadata === true),
         ),
-        ...(start + max < keys.length && { nextToken: Buffer.from(String(start + max)).toString('base64url') }),
+        nextToken: start + max < keys.length ? Buffer.from(String(start + max)).toString('base64url') : undefined,
       };
     },
     QueryVectors(body) {
@@ -488,8 +489,8 @@ export async function startS3Vectors(options: S3VectorsOptions = {}): Promise<S3
       return {
         vectors: best.map((b) => ({
           key: b.key,
-          ...(body.returnDistance === true && { distance: b.distance }),
-          ...(body.returnMetadata === true && b.v.metadata && { metadata: b.v.metadata }),
+          distance: body.returnDistance === true ? b.distance : undefined,
+          metadata: body.returnMetadata === true ? b.v.metadata : undefined,
         })),
         distanceMetric: index.distanceMetric,
       };
@@ -497,10 +498,9 @@ export async function startS3Vectors(options: S3VectorsOptions = {}): Promise<S3
   };
 
   const answer = (res: ServerResponse, status: number, body: unknown, errorType?: string) => {
-    res.writeHead(status, {
-      'content-type': 'application/json',
-      ...(errorType && { 'x-amzn-errortype': errorType }),
-    });
+    res.setHeader('content-type', 'application/json');
+    if (errorType) res.setHeader('x-amzn-errortype', errorType);
+    res.writeHead(status);
     res.end(JSON.stringify(body));
   };
 

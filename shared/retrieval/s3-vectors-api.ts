@@ -45,9 +45,8 @@ export function createS3VectorsClient({
   AWS_REGION,
   S3_VECTORS_ENDPOINT,
 }: Pick<Config, 'AWS_REGION' | 'S3_VECTORS_ENDPOINT'>): S3VectorsClient {
-  return traced(
-    new S3VectorsClient({ region: AWS_REGION, ...(S3_VECTORS_ENDPOINT && { endpoint: S3_VECTORS_ENDPOINT }) }),
-  );
+  // An endpoint only for the stand-in (npm start, tests); undefined: the service's own.
+  return traced(new S3VectorsClient({ region: AWS_REGION, endpoint: S3_VECTORS_ENDPOINT }));
 }
 
 export function s3VectorsApiOf(client: S3VectorsClient): S3VectorsApi {
@@ -77,8 +76,8 @@ export function s3VectorsApiOf(client: S3VectorsClient): S3VectorsApi {
       );
       return (out.vectors ?? []).map((v) => ({
         key: v.key ?? '',
-        ...(v.distance !== undefined && { distance: v.distance }),
-        ...(v.metadata !== undefined && { metadata: v.metadata as Metadata }),
+        distance: v.distance,
+        metadata: v.metadata as Metadata | undefined,
       }));
     },
   };

@@ -274,7 +274,7 @@ export class S3VectorsStore extends PackStore {
         indexName: indexName(q.userId, q.model, q.vector.length),
         queryVector: { float32: Array.from(q.vector) },
         topK: Math.min(q.topK, MAX_TOP_K),
-        ...(filter && { filter }),
+        filter,
         returnDistance: true,
         returnMetadata: true,
       });

@@ -63,7 +63,7 @@ const createIndex = (
       dataType: 'float32',
       dimension,
       distanceMetric,
-      ...(nonFilterable && { metadataConfiguration: { nonFilterableMetadataKeys: nonFilterable } }),
+      metadataConfiguration: nonFilterable ? { nonFilterableMetadataKeys: nonFilterable } : undefined,
     }),
   );
 
@@ -98,7 +98,7 @@ test('PutVectors: 1 to 500 vectors of the index dimension, metadata within 2 KB 
   const vector = (key: string, metadata?: Record<string, string>) => ({
     key,
     data: { float32: [1, 0] },
-    ...(metadata && { metadata }),
+    metadata,
   });
   const put = (vectors: ReturnType<typeof vector>[]) =>
     client.send(new PutVectorsCommand({ vectorBucketName: bucket, indexName: 'idx-put', vectors }));
