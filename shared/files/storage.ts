@@ -46,7 +46,7 @@ export const vectorsKey = (fileId: string, runId: string) => `${vectorsPrefix(fi
 /** A completed file's lexical index when its vectors are in S3 Vectors (vector-store.ts). */
 export const lexicalKey = (fileId: string, runId: string) => `${vectorsPrefix(fileId)}${runId}.plex`;
 /** Whether a record's vectorsKey names a lexical index only (its vectors are in S3 Vectors). */
-export const isLexicalKey = (key: string) => key.endsWith('.plex');
+export const isLexicalObject = (key: string) => key.endsWith('.plex');
 
 export class FileStorage {
   constructor(

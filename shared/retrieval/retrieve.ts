@@ -7,7 +7,7 @@ import type { AiProvider, Source } from '../ai/types.ts';
 import { AttachmentRepository } from '../files/attachment-repository.ts';
 import { ChunkRepository } from '../files/chunk-repository.ts';
 import { FileRepository, type CompletedFile } from '../files/file-repository.ts';
-import { FileStorage, isLexicalKey } from '../files/storage.ts';
+import { FileStorage, isLexicalObject } from '../files/storage.ts';
 import { vectorStoreFor, type VectorStore } from './vector-store.ts';
 import { bm25TopK, postingsByTerm } from './lexical-index.ts';
 import {
@@ -148,7 +148,7 @@ function loadPack(bytes: Uint8Array, file: CompletedFile): PackedVectors {
     logger.warn('packed vectors damaged', { fileId: file.id, key: file.vectorsKey, detail: err.message });
     throw ingestAgain(file, 'damaged');
   }
-  const lexicalOnly = packed.dimensions === 0 && isLexicalKey(file.vectorsKey);
+  const lexicalOnly = packed.dimensions === 0 && isLexicalObject(file.vectorsKey);
   if (!lexicalOnly && packed.dimensions !== file.dimensions && Number.isInteger(file.dimensions)) {
     logger.warn('packed vectors of another size', {
       fileId: file.id,
@@ -213,10 +213,10 @@ export function createRetriever(deps: RetrievalDeps) {
     // after a switch to S3 Vectors): packs loaded and ranked here, the others queried in the index.
     const loadFile = (f: CompletedFile) =>
       cache.get(f.vectorsKey, async () => loadPack(await readVectors(deps.storage, f), f));
-    const inIndex = usable.filter((f) => isLexicalKey(f.vectorsKey));
+    const inIndex = usable.filter((f) => isLexicalObject(f.vectorsKey));
     const [embedded, loaded] = await Promise.all([
       embedding,
-      Promise.all(usable.map((f) => (isLexicalKey(f.vectorsKey) ? undefined : loadFile(f)))),
+      Promise.all(usable.map((f) => (isLexicalObject(f.vectorsKey) ? undefined : loadFile(f)))),
     ]);
     const packs: (PackedVectors | undefined)[] = loaded;
     const query = embedded.vectors[0]!;

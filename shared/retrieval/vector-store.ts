@@ -3,7 +3,7 @@ import type { Config } from '../config.ts';
 import { bucketName } from '../clients.ts';
 import { s3Client } from '../s3-client.ts';
 import {
-  isLexicalKey,
+  isLexicalObject,
   lexicalKey,
   partVectorsKey,
   vectorsKey,
@@ -193,14 +193,14 @@ export class S3VectorsStore extends PackStore {
   }
 
   override async removeRun(userId: string, fileId: string, key: string): Promise<void> {
-    if (isLexicalKey(key)) await this.removeListed(userId, fileId, [key]);
+    if (isLexicalObject(key)) await this.removeListed(userId, fileId, [key]);
     await super.removeRun(userId, fileId, key);
   }
 
   /** The keys listed by the file's lexical objects (completed runs and parts in flight), in each of the user's indexes. */
   override async removeFile(userId: string, fileId: string): Promise<void> {
     const objects = [
-      ...(await this.storage.listKeys(vectorsPrefix(fileId))).filter(isLexicalKey),
+      ...(await this.storage.listKeys(vectorsPrefix(fileId))).filter(isLexicalObject),
       ...(await this.storage.listKeys(workPrefix(fileId))).filter((k) => k.endsWith('.vec')),
     ];
     await this.removeListed(userId, fileId, objects);

@@ -1,12 +1,15 @@
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
 import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
+import { until } from '#test/helpers/until.ts';
+import { erasureDeps } from '#test/helpers/erasure-deps.ts';
+import { resumeErasures } from '#shared/erasure/erasure.ts';
 
 // The two vector stores through the gateway, with the offline provider: a service deployed with
 // packs ingests a PDF; the same service redeployed with VECTOR_STORE=s3vectors (the S3 Vectors
 // stand-in) ingests the same bytes as another file. A prompt gets the same sources from both
 // backends; the file ingested before the switch keeps answering; deleting a file removes its
-// vectors from the index.
+// vectors from the index, an erasure all of the user's.
 
 let pdfs: PdfServer;
 let app: TestApp | undefined;
@@ -129,5 +132,18 @@ test('packs, then S3 Vectors: the same sources for the same PDF; the file ingest
   // Deleting the file removes its vectors from the index; the other file's stay.
   expect((await vectors.request('DELETE', `/upload/${after}`, { token })).status).toBe(200);
   expect(keysOf(after)).toEqual([]);
-  expect((standIn.vectorKeys(bucket, index!) ?? []).length).toBeGreaterThan(0);
+  expect(keysOf(other).length).toBeGreaterThan(0);
+
+  // Erasing the account removes the rest.
+  expect((await vectors.request('DELETE', '/me', { token })).status).toBe(202);
+  // Within the request or by the sweep (erasure.test.ts): finished by the sweep's own pass.
+  const left = await until(
+    'the erasure to finish',
+    async () => {
+      await resumeErasures(erasureDeps(vectors));
+      return standIn.vectorKeys(bucket, index!) ?? [];
+    },
+    (keys) => keys.length === 0,
+  );
+  expect(left).toEqual([]);
 });
