@@ -314,7 +314,7 @@ export async function startS3Vectors(options: S3VectorsOptions = {}): Promise<S3
         throw invalid(`Each key must be 1 to ${LIMITS.maxKeyLength} characters`);
     return keys as string[];
   };
-  const describe = (index: VectorIndex, key: string, v: StoredVector, data: boolean, metadata: boolean) => ({
+  const describe = (key: string, v: StoredVector, data: boolean, metadata: boolean) => ({
     key,
     // Absent fields are undefined here, left out of the JSON answer.
     data: data ? { float32: Array.from(v.data) } : undefined,
@@ -443,7 +443,7 @@ export async function startS3Vectors(options: S3VectorsOptions = {}): Promise<S3
       return {
         vectors: keys.flatMap((k) => {
           const v = index.vectors.get(k);
-          return v ? [describe(index, k, v, body.returnData === true, body.returnMetadata === true)] : [];
+          return v ? [describe(k, v, body.returnData === true, body.returnMetadata === true)] : [];
         }),
       };
     },
@@ -465,7 +465,7 @@ export async function startS3Vectors(options: S3VectorsOptions = {}): Promise<S3
       const page = keys.slice(start, start + max);
       return {
         vectors: page.map((k) =>
-          describe(index, k, index.vectors.get(k)!, body.returnData === true, body.returnMetadata === true),
+          describe(k, index.vectors.get(k)!, body.returnData === true, body.returnMetadata === true),
         ),
         nextToken: start + max < keys.length ? Buffer.from(String(start + max)).toString('base64url') : undefined,
       };

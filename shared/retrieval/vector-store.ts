@@ -20,7 +20,7 @@ import {
   packVectors,
   type PackedVectors,
 } from './packed-vectors.ts';
-import { s3VectorsApi, type S3VectorsApi } from './s3-vectors-api.ts';
+import type { S3VectorsApi } from './s3-vectors-api.ts';
 
 // Where a file's embeddings are kept and searched: one interface, two backends
 // (docs/DECISIONS.md "Vector store: two backends").
@@ -298,5 +298,25 @@ export function configuredVectorStore(config: Config): VectorStore {
 /** The vector store of a configuration (its S3 Vectors client made only when that backend is chosen). */
 export function vectorStoreFor(config: Config, storage: FileStorage): VectorStore {
   if (config.VECTOR_STORE !== 's3vectors') return new PackStore(storage);
-  return new S3VectorsStore(storage, s3VectorsApi(config), config.S3_VECTORS_BUCKET!);
+  return new S3VectorsStore(storage, s3VectorsOnFirstUse(config), config.S3_VECTORS_BUCKET!);
+}
+
+/**
+ * The S3 Vectors operations, their SDK client imported on the first call: the functions that
+ * compose a store (uploads, deletes, the pipeline) keep it out of their cold start, and with
+ * packs never load it.
+ */
+function s3VectorsOnFirstUse(config: Config): S3VectorsApi {
+  let api: Promise<S3VectorsApi> | undefined;
+  const load = () => {
+    api ??= import('./s3-vectors-api.ts').then((m) => m.s3VectorsApi(config));
+    return api;
+  };
+  return {
+    createIndex: async (input) => (await load()).createIndex(input),
+    putVectors: async (input) => (await load()).putVectors(input),
+    deleteVectors: async (input) => (await load()).deleteVectors(input),
+    listIndexes: async (input) => (await load()).listIndexes(input),
+    queryVectors: async (input) => (await load()).queryVectors(input),
+  };
 }
