@@ -96,6 +96,7 @@ export const retrieval: Benchmark = {
     if (stored !== chunks) throw new Error(`the packed vectors hold ${stored} chunks, the records ${chunks}`);
     // The dense-only retrieval (the ranking before the lexical index), same chat, same process.
     const { createRetriever } = await import('#shared/retrieval/retrieve.ts');
+    const { PackStore } = await import('#shared/retrieval/vector-store.ts');
     const { AttachmentRepository } = await import('#shared/files/attachment-repository.ts');
     const { ChunkRepository } = await import('#shared/files/chunk-repository.ts');
     const denseOnly = createRetriever({
@@ -103,6 +104,7 @@ export const retrieval: Benchmark = {
       files: new FileRepository(dynamo(), tableName()),
       chunks: new ChunkRepository(dynamo(), tableName()),
       storage,
+      vectors: new PackStore(storage),
       cacheBytes: config().RETRIEVAL_CACHE_MB * 1024 * 1024,
       mode: 'dense',
     });

@@ -19,6 +19,7 @@ import { hostile } from './hostile.ts';
 import { ocr } from './ocr.ts';
 import { search } from './search.ts';
 import { bulkIngestion } from './bulk-ingestion.ts';
+import { vectorStore } from './vector-store.ts';
 
 // `npm run bench` runs every benchmark; `npm run bench -- <name> [<name> ...]` runs some.
 // Each prints its table as it finishes; all of them go to bench/results/latest.json.
@@ -32,6 +33,7 @@ const benchmarks: Benchmark[] = [
   streaming,
   ocr,
   retrieval,
+  vectorStore,
   search,
   ingestion,
   bulkIngestion,

@@ -3,11 +3,12 @@ import { httpHandler } from '#shared/http/handler.ts';
 import { createUploadBody } from '#shared/files/schemas.ts';
 import { createUpload } from '#shared/files/upload-service.ts';
 import { uploadDeps } from '#shared/files/upload-deps.ts';
+import { configuredVectorStore } from '#shared/retrieval/vector-store.ts';
 import { config } from '#shared/config.ts';
 import { systemClock } from '#shared/clock.ts';
 
 // POST /upload: a file record and presigned PUT/GET URLs for the PDF.
-const deps = uploadDeps(config(), systemClock);
+const deps = uploadDeps(config(), systemClock, configuredVectorStore(config()));
 
 export const handler = httpHandler(httpRoutes['create-upload'], { body: createUploadBody }, async ({ body, user }) => ({
   statusCode: 201,

@@ -3,6 +3,7 @@ import { httpHandler } from '#shared/http/handler.ts';
 import { fileIdParams } from '#shared/files/schemas.ts';
 import { deleteUpload } from '#shared/files/upload-service.ts';
 import { uploadDeps } from '#shared/files/upload-deps.ts';
+import { configuredVectorStore } from '#shared/retrieval/vector-store.ts';
 import { config } from '#shared/config.ts';
 import { systemClock } from '#shared/clock.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
@@ -10,11 +11,11 @@ import { CollectionRepository } from '#shared/collections/collection-repository.
 import { ingestQueueDeps } from '#shared/pdf/pipeline-deps.ts';
 import { releaseWaiting } from '#shared/pdf/ingest-queue.ts';
 
-// DELETE /upload/{fileId}: the file's objects, chunks, attachments, memberships and record (owner only).
+// DELETE /upload/{fileId}: the file's objects, chunks, vectors, attachments, memberships and record (owner only).
 const settings = config();
 const ingestQueues = ingestQueueDeps(settings, systemClock);
 const deps = {
-  ...uploadDeps(settings, systemClock),
+  ...uploadDeps(settings, systemClock, configuredVectorStore(settings)),
   collections: new CollectionRepository(dynamo(), tableName()),
   releaseWaiting: (userId: string) => releaseWaiting(ingestQueues, userId),
 };

@@ -23,6 +23,13 @@ export interface Access {
   bucket?: { read?: BucketPrefix[]; write?: BucketPrefix[] };
   /** Queues (by stage name) the function sends to. */
   sendTo?: PipelineStageName[];
+  /**
+   * With VECTOR_STORE=s3vectors (docs/DECISIONS.md "Vector store: two backends"), what the function
+   * does in the vector bucket's indexes: `write` (puts and deletes a run's vectors, makes the
+   * user's index), `query` (searches them), `delete` (deletes a file's). Writing and deleting read
+   * the file's lexical objects (work/, vectors/), which list the vectors' keys.
+   */
+  vectors?: ('write' | 'query' | 'delete')[];
   /** Reads the service JWT signing secret. */
   jwtSecret?: boolean;
   /** Calls the payment provider or checks its webhooks: reads its keys (the payments secret). */
@@ -69,7 +76,12 @@ export const pipelineStages = {
     // Writes a run's source PDF; a stale run's clean-up deletes its work files and vectors.
     // Every stage that can end a run sends its owner's next waiting run to pdf-fetch
     // (docs/DECISIONS.md "Fair bulk ingestion").
-    access: { table: 'readwrite', bucket: { write: ['work/', 'vectors/'] }, sendTo: ['pdf-extract', 'pdf-fetch'] },
+    access: {
+      table: 'readwrite',
+      bucket: { write: ['work/', 'vectors/'] },
+      sendTo: ['pdf-extract', 'pdf-fetch'],
+      vectors: ['write'],
+    },
   },
   'pdf-extract': {
     queue: 'pdf-extract',
@@ -82,6 +94,7 @@ export const pipelineStages = {
       table: 'readwrite',
       bucket: { read: ['work/'], write: ['work/', 'vectors/'] },
       sendTo: ['pdf-ocr', 'pdf-embed', 'pdf-fetch'],
+      vectors: ['write'],
     },
   },
   // OCR of pages without usable text, a range of pages per message (OCR_PAGES_PER_MESSAGE), so a
@@ -99,6 +112,7 @@ export const pipelineStages = {
       table: 'readwrite',
       bucket: { read: ['work/'], write: ['work/', 'vectors/'] },
       sendTo: ['pdf-embed', 'pdf-fetch'],
+      vectors: ['write'],
     },
   },
   'pdf-embed': {
@@ -114,6 +128,7 @@ export const pipelineStages = {
       bucket: { read: ['work/'], write: ['work/', 'vectors/'] },
       ai: ['embeddings'],
       sendTo: ['pdf-fetch'],
+      vectors: ['write'],
     },
   },
 } as const satisfies Record<PipelineStageName, PipelineStage>;
@@ -160,6 +175,7 @@ const scheduledTasks = {
       table: 'readwrite',
       bucket: { read: ['uploads/'], write: ['uploads/', 'work/', 'vectors/', 'exports/'] },
       sendTo: ['pdf-fetch'],
+      vectors: ['delete'],
     },
   },
 } as const satisfies Record<string, ScheduledTask>;
@@ -191,6 +207,7 @@ export const httpRoutes = {
       table: 'readwrite',
       bucket: { write: ['uploads/', 'work/', 'vectors/', 'exports/'] },
       jwtSecret: true,
+      vectors: ['delete'],
     },
   },
   // An account export (shared/account-export/): POST records a job the data sweep builds into
@@ -270,7 +287,13 @@ export const httpRoutes = {
     streaming: true,
     rateLimit: 'messages',
     timeoutSeconds: 300,
-    access: { table: 'readwrite', bucket: { read: ['vectors/'] }, jwtSecret: true, ai: ['chat', 'embeddings'] },
+    access: {
+      table: 'readwrite',
+      bucket: { read: ['vectors/'] },
+      jwtSecret: true,
+      ai: ['chat', 'embeddings'],
+      vectors: ['query'],
+    },
   },
   // A new reply to a stored prompt (a sibling of the one regenerated): what send-message does, but the prompt.
   'regenerate-reply': {
@@ -281,7 +304,13 @@ export const httpRoutes = {
     streaming: true,
     rateLimit: 'messages',
     timeoutSeconds: 300,
-    access: { table: 'readwrite', bucket: { read: ['vectors/'] }, jwtSecret: true, ai: ['chat', 'embeddings'] },
+    access: {
+      table: 'readwrite',
+      bucket: { read: ['vectors/'] },
+      jwtSecret: true,
+      ai: ['chat', 'embeddings'],
+      vectors: ['query'],
+    },
   },
   // A streamed reply outlives its connection: resumed from the table (streaming, as long as a
   // reply may take), or stopped wherever it is generated.
@@ -393,6 +422,7 @@ export const httpRoutes = {
       bucket: { write: ['uploads/', 'work/', 'vectors/'] },
       sendTo: ['pdf-fetch'],
       jwtSecret: true,
+      vectors: ['delete'],
     },
   },
   'ingest-pdf': {
@@ -476,7 +506,13 @@ export const httpRoutes = {
     auth: 'user',
     shape: 'envelope',
     rateLimit: 'messages',
-    access: { table: 'readwrite', bucket: { read: ['vectors/'] }, jwtSecret: true, ai: ['embeddings'] },
+    access: {
+      table: 'readwrite',
+      bucket: { read: ['vectors/'] },
+      jwtSecret: true,
+      ai: ['embeddings'],
+      vectors: ['query'],
+    },
   },
   // Orders and products: bare bodies and `{ message }` errors (the commerce side of the API).
   // Placing an order makes its payment intent; cancelling one refunds it (the provider's keys).

@@ -31,6 +31,8 @@ const NOT_PASSED_THROUGH = new Set([
   'PAYMENTS_WEBHOOK_SECRET',
   'PAYMENTS_SECRET_ARN',
   'PDF_ALLOW_LOOPBACK',
+  'S3_VECTORS_BUCKET',
+  'S3_VECTORS_ENDPOINT',
 ]);
 
 /** Function settings the stack passes through: every config variable not set by the stack. */
@@ -179,6 +181,8 @@ export function readSettings(context: ContextReader, env: NodeJS.ProcessEnv = pr
       TABLE_NAME: 'synth-check',
       ...(raw.openAiKeySecret !== undefined && { OPENAI_API_KEY_SECRET_ARN: 'arn:synth-check' }),
       ...(raw.paymentsSecret !== undefined && { PAYMENTS_SECRET_ARN: 'arn:synth-check' }),
+      // The stack makes the vector bucket with VECTOR_STORE=s3vectors.
+      S3_VECTORS_BUCKET: 'synth-check',
       ...functionEnv,
     });
   } catch (err) {

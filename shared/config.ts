@@ -213,6 +213,13 @@ export const configSchema = z.object({
   COLLECTION_NAME_MAX_CHARS: z._default(int(1, 1_000), 120),
   COLLECTIONS_MAX_PER_USER: z._default(int(1, 100_000), 100),
   COLLECTION_MAX_FILES: z._default(int(1, 10_000), 1_000),
+  // Where a file's vectors are searched (docs/DECISIONS.md "Vector store: two backends"): packs,
+  // one S3 object per file loaded by the function (the default); s3vectors, Amazon S3 Vectors
+  // (one index per user and embedding model in S3_VECTORS_BUCKET) for large libraries.
+  VECTOR_STORE: z._default(z.enum(['packs', 's3vectors']), 'packs'),
+  S3_VECTORS_BUCKET: z.optional(z.string().check(z.regex(/^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/))),
+  // The S3 Vectors stand-in's endpoint (npm start, tests); unset in AWS.
+  S3_VECTORS_ENDPOINT: optionalUrl,
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -262,6 +269,9 @@ function conflictsOf(settings: Config): string[] {
     settings.BEDROCK_EMBEDDING_MODEL.startsWith('cohere.')
   ) {
     out.push(`BEDROCK_EMBEDDING_DIMENSIONS: ${settings.BEDROCK_EMBEDDING_MODEL} always returns 1024 dimensions`);
+  }
+  if (settings.VECTOR_STORE === 's3vectors' && !settings.S3_VECTORS_BUCKET) {
+    out.push('VECTOR_STORE: s3vectors needs S3_VECTORS_BUCKET (the vector bucket)');
   }
   return out;
 }

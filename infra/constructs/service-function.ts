@@ -49,7 +49,17 @@ interface ServiceResources {
   paymentsSecret?: secretsmanager.ISecret;
   /** The Bedrock models per use, when Bedrock is the AI provider. */
   bedrockModels?: Record<AiUse, ModelResources>;
+  /** The S3 Vectors bucket, with VECTOR_STORE=s3vectors. */
+  vectorBucket?: { name: string; arn: string };
 }
+
+/** S3 Vectors rights per use of the manifest (`vectors`), on the bucket's indexes only. */
+const VECTOR_INDEX_ACTIONS = {
+  write: ['s3vectors:PutVectors', 's3vectors:DeleteVectors', 's3vectors:CreateIndex', 's3vectors:GetIndex'],
+  // A query with a metadata filter or metadata returned needs GetVectors too.
+  query: ['s3vectors:QueryVectors', 's3vectors:GetVectors'],
+  delete: ['s3vectors:DeleteVectors'],
+} as const;
 
 /** What invoking a Bedrock model takes (Converse is InvokeModel, ConverseStream the streaming one). */
 const BEDROCK_INVOKE_ACTIONS = ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'];
@@ -107,6 +117,9 @@ export class ServiceFunction extends Construct {
       environment.OPENAI_API_KEY_SECRET_ARN = resources.openAiSecret.secretArn;
     if (access.payments && resources.paymentsSecret)
       environment.PAYMENTS_SECRET_ARN = resources.paymentsSecret.secretArn;
+    // Every function's configuration names the bucket (VECTOR_STORE=s3vectors needs one); only
+    // the manifest's `vectors` grants rights in it.
+    if (resources.vectorBucket) environment.S3_VECTORS_BUCKET = resources.vectorBucket.name;
 
     this.function = new lambda.Function(this, 'Function', {
       description: props.description ?? fn.name,
@@ -214,6 +227,41 @@ export class ServiceFunction extends Construct {
     if (access.payments && r.paymentsSecret)
       allow(['secretsmanager:GetSecretValue'], [secretArnPattern(r.paymentsSecret)]);
     if (r.bedrockModels) this.grantBedrock(access.ai ?? [], r.bedrockModels);
+    if (r.vectorBucket && access.vectors?.length) this.grantVectors(access, r.vectorBucket, objects);
+  }
+
+  /**
+   * Rights on the vector bucket's indexes (made at run time, one per user and model: the index
+   * names are not known at synth, hence `index/*`), listing the user's indexes on the bucket, and
+   * reading the lexical objects that list a file's vector keys (writers and deleters).
+   */
+  private grantVectors(
+    access: Access,
+    vectorBucket: NonNullable<ServiceResources['vectorBucket']>,
+    objects: (prefixes: readonly BucketPrefix[]) => string[],
+  ): void {
+    const uses = access.vectors ?? [];
+    const indexes = `${vectorBucket.arn}/index/*`;
+    const actions = [...new Set(uses.flatMap((use) => VECTOR_INDEX_ACTIONS[use]))];
+    this.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions, resources: [indexes] }));
+    if (uses.includes('write') || uses.includes('delete')) {
+      this.role.addToPrincipalPolicy(
+        new iam.PolicyStatement({ actions: ['s3vectors:ListIndexes'], resources: [vectorBucket.arn] }),
+      );
+      const listed = objects(['work/', 'vectors/']);
+      this.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: BUCKET_READ_ACTIONS, resources: listed }));
+      this.acknowledgeObjectWildcards(listed);
+    }
+    this.node.addValidation({
+      validate: () => {
+        Validations.of(this).acknowledge({
+          id: `AwsSolutions-IAM5[Resource::${flattenReference(Stack.of(this).resolve(indexes))}]`,
+          reason:
+            'S3 Vectors indexes are made at run time, one per user and embedding model (shared/retrieval/vector-store.ts): rights go to the indexes of this one vector bucket',
+        });
+        return [];
+      },
+    });
   }
 
   /**

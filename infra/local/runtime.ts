@@ -27,6 +27,7 @@ import {
 } from './local-idp.ts';
 import { bucketCorsRule } from '../bucket.ts';
 import { lockDataDir } from './data-dir-lock.ts';
+import { startS3Vectors, type S3VectorsStandIn } from './s3-vectors.ts';
 import { startPaymentProvider, type PaymentProviderOptions, type PaymentProviderStandIn } from './payment-provider.ts';
 import { asError } from '#shared/errors.ts';
 
@@ -77,6 +78,8 @@ export interface LocalRuntime {
   functions: FunctionInstances;
   /** The payment provider's stand-in, when it runs. */
   paymentProvider?: PaymentProviderStandIn;
+  /** The S3 Vectors stand-in, when VECTOR_STORE=s3vectors. */
+  s3Vectors?: S3VectorsStandIn;
   /** Stops everything; `graceMs` lets requests and pipeline batches in flight finish first (a drain). */
   stop(options?: { graceMs?: number }): Promise<void>;
 }
@@ -125,9 +128,17 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
   const tableName = `${prefix}chat-service`;
   const bucket = `${prefix}chat-service-files`.toLowerCase();
   let paymentProvider: PaymentProviderStandIn | undefined;
+  let s3Vectors: S3VectorsStandIn | undefined;
+  // VECTOR_STORE=s3vectors: the stand-in of S3 Vectors with the stack's vector bucket (kept in DATA_DIR by npm start).
+  const vectorBucket = `${prefix}chat-service-vectors`.toLowerCase();
+  const wantsS3Vectors = (options.env?.VECTOR_STORE ?? process.env.VECTOR_STORE) === 's3vectors';
 
   try {
     if (options.paymentProvider) paymentProvider = await startPaymentProvider(options.paymentProvider);
+    if (wantsS3Vectors) {
+      s3Vectors = await startS3Vectors(options.persist ? { dataDir: options.dataDir } : {});
+      await ensureVectorBucket(s3Vectors.url, vectorBucket);
+    }
     // The identity provider's key exists from the start: `npm run token` signs with it and
     // refuses a DATA_DIR without one (a key it made would be unknown to this server).
     await localJwks(options.dataDir);
@@ -185,12 +196,24 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       }),
       ...Object.fromEntries(pipelineStageList.map((s) => [queueUrlSetting[s.name], queues[s.name].url])),
     };
+    if (s3Vectors) {
+      env.S3_VECTORS_ENDPOINT = s3Vectors.url;
+      env.S3_VECTORS_BUCKET = vectorBucket;
+    }
     for (const [k, v] of Object.entries(options.env ?? {})) {
       if (v === undefined) delete env[k];
       else env[k] = v;
     }
     // Settings the developer exported win over the local defaults, except the wiring above.
-    const wiring = new Set(['TABLE_NAME', 'BUCKET_NAME', 'DYNAMODB_ENDPOINT', 'S3_ENDPOINT', 'SQS_ENDPOINT']);
+    const wiring = new Set([
+      'TABLE_NAME',
+      'BUCKET_NAME',
+      'DYNAMODB_ENDPOINT',
+      'S3_ENDPOINT',
+      'SQS_ENDPOINT',
+      'S3_VECTORS_ENDPOINT',
+      'S3_VECTORS_BUCKET',
+    ]);
     for (const [k, v] of Object.entries(env)) {
       if (wiring.has(k) || options.env?.[k] !== undefined || process.env[k] === undefined) process.env[k] = v;
     }
@@ -218,6 +241,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       ...(owned && { owned }),
       functions,
       ...(paymentProvider && { paymentProvider }),
+      s3Vectors,
     };
     await options.onReady?.(runtime);
     if (options.pollers !== false) {
@@ -311,6 +335,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
         // Stopping the instances fails what they were still running: those messages are delivered again.
         await Promise.all([functions.close(), drained]);
         await paymentProvider?.close();
+        await s3Vectors?.close();
         sqs.destroy();
         await owned?.stop();
         await unlock?.();
@@ -318,8 +343,22 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     };
   } catch (err) {
     await paymentProvider?.close();
+    await s3Vectors?.close();
     await owned?.stop();
     await unlock?.();
     throw err;
+  }
+}
+
+/** The vector bucket the stack makes in AWS, made in the stand-in (kept across restarts: made once). */
+async function ensureVectorBucket(endpoint: string, name: string): Promise<void> {
+  const { S3VectorsClient, CreateVectorBucketCommand } = await import('@aws-sdk/client-s3vectors');
+  const client = new S3VectorsClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+  try {
+    await client.send(new CreateVectorBucketCommand({ vectorBucketName: name }));
+  } catch (err) {
+    if ((err as { name?: string }).name !== 'ConflictException') throw err;
+  } finally {
+    client.destroy();
   }
 }

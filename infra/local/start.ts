@@ -113,6 +113,9 @@ try {
       `Payments:    local stand-in of the provider at ${runtime.paymentProvider.url}; pay an order: npm run pay -- <orderId>`,
     );
   }
+  if (runtime.s3Vectors) {
+    console.log(`Vectors:     VECTOR_STORE=s3vectors, local stand-in of Amazon S3 Vectors at ${runtime.s3Vectors.url}`);
+  }
   // The token command signs with the key in DATA_DIR: the hint names a DATA_DIR other than the default.
   const dataDirPrefix = DATA_DIR === DEFAULT_DATA_DIR ? '' : `DATA_DIR=${shellQuoted(DATA_DIR)} `;
   console.log(`Sign in:     TOKEN=$(${dataDirPrefix}npm run -s token -- --email you@example.com)`);

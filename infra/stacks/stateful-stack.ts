@@ -3,6 +3,7 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as s3vectors from 'aws-cdk-lib/aws-s3vectors';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
@@ -41,6 +42,8 @@ export class StatefulStack extends Stack {
   readonly jwtSecret: secretsmanager.Secret;
   readonly queues: Record<PipelineStageName, PipelineQueue>;
   readonly alarmTopic: sns.Topic;
+  /** With VECTOR_STORE=s3vectors: the vector bucket (its indexes are made at run time, one per user and model). */
+  readonly vectorBucket?: { name: string; arn: string };
 
   constructor(scope: Construct, id: string, props: StatefulStackProps) {
     super(scope, id, props);
@@ -88,6 +91,13 @@ export class StatefulStack extends Stack {
     const retentionDays = Number(settings.functionEnv.RETENTION_DAYS ?? 0);
     const uploadDays =
       retentionDays > 0 ? Math.min(settings.uploadExpirationDays, retentionDays + 1) : settings.uploadExpirationDays;
+    if (settings.functionEnv.VECTOR_STORE === 's3vectors') {
+      const name = `${settings.serviceName.toLowerCase().slice(0, 24)}-vectors-${this.account}-${this.region}`;
+      const vectorBucket = new s3vectors.CfnVectorBucket(this, 'Vectors', { vectorBucketName: name });
+      vectorBucket.applyRemovalPolicy(removalPolicy);
+      this.vectorBucket = { name, arn: vectorBucket.attrVectorBucketArn };
+    }
+
     const corsRule = bucketCorsRule(settings.corsAllowOrigin);
     this.bucket = new s3.Bucket(this, 'Files', {
       serverAccessLogsBucket: accessLogs,

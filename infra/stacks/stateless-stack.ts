@@ -79,6 +79,7 @@ export class StatelessStack extends Stack {
       ...(openAiSecret && { openAiSecret }),
       ...(paymentsSecret && { paymentsSecret }),
       ...(bedrockModels && { bedrockModels }),
+      ...(stateful.vectorBucket && { vectorBucket: stateful.vectorBucket }),
     };
     const alarmAction = new cloudwatchActions.SnsAction(stateful.alarmTopic);
     this.metricsNamespace = settings.serviceName;

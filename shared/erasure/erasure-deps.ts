@@ -5,6 +5,7 @@ import { dynamo } from '../clients.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { uploadDeps } from '../files/upload-deps.ts';
+import { configuredVectorStore } from '../retrieval/vector-store.ts';
 import { UsageCounters } from '../limits/usage-counters.ts';
 import { OrderRepository } from '../orders/order-repository.ts';
 import { UserRepository } from '../users/user-repository.ts';
@@ -20,7 +21,10 @@ export function erasureDeps(config: Config, clock: Clock): ErasureDeps {
     chats: new ChatRepository(dynamo(), table),
     orders: new OrderRepository(dynamo(), table),
     counters: new UsageCounters(dynamo(), table),
-    uploads: { ...uploadDeps(config, clock), collections: new CollectionRepository(dynamo(), table) },
+    uploads: {
+      ...uploadDeps(config, clock, configuredVectorStore(config)),
+      collections: new CollectionRepository(dynamo(), table),
+    },
     collections: { collections: new CollectionRepository(dynamo(), table), files: new FileRepository(dynamo(), table) },
     clock,
   };

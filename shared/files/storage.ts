@@ -13,6 +13,8 @@ import {
 //   work/<fileId>/<runId>/part-<n>.json     chunks of one part (extract → embed)
 //   work/<fileId>/<runId>/part-<n>.vec      that part's packed vectors (embed → completion)
 //   vectors/<fileId>/<runId>.pvec           the completed file's packed vectors (retrieval)
+//   vectors/<fileId>/<runId>.plex           with VECTOR_STORE=s3vectors: its lexical index alone
+//                                           (the vectors are in S3 Vectors)
 //   exports/<userId>/<exportId>.zip         an account export (POST /me/export), expired after a day
 
 /** The bucket's top-level prefixes: the stack grants each function its own (infra/routes.ts) and expires uploads and work files. */
@@ -41,6 +43,10 @@ export const ocrResultKey = (fileId: string, runId: string, range: number) =>
   `${runWorkPrefix(fileId, runId)}ocr-${pad(range)}.json`;
 export const vectorsPrefix = (fileId: string) => `${VECTORS_PREFIX}${fileId}/`;
 export const vectorsKey = (fileId: string, runId: string) => `${vectorsPrefix(fileId)}${runId}.pvec`;
+/** A completed file's lexical index when its vectors are in S3 Vectors (vector-store.ts). */
+export const lexicalKey = (fileId: string, runId: string) => `${vectorsPrefix(fileId)}${runId}.plex`;
+/** Whether a record's vectorsKey names a lexical index only (its vectors are in S3 Vectors). */
+export const isLexicalObject = (key: string) => key.endsWith('.plex');
 
 export class FileStorage {
   constructor(
@@ -79,6 +85,20 @@ export class FileStorage {
         }),
       );
     }
+  }
+
+  /** The keys under a prefix. */
+  async listKeys(prefix: string): Promise<string[]> {
+    const keys: string[] = [];
+    let token: string | undefined;
+    do {
+      const out = await this.s3.send(
+        new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }),
+      );
+      for (const o of out.Contents ?? []) if (o.Key) keys.push(o.Key);
+      token = out.IsTruncated ? out.NextContinuationToken : undefined;
+    } while (token);
+    return keys;
   }
 
   /** Deletes every object under a prefix; how many. */

@@ -9,10 +9,10 @@ import { UsageLedger } from '../limits/usage-ledger.ts';
 import { UsageCounters } from '../limits/usage-counters.ts';
 import { FileStorage } from './storage.ts';
 import { StorageQuota } from './storage-quota.ts';
-import type { UploadDeps } from './upload-service.ts';
+import type { FileVectors, UploadDeps } from './upload-service.ts';
 
 /** What the upload routes work with, composed by each at its cold start. */
-export function uploadDeps(config: Config, clock: Clock): UploadDeps {
+export function uploadDeps(config: Config, clock: Clock, vectors: FileVectors): UploadDeps {
   const storage = new FileStorage(s3Client(), bucketName());
   const counters = new UsageCounters(dynamo(), config.TABLE_NAME);
   return {
@@ -20,6 +20,7 @@ export function uploadDeps(config: Config, clock: Clock): UploadDeps {
     chunks: new ChunkRepository(dynamo(), config.TABLE_NAME),
     attachments: new AttachmentRepository(dynamo(), config.TABLE_NAME),
     storage,
+    vectors,
     quota: new StorageQuota(
       dynamo(),
       config.TABLE_NAME,

@@ -19,11 +19,18 @@ import { uploadKey, vectorsPrefix, workPrefix, type FileStorage } from './storag
 /** Headers the presigned PUT signs besides host and content-length. */
 const SIGNED_UPLOAD_HEADERS = new Set(['content-type']);
 
+/** What deleting a file asks of the vector store (shared/retrieval/vector-store.ts). */
+export interface FileVectors {
+  removeFile(userId: string, fileId: string): Promise<void>;
+}
+
 export interface UploadDeps {
   files: FileRepository;
   chunks: ChunkRepository;
   attachments: AttachmentRepository;
   storage: FileStorage;
+  /** Where the file's vectors are (S3 Vectors keeps them outside the file's objects). */
+  vectors: FileVectors;
   quota: StorageQuota;
   /** The owner's usage counters (files). */
   usage: Pick<UsageLedger, 'addTotals'>;
@@ -159,6 +166,8 @@ export async function deleteUpload(
     (record.collectionIds ?? []).map((collectionId) => deps.collections?.removeMember(collectionId, fileId)),
   );
   await deps.chunks.deleteFrom(fileId, 0);
+  // Before the objects: the file's lexical objects list the keys of its vectors.
+  await deps.vectors.removeFile(userId, fileId);
   await Promise.all([
     deps.storage.deleteKeys([record.s3Key]),
     deps.storage.deletePrefix(workPrefix(fileId)),

@@ -1,8 +1,7 @@
 import { logger } from '../logger.ts';
 import { metrics } from '../metrics.ts';
 import type { FileRecord, ProcessingFile } from '../files/file-repository.ts';
-import { partVectorsKey, runWorkPrefix, vectorsKey } from '../files/storage.ts';
-import { concatPacked, decodePacked, encodePacked } from '../retrieval/packed-vectors.ts';
+import { runWorkPrefix } from '../files/storage.ts';
 import { chunkerId } from './chunker.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
 import { asError } from '../errors.ts';
@@ -32,15 +31,12 @@ export const readyToComplete = <R extends FileRecord>(
  */
 export async function completeRun(deps: PipelineDeps, record: ProcessingFile): Promise<boolean> {
   const { runId } = record;
-  const parts = await Promise.all(
-    Array.from({ length: record.partsTotal ?? 0 }, async (_, p) =>
-      decodePacked(await deps.storage.get(partVectorsKey(record.id, runId, p))),
-    ),
+  const packed = await deps.vectors.gatherRun(
+    { userId: record.userId, fileId: record.id, runId },
+    record.partsTotal ?? 0,
   );
-  const packed = concatPacked(parts);
   if (packed.count !== record.chunks) throw new Error(`Packed ${packed.count} vectors for ${record.chunks} chunks`);
-  const key = vectorsKey(record.id, runId);
-  await deps.storage.put(key, encodePacked(packed), 'application/octet-stream');
+  const { key } = packed;
   await deps.chunks.deleteFrom(record.id, record.chunks ?? 0);
   const config = deps.config;
   const completedAt = deps.clock();
@@ -52,7 +48,13 @@ export async function completeRun(deps: PipelineDeps, record: ProcessingFile): P
     vectorsKey: key,
     now: completedAt.toISOString(),
   });
-  if (!before) return false;
+  if (!before) {
+    // Refused: a twin completed this same run (its vectors stay), or the run was superseded or the
+    // file deleted meanwhile: the vectors just gathered belong to no one (objects: the runner's clean-up).
+    const now = await deps.files.get(record.id);
+    if (now?.status !== 'completed' || now.runId !== runId) await deps.vectors.removeRun(record.userId, record.id, key);
+    return false;
+  }
   await countPages(deps, record);
   logger.info('file completed', { fileId: record.id, runId, chunks: record.chunks, parts: record.partsTotal });
   const durationMs = record.startedAt ? completedAt.getTime() - Date.parse(record.startedAt) : NaN;
@@ -61,7 +63,7 @@ export async function completeRun(deps: PipelineDeps, record: ProcessingFile): P
     ...((record.pages ?? record.pagesTotal) !== undefined && { pages: (record.pages ?? record.pagesTotal)! }),
     ...(Number.isFinite(durationMs) && { durationMs }),
   });
-  await cleanUp(deps, record.id, runId, before.vectorsKey !== key ? before.vectorsKey : undefined);
+  await cleanUp(deps, record, runId, before.vectorsKey !== key ? before.vectorsKey : undefined);
   await releaseAfterRunEnded(deps.releaseWaiting, record.userId);
   return true;
 }
@@ -84,11 +86,17 @@ async function countPages(deps: PipelineDeps, record: ProcessingFile): Promise<v
 }
 
 /** Best effort: leftovers cost storage, never correctness. */
-async function cleanUp(deps: PipelineDeps, fileId: string, runId: string, oldVectorsKey?: string): Promise<void> {
+async function cleanUp(
+  deps: PipelineDeps,
+  record: ProcessingFile,
+  runId: string,
+  oldVectorsKey?: string,
+): Promise<void> {
+  const fileId = record.id;
   try {
     await Promise.all([
       deps.storage.deletePrefix(runWorkPrefix(fileId, runId)),
-      oldVectorsKey ? deps.storage.deleteKeys([oldVectorsKey]) : undefined,
+      oldVectorsKey ? deps.vectors.removeRun(record.userId, fileId, oldVectorsKey) : undefined,
     ]);
   } catch (err) {
     logger.warn('clean-up after completion failed', { fileId, error: asError(err) });

@@ -1,5 +1,5 @@
 import { isDeletedFile, type FileRecord, type ProcessingFile } from '../files/file-repository.ts';
-import { runWorkPrefix, vectorsKey, vectorsPrefix, workPrefix } from '../files/storage.ts';
+import { lexicalKey, runWorkPrefix, vectorsKey, vectorsPrefix, workPrefix } from '../files/storage.ts';
 import { logger } from '../logger.ts';
 import { completeRun, readyToComplete } from './completion.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
@@ -92,12 +92,9 @@ async function cleanUpStaleRun(
   }
   const current = record!.status === 'uploaded' ? undefined : record!;
   if (current?.runId === runId) return;
-  const ownVectors = vectorsKey(fileId, runId);
-  await Promise.all([
-    deps.storage.deletePrefix(runWorkPrefix(fileId, runId)),
-    // A completed run's vectors serve retrieval until the run that superseded it completes.
-    current?.vectorsKey !== ownVectors ? deps.storage.deleteKeys([ownVectors]) : undefined,
-  ]);
+  // A completed run's vectors serve retrieval until the run that superseded it completes.
+  const ownVectors = [vectorsKey(fileId, runId), lexicalKey(fileId, runId)].filter((k) => k !== current?.vectorsKey);
+  await Promise.all([deps.storage.deletePrefix(runWorkPrefix(fileId, runId)), deps.storage.deleteKeys(ownVectors)]);
 }
 
 /** Every chunk item and object of a deleted file (the upload itself is DELETE /upload's). */

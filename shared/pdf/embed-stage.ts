@@ -3,9 +3,8 @@ import { logger } from '../logger.ts';
 import type { AiProvider } from '../ai/types.ts';
 import type { ChunkItem } from '../files/chunk-repository.ts';
 import { mapLimit } from '../dynamo.ts';
-import { partVectorsKey } from '../files/storage.ts';
 import type { ProcessingFile } from '../files/file-repository.ts';
-import { binaryToVector, encodePacked, packVectors, vectorToBinary } from '../retrieval/packed-vectors.ts';
+import { binaryToVector, vectorToBinary } from '../retrieval/packed-vectors.ts';
 import { buildLexicalIndexAside, lexicalText } from '../retrieval/lexical-index.ts';
 import { chunkerId } from './chunker.ts';
 import { PermanentFailure, RetryableFailure } from '../files/failures.ts';
@@ -158,14 +157,16 @@ export const runEmbed = runStage(async (deps, msg: EmbedMessage, record, ctx: Em
     sectionStarts: c.sectionStarts,
     embedding: vectorToBinary(vectors[i]!),
   }));
-  const packed = packVectors(
-    part.chunks.map((c, i) => ({ chunk: c.index, page: c.page, vector: vectors[i]!, text: lexicalText(c) })),
-    dimensions,
-    lexical,
-  );
+  const ref = { userId: record.userId, fileId: msg.fileId, runId: msg.runId, model: provider.embeddingModel };
   await Promise.all([
     deps.chunks.putMany(items),
-    deps.storage.put(partVectorsKey(msg.fileId, msg.runId, msg.part), encodePacked(packed), 'application/octet-stream'),
+    deps.vectors.writePart(
+      ref,
+      msg.part,
+      part.chunks.map((c, i) => ({ chunk: c.index, page: c.page, vector: vectors[i]!, text: lexicalText(c) })),
+      dimensions,
+      lexical,
+    ),
   ]);
 
   const counted = await deps.files.markPartDone(msg.fileId, msg.runId, msg.part, tokens, isoNow(deps.clock), {
@@ -173,7 +174,19 @@ export const runEmbed = runStage(async (deps, msg: EmbedMessage, record, ctx: Em
     dimensions,
     ...(reused.from && { reusedFrom: reused.from }),
   });
+  if (counted) return counted;
   // Refused: counted before (a redelivery: completion may be left) or the run ended meanwhile (the
-  // runner cleans up the chunk items and vectors just written).
-  return counted ?? (await deps.files.get(msg.fileId));
+  // runner cleans up the chunk items and objects just written; the vectors written to an index
+  // are removed here, where their keys are known).
+  // (A run completed since, by a redelivery's twin, keeps them.)
+  const now = await deps.files.get(msg.fileId);
+  if (!now || now.status === 'failed' || now.status === 'uploaded' || now.runId !== msg.runId) {
+    await deps.vectors.removePart(
+      ref,
+      msg.part,
+      part.chunks.map((c) => c.index),
+      dimensions,
+    );
+  }
+  return now;
 });

@@ -10,6 +10,7 @@ import { stageQueues, type StageQueues } from './queue.ts';
 import { userLimits } from '../limits/user-limits.ts';
 import { WaitingQueue } from '../limits/waiting-queue.ts';
 import { releaseWaiting, type IngestQueueDeps } from './ingest-queue.ts';
+import { vectorStoreFor, type VectorStore } from '../retrieval/vector-store.ts';
 
 // What every pipeline stage works with.
 
@@ -17,6 +18,8 @@ export interface PipelineDeps {
   files: FileRepository;
   chunks: ChunkRepository;
   storage: FileStorage;
+  /** Where the embed stage writes a part's vectors and completion gathers them (vector-store.ts). */
+  vectors: VectorStore;
   queues: StageQueues;
   /** The file owners' usage counters (tokens by model, pages). */
   usage: UsageLedger;
@@ -43,10 +46,12 @@ export function ingestQueueDeps(config: Config, clock: Clock): IngestQueueDeps {
 /** The pipeline's dependencies on a configuration, composed by each stage function at its cold start. */
 export function pipelineDeps(config: Config, clock: Clock): PipelineDeps {
   const queue = ingestQueueDeps(config, clock);
+  const storage = new FileStorage(s3Client(), bucketName());
   return {
     files: new FileRepository(dynamo(), config.TABLE_NAME),
     chunks: new ChunkRepository(dynamo(), config.TABLE_NAME),
-    storage: new FileStorage(s3Client(), bucketName()),
+    storage,
+    vectors: vectorStoreFor(config, storage),
     queues: stageQueues(sqsClient(), config),
     usage: new UsageLedger(dynamo(), config.TABLE_NAME, clock),
     config: config,

@@ -10,6 +10,8 @@
 // multiple of 4: u32 terms version (0: no index), u32 postings, u32 docLen[count],
 // u32 termStart[count + 1], u32 terms[postings], u8 tf[postings]. Version 1 objects (files
 // ingested before the lexical index) still decode, without one: they are searched dense only.
+// A pack of 0 dimensions holds a lexical index alone (its rows' vectors are in S3 Vectors,
+// vector-store.ts): it must have one.
 
 import { int8Dots } from './int8-dots.ts';
 import { buildLexicalIndex, concatLexical, lexicalByteLength, type LexicalIndex } from './lexical-index.ts';
@@ -86,6 +88,21 @@ export function packVectors(rows: VectorRow[], dimensions: number, lexical?: Lex
   return packed;
 }
 
+/** The rows' lexical index alone, in a pack of 0 dimensions (their vectors are stored elsewhere). */
+export function lexicalPack(
+  rows: { chunk: number; page: number; text: string }[],
+  lexical?: LexicalIndex,
+): PackedVectors {
+  const packed = emptyPack(rows.length, 0);
+  rows.forEach((row, i) => {
+    packed.chunk[i] = row.chunk;
+    packed.page[i] = row.page;
+    packed.scale[i] = 1;
+  });
+  packed.lexical = lexical ?? buildLexicalIndex(rows.map((r) => r.text));
+  return packed;
+}
+
 export function encodePacked(p: PackedVectors): Buffer {
   const vectorsEnd = HEADER + p.count * 16 + p.count * p.dimensions;
   const lex = p.lexical;
@@ -129,9 +146,12 @@ export function decodePacked(bytes: Uint8Array): PackedVectors {
   if (version !== 1 && version !== 2) throw damaged(`has an unsupported version ${version}`);
   const count = view.getUint32(8, true);
   const dimensions = view.getUint32(12, true);
-  if (count > 0 && dimensions === 0) throw damaged('has rows of no dimensions');
+  const noDimensions = () => damaged('has rows of no dimensions');
+  if (count > 0 && dimensions === 0 && version === 1) throw noDimensions();
   const vectorsEnd = HEADER + count * 16 + count * dimensions;
   const wrongSize = () => damaged('has the wrong size');
+  // Rows of no dimensions hold together only with a lexical index after them.
+  if (count > 0 && dimensions === 0 && bytes.byteLength < align4(vectorsEnd) + 8) throw noDimensions();
   if (version === 1 ? bytes.byteLength !== vectorsEnd : bytes.byteLength < align4(vectorsEnd) + 8) throw wrongSize();
   let at = HEADER;
   const take = <T>(make: (b: ArrayBuffer, o: number, n: number) => T, n: number, width: number) => {
@@ -160,6 +180,7 @@ export function decodePacked(bytes: Uint8Array): PackedVectors {
   const postings = view.getUint32(at + 4, true);
   at += 8;
   if (lexVersion === 0) {
+    if (count > 0 && dimensions === 0) throw noDimensions();
     if (bytes.byteLength !== at) throw wrongSize();
     return packed;
   }

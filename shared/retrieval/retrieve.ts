@@ -7,13 +7,15 @@ import type { AiProvider, Source } from '../ai/types.ts';
 import { AttachmentRepository } from '../files/attachment-repository.ts';
 import { ChunkRepository } from '../files/chunk-repository.ts';
 import { FileRepository, type CompletedFile } from '../files/file-repository.ts';
-import { FileStorage } from '../files/storage.ts';
+import { FileStorage, isLexicalObject } from '../files/storage.ts';
+import { vectorStoreFor, type VectorStore } from './vector-store.ts';
 import { bm25TopK, postingsByTerm } from './lexical-index.ts';
 import {
   binaryToVector,
   cosine,
   DamagedPackError,
   decodePacked,
+  lexicalPack,
   packedByteLength,
   topK,
   type PackedVectors,
@@ -22,7 +24,8 @@ import { pageAt, pickQuote, sectionAt } from './quote.ts';
 import { queryTerms } from './terms.ts';
 
 // Retrieval for a file chat, hybrid: the query's embedding against the packed vectors of the
-// chat's completed files (one S3 object per file, kept in memory by a warm function) and its
+// chat's completed files (one S3 object per file, kept in memory by a warm function, or the
+// user's S3 Vectors index for files ingested with VECTOR_STORE=s3vectors, vector-store.ts) and its
 // terms against the same objects' BM25 indexes; the two rankings fused by reciprocal rank
 // fusion; the best candidates read from DynamoDB, their dense rank re-taken with the exact
 // float32 embeddings, and fused again. Files stored before the lexical index are ranked dense only.
@@ -48,6 +51,8 @@ interface RetrievalDeps {
   files: FileRepository;
   chunks: ChunkRepository;
   storage: FileStorage;
+  /** Where files ingested with VECTOR_STORE=s3vectors have their vectors. */
+  vectors: VectorStore;
   /** Bytes of packed vectors kept in memory. */
   cacheBytes: number;
   mode?: RetrievalMode;
@@ -58,6 +63,10 @@ const DEFAULT_K = 8;
 const OVERSAMPLE = 3;
 /** Reciprocal rank fusion's constant (Cormack et al. 2009): a rank r adds 1 / (RRF_K + r). */
 const RRF_K = 60;
+/** Files in S3 Vectors whose lexical indexes are all loaded for BM25; above, only the dense ranking's files'. */
+const LEXICAL_ALL_FILES = 16;
+/** Stands in the dense ranking for a file whose vectors are not in memory (0 dimensions: never ranked). */
+const NO_VECTORS = lexicalPack([]);
 
 /** Weights of the dense and lexical rankings in the fusion. */
 const WEIGHTS: Record<RetrievalMode, { dense: number; lexical: number }> = {
@@ -142,7 +151,8 @@ function loadPack(bytes: Uint8Array, file: CompletedFile): PackedVectors {
     logger.warn('packed vectors damaged', { fileId: file.id, key: file.vectorsKey, detail: err.message });
     throw ingestAgain(file, 'damaged');
   }
-  if (packed.dimensions !== file.dimensions && Number.isInteger(file.dimensions)) {
+  const lexicalOnly = packed.dimensions === 0 && isLexicalObject(file.vectorsKey);
+  if (!lexicalOnly && packed.dimensions !== file.dimensions && Number.isInteger(file.dimensions)) {
     logger.warn('packed vectors of another size', {
       fileId: file.id,
       key: file.vectorsKey,
@@ -204,23 +214,59 @@ export function createRetriever(deps: RetrievalDeps) {
     });
     if (!usable.length) return nothingToSearch();
 
-    const [embedded, packs] = await Promise.all([
+    // Each file is searched where its vectors are (a file ingested with packs keeps answering
+    // after a switch to S3 Vectors): packs loaded and ranked here, the others queried in the index.
+    const loadFile = (f: CompletedFile) =>
+      cache.get(f.vectorsKey, async () => loadPack(await readVectors(deps.storage, f), f));
+    const inIndex = usable.filter((f) => isLexicalObject(f.vectorsKey));
+    const [embedded, loaded] = await Promise.all([
       embedding,
-      Promise.all(
-        usable.map((f) => cache.get(f.vectorsKey, async () => loadPack(await readVectors(deps.storage, f), f))),
-      ),
+      Promise.all(usable.map((f) => (isLexicalObject(f.vectorsKey) ? undefined : loadFile(f)))),
     ]);
+    const packs: (PackedVectors | undefined)[] = loaded;
     const query = embedded.vectors[0]!;
     // Same model, another size (its dimensions setting changed since): the file cannot be ranked.
     const otherSize = usable.find((f) => f.dimensions !== query.length && Number.isInteger(f.dimensions));
     if (otherSize)
       throw ingestAgain(otherSize, `of another embedding size (${otherSize.dimensions}, not ${query.length})`);
     const wanted = k * OVERSAMPLE;
-    const dense = weights.dense > 0 ? topK(packs, query, wanted) : [];
+    const packOf = new Map(usable.map((f, i) => [f.id, i]));
+    let dense =
+      weights.dense > 0
+        ? topK(
+            packs.map((p) => p ?? NO_VECTORS),
+            query,
+            wanted,
+          )
+        : [];
+    if (weights.dense > 0 && inIndex.length) {
+      const hits = await deps.vectors.query({
+        userId: inIndex[0]!.userId,
+        model: provider.embeddingModel,
+        vector: query,
+        topK: wanted,
+        files: inIndex.map((f) => ({ fileId: f.id, runId: f.runId })),
+      });
+      dense = [...dense, ...hits.map((h) => ({ pack: packOf.get(h.fileId)!, chunk: h.chunk, page: 0, score: h.score }))]
+        .sort((a, b) => b.score - a.score)
+        .slice(0, wanted);
+    }
+    // BM25 over the lexical indexes of the files in the index too: all of them when they are few
+    // (a file chat), else those of the files the dense ranking found (docs/DECISIONS.md "BM25 with S3 Vectors").
+    if (weights.lexical > 0 && inIndex.length) {
+      const denseFiles = new Set(dense.map((c) => c.pack));
+      const lexicalFiles =
+        inIndex.length <= LEXICAL_ALL_FILES ? inIndex : inIndex.filter((f) => denseFiles.has(packOf.get(f.id)!));
+      await Promise.all(
+        lexicalFiles.map(async (f) => {
+          packs[packOf.get(f.id)!] = await loadFile(f);
+        }),
+      );
+    }
     const lexical =
       weights.lexical > 0
         ? bm25TopK(
-            packs.map((p) => p.lexical),
+            packs.map((p) => p?.lexical),
             queryTerms(prompt),
             wanted,
           )
@@ -241,7 +287,6 @@ export function createRetriever(deps: RetrievalDeps) {
 
     const items = await deps.chunks.getByKeys(candidates.map((c) => ({ fileId: usable[c.pack]!.id, n: c.chunk })));
     const fileById = new Map(usable.map((f) => [f.id, f]));
-    const packOf = new Map(usable.map((f, i) => [f.id, i]));
     // The exact dense ranking among the candidates, fused with the lexical one.
     const scored = items
       .filter((item) => fileById.get(item.fileId)?.runId === item.runId)
@@ -284,11 +329,13 @@ export type Retriever = ReturnType<typeof createRetriever>;
  */
 export function retrieverFor(config: Config, db: DynamoDBDocumentClient, s3: S3Client): Retriever {
   if (!config.BUCKET_NAME) throw new ConfigError('BUCKET_NAME must be set for retrieval');
+  const storage = new FileStorage(s3, config.BUCKET_NAME);
   return createRetriever({
     attachments: new AttachmentRepository(db, config.TABLE_NAME),
     files: new FileRepository(db, config.TABLE_NAME),
     chunks: new ChunkRepository(db, config.TABLE_NAME),
-    storage: new FileStorage(s3, config.BUCKET_NAME),
+    storage,
+    vectors: vectorStoreFor(config, storage),
     cacheBytes: config.RETRIEVAL_CACHE_MB * 1024 * 1024,
     mode: config.RETRIEVAL_MODE,
   });

@@ -27,8 +27,12 @@ export interface RequestOptions {
   headers?: Record<string, string>;
 }
 
-export interface TestApp extends LocalRuntime {
+export interface TestApp extends Omit<LocalRuntime, 'stop'> {
   dataDir: string;
+  /** The prefix of its table, queues and bucket (for `after`). */
+  resourcePrefix: string;
+  /** Stops it; `keep`: its data directory stays, for an app started `after` it. */
+  stop(options?: { keep?: boolean }): Promise<void>;
   request<T = any>(method: string, path: string, options?: RequestOptions): Promise<TestResponse<T>>;
   idToken(options: IdTokenOptions): Promise<string>;
   /** Signs in through POST /auth with a local-IdP token; returns the service token and user. */
@@ -58,18 +62,24 @@ export async function startTestApp(
   > & {
     /** Run the payment provider's stand-in (test/integration/payments.test.ts); off: orders carry `payment: null`. */
     payments?: boolean;
+    /**
+     * Start again on what a stopped app (stopped with `keep`) left: its table, queues, bucket and
+     * data directory, as a redeployment with other settings would (test/integration/vector-store.test.ts).
+     */
+    after?: { resourcePrefix: string; dataDir: string };
   } = {},
 ): Promise<TestApp> {
   const dynamodbEndpoint = process.env.TEST_DYNAMODB_ENDPOINT;
   const fauxqsEndpoint = process.env.TEST_FAUXQS_ENDPOINT;
   if (!dynamodbEndpoint || !fauxqsEndpoint) throw new Error('The jest global setup did not start the emulators');
-  const dataDir = await mkdtemp(join(tmpdir(), 'service-test-'));
+  const dataDir = options.after?.dataDir ?? (await mkdtemp(join(tmpdir(), 'service-test-')));
+  const resourcePrefix = options.after?.resourcePrefix ?? `t${randomBytes(4).toString('hex')}-`;
   const runtime = await startLocalRuntime({
     port: 0,
     dataDir,
     persist: false,
     emulators: { dynamodbEndpoint, fauxqsEndpoint },
-    resourcePrefix: `t${randomBytes(4).toString('hex')}-`,
+    resourcePrefix,
     log: false,
     retryDelaySeconds: options.retryDelaySeconds ?? 0,
     ...(options.pollers !== undefined && { pollers: options.pollers }),
@@ -120,11 +130,12 @@ export async function startTestApp(
       if (res.status !== 200 && res.status !== 201) throw new Error(`sign-in failed: ${res.status} ${res.text}`);
       return { token: res.body.data.token, user: res.body.data.user, status: res.status };
     },
-    async stop() {
+    resourcePrefix,
+    async stop(options) {
       clients?.db.destroy();
       clients?.s3.destroy();
       await runtime.stop();
-      await rm(dataDir, { recursive: true, force: true });
+      if (!options?.keep) await rm(dataDir, { recursive: true, force: true });
     },
   };
 }

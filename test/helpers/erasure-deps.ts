@@ -8,6 +8,7 @@ import { AttachmentRepository } from '#shared/files/attachment-repository.ts';
 import { ChunkRepository } from '#shared/files/chunk-repository.ts';
 import { FileRepository } from '#shared/files/file-repository.ts';
 import { FileStorage } from '#shared/files/storage.ts';
+import { vectorStoreFor } from '#shared/retrieval/vector-store.ts';
 import { StorageQuota } from '#shared/files/storage-quota.ts';
 import { UsageCounters } from '#shared/limits/usage-counters.ts';
 import { UsageLedger } from '#shared/limits/usage-ledger.ts';
@@ -33,6 +34,7 @@ export function erasureDeps(app: TestApp, chats?: ChatRepository): ErasureDeps {
       chunks: new ChunkRepository(db, table),
       attachments: new AttachmentRepository(db, table),
       storage,
+      vectors: vectorStoreFor(app.config, storage),
       quota: new StorageQuota(db, table, counters, storage, { maxBytes: app.config.USER_STORAGE_MAX_BYTES }, clock),
       usage: new UsageLedger(db, table, clock),
       s3,

@@ -214,7 +214,7 @@ describe('least privilege', () => {
     }
   });
 
-  test('the collection routes touch the table only; POST /search reads vectors/ and embeds, nothing more', () => {
+  test('the collection routes touch the table only; POST /search reads vectors/, queries vector indexes and embeds, nothing more', () => {
     const collectionRoutes = manifestFunctions.filter((f) => f.name.includes('collection'));
     expect(collectionRoutes).toHaveLength(8);
     for (const fn of collectionRoutes) {
@@ -230,6 +230,8 @@ describe('least privilege', () => {
       bucket: { read: ['vectors/'] },
       jwtSecret: true,
       ai: ['embeddings'],
+      // With VECTOR_STORE=s3vectors it queries the user's index like a file chat's reply.
+      vectors: ['query'],
     });
     const s3Actions = statementsOf(search)
       .flatMap((st) => st.actions)
@@ -992,6 +994,7 @@ describe('cdk-nag (AwsSolutions and Serverless packs, as CDK validation plugins)
     ['the default deployment', {}],
     ['Bedrock as the AI provider', { AI_PROVIDER: 'bedrock' }],
     ['tracing on', { tracing: 'true' }],
+    ['S3 Vectors as the vector store', { VECTOR_STORE: 's3vectors' }],
   ])('%s has no unacknowledged finding', (_name, context) => {
     expect(unacknowledged(context)).toEqual([]);
   });
@@ -1030,5 +1033,60 @@ describe('cdk-nag (AwsSolutions and Serverless packs, as CDK validation plugins)
         ]),
       },
     });
+  });
+});
+
+describe('VECTOR_STORE=s3vectors', () => {
+  const vectors = synth({ VECTOR_STORE: 's3vectors' });
+  const resources = vectors.statelessTemplate.toJSON().Resources as Resources;
+  const statementsIn = (name: string) => {
+    const roleId = logicalId(vectors.stateless, vectors.stateless.functions[name]!.role);
+    return byType(resources, 'AWS::IAM::Policy')
+      .filter(([, p]) => p.Properties.Roles.some((r: any) => r.Ref === roleId))
+      .flatMap(([, p]) => p.Properties.PolicyDocument.Statement)
+      .map((st: any) => ({ actions: [st.Action].flat() as string[], resources: JSON.stringify([st.Resource].flat()) }));
+  };
+  const vectorActions = (name: string) =>
+    [...new Set(statementsIn(name).flatMap((st) => st.actions.filter((a) => a.startsWith('s3vectors:'))))].sort();
+
+  test('one vector bucket in the stateful stack (none without the setting), its name given to every function', () => {
+    vectors.statefulTemplate.resourceCountIs('AWS::S3Vectors::VectorBucket', 1);
+    s.statefulTemplate.resourceCountIs('AWS::S3Vectors::VectorBucket', 0);
+    for (const fn of manifestFunctions) {
+      const id = logicalId(vectors.stateless, vectors.stateless.functions[fn.name]!.function);
+      expect([fn.name, resources[id]!.Properties.Environment.Variables.S3_VECTORS_BUCKET]).toEqual([
+        fn.name,
+        expect.anything(),
+      ]);
+      expect(resources[id]!.Properties.Environment.Variables.VECTOR_STORE).toBe('s3vectors');
+    }
+  });
+
+  test('least privilege: writers put and delete, readers query, deleters delete, on the indexes of that bucket only; the others nothing', () => {
+    expect(vectorActions('pdf-embed')).toEqual([
+      's3vectors:CreateIndex',
+      's3vectors:DeleteVectors',
+      's3vectors:GetIndex',
+      's3vectors:ListIndexes',
+      's3vectors:PutVectors',
+    ]);
+    expect(vectorActions('send-message')).toEqual(['s3vectors:GetVectors', 's3vectors:QueryVectors']);
+    expect(vectorActions('delete-upload')).toEqual(['s3vectors:DeleteVectors', 's3vectors:ListIndexes']);
+    expect(vectorActions('delete-me')).toEqual(['s3vectors:DeleteVectors', 's3vectors:ListIndexes']);
+    for (const fn of manifestFunctions) {
+      if (!('vectors' in fn.access)) expect([fn.name, vectorActions(fn.name)]).toEqual([fn.name, []]);
+      for (const st of statementsIn(fn.name).filter((x) => x.actions.some((a) => a.startsWith('s3vectors:')))) {
+        // The bucket (ListIndexes) or its indexes: an import of the stateful stack's bucket ARN.
+        expect([fn.name, st.resources]).toEqual([fn.name, expect.stringContaining('VectorsVectorBucketArn')]);
+        expect(st.resources).not.toContain('"*"');
+      }
+    }
+    // The default synth grants no S3 Vectors right at all.
+    for (const fn of manifestFunctions)
+      expect(
+        statementsOf(fn)
+          .flatMap((st) => st.actions)
+          .filter((a) => a.startsWith('s3vectors:')),
+      ).toEqual([]);
   });
 });

@@ -15,6 +15,7 @@ import { runEmbed } from '#shared/pdf/embed-stage.ts';
 import { runExtract } from '#shared/pdf/extract-stage.ts';
 import { runFetch } from '#shared/pdf/fetch-stage.ts';
 import type { PipelineDeps } from '#shared/pdf/pipeline-deps.ts';
+import { PackStore } from '#shared/retrieval/vector-store.ts';
 import { stageQueues } from '#shared/pdf/queue.ts';
 
 // Issue 13 item 10: a file deleted while the pipeline works on it leaves nothing behind (no
@@ -62,6 +63,7 @@ function depsWith(storage: FileStorage, chunks: ChunkRepository): PipelineDeps {
     files: new FileRepository(db, app.tableName),
     chunks,
     storage,
+    vectors: new PackStore(storage),
     queues: stageQueues(sqs, app.config),
     usage: new UsageLedger(db, app.tableName, () => new Date()),
     config: app.config,

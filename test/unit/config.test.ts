@@ -23,6 +23,9 @@ test.each([
   [{ PAYMENTS_WEBHOOK_SECRET: 'whsec_only' }, 'PAYMENTS_WEBHOOK_SECRET'],
   [{ PAYMENTS_SECRET_ARN: 'prod/payments' }, 'PAYMENTS_SECRET_ARN'],
   [{ PAYMENTS_API_URL: 'ftp://api.example.com' }, 'PAYMENTS_API_URL'],
+  [{ VECTOR_STORE: 'pinecone' }, 'VECTOR_STORE'],
+  [{ VECTOR_STORE: 's3vectors' }, 'VECTOR_STORE'],
+  [{ VECTOR_STORE: 's3vectors', S3_VECTORS_BUCKET: 'Not_A_Bucket' }, 'S3_VECTORS_BUCKET'],
 ])('a bad value stops start-up naming the variable (%o)', (env, name) => {
   expect(() => loadConfig({ ...base, ...env })).toThrow(ConfigError);
   expect(() => loadConfig({ ...base, ...env })).toThrow(new RegExp(`${name}:`));
@@ -33,6 +36,14 @@ test('payments: off by default (orders carry payment: null); on with both keys, 
   expect(payments({})).toBeUndefined();
   expect(payments({ PAYMENTS_SECRET_KEY: 'sk_test_a', PAYMENTS_WEBHOOK_SECRET: 'whsec_b' })).toBeDefined();
   expect(payments({ PAYMENTS_SECRET_ARN: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:p' })).toBeDefined();
+});
+
+test('the vector store: packs by default; S3 Vectors with its bucket', () => {
+  expect(loadConfig(base).VECTOR_STORE).toBe('packs');
+  expect(loadConfig({ ...base, VECTOR_STORE: 's3vectors', S3_VECTORS_BUCKET: 'my-vectors' })).toMatchObject({
+    VECTOR_STORE: 's3vectors',
+    S3_VECTORS_BUCKET: 'my-vectors',
+  });
 });
 
 test('every bad variable is named at once', () => {
