@@ -204,9 +204,8 @@ export function rawFromItems(items: readonly PositionedItem[]): RawText {
       for (const i of line) {
         const str = items[i]!.str;
         if (!str) continue;
-        let from = 0;
-        let found = joined.indexOf(str, from);
-        while (found >= 0 && claimed[found]) found = joined.indexOf(str, (from = found + 1));
+        let found = joined.indexOf(str);
+        while (found >= 0 && claimed[found]) found = joined.indexOf(str, found + 1);
         if (found < 0) continue;
         for (let k = 0; k < str.length; k++) {
           claimed[found + k] = true;
