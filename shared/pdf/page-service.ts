@@ -4,8 +4,8 @@ import * as z from '../zod.ts';
 import type { Config } from '../config.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import { logger } from '../logger.ts';
-import type { FileRepository } from '../files/file-repository.ts';
-import { ownedFile } from '../files/file-status.ts';
+import { isDeletedFile, type FileRepository } from '../files/file-repository.ts';
+import { fileNotFound, ownedFile } from '../files/file-status.ts';
 import type { PdfPage } from '../files/schemas.ts';
 import { keptSourceKey, pageImageKey, pageTextKey, type FileStorage } from '../files/storage.ts';
 import { renderPagesBounded, type RenderLimits } from './ocr/bounded-render.ts';
@@ -80,6 +80,14 @@ export async function getPdfPage(
       drawn ? undefined : deps.storage.put(imageKey, image.png, 'image/png'),
       sized ? undefined : deps.storage.put(textKey, JSON.stringify(page), 'application/json'),
     ]);
+    // Deleted while drawing: what was just written must not outlive the file (a newer run's
+    // completion deletes this run's objects itself).
+    if (isDeletedFile(await deps.files.get(record.id))) {
+      await deps.storage.deleteKeys(
+        [drawn ? undefined : imageKey, sized ? undefined : textKey].filter((k) => k !== undefined),
+      );
+      throw fileNotFound();
+    }
   }
   const imageUrl = await getSignedUrl(deps.s3, new GetObjectCommand({ Bucket: deps.storage.bucket, Key: imageKey }), {
     expiresIn: deps.settings.urlTtlSeconds,
