@@ -83,6 +83,24 @@ test('item boxes follow the page viewport (origin top-left); OCR word boxes are 
   expect(layoutOfItems(items, viewport, 'Something else').spans).toEqual([]);
 });
 
+test('a right-to-left line put back in logical order: each word keeps its own item and box', () => {
+  const viewport = { width: 600, height: 800, convertToViewportPoint: (x: number, y: number) => [x, 800 - y] };
+  // Drawn in visual order: the last word leftmost.
+  const line = [
+    { str: 'עולם', dir: 'rtl', transform: [10, 0, 0, 10, 100, 700], width: 40, height: 10 },
+    { str: ' ', transform: [10, 0, 0, 10, 140, 700], width: 5, height: 10 },
+    { str: 'שלום', dir: 'rtl', transform: [10, 0, 0, 10, 145, 700], width: 40, height: 10, hasEOL: true },
+  ];
+  const text = normalisePageText(line.map((i) => i.str).join(''));
+  const logical = 'שלום עולם';
+  const layout = layoutOfItems(line, viewport, logical);
+  expect(text).not.toBe(logical); // pdf.js order is visual; normalise.ts puts it back
+  expect(boxesOf(layout.spans, 0, 4)).toEqual([{ x: 0.2417, y: 0.115, width: 0.0667, height: 0.0125 }]);
+  expect(boxesOf(layout.spans, 5, 9)).toEqual([{ x: 0.1667, y: 0.115, width: 0.0667, height: 0.0125 }]);
+  // The first letter of a right-to-left word is at its right end.
+  expect(boxesOf(layout.spans, 0, 1)[0]!.x).toBeCloseTo(0.2917, 3);
+});
+
 test("chunks' runs are verbatim stretches of their pages' texts, also across pages; quotes stay within one run", () => {
   const pages = Array.from({ length: 4 }, (_, i) => ({
     page: i + 1,
