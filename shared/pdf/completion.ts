@@ -12,7 +12,7 @@ import {
 import { concatPacked, decodePacked, encodePacked } from '../retrieval/packed-vectors.ts';
 import { chunkerId } from './chunker.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
-import { asError } from '../errors.ts';
+import { asError, errorName } from '../errors.ts';
 
 // The end of a run, reached by whichever writer makes partsDone equal partsTotal (the last
 // embedded part, or pdf-extract when every part was embedded before it finished counting them).
@@ -48,8 +48,7 @@ export async function completeRun(deps: PipelineDeps, record: ProcessingFile): P
   const key = vectorsKey(record.id, runId);
   await Promise.all([
     deps.storage.put(key, encodePacked(packed), 'application/octet-stream'),
-    // Kept beside the vectors: page images are drawn from it on request (the work files go below).
-    deps.storage.copy(sourceKey(record.id, runId), keptSourceKey(record.id, runId)),
+    keepSource(deps, record.id, runId),
   ]);
   await deps.chunks.deleteFrom(record.id, record.chunks ?? 0);
   const config = deps.config;
@@ -88,6 +87,20 @@ async function countPages(deps: PipelineDeps, record: ProcessingFile): Promise<v
     });
   } catch (err) {
     logger.error('could not count the pages ingested', { fileId: record.id, error: asError(err) });
+  }
+}
+
+/**
+ * The run's PDF, kept beside its vectors: page images are drawn from it on request (the work files
+ * are deleted below). Without it (gone from the work prefix) the file still completes: retrieval
+ * does not need it, and the page route says the file must be ingested again to draw its pages.
+ */
+async function keepSource(deps: PipelineDeps, fileId: string, runId: string): Promise<void> {
+  try {
+    await deps.storage.copy(sourceKey(fileId, runId), keptSourceKey(fileId, runId));
+  } catch (err) {
+    if (errorName(err) !== 'NoSuchKey') throw err;
+    logger.warn('the run has no PDF to keep: its pages cannot be drawn', { fileId, runId });
   }
 }
 
