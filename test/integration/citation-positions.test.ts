@@ -1,4 +1,4 @@
-import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
@@ -219,6 +219,13 @@ describe('a text PDF', () => {
     expect(response).toBe('It says so .');
     expect(sources[0]).toMatchObject({ quote: knownSentence(1, 4), verified: false, boxes: [], cited: false });
     expect(sources[0]).not.toHaveProperty('charStart');
+
+    // Nor was its PDF kept (a file completed before pages were): its pages cannot be drawn, and it says so.
+    const [source] = (await objectsUnder(`vectors/${oldFile}/`)).filter((k) => k.endsWith('/source.pdf'));
+    await app.clients().s3.send(new DeleteObjectCommand({ Bucket: app.bucket, Key: source }));
+    const undrawable = await page(oldFile, 1);
+    expect(undrawable.status).toBe(409);
+    expect(undrawable.body.message).toMatch(/ingest it again/);
   });
 
   test("deleting the file removes its pages' texts, images and PDF", async () => {
