@@ -25,6 +25,13 @@ export interface Chunk {
   section?: string;
   /** `[offset in text, section]` where the chunk runs over several sections (absent: one or none). */
   sectionStarts?: [number, string][];
+  /**
+   * `[offset in text, length, page, offset in the page's text]` for each stretch of the chunk that
+   * is a verbatim stretch of one page's text (absent: chunked before positions were kept).
+   */
+  runs?: [number, number, number, number][];
+  /** Where those stretches are drawn: flat `[page, start, end, x, y, width, height]` (shared/pdf/positions.ts). */
+  spans?: number[];
 }
 
 const CHUNK_DIGITS = 6;
@@ -42,12 +49,21 @@ const chunkPk = (fileId: string) => `FILE#${fileId}`;
 const chunkSk = (n: number) => `CHUNK#${String(n).padStart(CHUNK_DIGITS, '0')}`;
 const chunkKey = (fileId: string, n: number) => ({ PK: chunkPk(fileId), SK: chunkSk(n) });
 
-const toItem = (c: ChunkItem): Item => ({ ...chunkKey(c.fileId, c.n), ...c });
+// Spans are many small integers: stored as one Binary (int32, little-endian), a quarter of a list of numbers' size.
+const spansToBinary = (spans: number[]) => new Uint8Array(Int32Array.from(spans).buffer);
+const spansFromBinary = (bytes: Uint8Array) => {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return Array.from({ length: bytes.byteLength >> 2 }, (_, i) => view.getInt32(i * 4, true));
+};
+
+function toItem({ spans, ...c }: ChunkItem): Item {
+  const item: Item = { ...chunkKey(c.fileId, c.n), ...c };
+  if (spans?.length) item.spans = spansToBinary(spans);
+  return item;
+}
 
 function fromItem(item: Item): ChunkItem {
-  const { fileId, runId, n, text, page, pageEnd, pageStarts, tokens, ocrPages, section, sectionStarts, embedding } =
-    item as unknown as ChunkItem;
-  return {
+  const {
     fileId,
     runId,
     n,
@@ -56,11 +72,19 @@ function fromItem(item: Item): ChunkItem {
     pageEnd,
     pageStarts,
     tokens,
-    ...(ocrPages && { ocrPages }),
+    ocrPages,
     section,
     sectionStarts,
+    runs,
     embedding,
-  };
+  } = item as unknown as ChunkItem;
+  const chunk: ChunkItem = { fileId, runId, n, text, page, pageEnd, pageStarts, tokens, embedding };
+  if (ocrPages) chunk.ocrPages = ocrPages;
+  if (section !== undefined) chunk.section = section;
+  if (sectionStarts) chunk.sectionStarts = sectionStarts;
+  if (runs) chunk.runs = runs;
+  if (item.spans instanceof Uint8Array) chunk.spans = spansFromBinary(item.spans);
+  return chunk;
 }
 
 export class ChunkRepository extends Repository {

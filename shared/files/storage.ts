@@ -1,5 +1,7 @@
 import {
+  CopyObjectCommand,
   DeleteObjectsCommand,
+  HeadObjectCommand,
   GetObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
@@ -15,6 +17,11 @@ import {
 //   vectors/<fileId>/<runId>.pvec           the completed file's packed vectors (retrieval)
 //   vectors/<fileId>/<runId>.plex           with VECTOR_STORE=s3vectors: its lexical index alone
 //                                           (the vectors are in S3 Vectors)
+//   vectors/<fileId>/<runId>/text-pages-<b>.json  the texts and sizes of a block of pages (written
+//                                           at ingestion; ocr-pages-<b>.json: the pages OCR read)
+//   vectors/<fileId>/<runId>/page-<n>.json  a page's, for a page ingestion kept none of
+//   vectors/<fileId>/<runId>/page-<n>.png   a page's image (drawn on its first request)
+//   vectors/<fileId>/<runId>/source.pdf     the completed run's PDF, kept to draw pages from
 //   exports/<userId>/<exportId>.zip         an account export (POST /me/export), expired after a day
 
 /** The bucket's top-level prefixes: the stack grants each function its own (infra/routes.ts) and expires uploads and work files. */
@@ -47,6 +54,20 @@ export const vectorsKey = (fileId: string, runId: string) => `${vectorsPrefix(fi
 export const lexicalKey = (fileId: string, runId: string) => `${vectorsPrefix(fileId)}${runId}.plex`;
 /** Whether a record's vectorsKey names a lexical index only (its vectors are in S3 Vectors). */
 export const isLexicalObject = (key: string) => key.endsWith('.plex');
+/** What a run keeps beside its vectors for reading pages (deleted with the file, or when another run completes). */
+export const keptRunPrefix = (fileId: string, runId: string) => `${vectorsPrefix(fileId)}${runId}/`;
+export const pageTextKey = (fileId: string, runId: string, page: number) =>
+  `${keptRunPrefix(fileId, runId)}page-${pad(page)}.json`;
+/** Pages per page-text object. */
+export const PAGES_PER_BLOCK = 32;
+export const pageBlockOf = (page: number) => Math.floor((page - 1) / PAGES_PER_BLOCK);
+export const pageBlockKey = (fileId: string, runId: string, block: number, source: 'text' | 'ocr') =>
+  `${keptRunPrefix(fileId, runId)}${source}-pages-${pad(block)}.json`;
+export const pageImageKey = (fileId: string, runId: string, page: number) =>
+  `${keptRunPrefix(fileId, runId)}page-${pad(page)}.png`;
+/** The kept prefix of the run whose vectors these are (a superseded run's, from the record's old vectors key). */
+export const keptPrefixOfVectors = (key: string) => key.replace(/\.(pvec|plex)$/, '/');
+export const keptSourceKey = (fileId: string, runId: string) => `${keptRunPrefix(fileId, runId)}source.pdf`;
 
 export class FileStorage {
   constructor(
@@ -68,6 +89,34 @@ export class FileStorage {
       if ((err as { name?: string }).name === 'NoSuchKey') return undefined;
       throw err;
     }
+  }
+
+  /** The object's bytes, or undefined when there is no such object. */
+  async getIfExists(key: string): Promise<Uint8Array | undefined> {
+    try {
+      return await this.get(key);
+    } catch (err) {
+      if ((err as { name?: string }).name === 'NoSuchKey') return undefined;
+      throw err;
+    }
+  }
+
+  async exists(key: string): Promise<boolean> {
+    try {
+      await this.s3.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      return true;
+    } catch (err) {
+      const name = (err as { name?: string }).name;
+      if (name === 'NotFound' || name === 'NoSuchKey') return false;
+      throw err;
+    }
+  }
+
+  /** Copies an object inside the bucket (no bytes through this process). */
+  async copy(from: string, to: string): Promise<void> {
+    await this.s3.send(
+      new CopyObjectCommand({ Bucket: this.bucket, CopySource: `${this.bucket}/${encodeURIComponent(from)}`, Key: to }),
+    );
   }
 
   async put(key: string, body: Uint8Array | string, contentType: string): Promise<void> {

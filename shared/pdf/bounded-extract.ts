@@ -1,3 +1,4 @@
+import type { PageLayout } from './positions.ts';
 import { runBoundedChild, type ChildLimits } from './bounded-child.ts';
 import type { ContentLimits } from './content-budget.ts';
 import type { ExtractResult } from './extract.ts';
@@ -17,8 +18,14 @@ export interface ExtractLimits extends ChildLimits {
 interface BoundedExtractOptions {
   maxPages: number;
   limits: ExtractLimits;
-  /** Called with each page's normalised text ('' when unusable), its quality verdict and its headings and tables if any, in page order (awaited, one at a time). */
-  onPage: (page: number, text: string, verdict: TextVerdict, blocks?: PageBlock[]) => void | Promise<void>;
+  /** Called with each page's normalised text ('' when unusable), its quality verdict, where it is drawn and its headings and tables if any, in page order (awaited, one at a time). */
+  onPage: (
+    page: number,
+    text: string,
+    verdict: TextVerdict,
+    layout?: PageLayout,
+    blocks?: PageBlock[],
+  ) => void | Promise<void>;
   /** Called once with the document's page count, before the first page (awaited). */
   onDocument?: (pages: number) => void | Promise<void>;
   /** Called once the child is gone, with its peak resident size (for the benchmark). */
@@ -61,7 +68,7 @@ export async function extractTextBounded(
             break;
           case 'page':
             session.armPageTimer();
-            pages = pages.then(() => options.onPage(m.page, m.text, m.verdict, m.blocks));
+            pages = pages.then(() => options.onPage(m.page, m.text, m.verdict, m.layout, m.blocks));
             pages.catch(session.finish);
             break;
           case 'done':

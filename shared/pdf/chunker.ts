@@ -2,6 +2,7 @@ import type { Chunk } from '../files/chunk-repository.ts';
 import { splitSentences } from '../sentences.ts';
 import type { PageBlock } from './layout/page-layout.ts';
 import { SectionPath } from './layout/sections.ts';
+import { SPAN_FIELDS, spansWithin, type PageLayout } from './positions.ts';
 
 // Token-aware chunking: pages are cut into sentences, sentences are packed into
 // chunks of at most `chunkTokens`, and each chunk starts with the last whole sentences of the
@@ -13,6 +14,10 @@ import { SectionPath } from './layout/sections.ts';
 // section path it mostly sits under, table rows are units of their own joined by line breaks,
 // and a chunk that breaks inside a table starts with the table's header row again, then only
 // the table's own rows as overlap (docs/DECISIONS.md, Tables and sections).
+// Each chunk also says where its text is in its pages' texts (`runs`: stretches of the chunk that
+// are verbatim stretches of one page's text) and carries the spans (positions.ts) those stretches
+// cover, so a quote's offsets and boxes on its page need nothing else (docs/DECISIONS.md
+// "Citation positions").
 
 interface ChunkerOptions {
   chunkTokens: number;
@@ -33,6 +38,13 @@ interface Unit {
   section?: string;
   /** The table the unit is a row of. */
   table?: TableOf;
+  /** Where the unit starts in its page's text; -1 when it is not a verbatim stretch of it (a word cut in pieces). */
+  pageStart: number;
+  /** The page text between the previous unit pushed and this one, when that unit is of the same page and ends at most a character before. */
+  joinedBy?: string;
+  /** The order in which units were pushed (a run of page text continues only from the unit pushed just before). */
+  seq: number;
+  layout?: PageLayout;
 }
 
 /** A table being chunked: its header row's unit (the header itself has `table` set too). */
@@ -51,6 +63,8 @@ export class Chunker {
   private readonly sections = new SectionPath();
   /** The table the text so far ends with (a table opening the next page may continue it). */
   private openTable: { table: TableOf; columns: number; page: number } | undefined;
+  /** The last unit pushed: its page and where it ends in that page's text (-1: not a verbatim stretch). */
+  private lastPlaced = { page: 0, end: -1, seq: 0 };
 
   /**
    * Units are counted with the space that joins them (the tokenizer never merges across a space
@@ -66,23 +80,52 @@ export class Chunker {
     this.overlap = Math.min(options.overlapTokens, Math.floor(this.budget / 2));
   }
 
-  /** Adds one page of normalised text (with its layout, when it has one); the chunks it completed. */
-  push(page: number, text: string, blocks?: readonly PageBlock[]): Chunk[] {
+  /**
+   * Adds one page of normalised text (with its blocks, when it has headings or tables, and where
+   * it is drawn, when known); the chunks it completed.
+   */
+  push(page: number, text: string, blocks?: readonly PageBlock[], layout?: PageLayout): Chunk[] {
     const out: Chunk[] = [];
+    let cursor = 0; // where the next block is looked for in the page text
+    const find = (piece: string) => {
+      const at = text.indexOf(piece, cursor);
+      if (at >= 0) cursor = at + piece.length;
+      return at;
+    };
+    const place = (unit: Omit<Unit, 'seq'>) => this.placed(unit, text, layout);
     for (const block of blocks ?? [{ kind: 'text', text, lines: [] }]) {
       if (block.kind === 'table') {
-        this.addTable(block.rows, page, out);
+        this.addTable(block.rows, page, out, find, place);
         continue;
       }
       // Text with letters ends a table; a folio (a page number) between two pages of one does not.
       if (block.kind === 'heading' || /\p{L}/u.test(block.text)) this.openTable = undefined;
       if (block.kind === 'heading') this.sections.enter(block);
       const section = this.sections.current;
+      const blockAt = find(block.text);
+      let from = 0;
       for (const sentence of splitSentences(block.text)) {
-        for (const unit of this.unitsOf(sentence, page)) this.add({ ...unit, section }, out);
+        const at = block.text.indexOf(sentence, from);
+        from = at + sentence.length;
+        for (const unit of this.unitsOf(sentence, page, blockAt < 0 || at < 0 ? -1 : blockAt + at))
+          this.add(place({ ...unit, section }), out);
       }
     }
     return out;
+  }
+
+  /** The unit with its place checked against the page text and its link to the unit pushed before. */
+  private placed(unit: Omit<Unit, 'seq'>, pageText: string, layout?: PageLayout): Unit {
+    const pageStart = unit.pageStart >= 0 && pageText.startsWith(unit.text, unit.pageStart) ? unit.pageStart : -1;
+    const last = this.lastPlaced;
+    const gap = pageStart - last.end;
+    const joinedBy =
+      pageStart >= 0 && last.page === unit.page && last.end >= 0 && gap >= 0 && gap <= 1
+        ? pageText.slice(last.end, pageStart)
+        : undefined;
+    const seq = last.seq + 1;
+    this.lastPlaced = { page: unit.page, end: pageStart >= 0 ? pageStart + unit.text.length : -1, seq };
+    return { ...unit, pageStart, joinedBy, seq, layout };
   }
 
   /**
@@ -90,17 +133,29 @@ export class Chunker {
    * opens a page right after a table of as many columns on an earlier page continues it: its rows
    * come under the first page's header, and a first row repeating that header is left out.
    */
-  private addTable(rows: readonly { text: string; cells: unknown[] }[], page: number, out: Chunk[]): void {
+  private addTable(
+    rows: readonly { text: string; cells: unknown[] }[],
+    page: number,
+    out: Chunk[],
+    find: (piece: string) => number,
+    place: (unit: Omit<Unit, 'seq'>) => Unit,
+  ): void {
     const section = this.sections.current;
     const columns = rows[0]?.cells.length ?? 0;
     const open = this.openTable;
     const continued = open && open.columns === columns && open.page < page ? open.table : undefined;
     let table = continued;
-    for (const row of continued && rows[0]?.text === continued.header.text ? rows.slice(1) : rows) {
+    const repeatsHeader = continued && rows[0]?.text === continued.header.text;
+    if (repeatsHeader) find(rows[0]!.text); // in the page text, not in the chunks
+    for (const row of repeatsHeader ? rows.slice(1) : rows) {
+      const rowAt = find(row.text);
       const tokens = this.options.countTokens(`\n${row.text}`);
-      const units = tokens <= this.budget ? [{ text: row.text, page, tokens }] : this.unitsOf(row.text, page);
+      const units =
+        tokens <= this.budget
+          ? [{ text: row.text, page, tokens, pageStart: rowAt }]
+          : this.unitsOf(row.text, page, rowAt);
       for (const unit of units) {
-        const rowUnit: Unit = { ...unit, section };
+        const rowUnit = place({ ...unit, section });
         table ??= { header: rowUnit };
         rowUnit.table = table;
         this.add(rowUnit, out);
@@ -183,12 +238,22 @@ export class Chunker {
     const pageStarts: [number, number][] = [];
     const bySection = new Map<string | undefined, number>();
     const sectionStarts: [number, string][] = [];
+    const runs: [number, number, number, number][] = [];
     let tabular = false;
     this.units.forEach((u, k) => {
-      if (k > 0) text += joinerOf(u, this.units[k - 1]!);
+      const previous = this.units[k - 1];
+      const joiner = previous ? joinerOf(u, previous) : '';
+      text += joiner;
       if (pageStarts.at(-1)?.[1] !== u.page) pageStarts.push([text.length, u.page]);
       if (u.section !== undefined && sectionStarts.at(-1)?.[1] !== u.section)
         sectionStarts.push([text.length, u.section]);
+      if (u.pageStart >= 0) {
+        // One run while the units follow each other in the page text as they do in the chunk.
+        const run = runs.at(-1);
+        const follows = previous?.seq === u.seq - 1 && previous.pageStart >= 0 && u.joinedBy === joiner;
+        if (run && follows) run[1] = text.length + u.text.length - run[0];
+        else runs.push([text.length, u.text.length, u.page, u.pageStart]);
+      }
       text += u.text;
       bySection.set(u.section, (bySection.get(u.section) ?? 0) + u.tokens);
       if (u.table) tabular = true;
@@ -207,6 +272,8 @@ export class Chunker {
       page: this.units[0]!.page,
       pageEnd: this.units.at(-1)!.page,
       pageStarts,
+      runs,
+      spans: this.spansOf(runs),
       // Exact: the first unit counted as it stands, without the joining space it was counted with;
       // table rows were counted with a line break that prose beside them is joined by too: counted again.
       tokens: tabular
@@ -218,15 +285,29 @@ export class Chunker {
     };
   }
 
-  /** A sentence as units no larger than a chunk. */
-  private unitsOf(sentence: string, page: number): Unit[] {
+  /** The spans of the runs' pages that the runs cover: flat `[page, start, end, x, y, width, height]`. */
+  private spansOf(runs: [number, number, number, number][]): number[] {
+    const spans: number[] = [];
+    for (const [, length, page, pageStart] of runs) {
+      const layout = this.units.find((u) => u.page === page)?.layout;
+      if (!layout?.spans.length) continue;
+      const within = spansWithin(layout.spans, pageStart, pageStart + length);
+      for (let i = 0; i < within.length; i += SPAN_FIELDS) spans.push(page, ...within.slice(i, i + SPAN_FIELDS));
+    }
+    return spans;
+  }
+
+  /** A sentence (starting at `at` in its page's text) as units no larger than a chunk. */
+  private unitsOf(sentence: string, page: number, at: number): Omit<Unit, 'seq'>[] {
     const tokens = this.options.countTokens(` ${sentence}`);
-    if (tokens <= this.budget) return [{ text: sentence, page, tokens }];
-    const units: Unit[] = [];
+    if (tokens <= this.budget) return [{ text: sentence, page, tokens, pageStart: at }];
+    const units: Omit<Unit, 'seq'>[] = [];
     let text = '';
     let used = 0;
+    let start = at;
+    let wordAt = at;
     const flush = () => {
-      if (text) units.push({ text, page, tokens: used });
+      if (text) units.push({ text, page, tokens: used, pageStart: start });
       text = '';
       used = 0;
     };
@@ -234,9 +315,11 @@ export class Chunker {
       for (const piece of this.piecesOf(word)) {
         const t = this.options.countTokens(` ${piece}`);
         if (used + t > this.budget) flush();
+        if (!text) start = wordAt;
         text = text ? `${text} ${piece}` : piece;
         used += t;
       }
+      wordAt += word.length + 1;
     }
     flush();
     return units;
@@ -255,17 +338,18 @@ export class Chunker {
 
 /** Chunks of whole pages at once (tests and tools). */
 export function chunkPages(
-  pages: { page: number; text: string; blocks?: PageBlock[] }[],
+  pages: { page: number; text: string; blocks?: PageBlock[]; layout?: PageLayout }[],
   options: ChunkerOptions,
 ): Chunk[] {
   const chunker = new Chunker(options);
-  const out = pages.flatMap((p) => chunker.push(p.page, p.text, p.blocks));
+  const out = pages.flatMap((p) => chunker.push(p.page, p.text, p.blocks, p.layout));
   return [...out, ...chunker.finish()];
 }
 
 // 2: text quality check, NFKC, right-to-left lines in logical order, CJK CMaps, OCR pages.
 // 3: right-to-left ligatures in logical order (docs/DECISIONS.md, "Right-to-left ligatures");
-//    tables as Markdown rows with the header repeated, headings as units of their own, sections.
+//    tables as Markdown rows with the header repeated, headings as units of their own, sections;
+//    chunks say where their text is on its pages (runs and spans).
 const CHUNKER_VERSION = 3;
 
 /** What makes two chunkings of the same bytes identical (embeddings are reused only under the same one). */

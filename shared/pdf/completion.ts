@@ -1,10 +1,10 @@
 import { logger } from '../logger.ts';
 import { metrics } from '../metrics.ts';
 import type { FileRecord, ProcessingFile } from '../files/file-repository.ts';
-import { runWorkPrefix } from '../files/storage.ts';
+import { keptPrefixOfVectors, keptSourceKey, runWorkPrefix, sourceKey } from '../files/storage.ts';
 import { chunkerId } from './chunker.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
-import { asError } from '../errors.ts';
+import { asError, errorName } from '../errors.ts';
 import { releaseAfterRunEnded } from './ingest-queue.ts';
 
 // The end of a run, reached by whichever writer makes partsDone equal partsTotal (the last
@@ -31,10 +31,10 @@ export const readyToComplete = <R extends FileRecord>(
  */
 export async function completeRun(deps: PipelineDeps, record: ProcessingFile): Promise<boolean> {
   const { runId } = record;
-  const packed = await deps.vectors.gatherRun(
-    { userId: record.userId, fileId: record.id, runId },
-    record.partsTotal ?? 0,
-  );
+  const [packed] = await Promise.all([
+    deps.vectors.gatherRun({ userId: record.userId, fileId: record.id, runId }, record.partsTotal ?? 0),
+    keepSource(deps, record.id, runId),
+  ]);
   if (packed.count !== record.chunks) throw new Error(`Packed ${packed.count} vectors for ${record.chunks} chunks`);
   const { key } = packed;
   await deps.chunks.deleteFrom(record.id, record.chunks ?? 0);
@@ -85,6 +85,20 @@ async function countPages(deps: PipelineDeps, record: ProcessingFile): Promise<v
   }
 }
 
+/**
+ * The run's PDF, kept beside its vectors: page images are drawn from it on request (the work files
+ * are deleted below). Without it (gone from the work prefix) the file still completes: retrieval
+ * does not need it, and the page route says the file must be ingested again to draw its pages.
+ */
+async function keepSource(deps: PipelineDeps, fileId: string, runId: string): Promise<void> {
+  try {
+    await deps.storage.copy(sourceKey(fileId, runId), keptSourceKey(fileId, runId));
+  } catch (err) {
+    if (errorName(err) !== 'NoSuchKey') throw err;
+    logger.warn('the run has no PDF to keep: its pages cannot be drawn', { fileId, runId });
+  }
+}
+
 /** Best effort: leftovers cost storage, never correctness. */
 async function cleanUp(
   deps: PipelineDeps,
@@ -97,6 +111,8 @@ async function cleanUp(
     await Promise.all([
       deps.storage.deletePrefix(runWorkPrefix(fileId, runId)),
       oldVectorsKey ? deps.vectors.removeRun(record.userId, fileId, oldVectorsKey) : undefined,
+      // The superseded run's pages (texts, images, its PDF).
+      oldVectorsKey ? deps.storage.deletePrefix(keptPrefixOfVectors(oldVectorsKey)) : undefined,
     ]);
   } catch (err) {
     logger.warn('clean-up after completion failed', { fileId, error: asError(err) });

@@ -1,5 +1,5 @@
 import { isDeletedFile, type FileRecord, type ProcessingFile } from '../files/file-repository.ts';
-import { lexicalKey, runWorkPrefix, vectorsKey, vectorsPrefix, workPrefix } from '../files/storage.ts';
+import { keptRunPrefix, lexicalKey, runWorkPrefix, vectorsKey, vectorsPrefix, workPrefix } from '../files/storage.ts';
 import { logger } from '../logger.ts';
 import { completeRun, readyToComplete } from './completion.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
@@ -92,9 +92,14 @@ async function cleanUpStaleRun(
   }
   const current = record!.status === 'uploaded' ? undefined : record!;
   if (current?.runId === runId) return;
-  // A completed run's vectors serve retrieval until the run that superseded it completes.
-  const ownVectors = [vectorsKey(fileId, runId), lexicalKey(fileId, runId)].filter((k) => k !== current?.vectorsKey);
-  await Promise.all([deps.storage.deletePrefix(runWorkPrefix(fileId, runId)), deps.storage.deleteKeys(ownVectors)]);
+  // A completed run's vectors, and the pages kept beside them, serve until the run that superseded it completes.
+  const ownVectors = [vectorsKey(fileId, runId), lexicalKey(fileId, runId)];
+  const completedHere = ownVectors.includes(current?.vectorsKey ?? '');
+  await Promise.all([
+    deps.storage.deletePrefix(runWorkPrefix(fileId, runId)),
+    completedHere ? undefined : deps.storage.deleteKeys(ownVectors),
+    completedHere ? undefined : deps.storage.deletePrefix(keptRunPrefix(fileId, runId)),
+  ]);
 }
 
 /** Every chunk item and object of a deleted file (the upload itself is DELETE /upload's). */

@@ -155,6 +155,8 @@ export const runEmbed = runStage(async (deps, msg: EmbedMessage, record, ctx: Em
     ...(c.ocrPages?.length && { ocrPages: c.ocrPages }),
     section: c.section,
     sectionStarts: c.sectionStarts,
+    runs: c.runs,
+    spans: c.spans,
     embedding: vectorToBinary(vectors[i]!),
   }));
   const ref = { userId: record.userId, fileId: msg.fileId, runId: msg.runId, model: provider.embeddingModel };

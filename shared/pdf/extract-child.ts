@@ -3,6 +3,7 @@ import { extractText, loadPdfjs, type ExtractResult } from './extract.ts';
 import { PermanentFailure, type FailureReason } from '../files/failures.ts';
 import type { TextVerdict } from './text-quality.ts';
 import type { PageBlock } from './layout/page-layout.ts';
+import type { PageLayout } from './positions.ts';
 import { flushCompileCache } from 'node:module';
 import { asError } from '../errors.ts';
 import { openForDrawing } from './ocr/render.ts';
@@ -28,6 +29,7 @@ interface RenderJob {
   dpi: number;
   /** Largest image (width × height) the document may hold. */
   maxImagePixels: number;
+  format?: 'pgm' | 'png';
 }
 
 export type ChildJob = ExtractJob | RenderJob;
@@ -37,9 +39,9 @@ export type ChildRequest = { type: 'draw'; page: number } | { type: 'close' };
 
 export type ChildMessage =
   | { type: 'ready'; pages: number }
-  | { type: 'page'; page: number; text: string; verdict: TextVerdict; blocks?: PageBlock[] }
+  | { type: 'page'; page: number; text: string; verdict: TextVerdict; layout?: PageLayout; blocks?: PageBlock[] }
   | { type: 'done'; result: ExtractResult }
-  | { type: 'image'; page: number; width: number; height: number; pgm: Uint8Array }
+  | { type: 'image'; page: number; width: number; height: number; pgm: Uint8Array; widthPt?: number; heightPt?: number }
   /** The page draws nothing (no text, path, shading or image): nothing to recognise. */
   | { type: 'empty'; page: number }
   /** The page could not be drawn (damaged): the others still are. */
@@ -57,14 +59,14 @@ async function extract(data: Uint8Array, job: ExtractJob): Promise<void> {
   const result = await extractText(data, {
     maxPages: job.maxPages,
     onDocument: (pages) => send({ type: 'ready', pages }),
-    onPage: (page, text, verdict, blocks) => send({ type: 'page', page, text, verdict, blocks }),
+    onPage: (page, text, verdict, layout, blocks) => send({ type: 'page', page, text, verdict, layout, blocks }),
   });
   await send({ type: 'done', result });
 }
 
 async function render(data: Uint8Array, job: RenderJob): Promise<void> {
   checkImageBudget(data, job.maxImagePixels);
-  const doc = await openForDrawing(data, { dpi: job.dpi, maxImagePixels: job.maxImagePixels });
+  const doc = await openForDrawing(data, { dpi: job.dpi, maxImagePixels: job.maxImagePixels, format: job.format });
   await send({ type: 'ready', pages: doc.pages });
   // Requests are served one at a time, in order: the parent asks for a page once it can take it.
   let queue = Promise.resolve();
@@ -81,7 +83,15 @@ async function render(data: Uint8Array, job: RenderJob): Promise<void> {
           if (image === null) return;
           await send(
             image
-              ? { type: 'image', page: image.page, width: image.width, height: image.height, pgm: image.pgm }
+              ? {
+                  type: 'image',
+                  page: image.page,
+                  width: image.width,
+                  height: image.height,
+                  pgm: image.pgm,
+                  widthPt: image.widthPt,
+                  heightPt: image.heightPt,
+                }
               : { type: 'empty', page: request.page },
           );
         })

@@ -77,8 +77,8 @@ export const runExtract = runStage(async (deps, msg: ExtractMessage, record, ctx
     maxPages: config.PDF_MAX_PAGES,
     limits: extractLimits(config, ctx),
     onDocument: async (pages) => void (await progress({ pagesTotal: pages, pagesDone: 0 })),
-    onPage: async (page, text, verdict, blocks) => {
-      if (verdict.usable) parts.page(page, text, blocks);
+    onPage: async (page, text, verdict, layout, blocks) => {
+      if (verdict.usable) parts.page(page, text, layout, blocks);
       else {
         unusable.push(page);
         if (verdict.reason !== 'empty') garbled++;

@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PermanentFailure } from '../files/failures.ts';
 import { readPageText } from './normalise.ts';
+import { layoutOfBlocks, layoutOfItems, type PageLayout } from './positions.ts';
 import { cmapsDir } from './pdfjs-data.ts';
 import type { PageBlock } from './layout/page-layout.ts';
 import type { TextVerdict } from './text-quality.ts';
@@ -68,8 +69,17 @@ export function standardFontsDir(): string {
 
 interface ExtractOptions {
   maxPages: number;
-  /** Called with each page's normalised text ('' when unusable), the quality verdict on it and its headings and tables if any, in page order (awaited). */
-  onPage: (page: number, text: string, verdict: TextVerdict, blocks?: PageBlock[]) => void | Promise<void>;
+  /**
+   * Called with each page's normalised text ('' when unusable), the quality verdict on it, where
+   * the text is drawn (positions.ts) and its headings and tables if any, in page order (awaited).
+   */
+  onPage: (
+    page: number,
+    text: string,
+    verdict: TextVerdict,
+    layout: PageLayout,
+    blocks?: PageBlock[],
+  ) => void | Promise<void>;
   /** Called once with the document's page count, before the first page (progress reporting). */
   onDocument?: (pages: number) => void | Promise<void>;
   /** Checked between pages: extraction stops with this error when it returns one. */
@@ -129,13 +139,19 @@ export async function extractText(data: Uint8Array, options: ExtractOptions): Pr
       const stop = options.shouldStop?.();
       if (stop) throw stop;
       let read: ReturnType<typeof readPageText>;
+      let layout: PageLayout;
       try {
         const page = await doc.getPage(n);
         try {
           // pdf.js's NFKC would expand a ligature code point before its right-to-left reversal and
           // so reverse its letters; normalise.ts applies NFKC after the reversal instead.
           const content = await page.getTextContent({ disableNormalization: true });
-          read = readPageText(content.items.filter((item) => 'str' in item));
+          const items = content.items.filter((item) => 'str' in item);
+          read = readPageText(items);
+          const viewport = page.getViewport({ scale: 1 });
+          layout = read.blocks
+            ? layoutOfBlocks(items, viewport, read.text, read.blocks)
+            : layoutOfItems(items, viewport, read.text);
         } finally {
           page.cleanup();
         }
@@ -145,7 +161,7 @@ export async function extractText(data: Uint8Array, options: ExtractOptions): Pr
         continue;
       }
       if (read.verdict.usable) textPages++;
-      await options.onPage(n, read.text, read.verdict, read.blocks);
+      await options.onPage(n, read.text, read.verdict, layout, read.blocks);
     }
     if (failedPages === doc.numPages)
       throw new PermanentFailure('NOT_PDF', 'The file is damaged: no page could be read');

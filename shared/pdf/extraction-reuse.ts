@@ -2,6 +2,8 @@ import { isoNow } from '../clock.ts';
 import type { Chunk } from '../files/chunk-repository.ts';
 import type { ProcessingFile } from '../files/file-repository.ts';
 import { logger } from '../logger.ts';
+import { mapLimit } from '../map-limit.ts';
+import { keptRunPrefix } from '../files/storage.ts';
 import { chunkerId } from './chunker.ts';
 import type { ExtractMessage } from './messages.ts';
 import { partWriter } from './part-writer.ts';
@@ -35,7 +37,7 @@ export async function reuseExtraction(
   if (chunks.length !== earlier.chunks || chunks.some((c, i) => c.index !== i)) return 'none';
   const parts = partWriter(deps, msg);
   parts.chunks(chunks);
-  const written = await parts.finish();
+  const [written] = await Promise.all([parts.finish(), copyPageTexts(deps, earlier, record.id, msg.runId)]);
   logger.info('extraction reused', { fileId: record.id, from: earlier.id, chunks: written.chunks });
   return {
     record: await deps.files.recordExtraction(
@@ -54,4 +56,20 @@ export async function reuseExtraction(
       isoNow(deps.clock),
     ),
   };
+}
+
+/**
+ * The page texts the earlier run kept (the texts citations' offsets index, read by the page
+ * route), copied beside this run's: the chunks taken point into them.
+ */
+async function copyPageTexts(
+  deps: PipelineDeps,
+  earlier: { id: string; runId: string },
+  fileId: string,
+  runId: string,
+): Promise<void> {
+  const from = keptRunPrefix(earlier.id, earlier.runId);
+  const to = keptRunPrefix(fileId, runId);
+  const keys = (await deps.storage.listKeys(from)).filter((k) => /\/(text|ocr)-pages-\d+\.json$/.test(k));
+  await mapLimit(keys, 8, (key) => deps.storage.copy(key, `${to}${key.slice(from.length)}`));
 }

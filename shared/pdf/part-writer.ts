@@ -1,6 +1,6 @@
 import { estimateTokens } from '../ai/tokens.ts';
 import type { Chunk } from '../files/chunk-repository.ts';
-import { partKey } from '../files/storage.ts';
+import { pageBlockKey, pageBlockOf, partKey } from '../files/storage.ts';
 import { Chunker } from './chunker.ts';
 import type { PageBlock } from './layout/page-layout.ts';
 import type { PartFile } from './messages.ts';
@@ -8,14 +8,18 @@ import { PartPlanner } from './parts.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
 import type { RunMessage } from './current-run.ts';
 import { countTextTokens } from './tokens.ts';
+import type { PageLayout } from './positions.ts';
+import type { StoredPage } from './page-service.ts';
 
 // Pages of text → token-aware chunks → parts (one embedding request each), each written and
 // queued to pdf-embed as soon as it is full, so embedding overlaps with what produces the text.
 // pdf-extract feeds it text layers page by page; pdf-ocr the recognised pages, its chunks and
-// parts numbered after pdf-extract's.
+// parts numbered after pdf-extract's. Each page's text is also kept as it was chunked (with the
+// page's size), for GET /message/pdf/{fileId}/pages/{page}: the text sources' offsets index.
+// pdf-extract and pdf-ocr keep theirs in objects of their own (each writes whole blocks).
 
 interface PartWriter {
-  page(page: number, text: string, blocks?: PageBlock[]): void;
+  page(page: number, text: string, layout?: PageLayout, blocks?: PageBlock[]): void;
   /** Chunks made already (an earlier file's of the same bytes), in order. */
   chunks(list: Chunk[]): void;
   /** Writes the last part, then waits for every write: a write still in flight after the stage
@@ -58,10 +62,30 @@ export function partWriter(
       );
     chunks += list.length;
   };
+  // Page texts go out a block of pages per object (a PUT per page would cost more than the rest of
+  // extraction); pages arrive in ascending order.
+  let block: StoredPage[] = [];
+  let blockNumber = -1;
+  const writeBlock = () => {
+    if (!block.length) return;
+    const key = pageBlockKey(run.fileId, run.runId, blockNumber, options.recognised ? 'ocr' : 'text');
+    const written = deps.storage.put(key, JSON.stringify({ pages: block }), 'application/json');
+    written.catch(() => undefined); // awaited in finish()
+    pending.push(written);
+    block = [];
+  };
   return {
-    page: (page, text, blocks) => add(chunker.push(page, text, blocks)),
+    page: (page, text, layout, blocks) => {
+      if (pageBlockOf(page) !== blockNumber) {
+        writeBlock();
+        blockNumber = pageBlockOf(page);
+      }
+      block.push({ page, width: layout?.width ?? 0, height: layout?.height ?? 0, text });
+      add(chunker.push(page, text, blocks, layout));
+    },
     chunks: add,
     async finish() {
+      writeBlock();
       add(chunker.finish());
       planner.flush();
       const failed = (await Promise.allSettled(pending)).find((r) => r.status === 'rejected');

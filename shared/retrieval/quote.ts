@@ -4,7 +4,8 @@ import { STOP_WORDS } from './terms.ts';
 
 // The quote of a cited chunk: the sentence (or table row) sharing the most words with the prompt, cut to at
 // most `maxChars` around its first shared word when it is long. Always a substring of the
-// chunk's stored text, so a client can find it verbatim in the source.
+// chunk's stored text, so a client can find it verbatim in the source. Sentences are also cut at
+// `cuts` (where the chunk's verbatim stretches of page text start), so a quote lies on one page.
 
 const QUOTE_MAX_CHARS = 300;
 
@@ -14,29 +15,35 @@ interface Quote {
   offset: number;
 }
 
-export function pickQuote(text: string, prompt: string, maxChars = QUOTE_MAX_CHARS): Quote {
+export function pickQuote(text: string, prompt: string, maxChars = QUOTE_MAX_CHARS, cuts: number[] = []): Quote {
   const terms = new Set(words(prompt).filter((w) => !STOP_WORDS.has(w)));
   let best: Quote & { score: number } = { quote: '', offset: 0, score: Number.NEGATIVE_INFINITY };
-  let from = 0;
+  const bounds = [...new Set([0, ...cuts.filter((c) => c > 0 && c < text.length), text.length])].sort((a, b) => a - b);
   // Table rows stand on lines of their own (Markdown rows): each line is cut into sentences apart.
   // A table's first row in a chunk is its header: it is the quote only when no row or sentence
   // shares a word, and a row shares its header's words at half weight (its column names).
   let header: Set<string> | undefined;
-  for (const line of text.split('\n')) {
-    const row = line.startsWith('| ');
-    const isHeader = row && !header;
-    if (!row) header = undefined;
-    for (const sentence of splitSentences(line)) {
-      const offset = text.indexOf(sentence, from);
-      if (offset < 0) continue;
-      from = offset + sentence.length;
-      const shared = new Set(words(sentence).filter((w) => terms.has(w)));
-      let score = shared.size;
-      if (isHeader) {
-        header = shared;
-        score = Math.min(score, 0.5);
-      } else if (header) score += [...header].filter((w) => !shared.has(w)).length / 2;
-      if (score > best.score) best = { quote: sentence, offset, score };
+  for (let b = 0; b + 1 < bounds.length; b++) {
+    const piece = text.slice(bounds[b], bounds[b + 1]);
+    let lineAt = bounds[b]!;
+    for (const line of piece.split('\n')) {
+      const row = line.trimStart().startsWith('| ');
+      const isHeader = row && !header;
+      if (!row) header = undefined;
+      let from = 0;
+      for (const sentence of splitSentences(line.trim())) {
+        const at = line.indexOf(sentence, from);
+        if (at < 0) continue;
+        from = at + sentence.length;
+        const shared = new Set(words(sentence).filter((w) => terms.has(w)));
+        let score = shared.size;
+        if (isHeader) {
+          header = shared;
+          score = Math.min(score, 0.5);
+        } else if (header) score += [...header].filter((w) => !shared.has(w)).length / 2;
+        if (score > best.score) best = { quote: sentence, offset: lineAt + at, score };
+      }
+      lineAt += line.length + 1;
     }
   }
   if (best.score === Number.NEGATIVE_INFINITY) return { quote: text.slice(0, maxChars), offset: 0 };

@@ -38,8 +38,10 @@ beforeAll(async () => {
   });
   expect(ingested.body.data.embeddingsData.status).toBe('completed');
   const listed = await s3.send(new ListObjectsV2Command({ Bucket: app.bucket, Prefix: `vectors/${fileId}/` }));
-  expect(listed.Contents).toHaveLength(1);
-  key = listed.Contents![0]!.Key!;
+  // The packed vectors (beside them: the run's page texts and PDF).
+  const packs = listed.Contents!.filter((o) => o.Key!.endsWith('.pvec'));
+  expect(packs).toHaveLength(1);
+  key = packs[0]!.Key!;
   const got = await s3.send(new GetObjectCommand({ Bucket: app.bucket, Key: key }));
   original = Buffer.from(await got.Body!.transformToByteArray());
 });

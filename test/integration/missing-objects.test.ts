@@ -26,7 +26,8 @@ afterAll(async () => {
 
 async function deleteVectors(fileId: string): Promise<number> {
   const listed = await s3.send(new ListObjectsV2Command({ Bucket: app.bucket, Prefix: `vectors/${fileId}/` }));
-  const keys = (listed.Contents ?? []).map((o) => ({ Key: o.Key! }));
+  // The packed vectors (not the run's page texts and PDF kept beside them).
+  const keys = (listed.Contents ?? []).filter((o) => o.Key!.endsWith('.pvec')).map((o) => ({ Key: o.Key! }));
   if (keys.length) await s3.send(new DeleteObjectsCommand({ Bucket: app.bucket, Delete: { Objects: keys } }));
   return keys.length;
 }

@@ -34,9 +34,14 @@ test('a CCITT scan is read, and its empty pages are never sent to the engine', a
         verdict: { usable: true },
         confidence: expect.any(Number),
         recognised: true,
+        // Where the recognised words are: one span per word, in the page's text.
+        layout: { width: 612, height: 792, spans: expect.any(Array) },
       },
       { page: 3, text: '', verdict: { usable: false, reason: 'empty' }, confidence: 0, recognised: false },
     ]);
+    // `[start, end, x, y, width, height]` per word: "The" first, at the start of the text.
+    expect(pages[1]!.layout!.spans).toHaveLength(7 * 6);
+    expect(pages[1]!.layout!.spans.slice(0, 2)).toEqual([0, 3]);
     expect(recognise).toHaveBeenCalledTimes(1);
   } finally {
     recognise.mockRestore();

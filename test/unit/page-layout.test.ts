@@ -27,7 +27,7 @@ async function readPages(pdf: Uint8Array): Promise<ReadPage[]> {
   const pages: ReadPage[] = [];
   await extractText(pdf, {
     maxPages: 20,
-    onPage: (page, text, _verdict, blocks) => void pages.push({ page, text, blocks }),
+    onPage: (page, text, _verdict, _layout, blocks) => void pages.push({ page, text, blocks }),
   });
   return pages;
 }
