@@ -1,7 +1,7 @@
 // The question set of `npm run eval`: questions about the repository's fixture PDFs, worded as
 // a reader would ask them (not copied from the text), each with the pages that answer it.
 // `before` holds the earlier user turns of a conversation: the last question is a follow-up that
-// names nothing new, and it is the one measured.
+// names nothing new, and it is the one measured. The documents are in bench/lib/eval-documents.ts.
 
 export interface EvalQuestion {
   id: string;
@@ -13,8 +13,19 @@ export interface EvalQuestion {
   before?: string[];
 }
 
-/** Every question's chat holds all of these documents (the others are distractors). */
-export const EVAL_DOCUMENTS = ['tracemonkey.pdf', 'hello-world.pdf'];
+export { EVAL_DOCUMENTS } from './lib/eval-documents.ts';
+
+const inFile =
+  (file: string) =>
+  (id: string, question: string, pages: number[], before?: string[]): EvalQuestion => ({
+    id,
+    file,
+    question,
+    pages,
+    ...(before && { before }),
+  });
+const fleet = inFile('fleet-registry.pdf');
+const scan = inFile('westmere-scan.pdf');
 
 const tm = (id: string, question: string, pages: number[], before?: string[]): EvalQuestion => ({
   id,
@@ -77,4 +88,17 @@ export const EVAL_QUESTIONS: EvalQuestion[] = [
     [4],
     ['Walk me through the sieve of Eratosthenes example.'],
   ),
+  // A table over two pages (bench/lib/eval-documents.ts): a question about a cell names the row's vessel, not the column.
+  fleet('fleet-crew', 'How many people crew the Marigold?', [1]),
+  fleet('fleet-built', 'In what year was the Northern Lantern built?', [2]),
+  fleet('fleet-cargo', 'What does the Amberlight usually carry?', [2]),
+  fleet('fleet-port', 'Which harbour is the Saltmarsh Lady registered in?', [1]),
+  fleet('fleet-length', 'How long is the Grey Fulmar?', [2]),
+  fleet('fleet-inspection', 'How often are old vessels inspected, and by whom?', [2]),
+  // A scan with no text layer: read by OCR.
+  scan('scan-keeper', 'Who looks after the lighthouse, and for how long?', [3]),
+  scan('scan-market', 'On which days can I buy bread at the market?', [2]),
+  scan('scan-storms', 'When do the storms come, and where do the ships shelter?', [4]),
+  scan('scan-council', 'Where does the town council meet?', [5]),
+  scan('scan-fleet', 'When does the fishing fleet go out?', [1]),
 ];
