@@ -372,6 +372,17 @@ export const httpRoutes = {
     shape: 'envelope',
     access: { table: 'read', jwtSecret: true },
   },
+  // A page's text (written at ingestion) and its image, drawn on the first request by the bounded
+  // pdf.js child from the run's source PDF and kept beside the file's vectors.
+  'get-pdf-page': {
+    method: 'GET',
+    path: '/message/pdf/{fileId}/pages/{page}',
+    auth: 'user',
+    shape: 'envelope',
+    timeoutSeconds: 60,
+    memoryMb: 1536,
+    access: { table: 'read', bucket: { read: ['work/', 'vectors/'], write: ['vectors/'] }, jwtSecret: true },
+  },
   // Orders and products: bare bodies and `{ message }` errors (the commerce side of the API).
   // Placing an order makes its payment intent; cancelling one refunds it (the provider's keys).
   'create-order': {

@@ -187,6 +187,8 @@ export const configSchema = z.object({
   // image is decoded. Its heap and resident size follow the function's memory.
   OCR_PAGE_MS: z._default(int(100, 15 * 60 * 1000), 20_000),
   OCR_MAX_IMAGE_PIXELS: z._default(int(1, 2 ** 32), 64_000_000),
+  // Resolution of the page images GET /message/pdf/{fileId}/pages/{page} draws (same bounds as OCR's drawing).
+  PAGE_IMAGE_DPI: z._default(int(36, 300), 110),
   // Where pdfjs's CMaps are (the bundle ships them as cmaps/ beside index.mjs).
   PDFJS_CMAPS_DIR: z.optional(str()),
   // Packed vectors kept in memory by warm functions for retrieval.

@@ -27,6 +27,20 @@ export interface Source {
   quote: string;
   /** The page's text was recognised by OCR (it may contain recognition errors). */
   ocr?: boolean;
+  /** The quote's place in its page's text (GET /message/pdf/{fileId}/pages/{page}); set when verified. */
+  charStart?: number;
+  charEnd?: number;
+  /** Where the quote is drawn: fractions of the page, origin top-left; one box per line. */
+  boxes?: QuoteBox[];
+  /** The quote occurs on that page (after normalisation): only a verified source can be cited. */
+  verified?: boolean;
+}
+
+export interface QuoteBox {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
 }
 
 export interface ChatInput {

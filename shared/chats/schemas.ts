@@ -38,6 +38,10 @@ const SOURCE_EXAMPLE = {
   chunk: 3,
   score: 0.82,
   quote: 'Trace trees cover a program by forming one tree per loop.',
+  charStart: 412,
+  charEnd: 470,
+  boxes: [{ x: 0.1176, y: 0.2841, width: 0.6012, height: 0.0152 }],
+  verified: true,
   cited: true,
 };
 const CHAT_EXAMPLE = {
@@ -59,6 +63,12 @@ const usageSchema = z
   })
   .check(example({ promptTokens: 812, completionTokens: 64, totalTokens: 876 }));
 
+const fraction = () => z.number().check(z.gte(0), z.lte(1));
+/** A rectangle on a page, as fractions of the page's width and height, origin top-left. */
+export const quoteBoxSchema = z
+  .object({ x: fraction(), y: fraction(), width: fraction(), height: fraction() })
+  .check(example({ x: 0.1176, y: 0.2841, width: 0.6012, height: 0.0152 }));
+
 export const sourceSchema = z
   .object({
     fileId: z.string(),
@@ -75,6 +85,30 @@ export const sourceSchema = z
     ocr: z
       .optional(z.boolean())
       .check(z.describe('True when the page was read by OCR (its text may contain recognition errors)')),
+    charStart: z
+      .optional(z.number().check(z.int(), z.gte(0)))
+      .check(
+        z.describe(
+          "Where the quote starts in its page's text (GET /message/pdf/{fileId}/pages/{page} text); set when verified",
+        ),
+      ),
+    charEnd: z
+      .optional(z.number().check(z.int(), z.gte(0)))
+      .check(z.describe("Where the quote ends (exclusive) in its page's text; set when verified")),
+    boxes: z
+      .optional(z.array(quoteBoxSchema))
+      .check(
+        z.describe(
+          'Where the quote is drawn on the page: one box per line, fractions of the page, origin top-left (empty when unknown)',
+        ),
+      ),
+    verified: z
+      .optional(z.boolean())
+      .check(
+        z.describe(
+          'True when the quote occurs on that page (after normalisation); only verified sources can be cited with [n]',
+        ),
+      ),
   })
   .check(example(SOURCE_EXAMPLE));
 export type SourceRef = z.infer<typeof sourceSchema>;

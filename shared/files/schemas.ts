@@ -201,6 +201,45 @@ const ingestResponse = z
 
 export const listUploadsQuery = pageQuerySchema;
 
+export const pdfPageParams = z.strictObject({
+  fileId: idParam('file'),
+  page: z
+    .string()
+    .check(
+      z.regex(/^[1-9]\d{0,5}$/, 'Must be a page number (1, 2, …)'),
+      z.describe('1-based page number'),
+      example('2'),
+    ),
+});
+
+const PDF_PAGE_EXAMPLE = {
+  page: 2,
+  width: 612,
+  height: 792,
+  text: 'Trace trees cover a program by forming one tree per loop. …',
+  imageUrl: `${LOCAL_BUCKET.replace('/uploads', '/vectors')}/${ids.file}/run/page-00002.png?X-Amz-Signature=…`,
+};
+
+/** GET /message/pdf/{fileId}/pages/{page}: what a reader needs to check a citation on its page. */
+export const pdfPageResponse = z
+  .object({
+    page: z.number().check(z.int(), z.gte(1)),
+    width: z.number().check(z.describe('Page width in PDF points (1/72 inch), as displayed (rotation applied)')),
+    height: z.number().check(z.describe('Page height in PDF points, as displayed')),
+    text: z
+      .string()
+      .check(
+        z.describe(
+          "The page's normalised text: the text sources' charStart/charEnd index ('' for a page without text)",
+        ),
+      ),
+    imageUrl: z
+      .string()
+      .check(z.describe('Presigned GET URL of a PNG of the page (drawn on the first request, then kept); expires')),
+  })
+  .check(example(PDF_PAGE_EXAMPLE));
+export type PdfPage = z.infer<typeof pdfPageResponse>;
+
 /** The named component schemas of the OpenAPI document. */
 export const schemas: NamedSchemas = {
   FileStatus: embeddingsDataSchema,
@@ -210,6 +249,7 @@ export const schemas: NamedSchemas = {
   IngestResult: ingestResponse,
   CreateUploadRequest: createUploadBody,
   IngestPdfRequest: ingestPdfBody,
+  PdfPage: pdfPageResponse,
 };
 
 export const contracts: RouteContracts = {
@@ -257,5 +297,15 @@ export const contracts: RouteContracts = {
     params: fileIdParams,
     responses: { 200: ingestResponse },
     errors: [400, 401, 404],
+  },
+  'get-pdf-page': {
+    summary: "One page of a completed file: its text (what sources' charStart/charEnd index) and an image of it",
+    description:
+      "Owner only (another user's file is 404, like every per-file route). A page the file does not have is 404; a file that is not " +
+      'completed is 409 FILE_NOT_READY. The image is drawn on the first request (bounded in time and memory: TOO_COMPLEX past a limit is 400) ' +
+      'and kept until the file is deleted or ingested again.',
+    params: pdfPageParams,
+    responses: { 200: pdfPageResponse },
+    errors: [400, 401, 404, 409],
   },
 };

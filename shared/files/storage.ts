@@ -1,5 +1,7 @@
 import {
+  CopyObjectCommand,
   DeleteObjectsCommand,
+  HeadObjectCommand,
   GetObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
@@ -13,6 +15,9 @@ import {
 //   work/<fileId>/<runId>/part-<n>.json     chunks of one part (extract → embed)
 //   work/<fileId>/<runId>/part-<n>.vec      that part's packed vectors (embed → completion)
 //   vectors/<fileId>/<runId>.pvec           the completed file's packed vectors (retrieval)
+//   vectors/<fileId>/<runId>/page-<n>.json  a page's text and size (written at ingestion)
+//   vectors/<fileId>/<runId>/page-<n>.png   a page's image (drawn on its first request)
+//   vectors/<fileId>/<runId>/source.pdf     the completed run's PDF, kept to draw pages from
 //   exports/<userId>/<exportId>.zip         an account export (POST /me/export), expired after a day
 
 /** The bucket's top-level prefixes: the stack grants each function its own (infra/routes.ts) and expires uploads and work files. */
@@ -41,6 +46,13 @@ export const ocrResultKey = (fileId: string, runId: string, range: number) =>
   `${runWorkPrefix(fileId, runId)}ocr-${pad(range)}.json`;
 export const vectorsPrefix = (fileId: string) => `${VECTORS_PREFIX}${fileId}/`;
 export const vectorsKey = (fileId: string, runId: string) => `${vectorsPrefix(fileId)}${runId}.pvec`;
+/** What a run keeps beside its vectors for reading pages (deleted with the file, or when another run completes). */
+export const keptRunPrefix = (fileId: string, runId: string) => `${vectorsPrefix(fileId)}${runId}/`;
+export const pageTextKey = (fileId: string, runId: string, page: number) =>
+  `${keptRunPrefix(fileId, runId)}page-${pad(page)}.json`;
+export const pageImageKey = (fileId: string, runId: string, page: number) =>
+  `${keptRunPrefix(fileId, runId)}page-${pad(page)}.png`;
+export const keptSourceKey = (fileId: string, runId: string) => `${keptRunPrefix(fileId, runId)}source.pdf`;
 
 export class FileStorage {
   constructor(
@@ -62,6 +74,34 @@ export class FileStorage {
       if ((err as { name?: string }).name === 'NoSuchKey') return undefined;
       throw err;
     }
+  }
+
+  /** The object's bytes, or undefined when there is no such object. */
+  async getIfExists(key: string): Promise<Uint8Array | undefined> {
+    try {
+      return await this.get(key);
+    } catch (err) {
+      if ((err as { name?: string }).name === 'NoSuchKey') return undefined;
+      throw err;
+    }
+  }
+
+  async exists(key: string): Promise<boolean> {
+    try {
+      await this.s3.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      return true;
+    } catch (err) {
+      const name = (err as { name?: string }).name;
+      if (name === 'NotFound' || name === 'NoSuchKey') return false;
+      throw err;
+    }
+  }
+
+  /** Copies an object inside the bucket (no bytes through this process). */
+  async copy(from: string, to: string): Promise<void> {
+    await this.s3.send(
+      new CopyObjectCommand({ Bucket: this.bucket, CopySource: `${this.bucket}/${encodeURIComponent(from)}`, Key: to }),
+    );
   }
 
   async put(key: string, body: Uint8Array | string, contentType: string): Promise<void> {

@@ -27,6 +27,7 @@ interface RenderJob {
   dpi: number;
   /** Largest image (width × height) the document may hold. */
   maxImagePixels: number;
+  format?: 'pgm' | 'png';
 }
 
 export type ChildJob = ExtractJob | RenderJob;
@@ -38,7 +39,7 @@ export type ChildMessage =
   | { type: 'ready'; pages: number }
   | { type: 'page'; page: number; text: string; verdict: TextVerdict }
   | { type: 'done'; result: ExtractResult }
-  | { type: 'image'; page: number; width: number; height: number; pgm: Uint8Array }
+  | { type: 'image'; page: number; width: number; height: number; pgm: Uint8Array; widthPt?: number; heightPt?: number }
   /** The page draws nothing (no text, path, shading or image): nothing to recognise. */
   | { type: 'empty'; page: number }
   /** The page could not be drawn (damaged): the others still are. */
@@ -63,7 +64,7 @@ async function extract(data: Uint8Array, job: ExtractJob): Promise<void> {
 
 async function render(data: Uint8Array, job: RenderJob): Promise<void> {
   checkImageBudget(data, job.maxImagePixels);
-  const doc = await openForDrawing(data, { dpi: job.dpi, maxImagePixels: job.maxImagePixels });
+  const doc = await openForDrawing(data, { dpi: job.dpi, maxImagePixels: job.maxImagePixels, format: job.format });
   await send({ type: 'ready', pages: doc.pages });
   // Requests are served one at a time, in order: the parent asks for a page once it can take it.
   let queue = Promise.resolve();
@@ -80,7 +81,15 @@ async function render(data: Uint8Array, job: RenderJob): Promise<void> {
           if (image === null) return;
           await send(
             image
-              ? { type: 'image', page: image.page, width: image.width, height: image.height, pgm: image.pgm }
+              ? {
+                  type: 'image',
+                  page: image.page,
+                  width: image.width,
+                  height: image.height,
+                  pgm: image.pgm,
+                  widthPt: image.widthPt,
+                  heightPt: image.heightPt,
+                }
               : { type: 'empty', page: request.page },
           );
         })

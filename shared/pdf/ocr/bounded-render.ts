@@ -20,6 +20,8 @@ export type DrawnPage =
 
 interface BoundedRenderOptions {
   dpi: number;
+  /** pgm for OCR (the default); png for a page shown to a reader. */
+  format?: 'pgm' | 'png';
   limits: RenderLimits;
   /** Called with each page in turn (awaited before the next is asked for). */
   onPage: (page: DrawnPage) => void | Promise<void>;
@@ -37,7 +39,7 @@ export async function renderPagesBounded(
   const wanted = pages.slice();
   let documentPages = 0;
   await runBoundedChild<void>(
-    { kind: 'render', data, dpi: options.dpi, maxImagePixels: limits.maxImagePixels },
+    { kind: 'render', data, dpi: options.dpi, maxImagePixels: limits.maxImagePixels, format: options.format },
     {
       limits,
       task: { verb: 'drawing', name: 'drawing the pages' },
@@ -69,7 +71,17 @@ export async function renderPagesBounded(
             next();
             break;
           case 'image':
-            deliver({ page: m.page, image: { page: m.page, width: m.width, height: m.height, pgm: m.pgm } });
+            deliver({
+              page: m.page,
+              image: {
+                page: m.page,
+                width: m.width,
+                height: m.height,
+                pgm: m.pgm,
+                widthPt: m.widthPt,
+                heightPt: m.heightPt,
+              },
+            });
             break;
           case 'empty':
             deliver({ page: m.page, skipped: 'empty' });

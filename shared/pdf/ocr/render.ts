@@ -33,8 +33,11 @@ export interface RenderedPage {
   page: number;
   width: number;
   height: number;
-  /** Binary PGM (P5), 8-bit grey. */
+  /** Binary PGM (P5), 8-bit grey; or, drawn with `format: 'png'`, a colour PNG. */
   pgm: Uint8Array;
+  /** The page's size in PDF points as displayed (rotation applied). */
+  widthPt?: number;
+  heightPt?: number;
 }
 
 /** Pixels on the longer side are capped, so a poster-sized page cannot exhaust memory. */
@@ -62,6 +65,8 @@ interface RenderOptions {
   dpi: number;
   /** Images with more pixels are not decoded (pdf.js drops them); unlimited by default. */
   maxImagePixels?: number;
+  /** pgm (OCR, the default) or png (a page shown to a reader: drawn even when blank). */
+  format?: 'pgm' | 'png';
 }
 
 /** Operators that put something on the page: text, paths, shadings, images (forms are inlined). */
@@ -127,7 +132,7 @@ export async function openForDrawing(data: Uint8Array, options: RenderOptions): 
       const page = await doc.getPage(n);
       try {
         const operators = await page.getOperatorList();
-        if (!operators.fnArray.some((fn) => drawing.has(fn))) return undefined;
+        if (options.format !== 'png' && !operators.fnArray.some((fn) => drawing.has(fn))) return undefined;
         const groups = operators.fnArray.reduce((n, fn) => (fn === pdfjs.OPS.beginGroup ? n + 1 : n), 0);
         if (groups > MAX_GROUPS_PER_PAGE)
           throw new PermanentFailure(
@@ -150,8 +155,10 @@ export async function openForDrawing(data: Uint8Array, options: RenderOptions): 
           viewport,
           background: '#ffffff',
         }).promise;
+        const size = { widthPt: base.width, heightPt: base.height };
+        if (options.format === 'png') return { page: n, width, height, pgm: await target.encode('png'), ...size };
         const pixels = ctx.getImageData(0, 0, width, height).data;
-        return { page: n, width, height, pgm: rgbaToPgm(pixels, width, height) };
+        return { page: n, width, height, pgm: rgbaToPgm(pixels, width, height), ...size };
       } finally {
         page.cleanup();
       }

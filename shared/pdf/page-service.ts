@@ -1,0 +1,111 @@
+import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import * as z from '../zod.ts';
+import type { Config } from '../config.ts';
+import { ConflictError, NotFoundError } from '../errors.ts';
+import { logger } from '../logger.ts';
+import type { FileRepository } from '../files/file-repository.ts';
+import { ownedFile } from '../files/file-status.ts';
+import type { PdfPage } from '../files/schemas.ts';
+import { keptSourceKey, pageImageKey, pageTextKey, type FileStorage } from '../files/storage.ts';
+import { renderPagesBounded, type RenderLimits } from './ocr/bounded-render.ts';
+
+// GET /message/pdf/{fileId}/pages/{page}: a page a reader checks a citation on. Its text is the one
+// ingestion stored (what sources' charStart/charEnd index); its image is drawn from the run's kept
+// PDF on the first request, in the bounded pdf.js child (time, memory, image budget), and kept
+// beside the text, so a second request only signs a URL (docs/DECISIONS.md "Citation positions").
+
+/** What ingestion stores for each page it read (vectors/<fileId>/<runId>/page-<n>.json). */
+export const storedPageSchema = z.object({
+  page: z.number().check(z.int(), z.gte(1)),
+  /** Size in PDF points as displayed. */
+  width: z.number(),
+  height: z.number(),
+  text: z.string(),
+});
+export type StoredPage = z.infer<typeof storedPageSchema>;
+
+export interface PageServiceDeps {
+  files: FileRepository;
+  storage: FileStorage;
+  /** The presigning client. */
+  s3: S3Client;
+  settings: { dpi: number; limits: RenderLimits; urlTtlSeconds: number };
+  /** Told each time a page is drawn (tests and metrics). */
+  onDrawn?: (fileId: string, page: number) => void;
+}
+
+/** The drawing child's bounds: like extraction's, a share of the function's memory; OCR's time per page and image budget. */
+export function pageRenderLimits(c: Config, memoryMb: number): RenderLimits {
+  return {
+    heapMb: Math.floor(memoryMb * 0.5),
+    rssMb: Math.floor(memoryMb * 0.7),
+    pageMs: c.OCR_PAGE_MS,
+    documentMs: c.OCR_PAGE_MS + 10_000,
+    maxImagePixels: c.OCR_MAX_IMAGE_PIXELS,
+  };
+}
+
+const decodePage = (bytes: Uint8Array): StoredPage =>
+  storedPageSchema.parse(JSON.parse(Buffer.from(bytes).toString('utf8')));
+
+/**
+ * Steps: the caller's file (anyone else's: not found) → completed, else 409 → the page within its
+ * page count, else 404 → its stored text → its image, drawn and kept when not there yet → a
+ * presigned GET of the image.
+ */
+export async function getPdfPage(
+  deps: PageServiceDeps,
+  input: { userId: string; fileId: string; page: number },
+): Promise<PdfPage> {
+  const record = await ownedFile(deps, input);
+  if (record.status !== 'completed')
+    throw new ConflictError(
+      `The file is ${record.status}; its pages can be read once GET /message/pdf/{fileId} says completed`,
+      'FILE_NOT_READY',
+    );
+  const pages = record.pages ?? record.pagesTotal ?? 0;
+  if (input.page > pages) throw new NotFoundError(`Page not found: the file has ${pages} page(s)`);
+  const { runId } = record;
+  const textKey = pageTextKey(record.id, runId, input.page);
+  const imageKey = pageImageKey(record.id, runId, input.page);
+  const [stored, drawn] = await Promise.all([deps.storage.getIfExists(textKey), deps.storage.exists(imageKey)]);
+  let page = stored ? decodePage(stored) : undefined;
+  if (!drawn || !page) {
+    const image = await drawPage(deps, record.id, runId, input.page);
+    // A page ingestion could not read has no stored text: its size comes from the drawing.
+    page ??= { page: input.page, width: image.widthPt, height: image.heightPt, text: '' };
+    await Promise.all([
+      drawn ? undefined : deps.storage.put(imageKey, image.png, 'image/png'),
+      stored ? undefined : deps.storage.put(textKey, JSON.stringify(page), 'application/json'),
+    ]);
+  }
+  const imageUrl = await getSignedUrl(deps.s3, new GetObjectCommand({ Bucket: deps.storage.bucket, Key: imageKey }), {
+    expiresIn: deps.settings.urlTtlSeconds,
+  });
+  return { page: input.page, width: page.width, height: page.height, text: page.text, imageUrl };
+}
+
+/** Draws one page of the run's kept PDF as a PNG in the bounded child. */
+async function drawPage(deps: PageServiceDeps, fileId: string, runId: string, page: number) {
+  const pdf = await deps.storage.getIfExists(keptSourceKey(fileId, runId));
+  if (!pdf)
+    throw new ConflictError(
+      'This file was ingested before page images were kept; ingest it again: POST /message/pdf with this fileId and "force": true',
+      'FILE_DATA_MISSING',
+    );
+  let image: { png: Uint8Array; widthPt: number; heightPt: number } | undefined;
+  await renderPagesBounded(pdf, [page], {
+    dpi: deps.settings.dpi,
+    format: 'png',
+    limits: deps.settings.limits,
+    onPage: (drawn) => {
+      if (drawn.image)
+        image = { png: drawn.image.pgm, widthPt: drawn.image.widthPt ?? 0, heightPt: drawn.image.heightPt ?? 0 };
+    },
+  });
+  if (!image) throw new NotFoundError(`Page ${page} could not be drawn`);
+  logger.info('page drawn', { fileId, page, bytes: image.png.byteLength });
+  deps.onDrawn?.(fileId, page);
+  return image;
+}
