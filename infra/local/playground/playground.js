@@ -497,6 +497,7 @@ function citationItem(li, { s, n, cited }) {
 // --- the cited page, its passage highlighted ---------------------------------------------------
 
 let pageShown = 0; // counts the pages asked for: an answer arriving after a newer click is dropped
+let pageOpener; // the control that opened the page view: focus goes back to it when it closes
 
 /**
  * Shows the source's page beside the chat: the page's image (GET …/pages/{page}) with a rectangle
@@ -507,7 +508,10 @@ let pageShown = 0; // counts the pages asked for: an answer arriving after a new
 async function showPage(s) {
   const asked = ++pageShown;
   const view = $('page-view');
+  if (view.hidden) pageOpener = document.activeElement;
   view.hidden = false;
+  document.body.classList.add('page-open');
+  $('page-view-close').focus({ preventScroll: true });
   view.dataset.state = 'loading';
   $('page-view-title').textContent = `${s.fileName ?? 'PDF'}, page ${s.page}`;
   $('page-view-state').textContent = 'Loading the page…';
@@ -571,8 +575,12 @@ function passageOf(text, s) {
 
 function closePage() {
   pageShown++;
+  if ($('page-view').hidden) return;
   $('page-view').hidden = true;
+  document.body.classList.remove('page-open');
   $('page-frame').replaceChildren();
+  if (pageOpener?.isConnected) pageOpener.focus();
+  pageOpener = undefined;
 }
 
 /** Reads a text/event-stream body as it arrives (fetch + ReadableStream), event by event. */
