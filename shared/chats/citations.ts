@@ -7,7 +7,8 @@
 // unclosed bracket of numbers (in `[0,[9]2]`, removing `[9]` would join the rest into an
 // unchecked marker). A bracket of more than MAX_MARKER_CHARS is not a marker (so a streamed
 // reply never holds back more than that), and whole and streamed replies apply the same rule, so
-// both read the same.
+// both read the same. Only a verified source (its quote occurs on its page) is citable: a marker
+// naming an unverified one is treated like one naming no source.
 
 const MAX_MARKER_CHARS = 200;
 const MARKER = /\[(\s*\d+(?:\s*,\s*\d+)*\s*)\]/gu;
@@ -21,15 +22,28 @@ function endsInOpenRun(text: string): boolean {
 const OPEN_MARKER = /(?<![\p{L}\p{N}_])\[[\d,\s]*$/u;
 
 /**
- * Removes the markers that name no source (1..sourceCount); adds the cited numbers to `cited`.
+ * The sources a marker may name: a count (1..n all citable), or for each source (in order) whether
+ * it is citable.
+ */
+export type Citable = number | readonly boolean[];
+
+const isCitable = (citable: Citable, n: number) =>
+  typeof citable === 'number' ? n >= 1 && n <= citable : citable[n - 1] === true;
+
+/** Whether each source may be cited: the verified ones. */
+export const citableSources = (sources: readonly { verified?: boolean }[]): boolean[] =>
+  sources.map((s) => s.verified === true);
+
+/**
+ * Removes the markers that name no citable source; adds the cited numbers to `cited`.
  * `before` ends the text already sent ahead of this one (what precedes a marker at the start:
  * a word, or an unclosed bracket of numbers, makes it none).
  */
-function checkMarkers(text: string, sourceCount: number, cited: Set<number>, before = ''): string {
+function checkMarkers(text: string, citable: Citable, cited: Set<number>, before = ''): string {
   return text.replace(MARKER, (whole: string, list: string, at: number) => {
     const preceding = (before + text.slice(Math.max(0, at - MAX_MARKER_CHARS), at)).slice(-MAX_MARKER_CHARS);
     if (whole.length > MAX_MARKER_CHARS || WORD_END.test(preceding) || endsInOpenRun(preceding)) return whole;
-    const valid = [...new Set(list.split(',').map((n) => Number(n.trim())))].filter((n) => n >= 1 && n <= sourceCount);
+    const valid = [...new Set(list.split(',').map((n) => Number(n.trim())))].filter((n) => isCitable(citable, n));
     if (!valid.length) return '';
     for (const n of valid) cited.add(n);
     return `[${valid.join(', ')}]`;
@@ -37,9 +51,9 @@ function checkMarkers(text: string, sourceCount: number, cited: Set<number>, bef
 }
 
 /** A whole reply: the text with only valid markers, and the 1-based numbers it cites. */
-export function checkCitations(text: string, sourceCount: number): { text: string; cited: Set<number> } {
+export function checkCitations(text: string, citable: Citable): { text: string; cited: Set<number> } {
   const cited = new Set<number>();
-  return { text: checkMarkers(text, sourceCount, cited), cited };
+  return { text: checkMarkers(text, citable, cited), cited };
 }
 
 /**
@@ -52,7 +66,7 @@ export class CitationStream {
   private held = '';
   private sent = '';
 
-  constructor(private readonly sourceCount: number) {}
+  constructor(private readonly citable: Citable) {}
 
   /** The text that can be sent now (may be empty). */
   push(delta: string): string {
@@ -75,7 +89,7 @@ export class CitationStream {
   }
 
   private send(text: string): string {
-    const out = checkMarkers(text, this.sourceCount, this.cited, this.sent);
+    const out = checkMarkers(text, this.citable, this.cited, this.sent);
     if (out) this.sent = (this.sent + out).slice(-MAX_MARKER_CHARS);
     return out;
   }

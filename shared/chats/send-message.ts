@@ -23,7 +23,7 @@ import { notInChat } from './branch.ts';
 import type { ChatRecord, ChatRepository } from './chat-repository.ts';
 import { chatTitle } from './chat-title.ts';
 import type { MessageTree } from './message-tree.ts';
-import { CitationStream, checkCitations } from './citations.ts';
+import { CitationStream, checkCitations, citableSources } from './citations.ts';
 import { fitHistory } from './history.ts';
 import type { MessageRepository } from './message-repository.ts';
 import { addUsage, retrievalQuery } from './retrieval-query.ts';
@@ -518,7 +518,7 @@ async function replyWhole(
   result = { text, usage: addUsage(result.usage, prepared.queryUsage) };
   let sources = prepared.sources;
   if (sources) {
-    const checked = checkCitations(result.text, sources.length);
+    const checked = checkCitations(result.text, citableSources(sources));
     result = { ...result, text: checked.text };
     sources = flagCited(sources, checked.cited);
   }
@@ -598,7 +598,7 @@ async function* generate(
 ): AsyncGenerator<ReplyEvent> {
   const { chat, userMessage, input, sources, queryUsage } = prepared;
   const replyId = reply.message.id;
-  const citations = sources ? new CitationStream(sources.length) : undefined;
+  const citations = sources ? new CitationStream(citableSources(sources)) : undefined;
   const length = new ReplyLength(input.maxTokens);
   const recorder = new ReplyRecorder(deps, chat.id, reply.message.sequenceNumber);
   const deadlineMs = deadlineOf(req);

@@ -21,6 +21,13 @@ export interface Chunk {
   tokens: number;
   /** Pages of the chunk whose text was recognised by OCR (absent: none). */
   ocrPages?: number[];
+  /**
+   * `[offset in text, length, page, offset in the page's text]` for each stretch of the chunk that
+   * is a verbatim stretch of one page's text (absent: chunked before positions were kept).
+   */
+  runs?: [number, number, number, number][];
+  /** Where those stretches are drawn: flat `[page, start, end, x, y, width, height]` (shared/pdf/positions.ts). */
+  spans?: number[];
 }
 
 const CHUNK_DIGITS = 6;
@@ -38,12 +45,27 @@ const chunkPk = (fileId: string) => `FILE#${fileId}`;
 const chunkSk = (n: number) => `CHUNK#${String(n).padStart(CHUNK_DIGITS, '0')}`;
 const chunkKey = (fileId: string, n: number) => ({ PK: chunkPk(fileId), SK: chunkSk(n) });
 
-const toItem = (c: ChunkItem): Item => ({ ...chunkKey(c.fileId, c.n), ...c });
+// Spans are many small integers: stored as one Binary (int32, little-endian), a quarter of a list of numbers' size.
+const spansToBinary = (spans: number[]) => new Uint8Array(Int32Array.from(spans).buffer);
+const spansFromBinary = (bytes: Uint8Array) => {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return Array.from({ length: bytes.byteLength >> 2 }, (_, i) => view.getInt32(i * 4, true));
+};
+
+function toItem({ spans, ...c }: ChunkItem): Item {
+  const item: Item = { ...chunkKey(c.fileId, c.n), ...c };
+  if (spans?.length) item.spans = spansToBinary(spans);
+  return item;
+}
 
 function fromItem(item: Item): ChunkItem {
-  const { fileId, runId, n, text, page, pageEnd, pageStarts, tokens, ocrPages, embedding } =
+  const { fileId, runId, n, text, page, pageEnd, pageStarts, tokens, ocrPages, runs, embedding } =
     item as unknown as ChunkItem;
-  return { fileId, runId, n, text, page, pageEnd, pageStarts, tokens, ...(ocrPages && { ocrPages }), embedding };
+  const chunk: ChunkItem = { fileId, runId, n, text, page, pageEnd, pageStarts, tokens, embedding };
+  if (ocrPages) chunk.ocrPages = ocrPages;
+  if (runs) chunk.runs = runs;
+  if (item.spans instanceof Uint8Array) chunk.spans = spansFromBinary(item.spans);
+  return chunk;
 }
 
 export class ChunkRepository extends Repository {

@@ -52,6 +52,8 @@ export const pageTextKey = (fileId: string, runId: string, page: number) =>
   `${keptRunPrefix(fileId, runId)}page-${pad(page)}.json`;
 export const pageImageKey = (fileId: string, runId: string, page: number) =>
   `${keptRunPrefix(fileId, runId)}page-${pad(page)}.png`;
+/** The kept prefix of the run whose vectors these are (a superseded run's, from the record's old vectors key). */
+export const keptPrefixOfVectors = (key: string) => key.replace(/\.pvec$/, '/');
 export const keptSourceKey = (fileId: string, runId: string) => `${keptRunPrefix(fileId, runId)}source.pdf`;
 
 export class FileStorage {

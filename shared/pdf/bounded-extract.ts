@@ -1,3 +1,4 @@
+import type { PageLayout } from './positions.ts';
 import { runBoundedChild, type ChildLimits } from './bounded-child.ts';
 import type { ContentLimits } from './content-budget.ts';
 import type { ExtractResult } from './extract.ts';
@@ -17,7 +18,7 @@ interface BoundedExtractOptions {
   maxPages: number;
   limits: ExtractLimits;
   /** Called with each page's normalised text ('' when unusable) and its quality verdict, in page order (awaited, one at a time). */
-  onPage: (page: number, text: string, verdict: TextVerdict) => void | Promise<void>;
+  onPage: (page: number, text: string, verdict: TextVerdict, layout?: PageLayout) => void | Promise<void>;
   /** Called once with the document's page count, before the first page (awaited). */
   onDocument?: (pages: number) => void | Promise<void>;
   /** Called once the child is gone, with its peak resident size (for the benchmark). */
@@ -60,7 +61,7 @@ export async function extractTextBounded(
             break;
           case 'page':
             session.armPageTimer();
-            pages = pages.then(() => options.onPage(m.page, m.text, m.verdict));
+            pages = pages.then(() => options.onPage(m.page, m.text, m.verdict, m.layout));
             pages.catch(session.finish);
             break;
           case 'done':

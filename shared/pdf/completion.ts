@@ -1,7 +1,14 @@
 import { logger } from '../logger.ts';
 import { metrics } from '../metrics.ts';
 import type { FileRecord, ProcessingFile } from '../files/file-repository.ts';
-import { partVectorsKey, runWorkPrefix, vectorsKey } from '../files/storage.ts';
+import {
+  keptPrefixOfVectors,
+  keptSourceKey,
+  partVectorsKey,
+  runWorkPrefix,
+  sourceKey,
+  vectorsKey,
+} from '../files/storage.ts';
 import { concatPacked, decodePacked, encodePacked } from '../retrieval/packed-vectors.ts';
 import { chunkerId } from './chunker.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
@@ -39,7 +46,11 @@ export async function completeRun(deps: PipelineDeps, record: ProcessingFile): P
   const packed = concatPacked(parts);
   if (packed.count !== record.chunks) throw new Error(`Packed ${packed.count} vectors for ${record.chunks} chunks`);
   const key = vectorsKey(record.id, runId);
-  await deps.storage.put(key, encodePacked(packed), 'application/octet-stream');
+  await Promise.all([
+    deps.storage.put(key, encodePacked(packed), 'application/octet-stream'),
+    // Kept beside the vectors: page images are drawn from it on request (the work files go below).
+    deps.storage.copy(sourceKey(record.id, runId), keptSourceKey(record.id, runId)),
+  ]);
   await deps.chunks.deleteFrom(record.id, record.chunks ?? 0);
   const config = deps.config;
   const completedAt = deps.clock();
@@ -86,6 +97,8 @@ async function cleanUp(deps: PipelineDeps, fileId: string, runId: string, oldVec
     await Promise.all([
       deps.storage.deletePrefix(runWorkPrefix(fileId, runId)),
       oldVectorsKey ? deps.storage.deleteKeys([oldVectorsKey]) : undefined,
+      // The superseded run's pages (texts, images, its PDF).
+      oldVectorsKey?.endsWith('.pvec') ? deps.storage.deletePrefix(keptPrefixOfVectors(oldVectorsKey)) : undefined,
     ]);
   } catch (err) {
     logger.warn('clean-up after completion failed', { fileId, error: asError(err) });

@@ -1,5 +1,5 @@
 import { isDeletedFile, type FileRecord, type ProcessingFile } from '../files/file-repository.ts';
-import { runWorkPrefix, vectorsKey, vectorsPrefix, workPrefix } from '../files/storage.ts';
+import { keptRunPrefix, runWorkPrefix, vectorsKey, vectorsPrefix, workPrefix } from '../files/storage.ts';
 import { logger } from '../logger.ts';
 import { completeRun, readyToComplete } from './completion.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
@@ -97,6 +97,7 @@ async function cleanUpStaleRun(
     deps.storage.deletePrefix(runWorkPrefix(fileId, runId)),
     // A completed run's vectors serve retrieval until the run that superseded it completes.
     current?.vectorsKey !== ownVectors ? deps.storage.deleteKeys([ownVectors]) : undefined,
+    current?.vectorsKey !== ownVectors ? deps.storage.deletePrefix(keptRunPrefix(fileId, runId)) : undefined,
   ]);
 }
 

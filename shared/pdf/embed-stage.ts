@@ -141,6 +141,8 @@ export const runEmbed = runStage(async (deps, msg: EmbedMessage, record, ctx: Em
     pageStarts: c.pageStarts,
     tokens: c.tokens,
     ...(c.ocrPages?.length && { ocrPages: c.ocrPages }),
+    runs: c.runs,
+    spans: c.spans,
     embedding: vectorToBinary(vectors[i]!),
   }));
   const packed = packVectors(

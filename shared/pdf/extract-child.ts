@@ -2,6 +2,7 @@ import { checkContentBudget, checkImageBudget, type ContentLimits } from './cont
 import { extractText, loadPdfjs, type ExtractResult } from './extract.ts';
 import { PermanentFailure, type FailureReason } from '../files/failures.ts';
 import type { TextVerdict } from './text-quality.ts';
+import type { PageLayout } from './positions.ts';
 import { flushCompileCache } from 'node:module';
 import { asError } from '../errors.ts';
 import { openForDrawing } from './ocr/render.ts';
@@ -37,7 +38,7 @@ export type ChildRequest = { type: 'draw'; page: number } | { type: 'close' };
 
 export type ChildMessage =
   | { type: 'ready'; pages: number }
-  | { type: 'page'; page: number; text: string; verdict: TextVerdict }
+  | { type: 'page'; page: number; text: string; verdict: TextVerdict; layout?: PageLayout }
   | { type: 'done'; result: ExtractResult }
   | { type: 'image'; page: number; width: number; height: number; pgm: Uint8Array; widthPt?: number; heightPt?: number }
   /** The page draws nothing (no text, path, shading or image): nothing to recognise. */
@@ -57,7 +58,7 @@ async function extract(data: Uint8Array, job: ExtractJob): Promise<void> {
   const result = await extractText(data, {
     maxPages: job.maxPages,
     onDocument: (pages) => send({ type: 'ready', pages }),
-    onPage: (page, text, verdict) => send({ type: 'page', page, text, verdict }),
+    onPage: (page, text, verdict, layout) => send({ type: 'page', page, text, verdict, layout }),
   });
   await send({ type: 'done', result });
 }

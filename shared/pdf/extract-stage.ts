@@ -73,8 +73,8 @@ export const runExtract = runStage(async (deps, msg: ExtractMessage, record, ctx
     maxPages: config.PDF_MAX_PAGES,
     limits: extractLimits(config, ctx),
     onDocument: async (pages) => void (await progress({ pagesTotal: pages, pagesDone: 0 })),
-    onPage: async (page, text, verdict) => {
-      if (verdict.usable) parts.page(page, text);
+    onPage: async (page, text, verdict, layout) => {
+      if (verdict.usable) parts.page(page, text, layout);
       else {
         unusable.push(page);
         if (verdict.reason !== 'empty') garbled++;

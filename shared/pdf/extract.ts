@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PermanentFailure } from '../files/failures.ts';
 import { readPageText } from './normalise.ts';
+import { layoutOfItems, type PageLayout } from './positions.ts';
 import { cmapsDir } from './pdfjs-data.ts';
 import type { TextVerdict } from './text-quality.ts';
 
@@ -67,8 +68,11 @@ export function standardFontsDir(): string {
 
 interface ExtractOptions {
   maxPages: number;
-  /** Called with each page's normalised text ('' when unusable) and the quality verdict on it, in page order (awaited). */
-  onPage: (page: number, text: string, verdict: TextVerdict) => void | Promise<void>;
+  /**
+   * Called with each page's normalised text ('' when unusable), the quality verdict on it and where
+   * the text is drawn (positions.ts), in page order (awaited).
+   */
+  onPage: (page: number, text: string, verdict: TextVerdict, layout: PageLayout) => void | Promise<void>;
   /** Called once with the document's page count, before the first page (progress reporting). */
   onDocument?: (pages: number) => void | Promise<void>;
   /** Checked between pages: extraction stops with this error when it returns one. */
@@ -128,11 +132,14 @@ export async function extractText(data: Uint8Array, options: ExtractOptions): Pr
       const stop = options.shouldStop?.();
       if (stop) throw stop;
       let read: ReturnType<typeof readPageText>;
+      let layout: PageLayout;
       try {
         const page = await doc.getPage(n);
         try {
           const content = await page.getTextContent();
-          read = readPageText(content.items.filter((item) => 'str' in item));
+          const items = content.items.filter((item) => 'str' in item);
+          read = readPageText(items);
+          layout = layoutOfItems(items, page.getViewport({ scale: 1 }), read.text);
         } finally {
           page.cleanup();
         }
@@ -142,7 +149,7 @@ export async function extractText(data: Uint8Array, options: ExtractOptions): Pr
         continue;
       }
       if (read.verdict.usable) textPages++;
-      await options.onPage(n, read.text, read.verdict);
+      await options.onPage(n, read.text, read.verdict, layout);
     }
     if (failedPages === doc.numPages)
       throw new PermanentFailure('NOT_PDF', 'The file is damaged: no page could be read');

@@ -4,6 +4,7 @@ import { cuidSchema } from '../schemas.ts';
 // Bodies of the pipeline's SQS messages: ids and S3 keys only, never document text (SQS caps a
 // message at 256 KB). Validated on receipt like any other input.
 
+const int0 = () => z.number().check(z.int(), z.gte(0));
 const s3KeySchema = z.string().check(z.minLength(1), z.maxLength(1024));
 
 export const fetchMessageSchema = z.strictObject({ fileId: cuidSchema, runId: cuidSchema });
@@ -45,6 +46,9 @@ export const partFileSchema = z.object({
       tokens: z.number().check(z.int(), z.gte(0)),
       /** Pages of this chunk whose text was recognised by OCR. */
       ocrPages: z.optional(z.array(z.number().check(z.int(), z.gte(1)))),
+      /** Stretches of the chunk that are verbatim stretches of a page's text, and where they are drawn. */
+      runs: z.optional(z.array(z.tuple([int0(), int0(), z.number().check(z.int(), z.gte(1)), int0()]))),
+      spans: z.optional(z.array(z.number().check(z.int()))),
     }),
   ),
 });
@@ -60,6 +64,8 @@ export const ocrResultSchema = z.object({
       text: z.string(),
       /** Why the recognised text was not usable ('empty': nothing on the page). */
       unusable: z.optional(z.string()),
+      /** Where the text is drawn (shared/pdf/positions.ts PageLayout). */
+      layout: z.optional(z.object({ width: z.number(), height: z.number(), spans: z.array(z.number()) })),
     }),
   ),
 });

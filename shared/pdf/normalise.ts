@@ -47,7 +47,7 @@ export function joinItems(items: readonly PageTextItem[]): string {
   return out;
 }
 
-function joinLine(line: PageTextItem[]): string {
+export function joinLine(line: PageTextItem[]): string {
   const text = line.map((i) => i.str).join('');
   if (!line.length || !HAS_RTL.test(text)) return text;
   if (count(text, RTL) <= count(text, LTR) || line.some((i) => !i.transform)) return text;

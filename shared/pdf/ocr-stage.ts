@@ -94,7 +94,12 @@ export const runOcr = runStage(async (deps, msg: OcrMessage, record, ctx: OcrCon
   });
   const result: OcrResult = {
     range: msg.range,
-    pages: pages.map((p) => ({ page: p.page, text: p.text, ...(!p.verdict.usable && { unusable: p.verdict.reason }) })),
+    pages: pages.map((p) => ({
+      page: p.page,
+      text: p.text,
+      ...(!p.verdict.usable && { unusable: p.verdict.reason }),
+      layout: p.layout,
+    })),
   };
   await deps.storage.put(ocrResultKey(msg.fileId, msg.runId, msg.range), JSON.stringify(result), 'application/json');
 
@@ -142,7 +147,7 @@ async function finishOcr(deps: PipelineDeps, record: ProcessingFile): Promise<Pr
       recognised: true,
     },
   );
-  for (const p of recognised) parts.page(p.page, p.text);
+  for (const p of recognised) parts.page(p.page, p.text, p.layout);
   const written = await parts.finish();
 
   return deps.files.recordOcr(

@@ -71,13 +71,14 @@ export async function getPdfPage(
   const imageKey = pageImageKey(record.id, runId, input.page);
   const [stored, drawn] = await Promise.all([deps.storage.getIfExists(textKey), deps.storage.exists(imageKey)]);
   let page = stored ? decodePage(stored) : undefined;
-  if (!drawn || !page) {
+  if (!drawn || !page || !(page.width > 0)) {
     const image = await drawPage(deps, record.id, runId, input.page);
-    // A page ingestion could not read has no stored text: its size comes from the drawing.
-    page ??= { page: input.page, width: image.widthPt, height: image.heightPt, text: '' };
+    // A page ingestion kept no text of (unreadable), or no size of: the drawing gives its size.
+    const sized = !!page && page.width > 0;
+    page = sized ? page! : { page: input.page, width: image.widthPt, height: image.heightPt, text: page?.text ?? '' };
     await Promise.all([
       drawn ? undefined : deps.storage.put(imageKey, image.png, 'image/png'),
-      stored ? undefined : deps.storage.put(textKey, JSON.stringify(page), 'application/json'),
+      sized ? undefined : deps.storage.put(textKey, JSON.stringify(page), 'application/json'),
     ]);
   }
   const imageUrl = await getSignedUrl(deps.s3, new GetObjectCommand({ Bucket: deps.storage.bucket, Key: imageKey }), {

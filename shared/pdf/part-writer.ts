@@ -1,20 +1,23 @@
 import { estimateTokens } from '../ai/tokens.ts';
 import type { Chunk } from '../files/chunk-repository.ts';
-import { partKey } from '../files/storage.ts';
+import { pageTextKey, partKey } from '../files/storage.ts';
 import { Chunker } from './chunker.ts';
 import type { PartFile } from './messages.ts';
 import { PartPlanner } from './parts.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
 import type { RunMessage } from './current-run.ts';
 import { countTextTokens } from './tokens.ts';
+import type { PageLayout } from './positions.ts';
+import type { StoredPage } from './page-service.ts';
 
 // Pages of text → token-aware chunks → parts (one embedding request each), each written and
 // queued to pdf-embed as soon as it is full, so embedding overlaps with what produces the text.
 // pdf-extract feeds it text layers page by page; pdf-ocr the recognised pages, its chunks and
-// parts numbered after pdf-extract's.
+// parts numbered after pdf-extract's. Each page's text is also kept as it was chunked (with the
+// page's size), for GET /message/pdf/{fileId}/pages/{page}: the text sources' offsets index.
 
 interface PartWriter {
-  page(page: number, text: string): void;
+  page(page: number, text: string, layout?: PageLayout): void;
   /** Writes the last part, then waits for every write: a write still in flight after the stage
    * ended would land after the clean-up of a redelivery. */
   finish(): Promise<{ chunks: number; parts: number }>;
@@ -56,7 +59,17 @@ export function partWriter(
     chunks += list.length;
   };
   return {
-    page: (page, text) => add(chunker.push(page, text)),
+    page: (page, text, layout) => {
+      const stored: StoredPage = { page, width: layout?.width ?? 0, height: layout?.height ?? 0, text };
+      const written = deps.storage.put(
+        pageTextKey(run.fileId, run.runId, page),
+        JSON.stringify(stored),
+        'application/json',
+      );
+      written.catch(() => undefined); // awaited in finish()
+      pending.push(written);
+      add(chunker.push(page, text, layout));
+    },
     async finish() {
       add(chunker.finish());
       planner.flush();

@@ -4,7 +4,8 @@ import { STOP_WORDS } from './terms.ts';
 
 // The quote of a cited chunk: the sentence sharing the most words with the prompt, cut to at
 // most `maxChars` around its first shared word when it is long. Always a substring of the
-// chunk's stored text, so a client can find it verbatim in the source.
+// chunk's stored text, so a client can find it verbatim in the source. Sentences are also cut at
+// `cuts` (where the chunk's verbatim stretches of page text start), so a quote lies on one page.
 
 const QUOTE_MAX_CHARS = 300;
 
@@ -14,16 +15,20 @@ interface Quote {
   offset: number;
 }
 
-export function pickQuote(text: string, prompt: string, maxChars = QUOTE_MAX_CHARS): Quote {
+export function pickQuote(text: string, prompt: string, maxChars = QUOTE_MAX_CHARS, cuts: number[] = []): Quote {
   const terms = new Set(words(prompt).filter((w) => !STOP_WORDS.has(w)));
   let best: Quote & { score: number } = { quote: '', offset: 0, score: -1 };
-  let from = 0;
-  for (const sentence of splitSentences(text)) {
-    const offset = text.indexOf(sentence, from);
-    if (offset < 0) continue;
-    from = offset + sentence.length;
-    const shared = new Set(words(sentence).filter((w) => terms.has(w)));
-    if (shared.size > best.score) best = { quote: sentence, offset, score: shared.size };
+  const bounds = [...new Set([0, ...cuts.filter((c) => c > 0 && c < text.length), text.length])].sort((a, b) => a - b);
+  for (let b = 0; b + 1 < bounds.length; b++) {
+    const piece = text.slice(bounds[b], bounds[b + 1]);
+    let from = 0;
+    for (const sentence of splitSentences(piece.trim())) {
+      const at = piece.indexOf(sentence, from);
+      if (at < 0) continue;
+      from = at + sentence.length;
+      const shared = new Set(words(sentence).filter((w) => terms.has(w)));
+      if (shared.size > best.score) best = { quote: sentence, offset: bounds[b]! + at, score: shared.size };
+    }
   }
   if (best.score < 0) return { quote: text.slice(0, maxChars), offset: 0 };
   if (best.quote.length <= maxChars) return { quote: best.quote, offset: best.offset };

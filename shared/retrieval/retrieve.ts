@@ -5,7 +5,8 @@ import { ConflictError, errorName } from '../errors.ts';
 import { logger } from '../logger.ts';
 import type { AiProvider, Source } from '../ai/types.ts';
 import { AttachmentRepository } from '../files/attachment-repository.ts';
-import { ChunkRepository } from '../files/chunk-repository.ts';
+import { ChunkRepository, type ChunkItem } from '../files/chunk-repository.ts';
+import { boxesOf, SPAN_FIELDS } from './quote-boxes.ts';
 import { FileRepository, type CompletedFile } from '../files/file-repository.ts';
 import { FileStorage } from '../files/storage.ts';
 import { bm25TopK, postingsByTerm } from './lexical-index.ts';
@@ -152,6 +153,31 @@ function loadPack(bytes: Uint8Array, file: CompletedFile): PackedVectors {
   return packed;
 }
 
+/**
+ * Where a quote (at `offset` in the chunk's text) is on its page: verified when it lies within one
+ * of the chunk's verbatim stretches of a page's text (then it occurs on that page, at these
+ * offsets); undefined for a quote across stretches, and for chunks stored before positions were
+ * kept (docs/DECISIONS.md "Citation positions").
+ */
+function quotePlace(item: ChunkItem, offset: number, length: number) {
+  const run = item.runs?.find(([at, runLength]) => at <= offset && offset + length <= at + runLength);
+  if (!run || !length) return undefined;
+  const [at, , page, pageStart] = run;
+  const charStart = pageStart + (offset - at);
+  const charEnd = charStart + length;
+  return { page, position: { charStart, charEnd }, boxes: boxesOf(pageSpans(item.spans, page), charStart, charEnd) };
+}
+
+/** The spans of one page among a chunk's `[page, ...span]` records. */
+function pageSpans(spans: number[] | undefined, page: number): number[] {
+  const out: number[] = [];
+  if (!spans) return out;
+  const record = SPAN_FIELDS + 1;
+  for (let i = 0; i + record <= spans.length; i += record)
+    if (spans[i] === page) for (let k = 1; k < record; k++) out.push(spans[i + k]!);
+  return out;
+}
+
 export function createRetriever(deps: RetrievalDeps) {
   const cache = new VectorCache(deps.cacheBytes);
 
@@ -253,8 +279,14 @@ export function createRetriever(deps: RetrievalDeps) {
       .slice(0, k);
 
     return scored.map(({ item, cosine: score }) => {
-      const { quote, offset } = pickQuote(item.text, prompt);
-      const page = pageAt(item.pageStarts ?? [], offset, item.page);
+      const { quote, offset } = pickQuote(
+        item.text,
+        prompt,
+        undefined,
+        item.runs?.map(([at]) => at),
+      );
+      const place = quotePlace(item, offset, quote.length);
+      const page = place?.page ?? pageAt(item.pageStarts ?? [], offset, item.page);
       return {
         fileId: item.fileId,
         fileName: fileById.get(item.fileId)!.fileName,
@@ -264,6 +296,9 @@ export function createRetriever(deps: RetrievalDeps) {
         score: Math.round(score * 10_000) / 10_000,
         text: item.text,
         quote,
+        ...place?.position,
+        boxes: place?.boxes ?? [],
+        verified: !!place,
       };
     });
   };

@@ -70,6 +70,10 @@ test('a whole reply is given the matching passages as data and cites them; marke
     chunk: expect.any(Number),
     score: expect.any(Number),
     quote: expect.any(String),
+    charStart: expect.any(Number),
+    charEnd: expect.any(Number),
+    boxes: [expect.objectContaining({ x: expect.any(Number) })],
+    verified: true,
     cited: true,
   });
   expect(sources.slice(1).every((s: { cited: boolean }) => s.cited === false)).toBe(true);

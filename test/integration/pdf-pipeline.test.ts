@@ -150,7 +150,12 @@ test('a 300-page PDF uploaded through the presigned URL fans out, completes, and
   expect(sizes.slice(0, -1).every((n) => n === BATCH)).toBe(true);
   expect(await chunkItems(file.fileId)).toHaveLength(data.chunks);
   expect(await objectsUnder(`work/${file.fileId}/`)).toEqual([]); // work files cleaned up
-  expect(await objectsUnder(`vectors/${file.fileId}/`)).toHaveLength(1);
+  // What is kept: the packed vectors, each page's text, and the PDF to draw pages from.
+  const kept = await objectsUnder(`vectors/${file.fileId}/`);
+  expect(kept.filter((k) => k.endsWith('.pvec'))).toHaveLength(1);
+  expect(kept.filter((k) => /\/page-\d{5}\.json$/.test(k))).toHaveLength(data.pages);
+  expect(kept.filter((k) => k.endsWith('/source.pdf'))).toHaveLength(1);
+  expect(kept).toHaveLength(data.pages + 2);
 
   // A known sentence of page 217 is found, on page 217.
   const retrieveSources = retrieverFor(app.config, createDocumentClient(app.config), createS3Client(app.config));
@@ -250,7 +255,10 @@ test('the same fileId again starts nothing new; force: true ingests again and re
   expect(gets()).toBe(before.gets + 1);
   expect(ai.count('/v1/embeddings')).toBe(before.embeds + 1); // forced: not reused
   expect(await chunkItems(fileId)).toHaveLength(1);
-  expect(await objectsUnder(`vectors/${fileId}/`)).toHaveLength(1); // the old run's vectors are gone
+  // The old run's vectors, page texts and PDF are gone: one run's are left.
+  const kept = await objectsUnder(`vectors/${fileId}/`);
+  expect(kept).toHaveLength(3);
+  expect(new Set(kept.map((k) => k.split('/')[2]!.replace(/\.pvec$/, ''))).size).toBe(1);
 });
 
 describe('messages', () => {

@@ -103,7 +103,7 @@ test('empty pages produce no chunks, and text that spells a special token is jus
 });
 
 test('the chunker id names its version, encoding and sizes', () => {
-  expect(chunkerId(800, 100)).toBe('v2:cl100k_base:800:100');
+  expect(chunkerId(800, 100)).toBe('v3:cl100k_base:800:100');
 });
 
 test('parts fill up to the request limits: inputs and tokens', () => {

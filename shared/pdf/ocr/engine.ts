@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, symlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import type { OcrWord } from '../positions.ts';
 
 // Text recognition with tesseract.js, offline: the WASM core (tesseract.js-core), the worker
 // script and the trained data (@tesseract.js-data/<lang>, the LSTM "best_int" models) are all
@@ -23,6 +24,8 @@ interface Recognised {
   text: string;
   /** Tesseract's mean word confidence, 0–100. */
   confidence: number;
+  /** The words in reading order, with their boxes in pixels of the image. */
+  words: OcrWord[];
 }
 
 const MODEL_DIR = '4.0.0_best_int';
@@ -99,8 +102,14 @@ export class OcrEngine {
     const result = await this.scheduler.addJob(
       'recognize',
       Buffer.from(image.buffer, image.byteOffset, image.byteLength),
+      {},
+      { text: true, blocks: true },
     );
-    return { text: result.data.text ?? '', confidence: result.data.confidence ?? 0 };
+    const words: OcrWord[] = [];
+    for (const block of result.data.blocks ?? [])
+      for (const paragraph of block.paragraphs)
+        for (const line of paragraph.lines) for (const { text, bbox } of line.words) words.push({ text, bbox });
+    return { text: result.data.text ?? '', confidence: result.data.confidence ?? 0, words };
   }
 
   async close(): Promise<void> {

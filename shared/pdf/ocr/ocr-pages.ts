@@ -2,6 +2,7 @@ import { normalisePageText } from '../normalise.ts';
 import { judgePageText, type TextVerdict } from '../text-quality.ts';
 import { renderPagesBounded, type RenderLimits } from './bounded-render.ts';
 import type { OcrEngine } from './engine.ts';
+import { layoutOfWords, type PageLayout } from '../positions.ts';
 
 // Pages → recognised text: pages are drawn one at a time in the bounded pdf.js child
 // (bounded-render.ts) while the engine's worker threads recognise the ones already drawn; at most
@@ -18,6 +19,8 @@ interface OcrPage {
   confidence: number;
   /** False for a page that was not recognised: it draws nothing, or could not be drawn. */
   recognised: boolean;
+  /** Where the text is drawn (from the engine's word boxes). */
+  layout?: PageLayout;
 }
 
 interface OcrPagesOptions {
@@ -52,14 +55,23 @@ export async function ocrPages(
         const stop = options.shouldStop?.();
         if (stop) throw stop;
         const job = engine.recognise(drawn.image.pgm).then(
-          ({ text, confidence }) => {
+          ({ text, confidence, words }) => {
             const verdict = judgePageText(text);
+            const normalised = verdict.usable ? normalisePageText(text) : '';
+            const image = drawn.image;
             results.push({
               page: drawn.page,
-              text: verdict.usable ? normalisePageText(text) : '',
+              text: normalised,
               verdict,
               confidence,
               recognised: true,
+              layout: layoutOfWords(
+                text,
+                words,
+                image,
+                { width: image.widthPt ?? 0, height: image.heightPt ?? 0 },
+                normalised,
+              ),
             });
           },
           (err: unknown) => {
