@@ -27,8 +27,8 @@ import { startEmulatorsProcess } from './lib/service.ts';
 //   page accuracy  share of the cited sources whose page is an answering page
 //   verified   share of the sources whose quote the service verified on its page (`verified`)
 //   box accuracy   share of the sources whose `boxes` cover every glyph of their quote and are
-//              at most 3 × its area; the glyphs are the eval's own ground truth from pdf.js's
-//              text items of the page (bench/lib/glyph-boxes.ts), over the sources whose quote
+//              at most 3 × the area of its lines; the glyphs are the eval's own ground truth
+//              from pdf.js's text items of the page (bench/lib/glyph-boxes.ts), over the sources whose quote
 //              it finds there (for the scan: the text PDF it was drawn from)
 // Results go to bench/results/eval-<label>.json (default label: latest).
 
@@ -66,6 +66,8 @@ interface Outcome {
   boxesAccurate: number;
   /** Each source: verified (v), boxes accurate (b), no ground truth (–). */
   sourceChecks: string[];
+  /** The sources whose boxes were not accurate, with how far off they were. */
+  boxMisses: { source: string; quote: string; covered: number; areaRatio: number }[];
 }
 
 /** One retry when a kept-alive connection was closed under us (ECONNRESET), as a browser would. */
@@ -177,10 +179,8 @@ async function main() {
       const checks = await Promise.all(
         sources.map(async (s) => {
           const glyphs = await layouts.get(s.fileName ?? '')?.quoteGlyphs(s.page, s.quote);
-          return {
-            verified: s.verified === true,
-            boxes: glyphs ? accurate(coverage(s.boxes ?? [], glyphs)) : undefined,
-          };
+          const cover = glyphs && coverage(s.boxes ?? [], glyphs);
+          return { source: s, verified: s.verified === true, cover, boxes: cover ? accurate(cover) : undefined };
         }),
       );
       return {
@@ -199,6 +199,14 @@ async function main() {
         verified: checks.filter((c) => c.verified).length,
         boxTruths: checks.filter((c) => c.boxes !== undefined).length,
         boxesAccurate: checks.filter((c) => c.boxes).length,
+        boxMisses: checks
+          .filter((c) => c.boxes === false)
+          .map(({ source, cover }) => ({
+            source: `${source.fileName}:${source.page}`,
+            quote: source.quote,
+            covered: cover!.covered,
+            areaRatio: cover!.areaRatio,
+          })),
         sourceChecks: checks.map(
           (c) => `${c.verified ? 'v' : ''}${c.boxes === undefined ? '–' : c.boxes ? 'b' : ''}` || '·',
         ),

@@ -132,8 +132,32 @@ const area = (b: Box) => Math.max(0, b.width) * Math.max(0, b.height);
 export interface Coverage {
   /** Share of the quote's glyphs whose centre lies in one of the boxes (allowing half a glyph each way). */
   covered: number;
-  /** The boxes' total area over the glyphs' total area (a box over the whole page would be large). */
+  /**
+   * The boxes' total area over the area of the quote's lines (each line from its first glyph to its
+   * last, gaps between words and table cells included): a box over the whole page would be large.
+   */
   areaRatio: number;
+}
+
+/** The quote's lines: glyphs whose centres are within half a glyph's height of each other, each line's extent. */
+export function lineExtents(glyphs: Box[]): Box[] {
+  const lines: { centre: number; glyphs: Box[] }[] = [];
+  for (const g of glyphs) {
+    const centre = g.y + g.height / 2;
+    const line = lines.find((l) => Math.abs(l.centre - centre) < g.height / 2);
+    if (line) line.glyphs.push(g);
+    else lines.push({ centre, glyphs: [g] });
+  }
+  return lines.map((l) => {
+    const x = Math.min(...l.glyphs.map((g) => g.x));
+    const y = Math.min(...l.glyphs.map((g) => g.y));
+    return {
+      x,
+      y,
+      width: Math.max(...l.glyphs.map((g) => g.x + g.width)) - x,
+      height: Math.max(...l.glyphs.map((g) => g.y + g.height)) - y,
+    };
+  });
 }
 
 /** How well `boxes` (a source's) cover `glyphs` (the eval's ground truth). */
@@ -149,13 +173,13 @@ export function coverage(boxes: Box[], glyphs: Box[]): Coverage {
         cy <= b.y + b.height + g.height / 4,
     );
   };
-  const glyphArea = glyphs.reduce((n, g) => n + area(g), 0);
+  const linesArea = lineExtents(glyphs).reduce((n, l) => n + area(l), 0);
   return {
     covered: glyphs.length ? glyphs.filter(inside).length / glyphs.length : 0,
-    areaRatio: glyphArea ? boxes.reduce((n, b) => n + area(b), 0) / glyphArea : Number.POSITIVE_INFINITY,
+    areaRatio: linesArea ? boxes.reduce((n, b) => n + area(b), 0) / linesArea : Number.POSITIVE_INFINITY,
   };
 }
 
-/** Boxes are accurate when they cover every glyph of the quote and are not much larger than it. */
+/** Boxes are accurate when they cover every glyph of the quote and are not much larger than its lines. */
 export const AREA_RATIO_MAX = 3;
 export const accurate = (c: Coverage) => c.covered === 1 && c.areaRatio <= AREA_RATIO_MAX;

@@ -1,5 +1,5 @@
 import { PDFDocument, StandardFonts } from 'pdf-lib';
-import { accurate, type Box, coverage, PdfLayout } from '../../bench/lib/glyph-boxes.ts';
+import { accurate, type Box, coverage, lineExtents, PdfLayout } from '../../bench/lib/glyph-boxes.ts';
 
 // The eval's own ground truth for box accuracy (bench/lib/glyph-boxes.ts): where a quote's glyphs
 // are on a page drawn at known places, and which boxes count as covering them.
@@ -15,6 +15,9 @@ beforeAll(async () => {
   const page = doc.addPage([612, 792]);
   page.drawText('Alpha beta gamma', { x: 100, y: 700, size: SIZE, font });
   page.drawText('delta epsilon', { x: 100, y: 670, size: SIZE, font });
+  // A table row: two cells far apart on one line.
+  page.drawText('Peduci', { x: 100, y: 600, size: SIZE, font });
+  page.drawText('231 m', { x: 400, y: 600, size: SIZE, font });
   layout = new PdfLayout(await doc.save());
 });
 afterAll(() => layout.close());
@@ -69,6 +72,11 @@ test('boxes are accurate when they cover every glyph and are not much larger tha
   const page = [{ x: 0, y: 0, width: 1, height: 1 }];
   expect(coverage(page, glyphs).covered).toBe(1);
   expect(accurate(coverage(page, glyphs))).toBe(false);
+
+  // A table row's box spans the gap between its cells: still the quote's line, accurate.
+  const row = (await layout.quoteGlyphs(1, 'Peduci 231 m'))!;
+  expect(lineExtents(row)).toHaveLength(1);
+  expect(accurate(coverage(lineExtents(row), row))).toBe(true);
 
   // No boxes at all.
   expect(accurate(coverage([], glyphs))).toBe(false);
