@@ -5,12 +5,13 @@ import type { Browser, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { launchChromium } from '#test/helpers/browser.ts';
 import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
+import { makeScannedPdf, SCANNED_PAGES } from '#test/helpers/make-script-pdfs.ts';
 
 // A cited answer in the playground, in a real browser (Debian's chromium, driven by
 // playwright-core): the sources the reply cites are marked, a quote retrieved twice (from two
 // overlapping chunks) is shown once, and a citation clicked shows its page (the PNG of
-// GET /message/pdf/{fileId}/pages/{page}) with a highlight over the quote's boxes
-// (PLAYGROUND_SCREENSHOTS=<dir> keeps a screenshot of it).
+// GET /message/pdf/{fileId}/pages/{page}) with a highlight over the quote's boxes, on a text PDF
+// and on a scan (PLAYGROUND_SCREENSHOTS=<dir> keeps a screenshot of each).
 
 let app: TestApp;
 let browser: Browser;
@@ -20,6 +21,7 @@ let dir: string;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'playground-citations-'));
   await writeFile(join(dir, 'animals.pdf'), await makeTextPdf(3, 6));
+  await writeFile(join(dir, 'scan.pdf'), await makeScannedPdf(SCANNED_PAGES.slice(0, 3)));
   // Small chunks overlapping by more than a sentence: every sentence is in two chunks, so a
   // question naming one retrieves both and each quotes the same sentence.
   app = await startTestApp({ env: { CHUNK_TOKENS: '120', CHUNK_OVERLAP_TOKENS: '60' } });
@@ -43,29 +45,13 @@ const keyOf = (s: { fileId: string; page: number; quote: string }) =>
   JSON.stringify([s.fileId, s.page, s.quote.replace(/\s+/g, ' ').trim().toLowerCase()]);
 
 test('a citation clicked shows its page with the quote highlighted; cited sources are marked, duplicate quotes shown once', async () => {
-  const origin = new URL(app.url).origin;
-  await page.goto(`${origin}/`);
+  await page.goto(`${new URL(app.url).origin}/`);
   await page.fill('#email', 'citations@example.com');
   await page.press('#email', 'Enter');
   await page.waitForSelector('#app:not([hidden])');
-  await page.fill('#chat-name', 'Animals');
-  await page.check('input[name="chat-type"][value="file"]');
-  await page.click('#create-chat');
-  await page.waitForSelector('#file-panel:not([hidden])');
-  await page.setInputFiles('#pdf', join(dir, 'animals.pdf'));
-  await page.click('#upload-button');
-  await page.waitForSelector('#files .file-status[data-status="completed"]', { timeout: 120_000 });
-
-  await page.fill('#prompt', knownSentence(2, 1));
-  await page.press('#prompt', 'Enter');
-  const last = '#messages li.ai.done:last-child';
-  await page.waitForSelector(`${last} .citation`);
+  const sources = await askAbout('animals.pdf', knownSentence(2, 1));
 
   // The reply as stored: its sources hold the same quote twice (the setup's point).
-  const token = await page.evaluate(() => (globalThis as any).sessionStorage.getItem('serviceToken') as string);
-  const chatId = await page.getAttribute('#chats button[aria-current="true"]', 'data-chat-id');
-  const stored = await app.request('GET', `/chat/${chatId}/messages`, { token });
-  const sources: any[] = stored.body.data.at(-1).sources;
   const keys = [...new Set(sources.map(keyOf))];
   expect(keys.length).toBeLessThan(sources.length);
 
@@ -110,6 +96,42 @@ test('a citation clicked shows its page with the quote highlighted; cited source
   await page.click('#page-view-close');
   await page.waitForSelector('#page-view[hidden]', { state: 'attached' });
 }, 240_000);
+
+test("a scanned page's citation: the highlight lies over the passage OCR recognised", async () => {
+  const sources = await askAbout('scan.pdf', 'Who is the lighthouse keeper?');
+  const marker = page.locator(`${last} .text a.marker`).first();
+  const source = sources[Number((await marker.textContent())!.replace(/\D/g, '')) - 1];
+  expect(source).toMatchObject({
+    ocr: true,
+    page: 3,
+    verified: true,
+    quote: expect.stringContaining('Margaret Hollis'),
+  });
+  await marker.click();
+  await page.waitForSelector('#page-view[data-state="shown"]');
+  expect(await page.textContent('#page-view-title')).toBe('scan.pdf, page 3');
+  await expectHighlightsOver(source.boxes);
+  await page.screenshot({ path: join(process.env.PLAYGROUND_SCREENSHOTS ?? dir, 'citation-scanned-page.png') });
+}, 300_000);
+
+const last = '#messages li.ai.done:last-child';
+
+/** A new file chat holding `fileName` (uploaded from the browser and read), a question, its reply's sources as stored. */
+async function askAbout(fileName: string, question: string): Promise<any[]> {
+  await page.fill('#chat-name', fileName);
+  await page.check('input[name="chat-type"][value="file"]');
+  await page.click('#create-chat');
+  await page.waitForSelector(`#chat-title:has-text("${fileName}")`);
+  await page.setInputFiles('#pdf', join(dir, fileName));
+  await page.click('#upload-button');
+  await page.waitForSelector('#files .file-status[data-status="completed"]', { timeout: 200_000 });
+  await page.fill('#prompt', question);
+  await page.press('#prompt', 'Enter');
+  await page.waitForSelector(`${last} .citation`);
+  const token = await page.evaluate(() => (globalThis as any).sessionStorage.getItem('serviceToken') as string);
+  const chatId = await page.getAttribute('#chats button[aria-current="true"]', 'data-chat-id');
+  return (await app.request('GET', `/chat/${chatId}/messages`, { token })).body.data.at(-1).sources;
+}
 
 /** Every highlight lies over the page image, where its box (fractions of the page) puts it. */
 async function expectHighlightsOver(boxes: Box[]) {
