@@ -381,7 +381,7 @@ export const httpRoutes = {
     shape: 'envelope',
     timeoutSeconds: 60,
     memoryMb: 1536,
-    access: { table: 'read', bucket: { read: ['work/', 'vectors/'], write: ['vectors/'] }, jwtSecret: true },
+    access: { table: 'read', bucket: { read: ['vectors/'], write: ['vectors/'] }, jwtSecret: true },
   },
   // Orders and products: bare bodies and `{ message }` errors (the commerce side of the API).
   // Placing an order makes its payment intent; cancelling one refunds it (the provider's keys).

@@ -37,19 +37,31 @@ export function rawFromPieces(pieces: readonly { str: string; after?: string }[]
 
 const COMBINING = /\p{M}/u;
 // As normalise.ts's normalisePageText, step by step.
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is this pattern's job
-const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\ufffe\uffff]/;
-const SPACE = /[\s\u00a0]/;
 const HYPHEN_BREAK = /(\p{Ll})-\n(?=\p{Ll})/gu;
 
-/**
- * The normalised text of raw text with, for each of its UTF-16 units, the piece it came from; or
- * undefined when the replay does not give normalisePageText's text exactly (then no positions).
- */
-export function normaliseWithOrigins(raw: RawText): RawText | undefined {
-  // NFKC cluster by cluster (a character and the marks that follow it), each output unit from its cluster's first piece.
-  let nfkc = '';
-  const o1: number[] = [];
+/** normalise.ts's control characters (C0/C1 but whitespace, U+FFFE, U+FFFF). */
+const isControl = (c: number) =>
+  c <= 0x08 || c === 0x0b || c === 0x0c || (c >= 0x0e && c <= 0x1f) || (c >= 0x7f && c <= 0x9f) || c >= 0xfffe;
+/** What `[\s\u00a0]` matches. */
+const isSpace = (c: number) =>
+  c === 0x20 ||
+  (c >= 0x09 && c <= 0x0d) ||
+  c === 0xa0 ||
+  c === 0x1680 ||
+  (c >= 0x2000 && c <= 0x200a) ||
+  c === 0x2028 ||
+  c === 0x2029 ||
+  c === 0x202f ||
+  c === 0x205f ||
+  c === 0x3000 ||
+  c === 0xfeff;
+
+/** NFKC with origins: one call when it changes nothing (most pages), else cluster by cluster (a character and its marks). */
+function nfkcWithOrigins(raw: RawText): RawText {
+  const whole = raw.text.normalize('NFKC');
+  if (whole === raw.text) return raw;
+  let text = '';
+  const origins: number[] = [];
   const chars = Array.from(raw.text);
   let unit = 0;
   for (let i = 0; i < chars.length; ) {
@@ -58,47 +70,54 @@ export function normaliseWithOrigins(raw: RawText): RawText | undefined {
     let j = i + 1;
     while (j < chars.length && COMBINING.test(chars[j]!)) cluster += chars[j++]!;
     const out = cluster.normalize('NFKC');
-    nfkc += out;
-    for (let k = 0; k < out.length; k++) o1.push(origin);
+    text += out;
+    for (let k = 0; k < out.length; k++) origins.push(origin);
     unit += cluster.length;
     i = j;
   }
-  // Controls → spaces; tatweel dropped; a word hyphenated at a line end joined.
-  let s = '';
-  const o2: number[] = [];
-  for (let i = 0; i < nfkc.length; i++) {
-    const c = nfkc[i]!;
-    if (c === '\u0640') continue;
-    s += CONTROL.test(c) ? ' ' : c;
-    o2.push(o1[i]!);
-  }
+  return { text, origins: Int32Array.from(origins) };
+}
+
+/**
+ * The normalised text of raw text with, for each of its UTF-16 units, the piece it came from; or
+ * undefined when the replay does not give normalisePageText's text (`expected`, computed when not
+ * given) exactly: then there are no positions.
+ */
+export function normaliseWithOrigins(raw: RawText, expected?: string): RawText | undefined {
+  const nfkc = nfkcWithOrigins(raw);
+  const s = nfkc.text;
+  // A word hyphenated at a line end is joined: its hyphen and line break are dropped.
   const dropped = new Set<number>();
-  for (const m of s.matchAll(HYPHEN_BREAK)) {
-    const hyphen = m.index + m[1]!.length;
-    dropped.add(hyphen);
-    dropped.add(hyphen + 1);
-  }
-  // Whitespace runs → one space (from the run's first unit), trimmed.
-  let text = '';
-  const origins: number[] = [];
+  if (s.includes('-\n'))
+    for (const m of s.matchAll(HYPHEN_BREAK)) {
+      const hyphen = m.index + m[1]!.length;
+      dropped.add(hyphen);
+      dropped.add(hyphen + 1);
+    }
+  // Controls are spaces, tatweel goes, whitespace runs become one space (from the run's first unit), trimmed.
+  const codes = new Uint16Array(s.length);
+  const origins = new Int32Array(s.length);
+  let n = 0;
   let pendingSpace = -2;
   for (let i = 0; i < s.length; i++) {
-    if (dropped.has(i)) continue;
-    const c = s[i]!;
-    if (SPACE.test(c)) {
-      if (pendingSpace === -2) pendingSpace = o2[i]!;
+    const c = s.charCodeAt(i);
+    if (c === 0x0640 || (dropped.size && dropped.has(i))) continue;
+    if (isSpace(c) || isControl(c)) {
+      if (pendingSpace === -2) pendingSpace = nfkc.origins[i]!;
       continue;
     }
-    if (pendingSpace !== -2 && text) {
-      text += ' ';
-      origins.push(pendingSpace);
+    if (pendingSpace !== -2 && n) {
+      codes[n] = 0x20;
+      origins[n++] = pendingSpace;
     }
     pendingSpace = -2;
-    text += c;
-    origins.push(o2[i]!);
+    codes[n] = c;
+    origins[n++] = nfkc.origins[i]!;
   }
-  if (text !== normalisePageText(raw.text)) return undefined;
-  return { text, origins: Int32Array.from(origins) };
+  let text = '';
+  for (let i = 0; i < n; i += 8192) text += String.fromCharCode(...codes.subarray(i, Math.min(n, i + 8192)));
+  if (text !== (expected ?? normalisePageText(raw.text))) return undefined;
+  return { text, origins: origins.slice(0, n) };
 }
 
 /**
@@ -214,7 +233,7 @@ export function rawFromItems(items: readonly PositionedItem[]): RawText {
       }
     }
     text += joined;
-    origins.push(...lineOrigins);
+    for (const origin of lineOrigins) origins.push(origin);
     if (eol) {
       text += '\n';
       origins.push(-1);
@@ -240,15 +259,54 @@ export interface PageLayout {
 export function layoutOfItems(items: readonly PositionedItem[], viewport: PageViewport, text: string): PageLayout {
   const size = { width: round2(viewport.width), height: round2(viewport.height) };
   if (!text) return { ...size, spans: [] };
-  const normalised = normaliseWithOrigins(rawFromItems(items));
-  if (normalised?.text !== text) return { ...size, spans: [] };
-  return {
-    ...size,
-    spans: spansOf(
-      normalised,
-      items.map((item) => itemBox(item, viewport)),
-    ),
-  };
+  const boxes = items.map((item) => itemBox(item, viewport));
+  const ranges = printableRanges(items, text);
+  if (ranges) return { ...size, spans: spansFromRanges(ranges, boxes) };
+  const normalised = normaliseWithOrigins(rawFromItems(items), text);
+  if (!normalised) return { ...size, spans: [] };
+  return { ...size, spans: spansOf(normalised, boxes) };
+}
+
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
+/**
+ * The fast path of most pages: every item printable ASCII (NFKC, controls and tatweel change
+ * nothing) and in reading order, none ending a line with a hyphen. Then each item is its trimmed
+ * text with spaces collapsed, found in turn in the page text with at most a space before it; each
+ * item's range, or undefined when the page is not such a page (the exact replay handles it).
+ */
+function printableRanges(items: readonly PositionedItem[], text: string): ([number, number] | undefined)[] | undefined {
+  const ranges: ([number, number] | undefined)[] = [];
+  let cursor = 0;
+  for (const item of items) {
+    const str = item.str;
+    if (!PRINTABLE_ASCII.test(str) || (item.hasEOL && str.trimEnd().endsWith('-'))) return undefined;
+    const piece = str.includes('  ') ? str.trim().replace(/ {2,}/g, ' ') : str.trim();
+    if (!piece) {
+      ranges.push(undefined);
+      continue;
+    }
+    let at = cursor;
+    if (!text.startsWith(piece, at)) {
+      if (text.charCodeAt(at) !== 0x20 || !text.startsWith(piece, at + 1)) return undefined;
+      at++;
+    }
+    ranges.push([at, at + piece.length]);
+    cursor = at + piece.length;
+  }
+  return cursor === text.length ? ranges : undefined;
+}
+
+function spansFromRanges(
+  ranges: readonly ([number, number] | undefined)[],
+  boxes: readonly (Box | undefined)[],
+): PageSpans {
+  const flat: number[] = [];
+  ranges.forEach((range, i) => {
+    const b = boxes[i];
+    if (range && b) flat.push(range[0], range[1], ...[b.x, b.y, b.width, b.height].map((v) => Math.round(v * SCALE)));
+  });
+  return flat;
 }
 
 /** A recognised word: its text and its box in pixels of the image it was read from. */
@@ -278,8 +336,8 @@ export function layoutOfWords(
     origins.fill(w, at, at + word.text.length);
     from = at + word.text.length;
   });
-  const normalised = normaliseWithOrigins({ text: raw, origins });
-  if (normalised?.text !== text) return { ...size, spans: [] };
+  const normalised = normaliseWithOrigins({ text: raw, origins }, text);
+  if (!normalised) return { ...size, spans: [] };
   const boxes = words.map(({ bbox }) => ({
     x: bbox.x0 / image.width,
     y: bbox.y0 / image.height,
