@@ -15,7 +15,9 @@ import {
 //   work/<fileId>/<runId>/part-<n>.json     chunks of one part (extract → embed)
 //   work/<fileId>/<runId>/part-<n>.vec      that part's packed vectors (embed → completion)
 //   vectors/<fileId>/<runId>.pvec           the completed file's packed vectors (retrieval)
-//   vectors/<fileId>/<runId>/page-<n>.json  a page's text and size (written at ingestion)
+//   vectors/<fileId>/<runId>/text-pages-<b>.json  the texts and sizes of a block of pages (written
+//                                           at ingestion; ocr-pages-<b>.json: the pages OCR read)
+//   vectors/<fileId>/<runId>/page-<n>.json  a page's, for a page ingestion kept none of
 //   vectors/<fileId>/<runId>/page-<n>.png   a page's image (drawn on its first request)
 //   vectors/<fileId>/<runId>/source.pdf     the completed run's PDF, kept to draw pages from
 //   exports/<userId>/<exportId>.zip         an account export (POST /me/export), expired after a day
@@ -50,6 +52,11 @@ export const vectorsKey = (fileId: string, runId: string) => `${vectorsPrefix(fi
 export const keptRunPrefix = (fileId: string, runId: string) => `${vectorsPrefix(fileId)}${runId}/`;
 export const pageTextKey = (fileId: string, runId: string, page: number) =>
   `${keptRunPrefix(fileId, runId)}page-${pad(page)}.json`;
+/** Pages per page-text object. */
+export const PAGES_PER_BLOCK = 32;
+export const pageBlockOf = (page: number) => Math.floor((page - 1) / PAGES_PER_BLOCK);
+export const pageBlockKey = (fileId: string, runId: string, block: number, source: 'text' | 'ocr') =>
+  `${keptRunPrefix(fileId, runId)}${source}-pages-${pad(block)}.json`;
 export const pageImageKey = (fileId: string, runId: string, page: number) =>
   `${keptRunPrefix(fileId, runId)}page-${pad(page)}.png`;
 /** The kept prefix of the run whose vectors these are (a superseded run's, from the record's old vectors key). */

@@ -4,10 +4,17 @@ import * as z from '../zod.ts';
 import type { Config } from '../config.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import { logger } from '../logger.ts';
-import type { FileRepository } from '../files/file-repository.ts';
-import { ownedFile } from '../files/file-status.ts';
+import { isDeletedFile, type FileRepository } from '../files/file-repository.ts';
+import { fileNotFound, ownedFile } from '../files/file-status.ts';
 import type { PdfPage } from '../files/schemas.ts';
-import { keptSourceKey, pageImageKey, pageTextKey, type FileStorage } from '../files/storage.ts';
+import {
+  keptSourceKey,
+  pageBlockKey,
+  pageBlockOf,
+  pageImageKey,
+  pageTextKey,
+  type FileStorage,
+} from '../files/storage.ts';
 import { renderPagesBounded, type RenderLimits } from './ocr/bounded-render.ts';
 
 // GET /message/pdf/{fileId}/pages/{page}: a page a reader checks a citation on. Its text is the one
@@ -48,6 +55,25 @@ export function pageRenderLimits(c: Config, memoryMb: number): RenderLimits {
 
 const decodePage = (bytes: Uint8Array): StoredPage =>
   storedPageSchema.parse(JSON.parse(Buffer.from(bytes).toString('utf8')));
+const pageBlockSchema = z.object({ pages: z.array(storedPageSchema) });
+
+/** The page as ingestion kept it: in the text layer's block, the OCR block, or on its own (drawn before); undefined when none. */
+async function storedPage(storage: FileStorage, fileId: string, runId: string, page: number) {
+  const block = pageBlockOf(page);
+  const objects = await Promise.all([
+    storage.getIfExists(pageBlockKey(fileId, runId, block, 'text')),
+    storage.getIfExists(pageBlockKey(fileId, runId, block, 'ocr')),
+  ]);
+  for (const bytes of objects) {
+    if (!bytes) continue;
+    const found = pageBlockSchema
+      .parse(JSON.parse(Buffer.from(bytes).toString('utf8')))
+      .pages.find((p) => p.page === page);
+    if (found) return found;
+  }
+  const single = await storage.getIfExists(pageTextKey(fileId, runId, page));
+  return single ? decodePage(single) : undefined;
+}
 
 /**
  * Steps: the caller's file (anyone else's: not found) → completed, else 409 → the page within its
@@ -69,8 +95,11 @@ export async function getPdfPage(
   const { runId } = record;
   const textKey = pageTextKey(record.id, runId, input.page);
   const imageKey = pageImageKey(record.id, runId, input.page);
-  const [stored, drawn] = await Promise.all([deps.storage.getIfExists(textKey), deps.storage.exists(imageKey)]);
-  let page = stored ? decodePage(stored) : undefined;
+  const [stored, drawn] = await Promise.all([
+    storedPage(deps.storage, record.id, runId, input.page),
+    deps.storage.exists(imageKey),
+  ]);
+  let page = stored;
   if (!drawn || !page || !(page.width > 0)) {
     const image = await drawPage(deps, record.id, runId, input.page);
     // A page ingestion kept no text of (unreadable), or no size of: the drawing gives its size.
@@ -80,6 +109,14 @@ export async function getPdfPage(
       drawn ? undefined : deps.storage.put(imageKey, image.png, 'image/png'),
       sized ? undefined : deps.storage.put(textKey, JSON.stringify(page), 'application/json'),
     ]);
+    // Deleted while drawing: what was just written must not outlive the file (a newer run's
+    // completion deletes this run's objects itself).
+    if (isDeletedFile(await deps.files.get(record.id))) {
+      await deps.storage.deleteKeys(
+        [drawn ? undefined : imageKey, sized ? undefined : textKey].filter((k) => k !== undefined),
+      );
+      throw fileNotFound();
+    }
   }
   const imageUrl = await getSignedUrl(deps.s3, new GetObjectCommand({ Bucket: deps.storage.bucket, Key: imageKey }), {
     expiresIn: deps.settings.urlTtlSeconds,

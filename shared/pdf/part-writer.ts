@@ -1,6 +1,6 @@
 import { estimateTokens } from '../ai/tokens.ts';
 import type { Chunk } from '../files/chunk-repository.ts';
-import { pageTextKey, partKey } from '../files/storage.ts';
+import { pageBlockKey, pageBlockOf, partKey } from '../files/storage.ts';
 import { Chunker } from './chunker.ts';
 import type { PartFile } from './messages.ts';
 import { PartPlanner } from './parts.ts';
@@ -15,6 +15,7 @@ import type { StoredPage } from './page-service.ts';
 // pdf-extract feeds it text layers page by page; pdf-ocr the recognised pages, its chunks and
 // parts numbered after pdf-extract's. Each page's text is also kept as it was chunked (with the
 // page's size), for GET /message/pdf/{fileId}/pages/{page}: the text sources' offsets index.
+// pdf-extract and pdf-ocr keep theirs in objects of their own (each writes whole blocks).
 
 interface PartWriter {
   page(page: number, text: string, layout?: PageLayout): void;
@@ -58,19 +59,29 @@ export function partWriter(
       );
     chunks += list.length;
   };
+  // Page texts go out a block of pages per object (a PUT per page would cost more than the rest of
+  // extraction); pages arrive in ascending order.
+  let block: StoredPage[] = [];
+  let blockNumber = -1;
+  const writeBlock = () => {
+    if (!block.length) return;
+    const key = pageBlockKey(run.fileId, run.runId, blockNumber, options.recognised ? 'ocr' : 'text');
+    const written = deps.storage.put(key, JSON.stringify({ pages: block }), 'application/json');
+    written.catch(() => undefined); // awaited in finish()
+    pending.push(written);
+    block = [];
+  };
   return {
     page: (page, text, layout) => {
-      const stored: StoredPage = { page, width: layout?.width ?? 0, height: layout?.height ?? 0, text };
-      const written = deps.storage.put(
-        pageTextKey(run.fileId, run.runId, page),
-        JSON.stringify(stored),
-        'application/json',
-      );
-      written.catch(() => undefined); // awaited in finish()
-      pending.push(written);
+      if (pageBlockOf(page) !== blockNumber) {
+        writeBlock();
+        blockNumber = pageBlockOf(page);
+      }
+      block.push({ page, width: layout?.width ?? 0, height: layout?.height ?? 0, text });
       add(chunker.push(page, text, layout));
     },
     async finish() {
+      writeBlock();
       add(chunker.finish());
       planner.flush();
       const failed = (await Promise.allSettled(pending)).find((r) => r.status === 'rejected');

@@ -225,7 +225,7 @@ describe('a text PDF', () => {
     const { fileId: doomed } = await ingest('known.pdf');
     expect((await page(doomed, 1)).status).toBe(200);
     const kept = await objectsUnder(`vectors/${doomed}/`);
-    expect(kept.filter((k) => /page-00001\.(json|png)$/.test(k))).toHaveLength(2);
+    expect(kept.filter((k) => /(text-pages-00000\.json|page-00001\.png)$/.test(k))).toHaveLength(2);
     expect(kept.some((k) => k.endsWith('/source.pdf'))).toBe(true);
     expect((await app.request('DELETE', `/upload/${doomed}`, { token })).status).toBe(200);
     expect(await objectsUnder(`vectors/${doomed}/`)).toEqual([]);

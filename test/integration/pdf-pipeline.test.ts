@@ -153,9 +153,10 @@ test('a 300-page PDF uploaded through the presigned URL fans out, completes, and
   // What is kept: the packed vectors, each page's text, and the PDF to draw pages from.
   const kept = await objectsUnder(`vectors/${file.fileId}/`);
   expect(kept.filter((k) => k.endsWith('.pvec'))).toHaveLength(1);
-  expect(kept.filter((k) => /\/page-\d{5}\.json$/.test(k))).toHaveLength(data.pages);
+  const blocks = Math.ceil(data.pages / 32); // page texts, 32 pages an object
+  expect(kept.filter((k) => /\/text-pages-\d{5}\.json$/.test(k))).toHaveLength(blocks);
   expect(kept.filter((k) => k.endsWith('/source.pdf'))).toHaveLength(1);
-  expect(kept).toHaveLength(data.pages + 2);
+  expect(kept).toHaveLength(blocks + 2);
 
   // A known sentence of page 217 is found, on page 217.
   const retrieveSources = retrieverFor(app.config, createDocumentClient(app.config), createS3Client(app.config));
