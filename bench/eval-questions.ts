@@ -1,7 +1,12 @@
 // The question set of `npm run eval`: questions about the repository's fixture PDFs, worded as
 // a reader would ask them (not copied from the text), each with the pages that answer it.
 // `before` holds the earlier user turns of a conversation: the last question is a follow-up that
-// names nothing new, and it is the one measured.
+// names nothing new, and it is the one measured. The documents are in bench/lib/eval-documents.ts.
+
+import { tableRow } from '../test/helpers/make-pdf.ts';
+import { TABLE } from './lib/eval-documents.ts';
+
+export { EVAL_DOCUMENTS } from './lib/eval-documents.ts';
 
 export interface EvalQuestion {
   id: string;
@@ -13,16 +18,19 @@ export interface EvalQuestion {
   before?: string[];
 }
 
-/** Every question's chat holds all of these documents (the others are distractors). */
-export const EVAL_DOCUMENTS = ['tracemonkey.pdf', 'hello-world.pdf'];
+const inFile =
+  (file: string) =>
+  (id: string, question: string, pages: number[], before?: string[]): EvalQuestion => {
+    const q: EvalQuestion = { id, file, question, pages };
+    if (before) q.before = before;
+    return q;
+  };
+const table = inFile('rainfall-report.pdf');
+/** The made-up name of the table's row `i`. */
+const station = (i: number) => tableRow(i)[0]!;
+const scan = inFile('westmere-scan.pdf');
 
-const tm = (id: string, question: string, pages: number[], before?: string[]): EvalQuestion => ({
-  id,
-  file: 'tracemonkey.pdf',
-  question,
-  pages,
-  ...(before && { before }),
-});
+const tm = inFile('tracemonkey.pdf');
 
 export const EVAL_QUESTIONS: EvalQuestion[] = [
   tm('authors', 'Who is the author?', [1]),
@@ -77,4 +85,17 @@ export const EVAL_QUESTIONS: EvalQuestion[] = [
     [4],
     ['Walk me through the sieve of Eratosthenes example.'],
   ),
+  // A table over two pages (test/helpers/make-pdf.ts makeTablePdf): a question about a cell names its row's station.
+  table('table-elevation', `How high up is the ${station(3)} station?`, [TABLE.rowPages[3]!]),
+  table('table-rainfall', `How much rain falls at ${station(20)}?`, [TABLE.rowPages[20]!]),
+  table('table-season', `In which season is ${station(34)} wettest?`, [TABLE.rowPages[34]!]),
+  table('table-rain-late', `What rainfall was measured at ${station(45)}?`, [TABLE.rowPages[45]!]),
+  table('table-two-cells', `What is the elevation of ${station(58)}, and when is it wettest?`, [TABLE.rowPages[58]!]),
+  table('table-columns', 'What does the table of stations list for each of them?', [1]),
+  // A scan with no text layer: read by OCR.
+  scan('scan-keeper', 'Who looks after the lighthouse, and for how long?', [3]),
+  scan('scan-market', 'On which days can I buy bread at the market?', [2]),
+  scan('scan-storms', 'When do the storms come, and where do the ships shelter?', [4]),
+  scan('scan-council', 'Where does the town council meet?', [5]),
+  scan('scan-fleet', 'When does the fishing fleet go out?', [1]),
 ];

@@ -8,8 +8,8 @@ import { performance } from 'node:perf_hooks';
 import { projectRoot, startLocalRuntime } from '../infra/local/runtime.ts';
 import { signLocalIdToken } from '../infra/local/local-idp.ts';
 import { mapLimit } from '#shared/dynamo.ts';
-import { fixturePdf } from '../test/helpers/make-pdf.ts';
 import { EVAL_DOCUMENTS, EVAL_QUESTIONS, type EvalQuestion } from './eval-questions.ts';
+import { accurate, type Box, coverage, PdfLayout } from './lib/glyph-boxes.ts';
 import { keepAliveAgent, request } from './lib/http.ts';
 import { renderTable } from './lib/report.ts';
 import { startEmulatorsProcess } from './lib/service.ts';
@@ -24,6 +24,12 @@ import { startEmulatorsProcess } from './lib/service.ts';
 //   MRR        mean of 1 / rank of the first source on an answering page (0 when none)
 //   cited      share of questions where a source the reply cites is on an answering page
 //   markers    share of the reply's [n] markers that point at a source on an answering page
+//   page accuracy  share of the cited sources whose page is an answering page
+//   verified   share of the sources whose quote the service verified on its page (`verified`)
+//   box accuracy   share of the sources whose `boxes` cover every glyph of their quote and are
+//              at most 3 × the area of its lines; the glyphs are the eval's own ground truth
+//              from pdf.js's text items of the page (bench/lib/glyph-boxes.ts), over the sources whose quote
+//              it finds there (for the scan: the text PDF it was drawn from)
 // Results go to bench/results/eval-<label>.json (default label: latest).
 
 const K = Number(process.env.RETRIEVAL_K ?? 8);
@@ -34,7 +40,10 @@ const CONCURRENCY = 4;
 interface SourceOut {
   fileName?: string;
   page: number;
+  quote: string;
   cited?: boolean;
+  verified?: boolean;
+  boxes?: Box[];
 }
 
 interface Outcome {
@@ -47,6 +56,18 @@ interface Outcome {
   citedHit: boolean | undefined;
   markers: number;
   markersOnAnswer: number;
+  /** Sources the reply cites, and those of them on an answering page. */
+  cited: number;
+  citedOnAnswer: number;
+  sources: number;
+  verified: number;
+  /** Sources whose quote the eval found on their page's text items, and those of them boxed accurately. */
+  boxTruths: number;
+  boxesAccurate: number;
+  /** Each source: verified (v), boxes accurate (b), no ground truth (–). */
+  sourceChecks: string[];
+  /** The sources whose boxes were not accurate, with how far off they were. */
+  boxMisses: { source: string; quote: string; covered: number; areaRatio: number }[];
 }
 
 /** One retry when a kept-alive connection was closed under us (ECONNRESET), as a browser would. */
@@ -98,6 +119,7 @@ async function main() {
     },
   });
   const agent = keepAliveAgent();
+  const layouts = new Map<string, PdfLayout>(); // each document's glyphs, for the box ground truth
   const api = async (method: string, path: string, token?: string, body?: unknown) => {
     const headers: Record<string, string> = {};
     if (token) headers.authorization = `Bearer ${token}`;
@@ -123,8 +145,10 @@ async function main() {
 
     // Ingest each document once; each question's chat attaches the completed files.
     const files: { fileId: string; fileName: string; downloadUrl: string }[] = [];
-    for (const fileName of EVAL_DOCUMENTS) {
-      const bytes = await fixturePdf(fileName);
+    for (const document of EVAL_DOCUMENTS) {
+      const { fileName } = document;
+      const bytes = await document.pdf();
+      layouts.set(fileName, new PdfLayout(await document.layout()));
       const upload = (
         await api('POST', '/upload', token, { fileName, contentType: 'application/pdf', size: bytes.byteLength })
       ).data;
@@ -151,6 +175,14 @@ async function main() {
       const rank = sources.findIndex(answers);
       const markers = markersOf(data.response);
       const flagged = sources.some((s) => s.cited !== undefined);
+      const cited = sources.filter((s) => s.cited);
+      const checks = await Promise.all(
+        sources.map(async (s) => {
+          const glyphs = await layouts.get(s.fileName ?? '')?.quoteGlyphs(s.page, s.quote);
+          const cover = glyphs && coverage(s.boxes ?? [], glyphs);
+          return { source: s, verified: s.verified === true, cover, boxes: cover ? accurate(cover) : undefined };
+        }),
+      );
       return {
         id: q.id,
         question: q.question,
@@ -161,6 +193,23 @@ async function main() {
         citedHit: flagged ? sources.some((s) => s.cited && answers(s)) : undefined,
         markers: markers.length,
         markersOnAnswer: markers.filter((n) => answers(sources[n - 1])).length,
+        cited: cited.length,
+        citedOnAnswer: cited.filter(answers).length,
+        sources: sources.length,
+        verified: checks.filter((c) => c.verified).length,
+        boxTruths: checks.filter((c) => c.boxes !== undefined).length,
+        boxesAccurate: checks.filter((c) => c.boxes).length,
+        boxMisses: checks
+          .filter((c) => c.boxes === false)
+          .map(({ source, cover }) => ({
+            source: `${source.fileName}:${source.page}`,
+            quote: source.quote,
+            covered: cover!.covered,
+            areaRatio: cover!.areaRatio,
+          })),
+        sourceChecks: checks.map(
+          (c) => `${c.verified ? 'v' : ''}${c.boxes === undefined ? '–' : c.boxes ? 'b' : ''}` || '·',
+        ),
       };
     };
 
@@ -175,6 +224,8 @@ async function main() {
       const mrr = set.reduce((n, o) => n + (o.firstHit ? 1 / o.firstHit : 0), 0) / set.length;
       const flagged = set.filter((o) => o.citedHit !== undefined);
       const markers = set.reduce((n, o) => n + o.markers, 0);
+      const sum = (key: keyof Outcome) => set.reduce((n, o) => n + (o[key] as number), 0);
+      const ratio = (part: keyof Outcome, whole: keyof Outcome) => (sum(whole) ? sum(part) / sum(whole) : Number.NaN);
       return {
         questions: set.length,
         ...recall,
@@ -182,16 +233,34 @@ async function main() {
         'cited on answer': flagged.length ? share(flagged.map((o) => o.citedHit!)) : Number.NaN,
         'markers on answer': markers ? set.reduce((n, o) => n + o.markersOnAnswer, 0) / markers : Number.NaN,
         markers,
+        'page accuracy': ratio('citedOnAnswer', 'cited'),
+        verified: ratio('verified', 'sources'),
+        'box accuracy': ratio('boxesAccurate', 'boxTruths'),
+        cited: sum('cited'),
+        sources: sum('sources'),
+        'boxes checked': sum('boxTruths'),
       };
     };
     const all = figures(outcomes);
     const followUps = figures(outcomes.filter((o) => o.followUp));
     const pct = (v: number | undefined) => (v === undefined || Number.isNaN(v) ? '–' : `${(v * 100).toFixed(1)} %`);
-    const metricNames = [...RECALL_AT.map((k) => `recall@${k}`), 'MRR', 'cited on answer', 'markers on answer'];
+    const metricNames = [
+      ...RECALL_AT.map((k) => `recall@${k}`),
+      'MRR',
+      'cited on answer',
+      'markers on answer',
+      'page accuracy',
+      'verified',
+      'box accuracy',
+    ];
+    const byDocument = EVAL_DOCUMENTS.map(({ fileName }) => ({
+      fileName,
+      figures: figures(outcomes.filter((o) => EVAL_QUESTIONS.find((q) => q.id === o.id)?.file === fileName)),
+    })).filter((d) => d.figures.questions > 0);
     const durationMs = performance.now() - started;
 
     console.log(
-      `\n== eval: ${EVAL_QUESTIONS.length} questions over ${EVAL_DOCUMENTS.join(', ')} (provider ${provider}, k = ${K}, ${(durationMs / 1000).toFixed(1)} s)`,
+      `\n== eval: ${EVAL_QUESTIONS.length} questions over ${EVAL_DOCUMENTS.map((d) => d.fileName).join(', ')} (provider ${provider}, k = ${K}, ${(durationMs / 1000).toFixed(1)} s)`,
     );
     console.log(
       renderTable(
@@ -204,11 +273,34 @@ async function main() {
         (i) => i > 0,
       ),
     );
-    console.log(`markers in replies: ${all.markers}`);
+    console.log(
+      `markers in replies: ${all.markers}; cited sources: ${all.cited}; sources: ${all.sources}, their boxes checked against the eval's glyphs: ${all['boxes checked']}`,
+    );
+    console.log(
+      `\n-- by document (the questions about it)\n${renderTable(
+        ['document', 'questions', 'recall@3', 'page accuracy', 'verified', 'box accuracy', 'boxes checked'],
+        byDocument.map(({ fileName, figures: f }) => [
+          fileName,
+          f.questions,
+          pct((f as any)['recall@3']),
+          pct(f['page accuracy']),
+          pct(f.verified),
+          pct(f['box accuracy']),
+          f['boxes checked'],
+        ]),
+        (i) => i > 0,
+      )}`,
+    );
     console.log(
       `\n-- per question\n${renderTable(
-        ['question', 'answering pages', 'sources (pages, in order)', 'first hit'],
-        outcomes.map((o) => [o.id, o.pages.join(','), o.sourcePages.join(' '), o.firstHit ?? '–']),
+        ['question', 'answering pages', 'sources (pages, in order)', 'first hit', 'checks (v verified, b boxes)'],
+        outcomes.map((o) => [
+          o.id,
+          o.pages.join(','),
+          o.sourcePages.join(' '),
+          o.firstHit ?? '–',
+          o.sourceChecks.join(' '),
+        ]),
       )}`,
     );
 
@@ -224,11 +316,12 @@ async function main() {
     const file = join(dir, `eval-${label.replace(/[^\w.-]/g, '_')}.json`);
     await writeFile(
       file,
-      `${JSON.stringify({ ranAt: new Date().toISOString(), durationMs: Math.round(durationMs), ...(git && { commit: git }), provider, k: K, machine: { node: process.version, cpus: cpus().length }, figures: { all, followUps }, outcomes }, null, 2)}\n`,
+      `${JSON.stringify({ ranAt: new Date().toISOString(), durationMs: Math.round(durationMs), ...(git && { commit: git }), provider, k: K, machine: { node: process.version, cpus: cpus().length }, figures: { all, followUps, byDocument }, outcomes }, null, 2)}\n`,
     );
     console.log(`results: ${file}`);
   } finally {
     agent.destroy();
+    for (const layout of layouts.values()) await layout.close();
     await runtime.stop();
     await emulators.stop();
     await rm(dataDir, { recursive: true, force: true });

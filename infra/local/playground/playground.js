@@ -73,6 +73,7 @@ async function signIn(email, name) {
 
 function signOut(message) {
   stopPolling();
+  closePage();
   token = undefined;
   current = undefined;
   sessionStorage.removeItem('serviceToken');
@@ -128,6 +129,7 @@ async function openChat(chatId) {
     call('GET', `/chat/${chatId}/messages?limit=100`),
   ]);
   stopPolling(); // the chat left behind is not read again; this one starts its own if it needs it
+  if (chatId !== current?.id) closePage();
   current = chat;
   for (const id of ['upload-error', 'prompt-error', 'chat-error']) showError(id, '');
   $('messages').replaceChildren(...messages.map(messageItem));
@@ -397,24 +399,57 @@ async function replying(fn) {
 
 const citeId = (li, n) => `cite-${li.dataset.messageId ?? 'reply'}-${n}`;
 
+/** A quote as compared for duplicates: spacing and case do not make two quotes different. */
+const quoteKey = (s) => JSON.stringify([s.fileId, s.page, s.quote.replace(/\s+/g, ' ').trim().toLowerCase()]);
+
+/**
+ * The sources shown, each once: a quote of the same file and page met again is the first one
+ * (cited when any of its copies is). `shownAs` maps every [n] to the number it is shown under.
+ */
+function distinctSources(sources, isCited) {
+  const shown = [];
+  const shownAs = new Map();
+  const firstByKey = new Map();
+  sources.forEach((s, i) => {
+    const n = i + 1;
+    const key = quoteKey(s);
+    let entry = firstByKey.get(key);
+    if (!entry) {
+      entry = { s, n, cited: false };
+      firstByKey.set(key, entry);
+      shown.push(entry);
+    }
+    entry.cited ||= isCited(s, n);
+    shownAs.set(n, entry);
+  });
+  return { shown, shownAs };
+}
+
 function renderReply(li, text, sources, cited) {
   const isCited = (s, n) => (cited ? cited.has(n) : s.cited === true);
+  const { shown, shownAs } = distinctSources(sources, isCited);
   const body = li.querySelector('.text');
   body.replaceChildren();
   let last = 0;
+  let previous; // the marker just written: "[1][3]" of one quote shows one marker
   for (const m of text.matchAll(/\[(\d+)\]/g)) {
-    const n = Number(m[1]);
-    if (n < 1 || n > sources.length) continue;
-    body.append(text.slice(last, m.index));
-    body.append(el('a', { className: 'marker', href: `#${citeId(li, n)}`, textContent: `[${n}]` }));
+    const entry = shownAs.get(Number(m[1]));
+    if (!entry) continue;
+    const between = text.slice(last, m.index);
+    body.append(between);
     last = m.index + m[0].length;
+    if (entry === previous && between === '') continue;
+    previous = entry;
+    const marker = el('a', { className: 'marker', href: `#${citeId(li, entry.n)}`, textContent: `[${entry.n}]` });
+    // The link also moves to the source in the list; the page opens beside the chat.
+    marker.addEventListener('click', () => showPage(entry.s));
+    body.append(marker);
   }
   body.append(text.slice(last));
 
-  const numbered = sources.map((s, i) => ({ s, n: i + 1 }));
-  const citedOnes = numbered.filter(({ s, n }) => isCited(s, n));
-  const others = numbered.filter(({ s, n }) => !isCited(s, n));
-  const list = (items) => el('ol', { className: 'citations' }, ...items.map(({ s, n }) => citationItem(li, s, n)));
+  const citedOnes = shown.filter((e) => e.cited);
+  const others = shown.filter((e) => !e.cited);
+  const list = (items) => el('ol', { className: 'citations' }, ...items.map((e) => citationItem(li, e)));
   li.querySelector('.sources')?.remove();
   li.append(
     el(
@@ -428,8 +463,11 @@ function renderReply(li, text, sources, cited) {
   );
 }
 
-/** One source: file and page (a link opening the PDF at that page when this browser uploaded it) and its quote. */
-function citationItem(li, s, n) {
+/**
+ * One source: file and page (a link opening the PDF at that page when this browser uploaded it)
+ * and its quote, a button showing the page with the quote highlighted.
+ */
+function citationItem(li, { s, n, cited }) {
   const label = `${s.fileName ?? s.fileId}, page ${s.page}`;
   const link = fileLinks[s.fileId];
   const where = link
@@ -439,11 +477,110 @@ function citationItem(li, s, n) {
     'li',
     { className: 'citation', id: citeId(li, n), value: n },
     where,
+    cited ? el('span', { className: 'badge', textContent: ' cited' }) : undefined,
     s.ocr ? el('span', { className: 'kind', textContent: ' (read by OCR)' }) : undefined,
-    el('div', { className: 'quote', textContent: `“${s.quote}”` }),
+    s.verified === false
+      ? el('span', { className: 'kind', textContent: ' (not found word for word on the page)' })
+      : undefined,
+    el('button', {
+      type: 'button',
+      className: 'quote',
+      title: 'Show the page with this passage highlighted',
+      textContent: `“${s.quote}”`,
+      onclick: () => showPage(s),
+    }),
   );
-  item.dataset.cited = String(s.cited === true);
+  item.dataset.cited = String(cited);
   return item;
+}
+
+// --- the cited page, its passage highlighted ---------------------------------------------------
+
+let pageShown = 0; // counts the pages asked for: an answer arriving after a newer click is dropped
+let pageOpener; // the control that opened the page view: focus goes back to it when it closes
+
+/**
+ * Shows the source's page beside the chat: the page's image (GET …/pages/{page}) with a rectangle
+ * over each of the quote's boxes (fractions of the page, origin top-left, so they scale with the
+ * image), and the page's text around the quote with the quote marked. `data-state` says where it
+ * is: loading, shown (the image has loaded) or failed.
+ */
+async function showPage(s) {
+  const asked = ++pageShown;
+  const view = $('page-view');
+  if (view.hidden) pageOpener = document.activeElement;
+  view.hidden = false;
+  document.body.classList.add('page-open');
+  $('page-view-close').focus({ preventScroll: true });
+  view.dataset.state = 'loading';
+  $('page-view-title').textContent = `${s.fileName ?? 'PDF'}, page ${s.page}`;
+  $('page-view-state').textContent = 'Loading the page…';
+  $('page-frame').replaceChildren();
+  $('page-view-passage').replaceChildren();
+  try {
+    const { data: page } = await call('GET', `/message/pdf/${encodeURIComponent(s.fileId)}/pages/${s.page}`);
+    if (asked !== pageShown) return;
+    const frame = $('page-frame');
+    frame.style.aspectRatio = `${page.width} / ${page.height}`;
+    const image = el('img', { className: 'page-image', alt: `Page ${page.page} of ${s.fileName ?? 'the PDF'}` });
+    const boxes = s.boxes ?? [];
+    const highlights = boxes.map((b) => {
+      const mark = el('div', { className: 'highlight' });
+      Object.assign(mark.style, {
+        left: `${b.x * 100}%`,
+        top: `${b.y * 100}%`,
+        width: `${b.width * 100}%`,
+        height: `${b.height * 100}%`,
+      });
+      return mark;
+    });
+    image.onload = () => {
+      if (asked !== pageShown) return;
+      view.dataset.state = 'shown';
+      $('page-view-state').textContent = boxes.length
+        ? ''
+        : 'The quote could not be placed on this page: it is shown below, without a highlight.';
+    };
+    image.onerror = () => {
+      if (asked !== pageShown) return;
+      view.dataset.state = 'failed';
+      $('page-view-state').textContent = 'The page image could not be loaded.';
+    };
+    frame.replaceChildren(image, ...highlights);
+    image.src = page.imageUrl;
+    $('page-view-passage').replaceChildren(...passageOf(page.text, s));
+    highlights[0]?.scrollIntoView({ block: 'center' });
+  } catch (e) {
+    if (asked !== pageShown) return;
+    view.dataset.state = 'failed';
+    $('page-view-state').textContent = e.message;
+  }
+}
+
+/** The page's text around the quote (its offsets index that text), the quote marked; the bare quote without them. */
+function passageOf(text, s) {
+  const AROUND = 160;
+  if (typeof s.charStart !== 'number' || typeof s.charEnd !== 'number' || s.charEnd > text.length)
+    return [`“${s.quote}”`];
+  const from = Math.max(0, s.charStart - AROUND);
+  const to = Math.min(text.length, s.charEnd + AROUND);
+  return [
+    from > 0 ? '…' : '',
+    text.slice(from, s.charStart),
+    el('mark', { textContent: text.slice(s.charStart, s.charEnd) }),
+    text.slice(s.charEnd, to),
+    to < text.length ? '…' : '',
+  ];
+}
+
+function closePage() {
+  pageShown++;
+  if ($('page-view').hidden) return;
+  $('page-view').hidden = true;
+  document.body.classList.remove('page-open');
+  $('page-frame').replaceChildren();
+  if (pageOpener?.isConnected) pageOpener.focus();
+  pageOpener = undefined;
 }
 
 /** Reads a text/event-stream body as it arrives (fetch + ReadableStream), event by event. */
@@ -884,6 +1021,10 @@ const guard = (errorId, fn) => (event) => {
 };
 $('sign-in-form').onsubmit = guard('sign-in-error', () => signIn($('email').value.trim(), $('name').value.trim()));
 $('sign-out').onclick = () => signOut();
+$('page-view-close').onclick = closePage;
+document.addEventListener('keydown', (event) => {
+  if (event.key === 'Escape' && !$('page-view').hidden) closePage();
+});
 $('copy-token').onclick = async () => {
   await navigator.clipboard?.writeText(token).catch(() => undefined);
   $('copy-token').textContent = 'Copied';
