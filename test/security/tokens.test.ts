@@ -66,6 +66,7 @@ beforeAll(async () => {
       exportId,
       collections: collection.id,
       collectionId: collection.id,
+      page: '1',
     },
   };
 
