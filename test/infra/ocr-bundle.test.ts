@@ -71,6 +71,12 @@ test('the OCR asset reads a scanned page with no network and nothing from the pr
       verdict: { usable: true },
       confidence: expect.any(Number),
       recognised: true,
+      // Where the recognised words are drawn (the OCR engine's word boxes), in the bundle too.
+      layout: {
+        width: expect.any(Number),
+        height: expect.any(Number),
+        spans: expect.arrayContaining([expect.any(Number)]),
+      },
     },
   ]);
   expect(result.ccitt).toEqual([
@@ -80,6 +86,12 @@ test('the OCR asset reads a scanned page with no network and nothing from the pr
       verdict: { usable: true },
       confidence: expect.any(Number),
       recognised: true,
+      // Where the recognised words are drawn (the OCR engine's word boxes), in the bundle too.
+      layout: {
+        width: expect.any(Number),
+        height: expect.any(Number),
+        spans: expect.arrayContaining([expect.any(Number)]),
+      },
     },
   ]);
   expect(result.cmapsDir).toBe(`${join(b!.dir, CMAPS_DIR)}/`);

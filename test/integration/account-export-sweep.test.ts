@@ -36,6 +36,7 @@ test('the periodic data sweep builds the export: GET turns ready, and the ZIP ho
   expect(execFileSync('unzip', ['-Z1', file], { encoding: 'utf8' }).trim().split('\n').sort()).toEqual([
     `chats/${chatId}.json`,
     `chats/${chatId}.md`,
+    'collections.json',
     'files.json',
     'orders.json',
   ]);
