@@ -1,11 +1,15 @@
 import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
   CopyObjectCommand,
+  CreateMultipartUploadCommand,
   DeleteObjectsCommand,
   HeadObjectCommand,
   GetObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   type S3Client,
+  UploadPartCommand,
 } from '@aws-sdk/client-s3';
 
 // Where a file's objects live in the bucket. Everything of a file is under a key that names the
@@ -23,6 +27,9 @@ import {
 //   vectors/<fileId>/<runId>/page-<n>.png   a page's image (drawn on its first request)
 //   vectors/<fileId>/<runId>/source.pdf     the completed run's PDF, kept to draw pages from
 //   exports/<userId>/<exportId>.zip         an account export (POST /me/export), expired after a day
+
+/** Part size of putLarge: above S3's 5 MiB minimum, under the local S3's 11 MiB request limit. */
+const LARGE_PART_BYTES = 8 * 1024 * 1024;
 
 /** The bucket's top-level prefixes: the stack grants each function its own (infra/routes.ts) and expires uploads and work files. */
 export const UPLOADS_PREFIX = 'uploads/';
@@ -121,6 +128,46 @@ export class FileStorage {
 
   async put(key: string, body: Uint8Array | string, contentType: string): Promise<void> {
     await this.s3.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: contentType }));
+  }
+
+  /**
+   * Stores bytes that may be large (a downloaded PDF, up to PDF_MAX_BYTES) in parts of `partBytes`:
+   * no single request carries more than a part (the local S3 refuses bodies over 11 MiB, and a part
+   * that fails is sent again alone). An upload that fails is aborted, leaving no parts behind.
+   */
+  async putLarge(key: string, body: Uint8Array, contentType: string, partBytes = LARGE_PART_BYTES): Promise<void> {
+    if (body.byteLength <= partBytes) return this.put(key, body, contentType);
+    const { UploadId } = await this.s3.send(
+      new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, ContentType: contentType }),
+    );
+    try {
+      const parts: { PartNumber: number; ETag: string | undefined }[] = [];
+      for (let at = 0, n = 1; at < body.byteLength; at += partBytes, n++) {
+        const { ETag } = await this.s3.send(
+          new UploadPartCommand({
+            Bucket: this.bucket,
+            Key: key,
+            UploadId,
+            PartNumber: n,
+            Body: body.subarray(at, at + partBytes),
+          }),
+        );
+        parts.push({ PartNumber: n, ETag });
+      }
+      await this.s3.send(
+        new CompleteMultipartUploadCommand({
+          Bucket: this.bucket,
+          Key: key,
+          UploadId,
+          MultipartUpload: { Parts: parts },
+        }),
+      );
+    } catch (err) {
+      await this.s3
+        .send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId }))
+        .catch(() => undefined);
+      throw err;
+    }
   }
 
   async deleteKeys(keys: string[]): Promise<void> {

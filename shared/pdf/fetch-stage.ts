@@ -42,7 +42,7 @@ export const runFetch = runStage(async (deps, msg: FetchMessage, record, ctx: Fe
   const sha256 = createHash('sha256').update(bytes).digest('hex');
 
   const key = sourceKey(record.id, msg.runId);
-  await deps.storage.put(key, bytes, 'application/pdf');
+  await deps.storage.putLarge(key, bytes, 'application/pdf');
   orStale(
     await deps.files.recordDownload(record.id, msg.runId, { sha256, size: bytes.byteLength }, isoNow(deps.clock)),
   );
