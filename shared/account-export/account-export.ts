@@ -15,7 +15,7 @@ import type { OrderRepository } from '../orders/order-repository.ts';
 import { exportChat, exportedChat, exportedMessage } from '../sharing/export.ts';
 import { userListIds } from '../user-index.ts';
 import type { ExportJob, ExportRepository, ExportStatus } from './export-repository.ts';
-import { MultipartSink } from './multipart-sink.ts';
+import { MultipartSink } from '../files/multipart-sink.ts';
 import { ZipWriter } from './zip-writer.ts';
 
 // POST /me/export and GET /me/export/{exportId}, and the build the sweep runs (docs/DECISIONS.md

@@ -1,16 +1,13 @@
 import {
-  AbortMultipartUploadCommand,
-  CompleteMultipartUploadCommand,
   CopyObjectCommand,
-  CreateMultipartUploadCommand,
   DeleteObjectsCommand,
   HeadObjectCommand,
   GetObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   type S3Client,
-  UploadPartCommand,
 } from '@aws-sdk/client-s3';
+import { MultipartSink, PART_BYTES } from './multipart-sink.ts';
 
 // Where a file's objects live in the bucket. Everything of a file is under a key that names the
 // file, so deleting it is a few prefix deletions:
@@ -27,9 +24,6 @@ import {
 //   vectors/<fileId>/<runId>/page-<n>.png   a page's image (drawn on its first request)
 //   vectors/<fileId>/<runId>/source.pdf     the completed run's PDF, kept to draw pages from
 //   exports/<userId>/<exportId>.zip         an account export (POST /me/export), expired after a day
-
-/** Part size of putLarge: above S3's 5 MiB minimum, under the local S3's 11 MiB request limit. */
-const LARGE_PART_BYTES = 8 * 1024 * 1024;
 
 /** The bucket's top-level prefixes: the stack grants each function its own (infra/routes.ts) and expires uploads and work files. */
 export const UPLOADS_PREFIX = 'uploads/';
@@ -70,6 +64,8 @@ export const PAGES_PER_BLOCK = 32;
 export const pageBlockOf = (page: number) => Math.floor((page - 1) / PAGES_PER_BLOCK);
 export const pageBlockKey = (fileId: string, runId: string, block: number, source: 'text' | 'ocr') =>
   `${keptRunPrefix(fileId, runId)}${source}-pages-${pad(block)}.json`;
+/** Whether a key names a block of page texts (pageBlockKey), text layer's or OCR's. */
+export const isPageBlockKey = (key: string) => /\/(text|ocr)-pages-\d+\.json$/.test(key);
 export const pageImageKey = (fileId: string, runId: string, page: number) =>
   `${keptRunPrefix(fileId, runId)}page-${pad(page)}.png`;
 /** The kept prefix of the run whose vectors these are (a superseded run's, from the record's old vectors key). */
@@ -131,41 +127,19 @@ export class FileStorage {
   }
 
   /**
-   * Stores bytes that may be large (a downloaded PDF, up to PDF_MAX_BYTES) in parts of `partBytes`:
-   * no single request carries more than a part (the local S3 refuses bodies over 11 MiB, and a part
-   * that fails is sent again alone). An upload that fails is aborted, leaving no parts behind.
+   * Stores bytes that may be large (a downloaded PDF, up to PDF_MAX_BYTES) in parts of
+   * multipart-sink.ts: no request carries more than a part (the local S3 refuses bodies over
+   * 11 MiB, and a part that fails is sent again alone). A failed upload is aborted, leaving no parts.
    */
-  async putLarge(key: string, body: Uint8Array, contentType: string, partBytes = LARGE_PART_BYTES): Promise<void> {
-    if (body.byteLength <= partBytes) return this.put(key, body, contentType);
-    const { UploadId } = await this.s3.send(
-      new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, ContentType: contentType }),
-    );
+  async putLarge(key: string, body: Uint8Array, contentType: string): Promise<void> {
+    if (body.byteLength <= PART_BYTES) return this.put(key, body, contentType);
+    const sink = new MultipartSink(this.s3, { bucket: this.bucket, key, contentType });
     try {
-      const parts: { PartNumber: number; ETag: string | undefined }[] = [];
-      for (let at = 0, n = 1; at < body.byteLength; at += partBytes, n++) {
-        const { ETag } = await this.s3.send(
-          new UploadPartCommand({
-            Bucket: this.bucket,
-            Key: key,
-            UploadId,
-            PartNumber: n,
-            Body: body.subarray(at, at + partBytes),
-          }),
-        );
-        parts.push({ PartNumber: n, ETag });
-      }
-      await this.s3.send(
-        new CompleteMultipartUploadCommand({
-          Bucket: this.bucket,
-          Key: key,
-          UploadId,
-          MultipartUpload: { Parts: parts },
-        }),
-      );
+      for (let at = 0; at < body.byteLength; at += PART_BYTES)
+        await sink.write(Buffer.from(body.buffer, body.byteOffset + at, Math.min(PART_BYTES, body.byteLength - at)));
+      await sink.complete();
     } catch (err) {
-      await this.s3
-        .send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId }))
-        .catch(() => undefined);
+      await sink.abort();
       throw err;
     }
   }

@@ -9,7 +9,7 @@ import {
 // An object written in parts as its bytes arrive (an S3 multipart upload): at most one part is
 // buffered, so an object of any size costs PART_BYTES of memory. S3's smallest part (but the last) is 5 MiB.
 
-const PART_BYTES = 5 * 1024 * 1024;
+export const PART_BYTES = 5 * 1024 * 1024;
 
 export class MultipartSink {
   private uploadId: string | undefined;
