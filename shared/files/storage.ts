@@ -65,7 +65,7 @@ export const pageBlockOf = (page: number) => Math.floor((page - 1) / PAGES_PER_B
 export const pageBlockKey = (fileId: string, runId: string, block: number, source: 'text' | 'ocr') =>
   `${keptRunPrefix(fileId, runId)}${source}-pages-${pad(block)}.json`;
 /** Whether a key names a block of page texts (pageBlockKey), text layer's or OCR's. */
-export const isPageBlockKey = (key: string) => /\/(text|ocr)-pages-\d+\.json$/.test(key);
+export const namesPageBlock = (key: string) => /\/(text|ocr)-pages-\d+\.json$/.test(key);
 export const pageImageKey = (fileId: string, runId: string, page: number) =>
   `${keptRunPrefix(fileId, runId)}page-${pad(page)}.png`;
 /** The kept prefix of the run whose vectors these are (a superseded run's, from the record's old vectors key). */

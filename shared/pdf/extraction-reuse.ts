@@ -3,7 +3,7 @@ import type { Chunk } from '../files/chunk-repository.ts';
 import type { ProcessingFile } from '../files/file-repository.ts';
 import { logger } from '../logger.ts';
 import { mapLimit } from '../map-limit.ts';
-import { isPageBlockKey, keptRunPrefix } from '../files/storage.ts';
+import { namesPageBlock, keptRunPrefix } from '../files/storage.ts';
 import { chunkerId } from './chunker.ts';
 import type { ExtractMessage } from './messages.ts';
 import { partWriter } from './part-writer.ts';
@@ -70,6 +70,6 @@ async function copyPageTexts(
 ): Promise<void> {
   const from = keptRunPrefix(earlier.id, earlier.runId);
   const to = keptRunPrefix(fileId, runId);
-  const keys = (await deps.storage.listKeys(from)).filter(isPageBlockKey);
+  const keys = (await deps.storage.listKeys(from)).filter(namesPageBlock);
   await mapLimit(keys, 8, (key) => deps.storage.copy(key, `${to}${key.slice(from.length)}`));
 }
