@@ -86,14 +86,15 @@ export const pipelineStages = {
   'pdf-extract': {
     queue: 'pdf-extract',
     batchSize: 1,
-    maxConcurrency: 4,
+    // A 2,000-page document is read in 8 ranges at once (PDF_EXTRACT_PAGES_PER_RANGE 256).
+    maxConcurrency: 8,
     timeoutSeconds: 300,
     memoryMb: 1536,
     maxReceiveCount: 5,
     access: {
       table: 'readwrite',
       bucket: { read: ['work/'], write: ['work/', 'vectors/'] },
-      sendTo: ['pdf-ocr', 'pdf-embed', 'pdf-fetch'],
+      sendTo: ['pdf-extract', 'pdf-ocr', 'pdf-embed', 'pdf-fetch'],
       vectors: ['write'],
     },
   },

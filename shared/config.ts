@@ -128,6 +128,9 @@ export const configSchema = z.object({
   // PDF ingestion.
   PDF_MAX_BYTES: z._default(int(1024, 500 * 1024 * 1024), 25 * 1024 * 1024),
   PDF_MAX_PAGES: z._default(int(1, 100_000), 2_000),
+  // A document longer than this is read in ranges of this many pages, each its own pdf-extract
+  // message (a multiple of 32: the blocks page texts are kept in).
+  PDF_EXTRACT_PAGES_PER_RANGE: z._default(int(32, 100_000).check(z.multipleOf(32)), 256),
   PDF_SYNC_WAIT_MS: z._default(int(0, 60_000), 20_000),
   PDF_FETCH_TIMEOUT_MS: z._default(int(100, 15 * 60 * 1000), 60_000),
   PDF_ALLOW_LOOPBACK: z._default(bool, false),

@@ -77,6 +77,10 @@ export interface RunProgress {
   /** Chunks and parts pdf-extract made from text layers (OCR chunks and parts are numbered after them). */
   extractChunks?: number;
   extractParts?: number;
+  /** A document read in ranges of pages (PDF_EXTRACT_PAGES_PER_RANGE): their count, and those read (each once). */
+  extractRangesTotal?: number;
+  extractRangesDone?: number;
+  doneExtractRanges?: Set<number>;
   extractedAt?: string;
   // pdf-ocr: its ranges (messages) and how many are done, the pages to recognise and recognised
   // so far (live progress), then the pages it read
@@ -178,6 +182,9 @@ const FIELDS = [
   'garbledPages',
   'extractChunks',
   'extractParts',
+  'extractRangesTotal',
+  'extractRangesDone',
+  'doneExtractRanges',
   'extractedAt',
   'ocrRangesTotal',
   'ocrRangesDone',
@@ -224,6 +231,9 @@ const RUN_PROGRESS_RESET = [
   'doneOcrRanges',
   'extractChunks',
   'extractParts',
+  'extractRangesTotal',
+  'extractRangesDone',
+  'doneExtractRanges',
   'garbledPages',
   'pagesDone',
   'pagesTotal',
@@ -286,6 +296,12 @@ type Extraction =
       ocrRangesTotal: number;
       ocrPagesTotal: number;
     };
+
+/** Where each stage counts its ranges: ranges done, pages done, the set of ranges counted. */
+const RANGE_FIELDS = {
+  extract: { done: 'extractRangesDone', pages: 'pagesDone', ranges: 'doneExtractRanges' },
+  ocr: { done: 'ocrRangesDone', pages: 'ocrPagesDone', ranges: 'doneOcrRanges' },
+} as const satisfies Record<string, Record<string, keyof RunProgress>>;
 
 /** What pdf-ocr added once its last range is done: the run goes on to embedding. */
 interface OcrOutcome {
@@ -420,6 +436,22 @@ export class FileRepository extends Repository {
     return this.updateRun(id, runId, { ...p, updatedAt: now });
   }
 
+  /** pdf-extract found a document to read in ranges: their count and its pages (none read yet). */
+  recordExtractRanges(
+    id: string,
+    runId: string,
+    r: { rangesTotal: number; pagesTotal: number },
+    now: string,
+  ): Promise<ProcessingFile | undefined> {
+    return this.updateRun(id, runId, {
+      extractRangesTotal: r.rangesTotal,
+      extractRangesDone: 0,
+      pagesTotal: r.pagesTotal,
+      pagesDone: 0,
+      updatedAt: now,
+    });
+  }
+
   /** pdf-extract read the document: what its text layers gave, and the stage the run goes to. */
   recordExtraction(
     id: string,
@@ -491,15 +523,17 @@ export class FileRepository extends Repository {
   }
 
   /**
-   * Counts one OCR range and its pages, once (like markPartDone: a set of range numbers, refused
-   * when the range is in it). Undefined when refused (counted before, or the run is no longer current).
+   * Counts one range of pdf-extract's or pdf-ocr's and its pages, once (like markPartDone: a set
+   * of range numbers, refused when the range is in it). Undefined when refused (counted before,
+   * or the run is no longer current).
    */
-  async markOcrRangeDone(
+  async markRangeDone(
     id: string,
     runId: string,
-    { range, pages }: { range: number; pages: number },
+    { stage, range, pages }: { stage: 'extract' | 'ocr'; range: number; pages: number },
     now: string,
   ): Promise<ProcessingFile | undefined> {
+    const fields = RANGE_FIELDS[stage];
     const updated = await updateIf(this.db, {
       TableName: this.table,
       Key: fileKey(id),
@@ -508,9 +542,9 @@ export class FileRepository extends Repository {
         {
           UpdateExpression: 'ADD #done :one, #pages :pages, #ranges :range SET #updatedAt = :now',
           ExpressionAttributeNames: {
-            '#done': 'ocrRangesDone',
-            '#pages': 'ocrPagesDone',
-            '#ranges': 'doneOcrRanges',
+            '#done': fields.done,
+            '#pages': fields.pages,
+            '#ranges': fields.ranges,
             '#updatedAt': 'updatedAt',
           },
           ExpressionAttributeValues: {

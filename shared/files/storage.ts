@@ -46,6 +46,9 @@ export const partKey = (fileId: string, runId: string, part: number) =>
   `${runWorkPrefix(fileId, runId)}part-${pad(part)}.json`;
 export const partVectorsKey = (fileId: string, runId: string, part: number) =>
   `${runWorkPrefix(fileId, runId)}part-${pad(part)}.vec`;
+/** What pdf-extract read in one range of a large document's pages (its chunks, its unusable pages). */
+export const extractRangeKey = (fileId: string, runId: string, range: number) =>
+  `${runWorkPrefix(fileId, runId)}extract-${pad(range)}.json`;
 /** The text pdf-ocr recognised in one range of pages (a message's worth). */
 export const ocrResultKey = (fileId: string, runId: string, range: number) =>
   `${runWorkPrefix(fileId, runId)}ocr-${pad(range)}.json`;

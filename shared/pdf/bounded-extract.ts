@@ -1,7 +1,7 @@
 import type { PageLayout } from './positions.ts';
 import { runBoundedChild, type ChildLimits } from './bounded-child.ts';
 import type { ContentLimits } from './content-budget.ts';
-import type { ExtractResult } from './extract.ts';
+import type { ExtractResult, PageRange } from './extract.ts';
 import type { TextVerdict } from './text-quality.ts';
 import type { PageBlock } from './layout/page-layout.ts';
 
@@ -17,6 +17,8 @@ export interface ExtractLimits extends ChildLimits {
 
 interface BoundedExtractOptions {
   maxPages: number;
+  /** Read only these pages; all when absent. */
+  range?: PageRange;
   limits: ExtractLimits;
   /** Called with each page's normalised text ('' when unusable), its quality verdict, where it is drawn and its headings and tables if any, in page order (awaited, one at a time). */
   onPage: (
@@ -51,7 +53,7 @@ export async function extractTextBounded(
   let pages: Promise<void> = Promise.resolve();
   let peak: number | undefined;
   const result = await runBoundedChild<ExtractResult>(
-    { kind: 'extract', data, maxPages: options.maxPages, content: limits.content },
+    { kind: 'extract', data, maxPages: options.maxPages, range: options.range, content: limits.content },
     {
       limits,
       task: { verb: 'reading', name: 'the text extraction' },

@@ -1,5 +1,5 @@
 import { checkContentBudget, checkImageBudget, type ContentLimits } from './content-budget.ts';
-import { extractText, loadPdfjs, type ExtractResult } from './extract.ts';
+import { extractText, loadPdfjs, type ExtractResult, type PageRange } from './extract.ts';
 import { PermanentFailure, type FailureReason } from '../files/failures.ts';
 import type { TextVerdict } from './text-quality.ts';
 import type { PageBlock } from './layout/page-layout.ts';
@@ -20,6 +20,8 @@ interface ExtractJob {
   kind: 'extract';
   data: Uint8Array;
   maxPages: number;
+  /** Only these pages (a range of a large document's fan-out); all when absent. */
+  range?: PageRange;
   content: ContentLimits;
 }
 
@@ -58,6 +60,7 @@ async function extract(data: Uint8Array, job: ExtractJob): Promise<void> {
   checkContentBudget(data, job.content);
   const result = await extractText(data, {
     maxPages: job.maxPages,
+    range: job.range,
     onDocument: (pages) => send({ type: 'ready', pages }),
     onPage: (page, text, verdict, layout, blocks) => send({ type: 'page', page, text, verdict, layout, blocks }),
   });

@@ -1,8 +1,14 @@
 import { extractTextBounded, type ExtractLimits } from './bounded-extract.ts';
-import type { ExtractMessage } from './messages.ts';
+import type { PageRange } from './extract.ts';
+import type { FileRecord, ProcessingFile } from '../files/file-repository.ts';
+import { PermanentFailure } from '../files/failures.ts';
+import { extractRangeKey } from '../files/storage.ts';
+import type { PageBlock } from './layout/page-layout.ts';
+import { extractRangeResultSchema, type ExtractMessage, type ExtractRangeResult } from './messages.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
+import type { PageLayout } from './positions.ts';
 import { orStale, runStage } from './current-run.ts';
-import { partWriter } from './part-writer.ts';
+import { chunkCollector, partWriter } from './part-writer.ts';
 import { reuseExtraction } from './extraction-reuse.ts';
 import { noUsableText } from './text-quality.ts';
 import { isoNow } from '../clock.ts';
@@ -12,7 +18,8 @@ import { isoNow } from '../clock.ts';
 // embedding overlaps with extraction. Pages without usable text go to pdf-ocr in ranges (when
 // OCR is on, up to OCR_MAX_PAGES): then the part count is left for pdf-ocr to record, once the
 // recognised text is chunked too; otherwise it is recorded here, and the file completes when
-// every part is embedded.
+// every part is embedded. A long document is read in ranges of pages by several invocations at
+// once, like OCR: each keeps its range's chunks, and the last to finish numbers them into parts.
 
 interface ExtractContext {
   /** Milliseconds left before the function times out. */
@@ -52,55 +59,224 @@ export function extractLimits(c: PipelineDeps['config'], ctx: ExtractContext = {
   };
 }
 
+/** True when every range of a document read in ranges is read and their chunks are not yet gathered. */
+const readyToGather = (r: FileRecord | undefined, runId: string): r is ProcessingFile =>
+  !!r &&
+  r.status === 'processing' &&
+  r.runId === runId &&
+  r.stage === 'extract' &&
+  r.extractRangesTotal !== undefined &&
+  (r.extractRangesDone ?? 0) >= r.extractRangesTotal;
+
+/** What the text layers of the document (or of its ranges, added up) gave. */
+interface TextLayers {
+  pages: number;
+  textPages: number;
+  failedPages: number;
+  /** Pages without usable text, in page order; `garbled` of them had text that was not usable. */
+  unusable: number[];
+  garbled: number;
+}
+
 /**
  * Steps: an earlier file of the same bytes and chunker gives its chunks (extraction-reuse.ts) →
  * or read the PDF → extract page by page in a bounded child process (TOO_COMPLEX past a
  * limit), chunking as pages arrive; each full part: write its file, queue it → record pages,
  * chunks, parts (the runner completes the file if every part is already embedded), or queue the
- * pages without usable text to pdf-ocr.
+ * pages without usable text to pdf-ocr. A document longer than PDF_EXTRACT_PAGES_PER_RANGE is
+ * read in ranges (docs/DECISIONS.md "Extraction in ranges of pages"): this message reads the
+ * first and sends the others; the range read last gathers them.
  */
 export const runExtract = runStage(async (deps, msg: ExtractMessage, record, ctx: ExtractContext) => {
+  const rangeIndex = msg.range?.index ?? 0;
+  if (record.doneExtractRanges?.has(rangeIndex))
+    return readyToGather(record, msg.runId) ? gatherRanges(deps, msg, record) : undefined;
+  if (msg.range) return extractRange(deps, msg, msg.range, ctx);
+
   const reused = await reuseExtraction(deps, msg, record);
   if (reused !== 'none') return orStale(reused.record);
   const config = deps.config;
   const bytes = await deps.storage.get(msg.key);
-  const parts = partWriter(deps, msg);
+  const perRange = config.PDF_EXTRACT_PAGES_PER_RANGE;
 
   // Progress for GET /message/pdf/{fileId}: the page count once, then pages done at most once a
   // second (a conditional write of the current run; a superseded run's write changes nothing).
+  // A document read in ranges counts its pages a range at a time instead.
   let progressAt = Date.now();
   const progress = (p: { pagesTotal?: number; pagesDone: number }) =>
     deps.files.recordPageProgress(record.id, msg.runId, p, isoNow(deps.clock));
+  let writer: ReturnType<typeof partWriter> | ReturnType<typeof chunkCollector> = partWriter(deps, msg);
+  let inRanges = false;
+  const layers = await readTextLayers(
+    bytes,
+    config,
+    ctx,
+    { first: 1, last: perRange },
+    {
+      onDocument: async (pages) => {
+        if (pages <= perRange) return void (await progress({ pagesTotal: pages, pagesDone: 0 }));
+        inRanges = true;
+        writer = chunkCollector(deps, msg);
+        const ranges: ExtractMessage[] = [];
+        for (let first = perRange + 1, index = 1; first <= pages; first += perRange, index++)
+          ranges.push({ ...msg, range: { index, first, last: Math.min(first + perRange - 1, pages) } });
+        orStale(
+          await deps.files.recordExtractRanges(
+            record.id,
+            msg.runId,
+            { rangesTotal: ranges.length + 1, pagesTotal: pages },
+            isoNow(deps.clock),
+          ),
+        );
+        await deps.queues.send('pdf-extract', ranges);
+      },
+      onPage: async (page, text, layout, blocks) => {
+        writer.page(page, text, layout, blocks);
+        if (inRanges || Date.now() - progressAt < PROGRESS_EVERY_MS) return;
+        progressAt = Date.now();
+        await progress({ pagesDone: page });
+      },
+    },
+  );
+  if (!('chunks' in writer)) return finishRange(deps, msg, 0, { first: 1, last: perRange }, layers, writer);
+  return routeExtraction(deps, msg, layers, await writer.finish());
+});
+
+/** The pages of one range (not the first) of a large document: read, kept, counted. */
+async function extractRange(
+  deps: PipelineDeps,
+  msg: ExtractMessage,
+  range: PageRange & { index: number },
+  ctx: ExtractContext,
+): Promise<FileRecord | undefined> {
+  const bytes = await deps.storage.get(msg.key);
+  const collector = chunkCollector(deps, msg);
+  const layers = await readTextLayers(bytes, deps.config, ctx, range, {
+    onPage: (page, text, layout, blocks) => collector.page(page, text, layout, blocks),
+  });
+  return finishRange(deps, msg, range.index, range, layers, collector);
+}
+
+/**
+ * Reads the text layers of `range` in the bounded child: usable pages go to `onPage`, the others
+ * are noted for OCR.
+ */
+async function readTextLayers(
+  bytes: Uint8Array,
+  config: PipelineDeps['config'],
+  ctx: ExtractContext,
+  range: PageRange,
+  on: {
+    onDocument?: (pages: number) => Promise<void>;
+    onPage: (page: number, text: string, layout?: PageLayout, blocks?: PageBlock[]) => void | Promise<void>;
+  },
+): Promise<TextLayers> {
   const unusable: number[] = [];
   let garbled = 0;
   const result = await extractTextBounded(bytes, {
     maxPages: config.PDF_MAX_PAGES,
+    range,
     limits: extractLimits(config, ctx),
-    onDocument: async (pages) => void (await progress({ pagesTotal: pages, pagesDone: 0 })),
+    onDocument: on.onDocument,
     onPage: async (page, text, verdict, layout, blocks) => {
-      if (verdict.usable) parts.page(page, text, layout, blocks);
+      if (verdict.usable) await on.onPage(page, text, layout, blocks);
       else {
         unusable.push(page);
         if (verdict.reason !== 'empty') garbled++;
       }
-      if (Date.now() - progressAt < PROGRESS_EVERY_MS) return;
-      progressAt = Date.now();
-      await progress({ pagesDone: page });
     },
   });
-  const { chunks, parts: partsWritten } = await parts.finish();
+  return { pages: result.pages, textPages: result.textPages, failedPages: result.failedPages, unusable, garbled };
+}
 
-  const toOcr = config.OCR_ENABLED ? unusable.slice(0, config.OCR_MAX_PAGES) : [];
-  const unreadable = unusable.length - toOcr.length + result.failedPages;
-  const read = { pages: result.pages, textPages: result.textPages, unreadablePages: unreadable, chunks };
+/** Writes what one range read, counts the range once, and gathers the ranges when it was the last. */
+async function finishRange(
+  deps: PipelineDeps,
+  msg: ExtractMessage,
+  index: number,
+  range: PageRange,
+  layers: TextLayers,
+  collector: ReturnType<typeof chunkCollector>,
+): Promise<FileRecord | undefined> {
+  const result: ExtractRangeResult = {
+    range: index,
+    textPages: layers.textPages,
+    failedPages: layers.failedPages,
+    unusable: layers.unusable,
+    garbled: layers.garbled,
+    chunks: await collector.finish(),
+  };
+  await deps.storage.put(extractRangeKey(msg.fileId, msg.runId, index), JSON.stringify(result), 'application/json');
+  const pages = Math.min(range.last, layers.pages) - range.first + 1;
+  // Refused: counted before, or the run ended meanwhile (then the runner cleans up).
+  const updated =
+    (await deps.files.markRangeDone(
+      msg.fileId,
+      msg.runId,
+      { stage: 'extract', range: index, pages },
+      isoNow(deps.clock),
+    )) ?? (await deps.files.get(msg.fileId));
+  return readyToGather(updated, msg.runId) ? gatherRanges(deps, msg, updated) : updated;
+}
+
+/**
+ * Steps: each range's result in page order (one in memory at a time) → its chunks numbered after
+ * the ranges before and planned into parts, written and queued → the text layers added up → on as
+ * for a document read whole. Deterministic, so a second gathering (a redelivery) writes the same
+ * parts and the embed stage counts each once.
+ */
+async function gatherRanges(
+  deps: PipelineDeps,
+  msg: ExtractMessage,
+  record: ProcessingFile,
+): Promise<ProcessingFile | undefined> {
+  const parts = partWriter(deps, msg);
+  const layers: TextLayers = { pages: record.pagesTotal ?? 0, textPages: 0, failedPages: 0, unusable: [], garbled: 0 };
+  let chunks = 0;
+  for (let range = 0; range < (record.extractRangesTotal ?? 0); range++) {
+    const stored = await deps.storage.get(extractRangeKey(record.id, record.runId, range));
+    const result = extractRangeResultSchema.parse(JSON.parse(Buffer.from(stored).toString('utf8')));
+    parts.chunks(result.chunks.map((chunk) => ({ ...chunk, index: chunks + chunk.index })));
+    chunks += result.chunks.length;
+    layers.textPages += result.textPages;
+    layers.failedPages += result.failedPages;
+    layers.unusable.push(...result.unusable);
+    layers.garbled += result.garbled;
+  }
+  if (layers.failedPages === layers.pages)
+    throw new PermanentFailure('NOT_PDF', 'The file is damaged: no page could be read');
+  return routeExtraction(deps, msg, layers, await parts.finish());
+}
+
+/**
+ * Where a run goes once its text layers are read and chunked: on to embedding (every page had
+ * text, or OCR is off: the part count recorded, the file completes when every part is embedded),
+ * or to pdf-ocr in ranges of pages (when OCR is on, up to OCR_MAX_PAGES: the last range records
+ * the part count, once the recognised text is chunked too).
+ */
+async function routeExtraction(
+  deps: PipelineDeps,
+  msg: ExtractMessage,
+  layers: TextLayers,
+  written: { chunks: number; parts: number },
+): Promise<ProcessingFile> {
+  const config = deps.config;
+  const toOcr = config.OCR_ENABLED ? layers.unusable.slice(0, config.OCR_MAX_PAGES) : [];
+  const unreadable = layers.unusable.length - toOcr.length + layers.failedPages;
+  const read = {
+    pages: layers.pages,
+    textPages: layers.textPages,
+    unreadablePages: unreadable,
+    chunks: written.chunks,
+  };
   const now = isoNow(deps.clock);
   if (!toOcr.length) {
-    if (result.textPages === 0) throw noUsableText(garbled, config.OCR_ENABLED);
+    if (layers.textPages === 0) throw noUsableText(layers.garbled, config.OCR_ENABLED);
     return orStale(
       await deps.files.recordExtraction(
-        record.id,
+        msg.fileId,
         msg.runId,
-        { next: 'embed', ...read, partsTotal: partsWritten },
+        { next: 'embed', ...read, partsTotal: written.parts },
         now,
       ),
     );
@@ -110,15 +286,15 @@ export const runExtract = runStage(async (deps, msg: ExtractMessage, record, ctx
   const ranges: number[][] = [];
   for (let i = 0; i < toOcr.length; i += config.OCR_PAGES_PER_MESSAGE)
     ranges.push(toOcr.slice(i, i + config.OCR_PAGES_PER_MESSAGE));
-  orStale(
+  const recorded = orStale(
     await deps.files.recordExtraction(
-      record.id,
+      msg.fileId,
       msg.runId,
       {
         next: 'ocr',
         ...read,
-        garbledPages: garbled,
-        extractParts: partsWritten,
+        garbledPages: layers.garbled,
+        extractParts: written.parts,
         ocrRangesTotal: ranges.length,
         ocrPagesTotal: toOcr.length,
       },
@@ -129,4 +305,5 @@ export const runExtract = runStage(async (deps, msg: ExtractMessage, record, ctx
     'pdf-ocr',
     ranges.map((pages, range) => ({ fileId: msg.fileId, runId: msg.runId, key: msg.key, range, pages })),
   );
-});
+  return recorded;
+}

@@ -67,8 +67,16 @@ export function standardFontsDir(): string {
   return fontsDir;
 }
 
+/** A stretch of the document's pages, first and last included (1-based). */
+export interface PageRange {
+  first: number;
+  last: number;
+}
+
 interface ExtractOptions {
   maxPages: number;
+  /** Read only these pages (past the end: up to the last); every page when absent. */
+  range?: PageRange;
   /**
    * Called with each page's normalised text ('' when unusable), the quality verdict on it, where
    * the text is drawn (positions.ts) and its headings and tables if any, in page order (awaited).
@@ -87,6 +95,7 @@ interface ExtractOptions {
 }
 
 export interface ExtractResult {
+  /** The document's page count (all of it, whatever range was read). */
   pages: number;
   /** Pages with usable text (text-quality.ts). */
   textPages: number;
@@ -135,7 +144,9 @@ export async function extractText(data: Uint8Array, options: ExtractOptions): Pr
     await options.onDocument?.(doc.numPages);
     let textPages = 0;
     let failedPages = 0;
-    for (let n = 1; n <= doc.numPages; n++) {
+    const first = options.range?.first ?? 1;
+    const last = Math.min(options.range?.last ?? doc.numPages, doc.numPages);
+    for (let n = first; n <= last; n++) {
       const stop = options.shouldStop?.();
       if (stop) throw stop;
       let read: ReturnType<typeof readPageText>;
@@ -163,6 +174,7 @@ export async function extractText(data: Uint8Array, options: ExtractOptions): Pr
       if (read.verdict.usable) textPages++;
       await options.onPage(n, read.text, read.verdict, layout, read.blocks);
     }
+    // A range's unreadable pages are counted by whoever gathers the ranges.
     if (failedPages === doc.numPages)
       throw new PermanentFailure('NOT_PDF', 'The file is damaged: no page could be read');
     return { pages: doc.numPages, textPages, failedPages };

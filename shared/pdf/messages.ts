@@ -8,7 +8,18 @@ const int0 = () => z.number().check(z.int(), z.gte(0));
 const s3KeySchema = z.string().check(z.minLength(1), z.maxLength(1024));
 
 export const fetchMessageSchema = z.strictObject({ fileId: cuidSchema, runId: cuidSchema });
-export const extractMessageSchema = z.strictObject({ fileId: cuidSchema, runId: cuidSchema, key: s3KeySchema });
+const page = () => z.number().check(z.int(), z.gte(1));
+
+export const extractMessageSchema = z.strictObject({
+  fileId: cuidSchema,
+  runId: cuidSchema,
+  key: s3KeySchema,
+  /**
+   * One range of a large document's pages (1 and up; the first message reads range 0 and sends
+   * the others). Absent: the first message.
+   */
+  range: z.optional(z.strictObject({ index: z.number().check(z.int(), z.gte(1)), first: page(), last: page() })),
+});
 export const embedMessageSchema = z.strictObject({
   fileId: cuidSchema,
   runId: cuidSchema,
@@ -56,6 +67,20 @@ export const partFileSchema = z.object({
   ),
 });
 export type PartFile = z.infer<typeof partFileSchema>;
+
+/** What pdf-extract read in one range of a large document (work/<fileId>/<runId>/extract-<range>.json). */
+export const extractRangeResultSchema = z.object({
+  range: int0(),
+  /** Pages read with usable text, and pages pdf.js could not read. */
+  textPages: int0(),
+  failedPages: int0(),
+  /** Pages without usable text (for OCR), and how many of them had text that was not usable. */
+  unusable: z.array(page()),
+  garbled: int0(),
+  /** The range's chunks, numbered from 0 (the run's last range numbers them after the ranges before). */
+  chunks: partFileSchema.shape.chunks,
+});
+export type ExtractRangeResult = z.infer<typeof extractRangeResultSchema>;
 
 /** What pdf-ocr recognised in one range (work/<fileId>/<runId>/ocr-<range>.json). */
 export const ocrResultSchema = z.object({

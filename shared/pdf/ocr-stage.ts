@@ -105,10 +105,10 @@ export const runOcr = runStage(async (deps, msg: OcrMessage, record, ctx: OcrCon
 
   // Refused: counted before, or the run ended meanwhile (then the runner cleans up).
   const updated =
-    (await deps.files.markOcrRangeDone(
+    (await deps.files.markRangeDone(
       msg.fileId,
       msg.runId,
-      { range: msg.range, pages: msg.pages.length },
+      { stage: 'ocr', range: msg.range, pages: msg.pages.length },
       isoNow(deps.clock),
     )) ?? (await deps.files.get(msg.fileId));
   return readyToFinish(updated, msg.runId) ? finishOcr(deps, updated) : updated;

@@ -18,20 +18,33 @@ import type { StoredPage } from './page-service.ts';
 // page's size), for GET /message/pdf/{fileId}/pages/{page}: the text sources' offsets index.
 // pdf-extract and pdf-ocr keep theirs in objects of their own (each writes whole blocks).
 
-interface PartWriter {
+/** Pages in, chunks out; `finish` writes what is left and waits for every write. */
+interface PageWriter {
   page(page: number, text: string, layout?: PageLayout, blocks?: PageBlock[]): void;
-  /** Chunks made already (an earlier file's of the same bytes), in order. */
+}
+
+interface PartWriter extends PageWriter {
+  /** Chunks made already (an earlier file's of the same bytes, a range of a large document's), in order. */
   chunks(list: Chunk[]): void;
   /** Writes the last part, then waits for every write: a write still in flight after the stage
    * ended would land after the clean-up of a redelivery. */
   finish(): Promise<{ chunks: number; parts: number }>;
 }
 
-export function partWriter(
-  deps: PipelineDeps,
-  run: RunMessage,
-  options: { firstChunk?: number; firstPart?: number; recognised?: boolean } = {},
-): PartWriter {
+interface ChunkCollector extends PageWriter {
+  /** The range's chunks (numbered from 0), once every page text is written. */
+  finish(): Promise<Chunk[]>;
+}
+
+interface PageOptions {
+  /** Index of the first chunk made here (OCR's are numbered after the text layer's). */
+  firstChunk?: number;
+  /** The pages are OCR's (their texts are kept apart, their chunks say so). */
+  recognised?: boolean;
+}
+
+/** Pages → chunks (given to `take` as they are made), each page's text kept in blocks of pages. */
+function pageChunker(deps: PipelineDeps, run: RunMessage, options: PageOptions, take: (list: Chunk[]) => void) {
   const { config } = deps;
   const chunker = new Chunker({
     chunkTokens: config.CHUNK_TOKENS,
@@ -40,6 +53,50 @@ export function partWriter(
     firstIndex: options.firstChunk ?? 0,
   });
   const pending: Promise<void>[] = [];
+  const track = (written: Promise<void>) => {
+    written.catch(() => undefined); // awaited in settle(); never an unhandled rejection meanwhile
+    pending.push(written);
+  };
+  // Page texts go out a block of pages per object (a PUT per page would cost more than the rest of
+  // extraction); pages arrive in ascending order.
+  let block: StoredPage[] = [];
+  let blockNumber = -1;
+  const writeBlock = () => {
+    if (!block.length) return;
+    const key = pageBlockKey(run.fileId, run.runId, blockNumber, options.recognised ? 'ocr' : 'text');
+    track(deps.storage.put(key, JSON.stringify({ pages: block }), 'application/json'));
+    block = [];
+  };
+  return {
+    track,
+    page(page: number, text: string, layout?: PageLayout, blocks?: PageBlock[]) {
+      if (pageBlockOf(page) !== blockNumber) {
+        writeBlock();
+        blockNumber = pageBlockOf(page);
+      }
+      block.push({ page, width: layout?.width ?? 0, height: layout?.height ?? 0, text });
+      take(chunker.push(page, text, blocks, layout));
+    },
+    /** The last page block and chunk out. */
+    end() {
+      writeBlock();
+      take(chunker.finish());
+    },
+    /** Every write awaited (those of `take` too, when tracked). */
+    async settle() {
+      const failed = (await Promise.allSettled(pending)).find((r) => r.status === 'rejected');
+      if (failed) throw failed.reason;
+    },
+  };
+}
+
+export function partWriter(
+  deps: PipelineDeps,
+  run: RunMessage,
+  options: PageOptions & { firstPart?: number } = {},
+): PartWriter {
+  const { config } = deps;
+  let track: (written: Promise<void>) => void = () => undefined;
   const planner = new PartPlanner(
     {
       maxInputs: Math.min(config.EMBEDDING_BATCH_SIZE, config.CHUNKS_PER_PART),
@@ -47,11 +104,7 @@ export function partWriter(
     },
     // The provider splits requests by its own (conservative) estimate: count with it too.
     (chunk) => Math.max(chunk.tokens, estimateTokens(chunk.text)),
-    (part, chunks) => {
-      const written = writePart(deps, run, part, chunks);
-      written.catch(() => undefined); // awaited in finish(); never an unhandled rejection meanwhile
-      pending.push(written);
-    },
+    (part, chunks) => track(writePart(deps, run, part, chunks)),
     options.firstPart ?? 0,
   );
   let chunks = 0;
@@ -62,35 +115,33 @@ export function partWriter(
       );
     chunks += list.length;
   };
-  // Page texts go out a block of pages per object (a PUT per page would cost more than the rest of
-  // extraction); pages arrive in ascending order.
-  let block: StoredPage[] = [];
-  let blockNumber = -1;
-  const writeBlock = () => {
-    if (!block.length) return;
-    const key = pageBlockKey(run.fileId, run.runId, blockNumber, options.recognised ? 'ocr' : 'text');
-    const written = deps.storage.put(key, JSON.stringify({ pages: block }), 'application/json');
-    written.catch(() => undefined); // awaited in finish()
-    pending.push(written);
-    block = [];
-  };
+  const pages = pageChunker(deps, run, options, add);
+  track = pages.track;
   return {
-    page: (page, text, layout, blocks) => {
-      if (pageBlockOf(page) !== blockNumber) {
-        writeBlock();
-        blockNumber = pageBlockOf(page);
-      }
-      block.push({ page, width: layout?.width ?? 0, height: layout?.height ?? 0, text });
-      add(chunker.push(page, text, blocks, layout));
-    },
+    page: pages.page,
     chunks: add,
     async finish() {
-      writeBlock();
-      add(chunker.finish());
+      pages.end();
       planner.flush();
-      const failed = (await Promise.allSettled(pending)).find((r) => r.status === 'rejected');
-      if (failed) throw failed.reason;
+      await pages.settle();
       return { chunks, parts: planner.parts };
+    },
+  };
+}
+
+/**
+ * One range of a large document's pages: its page texts written like partWriter's, its chunks
+ * (numbered from 0) kept for the run's last range to number and plan into parts.
+ */
+export function chunkCollector(deps: PipelineDeps, run: RunMessage): ChunkCollector {
+  const kept: Chunk[] = [];
+  const pages = pageChunker(deps, run, {}, (list) => kept.push(...list));
+  return {
+    page: pages.page,
+    async finish() {
+      pages.end();
+      await pages.settle();
+      return kept;
     },
   };
 }

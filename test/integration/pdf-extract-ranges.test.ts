@@ -1,0 +1,179 @@
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { PDFDocument } from 'pdf-lib';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
+import { ChunkRepository, type ChunkItem } from '#shared/files/chunk-repository.ts';
+import { FileRepository, type CompletedFile } from '#shared/files/file-repository.ts';
+import { startTestApp, type TestApp } from '#test/helpers/app.ts';
+import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
+import { makeScannedPdf } from '#test/helpers/make-script-pdfs.ts';
+import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
+import { until } from '#test/helpers/until.ts';
+
+// A document longer than PDF_EXTRACT_PAGES_PER_RANGE is read in ranges of pages, each its own
+// pdf-extract message: every page is read once, the chunks of all ranges are numbered in page
+// order (0…n-1, as a document read whole), each page's text is kept for the page route, a
+// scanned page in a later range still goes to OCR, and a range delivered twice counts once.
+
+const PER_RANGE = 32;
+const PAGES = 100; // ranges 1–32, 33–64, 65–96, 97–100
+const SCAN_PASSAGE = 'The orchard keeper counts forty quince trees behind the mill.';
+
+let app: TestApp;
+let pdfs: PdfServer;
+let files: FileRepository;
+let chunks: ChunkRepository;
+let sqs: SQSClient;
+
+/** A PDF of text pages with one scanned page (no text layer) at `scanAt`. */
+async function textWithScan(pages: number, scanAt: number): Promise<Uint8Array> {
+  const doc = await PDFDocument.load(await makeTextPdf(pages - 1, 4));
+  const scan = await PDFDocument.load(await makeScannedPdf([SCAN_PASSAGE]));
+  const [page] = await doc.copyPages(scan, [0]);
+  doc.insertPage(scanAt - 1, page!);
+  return doc.save();
+}
+
+beforeAll(async () => {
+  pdfs = await startPdfServer();
+  app = await startTestApp({
+    env: { PDF_EXTRACT_PAGES_PER_RANGE: String(PER_RANGE), OCR_WORKERS: '1', PDF_SYNC_WAIT_MS: '0' },
+  });
+  const { db } = app.clients();
+  files = new FileRepository(db, app.config.TABLE_NAME);
+  chunks = new ChunkRepository(db, app.config.TABLE_NAME);
+  sqs = new SQSClient({
+    region: LOCAL_REGION,
+    credentials: LOCAL_CREDENTIALS,
+    endpoint: app.endpoints.fauxqs,
+  });
+  pdfs.serve('/long.pdf', { body: Buffer.from(await makeTextPdf(PAGES, 4)) });
+  pdfs.serve('/mixed.pdf', { body: Buffer.from(await textWithScan(40, 35)) });
+}, 60_000);
+afterAll(async () => {
+  sqs?.destroy();
+  await app?.stop();
+  await pdfs?.close();
+});
+
+async function submit(token: string, path: string): Promise<string> {
+  const upload = await app.request('POST', '/upload', {
+    token,
+    body: { fileName: path.slice(1), contentType: 'application/pdf', size: 5000 },
+  });
+  const fileId = upload.body.data.fileId as string;
+  const res = await app.request('POST', '/message/pdf', { token, body: { url: `${pdfs.url}${path}`, fileId } });
+  expect(res.status).toBe(202);
+  return fileId;
+}
+
+const ended = (fileId: string) =>
+  until(
+    `file ${fileId} ended`,
+    () => files.get(fileId),
+    (r) => r?.status === 'completed' || r?.status === 'failed',
+  );
+
+async function storedChunks(fileId: string): Promise<ChunkItem[]> {
+  const all: ChunkItem[] = [];
+  for await (const items of chunks.list(fileId)) all.push(...items);
+  return all.sort((a, b) => a.n - b.n);
+}
+
+const pageText = async (token: string, fileId: string, page: number) =>
+  (await app.request('GET', `/message/pdf/${fileId}/pages/${page}`, { token })).body.data.text as string;
+
+test('a 100-page PDF is read in 4 ranges: every page once, chunks numbered in page order, every page kept, each passage found on its page', async () => {
+  const { token } = await app.signIn('ranges@example.com');
+  const fileId = await submit(token, '/long.pdf');
+  const file = (await ended(fileId)) as CompletedFile;
+  expect(file).toMatchObject({
+    status: 'completed',
+    pages: PAGES,
+    textPages: PAGES,
+    unreadablePages: 0,
+    pagesDone: PAGES,
+    extractRangesTotal: 4,
+    extractRangesDone: 4,
+  });
+  expect([...(file.doneExtractRanges ?? [])].sort()).toEqual([0, 1, 2, 3]);
+
+  // Numbered 0…n-1 across the ranges, in page order; every page of every range in some chunk.
+  const stored = await storedChunks(fileId);
+  expect(stored.map((c) => c.n)).toEqual(stored.map((_, i) => i));
+  expect(stored).toHaveLength(file.chunks!);
+  const firstPages = stored.map((c) => c.page);
+  expect(firstPages).toEqual([...firstPages].sort((a, b) => a - b));
+  const covered = new Set(stored.flatMap((c) => c.pageStarts.map(([, page]) => page)));
+  expect(covered.size).toBe(PAGES);
+
+  // Page texts of each range, kept for the page route.
+  for (const page of [1, 32, 33, 70, 97, 100])
+    expect(await pageText(token, fileId, page)).toContain(knownSentence(page, 2));
+
+  // A sentence from each range is found on its own page.
+  for (const page of [5, 40, 77, 99]) {
+    const sentence = knownSentence(page, 1);
+    const res = await app.request('POST', '/search', { token, body: { query: sentence, fileIds: [fileId], k: 3 } });
+    expect(res.status).toBe(200);
+    expect(res.body.data[0]).toMatchObject({ fileId, page });
+    expect(res.body.data[0].quote).toContain(sentence.slice(0, 20));
+  }
+}, 300_000);
+
+test('a scanned page in a later range goes to OCR; its chunks are numbered after every range’s', async () => {
+  const { token } = await app.signIn('ranges-mixed@example.com');
+  const fileId = await submit(token, '/mixed.pdf');
+  const file = (await ended(fileId)) as CompletedFile;
+  expect(file).toMatchObject({ status: 'completed', pages: 40, textPages: 39, ocrPages: 1, extractRangesTotal: 2 });
+  expect(await pageText(token, fileId, 35)).toMatch(/orchard keeper/i);
+
+  const stored = await storedChunks(fileId);
+  expect(stored.map((c) => c.n)).toEqual(stored.map((_, i) => i));
+  const ocrChunks = stored.filter((c) => c.ocrPages?.includes(35));
+  expect(ocrChunks.length).toBeGreaterThan(0);
+  // OCR's chunks come after the text layers' of both ranges.
+  expect(Math.min(...ocrChunks.map((c) => c.n))).toBe(file.extractChunks);
+}, 300_000);
+
+test('range messages delivered twice are counted once: the same chunks and parts as a run without them', async () => {
+  const clean = (await ended(
+    await submit((await app.signIn('ranges-clean@example.com')).token, '/long.pdf'),
+  )) as CompletedFile;
+
+  // Another user (extraction is reused within one user only): every range message sent again as
+  // soon as the ranges are recorded, while they are being read.
+  const fileId = await submit((await app.signIn('ranges-twice@example.com')).token, '/long.pdf');
+  const planned = await until(
+    `file ${fileId} read in ranges`,
+    () => files.get(fileId),
+    (r) => r?.status !== 'processing' || r.extractRangesTotal !== undefined,
+  );
+  expect(planned).toMatchObject({ extractRangesTotal: 4 });
+  const runId = (planned as CompletedFile).runId;
+  const key = `work/${fileId}/${runId}/source.pdf`;
+  await Promise.all(
+    [
+      { fileId, runId, key },
+      ...[1, 2, 3].map((index) => ({
+        fileId,
+        runId,
+        key,
+        range: { index, first: index * PER_RANGE + 1, last: Math.min((index + 1) * PER_RANGE, PAGES) },
+      })),
+    ].map((body) =>
+      sqs.send(new SendMessageCommand({ QueueUrl: app.queues['pdf-extract'].url, MessageBody: JSON.stringify(body) })),
+    ),
+  );
+  const twice = (await ended(fileId)) as CompletedFile;
+  expect(twice).toMatchObject({
+    status: 'completed',
+    chunks: clean.chunks,
+    partsTotal: clean.partsTotal,
+    partsDone: clean.partsTotal,
+    extractRangesDone: 4,
+    pagesDone: PAGES,
+  });
+  expect((await storedChunks(fileId)).map((c) => [c.n, c.page, c.text])).toEqual(
+    (await storedChunks(clean.id)).map((c) => [c.n, c.page, c.text]),
+  );
+}, 300_000);
