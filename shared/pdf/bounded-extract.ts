@@ -1,7 +1,8 @@
 import type { PageLayout } from './positions.ts';
 import { runBoundedChild, type ChildLimits } from './bounded-child.ts';
 import type { ContentLimits } from './content-budget.ts';
-import type { ExtractResult, PageRange } from './extract.ts';
+import type { ExtractResult } from './extract.ts';
+import type { PageRange } from './page-ranges.ts';
 import type { TextVerdict } from './text-quality.ts';
 import type { PageBlock } from './layout/page-layout.ts';
 
@@ -17,8 +18,9 @@ export interface ExtractLimits extends ChildLimits {
 
 interface BoundedExtractOptions {
   maxPages: number;
-  /** Read only these pages; all when absent. */
+  /** Read only these pages, or the first range of this many pages at most (page-ranges.ts); all when absent. */
   range?: PageRange;
+  firstRangeOf?: number;
   limits: ExtractLimits;
   /** Called with each page's normalised text ('' when unusable), its quality verdict, where it is drawn and its headings and tables if any, in page order (awaited, one at a time). */
   onPage: (
@@ -53,7 +55,14 @@ export async function extractTextBounded(
   let pages: Promise<void> = Promise.resolve();
   let peak: number | undefined;
   const result = await runBoundedChild<ExtractResult>(
-    { kind: 'extract', data, maxPages: options.maxPages, range: options.range, content: limits.content },
+    {
+      kind: 'extract',
+      data,
+      maxPages: options.maxPages,
+      range: options.range,
+      firstRangeOf: options.firstRangeOf,
+      content: limits.content,
+    },
     {
       limits,
       task: { verb: 'reading', name: 'the text extraction' },

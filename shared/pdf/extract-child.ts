@@ -1,5 +1,6 @@
 import { checkContentBudget, checkImageBudget, type ContentLimits } from './content-budget.ts';
-import { extractText, loadPdfjs, type ExtractResult, type PageRange } from './extract.ts';
+import { extractText, loadPdfjs, type ExtractResult } from './extract.ts';
+import type { PageRange } from './page-ranges.ts';
 import { PermanentFailure, type FailureReason } from '../files/failures.ts';
 import type { TextVerdict } from './text-quality.ts';
 import type { PageBlock } from './layout/page-layout.ts';
@@ -20,8 +21,9 @@ interface ExtractJob {
   kind: 'extract';
   data: Uint8Array;
   maxPages: number;
-  /** Only these pages (a range of a large document's fan-out); all when absent. */
+  /** Only these pages (a range of a large document's fan-out), or the first range of this many pages at most; all when absent. */
   range?: PageRange;
+  firstRangeOf?: number;
   content: ContentLimits;
 }
 
@@ -61,6 +63,7 @@ async function extract(data: Uint8Array, job: ExtractJob): Promise<void> {
   const result = await extractText(data, {
     maxPages: job.maxPages,
     range: job.range,
+    firstRangeOf: job.firstRangeOf,
     onDocument: (pages) => send({ type: 'ready', pages }),
     onPage: (page, text, verdict, layout, blocks) => send({ type: 'page', page, text, verdict, layout, blocks }),
   });

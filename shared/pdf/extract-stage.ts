@@ -1,5 +1,5 @@
 import { extractTextBounded, type ExtractLimits } from './bounded-extract.ts';
-import type { PageRange } from './extract.ts';
+import { planRanges, type PageRange } from './page-ranges.ts';
 import type { FileRecord, ProcessingFile } from '../files/file-repository.ts';
 import { PermanentFailure } from '../files/failures.ts';
 import { extractRangeKey } from '../files/storage.ts';
@@ -106,39 +106,40 @@ export const runExtract = runStage(async (deps, msg: ExtractMessage, record, ctx
   const progress = (p: { pagesTotal?: number; pagesDone: number }) =>
     deps.files.recordPageProgress(record.id, msg.runId, p, isoNow(deps.clock));
   let writer: ReturnType<typeof partWriter> | ReturnType<typeof chunkCollector> = partWriter(deps, msg);
-  let inRanges = false;
+  let firstRange: PageRange | undefined;
   const layers = await readTextLayers(
     bytes,
     config,
     ctx,
-    { first: 1, last: perRange },
+    { firstRangeOf: perRange },
     {
       onDocument: async (pages) => {
-        if (pages <= perRange) return void (await progress({ pagesTotal: pages, pagesDone: 0 }));
-        inRanges = true;
+        const [first, ...others] = planRanges(pages, perRange);
+        if (!others.length) return void (await progress({ pagesTotal: pages, pagesDone: 0 }));
+        firstRange = first;
         writer = chunkCollector(deps, msg);
-        const ranges: ExtractMessage[] = [];
-        for (let first = perRange + 1, index = 1; first <= pages; first += perRange, index++)
-          ranges.push({ ...msg, range: { index, first, last: Math.min(first + perRange - 1, pages) } });
         orStale(
           await deps.files.recordExtractRanges(
             record.id,
             msg.runId,
-            { rangesTotal: ranges.length + 1, pagesTotal: pages },
+            { rangesTotal: others.length + 1, pagesTotal: pages },
             isoNow(deps.clock),
           ),
         );
-        await deps.queues.send('pdf-extract', ranges);
+        await deps.queues.send(
+          'pdf-extract',
+          others.map((range, i) => ({ ...msg, range: { index: i + 1, ...range } })),
+        );
       },
       onPage: async (page, text, layout, blocks) => {
         writer.page(page, text, layout, blocks);
-        if (inRanges || Date.now() - progressAt < PROGRESS_EVERY_MS) return;
+        if (firstRange || Date.now() - progressAt < PROGRESS_EVERY_MS) return;
         progressAt = Date.now();
         await progress({ pagesDone: page });
       },
     },
   );
-  if (!('chunks' in writer)) return finishRange(deps, msg, 0, { first: 1, last: perRange }, layers, writer);
+  if (firstRange && !('chunks' in writer)) return finishRange(deps, msg, 0, firstRange, layers, writer);
   return routeExtraction(deps, msg, layers, await writer.finish());
 });
 
@@ -151,9 +152,15 @@ async function extractRange(
 ): Promise<FileRecord | undefined> {
   const bytes = await deps.storage.get(msg.key);
   const collector = chunkCollector(deps, msg);
-  const layers = await readTextLayers(bytes, deps.config, ctx, range, {
-    onPage: (page, text, layout, blocks) => collector.page(page, text, layout, blocks),
-  });
+  const layers = await readTextLayers(
+    bytes,
+    deps.config,
+    ctx,
+    { range },
+    {
+      onPage: (page, text, layout, blocks) => collector.page(page, text, layout, blocks),
+    },
+  );
   return finishRange(deps, msg, range.index, range, layers, collector);
 }
 
@@ -165,7 +172,7 @@ async function readTextLayers(
   bytes: Uint8Array,
   config: PipelineDeps['config'],
   ctx: ExtractContext,
-  range: PageRange,
+  pages: { range?: PageRange; firstRangeOf?: number },
   on: {
     onDocument?: (pages: number) => Promise<void>;
     onPage: (page: number, text: string, layout?: PageLayout, blocks?: PageBlock[]) => void | Promise<void>;
@@ -175,7 +182,7 @@ async function readTextLayers(
   let garbled = 0;
   const result = await extractTextBounded(bytes, {
     maxPages: config.PDF_MAX_PAGES,
-    range,
+    ...pages,
     limits: extractLimits(config, ctx),
     onDocument: on.onDocument,
     onPage: async (page, text, verdict, layout, blocks) => {

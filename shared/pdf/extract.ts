@@ -6,6 +6,7 @@ import { PermanentFailure } from '../files/failures.ts';
 import { readPageText } from './normalise.ts';
 import { layoutOfBlocks, layoutOfItems, type PageLayout } from './positions.ts';
 import { cmapsDir } from './pdfjs-data.ts';
+import { planRanges, type PageRange } from './page-ranges.ts';
 import type { PageBlock } from './layout/page-layout.ts';
 import type { TextVerdict } from './text-quality.ts';
 
@@ -67,16 +68,12 @@ export function standardFontsDir(): string {
   return fontsDir;
 }
 
-/** A stretch of the document's pages, first and last included (1-based). */
-export interface PageRange {
-  first: number;
-  last: number;
-}
-
 interface ExtractOptions {
   maxPages: number;
   /** Read only these pages (past the end: up to the last); every page when absent. */
   range?: PageRange;
+  /** Read only the first of the ranges of this many pages at most the document is split in (page-ranges.ts). */
+  firstRangeOf?: number;
   /**
    * Called with each page's normalised text ('' when unusable), the quality verdict on it, where
    * the text is drawn (positions.ts) and its headings and tables if any, in page order (awaited).
@@ -144,8 +141,10 @@ export async function extractText(data: Uint8Array, options: ExtractOptions): Pr
     await options.onDocument?.(doc.numPages);
     let textPages = 0;
     let failedPages = 0;
-    const first = options.range?.first ?? 1;
-    const last = Math.min(options.range?.last ?? doc.numPages, doc.numPages);
+    const range =
+      options.range ?? (options.firstRangeOf ? planRanges(doc.numPages, options.firstRangeOf)[0] : undefined);
+    const first = range?.first ?? 1;
+    const last = Math.min(range?.last ?? doc.numPages, doc.numPages);
     for (let n = first; n <= last; n++) {
       const stop = options.shouldStop?.();
       if (stop) throw stop;
