@@ -436,20 +436,18 @@ export class FileRepository extends Repository {
     return this.updateRun(id, runId, { ...p, updatedAt: now });
   }
 
-  /** pdf-extract found a document to read in ranges: their count and its pages (none read yet). */
+  /**
+   * pdf-extract found a document to read in ranges: their count and its pages. The counts of ranges
+   * and pages done are left alone (markRangeDone adds to them): a redelivered first message must
+   * not take back ranges already counted.
+   */
   recordExtractRanges(
     id: string,
     runId: string,
     r: { rangesTotal: number; pagesTotal: number },
     now: string,
   ): Promise<ProcessingFile | undefined> {
-    return this.updateRun(id, runId, {
-      extractRangesTotal: r.rangesTotal,
-      extractRangesDone: 0,
-      pagesTotal: r.pagesTotal,
-      pagesDone: 0,
-      updatedAt: now,
-    });
+    return this.updateRun(id, runId, { extractRangesTotal: r.rangesTotal, pagesTotal: r.pagesTotal, updatedAt: now });
   }
 
   /** pdf-extract read the document: what its text layers gave, and the stage the run goes to. */

@@ -3,6 +3,8 @@ import { PDFDocument } from 'pdf-lib';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
 import { ChunkRepository, type ChunkItem } from '#shared/files/chunk-repository.ts';
 import { FileRepository, type CompletedFile } from '#shared/files/file-repository.ts';
+import { FileStorage, sourceKey } from '#shared/files/storage.ts';
+import { createId } from '@paralleldrive/cuid2';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
 import { makeScannedPdf } from '#test/helpers/make-script-pdfs.ts';
@@ -78,6 +80,9 @@ async function storedChunks(fileId: string): Promise<ChunkItem[]> {
   for await (const items of chunks.list(fileId)) all.push(...items);
   return all.sort((a, b) => a.n - b.n);
 }
+
+const sendExtract = (body: object) =>
+  sqs.send(new SendMessageCommand({ QueueUrl: app.queues['pdf-extract'].url, MessageBody: JSON.stringify(body) }));
 
 const pageText = async (token: string, fileId: string, page: number) =>
   (await app.request('GET', `/message/pdf/${fileId}/pages/${page}`, { token })).body.data.text as string;
@@ -160,9 +165,7 @@ test('range messages delivered twice are counted once: the same chunks and parts
         key,
         range: { index, first: index * PER_RANGE + 1, last: Math.min((index + 1) * PER_RANGE, PAGES) },
       })),
-    ].map((body) =>
-      sqs.send(new SendMessageCommand({ QueueUrl: app.queues['pdf-extract'].url, MessageBody: JSON.stringify(body) })),
-    ),
+    ].map(sendExtract),
   );
   const twice = (await ended(fileId)) as CompletedFile;
   expect(twice).toMatchObject({
@@ -176,4 +179,46 @@ test('range messages delivered twice are counted once: the same chunks and parts
   expect((await storedChunks(fileId)).map((c) => [c.n, c.page, c.text])).toEqual(
     (await storedChunks(clean.id)).map((c) => [c.n, c.page, c.text]),
   );
+}, 300_000);
+
+test('a first message delivered again after the other ranges were counted does not take their count back', async () => {
+  // The run set up by hand at pdf-extract, its PDF stored; the ranges 1–3 arrive (and are counted)
+  // before the first message, which then records the ranges: the count must still reach 4.
+  const { token, user } = await app.signIn('ranges-order@example.com');
+  const userId = user.id as string;
+  const upload = await app.request('POST', '/upload', {
+    token,
+    body: { fileName: 'order.pdf', contentType: 'application/pdf', size: 5000 },
+  });
+  const fileId = upload.body.data.fileId as string;
+  const runId = createId();
+  const now = new Date().toISOString();
+  await files.startRun({ id: fileId, userId, runId, url: `${pdfs.url}/long.pdf`, force: false, now });
+  const key = sourceKey(fileId, runId);
+  await new FileStorage(app.clients().s3, app.bucket).put(key, await makeTextPdf(PAGES, 4), 'application/pdf');
+  await files.recordDownload(fileId, runId, { sha256: 'a'.repeat(64), size: 1 }, now);
+
+  await Promise.all(
+    [1, 2, 3].map((index) =>
+      sendExtract({
+        fileId,
+        runId,
+        key,
+        range: { index, first: index * PER_RANGE + 1, last: Math.min((index + 1) * PER_RANGE, PAGES) },
+      }),
+    ),
+  );
+  await until(
+    'ranges 1–3 counted',
+    () => files.get(fileId),
+    (r) => r?.status === 'processing' && r.doneExtractRanges?.size === 3,
+  );
+  await sendExtract({ fileId, runId, key });
+  expect(await ended(fileId)).toMatchObject({
+    status: 'completed',
+    pages: PAGES,
+    extractRangesTotal: 4,
+    extractRangesDone: 4,
+    pagesDone: PAGES,
+  });
 }, 300_000);
