@@ -21,6 +21,8 @@ interface BoundedExtractOptions {
   /** Read only these pages, or the first range of this many pages at most (page-ranges.ts); all when absent. */
   range?: PageRange;
   firstRangeOf?: number;
+  /** Skip the content check: these bytes passed it already (a later range of a document). */
+  contentChecked?: boolean;
   limits: ExtractLimits;
   /** Called with each page's normalised text ('' when unusable), its quality verdict, where it is drawn and its headings and tables if any, in page order (awaited, one at a time). */
   onPage: (
@@ -62,6 +64,7 @@ export async function extractTextBounded(
       range: options.range,
       firstRangeOf: options.firstRangeOf,
       content: limits.content,
+      contentChecked: options.contentChecked,
     },
     {
       limits,

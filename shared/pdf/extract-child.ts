@@ -25,6 +25,8 @@ interface ExtractJob {
   range?: PageRange;
   firstRangeOf?: number;
   content: ContentLimits;
+  /** The same bytes passed the content check already (the first range's, before the others were sent). */
+  contentChecked?: boolean;
 }
 
 interface RenderJob {
@@ -59,7 +61,7 @@ const send = (message: ChildMessage) =>
   );
 
 async function extract(data: Uint8Array, job: ExtractJob): Promise<void> {
-  checkContentBudget(data, job.content);
+  if (!job.contentChecked) checkContentBudget(data, job.content);
   const result = await extractText(data, {
     maxPages: job.maxPages,
     range: job.range,

@@ -152,11 +152,12 @@ async function extractRange(
 ): Promise<FileRecord | undefined> {
   const bytes = await deps.storage.get(msg.key);
   const collector = chunkCollector(deps, msg);
+  // The first range's reader checked the content of these bytes before it sent this range.
   const layers = await readTextLayers(
     bytes,
     deps.config,
     ctx,
-    { range },
+    { range, contentChecked: true },
     {
       onPage: (page, text, layout, blocks) => collector.page(page, text, layout, blocks),
     },
@@ -172,7 +173,7 @@ async function readTextLayers(
   bytes: Uint8Array,
   config: PipelineDeps['config'],
   ctx: ExtractContext,
-  pages: { range?: PageRange; firstRangeOf?: number },
+  pages: { range?: PageRange; firstRangeOf?: number; contentChecked?: boolean },
   on: {
     onDocument?: (pages: number) => Promise<void>;
     onPage: (page: number, text: string, layout?: PageLayout, blocks?: PageBlock[]) => void | Promise<void>;

@@ -1,0 +1,121 @@
+import './lib/env.ts';
+import { execFile } from 'node:child_process';
+import { availableParallelism } from 'node:os';
+import { promisify } from 'node:util';
+import { makeTextPdf } from '../test/helpers/make-pdf.ts';
+import type { Benchmark } from './lib/context.ts';
+import { info, median } from './lib/report.ts';
+import { startingEnv } from './lib/env.ts';
+import { startBenchService, TSX_CLI, type BenchService } from './lib/service.ts';
+import { ingestThroughApi, plainExtraction } from './ingestion.ts';
+
+// One long PDF: wall time from POST /upload to `completed` for a 2,000-page PDF read in ranges of
+// PDF_EXTRACT_PAGES_PER_RANGE pages at once (the service's default, 256: 8 ranges), against the
+// same PDF read whole by one invocation (a second service whose range is longer than the
+// document), and one range's worth of pages (256) for scale. Plain pdfjs-dist over the 2,000
+// pages in this process is the floor of a reader that reads them one after another.
+// On Lambda each range is its own instance; here the ranges share this machine's cores, so the
+// gain is bounded by them (reported beside the figures).
+
+const PAGES = Number(process.env.LONG_PDF_PAGES ?? 2000);
+const RANGE_PAGES = 256;
+const RUNS = Number(process.env.LONG_PDF_RUNS ?? 2);
+const execFileAsync = promisify(execFile);
+
+async function ingest(svc: BenchService, bytes: Uint8Array, label: string, run: number) {
+  const user = await svc.signIn(`bench-long-${label}-${run}@example.com`); // a new user: nothing reused
+  return ingestThroughApi(svc, user.token, bytes, `${label}.pdf`);
+}
+
+interface Measured {
+  longMs: number;
+  oneRangeMs: number;
+  /** The long PDF's phases (the record's timestamps). */
+  phases: Record<string, number>;
+}
+
+/**
+ * In a process of its own (a runtime's functions keep the endpoints and settings of the first
+ * runtime of their process): a service reading in ranges of `rangePages`, warmed by one
+ * ingestion, then the long PDF and one range's worth, each by a new user (nothing reused).
+ */
+async function measure(rangePages: number, run: number): Promise<Measured> {
+  const { stdout } = await execFileAsync(process.execPath, [TSX_CLI, import.meta.filename, '--measure'], {
+    env: { ...startingEnv, LONG_PDF_RANGE_PAGES: String(rangePages), LONG_PDF_RUN: String(run) } as NodeJS.ProcessEnv,
+    maxBuffer: 1024 * 1024,
+  });
+  return JSON.parse(stdout.trim().split('\n').pop()!);
+}
+
+async function measureHere(): Promise<Measured> {
+  const rangePages = Number(process.env.LONG_PDF_RANGE_PAGES);
+  const run = Number(process.env.LONG_PDF_RUN);
+  const [long, short] = await Promise.all([makeTextPdf(PAGES), makeTextPdf(RANGE_PAGES)]);
+  const svc = await startBenchService({ PDF_EXTRACT_PAGES_PER_RANGE: String(rangePages) });
+  try {
+    // Warm-up: the long PDF once, so that every instance a range needs has its imports, pdf.js
+    // child and connections (on Lambda, warm instances), as the instance reading whole has.
+    await ingest(svc, long, `warm-${rangePages}`, run);
+    const measured = await ingest(svc, long, `long-${rangePages}`, run);
+    const oneRange = await ingest(svc, short, `short-${rangePages}`, run);
+    return { longMs: measured.ms, oneRangeMs: oneRange.ms, phases: measured.breakdown };
+  } finally {
+    await svc.stop();
+  }
+}
+
+if (process.argv.includes('--measure')) {
+  console.log(JSON.stringify(await measureHere()));
+  process.exit(0);
+}
+
+export const longPdf: Benchmark = {
+  name: 'long-pdf',
+  title: `one ${PAGES}-page PDF, upload → completed: read in ranges of ${RANGE_PAGES} pages at once, against read whole`,
+  async run(ctx) {
+    const long = await makeTextPdf(PAGES);
+    // Read whole: ranges longer than the document, so one invocation reads it all.
+    const wholeRange = Math.ceil((PAGES + 1) / 32) * 32;
+    const inRanges: Measured[] = [];
+    const whole: Measured[] = [];
+    const plain: number[] = [];
+    for (let run = 1; run <= RUNS; run++) {
+      ctx.log(`long-pdf: run ${run} of ${RUNS}, in ranges`);
+      inRanges.push(await measure(RANGE_PAGES, run));
+      ctx.log(`long-pdf: run ${run} of ${RUNS}, whole`);
+      whole.push(await measure(wholeRange, run));
+      plain.push((await plainExtraction(long)).ms);
+    }
+    const ranged = median(inRanges.map((m) => m.longMs));
+    const read = median(whole.map((m) => m.longMs));
+    const oneRange = median(inRanges.map((m) => m.oneRangeMs));
+    const cores = availableParallelism();
+    return {
+      checks: [
+        info(`${PAGES} pages in ${Math.ceil(PAGES / RANGE_PAGES)} ranges at once`, ranged, 'ms'),
+        info(`${PAGES} pages read whole (one invocation)`, read, 'ms', { baseline: ranged, ratio: read / ranged }),
+        info(`${RANGE_PAGES} pages (one range's worth)`, oneRange, 'ms', {
+          baseline: oneRange,
+          ratio: ranged / oneRange,
+        }),
+        info(`plain pdfjs-dist over the ${PAGES} pages (this process)`, median(plain), 'ms'),
+      ],
+      details: [
+        {
+          title: "where the time goes (ms, median; the record's timestamps)",
+          header: ['phase', 'in ranges', 'whole'],
+          rows: Object.keys(inRanges[0]!.phases).map((phase) => [
+            phase,
+            median(inRanges.map((m) => m.phases[phase]!)),
+            median(whole.map((m) => m.phases[phase]!)),
+          ]),
+        },
+      ],
+      notes: [
+        `${RUNS} runs, each: a service reading in ranges, then one reading whole, each in a process of its own and warmed by one ingestion of the long PDF (every instance it needs); median. A new user per ingestion (nothing reused).`,
+        `This machine has ${cores} cores: ranges read at once share them (on Lambda each range is an instance of its own, up to pdf-extract's maxConcurrency).`,
+      ],
+      data: { inRanges, whole, plainMs: plain, cores },
+    };
+  },
+};
