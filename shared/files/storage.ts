@@ -7,6 +7,9 @@ import {
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
+import { createWriteStream } from 'node:fs';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { MultipartSink, PART_BYTES } from './multipart-sink.ts';
 
 // Where a file's objects live in the bucket. Everything of a file is under a key that names the
@@ -81,6 +84,15 @@ export class FileStorage {
   async get(key: string): Promise<Uint8Array> {
     const out = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
     return out.Body!.transformToByteArray();
+  }
+
+  /**
+   * Writes the object to a file at `path` as its bytes arrive (memory: the stream's buffers, not
+   * the object). Throws as `get` does (NoSuchKey).
+   */
+  async toFile(key: string, path: string): Promise<void> {
+    const out = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+    await pipeline(out.Body as Readable, createWriteStream(path, { flags: 'wx' }));
   }
 
   /** The object's bytes as they arrive, or undefined when there is no such object. */

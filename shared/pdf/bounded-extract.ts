@@ -38,20 +38,21 @@ interface BoundedExtractResult extends ExtractResult {
 }
 
 /**
- * Reads the text of every page in a bounded child process. Throws PermanentFailure for documents
- * that cannot be read (ENCRYPTED, NOT_PDF, TOO_MANY_PAGES, NO_TEXT_LAYER) or that exceed a
+ * Reads the text of every page of `source` in a bounded child process: the path of a PDF file
+ * (the caller's to remove; the child reads it in ranges), or a small PDF's bytes. Throws
+ * PermanentFailure for documents that cannot be read (ENCRYPTED, NOT_PDF, TOO_MANY_PAGES, NO_TEXT_LAYER) or that exceed a
  * limit (TOO_COMPLEX); RetryableFailure when the child could not be started or failed for a
  * reason of its own; whatever onPage throws.
  */
 export async function extractTextBounded(
-  data: Uint8Array,
+  source: string | Uint8Array,
   options: BoundedExtractOptions,
 ): Promise<BoundedExtractResult> {
   const { limits } = options;
   let pages: Promise<void> = Promise.resolve();
   let peak: number | undefined;
   const result = await runBoundedChild<ExtractResult>(
-    { kind: 'extract', data, maxPages: options.maxPages, content: limits.content },
+    { kind: 'extract', source, maxPages: options.maxPages, content: limits.content },
     {
       limits,
       task: { verb: 'reading', name: 'the text extraction' },

@@ -4,6 +4,7 @@ import type { PipelineDeps } from './pipeline-deps.ts';
 import { orStale, runStage } from './current-run.ts';
 import { partWriter } from './part-writer.ts';
 import { reuseExtraction } from './extraction-reuse.ts';
+import { localPdf } from './local-pdf.ts';
 import { noUsableText } from './text-quality.ts';
 import { isoNow } from '../clock.ts';
 
@@ -63,7 +64,8 @@ export const runExtract = runStage(async (deps, msg: ExtractMessage, record, ctx
   const reused = await reuseExtraction(deps, msg, record);
   if (reused !== 'none') return orStale(reused.record);
   const config = deps.config;
-  const bytes = await deps.storage.get(msg.key);
+  // The PDF as a temporary file the child reads in ranges (docs/DECISIONS.md, Large PDFs).
+  const pdf = await localPdf(deps.storage, msg.key);
   const parts = partWriter(deps, msg);
 
   // Progress for GET /message/pdf/{fileId}: the page count once, then pages done at most once a
@@ -73,7 +75,7 @@ export const runExtract = runStage(async (deps, msg: ExtractMessage, record, ctx
     deps.files.recordPageProgress(record.id, msg.runId, p, isoNow(deps.clock));
   const unusable: number[] = [];
   let garbled = 0;
-  const result = await extractTextBounded(bytes, {
+  const result = await extractTextBounded(pdf.path, {
     maxPages: config.PDF_MAX_PAGES,
     limits: extractLimits(config, ctx),
     onDocument: async (pages) => void (await progress({ pagesTotal: pages, pagesDone: 0 })),
@@ -87,7 +89,7 @@ export const runExtract = runStage(async (deps, msg: ExtractMessage, record, ctx
       progressAt = Date.now();
       await progress({ pagesDone: page });
     },
-  });
+  }).finally(pdf.remove);
   const { chunks, parts: partsWritten } = await parts.finish();
 
   const toOcr = config.OCR_ENABLED ? unusable.slice(0, config.OCR_MAX_PAGES) : [];

@@ -11,6 +11,8 @@ export interface LargePdfOptions {
   /** Bytes of image data per page (the page count follows). */
   imageBytesPerPage?: number;
   sentencesPerPage?: number;
+  /** Bytes of an image no page uses, written before the pages (a reader that loads only what pages need never reads it). */
+  unusedImageBytes?: number;
 }
 
 /** The page count of a large PDF of these options. */
@@ -37,13 +39,22 @@ export async function* largePdf(o: LargePdfOptions): AsyncGenerator<Buffer> {
     offsets[n] = at;
     return out(`${n} 0 obj\n${body}\nendobj\n`);
   };
-  // Objects: 1 catalog, 2 pages, 3 font, then per page p (0-based): page, content, image.
-  const pageObj = (p: number) => 4 + p * 3;
+  // Objects: 1 catalog, 2 pages, 3 font, 4 the unused image, then per page p (0-based): page,
+  // content, image.
+  const pageObj = (p: number) => 5 + p * 3;
   yield out('%PDF-1.7\n%\xe2\xe3\xcf\xd3\n');
   yield object(1, '<< /Type /Catalog /Pages 2 0 R >>');
   const kids = Array.from({ length: pages }, (_, p) => `${pageObj(p)} 0 R`).join(' ');
   yield object(2, `<< /Type /Pages /Count ${pages} /Kids [${kids}] >>`);
   yield object(3, '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>');
+  const unused = o.unusedImageBytes ?? 0;
+  offsets[4] = at;
+  yield out(
+    `4 0 obj\n<< /Type /XObject /Subtype /Image /Width ${unused} /Height 1 /ColorSpace /DeviceGray ` +
+      `/BitsPerComponent 8 /Length ${unused} >>\nstream\n`,
+  );
+  for (let left = unused; left > 0; left -= imageBytes) yield out(randomBytes(Math.min(left, imageBytes)));
+  yield out('\nendstream\nendobj\n');
   for (let p = 0; p < pages; p++) {
     const n = pageObj(p);
     yield object(
