@@ -49,6 +49,8 @@ export type AiUse = 'chat' | 'embeddings';
 export interface HttpRoute extends HttpRouteSettings {
   timeoutSeconds?: number;
   memoryMb?: number;
+  /** The function's /tmp (MB); Lambda's 512 unless set. */
+  tmpMb?: number;
   access: Access;
 }
 
@@ -60,10 +62,19 @@ interface PipelineStage {
   maxConcurrency: number;
   timeoutSeconds: number;
   memoryMb: number;
+  /** The function's /tmp (MB); Lambda's 512 unless set. */
+  tmpMb?: number;
   /** Receives before a message moves to the DLQ. */
   maxReceiveCount: number;
   access: Access;
 }
+
+/**
+ * The /tmp of a function that copies a PDF there for the pdf.js child (shared/pdf/local-pdf.ts,
+ * docs/DECISIONS.md, Large PDFs): the largest PDF (PDF_MAX_BYTES is at most 500 MB) and room for
+ * the rest (one invocation at a time per instance, one copy each).
+ */
+export const PDF_COPY_TMP_MB = 1024;
 
 export const pipelineStages = {
   'pdf-fetch': {
@@ -90,6 +101,7 @@ export const pipelineStages = {
     maxConcurrency: 8,
     timeoutSeconds: 300,
     memoryMb: 1536,
+    tmpMb: PDF_COPY_TMP_MB,
     maxReceiveCount: 5,
     access: {
       table: 'readwrite',
@@ -108,6 +120,7 @@ export const pipelineStages = {
     maxConcurrency: 10,
     timeoutSeconds: 600,
     memoryMb: 3008,
+    tmpMb: PDF_COPY_TMP_MB,
     maxReceiveCount: 5,
     access: {
       table: 'readwrite',
@@ -524,6 +537,7 @@ export const httpRoutes = {
     shape: 'envelope',
     timeoutSeconds: 60,
     memoryMb: 1536,
+    tmpMb: PDF_COPY_TMP_MB,
     access: { table: 'read', bucket: { read: ['vectors/'], write: ['vectors/'] }, jwtSecret: true },
   },
   // Orders and products: bare bodies and `{ message }` errors (the commerce side of the API).
@@ -608,6 +622,8 @@ export interface ManifestFunction {
   kind: 'http' | 'queue' | 'dlq' | 'schedule';
   timeoutSeconds: number;
   memoryMb: number;
+  /** The function's /tmp (MB), when more than Lambda's 512. */
+  tmpMb?: number;
   access: Access;
 }
 
@@ -654,6 +670,7 @@ export const manifestFunctions: ManifestFunction[] = [
     kind: 'http' as const,
     timeoutSeconds: r.timeoutSeconds ?? DEFAULT_HTTP_TIMEOUT_SECONDS,
     memoryMb: r.memoryMb ?? DEFAULT_HTTP_MEMORY_MB,
+    tmpMb: 'tmpMb' in r ? r.tmpMb : undefined,
     access: r.access,
   })),
   ...pipelineStageList.map((s) => ({
@@ -662,6 +679,7 @@ export const manifestFunctions: ManifestFunction[] = [
     kind: 'queue' as const,
     timeoutSeconds: s.timeoutSeconds,
     memoryMb: s.memoryMb,
+    tmpMb: 'tmpMb' in s ? s.tmpMb : undefined,
     access: s.access,
   })),
   ...deadLetterConsumerList.map((c) => ({

@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Size, Stack, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -129,6 +129,7 @@ export class ServiceFunction extends Construct {
       code: props.code,
       timeout: Duration.seconds(fn.timeoutSeconds),
       memorySize: fn.memoryMb,
+      ephemeralStorageSize: fn.tmpMb === undefined ? undefined : Size.mebibytes(fn.tmpMb),
       role: this.role,
       logGroup: this.logGroup,
       environment,

@@ -7,6 +7,9 @@ import {
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
+import { createWriteStream } from 'node:fs';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { MultipartSink, PART_BYTES } from './multipart-sink.ts';
 
 // Where a file's objects live in the bucket. Everything of a file is under a key that names the
@@ -86,6 +89,15 @@ export class FileStorage {
     return out.Body!.transformToByteArray();
   }
 
+  /**
+   * Writes the object to a file at `path` as its bytes arrive (memory: the stream's buffers, not
+   * the object). Throws as `get` does (NoSuchKey).
+   */
+  async toFile(key: string, path: string): Promise<void> {
+    const out = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+    await pipeline(out.Body as Readable, createWriteStream(path, { flags: 'wx' }));
+  }
+
   /** The object's bytes as they arrive, or undefined when there is no such object. */
   async stream(key: string): Promise<AsyncIterable<Uint8Array> | undefined> {
     try {
@@ -132,17 +144,37 @@ export class FileStorage {
   /**
    * Stores bytes that may be large (a downloaded PDF, up to PDF_MAX_BYTES) in parts of
    * multipart-sink.ts: no request carries more than a part (the local S3 refuses bodies over
-   * 11 MiB, and a part that fails is sent again alone). A failed upload is aborted, leaving no parts.
+   * 11 MiB, and a part that fails is sent again alone). Bytes given as they arrive are taken one
+   * part at a time, so memory holds a part or two whatever the size (docs/DECISIONS.md, Large
+   * PDFs: nothing holds the whole file); an object of one part or less is one plain PUT. A failed
+   * upload is aborted, leaving no parts.
    */
-  async putLarge(key: string, body: Uint8Array, contentType: string): Promise<void> {
-    if (body.byteLength <= PART_BYTES) return this.put(key, body, contentType);
-    const sink = new MultipartSink(this.s3, { bucket: this.bucket, key, contentType });
+  async putLarge(key: string, body: Uint8Array | AsyncIterable<Uint8Array>, contentType: string): Promise<void> {
+    if (body instanceof Uint8Array && body.byteLength <= PART_BYTES) return this.put(key, body, contentType);
+    const chunks = body instanceof Uint8Array ? slices(body, PART_BYTES) : body;
+    let first: Buffer[] = [];
+    let firstBytes = 0;
+    let sink: MultipartSink | undefined;
     try {
-      for (let at = 0; at < body.byteLength; at += PART_BYTES)
-        await sink.write(Buffer.from(body.buffer, body.byteOffset + at, Math.min(PART_BYTES, body.byteLength - at)));
+      for await (const chunk of chunks) {
+        const piece = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+        if (sink) {
+          await sink.write(piece);
+          continue;
+        }
+        first.push(piece);
+        firstBytes += piece.byteLength;
+        if (firstBytes <= PART_BYTES) continue;
+        // More than one part: a multipart upload, starting with what was kept.
+        sink = new MultipartSink(this.s3, { bucket: this.bucket, key, contentType });
+        const kept = first;
+        first = [];
+        for (const p of kept) await sink.write(p);
+      }
+      if (!sink) return await this.put(key, Buffer.concat(first, firstBytes), contentType);
       await sink.complete();
     } catch (err) {
-      await sink.abort();
+      await sink?.abort();
       throw err;
     }
   }
@@ -189,4 +221,9 @@ export class FileStorage {
     } while (token);
     return deleted;
   }
+}
+
+/** A buffer's bytes in views of at most `size` (no copy). */
+function* slices(body: Uint8Array, size: number): Generator<Uint8Array, void, undefined> {
+  for (let at = 0; at < body.byteLength; at += size) yield body.subarray(at, Math.min(at + size, body.byteLength));
 }

@@ -44,13 +44,14 @@ interface BoundedExtractResult extends ExtractResult {
 }
 
 /**
- * Reads the text of every page in a bounded child process. Throws PermanentFailure for documents
- * that cannot be read (ENCRYPTED, NOT_PDF, TOO_MANY_PAGES, NO_TEXT_LAYER) or that exceed a
+ * Reads the text of every page of `source` in a bounded child process: the path of a PDF file
+ * (the caller's to remove; the child reads it in ranges), or a small PDF's bytes. Throws
+ * PermanentFailure for documents that cannot be read (ENCRYPTED, NOT_PDF, TOO_MANY_PAGES, NO_TEXT_LAYER) or that exceed a
  * limit (TOO_COMPLEX); RetryableFailure when the child could not be started or failed for a
  * reason of its own; whatever onPage throws.
  */
 export async function extractTextBounded(
-  data: Uint8Array,
+  source: string | Uint8Array,
   options: BoundedExtractOptions,
 ): Promise<BoundedExtractResult> {
   const { limits } = options;
@@ -59,7 +60,7 @@ export async function extractTextBounded(
   const result = await runBoundedChild<ExtractResult>(
     {
       kind: 'extract',
-      data,
+      source,
       maxPages: options.maxPages,
       range: options.range,
       firstRangeOf: options.firstRangeOf,

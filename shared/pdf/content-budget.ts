@@ -1,4 +1,5 @@
 import { constants as bufferConstants } from 'node:buffer';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { constants, inflateSync } from 'node:zlib';
 import { PermanentFailure } from '../files/failures.ts';
 
@@ -35,21 +36,9 @@ interface ContentReport {
 const MiB = 1024 * 1024;
 const tooComplex = (what: string) => new PermanentFailure('TOO_COMPLEX', `The PDF is too complex to process: ${what}`);
 
-const STREAM_KEYWORD = /\bstream(?:\r\n|\r|\n)/g;
 const OBJECT_HEADER = /(\d+)\s+(\d+)\s+obj\b/g;
 const REFERENCE = /(\d+)\s+(\d+)\s+R\b/g;
 const LOOKBACK = 64 * 1024;
-
-/** The object header ("12 0") and dictionary text before a `stream` keyword. */
-function streamHeader(text: string, at: number): { key?: string; dict: string } {
-  const from = Math.max(0, at - LOOKBACK);
-  const objAt = text.lastIndexOf('obj', at);
-  if (objAt < from) return { dict: text.slice(Math.max(from, at - 4096), at) };
-  const before = text.slice(Math.max(0, objAt - 40), objAt + 3);
-  let key: string | undefined;
-  for (const m of before.matchAll(OBJECT_HEADER)) key = `${m[1]} ${m[2]}`;
-  return { key, dict: text.slice(objAt + 3, at) };
-}
 
 const isFlate = (dict: string) =>
   /\/Filter\s*(?:\[\s*)?\/(?:FlateDecode|Fl)\b/.test(dict) && !/\/Filter\s*\[[^\]]*\/\w+[^\]]*\/\w+/.test(dict);
@@ -95,48 +84,197 @@ export function cmapRangeCodes(cmap: string): number {
   return codes;
 }
 
-/** Measures the document's streams; throws TOO_COMPLEX when one of the limits is exceeded. */
-export function checkContentBudget(pdf: Uint8Array, limits: ContentLimits): ContentReport {
+/**
+ * Where the PDF's bytes are: in memory, or a file read in windows (docs/DECISIONS.md, Large PDFs:
+ * nothing holds the whole file).
+ */
+interface ByteSource {
+  size: number;
+  /** Bytes at `offset` (fewer at the end of the file); read into `into` when given and large enough. */
+  read(offset: number, length: number, into?: Buffer): Buffer;
+}
+
+const bufferSource = (pdf: Uint8Array): ByteSource => {
   const bytes = Buffer.from(pdf.buffer, pdf.byteOffset, pdf.byteLength);
-  const text = bytes.toString('latin1');
+  return { size: bytes.length, read: (offset, length) => bytes.subarray(offset, offset + length) };
+};
+
+/** Runs `use` on the PDF's bytes: `pdf` itself, or the file at the path `pdf`, opened for the call. */
+function withSource<T>(pdf: Uint8Array | string, use: (source: ByteSource) => T): T {
+  if (typeof pdf !== 'string') return use(bufferSource(pdf));
+  const fd = openSync(pdf, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    return use({
+      size,
+      read(offset, length, into) {
+        const wanted = Math.max(0, Math.min(length, size - offset));
+        const out = into && into.length >= wanted ? into.subarray(0, wanted) : Buffer.allocUnsafe(wanted);
+        let done = 0;
+        while (done < out.length) {
+          const n = readSync(fd, out, done, out.length - done, offset + done);
+          if (n === 0) break;
+          done += n;
+        }
+        return out.subarray(0, done);
+      },
+    });
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Bytes of the file read at once; each window is read with the LOOKBACK before it. */
+export const WINDOW_BYTES = 4 * MiB;
+/** Read past a window's end, so that a keyword or reference starting in it is whole. */
+const WINDOW_TAIL = 64;
+
+/**
+ * The file's windows, read into one reused buffer (no large string is made: a window's garbage
+ * would pile up before a collection): `[from, to)` is the window's own range in `buf` (a match is
+ * handled by the window it starts in); `buf` starts up to LOOKBACK before it (for headers) and ends
+ * a little after. `base` is the file offset of `buf[0]`.
+ */
+function* windows(
+  source: ByteSource,
+  windowBytes: number,
+): Generator<{ buf: Buffer; base: number; from: number; to: number }> {
+  const reused = Buffer.allocUnsafe(Math.min(source.size, LOOKBACK + windowBytes + WINDOW_TAIL));
+  for (let start = 0; start < source.size; start += windowBytes) {
+    const base = Math.max(0, start - LOOKBACK);
+    const end = Math.min(source.size, start + windowBytes);
+    const buf = source.read(base, Math.min(source.size, end + WINDOW_TAIL) - base, reused);
+    yield { buf, base, from: start - base, to: end - base };
+  }
+}
+
+const STREAM = Buffer.from('stream');
+const ENDSTREAM = Buffer.from('endstream');
+const isWordByte = (b: number | undefined) =>
+  b !== undefined && ((b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || b === 0x5f);
+const isDigit = (b: number | undefined) => b !== undefined && b >= 0x30 && b <= 0x39;
+/** `\s` of a regular expression, on latin1 bytes. */
+const isSpace = (b: number | undefined) => b !== undefined && (b === 0x20 || (b >= 0x09 && b <= 0x0d) || b === 0xa0);
+
+/** Where each `stream` keyword (`\bstream` and an end-of-line) of `buf[from, to)` starts, and its length. */
+function* streamKeywords(buf: Buffer, from: number, to: number): Generator<{ at: number; length: number }> {
+  for (let at = buf.indexOf(STREAM, from); at >= 0 && at < to; at = buf.indexOf(STREAM, at + 1)) {
+    if (isWordByte(buf[at - 1])) continue;
+    const eol = at + STREAM.length;
+    if (buf[eol] === 0x0d) yield { at, length: buf[eol + 1] === 0x0a ? 8 : 7 };
+    else if (buf[eol] === 0x0a) yield { at, length: 7 };
+  }
+}
+
+/** The object header ("12 0") and dictionary text before a `stream` keyword at `at` of `buf`. */
+function streamHeaderAt(buf: Buffer, at: number): { key?: string; dict: string } {
+  const from = Math.max(0, at - LOOKBACK);
+  const objAt = buf.lastIndexOf('obj', at);
+  if (objAt < from) return { dict: buf.toString('latin1', Math.max(from, at - 4096), at) };
+  const before = buf.toString('latin1', Math.max(0, objAt - 40), objAt + 3);
+  let key: string | undefined;
+  for (const m of before.matchAll(OBJECT_HEADER)) key = `${m[1]} ${m[2]}`;
+  return { key, dict: buf.toString('latin1', objAt + 3, at) };
+}
+
+/**
+ * The references (`12 0 R`) whose `R` is in `buf[from, to)`, as keys ("12 0"): what REFERENCE
+ * matches, read backwards from each `R`.
+ */
+function* referencesIn(buf: Buffer, from: number, to: number): Generator<string> {
+  for (let r = buf.indexOf(0x52, from); r >= 0 && r < to; r = buf.indexOf(0x52, r + 1)) {
+    if (isWordByte(buf[r + 1])) continue;
+    let i = r - 1;
+    if (!isSpace(buf[i])) continue;
+    while (isSpace(buf[i])) i--;
+    const genEnd = i + 1;
+    while (isDigit(buf[i])) i--;
+    const genStart = i + 1;
+    if (genStart === genEnd || !isSpace(buf[i])) continue;
+    while (isSpace(buf[i])) i--;
+    const numEnd = i + 1;
+    while (isDigit(buf[i])) i--;
+    const numStart = i + 1;
+    if (numStart === numEnd) continue;
+    yield `${buf.toString('latin1', numStart, numEnd)} ${buf.toString('latin1', genStart, genEnd)}`;
+  }
+}
+
+/**
+ * Where the stream whose data starts at `start` ends (its `endstream`, or the end of the file),
+ * looked for in steps; undefined when its data is longer than `limit` bytes.
+ */
+function streamEnd(source: ByteSource, start: number, limit: number): number | undefined {
+  const step = Math.min(MiB, limit + ENDSTREAM.length);
+  for (let at = start; at < source.size; at += step - ENDSTREAM.length) {
+    const chunk = source.read(at, step);
+    const found = chunk.indexOf(ENDSTREAM);
+    if (found >= 0) return at + found - start > limit ? undefined : at + found;
+    if (at + chunk.length - start > limit + ENDSTREAM.length) return undefined;
+    if (at + chunk.length >= source.size) break;
+  }
+  return source.size - start > limit ? undefined : source.size;
+}
+
+/**
+ * Measures the document's streams; throws TOO_COMPLEX when one of the limits is exceeded. `pdf`
+ * is the bytes or the path of a file, read in windows of `windowBytes`: memory holds a window and
+ * the stream being measured (at most `maxStreamBytes` raw and decoded), whatever the file's size.
+ * A stream whose raw data is longer than `maxStreamBytes` is refused without being read.
+ */
+export function checkContentBudget(
+  pdf: Uint8Array | string,
+  limits: ContentLimits,
+  windowBytes = WINDOW_BYTES,
+): ContentReport {
+  return withSource(pdf, (source) => measureStreams(source, limits, windowBytes));
+}
+
+function measureStreams(source: ByteSource, limits: ContentLimits, windowBytes: number): ContentReport {
   const decodedSize = new Map<string, number>();
   const unnamed: number[] = [];
   const objectStreams: string[] = [];
   let cmapCodes = 0;
   let streams = 0;
+  const tooLong = () => tooComplex(`a stream expands to more than ${Math.round(limits.maxStreamBytes / MiB)} MB`);
+  const limit = limits.maxStreamBytes + 2; // and the end-of-line before `endstream`
 
-  for (const m of text.matchAll(STREAM_KEYWORD)) {
-    const start = m.index + m[0].length;
-    const end = text.indexOf('endstream', start);
-    let stop = end < 0 ? bytes.length : end;
-    if (bytes[stop - 1] === 0x0a) stop--; // the end-of-line before `endstream` is not data
-    if (bytes[stop - 1] === 0x0d) stop--;
-    const data = bytes.subarray(start, Math.max(start, stop));
-    const { key, dict } = streamHeader(text, m.index);
-    if (isImage(dict)) continue;
-    streams++;
-    const decoded = isFlate(dict) ? inflate(data, limits.maxStreamBytes) : data;
-    const size = decoded?.length ?? data.length;
-    if (size > limits.maxStreamBytes)
-      throw tooComplex(`a stream expands to more than ${Math.round(limits.maxStreamBytes / MiB)} MB`);
-    if (key) decodedSize.set(key, size);
-    else unnamed.push(size);
-    if (!decoded) continue;
-    if (isObjectStream(dict)) objectStreams.push(decoded.toString('latin1'));
-    if (decoded.includes('beginbfrange') || decoded.includes('begincidrange')) {
-      cmapCodes += cmapRangeCodes(decoded.toString('latin1'));
-      if (cmapCodes > limits.maxCmapCodes) throw tooComplex(`its CMaps map more than ${limits.maxCmapCodes} codes`);
+  for (const { buf, base, from, to } of windows(source, windowBytes)) {
+    for (const keyword of streamKeywords(buf, from, to)) {
+      const { key, dict } = streamHeaderAt(buf, keyword.at);
+      if (isImage(dict)) continue;
+      streams++;
+      const start = base + keyword.at + keyword.length;
+      const local = buf.indexOf(ENDSTREAM, keyword.at + keyword.length);
+      const end = local < 0 ? streamEnd(source, start, limit) : base + local - start > limit ? undefined : base + local;
+      if (end === undefined) throw tooLong();
+      const raw = source.read(start, end - start);
+      let stop = raw.length;
+      if (raw[stop - 1] === 0x0a) stop--; // the end-of-line before `endstream` is not data
+      if (raw[stop - 1] === 0x0d) stop--;
+      const data = raw.subarray(0, stop);
+      const decoded = isFlate(dict) ? inflate(data, limits.maxStreamBytes) : data;
+      const size = decoded?.length ?? data.length;
+      if (size > limits.maxStreamBytes) throw tooLong();
+      if (key) decodedSize.set(key, size);
+      else unnamed.push(size);
+      if (!decoded) continue;
+      if (isObjectStream(dict)) objectStreams.push(decoded.toString('latin1'));
+      if (decoded.includes('beginbfrange') || decoded.includes('begincidrange')) {
+        cmapCodes += cmapRangeCodes(decoded.toString('latin1'));
+        if (cmapCodes > limits.maxCmapCodes) throw tooComplex(`its CMaps map more than ${limits.maxCmapCodes} codes`);
+      }
     }
   }
 
   // How often each stream is referred to: in the file and inside its object streams.
   const references = new Map<string, number>();
-  for (const source of [text, ...objectStreams]) {
-    for (const m of source.matchAll(REFERENCE)) {
-      const key = `${m[1]} ${m[2]}`;
-      if (decodedSize.has(key)) references.set(key, (references.get(key) ?? 0) + 1);
-    }
-  }
+  const count = (key: string) => {
+    if (decodedSize.has(key)) references.set(key, (references.get(key) ?? 0) + 1);
+  };
+  for (const { buf, from, to } of windows(source, windowBytes))
+    for (const key of referencesIn(buf, from, to)) count(key);
+  for (const text of objectStreams) for (const m of text.matchAll(REFERENCE)) count(`${m[1]} ${m[2]}`);
   let contentBytes = unnamed.reduce((a, b) => a + b, 0);
   for (const [key, size] of decodedSize) contentBytes += size * Math.max(1, references.get(key) ?? 0);
   if (contentBytes > limits.maxContentBytes) {
@@ -149,18 +287,22 @@ export function checkContentBudget(pdf: Uint8Array, limits: ContentLimits): Cont
  * Refuses, before anything is decoded, a document holding an image larger than `maxPixels`
  * (width × height from its dictionary): drawing decodes each image whole, whatever the size it
  * is drawn at (docs/DECISIONS.md, OCR bounds). Dimensions given by reference are left to pdf.js's
- * own `maxImageSize`, which drops such an image instead of decoding it.
+ * own `maxImageSize`, which drops such an image instead of decoding it. `pdf`: the bytes or the
+ * path of a file, read in windows.
  */
-export function checkImageBudget(pdf: Uint8Array, maxPixels: number): void {
-  const text = Buffer.from(pdf.buffer, pdf.byteOffset, pdf.byteLength).toString('latin1');
-  for (const m of text.matchAll(STREAM_KEYWORD)) {
-    const { dict } = streamHeader(text, m.index);
-    if (!isImage(dict)) continue;
-    const width = directNumber(dict, 'Width');
-    const height = directNumber(dict, 'Height');
-    if (width !== undefined && height !== undefined && width * height > maxPixels)
-      throw tooComplex(`an image of ${width}×${height} pixels is larger than ${maxPixels} pixels`);
-  }
+export function checkImageBudget(pdf: Uint8Array | string, maxPixels: number, windowBytes = WINDOW_BYTES): void {
+  withSource(pdf, (source) => {
+    for (const { buf, from, to } of windows(source, windowBytes)) {
+      for (const keyword of streamKeywords(buf, from, to)) {
+        const { dict } = streamHeaderAt(buf, keyword.at);
+        if (!isImage(dict)) continue;
+        const width = directNumber(dict, 'Width');
+        const height = directNumber(dict, 'Height');
+        if (width !== undefined && height !== undefined && width * height > maxPixels)
+          throw tooComplex(`an image of ${width}×${height} pixels is larger than ${maxPixels} pixels`);
+      }
+    }
+  });
 }
 
 /** A dictionary entry given as a number (not a reference). */

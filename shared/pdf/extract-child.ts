@@ -9,17 +9,20 @@ import { flushCompileCache } from 'node:module';
 import { asError } from '../errors.ts';
 import { openForDrawing } from './ocr/render.ts';
 
-// The pdf.js child process (see bounded-child.ts): receives a document over IPC and either
-// reads its text (checking its content budget first), sending each page back as it is read, then
-// waits for the next document; or draws the pages the parent asks for one by one (checking its
-// image budget first, before anything is decoded), then exits; it exits too after any failure. Whatever the document does to this process (heap exhausted,
-// a V8 fatal error, an endless parse or drawing) ends here; the parent sees the exit, or stops the
-// child past a limit, and records a typed failure. pdf.js is loaded as soon as the child starts,
-// before its document arrives (the parent keeps one child waiting).
+// The pdf.js child process (see bounded-child.ts): receives a document over IPC (to read its
+// text: the path of a file, opened in ranges, see extract.ts) and either reads its text (checking
+// its content budget first), sending each page back as it is read, then waits for the next
+// document; or draws the pages the parent asks for one by one (checking its image budget first,
+// before anything is decoded), then exits; it exits too after any failure. Whatever the document
+// does to this process (heap exhausted, a V8 fatal error, an endless parse or drawing) ends here;
+// the parent sees the exit, or stops the child past a limit, and records a typed failure. pdf.js
+// is loaded as soon as the child starts, before its document arrives (the parent keeps one child
+// waiting).
 
 interface ExtractJob {
   kind: 'extract';
-  data: Uint8Array;
+  /** The PDF: the path of a file the parent wrote and removes (pdf.js reads it in ranges), or its bytes. */
+  source: string | Uint8Array;
   maxPages: number;
   /** Only these pages (a range of a large document's fan-out), or the first range of this many pages at most; all when absent. */
   range?: PageRange;
@@ -31,7 +34,8 @@ interface ExtractJob {
 
 interface RenderJob {
   kind: 'render';
-  data: Uint8Array;
+  /** As ExtractJob's. */
+  source: string | Uint8Array;
   dpi: number;
   /** Largest image (width × height) the document may hold. */
   maxImagePixels: number;
@@ -60,9 +64,10 @@ const send = (message: ChildMessage) =>
     process.send!(message, undefined, {}, (err) => (err ? reject(err) : resolve())),
   );
 
-async function extract(data: Uint8Array, job: ExtractJob): Promise<void> {
-  if (!job.contentChecked) checkContentBudget(data, job.content);
-  const result = await extractText(data, {
+async function extract(job: ExtractJob): Promise<void> {
+  const source = typeof job.source === 'string' ? job.source : plain(job.source);
+  if (!job.contentChecked) checkContentBudget(source, job.content);
+  const result = await extractText(source, {
     maxPages: job.maxPages,
     range: job.range,
     firstRangeOf: job.firstRangeOf,
@@ -72,9 +77,10 @@ async function extract(data: Uint8Array, job: ExtractJob): Promise<void> {
   await send({ type: 'done', result });
 }
 
-async function render(data: Uint8Array, job: RenderJob): Promise<void> {
-  checkImageBudget(data, job.maxImagePixels);
-  const doc = await openForDrawing(data, { dpi: job.dpi, maxImagePixels: job.maxImagePixels, format: job.format });
+async function render(job: RenderJob): Promise<void> {
+  const source = typeof job.source === 'string' ? job.source : plain(job.source);
+  checkImageBudget(source, job.maxImagePixels);
+  const doc = await openForDrawing(source, { dpi: job.dpi, maxImagePixels: job.maxImagePixels, format: job.format });
   await send({ type: 'ready', pages: doc.pages });
   // Requests are served one at a time, in order: the parent asks for a page once it can take it.
   let queue = Promise.resolve();
@@ -109,13 +115,14 @@ async function render(data: Uint8Array, job: RenderJob): Promise<void> {
   await doc.close();
 }
 
+/** A plain view: a Buffer arrives as a Buffer, which pdf.js refuses. */
+const plain = (data: Uint8Array) => new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+
 async function run(job: ChildJob): Promise<void> {
-  // A plain view: a Buffer arrives as a Buffer, which pdf.js refuses.
-  const data = new Uint8Array(job.data.buffer, job.data.byteOffset, job.data.byteLength);
   try {
-    if (job.kind === 'render') await render(data, job);
+    if (job.kind === 'render') await render(job);
     else {
-      await extract(data, job);
+      await extract(job);
       // Text read: wait for the next document (the parent decides whether this child reads it).
       process.once('message', (next: ChildJob) => void run(next));
       return;

@@ -10,6 +10,7 @@ import type { PageLayout } from './positions.ts';
 import { orStale, runStage } from './current-run.ts';
 import { chunkCollector, partWriter } from './part-writer.ts';
 import { reuseExtraction } from './extraction-reuse.ts';
+import { localPdf } from './local-pdf.ts';
 import { noUsableText } from './text-quality.ts';
 import { isoNow } from '../clock.ts';
 
@@ -96,7 +97,6 @@ export const runExtract = runStage(async (deps, msg: ExtractMessage, record, ctx
   const reused = await reuseExtraction(deps, msg, record);
   if (reused !== 'none') return orStale(reused.record);
   const config = deps.config;
-  const bytes = await deps.storage.get(msg.key);
   const perRange = config.PDF_EXTRACT_PAGES_PER_RANGE;
 
   // Progress for GET /message/pdf/{fileId}: the page count once, then pages done at most once a
@@ -108,8 +108,8 @@ export const runExtract = runStage(async (deps, msg: ExtractMessage, record, ctx
   let writer: ReturnType<typeof partWriter> | ReturnType<typeof chunkCollector> = partWriter(deps, msg);
   let firstRange: PageRange | undefined;
   const layers = await readTextLayers(
-    bytes,
-    config,
+    deps,
+    msg.key,
     ctx,
     { firstRangeOf: perRange },
     {
@@ -150,12 +150,11 @@ async function extractRange(
   range: PageRange & { index: number },
   ctx: ExtractContext,
 ): Promise<FileRecord | undefined> {
-  const bytes = await deps.storage.get(msg.key);
   const collector = chunkCollector(deps, msg);
   // The first range's reader checked the content of these bytes before it sent this range.
   const layers = await readTextLayers(
-    bytes,
-    deps.config,
+    deps,
+    msg.key,
     ctx,
     { range, contentChecked: true },
     {
@@ -166,12 +165,12 @@ async function extractRange(
 }
 
 /**
- * Reads the text layers of `range` in the bounded child: usable pages go to `onPage`, the others
- * are noted for OCR.
+ * Reads the text layers of the PDF at `key` (or of a range of its pages) in the bounded child:
+ * usable pages go to `onPage`, the others are noted for OCR.
  */
 async function readTextLayers(
-  bytes: Uint8Array,
-  config: PipelineDeps['config'],
+  deps: PipelineDeps,
+  key: string,
   ctx: ExtractContext,
   pages: { range?: PageRange; firstRangeOf?: number; contentChecked?: boolean },
   on: {
@@ -179,9 +178,12 @@ async function readTextLayers(
     onPage: (page: number, text: string, layout?: PageLayout, blocks?: PageBlock[]) => void | Promise<void>;
   },
 ): Promise<TextLayers> {
+  const { config } = deps;
   const unusable: number[] = [];
   let garbled = 0;
-  const result = await extractTextBounded(bytes, {
+  // The PDF as a temporary file the child reads in ranges (docs/DECISIONS.md, Large PDFs).
+  const pdf = await localPdf(deps.storage, key);
+  const result = await extractTextBounded(pdf.path, {
     maxPages: config.PDF_MAX_PAGES,
     ...pages,
     limits: extractLimits(config, ctx),
@@ -193,7 +195,7 @@ async function readTextLayers(
         if (verdict.reason !== 'empty') garbled++;
       }
     },
-  });
+  }).finally(pdf.remove);
   return { pages: result.pages, textPages: result.textPages, failedPages: result.failedPages, unusable, garbled };
 }
 

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { PermanentFailure } from '../files/failures.ts';
 import { readPageText } from './normalise.ts';
 import { layoutOfBlocks, layoutOfItems, type PageLayout } from './positions.ts';
@@ -100,18 +100,35 @@ export interface ExtractResult {
   failedPages: number;
 }
 
+/** Bytes pdf.js reads from a file at once. */
+const RANGE_CHUNK_BYTES = 256 * 1024;
+
+/**
+ * What pdf.js opens: bytes, or a file (a path) read in ranges of RANGE_CHUNK_BYTES as pages need
+ * them, never streamed whole (docs/DECISIONS.md, Large PDFs: nothing holds the whole file).
+ */
+export function documentSource(source: Uint8Array | string) {
+  if (typeof source !== 'string') return { data: source };
+  return {
+    url: pathToFileURL(source),
+    disableStream: true,
+    disableAutoFetch: true,
+    rangeChunkSize: RANGE_CHUNK_BYTES,
+  };
+}
+
 const errorName = (err: unknown) => (err as { name?: string })?.name ?? '';
 
 /**
- * Reads the text of every page. Throws PermanentFailure for documents that can never be read:
- * ENCRYPTED (a password is needed), NOT_PDF (damaged or not a PDF), TOO_MANY_PAGES. Pages without
+ * Reads the text of every page of `source` (bytes, or the path of a file). Throws PermanentFailure
+ * for documents that can never be read: ENCRYPTED (a password is needed), NOT_PDF (damaged or not a PDF), TOO_MANY_PAGES. Pages without
  * usable text are reported to onPage with their verdict; what to do with them (OCR, or fail
  * NO_TEXT_LAYER / UNREADABLE_TEXT) is the caller's decision.
  */
-export async function extractText(data: Uint8Array, options: ExtractOptions): Promise<ExtractResult> {
+export async function extractText(source: Uint8Array | string, options: ExtractOptions): Promise<ExtractResult> {
   const pdfjs = await loadPdfjs();
   const task = pdfjs.getDocument({
-    data,
+    ...documentSource(source),
     disableFontFace: true,
     useSystemFonts: false,
     standardFontDataUrl: standardFontsDir(),

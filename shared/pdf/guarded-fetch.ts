@@ -186,8 +186,24 @@ export async function probeSize(raw: string, policy: FetchPolicy): Promise<numbe
   return size;
 }
 
-/** Downloads the body, at most `maxBytes` of it. */
+/** Downloads the body, at most `maxBytes` of it, into one buffer (small bodies; pdf-fetch streams). */
 export async function download(raw: string, policy: FetchPolicy): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of downloadStream(raw, policy)) {
+    chunks.push(chunk);
+    total += chunk.length;
+  }
+  return Buffer.concat(chunks, total);
+}
+
+/**
+ * The body as it arrives, at most `maxBytes` of it, with every guard of `download`. The next chunk
+ * is read only once the caller asks for it, so memory is what the caller keeps (docs/DECISIONS.md,
+ * Large PDFs: nothing holds the whole file). Time the caller spends between chunks (storing a
+ * part) is not held against the server by the slow-body floor; the overall deadline covers it.
+ */
+export async function* downloadStream(raw: string, policy: FetchPolicy): AsyncGenerator<Buffer, void, undefined> {
   const url = parsePdfUrl(raw);
   const signal = AbortSignal.timeout(policy.timeoutMs);
   const { response } = await exchange(url, 'GET', { accept: 'application/pdf, */*;q=0.5' }, policy, signal);
@@ -201,46 +217,68 @@ export async function download(raw: string, policy: FetchPolicy): Promise<Buffer
     response.destroy();
     throw tooLarge(policy.maxBytes);
   }
-  const chunks: Buffer[] = [];
   let total = 0;
   let tooSlow = false;
   let floorTimer: NodeJS.Timeout | undefined;
+  // Time spent with the caller (suspended at `yield`): finished stretches, and the current one.
+  let callerMs = 0;
+  let callerSince: number | undefined;
+  const callerTime = (now: number) => callerMs + (callerSince === undefined ? 0 : now - callerSince);
   const windowMs = policy.slowWindowMs ?? 5_000;
   if (policy.minBytesPerSecond) {
-    const floor = (policy.minBytesPerSecond * windowMs) / 1000;
+    const minBytesPerSecond = policy.minBytesPerSecond;
     let atWindowStart = 0;
+    let callerAtWindowStart = 0;
     floorTimer = setInterval(() => {
-      if (total - atWindowStart < floor) {
+      const now = Date.now();
+      const serverMs = windowMs - (callerTime(now) - callerAtWindowStart);
+      if (serverMs > 0 && total - atWindowStart < (minBytesPerSecond * serverMs) / 1000) {
         tooSlow = true;
         response.destroy();
       }
       atWindowStart = total;
+      callerAtWindowStart = callerTime(now);
     }, windowMs);
   }
+  const iterator = (response as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
   try {
-    for await (const chunk of response as AsyncIterable<Buffer>) {
-      total += chunk.length;
-      if (total > policy.maxBytes) throw tooLarge(policy.maxBytes);
-      chunks.push(chunk);
+    for (;;) {
+      let next: IteratorResult<Buffer>;
+      try {
+        next = await iterator.next();
+      } catch (err) {
+        response.destroy();
+        // Slow is the server's doing and would be as slow again: not retried.
+        if (tooSlow) throw refused('The download was too slow', 'TOO_SLOW');
+        if (signal.aborted)
+          throw new RetryableFailure('DOWNLOAD_FAILED', `The download took longer than ${policy.timeoutMs} ms`, {
+            downloadCause: 'TOO_SLOW',
+          });
+        throw new RetryableFailure('DOWNLOAD_FAILED', `The download was interrupted: ${asError(err).message}`, {
+          cause: err,
+          downloadCause: 'INTERRUPTED',
+        });
+      }
+      if (next.done) break;
+      total += next.value.length;
+      if (total > policy.maxBytes) {
+        response.destroy();
+        throw tooLarge(policy.maxBytes);
+      }
+      callerSince = Date.now();
+      try {
+        yield next.value;
+      } finally {
+        callerMs += Date.now() - callerSince;
+        callerSince = undefined;
+      }
     }
-  } catch (err) {
-    response.destroy();
-    if (err instanceof PermanentFailure) throw err;
-    // Slow is the server's doing and would be as slow again: not retried.
-    if (tooSlow) throw refused('The download was too slow', 'TOO_SLOW');
-    if (signal.aborted)
-      throw new RetryableFailure('DOWNLOAD_FAILED', `The download took longer than ${policy.timeoutMs} ms`, {
-        downloadCause: 'TOO_SLOW',
-      });
-    throw new RetryableFailure('DOWNLOAD_FAILED', `The download was interrupted: ${asError(err).message}`, {
-      cause: err,
-      downloadCause: 'INTERRUPTED',
-    });
   } finally {
     clearInterval(floorTimer);
+    // The caller stopped early (a failure of its own): the connection goes.
+    if (!response.complete) response.destroy();
   }
   if (tooSlow) throw refused('The download was too slow', 'TOO_SLOW');
   if (!response.complete)
     throw new RetryableFailure('DOWNLOAD_FAILED', 'The download ended early', { downloadCause: 'INTERRUPTED' });
-  return Buffer.concat(chunks, total);
 }

@@ -6,6 +6,7 @@ import { ocrResultSchema, type OcrMessage, type OcrResult } from './messages.ts'
 import type { OcrEngine } from './ocr/engine.ts';
 import type { RenderLimits } from './ocr/bounded-render.ts';
 import { ocrPages } from './ocr/ocr-pages.ts';
+import { localPdf } from './local-pdf.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
 import { runStage } from './current-run.ts';
 import { partWriter } from './part-writer.ts';
@@ -72,18 +73,21 @@ export const runOcr = runStage(async (deps, msg: OcrMessage, record, ctx: OcrCon
   if (record.doneOcrRanges?.has(msg.range))
     return readyToFinish(record, msg.runId) ? finishOcr(deps, record) : undefined;
 
-  const bytes = await deps.storage.get(msg.key);
+  // The PDF as a temporary file the child reads in ranges (docs/DECISIONS.md, Large PDFs).
+  const pdf = await localPdf(deps.storage, msg.key);
   const started = Date.now();
-  const pages = await ctx.withEngine((engine) =>
-    ocrPages(bytes, msg.pages, engine, {
-      dpi: deps.config.OCR_DPI,
-      limits: ocrRenderLimits(deps.config, ctx),
-      shouldStop: () =>
-        ctx.remainingMs && ctx.remainingMs() < RESERVE_MS
-          ? new RetryableFailure('PROCESSING_FAILED', 'Recognising the text took too long')
-          : undefined,
-    }),
-  );
+  const pages = await ctx
+    .withEngine((engine) =>
+      ocrPages(pdf.path, msg.pages, engine, {
+        dpi: deps.config.OCR_DPI,
+        limits: ocrRenderLimits(deps.config, ctx),
+        shouldStop: () =>
+          ctx.remainingMs && ctx.remainingMs() < RESERVE_MS
+            ? new RetryableFailure('PROCESSING_FAILED', 'Recognising the text took too long')
+            : undefined,
+      }),
+    )
+    .finally(pdf.remove);
   logger.info('pages recognised', {
     fileId: msg.fileId,
     range: msg.range,

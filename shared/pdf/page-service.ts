@@ -16,6 +16,7 @@ import {
   type FileStorage,
 } from '../files/storage.ts';
 import { renderPagesBounded, type RenderLimits } from './ocr/bounded-render.ts';
+import { localPdf } from './local-pdf.ts';
 
 // GET /message/pdf/{fileId}/pages/{page}: a page a reader checks a citation on. Its text is the one
 // ingestion stored (what sources' charStart/charEnd index); its image is drawn from the run's kept
@@ -126,14 +127,18 @@ export async function getPdfPage(
 
 /** Draws one page of the run's kept PDF as a PNG in the bounded child. */
 async function drawPage(deps: PageServiceDeps, fileId: string, runId: string, page: number) {
-  const pdf = await deps.storage.getIfExists(keptSourceKey(fileId, runId));
+  // The PDF as a temporary file the child reads in ranges (docs/DECISIONS.md, Large PDFs).
+  const pdf = await localPdf(deps.storage, keptSourceKey(fileId, runId)).catch((err: unknown) => {
+    if ((err as { name?: string }).name === 'NoSuchKey') return undefined;
+    throw err;
+  });
   if (!pdf)
     throw new ConflictError(
       'This file was ingested before page images were kept; ingest it again: POST /message/pdf with this fileId and "force": true',
       'FILE_DATA_MISSING',
     );
   let image: { png: Uint8Array; widthPt: number; heightPt: number } | undefined;
-  await renderPagesBounded(pdf, [page], {
+  await renderPagesBounded(pdf.path, [page], {
     dpi: deps.settings.dpi,
     format: 'png',
     limits: deps.settings.limits,
@@ -141,7 +146,7 @@ async function drawPage(deps: PageServiceDeps, fileId: string, runId: string, pa
       if (drawn.image)
         image = { png: drawn.image.pgm, widthPt: drawn.image.widthPt ?? 0, heightPt: drawn.image.heightPt ?? 0 };
     },
-  });
+  }).finally(pdf.remove);
   if (!image) throw new NotFoundError(`Page ${page} could not be drawn`);
   logger.info('page drawn', { fileId, page, bytes: image.png.byteLength });
   deps.onDrawn?.(fileId, page);

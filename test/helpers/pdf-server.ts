@@ -15,6 +15,7 @@ import type { AddressInfo, Socket } from 'node:net';
 //   server.serve('/gone.pdf', { status: 404 });
 //   server.serve('/short.pdf', { body: bytes, cutAfter: 100 });                  // the connection cut mid-body
 //   server.serve('/held.pdf', { body: bytes, head: { hold: released } });     // HEAD waits for a promise
+//   server.serve('/paused.pdf', { body: bytes, holdAfter: { bytes: 1e6, until: released } }); // the body pauses
 //   server.count('/doc.pdf'); server.responses('/lies.pdf')[0].aborted;
 
 export interface Behaviour {
@@ -31,6 +32,8 @@ export interface Behaviour {
   drip?: { bytes: number; everyMs: number };
   /** Close the connection after this many body bytes (fewer than the Content-Length announced). */
   cutAfter?: number;
+  /** Stop after this many body bytes until `until` settles, then send the rest. */
+  holdAfter?: { bytes: number; until: Promise<unknown> };
 }
 
 export interface RecordedRequest {
@@ -84,8 +87,17 @@ export async function startPdfServer(): Promise<PdfServer> {
     const total = body?.length ?? b.size ?? 0;
     let sent = 0;
     const end = Math.min(total, b.cutAfter ?? total);
+    let held = false;
     while (sent < end && !record.aborted) {
-      const n = Math.min(b.drip?.bytes ?? CHUNK, end - sent);
+      if (b.holdAfter && !held && sent >= b.holdAfter.bytes) {
+        held = true;
+        await b.holdAfter.until;
+      }
+      const n = Math.min(
+        b.drip?.bytes ?? CHUNK,
+        end - sent,
+        b.holdAfter && !held ? b.holdAfter.bytes - sent : Infinity,
+      );
       const piece = body ? body.subarray(sent, sent + n) : generated(total, sent, n);
       const ok = res.write(piece);
       sent += n;

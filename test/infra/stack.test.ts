@@ -127,6 +127,17 @@ describe('functions', () => {
     }
   });
 
+  test('the functions that copy a PDF to /tmp for the pdf.js child have room for the largest PDF; the others keep the default', () => {
+    const copiesPdf = ['pdf-extract', 'pdf-ocr', 'get-pdf-page'];
+    for (const fn of manifestFunctions) {
+      const { props } = functionOf(fn);
+      // The largest PDF (500 MB) on top of Lambda's default 512 MB.
+      if (copiesPdf.includes(fn.name)) expect(props.EphemeralStorage.Size).toBeGreaterThanOrEqual(500 + 512);
+      else expect(props.EphemeralStorage).toBeUndefined();
+      expect(props.EphemeralStorage?.Size).toBe(fn.tmpMb);
+    }
+  });
+
   test('each function has its own log group with a retention', () => {
     for (const fn of manifestFunctions) {
       const group = statelessResources[functionOf(fn).props.LoggingConfig.LogGroup.Ref]!;

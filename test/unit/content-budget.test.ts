@@ -1,3 +1,7 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { deflateSync } from 'node:zlib';
 import { checkContentBudget, cmapRangeCodes } from '#shared/pdf/content-budget.ts';
 import { PermanentFailure } from '#shared/files/failures.ts';
@@ -81,4 +85,47 @@ test('damaged deflate data is left to pdf.js (counted at its raw size)', () => {
     { dict: '/Filter /FlateDecode', stream: Buffer.from('not deflate at all') },
   ]);
   expect(checkContentBudget(pdf, limits)).toMatchObject({ streams: 1, contentBytes: 18 });
+});
+
+describe('a file, read in windows', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'content-budget-'));
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+  const onDisk = async (name: string, pdf: Buffer) => {
+    const path = join(dir, name);
+    await writeFile(path, pdf);
+    return path;
+  };
+
+  test('measures as in memory, with streams and references across window boundaries', async () => {
+    const content = deflateSync(Buffer.alloc(600 * 1024, 'q Q\n'));
+    const pdf = rawPdf([
+      { dict: '<< /Type /Catalog /Pages 2 0 R >>' },
+      { dict: '<< /Type /Pages /Count 3 /Kids [4 0 R 5 0 R 6 0 R] >>' },
+      { dict: '/Filter /FlateDecode', stream: content },
+      ...Array.from({ length: 3 }, () => ({ dict: '<< /Type /Page /Parent 2 0 R /Contents 3 0 R >>' })),
+      { dict: '/Type /XObject /Subtype /Image', stream: randomBytes(3 * 1024 * 1024) },
+      { dict: '', stream: Buffer.from('BT (after the image) Tj ET') },
+    ]);
+    const path = await onDisk('windows.pdf', pdf);
+    const inMemory = checkContentBudget(pdf, limits);
+    expect(inMemory).toMatchObject({ streams: 2, contentBytes: 3 * 600 * 1024 + 'BT (after the image) Tj ET'.length });
+    for (const window of [997, 64 * 1024, 8 * 1024 * 1024])
+      expect(checkContentBudget(path, limits, window)).toEqual(inMemory);
+  });
+
+  test('a stream longer than the limit is TOO_COMPLEX without being read whole; an image of any size is skipped', async () => {
+    const long = await onDisk(
+      'long.pdf',
+      rawPdf([{ dict: '<< /Type /Catalog >>' }, { dict: '', stream: Buffer.alloc(3 * 1024 * 1024, 'q Q\n') }]),
+    );
+    expect(() => checkContentBudget(long, limits, 4096)).toThrow(/stream expands to more than 1 MB/);
+    const image = await onDisk(
+      'image.pdf',
+      rawPdf([{ dict: '<< /Type /Catalog >>' }, { dict: '/Subtype /Image', stream: randomBytes(5 * 1024 * 1024) }]),
+    );
+    expect(checkContentBudget(image, limits, 4096)).toMatchObject({ streams: 0, contentBytes: 0 });
+  });
 });

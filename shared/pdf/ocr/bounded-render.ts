@@ -29,9 +29,12 @@ interface BoundedRenderOptions {
   onStats?: (stats: { childPeakRssMb?: number }) => void;
 }
 
-/** Draws the given pages (1-based) in a bounded child; rejects with TOO_COMPLEX past a limit. */
+/**
+ * Draws the given pages (1-based) of `source` (the path of a PDF file, the caller's to remove, or a
+ * small PDF's bytes) in a bounded child; rejects with TOO_COMPLEX past a limit.
+ */
 export async function renderPagesBounded(
-  data: Uint8Array,
+  source: string | Uint8Array,
   pages: number[],
   options: BoundedRenderOptions,
 ): Promise<void> {
@@ -39,7 +42,7 @@ export async function renderPagesBounded(
   const wanted = pages.slice();
   let documentPages = 0;
   await runBoundedChild<void>(
-    { kind: 'render', data, dpi: options.dpi, maxImagePixels: limits.maxImagePixels, format: options.format },
+    { kind: 'render', source, dpi: options.dpi, maxImagePixels: limits.maxImagePixels, format: options.format },
     {
       limits,
       task: { verb: 'drawing', name: 'drawing the pages' },

@@ -31,7 +31,7 @@ interface OcrPagesOptions {
 }
 
 export async function ocrPages(
-  data: Uint8Array,
+  source: string | Uint8Array,
   pages: number[],
   engine: OcrEngine,
   options: OcrPagesOptions,
@@ -41,7 +41,7 @@ export async function ocrPages(
   const limit = engine.workers * 2;
   let failure: unknown;
   try {
-    await renderPagesBounded(data, pages, {
+    await renderPagesBounded(source, pages, {
       dpi: options.dpi,
       limits: options.limits,
       onPage: async (drawn) => {

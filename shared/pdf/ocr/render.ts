@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { cmapsDir, wasmDir } from '../pdfjs-data.ts';
-import { loadPdfjs, standardFontsDir } from '../extract.ts';
+import { documentSource, loadPdfjs, standardFontsDir } from '../extract.ts';
 import { PermanentFailure } from '../../files/failures.ts';
 
 // Pages → grey images for OCR: pdf.js draws each page onto an @napi-rs/canvas canvas (Skia,
@@ -106,12 +106,13 @@ interface OpenDocument {
  * Opens a PDF for drawing its pages one at a time (memory: one page's pixels). pdf.js gets its
  * WebAssembly decoders (wasmUrl: JBIG2, CCITT fax, JPX), so black-and-white scans are drawn.
  */
-export async function openForDrawing(data: Uint8Array, options: RenderOptions): Promise<OpenDocument> {
+export async function openForDrawing(source: Uint8Array | string, options: RenderOptions): Promise<OpenDocument> {
   const canvas = await loadCanvas();
   const pdfjs = await loadPdfjs();
   const drawing = new Set<number>(DRAWING_OPERATORS.map((name) => pdfjs.OPS[name]));
   const task = pdfjs.getDocument({
-    data: data.slice(), // pdf.js transfers (detaches) the buffer it is given
+    // Bytes are copied: pdf.js transfers (detaches) the buffer it is given. A path is read in ranges.
+    ...documentSource(typeof source === 'string' ? source : source.slice()),
     disableFontFace: true,
     useSystemFonts: false,
     standardFontDataUrl: standardFontsDir(),
