@@ -93,7 +93,11 @@ export async function startPdfServer(): Promise<PdfServer> {
         held = true;
         await b.holdAfter.until;
       }
-      const n = Math.min(b.drip?.bytes ?? CHUNK, end - sent, b.holdAfter && !held ? b.holdAfter.bytes - sent : Infinity);
+      const n = Math.min(
+        b.drip?.bytes ?? CHUNK,
+        end - sent,
+        b.holdAfter && !held ? b.holdAfter.bytes - sent : Infinity,
+      );
       const piece = body ? body.subarray(sent, sent + n) : generated(total, sent, n);
       const ok = res.write(piece);
       sent += n;

@@ -112,7 +112,8 @@ describe('a file, read in windows', () => {
     const path = await onDisk('windows.pdf', pdf);
     const inMemory = checkContentBudget(pdf, limits);
     expect(inMemory).toMatchObject({ streams: 2, contentBytes: 3 * 600 * 1024 + 'BT (after the image) Tj ET'.length });
-    for (const window of [997, 64 * 1024, 8 * 1024 * 1024]) expect(checkContentBudget(path, limits, window)).toEqual(inMemory);
+    for (const window of [997, 64 * 1024, 8 * 1024 * 1024])
+      expect(checkContentBudget(path, limits, window)).toEqual(inMemory);
   });
 
   test('a stream longer than the limit is TOO_COMPLEX without being read whole; an image of any size is skipped', async () => {
