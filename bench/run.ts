@@ -20,6 +20,7 @@ import { ocr } from './ocr.ts';
 import { search } from './search.ts';
 import { bulkIngestion } from './bulk-ingestion.ts';
 import { vectorStore } from './vector-store.ts';
+import { largePdfBench } from './large-pdf.ts';
 
 // `npm run bench` runs every benchmark; `npm run bench -- <name> [<name> ...]` runs some.
 // Each prints its table as it finishes; all of them go to bench/results/latest.json.
@@ -37,6 +38,7 @@ const benchmarks: Benchmark[] = [
   search,
   ingestion,
   bulkIngestion,
+  largePdfBench,
   load,
 ];
 
