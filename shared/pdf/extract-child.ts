@@ -64,7 +64,13 @@ const send = (message: ChildMessage) =>
     process.send!(message, undefined, {}, (err) => (err ? reject(err) : resolve())),
   );
 
+/** Read by the bundled pdf.js worker: image data is left unread while text is read (pdfjs-worker-patch.ts). */
+function textOnly(on: boolean): void {
+  (globalThis as { pdfjsTextOnly?: boolean }).pdfjsTextOnly = on;
+}
+
 async function extract(job: ExtractJob): Promise<void> {
+  textOnly(true);
   const source = typeof job.source === 'string' ? job.source : plain(job.source);
   if (!job.contentChecked) checkContentBudget(source, job.content);
   const result = await extractText(source, {
@@ -78,6 +84,7 @@ async function extract(job: ExtractJob): Promise<void> {
 }
 
 async function render(job: RenderJob): Promise<void> {
+  textOnly(false);
   const source = typeof job.source === 'string' ? job.source : plain(job.source);
   checkImageBudget(source, job.maxImagePixels);
   const doc = await openForDrawing(source, { dpi: job.dpi, maxImagePixels: job.maxImagePixels, format: job.format });

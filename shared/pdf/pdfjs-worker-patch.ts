@@ -29,25 +29,77 @@ function ${HELPER}(unicode, vertical) {
 }
 `;
 
-/** pdf.js's worker source with multi-letter right-to-left glyphs pushed in visual order. */
-export function patchPdfjsWorker(source: string): string {
-  const at = source.indexOf(PUSH_GLYPH);
-  // Fails the build, not the text, when a pdf.js upgrade moves the line.
-  if (at < 0 || source.indexOf(PUSH_GLYPH, at + 1) >= 0)
-    throw new Error(`pdf.js worker: expected exactly one "${PUSH_GLYPH}" to patch (right-to-left ligatures)`);
-  return `${source.replace(PUSH_GLYPH, `textChunk.str.push(${HELPER}(glyphUnicode, textChunk.vertical));`)}${helperSource}`;
+/** Replaces the one occurrence of `find`; fails the build, not the text, when a pdf.js upgrade moves it. */
+function replaceOnce(source: string, find: string, replacement: string, why: string): string {
+  const at = source.indexOf(find);
+  if (at < 0 || source.indexOf(find, at + 1) >= 0)
+    throw new Error(`pdf.js worker: expected exactly one "${find.trim().split('\n')[0]}" to patch (${why})`);
+  return source.slice(0, at) + replacement + source.slice(at + find.length);
 }
 
-/** esbuild plugin: bundles pdf.js's worker patched (and never leaves it external). */
+// Image data left unread while text is read (docs/DECISIONS.md, Large PDFs: nothing holds the whole
+// file). To read a page's text pdf.js loads every resource the page names, and parsing a stream
+// object loads its whole data: a page's images come into memory only for pdf.js to see that they
+// are images and skip them. With `globalThis.pdfjsTextOnly` set (the extraction child sets it for
+// text, clears it for drawing), an image stream's data is not loaded when its object is parsed, nor
+// by the resource loader: its dictionary, the bytes around its `endstream` and the first bytes its
+// filter reads are all that text extraction reads of it.
+const TEXT_ONLY_IMAGE = 'globalThis.pdfjsTextOnly && dict?.get("Subtype")?.name === "Image"';
+// The anchors' lines joined at run time: the minifier writes a string holding line breaks as a
+// template literal, whose indented lines would show in every bundle that imports this module.
+const SUB_STREAM = [
+  '  makeSubStream(start, length, dict = null) {',
+  '    if (length) {',
+  '      if (start + length > this.progressiveDataLength) {',
+].join('\n');
+const LOADER_STREAM = [
+  '      if (currentNode instanceof BaseStream) {',
+  '        const baseStreams = currentNode.getBaseStreams();',
+].join('\n');
+
+/** pdf.js's worker source with multi-letter right-to-left glyphs pushed in visual order. */
+export function patchPdfjsWorker(source: string): string {
+  const patched = replaceOnce(
+    source,
+    PUSH_GLYPH,
+    `textChunk.str.push(${HELPER}(glyphUnicode, textChunk.vertical));`,
+    'right-to-left ligatures',
+  );
+  return `${patched}${helperSource}`;
+}
+
+/** pdf.js's worker source leaving image data unread while text is read (see TEXT_ONLY_IMAGE). */
+export function leaveImageDataUnread(source: string): string {
+  const patched = replaceOnce(
+    source,
+    SUB_STREAM,
+    SUB_STREAM.replace(
+      'if (start + length > this.progressiveDataLength) {',
+      `if (start + length > this.progressiveDataLength && !(${TEXT_ONLY_IMAGE})) {`,
+    ),
+    'image data left unread',
+  );
+  return replaceOnce(
+    patched,
+    LOADER_STREAM,
+    [
+      `      if (currentNode instanceof BaseStream && (${TEXT_ONLY_IMAGE.replaceAll('dict?.', 'currentNode.dict?.')})) continue;`,
+      LOADER_STREAM,
+    ].join('\n'),
+    'image data left unread',
+  );
+}
+
+/** esbuild plugin: bundles pdf.js's worker patched (both patches; never left external). */
 export const pdfjsWorkerPatch: Plugin = {
-  name: 'pdfjs-worker-rtl-ligatures',
+  name: 'pdfjs-worker-patches',
   setup(build) {
     // Resolved here, so that a build marking packages external still bundles (and patches) it.
     build.onResolve({ filter: /^pdfjs-dist\/(legacy\/)?build\/pdf\.worker\.mjs$/ }, (args) => ({
       path: createRequire(join(args.resolveDir, 'importer.js')).resolve(args.path),
     }));
     build.onLoad({ filter: /[\\/]pdfjs-dist[\\/](legacy[\\/])?build[\\/]pdf\.worker\.mjs$/ }, async (args) => ({
-      contents: patchPdfjsWorker(await readFile(args.path, 'utf8')),
+      contents: leaveImageDataUnread(patchPdfjsWorker(await readFile(args.path, 'utf8'))),
       loader: 'js',
     }));
   },

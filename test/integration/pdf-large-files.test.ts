@@ -164,4 +164,21 @@ describe('pdf-extract: the PDF as a temporary file, read in ranges', () => {
     // The whole file in the child would be its size at least (and pdf.js's own memory on top).
     expect(result.childPeakRssMb).toBeLessThan(unusedImageBytes / (1024 * 1024));
   }, 120_000);
+
+  test('the child leaves the images of the pages it reads unloaded: text only', async () => {
+    const imageBytesPerPage = 80 * 1024 * 1024;
+    const path = join(scratch, 'page-images.pdf');
+    const shape = { bytes: 2 * imageBytesPerPage, imageBytesPerPage };
+    await pipeline(Readable.from(largePdf(shape)), createWriteStream(path));
+    const pages: string[] = [];
+    const result = await extractTextBounded(path, {
+      maxPages: 100,
+      limits: extractLimits(app.config),
+      onPage: (_page, text) => void pages.push(text),
+    });
+    expect(result).toMatchObject({ pages: 2, textPages: 2 });
+    expect(pages[1]).toContain('folio 2.0');
+    // Both images in the child would be 160 MB (and pdf.js's own memory on top).
+    expect(result.childPeakRssMb).toBeLessThan((2 * imageBytesPerPage) / (1024 * 1024));
+  }, 120_000);
 });
