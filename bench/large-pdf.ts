@@ -87,7 +87,7 @@ function samplePeaks() {
   };
 }
 
-export const largePdf: Benchmark = {
+export const largePdfBench: Benchmark = {
   name: 'large-pdf',
   title: 'one large PDF (LARGE_PDF_MB, default 50) uploaded in parts and ingested: wall time and peak memory',
   async run(ctx) {
