@@ -187,6 +187,7 @@ export interface S3VectorsStandIn {
   indexNames(bucket: string): string[];
   /** Requests answered so far, by operation. */
   calls: Map<string, number>;
+  /** Stops the server and drops the vectors held (what was kept in dataDir stays). */
   close(): Promise<void>;
 }
 
@@ -730,6 +731,7 @@ export async function startS3Vectors(options: S3VectorsOptions = {}): Promise<S3
       new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
+        buckets.clear(); // what it held is garbage even while the stand-in object is still referenced
       }),
   };
 }
