@@ -28,12 +28,12 @@ import { info, median, p99, type Check } from './lib/report.ts';
 // - s3vectors: QueryVectors (top-k ≤ 100) + BM25 over the lexical indexes of the files the dense
 //   ranking found; cold = a new client and no lexical index loaded, warm = loaded.
 //
-// Sizes: the default (100 documents, 100,000 chunks) takes about 2 minutes. VECTOR_BENCH_DOCS may
+// Sizes: the default (100 documents, 100,000 chunks) takes 2–3 minutes. VECTOR_BENCH_DOCS may
 // name several sizes, measured in turn in one run, the smallest the others' baseline:
 //   VECTOR_BENCH_DOCS=100,1000 npm run bench -- vector-store
 // is the library of 1,000 documents (1 M chunks) beside 100: about 25 minutes on the 2-core
-// machine and a peak RSS of ~8 GB (the stand-in holds 1 M float32 vectors, 6 GB, in this
-// process); each size's peak RSS is reported. Each document's rows are generated when written
+// machine and a peak RSS of ~9 GB (the stand-in holds 1 M float32 vectors, 5.9 GiB, in this
+// process; results in bench/results/vector-store-1000-docs.md); each size's peak RSS is reported. Each document's rows are generated when written
 // (deterministically, the same for both backends), and each phase frees its objects before the next.
 
 process.env.AWS_ACCESS_KEY_ID ??= 'local';
