@@ -1,5 +1,19 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync, rmSync } from 'node:fs';
+import {
+  appendFileSync,
+  closeSync,
+  createReadStream,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
+import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 
@@ -15,8 +29,10 @@ import type { AddressInfo } from 'node:net';
 // documented: implicit equality, $eq/$ne/$gt/$gte/$lt/$lte/$in/$nin/$exists, $and/$or, and an
 // array metadata value matching $eq/$in when any element does.
 //
-// With a dataDir (npm start), each index is kept in dataDir/s3-vectors/<bucket>/<index>.json,
-// written after every change.
+// With a dataDir (npm start), each index is kept in dataDir/s3-vectors/<bucket>/: <index>.json
+// its settings, <index>.log a line per vector written or deleted, appended by each request and
+// compacted when the stand-in starts (read line by line: no file holds a whole index as one
+// string, which a million vectors would not fit in).
 
 export const LIMITS = {
   maxDimension: 4096,
@@ -41,13 +57,103 @@ interface StoredVector {
   metadata?: Metadata;
 }
 
+/** Vectors per block of an index's storage. */
+const BLOCK_VECTORS = 256;
+
+/**
+ * An index's vectors in compact storage: the float32 values in blocks of BLOCK_VECTORS vectors
+ * (a library of a million 1,536-dimension vectors is 6 GB of values; one object and one buffer
+ * per vector would add hundreds of MB and scatter them), each vector's norm beside it (a cosine
+ * query does not compute it again), the keys and metadata apart by slot. A deleted vector's slot
+ * is reused. Iteration follows the keys' insertion order, as a Map's does.
+ */
+class VectorSlots {
+  private readonly blocks: Float32Array[] = [];
+  private norms = new Float64Array(BLOCK_VECTORS);
+  private readonly metadataOf: (Metadata | undefined)[] = [];
+  private readonly slotOf = new Map<string, number>();
+  private readonly freeSlots: number[] = [];
+
+  constructor(readonly dimension: number) {}
+
+  get size(): number {
+    return this.slotOf.size;
+  }
+
+  keys(): IterableIterator<string> {
+    return this.slotOf.keys();
+  }
+
+  has(key: string): boolean {
+    return this.slotOf.has(key);
+  }
+
+  set(key: string, data: Float32Array, metadata: Metadata | undefined): void {
+    let slot = this.slotOf.get(key);
+    if (slot === undefined) {
+      slot = this.freeSlots.pop() ?? this.metadataOf.length;
+      this.slotOf.set(key, slot);
+    }
+    const block = Math.floor(slot / BLOCK_VECTORS);
+    while (this.blocks.length <= block) this.blocks.push(new Float32Array(BLOCK_VECTORS * this.dimension));
+    if (this.norms.length <= slot) {
+      const grown = new Float64Array(this.norms.length * 2);
+      grown.set(this.norms);
+      this.norms = grown;
+    }
+    this.blocks[block]!.set(data, (slot % BLOCK_VECTORS) * this.dimension);
+    let squares = 0;
+    for (let i = 0; i < data.length; i++) squares += data[i]! * data[i]!;
+    this.norms[slot] = Math.sqrt(squares);
+    this.metadataOf[slot] = metadata;
+  }
+
+  delete(key: string): void {
+    const slot = this.slotOf.get(key);
+    if (slot === undefined) return;
+    this.slotOf.delete(key);
+    this.metadataOf[slot] = undefined;
+    this.freeSlots.push(slot);
+  }
+
+  get(key: string): StoredVector | undefined {
+    const slot = this.slotOf.get(key);
+    return slot === undefined ? undefined : this.at(slot);
+  }
+
+  /**
+   * Visits every vector in insertion order: its key, the block holding its values and their
+   * offset there, its norm and metadata (no object made per vector: a query scans them all).
+   */
+  scan(
+    visit: (key: string, block: Float32Array, offset: number, norm: number, metadata: Metadata | undefined) => void,
+  ) {
+    for (const [key, slot] of this.slotOf)
+      visit(
+        key,
+        this.blocks[Math.floor(slot / BLOCK_VECTORS)]!,
+        (slot % BLOCK_VECTORS) * this.dimension,
+        this.norms[slot]!,
+        this.metadataOf[slot],
+      );
+  }
+
+  private at(slot: number): StoredVector {
+    const offset = (slot % BLOCK_VECTORS) * this.dimension;
+    return {
+      data: this.blocks[Math.floor(slot / BLOCK_VECTORS)]!.subarray(offset, offset + this.dimension),
+      metadata: this.metadataOf[slot],
+    };
+  }
+}
+
 interface VectorIndex {
   name: string;
   dimension: number;
   distanceMetric: 'cosine' | 'euclidean';
   nonFilterable: string[];
   creationTime: number;
-  vectors: Map<string, StoredVector>;
+  vectors: VectorSlots;
 }
 
 interface VectorBucket {
@@ -81,6 +187,7 @@ export interface S3VectorsStandIn {
   indexNames(bucket: string): string[];
   /** Requests answered so far, by operation. */
   calls: Map<string, number>;
+  /** Stops the server and drops the vectors held (what was kept in dataDir stays). */
   close(): Promise<void>;
 }
 
@@ -191,24 +298,26 @@ export function matchesFilter(metadata: Metadata | undefined, filter: Record<str
   });
 }
 
-function distance(metric: VectorIndex['distanceMetric'], a: Float32Array, b: Float32Array, bNorm?: number): number {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  let sq = 0;
-  for (let i = 0; i < a.length; i++) {
-    const x = a[i]!;
-    const y = b[i]!;
-    if (metric === 'euclidean') {
-      sq += (x - y) * (x - y);
-    } else {
-      dot += x * y;
-      na += x * x;
-      if (bNorm === undefined) nb += y * y;
+/** The distance from a query to the vector at `offset` in `block`; `norms`, the query's and the vector's (cosine). */
+function distance(
+  metric: VectorIndex['distanceMetric'],
+  query: Float32Array,
+  block: Float32Array,
+  offset: number,
+  queryNorm: number,
+  norm: number,
+): number {
+  if (metric === 'euclidean') {
+    let sq = 0;
+    for (let i = 0; i < query.length; i++) {
+      const d = query[i]! - block[offset + i]!;
+      sq += d * d;
     }
+    return Math.sqrt(sq);
   }
-  if (metric === 'euclidean') return Math.sqrt(sq);
-  const norms = Math.sqrt(na) * (bNorm ?? Math.sqrt(nb));
+  let dot = 0;
+  for (let i = 0; i < query.length; i++) dot += query[i]! * block[offset + i]!;
+  const norms = queryNorm * norm;
   return norms ? 1 - dot / norms : 1;
 }
 
@@ -230,52 +339,112 @@ function int(body: Record<string, unknown>, name: string, min: number, max: numb
   return v;
 }
 
+// ---- persistence (npm start)
+
+const settingsFile = (dir: string, bucket: string, index: string) => join(dir, bucket, `${index}.json`);
+const logFile = (dir: string, bucket: string, index: string) => join(dir, bucket, `${index}.log`);
+
+const base64Of = (data: Float32Array) => Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64');
+function float32FromBase64(data: string): Float32Array {
+  const bytes = Buffer.from(data, 'base64');
+  const copy = new Uint8Array(bytes.byteLength);
+  copy.set(bytes);
+  return new Float32Array(copy.buffer);
+}
+const putRecord = (key: string, data: Float32Array, metadata: Metadata | undefined) =>
+  `${JSON.stringify(['put', key, base64Of(data), metadata ?? null])}\n`;
+const deleteRecord = (key: string) => `${JSON.stringify(['delete', key])}\n`;
+
+function writeSettings(dir: string, bucket: string, index: VectorIndex) {
+  const file = settingsFile(dir, bucket, index.name);
+  const { name, dimension, distanceMetric, nonFilterable, creationTime } = index;
+  writeFileSync(`${file}.tmp`, JSON.stringify({ name, dimension, distanceMetric, nonFilterable, creationTime }));
+  renameSync(`${file}.tmp`, file);
+}
+
+/** Rewrites an index's log with one line per vector it holds, a batch of lines per write. */
+function compactLog(dir: string, bucket: string, index: VectorIndex) {
+  const file = logFile(dir, bucket, index.name);
+  const fd = openSync(`${file}.tmp`, 'w');
+  try {
+    let lines: string[] = [];
+    for (const key of index.vectors.keys()) {
+      const v = index.vectors.get(key)!;
+      lines.push(putRecord(key, v.data, v.metadata));
+      if (lines.length === LIMITS.maxPut) {
+        writeSync(fd, lines.join(''));
+        lines = [];
+      }
+    }
+    if (lines.length) writeSync(fd, lines.join(''));
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(`${file}.tmp`, file);
+}
+
+/** The buckets and indexes kept in dir, each index's log replayed line by line. */
+async function loadBuckets(dir: string): Promise<VectorBucket[]> {
+  const buckets: VectorBucket[] = [];
+  for (const name of readdirSync(dir)) {
+    const bucket: VectorBucket = { name, creationTime: Date.now(), indexes: new Map() };
+    for (const file of readdirSync(join(dir, name)).filter((f) => f.endsWith('.json'))) {
+      const saved = JSON.parse(readFileSync(join(dir, name, file), 'utf8'));
+      const index: VectorIndex = {
+        name: saved.name,
+        dimension: saved.dimension,
+        distanceMetric: saved.distanceMetric,
+        nonFilterable: saved.nonFilterable,
+        creationTime: saved.creationTime,
+        vectors: new VectorSlots(saved.dimension),
+      };
+      // The earlier format held the vectors in the settings file: read them, then rewrite.
+      const earlier = Array.isArray(saved.vectors);
+      let records = 0;
+      let damaged = false;
+      if (earlier)
+        for (const [key, data, metadata] of saved.vectors as [string, string, Metadata | null][]) {
+          index.vectors.set(key, float32FromBase64(data), metadata ?? undefined);
+          records++;
+        }
+      const log = logFile(dir, name, index.name);
+      if (existsSync(log))
+        for await (const line of createInterface({
+          input: createReadStream(log),
+          crlfDelay: Number.POSITIVE_INFINITY,
+        })) {
+          if (!line) continue;
+          let record: ['put', string, string, Metadata | null] | ['delete', string];
+          try {
+            record = JSON.parse(line);
+          } catch {
+            damaged = true; // a line cut short when the process stopped mid-write
+            continue;
+          }
+          records++;
+          if (record[0] === 'put') index.vectors.set(record[1], float32FromBase64(record[2]), record[3] ?? undefined);
+          else index.vectors.delete(record[1]);
+        }
+      if (earlier) writeSettings(dir, name, index);
+      if (earlier || damaged || records > index.vectors.size) compactLog(dir, name, index);
+      bucket.indexes.set(index.name, index);
+    }
+    buckets.push(bucket);
+  }
+  return buckets;
+}
+
 export async function startS3Vectors(options: S3VectorsOptions = {}): Promise<S3VectorsStandIn> {
   const buckets = new Map<string, VectorBucket>();
   const calls = new Map<string, number>();
   const dir = options.dataDir ? join(options.dataDir, 's3-vectors') : undefined;
 
-  const save = (bucket: VectorBucket, index?: VectorIndex) => {
-    if (!dir) return;
-    const bucketDir = join(dir, bucket.name);
-    mkdirSync(bucketDir, { recursive: true });
-    if (!index) return;
-    const file = join(bucketDir, `${index.name}.json`);
-    const saved = {
-      name: index.name,
-      dimension: index.dimension,
-      distanceMetric: index.distanceMetric,
-      nonFilterable: index.nonFilterable,
-      creationTime: index.creationTime,
-      vectors: [...index.vectors].map(([key, v]) => [
-        key,
-        Buffer.from(v.data.buffer, v.data.byteOffset, v.data.byteLength).toString('base64'),
-        v.metadata,
-      ]),
-    };
-    writeFileSync(`${file}.tmp`, JSON.stringify(saved));
-    renameSync(`${file}.tmp`, file);
+  const appendLog = (bucket: VectorBucket, index: VectorIndex, records: string[]) => {
+    if (dir) appendFileSync(logFile(dir, bucket.name, index.name), records.join(''));
   };
   if (dir) {
     mkdirSync(dir, { recursive: true });
-    for (const name of readdirSync(dir)) {
-      const bucket: VectorBucket = { name, creationTime: Date.now(), indexes: new Map() };
-      for (const file of readdirSync(join(dir, name)).filter((f) => f.endsWith('.json'))) {
-        const saved = JSON.parse(readFileSync(join(dir, name, file), 'utf8'));
-        bucket.indexes.set(saved.name, {
-          ...saved,
-          vectors: new Map(
-            (saved.vectors as [string, string, Metadata | undefined][]).map(([key, data, metadata]) => {
-              const bytes = Buffer.from(data, 'base64');
-              const copy = new Uint8Array(bytes.byteLength);
-              copy.set(bytes);
-              return [key, { data: new Float32Array(copy.buffer), metadata: metadata ?? undefined }];
-            }),
-          ),
-        });
-      }
-      buckets.set(name, bucket);
-    }
+    for (const bucket of await loadBuckets(dir)) buckets.set(bucket.name, bucket);
   }
 
   const bucketOf = (body: Record<string, unknown>): VectorBucket => {
@@ -328,7 +497,7 @@ export async function startS3Vectors(options: S3VectorsOptions = {}): Promise<S3
       if (buckets.has(name)) throw conflict(`A vector bucket named ${name} already exists`);
       const bucket = { name, creationTime: Date.now(), indexes: new Map() };
       buckets.set(name, bucket);
-      save(bucket);
+      if (dir) mkdirSync(join(dir, name), { recursive: true });
       return { vectorBucketArn: arn(name) };
     },
     GetVectorBucket(body) {
@@ -361,10 +530,10 @@ export async function startS3Vectors(options: S3VectorsOptions = {}): Promise<S3
         distanceMetric: body.distanceMetric,
         nonFilterable: nonFilterable as string[],
         creationTime: Date.now(),
-        vectors: new Map(),
+        vectors: new VectorSlots(dimension),
       };
       bucket.indexes.set(name, index);
-      save(bucket, index);
+      if (dir) writeSettings(dir, bucket.name, index);
       return { indexArn: arn(bucket.name, name) };
     },
     GetIndex(body) {
@@ -400,7 +569,10 @@ export async function startS3Vectors(options: S3VectorsOptions = {}): Promise<S3
     DeleteIndex(body) {
       const [bucket, index] = indexOf(body);
       bucket.indexes.delete(index.name);
-      if (dir) rmSync(join(dir, bucket.name, `${index.name}.json`), { force: true });
+      if (dir) {
+        rmSync(settingsFile(dir, bucket.name, index.name), { force: true });
+        rmSync(logFile(dir, bucket.name, index.name), { force: true });
+      }
       return {};
     },
     PutVectors(body) {
@@ -433,8 +605,12 @@ export async function startS3Vectors(options: S3VectorsOptions = {}): Promise<S3
         return { key: v.key, data, metadata };
       });
       // Checked whole before any is written: a refused request changes nothing.
-      for (const v of checked) index.vectors.set(v.key, { data: v.data, metadata: v.metadata });
-      save(bucket, index);
+      for (const v of checked) index.vectors.set(v.key, v.data, v.metadata);
+      appendLog(
+        bucket,
+        index,
+        checked.map((v) => putRecord(v.key, v.data, v.metadata)),
+      );
       return {};
     },
     GetVectors(body) {
@@ -449,8 +625,9 @@ export async function startS3Vectors(options: S3VectorsOptions = {}): Promise<S3
     },
     DeleteVectors(body) {
       const [bucket, index] = indexOf(body);
-      for (const k of keysOf(body, LIMITS.maxDelete)) index.vectors.delete(k);
-      save(bucket, index);
+      const keys = keysOf(body, LIMITS.maxDelete);
+      for (const k of keys) index.vectors.delete(k);
+      appendLog(bucket, index, keys.map(deleteRecord));
       return {};
     },
     ListVectors(body) {
@@ -476,21 +653,24 @@ export async function startS3Vectors(options: S3VectorsOptions = {}): Promise<S3
       const query = float32Of(body.queryVector, index.dimension, 'queryVector');
       const filter = body.filter;
       if (filter !== undefined) checkFilter(filter, index.nonFilterable);
-      const best: { key: string; distance: number; v: StoredVector }[] = [];
-      for (const [key, v] of index.vectors) {
-        if (filter !== undefined && !matchesFilter(v.metadata, filter as Record<string, unknown>)) continue;
-        const d = distance(index.distanceMetric, query, v.data);
-        if (best.length === topK && d >= best[topK - 1]!.distance) continue;
+      const best: { key: string; distance: number; metadata: Metadata | undefined }[] = [];
+      let squares = 0;
+      for (let i = 0; i < query.length; i++) squares += query[i]! * query[i]!;
+      const queryNorm = Math.sqrt(squares);
+      index.vectors.scan((key, block, offset, norm, metadata) => {
+        if (filter !== undefined && !matchesFilter(metadata, filter as Record<string, unknown>)) return;
+        const d = distance(index.distanceMetric, query, block, offset, queryNorm, norm);
+        if (best.length === topK && d >= best[topK - 1]!.distance) return;
         let at = best.length;
         while (at > 0 && best[at - 1]!.distance > d) at--;
-        best.splice(at, 0, { key, distance: d, v });
+        best.splice(at, 0, { key, distance: d, metadata });
         if (best.length > topK) best.pop();
-      }
+      });
       return {
         vectors: best.map((b) => ({
           key: b.key,
           distance: body.returnDistance === true ? b.distance : undefined,
-          metadata: body.returnMetadata === true ? b.v.metadata : undefined,
+          metadata: body.returnMetadata === true ? b.metadata : undefined,
         })),
         distanceMetric: index.distanceMetric,
       };
@@ -551,6 +731,7 @@ export async function startS3Vectors(options: S3VectorsOptions = {}): Promise<S3
       new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
+        buckets.clear(); // what it held is garbage even while the stand-in object is still referenced
       }),
   };
 }

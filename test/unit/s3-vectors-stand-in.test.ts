@@ -9,7 +9,7 @@ import {
   QueryVectorsCommand,
   S3VectorsClient,
 } from '@aws-sdk/client-s3vectors';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startS3Vectors, type S3VectorsStandIn } from '../../infra/local/s3-vectors.ts';
@@ -346,6 +346,129 @@ test('with a data directory, indexes and vectors are kept across a restart', asy
     expect(got.vectors).toEqual([{ key: 'a', data: { float32: [0.5, 0.25] }, metadata: { f: 'x' } }]);
     c2.destroy();
     await second.close();
+  } finally {
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('a deleted vector’s place holds the next one written, and each key keeps its own values', async () => {
+  await client.send(
+    new CreateIndexCommand({
+      vectorBucketName: bucket,
+      indexName: 'idx-reuse',
+      dataType: 'float32',
+      dimension: 2,
+      distanceMetric: 'euclidean',
+    }),
+  );
+  const put = (key: string, float32: number[]) =>
+    client.send(
+      new PutVectorsCommand({
+        vectorBucketName: bucket,
+        indexName: 'idx-reuse',
+        vectors: [{ key, data: { float32 }, metadata: { key } }],
+      }),
+    );
+  await put('a', [1, 0]);
+  await put('b', [2, 0]);
+  await put('c', [3, 0]);
+  await client.send(new DeleteVectorsCommand({ vectorBucketName: bucket, indexName: 'idx-reuse', keys: ['b'] }));
+  await put('d', [4, 0]);
+  await put('a', [5, 0]); // overwritten in place
+  const got = await client.send(
+    new GetVectorsCommand({
+      vectorBucketName: bucket,
+      indexName: 'idx-reuse',
+      keys: ['a', 'b', 'c', 'd'],
+      returnData: true,
+      returnMetadata: true,
+    }),
+  );
+  expect(got.vectors).toEqual([
+    { key: 'a', data: { float32: [5, 0] }, metadata: { key: 'a' } },
+    { key: 'c', data: { float32: [3, 0] }, metadata: { key: 'c' } },
+    { key: 'd', data: { float32: [4, 0] }, metadata: { key: 'd' } },
+  ]);
+  const near = await client.send(
+    new QueryVectorsCommand({
+      vectorBucketName: bucket,
+      indexName: 'idx-reuse',
+      queryVector: { float32: [4.2, 0] },
+      topK: 3,
+      returnDistance: true,
+    }),
+  );
+  expect(near.vectors?.map((v) => [v.key, Math.round(v.distance! * 10) / 10])).toEqual([
+    ['d', 0.2],
+    ['a', 0.8],
+    ['c', 1.2],
+  ]);
+});
+
+test('with a data directory, overwrites and deletes are kept across restarts, and the earlier one-file format is read', async () => {
+  const dataDir = await mkdtemp(join(tmpdir(), 's3v-'));
+  const index = { vectorBucketName: 'kept', indexName: 'idx' };
+  const read = async (c: S3VectorsClient) =>
+    (await c.send(new GetVectorsCommand({ ...index, keys: ['a', 'b', 'c'], returnData: true, returnMetadata: true })))
+      .vectors;
+  try {
+    const first = await startS3Vectors({ dataDir });
+    const c1 = clientFor(first.url);
+    await c1.send(new CreateVectorBucketCommand({ vectorBucketName: 'kept' }));
+    await c1.send(new CreateIndexCommand({ ...index, dataType: 'float32', dimension: 2, distanceMetric: 'cosine' }));
+    await c1.send(
+      new PutVectorsCommand({
+        ...index,
+        vectors: [
+          { key: 'a', data: { float32: [1, 0] } },
+          { key: 'b', data: { float32: [0, 1] } },
+        ],
+      }),
+    );
+    await c1.send(
+      new PutVectorsCommand({ ...index, vectors: [{ key: 'a', data: { float32: [1, 1] }, metadata: { v: 2 } }] }),
+    );
+    await c1.send(new DeleteVectorsCommand({ ...index, keys: ['b'] }));
+    c1.destroy();
+    await first.close();
+
+    const second = await startS3Vectors({ dataDir });
+    const c2 = clientFor(second.url);
+    expect(await read(c2)).toEqual([{ key: 'a', data: { float32: [1, 1] }, metadata: { v: 2 } }]);
+    c2.destroy();
+    await second.close();
+    // Compacted when loaded: one line per vector held.
+    const log = await readFile(join(dataDir, 's3-vectors', 'kept', 'idx.log'), 'utf8');
+    expect(log.trim().split('\n')).toHaveLength(1);
+
+    // An index saved whole in its settings file, as the stand-in once wrote it.
+    const vector = Buffer.from(new Float32Array([0.5, 0.25]).buffer).toString('base64');
+    await writeFile(
+      join(dataDir, 's3-vectors', 'kept', 'old.json'),
+      JSON.stringify({
+        name: 'old',
+        dimension: 2,
+        distanceMetric: 'cosine',
+        nonFilterable: [],
+        creationTime: 0,
+        vectors: [['c', vector, { f: 'x' }]],
+      }),
+    );
+    const third = await startS3Vectors({ dataDir });
+    const c3 = clientFor(third.url);
+    const old = await c3.send(
+      new GetVectorsCommand({
+        vectorBucketName: 'kept',
+        indexName: 'old',
+        keys: ['c'],
+        returnData: true,
+        returnMetadata: true,
+      }),
+    );
+    expect(old.vectors).toEqual([{ key: 'c', data: { float32: [0.5, 0.25] }, metadata: { f: 'x' } }]);
+    expect(await read(c3)).toEqual([{ key: 'a', data: { float32: [1, 1] }, metadata: { v: 2 } }]);
+    c3.destroy();
+    await third.close();
   } finally {
     await rm(dataDir, { recursive: true, force: true });
   }
