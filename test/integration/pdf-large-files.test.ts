@@ -148,10 +148,9 @@ describe('pdf-extract: the PDF as a temporary file, read in ranges', () => {
     expect(await readdir(own)).toEqual([]);
   });
 
-  test('the child reads the file in ranges: an image no page uses is never loaded', async () => {
-    const unusedImageBytes = 160 * 1024 * 1024;
-    const path = join(scratch, 'unused-image.pdf');
-    const shape = { bytes: 2 * 64 * 1024, imageBytesPerPage: 64 * 1024, unusedImageBytes };
+  /** A two-page PDF of this shape written to disk, then its text read by the bounded child from the file. */
+  async function readTwoPages(name: string, shape: Parameters<typeof largePdf>[0]) {
+    const path = join(scratch, name);
     await pipeline(Readable.from(largePdf(shape)), createWriteStream(path));
     const pages: string[] = [];
     const result = await extractTextBounded(path, {
@@ -161,23 +160,23 @@ describe('pdf-extract: the PDF as a temporary file, read in ranges', () => {
     });
     expect(result).toMatchObject({ pages: 2, textPages: 2 });
     expect(pages[1]).toContain('folio 2.0');
+    return result;
+  }
+
+  test('the child reads the file in ranges: an image no page uses is never loaded', async () => {
+    const unusedImageBytes = 160 * 1024 * 1024;
+    const result = await readTwoPages('unused-image.pdf', {
+      bytes: 2 * 64 * 1024,
+      imageBytesPerPage: 64 * 1024,
+      unusedImageBytes,
+    });
     // The whole file in the child would be its size at least (and pdf.js's own memory on top).
     expect(result.childPeakRssMb).toBeLessThan(unusedImageBytes / (1024 * 1024));
   }, 120_000);
 
   test('the child leaves the images of the pages it reads unloaded: text only', async () => {
     const imageBytesPerPage = 80 * 1024 * 1024;
-    const path = join(scratch, 'page-images.pdf');
-    const shape = { bytes: 2 * imageBytesPerPage, imageBytesPerPage };
-    await pipeline(Readable.from(largePdf(shape)), createWriteStream(path));
-    const pages: string[] = [];
-    const result = await extractTextBounded(path, {
-      maxPages: 100,
-      limits: extractLimits(app.config),
-      onPage: (_page, text) => void pages.push(text),
-    });
-    expect(result).toMatchObject({ pages: 2, textPages: 2 });
-    expect(pages[1]).toContain('folio 2.0');
+    const result = await readTwoPages('page-images.pdf', { bytes: 2 * imageBytesPerPage, imageBytesPerPage });
     // Both images in the child would be 160 MB (and pdf.js's own memory on top).
     expect(result.childPeakRssMb).toBeLessThan((2 * imageBytesPerPage) / (1024 * 1024));
   }, 120_000);
