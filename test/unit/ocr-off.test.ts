@@ -1,3 +1,4 @@
+import { writeFile } from 'node:fs/promises';
 import { loadConfig } from '#shared/config.ts';
 import { runExtract } from '#shared/pdf/extract-stage.ts';
 import { PermanentFailure } from '#shared/files/failures.ts';
@@ -22,7 +23,12 @@ function depsFor(pdf: Uint8Array) {
       recordExtraction: async (_id: string, _run: string, e: { next: string }) =>
         void writes.push(`recordExtraction ${e.next}`),
     },
-    storage: { get: async () => pdf, put: async (key: string) => void writes.push(key) },
+    storage: {
+      get: async () => pdf,
+      // The stage reads the PDF from a temporary file of its own.
+      toFile: (_key: string, path: string) => writeFile(path, pdf),
+      put: async (key: string) => void writes.push(key),
+    },
     queues: { send: async () => void writes.push('sqs') },
     clock: () => new Date(),
   } as unknown as PipelineDeps;
