@@ -81,6 +81,8 @@ export interface RunProgress {
   extractRangesTotal?: number;
   extractRangesDone?: number;
   doneExtractRanges?: Set<number>;
+  /** The range length the ranges were planned with (page-ranges.ts), so that any reader can plan them again. */
+  extractRangePages?: number;
   extractedAt?: string;
   // pdf-ocr: its ranges (messages) and how many are done, the pages to recognise and recognised
   // so far (live progress), then the pages it read
@@ -185,6 +187,7 @@ const FIELDS = [
   'extractRangesTotal',
   'extractRangesDone',
   'doneExtractRanges',
+  'extractRangePages',
   'extractedAt',
   'ocrRangesTotal',
   'ocrRangesDone',
@@ -234,6 +237,7 @@ const RUN_PROGRESS_RESET = [
   'extractRangesTotal',
   'extractRangesDone',
   'doneExtractRanges',
+  'extractRangePages',
   'garbledPages',
   'pagesDone',
   'pagesTotal',
@@ -444,10 +448,15 @@ export class FileRepository extends Repository {
   recordExtractRanges(
     id: string,
     runId: string,
-    r: { rangesTotal: number; pagesTotal: number },
+    r: { rangesTotal: number; rangePages: number; pagesTotal: number },
     now: string,
   ): Promise<ProcessingFile | undefined> {
-    return this.updateRun(id, runId, { extractRangesTotal: r.rangesTotal, pagesTotal: r.pagesTotal, updatedAt: now });
+    return this.updateRun(id, runId, {
+      extractRangesTotal: r.rangesTotal,
+      extractRangePages: r.rangePages,
+      pagesTotal: r.pagesTotal,
+      updatedAt: now,
+    });
   }
 
   /** pdf-extract read the document: what its text layers gave, and the stage the run goes to. */

@@ -90,8 +90,13 @@ interface TextLayers {
  */
 export const runExtract = runStage(async (deps, msg: ExtractMessage, record, ctx: ExtractContext) => {
   const rangeIndex = msg.range?.index ?? 0;
-  if (record.doneExtractRanges?.has(rangeIndex))
-    return readyToGather(record, msg.runId) ? gatherRanges(deps, msg, record) : undefined;
+  if (record.doneExtractRanges?.has(rangeIndex)) {
+    if (readyToGather(record, msg.runId)) return gatherRanges(deps, msg, record);
+    // The first message again (a redelivery, or restart recovery): the ranges not yet counted are
+    // sent again, in case theirs were lost with a killed instance (a range read twice counts once).
+    if (!msg.range) await sendRanges(deps, msg, record);
+    return undefined;
+  }
   if (msg.range) return extractRange(deps, msg, msg.range, ctx);
 
   const reused = await reuseExtraction(deps, msg, record);
@@ -118,17 +123,17 @@ export const runExtract = runStage(async (deps, msg: ExtractMessage, record, ctx
         if (!others.length) return void (await progress({ pagesTotal: pages, pagesDone: 0 }));
         firstRange = first;
         writer = chunkCollector(deps, msg);
-        orStale(
-          await deps.files.recordExtractRanges(
-            record.id,
-            msg.runId,
-            { rangesTotal: others.length + 1, pagesTotal: pages },
-            isoNow(deps.clock),
+        await sendRanges(
+          deps,
+          msg,
+          orStale(
+            await deps.files.recordExtractRanges(
+              record.id,
+              msg.runId,
+              { rangesTotal: others.length + 1, rangePages: perRange, pagesTotal: pages },
+              isoNow(deps.clock),
+            ),
           ),
-        );
-        await deps.queues.send(
-          'pdf-extract',
-          others.map((range, i) => ({ ...msg, range: { index: i + 1, ...range } })),
         );
       },
       onPage: async (page, text, layout, blocks) => {
@@ -142,6 +147,18 @@ export const runExtract = runStage(async (deps, msg: ExtractMessage, record, ctx
   if (firstRange && !('chunks' in writer)) return finishRange(deps, msg, 0, firstRange, layers, writer);
   return routeExtraction(deps, msg, layers, await writer.finish());
 });
+
+/** Sends a message for each range after the first that the record does not count as read yet. */
+async function sendRanges(deps: PipelineDeps, msg: ExtractMessage, record: ProcessingFile): Promise<void> {
+  if (!record.pagesTotal || !record.extractRangePages) return;
+  const ranges = planRanges(record.pagesTotal, record.extractRangePages)
+    .map((range, index) => ({ index, ...range }))
+    .filter(({ index }) => index > 0 && !record.doneExtractRanges?.has(index));
+  await deps.queues.send(
+    'pdf-extract',
+    ranges.map((range) => ({ fileId: msg.fileId, runId: msg.runId, key: msg.key, range })),
+  );
+}
 
 /** The pages of one range (not the first) of a large document: read, kept, counted. */
 async function extractRange(

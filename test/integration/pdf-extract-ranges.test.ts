@@ -5,6 +5,10 @@ import { ChunkRepository, type ChunkItem } from '#shared/files/chunk-repository.
 import { FileRepository, type CompletedFile } from '#shared/files/file-repository.ts';
 import { FileStorage, sourceKey } from '#shared/files/storage.ts';
 import { createId } from '@paralleldrive/cuid2';
+import { loadConfig } from '#shared/config.ts';
+import { runExtract } from '#shared/pdf/extract-stage.ts';
+import { pipelineDeps, type PipelineDeps } from '#shared/pdf/pipeline-deps.ts';
+import { resumeStuckIngestions } from '#shared/pdf/recovery.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
 import { makeScannedPdf } from '#test/helpers/make-script-pdfs.ts';
@@ -181,22 +185,34 @@ test('range messages delivered twice are counted once: the same chunks and parts
   );
 }, 300_000);
 
-test('a first message delivered again after the other ranges were counted does not take their count back', async () => {
-  // The run set up by hand at pdf-extract, its PDF stored; the ranges 1–3 arrive (and are counted)
-  // before the first message, which then records the ranges: the count must still reach 4.
-  const { token, user } = await app.signIn('ranges-order@example.com');
-  const userId = user.id as string;
+/** A run set up by hand at pdf-extract (as pdf-fetch leaves it), its PDF stored: what the tests below start from. */
+async function runAtExtract(email: string) {
+  const { token, user } = await app.signIn(email);
   const upload = await app.request('POST', '/upload', {
     token,
-    body: { fileName: 'order.pdf', contentType: 'application/pdf', size: 5000 },
+    body: { fileName: 'by-hand.pdf', contentType: 'application/pdf', size: 5000 },
   });
   const fileId = upload.body.data.fileId as string;
   const runId = createId();
   const now = new Date().toISOString();
-  await files.startRun({ id: fileId, userId, runId, url: `${pdfs.url}/long.pdf`, force: false, now });
+  await files.startRun({
+    id: fileId,
+    userId: user.id as string,
+    runId,
+    url: `${pdfs.url}/long.pdf`,
+    force: false,
+    now,
+  });
   const key = sourceKey(fileId, runId);
   await new FileStorage(app.clients().s3, app.bucket).put(key, await makeTextPdf(PAGES, 4), 'application/pdf');
   await files.recordDownload(fileId, runId, { sha256: 'a'.repeat(64), size: 1 }, now);
+  return { fileId, runId, key };
+}
+
+test('a first message delivered again after the other ranges were counted does not take their count back', async () => {
+  // The run set up by hand at pdf-extract, its PDF stored; the ranges 1–3 arrive (and are counted)
+  // before the first message, which then records the ranges: the count must still reach 4.
+  const { fileId, runId, key } = await runAtExtract('ranges-order@example.com');
 
   await Promise.all(
     [1, 2, 3].map((index) =>
@@ -221,4 +237,25 @@ test('a first message delivered again after the other ranges were counted does n
     extractRangesDone: 4,
     pagesDone: PAGES,
   });
+}, 300_000);
+
+test('ranges whose messages were lost with a killed instance are sent again when restart recovery resumes the run', async () => {
+  // The first message read in this process, its range messages lost on the way (as with an
+  // instance killed after reading range 0 but before its sends were delivered): range 0 counted,
+  // nothing queued for ranges 1–3.
+  const { fileId, runId, key } = await runAtExtract('ranges-lost@example.com');
+  const deps = pipelineDeps(loadConfig(process.env), () => new Date());
+  const lossy: PipelineDeps = {
+    ...deps,
+    queues: {
+      send: (stage, bodies) => (stage === 'pdf-extract' ? Promise.resolve() : deps.queues.send(stage, bodies)),
+    },
+  };
+  await runExtract(lossy, { fileId, runId, key });
+  const stuck = await files.get(fileId);
+  expect(stuck).toMatchObject({ status: 'processing', stage: 'extract', extractRangesTotal: 4, extractRangesDone: 1 });
+
+  // What a restart does: every processing run queued again at its stage (here: pdf-extract's first message).
+  expect(await resumeStuckIngestions({ files, queues: deps.queues })).toBeGreaterThanOrEqual(1);
+  expect(await ended(fileId)).toMatchObject({ status: 'completed', pages: PAGES, extractRangesDone: 4 });
 }, 300_000);
