@@ -8,7 +8,7 @@ import { extractRangeResultSchema, type ExtractMessage, type ExtractRangeResult 
 import type { PipelineDeps } from './pipeline-deps.ts';
 import type { PageLayout } from './positions.ts';
 import { orStale, runStage } from './current-run.ts';
-import { chunkCollector, partWriter } from './part-writer.ts';
+import { chunkCollector, partWriter, type ChunkCollector, type PartWriter } from './part-writer.ts';
 import { reuseExtraction } from './extraction-reuse.ts';
 import { localPdf } from './local-pdf.ts';
 import { noUsableText } from './text-quality.ts';
@@ -110,7 +110,7 @@ export const runExtract = runStage(async (deps, msg: ExtractMessage, record, ctx
   let progressAt = Date.now();
   const progress = (p: { pagesTotal?: number; pagesDone: number }) =>
     deps.files.recordPageProgress(record.id, msg.runId, p, isoNow(deps.clock));
-  let writer: ReturnType<typeof partWriter> | ReturnType<typeof chunkCollector> = partWriter(deps, msg);
+  let writer: PartWriter | ChunkCollector = partWriter(deps, msg);
   let firstRange: PageRange | undefined;
   const layers = await readTextLayers(
     deps,
@@ -223,7 +223,7 @@ async function finishRange(
   index: number,
   range: PageRange,
   layers: TextLayers,
-  collector: ReturnType<typeof chunkCollector>,
+  collector: ChunkCollector,
 ): Promise<FileRecord | undefined> {
   const result: ExtractRangeResult = {
     range: index,

@@ -23,7 +23,7 @@ interface PageWriter {
   page(page: number, text: string, layout?: PageLayout, blocks?: PageBlock[]): void;
 }
 
-interface PartWriter extends PageWriter {
+export interface PartWriter extends PageWriter {
   /** Chunks made already (an earlier file's of the same bytes, a range of a large document's), in order. */
   chunks(list: Chunk[]): void;
   /** Writes the last part, then waits for every write: a write still in flight after the stage
@@ -31,7 +31,7 @@ interface PartWriter extends PageWriter {
   finish(): Promise<{ chunks: number; parts: number }>;
 }
 
-interface ChunkCollector extends PageWriter {
+export interface ChunkCollector extends PageWriter {
   /** The range's chunks (numbered from 0), once every page text is written. */
   finish(): Promise<Chunk[]>;
 }
