@@ -141,9 +141,10 @@ test('when the client goes away the ConverseStream call is aborted and what was 
   );
   expect(upstream.clientClosedEarly).toBe(true);
   release();
+  // The reply is in the history while it is generated (status streaming): wait for its end.
   const stored = await eventually(
     () => history(chat.id),
-    (m) => m.length === 2,
+    (m) => m.length === 2 && m[1].status !== 'streaming',
   );
   expect(stored[1]).toMatchObject({
     messageType: 'ai',
