@@ -301,11 +301,24 @@ type Extraction =
       ocrPagesTotal: number;
     };
 
-/** Where each stage counts its ranges: ranges done, pages done, the set of ranges counted. */
+/** Where each stage counts its ranges: their total, ranges done, pages done, the set of ranges counted. */
 const RANGE_FIELDS = {
-  extract: { done: 'extractRangesDone', pages: 'pagesDone', ranges: 'doneExtractRanges' },
-  ocr: { done: 'ocrRangesDone', pages: 'ocrPagesDone', ranges: 'doneOcrRanges' },
-} as const satisfies Record<string, Record<string, keyof RunProgress>>;
+  extract: { total: 'extractRangesTotal', done: 'extractRangesDone', pages: 'pagesDone', ranges: 'doneExtractRanges' },
+  ocr: { total: 'ocrRangesTotal', done: 'ocrRangesDone', pages: 'ocrPagesDone', ranges: 'doneOcrRanges' },
+} as const satisfies Record<RangedStage, Record<string, keyof RunProgress>>;
+
+/** The stages that split a run's pages into ranges, each counted once (markRangeDone). */
+type RangedStage = 'extract' | 'ocr';
+
+/**
+ * True when run `runId` is still at `stage` and every one of its ranges there is counted: what is
+ * left is the stage's finishing step (gathering the ranges' chunks, chunking the recognised text).
+ */
+export function everyRangeCounted(r: FileRecord | undefined, runId: string, stage: RangedStage): r is ProcessingFile {
+  if (r?.status !== 'processing' || r.runId !== runId || r.stage !== stage) return false;
+  const total = r[RANGE_FIELDS[stage].total];
+  return total !== undefined && (r[RANGE_FIELDS[stage].done] ?? 0) >= total;
+}
 
 /** What pdf-ocr added once its last range is done: the run goes on to embedding. */
 interface OcrOutcome {
@@ -537,7 +550,7 @@ export class FileRepository extends Repository {
   async markRangeDone(
     id: string,
     runId: string,
-    { stage, range, pages }: { stage: 'extract' | 'ocr'; range: number; pages: number },
+    { stage, range, pages }: { stage: RangedStage; range: number; pages: number },
     now: string,
   ): Promise<ProcessingFile | undefined> {
     const fields = RANGE_FIELDS[stage];

@@ -1,6 +1,6 @@
 import { extractTextBounded, type ExtractLimits } from './bounded-extract.ts';
 import { planRanges, type PageRange } from './page-ranges.ts';
-import type { FileRecord, ProcessingFile } from '../files/file-repository.ts';
+import { everyRangeCounted, type FileRecord, type ProcessingFile } from '../files/file-repository.ts';
 import { PermanentFailure } from '../files/failures.ts';
 import { extractRangeKey } from '../files/storage.ts';
 import type { PageBlock } from './layout/page-layout.ts';
@@ -60,15 +60,6 @@ export function extractLimits(c: PipelineDeps['config'], ctx: ExtractContext = {
   };
 }
 
-/** True when every range of a document read in ranges is read and their chunks are not yet gathered. */
-const readyToGather = (r: FileRecord | undefined, runId: string): r is ProcessingFile =>
-  !!r &&
-  r.status === 'processing' &&
-  r.runId === runId &&
-  r.stage === 'extract' &&
-  r.extractRangesTotal !== undefined &&
-  (r.extractRangesDone ?? 0) >= r.extractRangesTotal;
-
 /** What the text layers of the document (or of its ranges, added up) gave. */
 interface TextLayers {
   pages: number;
@@ -91,7 +82,7 @@ interface TextLayers {
 export const runExtract = runStage(async (deps, msg: ExtractMessage, record, ctx: ExtractContext) => {
   const rangeIndex = msg.range?.index ?? 0;
   if (record.doneExtractRanges?.has(rangeIndex)) {
-    if (readyToGather(record, msg.runId)) return gatherRanges(deps, msg, record);
+    if (everyRangeCounted(record, msg.runId, 'extract')) return gatherRanges(deps, msg, record);
     // The first message again (a redelivery, or restart recovery): the ranges not yet counted are
     // sent again, in case theirs were lost with a killed instance (a range read twice counts once).
     if (!msg.range) await sendRanges(deps, msg, record);
@@ -243,7 +234,7 @@ async function finishRange(
       { stage: 'extract', range: index, pages },
       isoNow(deps.clock),
     )) ?? (await deps.files.get(msg.fileId));
-  return readyToGather(updated, msg.runId) ? gatherRanges(deps, msg, updated) : updated;
+  return everyRangeCounted(updated, msg.runId, 'extract') ? gatherRanges(deps, msg, updated) : updated;
 }
 
 /**

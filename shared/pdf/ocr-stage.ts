@@ -1,5 +1,5 @@
 import { logger } from '../logger.ts';
-import type { FileRecord, ProcessingFile } from '../files/file-repository.ts';
+import { everyRangeCounted, type ProcessingFile } from '../files/file-repository.ts';
 import { ocrResultKey } from '../files/storage.ts';
 import { RetryableFailure } from '../files/failures.ts';
 import { ocrResultSchema, type OcrMessage, type OcrResult } from './messages.ts';
@@ -56,22 +56,13 @@ export function ocrRenderLimits(
   };
 }
 
-/** True when every OCR range of the run is recognised and the text is not yet chunked. */
-const readyToFinish = (r: FileRecord | undefined, runId: string): r is ProcessingFile =>
-  !!r &&
-  r.status === 'processing' &&
-  r.runId === runId &&
-  r.stage === 'ocr' &&
-  r.ocrRangesTotal !== undefined &&
-  (r.ocrRangesDone ?? 0) >= r.ocrRangesTotal;
-
 /**
  * Steps: a range already counted only re-checks the finish → read the PDF → draw and recognise
  * the pages → write the range's result → count the range (once) → finish OCR when it was the last.
  */
 export const runOcr = runStage(async (deps, msg: OcrMessage, record, ctx: OcrContext) => {
   if (record.doneOcrRanges?.has(msg.range))
-    return readyToFinish(record, msg.runId) ? finishOcr(deps, record) : undefined;
+    return everyRangeCounted(record, msg.runId, 'ocr') ? finishOcr(deps, record) : undefined;
 
   // The PDF as a temporary file the child reads in ranges (docs/DECISIONS.md, Large PDFs).
   const pdf = await localPdf(deps.storage, msg.key);
@@ -115,7 +106,7 @@ export const runOcr = runStage(async (deps, msg: OcrMessage, record, ctx: OcrCon
       { stage: 'ocr', range: msg.range, pages: msg.pages.length },
       isoNow(deps.clock),
     )) ?? (await deps.files.get(msg.fileId));
-  return readyToFinish(updated, msg.runId) ? finishOcr(deps, updated) : updated;
+  return everyRangeCounted(updated, msg.runId, 'ocr') ? finishOcr(deps, updated) : updated;
 });
 
 /**
