@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { startS3Vectors } from '../infra/local/s3-vectors.ts';
-import { partVectorsKey, type FileStorage } from '#shared/files/storage.ts';
+import { partVectorsKey } from '#shared/files/storage.ts';
 import { bm25TopK, postingsByTerm } from '#shared/retrieval/lexical-index.ts';
 import {
   concatPacked,
@@ -16,6 +16,7 @@ import { queryTerms } from '#shared/retrieval/terms.ts';
 import { PackStore, S3VectorsStore, type RunRef } from '#shared/retrieval/vector-store.ts';
 import type { Benchmark, BenchContext } from './lib/context.ts';
 import { info, median, p99, type Check } from './lib/report.ts';
+import { memoryStorage } from '../test/helpers/memory-storage.ts';
 
 // Retrieval across a library, each backend of the vector store (shared/retrieval/vector-store.ts)
 // written through its own writers (a document = one part, then its completion), not ingested:
@@ -69,26 +70,6 @@ function rowsOf(doc: number) {
     const words = Array.from({ length: 120 }, () => VOCABULARY[Math.floor(((next() + 1) / 2) * VOCABULARY.length)]!);
     return { chunk, page: 1 + Math.floor(chunk / 4), vector, text: words.join(' ') };
   });
-}
-
-/** The objects the stores write, in memory (the bench measures the stores, not S3). */
-function memoryStorage(): FileStorage & { bytes(suffix?: string): number } {
-  const objects = new Map<string, Uint8Array>();
-  return {
-    get: async (key: string) => {
-      const o = objects.get(key);
-      if (!o) throw Object.assign(new Error(key), { name: 'NoSuchKey' });
-      return o;
-    },
-    put: async (key: string, body: Uint8Array | string) => void objects.set(key, Buffer.from(body)),
-    deleteKeys: async (keys: string[]) => keys.forEach((k) => objects.delete(k)),
-    listKeys: async (prefix: string) => [...objects.keys()].filter((k) => k.startsWith(prefix)),
-    deletePrefix: async (prefix: string) => {
-      for (const k of [...objects.keys()]) if (k.startsWith(prefix)) objects.delete(k);
-      return 0;
-    },
-    bytes: (suffix = '') => [...objects].reduce((n, [k, o]) => (k.endsWith(suffix) ? n + o.byteLength : n), 0),
-  } as unknown as FileStorage & { bytes(suffix?: string): number };
 }
 
 const queryVector = (i: number) => {

@@ -1,8 +1,8 @@
 import { CreateVectorBucketCommand, S3VectorsClient } from '@aws-sdk/client-s3vectors';
 import { startS3Vectors, type S3VectorsStandIn } from '../../infra/local/s3-vectors.ts';
-import type { FileStorage } from '#shared/files/storage.ts';
 import { s3VectorsApiOf } from '#shared/retrieval/s3-vectors-api.ts';
 import { indexName, S3VectorsStore, type RunRef, type VectorRow } from '#shared/retrieval/vector-store.ts';
+import { memoryStorage } from '#test/helpers/memory-storage.ts';
 
 // The S3 Vectors backend of the vector store against the stand-in: what it writes (batches of
 // ≤ 500, one index per user and model), what a query returns (only the files' current runs),
@@ -26,20 +26,6 @@ afterAll(async () => {
   client.destroy();
   await standIn.close();
 });
-
-function memoryStorage(): FileStorage {
-  const objects = new Map<string, Uint8Array>();
-  return {
-    get: async (key: string) => {
-      const o = objects.get(key);
-      if (!o) throw Object.assign(new Error(key), { name: 'NoSuchKey' });
-      return o;
-    },
-    put: async (key: string, body: Uint8Array | string) => void objects.set(key, Buffer.from(body)),
-    deleteKeys: async (keys: string[]) => keys.forEach((k) => objects.delete(k)),
-    listKeys: async (prefix: string) => [...objects.keys()].filter((k) => k.startsWith(prefix)),
-  } as unknown as FileStorage;
-}
 
 const rows = (count: number, from = 0, vector = [1, 0, 0, 0]): VectorRow[] =>
   Array.from({ length: count }, (_, i) => ({
