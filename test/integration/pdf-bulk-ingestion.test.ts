@@ -1,7 +1,7 @@
-import { startTestApp, type TestApp } from '#test/helpers/app.ts';
+import type { TestApp } from '#test/helpers/app.ts';
+import type { PdfServer } from '#test/helpers/pdf-server.ts';
 import { fixturePdf } from '#test/helpers/make-pdf.ts';
-import { startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
-import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
+import { startSlowDownloadApp, type SlowDownloadApp } from '#test/helpers/slow-download-app.ts';
 import { until } from '#test/helpers/until.ts';
 import { FileRepository, type CompletedFile } from '#shared/files/file-repository.ts';
 import { ChunkRepository } from '#shared/files/chunk-repository.ts';
@@ -15,40 +15,25 @@ const BURST = 100;
 const IN_FLIGHT = 2;
 
 let app: TestApp;
-let ai: OpenAiTestServer;
 let pdfs: PdfServer;
+let setting: SlowDownloadApp;
 let files: FileRepository;
 
 beforeAll(async () => {
-  [ai, pdfs] = await Promise.all([startOpenAiTestServer(), startPdfServer()]);
-  app = await startTestApp({
-    env: {
-      OPENAI_API_KEY: 'test-key',
-      OPENAI_BASE_URL: ai.baseURL,
-      PDF_MAX_IN_FLIGHT_PER_USER: String(IN_FLIGHT),
-      PDF_MAX_QUEUED_PER_USER: String(BURST),
-      // The abuse limits stay on: the burst must pass them.
-      RATE_LIMIT_INGESTIONS_PER_MINUTE: '10',
-      RATE_LIMIT_UPLOADS_PER_MINUTE: '20',
-      PDF_SYNC_WAIT_MS: '0',
-      // The slow downloads below stay open for the whole test.
-      PDF_FETCH_MIN_BYTES_PER_SECOND: '100',
-      PDF_FETCH_SLOW_WINDOW_MS: '60000',
-    },
+  setting = await startSlowDownloadApp({
+    PDF_MAX_IN_FLIGHT_PER_USER: String(IN_FLIGHT),
+    PDF_MAX_QUEUED_PER_USER: String(BURST),
+    // The abuse limits stay on: the burst must pass them.
+    RATE_LIMIT_INGESTIONS_PER_MINUTE: '10',
+    RATE_LIMIT_UPLOADS_PER_MINUTE: '20',
+    PDF_SYNC_WAIT_MS: '0',
   });
+  ({ app, pdfs } = setting);
   files = new FileRepository(app.clients().db, app.config.TABLE_NAME);
   const small = await fixturePdf('hello-world.pdf');
-  pdfs.serve('/small.pdf', { body: small });
-  pdfs.serve('/bob.pdf', { body: small });
-  pdfs.serve('/queued-then-deleted.pdf', { body: small });
-  pdfs.serve('/after.pdf', { body: small });
-  pdfs.serve('/slow.pdf', { size: 1024 * 1024, drip: { bytes: 10, everyMs: 50 } });
+  for (const path of ['/bob.pdf', '/queued-then-deleted.pdf', '/after.pdf']) pdfs.serve(path, { body: small });
 });
-afterAll(async () => {
-  await pdfs?.close();
-  await app?.stop();
-  await ai?.close();
-});
+afterAll(() => setting?.stop());
 
 async function upload(token: string) {
   return app.request('POST', '/upload', {

@@ -1,7 +1,7 @@
-import { startTestApp, type TestApp } from '#test/helpers/app.ts';
+import type { TestApp } from '#test/helpers/app.ts';
+import type { PdfServer } from '#test/helpers/pdf-server.ts';
 import { fixturePdf } from '#test/helpers/make-pdf.ts';
-import { startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
-import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
+import { startSlowDownloadApp, type SlowDownloadApp } from '#test/helpers/slow-download-app.ts';
 import { download, MAX_REDIRECTS, type FetchPolicy } from '#shared/pdf/guarded-fetch.ts';
 import { PermanentFailure } from '#shared/files/failures.ts';
 import { until } from '#test/helpers/until.ts';
@@ -11,34 +11,20 @@ import { until } from '#test/helpers/until.ts';
 // another user's small PDF is never queued behind their slow URLs.
 
 let app: TestApp;
-let ai: OpenAiTestServer;
 let pdfs: PdfServer;
+let setting: SlowDownloadApp;
 
 beforeAll(async () => {
-  [ai, pdfs] = await Promise.all([startOpenAiTestServer(), startPdfServer()]);
-  app = await startTestApp({
-    env: {
-      OPENAI_API_KEY: 'test-key',
-      OPENAI_BASE_URL: ai.baseURL,
-      PDF_MAX_IN_FLIGHT_PER_USER: '2',
-      // Without a queue an ingestion beyond the slots is refused (with one it waits:
-      // test/integration/pdf-bulk-ingestion.test.ts).
-      PDF_MAX_QUEUED_PER_USER: '0',
-      PDF_SYNC_WAIT_MS: '10000',
-      // A floor the drip below meets: these downloads stay open for the whole test.
-      PDF_FETCH_MIN_BYTES_PER_SECOND: '100',
-      PDF_FETCH_SLOW_WINDOW_MS: '60000',
-    },
+  setting = await startSlowDownloadApp({
+    PDF_MAX_IN_FLIGHT_PER_USER: '2',
+    // Without a queue an ingestion beyond the slots is refused (with one it waits:
+    // test/integration/pdf-bulk-ingestion.test.ts).
+    PDF_MAX_QUEUED_PER_USER: '0',
+    PDF_SYNC_WAIT_MS: '10000',
   });
-  // 200 bytes a second for 1 MB: over an hour of download.
-  pdfs.serve('/slow.pdf', { size: 1024 * 1024, drip: { bytes: 10, everyMs: 50 } });
-  pdfs.serve('/small.pdf', { body: await fixturePdf('hello-world.pdf') });
+  ({ app, pdfs } = setting);
 });
-afterAll(async () => {
-  await pdfs?.close();
-  await app?.stop();
-  await ai?.close();
-});
+afterAll(() => setting?.stop());
 
 async function ingest(token: string, path: string) {
   const upload = await app.request('POST', '/upload', {

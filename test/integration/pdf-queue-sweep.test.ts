@@ -1,8 +1,7 @@
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
-import { startTestApp, type TestApp } from '#test/helpers/app.ts';
-import { fixturePdf } from '#test/helpers/make-pdf.ts';
-import { startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
-import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
+import type { TestApp } from '#test/helpers/app.ts';
+import type { PdfServer } from '#test/helpers/pdf-server.ts';
+import { startSlowDownloadApp, type SlowDownloadApp } from '#test/helpers/slow-download-app.ts';
 import { until } from '#test/helpers/until.ts';
 import { FileRepository } from '#shared/files/file-repository.ts';
 
@@ -10,31 +9,18 @@ import { FileRepository } from '#shared/files/file-repository.ts';
 // when a run's ender dies) is released by the periodic data sweep.
 
 let app: TestApp;
-let ai: OpenAiTestServer;
 let pdfs: PdfServer;
+let setting: SlowDownloadApp;
 
 beforeAll(async () => {
-  [ai, pdfs] = await Promise.all([startOpenAiTestServer(), startPdfServer()]);
-  app = await startTestApp({
-    env: {
-      OPENAI_API_KEY: 'test-key',
-      OPENAI_BASE_URL: ai.baseURL,
-      PDF_MAX_IN_FLIGHT_PER_USER: '1',
-      PDF_SYNC_WAIT_MS: '0',
-      SWEEP_INTERVAL_SECONDS: '1',
-      // The slow download below stays open for the whole test.
-      PDF_FETCH_MIN_BYTES_PER_SECOND: '100',
-      PDF_FETCH_SLOW_WINDOW_MS: '60000',
-    },
+  setting = await startSlowDownloadApp({
+    PDF_MAX_IN_FLIGHT_PER_USER: '1',
+    PDF_SYNC_WAIT_MS: '0',
+    SWEEP_INTERVAL_SECONDS: '1',
   });
-  pdfs.serve('/slow.pdf', { size: 1024 * 1024, drip: { bytes: 10, everyMs: 50 } });
-  pdfs.serve('/small.pdf', { body: await fixturePdf('hello-world.pdf') });
+  ({ app, pdfs } = setting);
 });
-afterAll(async () => {
-  await pdfs?.close();
-  await app?.stop();
-  await ai?.close();
-});
+afterAll(() => setting?.stop());
 
 test('a queued file left waiting with its slot free is released by the data sweep', async () => {
   const { token, user } = await app.signIn('dana-sweep@example.com');
