@@ -535,8 +535,10 @@ export const httpRoutes = {
     path: '/message/pdf/{fileId}/pages/{page}',
     auth: 'user',
     shape: 'envelope',
+    rateLimit: 'pages',
     timeoutSeconds: 60,
-    memoryMb: 1536,
+    // As pdf-ocr's: the page a citation points at may be a book's cover, one 93 M pixel photograph.
+    memoryMb: 3008,
     tmpMb: PDF_COPY_TMP_MB,
     access: { table: 'read', bucket: { read: ['vectors/'], write: ['vectors/'] }, jwtSecret: true },
   },

@@ -119,6 +119,8 @@ export const configSchema = z.object({
   RATE_LIMIT_MESSAGES_PER_MINUTE: z._default(int(0, 100_000), 20),
   RATE_LIMIT_INGESTIONS_PER_MINUTE: z._default(int(0, 100_000), 10),
   RATE_LIMIT_UPLOADS_PER_MINUTE: z._default(int(0, 100_000), 20),
+  // GET /message/pdf/{fileId}/pages/{page} per user (a first request draws the page).
+  RATE_LIMIT_PAGES_PER_MINUTE: z._default(int(0, 100_000), 60),
   // Reads of shared chats (GET /shared/{shareId}, no sign-in) per source IP.
   RATE_LIMIT_SHARED_READS_PER_MINUTE: z._default(int(0, 100_000), 60),
   DAILY_TOKEN_BUDGET: z._default(int(0, 1_000_000_000_000), 1_000_000),
@@ -192,11 +194,12 @@ export const configSchema = z.object({
   OCR_DPI: z._default(int(72, 400), 150),
   OCR_PAGES_PER_MESSAGE: z._default(int(1, 100), 8),
   OCR_WORKERS: z.optional(int(1, 16)),
-  // Bounds on drawing pages for OCR (shared/pdf/ocr/bounded-render.ts): the drawing child's time
-  // per page, and the largest image (width × height) a document may hold, checked before any
-  // image is decoded. Its heap and resident size follow the function's memory.
+  // Bounds on drawing pages (shared/pdf/ocr/bounded-render.ts): the drawing child's time per page.
+  // Its heap and resident size follow the function's memory, and so does the largest image a page
+  // may hold (a costlier one leaves that page unreadable, checked before decoding); OCR_MAX_IMAGE_PIXELS
+  // lowers that to a number of pixels when set.
   OCR_PAGE_MS: z._default(int(100, 15 * 60 * 1000), 20_000),
-  OCR_MAX_IMAGE_PIXELS: z._default(int(1, 2 ** 32), 64_000_000),
+  OCR_MAX_IMAGE_PIXELS: z.optional(int(1, 2 ** 32)),
   // Resolution of the page images GET /message/pdf/{fileId}/pages/{page} draws (same bounds as OCR's drawing).
   PAGE_IMAGE_DPI: z._default(int(36, 300), 110),
   // Where pdfjs's CMaps are (the bundle ships them as cmaps/ beside index.mjs).

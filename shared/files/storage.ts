@@ -74,6 +74,9 @@ export const pageBlockKey = (fileId: string, runId: string, block: number, sourc
 export const namesPageBlock = (key: string) => /\/(text|ocr)-pages-\d+\.json$/.test(key);
 export const pageImageKey = (fileId: string, runId: string, page: number) =>
   `${keptRunPrefix(fileId, runId)}page-${pad(page)}.png`;
+/** Why a page could not be drawn, remembered so that it is not drawn again on every request. */
+export const pageDrawFailureKey = (fileId: string, runId: string, page: number) =>
+  `${keptRunPrefix(fileId, runId)}page-${pad(page)}.failed.json`;
 /** The kept prefix of the run whose vectors these are (a superseded run's, from the record's old vectors key). */
 export const keptPrefixOfVectors = (key: string) => key.replace(/\.(pvec|plex)$/, '/');
 export const keptSourceKey = (fileId: string, runId: string) => `${keptRunPrefix(fileId, runId)}source.pdf`;

@@ -21,7 +21,7 @@ import { Credits } from './credits.ts';
 // the UTC day). 0 turns a limit off.
 
 /** `sharedReads` is counted per source IP (the public GET /shared/{shareId}), the others per user. */
-export type RateLimitName = 'messages' | 'ingestions' | 'uploads' | 'sharedReads';
+export type RateLimitName = 'messages' | 'ingestions' | 'uploads' | 'pages' | 'sharedReads';
 
 /** Work of which one user may have only so much in flight at once. */
 export type InFlightKind = 'ingestions' | 'replies';
@@ -44,6 +44,7 @@ const limitSettings = (config: Config): LimitSettings => ({
     messages: config.RATE_LIMIT_MESSAGES_PER_MINUTE,
     ingestions: config.RATE_LIMIT_INGESTIONS_PER_MINUTE,
     uploads: config.RATE_LIMIT_UPLOADS_PER_MINUTE,
+    pages: config.RATE_LIMIT_PAGES_PER_MINUTE,
     sharedReads: config.RATE_LIMIT_SHARED_READS_PER_MINUTE,
   },
   dailyTokens: config.DAILY_TOKEN_BUDGET,

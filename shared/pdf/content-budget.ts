@@ -282,31 +282,3 @@ function measureStreams(source: ByteSource, limits: ContentLimits, windowBytes: 
   }
   return { streams, contentBytes, cmapCodes };
 }
-
-/**
- * Refuses, before anything is decoded, a document holding an image larger than `maxPixels`
- * (width × height from its dictionary): drawing decodes each image whole, whatever the size it
- * is drawn at (docs/DECISIONS.md, OCR bounds). Dimensions given by reference are left to pdf.js's
- * own `maxImageSize`, which drops such an image instead of decoding it. `pdf`: the bytes or the
- * path of a file, read in windows.
- */
-export function checkImageBudget(pdf: Uint8Array | string, maxPixels: number, windowBytes = WINDOW_BYTES): void {
-  withSource(pdf, (source) => {
-    for (const { buf, from, to } of windows(source, windowBytes)) {
-      for (const keyword of streamKeywords(buf, from, to)) {
-        const { dict } = streamHeaderAt(buf, keyword.at);
-        if (!isImage(dict)) continue;
-        const width = directNumber(dict, 'Width');
-        const height = directNumber(dict, 'Height');
-        if (width !== undefined && height !== undefined && width * height > maxPixels)
-          throw tooComplex(`an image of ${width}×${height} pixels is larger than ${maxPixels} pixels`);
-      }
-    }
-  });
-}
-
-/** A dictionary entry given as a number (not a reference). */
-function directNumber(dict: string, key: string): number | undefined {
-  const m = new RegExp(`/${key}\\s+(\\d+)(\\s+\\d+\\s+R\\b)?`).exec(dict);
-  return m && !m[2] ? Number(m[1]) : undefined;
-}

@@ -1,4 +1,4 @@
-import { checkContentBudget, checkImageBudget, type ContentLimits } from './content-budget.ts';
+import { checkContentBudget, type ContentLimits } from './content-budget.ts';
 import { extractText, loadPdfjs, type ExtractResult } from './extract.ts';
 import type { PageRange } from './page-ranges.ts';
 import { PermanentFailure, type FailureReason } from '../files/failures.ts';
@@ -8,12 +8,13 @@ import type { PageLayout } from './positions.ts';
 import { flushCompileCache } from 'node:module';
 import { asError } from '../errors.ts';
 import { openForDrawing } from './ocr/render.ts';
+import type { ImageBudget } from './ocr/image-budget.ts';
 
 // The pdf.js child process (see bounded-child.ts): receives a document over IPC (to read its
 // text: the path of a file, opened in ranges, see extract.ts) and either reads its text (checking
 // its content budget first), sending each page back as it is read, then waits for the next
-// document; or draws the pages the parent asks for one by one (checking its image budget first,
-// before anything is decoded), then exits; it exits too after any failure. Whatever the document
+// document; or draws the pages the parent asks for one by one (a page whose image costs more than
+// the child can afford is reported unreadable before anything is decoded), then exits; it exits too after any failure. Whatever the document
 // does to this process (heap exhausted, a V8 fatal error, an endless parse or drawing) ends here;
 // the parent sees the exit, or stops the child past a limit, and records a typed failure. pdf.js
 // is loaded as soon as the child starts, before its document arrives (the parent keeps one child
@@ -37,8 +38,8 @@ interface RenderJob {
   /** As ExtractJob's. */
   source: string | Uint8Array;
   dpi: number;
-  /** Largest image (width × height) the document may hold. */
-  maxImagePixels: number;
+  /** What one image may cost: a page holding a costlier one is unreadable. */
+  imageBudget: ImageBudget;
   format?: 'pgm' | 'png';
 }
 
@@ -86,8 +87,7 @@ async function extract(job: ExtractJob): Promise<void> {
 async function render(job: RenderJob): Promise<void> {
   textOnly(false);
   const source = typeof job.source === 'string' ? job.source : plain(job.source);
-  checkImageBudget(source, job.maxImagePixels);
-  const doc = await openForDrawing(source, { dpi: job.dpi, maxImagePixels: job.maxImagePixels, format: job.format });
+  const doc = await openForDrawing(source, { dpi: job.dpi, imageBudget: job.imageBudget, format: job.format });
   await send({ type: 'ready', pages: doc.pages });
   // Requests are served one at a time, in order: the parent asks for a page once it can take it.
   let queue = Promise.resolve();

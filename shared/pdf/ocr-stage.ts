@@ -29,6 +29,8 @@ interface OcrContext {
   memoryMb?: number;
 }
 
+/** The drawing child's share of the function's memory; the rest is this process's and tesseract's (measured in DECISIONS). */
+const OCR_CHILD_RSS_SHARE = 0.7;
 /** Time kept in reserve to record a failure before the function is stopped. */
 const RESERVE_MS = 30_000;
 /** Used when the function's memory is not known (outside Lambda and the local runtime). */
@@ -37,9 +39,11 @@ const DEFAULT_MEMORY_MB = 3008;
 const DEFAULT_RANGE_MS = 540_000;
 
 /**
- * What drawing one range may cost (docs/DECISIONS.md, OCR bounds): the child's heap and resident
- * size a share of the function's memory (tesseract's worker threads, in this process, need the
- * rest), its time per page from the config and for the range within what is left of the invocation.
+ * What drawing one range may cost (docs/DECISIONS.md, OCR bounds; Bounds where the cost is): the
+ * child's heap and resident size a share of the function's memory (this process and tesseract's
+ * worker threads need the rest; image data lives outside the heap), its time per page from the
+ * config and for the range within what is left of the invocation. The resident size decides the
+ * largest image a page may hold.
  */
 export function ocrRenderLimits(
   c: PipelineDeps['config'],
@@ -49,7 +53,7 @@ export function ocrRenderLimits(
   const remaining = ctx.remainingMs?.();
   return {
     heapMb: Math.floor(memoryMb * 0.3),
-    rssMb: Math.floor(memoryMb * 0.45),
+    rssMb: Math.floor(memoryMb * OCR_CHILD_RSS_SHARE),
     pageMs: c.OCR_PAGE_MS,
     documentMs: remaining === undefined ? DEFAULT_RANGE_MS : Math.max(1000, remaining - RESERVE_MS),
     maxImagePixels: c.OCR_MAX_IMAGE_PIXELS,
@@ -129,7 +133,11 @@ async function finishOcr(deps: PipelineDeps, record: ProcessingFile): Promise<Pr
   const recognised = pages.filter((p) => p.text);
   const garbledAfterOcr = pages.filter((p) => !p.text && p.unusable && p.unusable !== 'empty').length;
   if ((record.textPages ?? 0) + recognised.length === 0)
-    throw noUsableText((record.garbledPages ?? 0) + garbledAfterOcr, true);
+    throw noUsableText(
+      (record.garbledPages ?? 0) + garbledAfterOcr,
+      true,
+      pages.filter((p) => p.unusable === 'undrawable').length,
+    );
 
   const firstChunk = record.extractChunks ?? 0;
   const firstPart = record.extractParts ?? 0;

@@ -3,6 +3,7 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import * as z from '../zod.ts';
 import type { Config } from '../config.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
+import { PermanentFailure } from '../files/failures.ts';
 import { logger } from '../logger.ts';
 import { isDeletedFile, type FileRepository } from '../files/file-repository.ts';
 import { fileNotFound, ownedFile } from '../files/file-status.ts';
@@ -11,6 +12,7 @@ import {
   keptSourceKey,
   pageBlockKey,
   pageBlockOf,
+  pageDrawFailureKey,
   pageImageKey,
   pageTextKey,
   type FileStorage,
@@ -22,6 +24,8 @@ import { localPdf } from './local-pdf.ts';
 // ingestion stored (what sources' charStart/charEnd index); its image is drawn from the run's kept
 // PDF on the first request, in the bounded pdf.js child (time, memory, image budget), and kept
 // beside the text, so a second request only signs a URL (docs/DECISIONS.md "Citation positions").
+// A page that cannot be drawn within those bounds is remembered as such beside it, so no later
+// request draws it again (docs/DECISIONS.md "Bounds where the cost is").
 
 /** What ingestion stores for each page it read (vectors/<fileId>/<runId>/page-<n>.json). */
 export const storedPageSchema = z.object({
@@ -43,11 +47,11 @@ export interface PageServiceDeps {
   onDrawn?: (fileId: string, page: number) => void;
 }
 
-/** The drawing child's bounds: like extraction's, a share of the function's memory; OCR's time per page and image budget. */
+/** The drawing child's bounds: a share of the function's memory (which decides the largest image a page may hold); OCR's time per page. */
 export function pageRenderLimits(c: Config, memoryMb: number): RenderLimits {
   return {
     heapMb: Math.floor(memoryMb * 0.5),
-    rssMb: Math.floor(memoryMb * 0.7),
+    rssMb: Math.floor(memoryMb * 0.75),
     pageMs: c.OCR_PAGE_MS,
     documentMs: c.OCR_PAGE_MS + 10_000,
     maxImagePixels: c.OCR_MAX_IMAGE_PIXELS,
@@ -125,8 +129,25 @@ export async function getPdfPage(
   return { page: input.page, width: page.width, height: page.height, text: page.text, imageUrl };
 }
 
-/** Draws one page of the run's kept PDF as a PNG in the bounded child. */
+const failedDrawSchema = z.object({ message: z.string() });
+
+const notDrawable = (page: number, why: string) =>
+  new ConflictError(`Page ${page} cannot be drawn: ${why}. Its text is still read and cited`, 'PAGE_NOT_DRAWABLE');
+
+/**
+ * Draws one page of the run's kept PDF as a PNG in the bounded child. A page past the child's
+ * bounds (an image costlier than it can afford, its time, its memory) is PAGE_NOT_DRAWABLE, and
+ * remembered: the same page meets the same bounds on every request.
+ */
 async function drawPage(deps: PageServiceDeps, fileId: string, runId: string, page: number) {
+  const failureKey = pageDrawFailureKey(fileId, runId, page);
+  const failed = await deps.storage.getIfExists(failureKey);
+  if (failed) throw notDrawable(page, failedDrawSchema.parse(JSON.parse(Buffer.from(failed).toString('utf8'))).message);
+  const remember = async (message: string) => {
+    await deps.storage.put(failureKey, JSON.stringify({ message }), 'application/json');
+    logger.warn('page not drawable', { fileId, page, message });
+    return notDrawable(page, message);
+  };
   // The PDF as a temporary file the child reads in ranges (docs/DECISIONS.md, Large PDFs).
   const pdf = await localPdf(deps.storage, keptSourceKey(fileId, runId)).catch((err: unknown) => {
     if ((err as { name?: string }).name === 'NoSuchKey') return undefined;
@@ -138,16 +159,27 @@ async function drawPage(deps: PageServiceDeps, fileId: string, runId: string, pa
       'FILE_DATA_MISSING',
     );
   let image: { png: Uint8Array; widthPt: number; heightPt: number } | undefined;
-  await renderPagesBounded(pdf.path, [page], {
-    dpi: deps.settings.dpi,
-    format: 'png',
-    limits: deps.settings.limits,
-    onPage: (drawn) => {
-      if (drawn.image)
-        image = { png: drawn.image.pgm, widthPt: drawn.image.widthPt ?? 0, heightPt: drawn.image.heightPt ?? 0 };
-    },
-  }).finally(pdf.remove);
-  if (!image) throw new NotFoundError(`Page ${page} could not be drawn`);
+  let unreadable: string | undefined;
+  try {
+    await renderPagesBounded(pdf.path, [page], {
+      dpi: deps.settings.dpi,
+      format: 'png',
+      limits: deps.settings.limits,
+      onPage: (drawn) => {
+        if (drawn.image)
+          image = { png: drawn.image.pgm, widthPt: drawn.image.widthPt ?? 0, heightPt: drawn.image.heightPt ?? 0 };
+        else if (drawn.skipped === 'unreadable') unreadable = drawn.reason;
+      },
+    });
+  } catch (err) {
+    // A bound of the drawing child (TOO_COMPLEX); a child that could not start is retried.
+    if (err instanceof PermanentFailure)
+      throw await remember(err.message.replace(/^The PDF is too complex to process: /, ''));
+    throw err;
+  } finally {
+    await pdf.remove();
+  }
+  if (!image) throw await remember(unreadable ?? 'the page draws nothing');
   logger.info('page drawn', { fileId, page, bytes: image.png.byteLength });
   deps.onDrawn?.(fileId, page);
   return image;

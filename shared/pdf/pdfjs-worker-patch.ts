@@ -90,7 +90,25 @@ export function leaveImageDataUnread(source: string): string {
   );
 }
 
-/** esbuild plugin: bundles pdf.js's worker patched (both patches; never left external). */
+// Images refused per page (docs/DECISIONS.md, Bounds where the cost is). pdf.js drops an image
+// above `maxImageSize` (pixels alone) with a warning and draws the page without it, so OCR would
+// read a blank cover and the page route show one. The drawing child installs
+// `globalThis.pdfjsRefuseImage(width, height, filter, bitsPerComponent)`, which weighs the image's
+// cost against the child's memory and records a refusal; the page that asked for it is then
+// reported unreadable. Checked where pdf.js checks its own limit: before anything is decoded.
+const IMAGE_SIZE_CHECK = 'if (maxImageSize !== -1 && w * h > maxImageSize) {';
+
+/** pdf.js's worker source asking `globalThis.pdfjsRefuseImage` before decoding an image (see IMAGE_SIZE_CHECK). */
+export function refuseCostlyImages(source: string): string {
+  return replaceOnce(
+    source,
+    IMAGE_SIZE_CHECK,
+    'if (globalThis.pdfjsRefuseImage?.(w, h, dict.get("F", "Filter"), dict.get("BPC", "BitsPerComponent")) || (maxImageSize !== -1 && w * h > maxImageSize)) {',
+    'images refused per page',
+  );
+}
+
+/** esbuild plugin: bundles pdf.js's worker patched (every patch above; never left external). */
 export const pdfjsWorkerPatch: Plugin = {
   name: 'pdfjs-worker-patches',
   setup(build) {
@@ -99,7 +117,7 @@ export const pdfjsWorkerPatch: Plugin = {
       path: createRequire(join(args.resolveDir, 'importer.js')).resolve(args.path),
     }));
     build.onLoad({ filter: /[\\/]pdfjs-dist[\\/](legacy[\\/])?build[\\/]pdf\.worker\.mjs$/ }, async (args) => ({
-      contents: leaveImageDataUnread(patchPdfjsWorker(await readFile(args.path, 'utf8'))),
+      contents: refuseCostlyImages(leaveImageDataUnread(patchPdfjsWorker(await readFile(args.path, 'utf8')))),
       loader: 'js',
     }));
   },

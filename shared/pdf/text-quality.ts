@@ -8,7 +8,11 @@ import { PermanentFailure } from '../files/failures.ts';
 
 export type TextVerdict =
   | { usable: true }
-  | { usable: false; reason: 'empty' | 'control' | 'private-use' | 'replacement' | 'glyph-names' | 'implausible' };
+  | {
+      usable: false;
+      /** `undrawable`: the page could not be drawn for OCR (an image costlier than the drawing child affords). */
+      reason: 'empty' | 'control' | 'private-use' | 'replacement' | 'glyph-names' | 'implausible' | 'undrawable';
+    };
 
 /** Below this many letters or digits a page has no text worth keeping (page numbers, stray marks). */
 const MIN_ALNUM = 3;
@@ -91,7 +95,13 @@ export function judgePageText(text: string): TextVerdict {
 }
 
 /** The failure of a document none of whose pages has usable text (after OCR, when it is on). */
-export function noUsableText(garbledPages: number, ocrEnabled: boolean): PermanentFailure {
+export function noUsableText(garbledPages: number, ocrEnabled: boolean, undrawablePages = 0): PermanentFailure {
+  if (undrawablePages > 0 && garbledPages === undrawablePages) {
+    return new PermanentFailure(
+      'UNREADABLE_TEXT',
+      `The PDF's text cannot be read: ${undrawablePages} page(s) without a text layer hold images too large to draw within the service's memory, and no page has text`,
+    );
+  }
   if (garbledPages > 0) {
     return new PermanentFailure(
       'UNREADABLE_TEXT',

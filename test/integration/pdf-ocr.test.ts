@@ -124,10 +124,10 @@ test('a black-and-white (CCITT fax) scan is read by OCR; its empty page is neith
   expect(reply.sources[0]!.quote).toContain('lighthouse keeper is named Margaret Hollis');
 }, 240_000);
 
-test('a PDF holding a 16000×16000 image fails TOO_COMPLEX, recorded on the file', async () => {
+test('a one-page PDF whose only page is a 16000×16000 image fails: the page cannot be drawn, and nothing else has text', async () => {
   const { data } = await ingest('huge-image.pdf');
-  expect(data).toMatchObject({ status: 'failed', failure: { reason: 'TOO_COMPLEX' } });
-  expect(data.failure.message).toMatch(/an image of 16000×16000 pixels/);
+  expect(data).toMatchObject({ status: 'failed', failure: { reason: 'UNREADABLE_TEXT' } });
+  expect(data.failure.message).toMatch(/1 page\(s\) without a text layer hold images too large to draw/);
 }, 240_000);
 
 test('Japanese: a question typed in Japanese cites the right page', async () => {

@@ -1,22 +1,25 @@
 import { runBoundedChild, type ChildLimits } from '../bounded-child.ts';
 import type { RenderedPage } from './render.ts';
+import { imageBudgetFor } from './image-budget.ts';
 
 // Pages drawn for OCR (and any later use of page images) in the bounded pdf.js child
-// (bounded-child.ts, docs/DECISIONS.md, OCR bounds): the child refuses a document holding an image
-// over the pixel budget before decoding anything, each page has its time budget (from the request
-// to its image), the whole range its document budget, the child its heap and resident size; past
-// any of them the typed failure TOO_COMPLEX. Pages are asked for one at a time, when the caller is
+// (bounded-child.ts, docs/DECISIONS.md, OCR bounds): a page holding an image that costs more than
+// the child's resident size affords is not drawn (unreadable, before anything is decoded; its
+// neighbours are drawn), each page has its time budget (from the request to its image), the whole
+// range its document budget, the child its heap and resident size; past any of these the typed
+// failure TOO_COMPLEX. Pages are asked for one at a time, when the caller is
 // ready for the next, so no more than one page's pixels wait in the pipe.
 
 export interface RenderLimits extends ChildLimits {
-  /** Largest image (width × height) a document may hold. */
-  maxImagePixels: number;
+  /** Largest image (width × height) a page may hold, below what the resident size affords (OCR_MAX_IMAGE_PIXELS). */
+  maxImagePixels?: number;
 }
 
 /** One page's outcome: its image, or why there is none (nothing drawn, or it could not be drawn). */
 export type DrawnPage =
   | { page: number; image: RenderedPage }
-  | { page: number; image?: undefined; skipped: 'empty' | 'unreadable' };
+  | { page: number; image?: undefined; skipped: 'empty' }
+  | { page: number; image?: undefined; skipped: 'unreadable'; reason: string };
 
 interface BoundedRenderOptions {
   dpi: number;
@@ -42,7 +45,13 @@ export async function renderPagesBounded(
   const wanted = pages.slice();
   let documentPages = 0;
   await runBoundedChild<void>(
-    { kind: 'render', source, dpi: options.dpi, maxImagePixels: limits.maxImagePixels, format: options.format },
+    {
+      kind: 'render',
+      source,
+      dpi: options.dpi,
+      imageBudget: imageBudgetFor(limits.rssMb, limits.maxImagePixels),
+      format: options.format,
+    },
     {
       limits,
       task: { verb: 'drawing', name: 'drawing the pages' },
@@ -90,7 +99,7 @@ export async function renderPagesBounded(
             deliver({ page: m.page, skipped: 'empty' });
             break;
           case 'unreadable':
-            deliver({ page: m.page, skipped: 'unreadable' });
+            deliver({ page: m.page, skipped: 'unreadable', reason: m.message });
             break;
           default:
             session.finish(new Error(`unexpected message from the drawing child: ${m.type}`));

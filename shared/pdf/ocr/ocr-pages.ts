@@ -3,6 +3,7 @@ import { judgePageText, type TextVerdict } from '../text-quality.ts';
 import { renderPagesBounded, type RenderLimits } from './bounded-render.ts';
 import type { OcrEngine } from './engine.ts';
 import { layoutOfWords, type PageLayout } from '../positions.ts';
+import { logger } from '../../logger.ts';
 
 // Pages → recognised text: pages are drawn one at a time in the bounded pdf.js child
 // (bounded-render.ts) while the engine's worker threads recognise the ones already drawn; at most
@@ -47,8 +48,9 @@ export async function ocrPages(
       onPage: async (drawn) => {
         if (failure) throw failure;
         if (!drawn.image) {
+          if (drawn.skipped === 'unreadable') logger.warn('page not drawn', { page: drawn.page, reason: drawn.reason });
           const verdict: TextVerdict =
-            drawn.skipped === 'empty' ? { usable: false, reason: 'empty' } : { usable: false, reason: 'implausible' };
+            drawn.skipped === 'empty' ? { usable: false, reason: 'empty' } : { usable: false, reason: 'undrawable' };
           results.push({ page: drawn.page, text: '', verdict, confidence: 0, recognised: false });
           return;
         }

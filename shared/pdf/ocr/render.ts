@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import { cmapsDir, wasmDir } from '../pdfjs-data.ts';
 import { documentSource, loadPdfjs, standardFontsDir } from '../extract.ts';
 import { PermanentFailure } from '../../files/failures.ts';
+import { type ImageBudget, refusal } from './image-budget.ts';
 
 // Pages → grey images for OCR: pdf.js draws each page onto an @napi-rs/canvas canvas (Skia,
 // prebuilt for linux-x64 and linux-arm64) at a fixed resolution, white background, and the
@@ -63,8 +64,8 @@ function rgbaToPgm(rgba: Uint8ClampedArray | Uint8Array, width: number, height: 
 interface RenderOptions {
   /** Resolution in dots per inch (a PDF point is 1/72 inch). */
   dpi: number;
-  /** Images with more pixels are not decoded (pdf.js drops them); unlimited by default. */
-  maxImagePixels?: number;
+  /** What one image may cost: a page holding a costlier one is not drawn (unreadable); unlimited by default. */
+  imageBudget?: ImageBudget;
   /** pgm (OCR, the default) or png (a page shown to a reader: drawn even when blank). */
   format?: 'pgm' | 'png';
 }
@@ -95,6 +96,17 @@ const DRAWING_OPERATORS = [
   'paintSolidColorImageMask',
 ] as const;
 
+/** A page that cannot be drawn within the drawing child's bounds: the others still are. */
+export class UnreadablePage extends Error {}
+
+/** The Name objects pdf.js gives for a Filter entry (one, or an array), as strings. */
+const filterNames = (filter: unknown): string[] =>
+  [filter]
+    .flat()
+    .flatMap((f) => (typeof (f as { name?: unknown })?.name === 'string' ? [(f as { name: string }).name] : []));
+
+type RefuseImage = (width: number, height: number, filter: unknown, bitsPerComponent: unknown) => boolean;
+
 interface OpenDocument {
   pages: number;
   /** Draws one page (1-based); undefined when the page draws nothing (nothing to recognise). */
@@ -119,7 +131,6 @@ export async function openForDrawing(source: Uint8Array | string, options: Rende
     cMapUrl: cmapsDir(),
     cMapPacked: true,
     wasmUrl: wasmDir(),
-    ...(options.maxImagePixels !== undefined ? { maxImageSize: options.maxImagePixels } : {}),
     verbosity: pdfjs.VerbosityLevel.ERRORS,
     stopAtErrors: false,
   });
@@ -127,12 +138,32 @@ export async function openForDrawing(source: Uint8Array | string, options: Rende
     await task.destroy().catch(() => undefined);
     throw err;
   });
+  // Images refused while the page's operator list is built (pdfjs-worker-patch.ts), before decoding.
+  const refused: string[] = [];
+  const { imageBudget } = options;
+  (globalThis as { pdfjsRefuseImage?: RefuseImage }).pdfjsRefuseImage = imageBudget
+    ? (width, height, filter, bitsPerComponent) => {
+        const why = refusal(
+          {
+            width,
+            height,
+            filters: filterNames(filter),
+            bitsPerComponent: typeof bitsPerComponent === 'number' ? bitsPerComponent : undefined,
+          },
+          imageBudget,
+        );
+        if (why) refused.push(why);
+        return why !== undefined;
+      }
+    : undefined;
   return {
     pages: doc.numPages,
     async draw(n) {
       const page = await doc.getPage(n);
       try {
+        refused.length = 0;
         const operators = await page.getOperatorList();
+        if (refused.length) throw new UnreadablePage(refused[0]);
         if (options.format !== 'png' && !operators.fnArray.some((fn) => drawing.has(fn))) return undefined;
         const groups = operators.fnArray.reduce((n, fn) => (fn === pdfjs.OPS.beginGroup ? n + 1 : n), 0);
         if (groups > MAX_GROUPS_PER_PAGE)

@@ -1,0 +1,112 @@
+import { DeleteObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { startTestApp, type TestApp } from '#test/helpers/app.ts';
+import { bookPdf } from '#test/helpers/book-pdf.ts';
+import { knownSentence } from '#test/helpers/make-pdf.ts';
+import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
+
+// Books as people upload them: a cover that is one large photograph, then pages of text
+// (docs/DECISIONS.md, Bounds where the cost is). Drawing is bounded page by page, by what the
+// drawing function's memory affords: a 93 M pixel cover is drawn (for OCR, and for the page
+// route), and a cover too large for the function leaves that one page unreadable, never the book.
+// A page that cannot be drawn is remembered: no later request draws it again.
+
+let app: TestApp;
+let pdfs: PdfServer;
+let token: string;
+
+const TEXT_PAGES = 12;
+
+beforeAll(async () => {
+  pdfs = await startPdfServer();
+  // The cover takes seconds to draw, many more on a loaded machine: the time per page is not under test here.
+  app = await startTestApp({ env: { OCR_WORKERS: '1', PDF_SYNC_WAIT_MS: '2000', OCR_PAGE_MS: '300000' } });
+  ({ token } = await app.signIn('reader@example.com'));
+  const [book, poster] = await Promise.all([
+    bookPdf({ textPages: TEXT_PAGES }),
+    // 400 M pixels: about 6.5 GB to draw, beyond any function's drawing child here.
+    bookPdf({ textPages: TEXT_PAGES, coverWidth: 20_000, coverHeight: 20_000 }),
+  ]);
+  pdfs.serve('/book.pdf', { body: Buffer.from(book) });
+  pdfs.serve('/poster-cover.pdf', { body: Buffer.from(poster) });
+}, 60_000);
+afterAll(async () => {
+  await app?.stop();
+  await pdfs?.close();
+});
+
+/** Ingests a served PDF into a new file chat and waits until it completes or fails. */
+async function ingest(name: string) {
+  const chatId = (await app.request('POST', '/chat', { token, body: { name, type: 'file' } })).body.data.id;
+  const upload = await app.request('POST', '/upload', {
+    token,
+    body: { fileName: name, contentType: 'application/pdf', size: 5000 },
+  });
+  const fileId = upload.body.data.fileId as string;
+  const res = await app.request('POST', '/message/pdf', {
+    token,
+    body: { url: `${pdfs.url}/${name}`, fileId, chatId },
+  });
+  expect([200, 202]).toContain(res.status);
+  for (;;) {
+    const data = (await app.request('GET', `/message/pdf/${fileId}`, { token })).body.data.embeddingsData;
+    if (data.status === 'completed' || data.status === 'failed') return { data, chatId, fileId };
+    await new Promise((r) => setTimeout(r, 250)); // polling the status, as a client does
+  }
+}
+
+const page = (fileId: string, n: number) => app.request('GET', `/message/pdf/${fileId}/pages/${n}`, { token });
+
+async function ask(chatId: string, prompt: string) {
+  const res = await app.request('POST', '/message/logged-in', { token, body: { chatId, prompt } });
+  expect(res.status).toBe(200);
+  return res.body.data as { sources: { page: number; quote: string }[] };
+}
+
+test('a book whose cover is one 93 M pixel photograph completes, and its cover is drawn for OCR and for the reader', async () => {
+  const { data, chatId, fileId } = await ingest('book.pdf');
+  expect(data).toMatchObject({
+    status: 'completed',
+    pages: TEXT_PAGES + 1,
+    textPages: TEXT_PAGES,
+    unreadablePages: 0,
+  });
+  const reply = await ask(chatId, knownSentence(7, 3));
+  expect(reply.sources[0]).toMatchObject({ page: 7, quote: expect.stringContaining(knownSentence(7, 3)) });
+
+  const cover = await page(fileId, 1);
+  expect(cover.status).toBe(200);
+  expect(cover.body.data).toMatchObject({ page: 1, width: 432, height: 648 });
+  const png = Buffer.from(await (await fetch(cover.body.data.imageUrl)).arrayBuffer());
+  expect(png.subarray(1, 4).toString('latin1')).toBe('PNG');
+}, 300_000);
+
+test('a cover too large for the drawing function leaves that page unreadable, never the book; its page answers 409, remembered', async () => {
+  const { data, chatId, fileId } = await ingest('poster-cover.pdf');
+  expect(data).toMatchObject({
+    status: 'completed',
+    pages: TEXT_PAGES + 1,
+    textPages: TEXT_PAGES,
+    unreadablePages: 1,
+  });
+  // Its neighbour is read.
+  const reply = await ask(chatId, knownSentence(2, 5));
+  expect(reply.sources[0]).toMatchObject({ page: 2, quote: expect.stringContaining(knownSentence(2, 5)) });
+
+  const cover = await page(fileId, 1);
+  expect(cover.status).toBe(409);
+  expect(cover.body).toMatchObject({ success: false, statusCode: 409 });
+  expect(cover.body.message).toMatch(
+    /^Page 1 cannot be drawn: an image of 20000×20000 pixels needs about \d+ MB to draw/,
+  );
+
+  // The PDF kept for drawing taken away: a page drawn again would now say the PDF is missing.
+  const kept = await app
+    .clients()
+    .s3.send(new ListObjectsV2Command({ Bucket: app.bucket, Prefix: `vectors/${fileId}/` }));
+  const source = kept.Contents!.map((o) => o.Key!).find((k) => k.endsWith('/source.pdf'))!;
+  await app.clients().s3.send(new DeleteObjectCommand({ Bucket: app.bucket, Key: source }));
+  const again = await page(fileId, 1);
+  expect(again.status).toBe(409);
+  expect(again.body.message).toBe(cover.body.message);
+  expect((await page(fileId, 2)).body.message).toMatch(/ingest it again/);
+}, 300_000);
