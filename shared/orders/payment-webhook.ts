@@ -49,7 +49,8 @@ export async function receivePaymentWebhook(
  * Applies a verified event to its order, at most once:
  * 1. find the order by the intent; ignore when there is none or it has no payment;
  * 2. a payment already past what the event asks (a late, repeated or out-of-order event) is left
- *    as it is: a payment never moves backwards (shared/orders/payment-status.ts);
+ *    as it is: a payment never moves backwards, and a full refund moves it whatever came before,
+ *    so a success delivered after its refund changes nothing (shared/orders/payment-status.ts);
  * 3. write the payment's and the order's new statuses, on condition that this event was not applied
  *    before and the statuses are still those read; when the condition fails, either the event
  *    was applied (done) or another event came first (read again, go back to 2).

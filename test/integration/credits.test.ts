@@ -194,3 +194,28 @@ test('a refund takes back what is left of the order’s credits, never below zer
   expect(await budgetOf(buyer.token)).toMatchObject({ creditsGranted: 0, creditsLeft: 0, left: 0 });
   expect((await prompt(buyer.token)).status).toBe(429);
 });
+
+test('a refund delivered before the success: nothing is granted, the late success grants nothing', async () => {
+  const buyer = await person();
+  const pack = await newProduct(GRANTS);
+  const order = (await app.request('POST', '/orders', { token: buyer.token, body: { items: [{ productId: pack.id, quantity: 1 }] } }))
+    .body;
+  const intentId = order.providerPaymentIntentId;
+  provider.pauseDeliveries();
+  try {
+    await payOrder(providerApi(), order.id);
+    const refund = await fetch(`${provider.url}/v1/refunds`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${provider.secretKey}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ payment_intent: intentId }),
+    });
+    expect(refund.status).toBe(200);
+    await provider.deliver(eventOf('charge.refunded', intentId).id);
+    const late = await provider.deliver(eventOf('payment_intent.succeeded', intentId).id);
+    expect(late.status).toBe(200);
+    // Read before the paused deliveries go out (the refund's own retry must not be what fixes it).
+    expect(await budgetOf(buyer.token)).toMatchObject({ creditsGranted: 0, creditsLeft: 0 });
+  } finally {
+    provider.resumeDeliveries();
+  }
+});

@@ -275,6 +275,62 @@ describe('paying', () => {
   });
 });
 
+describe('events in any order', () => {
+  /** Refunds an intent at the provider, as the provider's dashboard would. */
+  const refundAtProvider = async (intentId: string) => {
+    const res = await fetch(`${provider.url}/v1/refunds`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${provider.secretKey}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ payment_intent: intentId }),
+    });
+    expect(res.status).toBe(200);
+  };
+  const refundOf = (intentId: string) =>
+    provider.events.find((e) => e.type === 'charge.refunded' && JSON.parse(e.body).data.object.payment_intent === intentId)!;
+  /** Posts a signed event of `type` about `intentId` (one the stand-in cannot make in this order). */
+  const postEvent = (id: string, type: string, intentId: string) => {
+    const body = JSON.stringify({ id, object: 'event', type, data: { object: { id: intentId, object: 'payment_intent' } } });
+    return postWebhook(body, signatureHeader(body, provider.webhookSecret, nowSeconds()));
+  };
+
+  test('a refund delivered before the success wins: the payment ends refunded, as when they come in order', async () => {
+    const order = await placeOrder();
+    const intentId = order.providerPaymentIntentId;
+    provider.pauseDeliveries();
+    try {
+      await payOrder(providerApi(), order.id);
+      await refundAtProvider(intentId);
+      const refunded = await provider.deliver(refundOf(intentId).id);
+      expect(refunded.status).toBe(200);
+      expect(JSON.parse(refunded.body).data.outcome).toBe('applied');
+      const succeeded = await provider.deliver(eventOf('payment_intent.succeeded', intentId).id);
+      expect(succeeded.status).toBe(200);
+      expect(JSON.parse(succeeded.body).data.outcome).toBe('ignored');
+      // Replayed, the refund is found applied and the order stays as it is.
+      expect(JSON.parse((await provider.deliver(refundOf(intentId).id)).body).data.outcome).toBe('already-applied');
+    } finally {
+      provider.resumeDeliveries();
+    }
+    // The same end as success then refund: the order was paid (Processing), its payment is refunded.
+    expect(await readOrder(order.id)).toMatchObject({ status: 'Processing', payment: { status: 'refunded' } });
+    const shipped = await app.request('PUT', `/orders/${order.id}`, { token: admin, body: { status: 'Shipped' } });
+    expect(shipped.status).toBe(409);
+  });
+
+  test('a failure or a cancellation delivered after the success never moves the order back; each event id counts once', async () => {
+    const order = await placeOrder();
+    const intentId = order.providerPaymentIntentId;
+    await payOrder(providerApi(), order.id);
+    await acknowledged('payment_intent.succeeded', intentId);
+    for (const type of ['payment_intent.payment_failed', 'payment_intent.canceled']) {
+      const res = await postEvent(`evt_late_${type}_${order.id}`, type, intentId);
+      expect(res.status).toBe(200);
+      expect(res.body.data.outcome).toBe('ignored');
+    }
+    expect(await readOrder(order.id)).toMatchObject({ status: 'Processing', payment: { status: 'paid' } });
+  });
+});
+
 describe('the webhook checks the signature over the raw body', () => {
   let body: string;
   let orderId: string;
