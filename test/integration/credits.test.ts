@@ -4,6 +4,7 @@ import { tokenCounter, utcDay } from '#shared/limits/user-limits.ts';
 import { UsageCounters } from '#shared/limits/usage-counters.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { fixturePdf } from '#test/helpers/make-pdf.ts';
+import { until } from '#test/helpers/until.ts';
 import { startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
 import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 
@@ -218,4 +219,56 @@ test('a refund delivered before the success: nothing is granted, the late succes
   } finally {
     provider.resumeDeliveries();
   }
+});
+
+/**
+ * Starts a reply on credits and holds it at the model; `whileHeld` runs, then the reply ends. The
+ * tokens it reserved and the tokens it used.
+ */
+async function replyAround(buyer: { token: string }, whileHeld: (reserved: number) => Promise<void>) {
+  const before = (await budgetOf(buyer.token)).creditsLeft;
+  const chatRequests = ai.count('/v1/chat/completions');
+  const release = ai.holdNext({ only: 'chat' });
+  const reply = prompt(buyer.token);
+  await until('the reply at the model', () => ai.count('/v1/chat/completions') > chatRequests);
+  const reserved = before - (await budgetOf(buyer.token)).creditsLeft;
+  await whileHeld(reserved);
+  release();
+  const answered = await reply;
+  expect(answered.status).toBe(200);
+  return { reserved, used: answered.body.data.usage.totalTokens as number };
+}
+
+async function refund(order: { id: string; providerPaymentIntentId: string }) {
+  const cancel = await app.request('PUT', `/orders/${order.id}`, { token: admin, body: { status: 'Cancelled' } });
+  expect(cancel.status).toBe(200);
+  await acknowledged('charge.refunded', order.providerPaymentIntentId);
+}
+
+test('a reply that reserved credits settles after its order was refunded in full: nothing comes back', async () => {
+  const buyer = await person();
+  const order = await buy(buyer.token, (await newProduct(GRANTS)).id, 1);
+  await spendToday(buyer.user.id);
+  const { reserved } = await replyAround(buyer, async (held) => {
+    expect(held).toBeGreaterThan(0);
+    await refund(order);
+    expect(await budgetOf(buyer.token)).toMatchObject({ creditsGranted: 0, creditsLeft: 0 });
+  });
+  expect(reserved).toBeLessThan(GRANTS);
+  expect(await budgetOf(buyer.token)).toMatchObject({ creditsGranted: 0, creditsLeft: 0 });
+});
+
+test('a reply held while another order is refunded: what it did not use first makes up what the refund could not take', async () => {
+  const buyer = await person();
+  const small = 300;
+  const kept = await buy(buyer.token, (await newProduct(small)).id, 1);
+  const refunded = await buy(buyer.token, (await newProduct(GRANTS)).id, 1);
+  expect(kept.items[0].grantsTokens).toBe(small);
+  await spendToday(buyer.user.id);
+  const { reserved, used } = await replyAround(buyer, () => refund(refunded));
+  expect(reserved).toBeGreaterThan(small); // the refund found less left than its order granted
+  const after = await budgetOf(buyer.token);
+  expect(after.creditsGranted).toBe(small);
+  expect(after.creditsLeft).toBe(Math.max(0, small - used));
+  expect(used).toBeLessThan(small);
 });
