@@ -197,7 +197,11 @@ export class Credits {
       left: (item?.left as number | undefined) ?? 0,
       held: (item?.held as number | undefined) ?? 0,
       owed: (item?.owed as number | undefined) ?? 0,
-      stored: { left: item?.left as number | undefined, held: item?.held as number | undefined, owed: item?.owed as number | undefined },
+      stored: {
+        left: item?.left as number | undefined,
+        held: item?.held as number | undefined,
+        owed: item?.owed as number | undefined,
+      },
       grantedOrders: (item?.grantedOrders as Set<string> | undefined) ?? new Set<string>(),
       refundedOrders: (item?.refundedOrders as Set<string> | undefined) ?? new Set<string>(),
     };
