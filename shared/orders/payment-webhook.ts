@@ -6,7 +6,7 @@ import type { WebhookOutcome } from '../payments/schemas.ts';
 import type { Credits } from '../limits/credits.ts';
 import type { OrderRepository } from './order-repository.ts';
 import type { Order } from './schemas.ts';
-import { settleCancelled } from './order-service.ts';
+import { settleCancelled, tokensOf } from './order-service.ts';
 import { PAYMENT_EVENTS, orderStatusAfter, paymentMoves, type PaymentEventType } from './payment-status.ts';
 
 // The payment provider's webhook: signed events move an order's payment, and with it the order
@@ -96,7 +96,7 @@ async function applyEvent(deps: WebhookDeps, event: ProviderEvent): Promise<Webh
  * next attempt (docs/DECISIONS.md "Credits").
  */
 async function settleCredits(deps: WebhookDeps, order: Order): Promise<void> {
-  const tokens = order.items.reduce((sum, line) => sum + (line.grantsTokens ?? 0) * line.quantity, 0);
+  const tokens = tokensOf(order);
   if (!tokens) return;
   if (order.payment?.status === 'paid') await deps.credits.grant(order.userId, order.id, tokens);
   else if (order.payment?.status === 'refunded') await deps.credits.takeBack(order.userId, order.id, tokens);

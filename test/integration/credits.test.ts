@@ -199,8 +199,9 @@ test('a refund takes back what is left of the order’s credits, never below zer
 test('a refund delivered before the success: nothing is granted, the late success grants nothing', async () => {
   const buyer = await person();
   const pack = await newProduct(GRANTS);
-  const order = (await app.request('POST', '/orders', { token: buyer.token, body: { items: [{ productId: pack.id, quantity: 1 }] } }))
-    .body;
+  const order = (
+    await app.request('POST', '/orders', { token: buyer.token, body: { items: [{ productId: pack.id, quantity: 1 }] } })
+  ).body;
   const intentId = order.providerPaymentIntentId;
   provider.pauseDeliveries();
   try {
@@ -271,4 +272,24 @@ test('a reply held while another order is refunded: what it did not use first ma
   expect(after.creditsGranted).toBe(small);
   expect(after.creditsLeft).toBe(Math.max(0, small - used));
   expect(used).toBeLessThan(small);
+});
+
+test('a free product: its order is paid as it is placed, without an intent, and grants its tokens once', async () => {
+  const buyer = await person();
+  const free = await app.request('POST', '/products', {
+    token: admin,
+    body: { name: 'Trial tokens', priceCents: 0, currency: 'EUR', grantsTokens: GRANTS },
+  });
+  expect(free.status).toBe(201);
+  const res = await app.request('POST', '/orders', {
+    token: buyer.token,
+    body: { items: [{ productId: free.body.id, quantity: 2 }] },
+  });
+  expect(res.status).toBe(201);
+  expect(res.body).toMatchObject({
+    status: 'Processing',
+    providerPaymentIntentId: null,
+    payment: { status: 'paid', amountCents: 0, currency: 'EUR' },
+  });
+  expect(await budgetOf(buyer.token)).toMatchObject({ creditsGranted: 2 * GRANTS, creditsLeft: 2 * GRANTS });
 });
