@@ -286,8 +286,11 @@ export async function startPaymentProvider(options: PaymentProviderOptions = {})
         const amount = Number(params.amount);
         if (params.amount === undefined)
           throw invalid('Missing required param: amount.', 'parameter_missing', 'amount');
-        if (!Number.isInteger(amount) || amount < 1)
-          throw invalid('Invalid integer: amount', 'parameter_invalid_integer', 'amount');
+        if (!Number.isInteger(amount))
+          throw invalid(`Invalid integer: ${params.amount}`, 'parameter_invalid_integer', 'amount');
+        // The provider's answer to 0 (or less): not its minimum charge (amount_too_small), a bad integer.
+        if (amount < 1)
+          throw invalid('This value must be greater than or equal to 1.', 'parameter_invalid_integer', 'amount');
         if (typeof params.currency !== 'string' || !/^[a-z]{3}$/.test(params.currency))
           throw invalid('Missing required param: currency.', 'parameter_missing', 'currency');
         if (amount < 50) throw invalid(`Amount must be at least 50 cents`, 'amount_too_small', 'amount');

@@ -11,6 +11,12 @@ import { isConditionFailure } from '../dynamo.ts';
 // after a crash, changes nothing. A refund is one conditional write too (the order not refunded
 // yet, `left` still what was read) that takes back what is left of the order's tokens, never
 // below zero, and records the refund (a late grant of that order is then refused).
+//
+// Replies in flight: a reply's reservation moves its tokens from `left` to `held` until it
+// settles. A refund that finds fewer tokens left than its order granted, while replies hold
+// some, notes the part it could not take as `owed` (at most what is held); a settling reply pays
+// what is owed out of what it did not use before giving the rest back, so a refund made while a
+// reply runs takes back what that reply leaves unused (docs/DECISIONS.md "Credits").
 
 const MAX_ATTEMPTS = 5;
 
@@ -58,18 +64,24 @@ export class Credits {
       if (item.refundedOrders.has(orderId)) return 0;
       const granted = item.grantedOrders.has(orderId);
       const taken = granted ? Math.min(tokens, Math.max(0, item.left)) : 0;
-      const values: Record<string, unknown> = { ':orderId': orderId, ':orders': new Set([orderId]), ':taken': -taken };
-      if (item.exists) values[':left'] = item.left;
-      if (granted) values[':ungranted'] = -tokens;
+      // What replies in flight hold of this order's tokens: paid back when they settle.
+      const owed = granted ? Math.min(tokens - taken, Math.max(0, item.held - item.owed)) : 0;
+      const read = unchanged(item, ['left', 'held', 'owed']);
       try {
         await this.db.send(
           new UpdateCommand({
             TableName: this.table,
             Key: key(userId),
-            ConditionExpression: `NOT contains(refundedOrders, :orderId) AND ${granted ? 'contains' : 'NOT contains'}(grantedOrders, :orderId) AND ${item.exists ? '#left = :left' : 'attribute_not_exists(#left)'}`,
-            UpdateExpression: `ADD refundedOrders :orders, #left :taken${granted ? ', granted :ungranted' : ''}`,
-            ExpressionAttributeNames: { '#left': 'left' },
-            ExpressionAttributeValues: values,
+            ConditionExpression: `NOT contains(refundedOrders, :orderId) AND ${granted ? 'contains' : 'NOT contains'}(grantedOrders, :orderId) AND ${read.condition}`,
+            UpdateExpression: `ADD refundedOrders :orders, #left :taken${granted ? ', granted :ungranted, #owed :owed' : ''}`,
+            ExpressionAttributeNames: read.names,
+            ExpressionAttributeValues: {
+              ':orderId': orderId,
+              ':orders': new Set([orderId]),
+              ':taken': -taken,
+              ...(granted && { ':ungranted': -tokens, ':owed': owed }),
+              ...read.values,
+            },
           }),
         );
         return taken;
@@ -78,6 +90,65 @@ export class Credits {
       }
     }
     throw new Error(`Credits of order ${orderId} lost ${MAX_ATTEMPTS} races`);
+  }
+
+  /**
+   * Holds `tokens` of the pool for a reply if that many are left (they leave `left` for `held`
+   * until the reply settles); false (nothing held) otherwise.
+   */
+  async reserve(userId: string, tokens: number): Promise<boolean> {
+    if (tokens <= 0) return true;
+    try {
+      await this.db.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: key(userId),
+          ConditionExpression: '#left >= :tokens',
+          UpdateExpression: 'ADD #left :used, held :tokens',
+          ExpressionAttributeNames: { '#left': 'left' },
+          ExpressionAttributeValues: { ':tokens': tokens, ':used': -tokens },
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (isConditionFailure(err)) return false;
+      throw err;
+    }
+  }
+
+  /**
+   * Ends a reservation of `reserved` tokens of which the reply used `used`: what it did not use
+   * first pays what a refund made meanwhile could not take (`owed`), and only the rest goes back
+   * to the pool; using more than reserved takes the difference. One conditional write on `held`
+   * and `owed` as read (read again on a race); `left` is only added to.
+   */
+  async settle(userId: string, reserved: number, used: number): Promise<void> {
+    if (reserved <= 0 && used <= 0) return;
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const item = await this.item(userId);
+      const unused = reserved - used;
+      const paid = Math.min(item.owed, Math.max(0, unused));
+      const held = Math.max(0, item.held - reserved);
+      // What no reservation in flight can pay any more was used: tokens used stay used.
+      const owed = Math.min(item.owed - paid, held);
+      const read = unchanged(item, ['held', 'owed']);
+      try {
+        await this.db.send(
+          new UpdateCommand({
+            TableName: this.table,
+            Key: key(userId),
+            ConditionExpression: read.condition,
+            UpdateExpression: 'SET #held = :held, #owed = :owed ADD #left :back',
+            ExpressionAttributeNames: { ...read.names, '#left': 'left' },
+            ExpressionAttributeValues: { ':held': held, ':owed': owed, ':back': unused - paid, ...read.values },
+          }),
+        );
+        return;
+      } catch (err) {
+        if (!isConditionFailure(err)) throw err;
+      }
+    }
+    throw new Error(`A reservation of ${userId}'s credits lost ${MAX_ATTEMPTS} races`);
   }
 
   /** Takes `tokens` from the pool if that many are left; false (nothing taken) otherwise. */
@@ -112,20 +183,6 @@ export class Credits {
     return 0;
   }
 
-  /** Gives back to the pool what a reservation held but was not used (negative: takes more). */
-  async adjust(userId: string, tokens: number): Promise<void> {
-    if (!tokens) return;
-    await this.db.send(
-      new UpdateCommand({
-        TableName: this.table,
-        Key: key(userId),
-        UpdateExpression: 'ADD #left :tokens',
-        ExpressionAttributeNames: { '#left': 'left' },
-        ExpressionAttributeValues: { ':tokens': tokens },
-      }),
-    );
-  }
-
   async balance(userId: string): Promise<CreditBalance> {
     const { granted, left } = await this.item(userId);
     return { granted, left };
@@ -138,8 +195,31 @@ export class Credits {
       exists: item?.left !== undefined,
       granted: Math.max(0, (item?.granted as number | undefined) ?? 0),
       left: (item?.left as number | undefined) ?? 0,
+      held: (item?.held as number | undefined) ?? 0,
+      owed: (item?.owed as number | undefined) ?? 0,
+      stored: {
+        left: item?.left as number | undefined,
+        held: item?.held as number | undefined,
+        owed: item?.owed as number | undefined,
+      },
       grantedOrders: (item?.grantedOrders as Set<string> | undefined) ?? new Set<string>(),
       refundedOrders: (item?.refundedOrders as Set<string> | undefined) ?? new Set<string>(),
     };
   }
+}
+
+type Counted = 'left' | 'held' | 'owed';
+
+/** A condition that the attributes named are still as read (absent when they were). */
+function unchanged({ stored }: { stored: Record<Counted, number | undefined> }, attributes: readonly Counted[]) {
+  const names: Record<string, string> = {};
+  const values: Record<string, number> = {};
+  const parts = attributes.map((name) => {
+    names[`#${name}`] = name;
+    const value = stored[name];
+    if (value === undefined) return `attribute_not_exists(#${name})`;
+    values[`:read_${name}`] = value;
+    return `#${name} = :read_${name}`;
+  });
+  return { condition: parts.join(' AND '), names, values };
 }

@@ -147,17 +147,19 @@ export class UserLimits {
       this.expiresAt(ms),
     );
     if (held !== undefined) return { userId, day, tokens, from: 'daily' };
-    if (await this.credits.tryUse(userId, tokens)) return { userId, day, tokens, from: 'credits' };
+    if (await this.credits.reserve(userId, tokens)) return { userId, day, tokens, from: 'credits' };
     throw this.budgetSpent(ms);
   }
 
   /** Replaces a reservation by what the reply really used (0 when there was no reply). */
   async settle(reservation: TokenReservation | undefined, usedTokens: number): Promise<void> {
-    if (!reservation || usedTokens === reservation.tokens) return;
+    if (!reservation) return;
+    // Settled even when it used exactly what it held: the credits hold it until then.
     if (reservation.from === 'credits') {
-      await this.credits.adjust(reservation.userId, reservation.tokens - usedTokens);
+      await this.credits.settle(reservation.userId, reservation.tokens, usedTokens);
       return;
     }
+    if (usedTokens === reservation.tokens) return;
     await this.counters.add(
       { subject: reservation.userId, counter: tokenCounter(reservation.day) },
       usedTokens - reservation.tokens,

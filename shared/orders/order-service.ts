@@ -13,7 +13,8 @@ import { logger } from '../logger.ts';
 import type { ProductRepository } from '../products/product-repository.ts';
 import { callerErrorOf, type PaymentProviderApi } from '../payments/provider-api.ts';
 import { INITIAL_ORDER_STATUS, assertCanMove, type OrderStatus } from './order-status.ts';
-import { NEEDS_PAYMENT, type PaymentStatus } from './payment-status.ts';
+import { NEEDS_PAYMENT, orderStatusAfter, type PaymentStatus } from './payment-status.ts';
+import type { Credits } from '../limits/credits.ts';
 import type { OrderRepository, Page } from './order-repository.ts';
 import type { CreateOrderInput, Order, OrderItem, Payment } from './schemas.ts';
 
@@ -28,7 +29,13 @@ interface OrderDeps {
   clock: Clock;
   /** The payment provider; undefined when the service takes no payments (orders carry `payment: null`). */
   payments?: PaymentProviderApi | undefined;
+  /** The buyers' token credits, granted by an order paid when it is placed (a free one). */
+  credits?: Pick<Credits, 'grant'>;
 }
+
+/** The tokens an order grants its buyer once paid: grantsTokens × quantity over its lines. */
+export const tokensOf = (order: Order): number =>
+  order.items.reduce((sum, line) => sum + (line.grantsTokens ?? 0) * line.quantity, 0);
 
 /**
  * Idempotency keys at the provider, derived from the order: however often a request is retried
@@ -54,12 +61,13 @@ export function orderFor(user: AuthUser, order: Order): Order {
  * 3. copy name and price into each item and compute the total from them (prices at order time);
  * 4. with payments: create the payment intent at the provider for the total, under an idempotency
  *    key derived from the order's id (chosen first); a provider failure ends here, with nothing
- *    written;
+ *    written. A total of 0 needs no intent: the order is paid as it is placed (Processing);
  * 5. link the intent to the order and store the order with status New; if either write fails, the
- *    intent is cancelled (docs/DECISIONS.md, Payments: an order and its intent).
+ *    intent is cancelled (docs/DECISIONS.md, Payments: an order and its intent);
+ * 6. a free order's credits are granted at once (docs/DECISIONS.md, Payments: free orders).
  */
 export async function createOrder(
-  { orders, products, clock, payments }: OrderDeps,
+  { orders, products, clock, payments, credits }: OrderDeps,
   { user, order: input }: { user: AuthUser; order: CreateOrderInput },
 ): Promise<Order> {
   const found = input.items.length ? await products.getMany(input.items.map((i) => i.productId)) : new Map();
@@ -103,7 +111,12 @@ export async function createOrder(
   const currency = currencies[0] ?? null;
   let payment: Payment | null = null;
   let intentId: string | null = null;
-  if (payments && currency) {
+  let status: OrderStatus = INITIAL_ORDER_STATUS;
+  if (payments && currency && totalCents === 0) {
+    // Nothing is due, and the provider refuses an intent for 0: paid in full as it is placed.
+    payment = { status: 'paid', amountCents: 0, currency };
+    status = orderStatusAfter(status, 'paid');
+  } else if (payments && currency) {
     const intent = await payments
       .createIntent({ amountCents: totalCents, currency, orderId: id, idempotencyKey: providerKeys(id).intent })
       .catch((err: unknown) => {
@@ -116,7 +129,7 @@ export async function createOrder(
   const order: Order = {
     id,
     userId: user.id,
-    status: INITIAL_ORDER_STATUS,
+    status,
     createdAt: now,
     updatedAt: now,
     providerPaymentIntentId: intentId,
@@ -136,6 +149,8 @@ export async function createOrder(
       });
     throw err;
   }
+  const tokens = tokensOf(order);
+  if (payment?.status === 'paid' && tokens) await credits?.grant(order.userId, order.id, tokens);
   return order;
 }
 

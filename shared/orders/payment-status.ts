@@ -9,6 +9,11 @@ import type { OrderStatus } from './order-status.ts';
 // card), but nothing comes after `paid` except `refunded`, and `canceled` and `refunded` are
 // final. So an event that arrives late or twice (the provider retries and does not keep order)
 // finds the payment past it and changes nothing.
+//
+// A full refund is the last word, whenever it arrives: money refunded was taken, so the refund
+// stands for the success too, and a success delivered after it finds the payment past it. The
+// order ends where success-then-refund leaves it, whichever came first (docs/DECISIONS.md,
+// Payments: events in any order).
 
 export const PAYMENT_STATUSES = ['requires_payment', 'failed', 'paid', 'refunded', 'canceled'] as const;
 export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
@@ -26,7 +31,7 @@ const FROM: Record<PaymentStatus, readonly PaymentStatus[]> = {
   requires_payment: [],
   failed: ['requires_payment', 'failed'],
   paid: ['requires_payment', 'failed'],
-  refunded: ['paid'],
+  refunded: ['requires_payment', 'failed', 'paid'],
   canceled: ['requires_payment', 'failed'],
 };
 
@@ -35,11 +40,12 @@ export const paymentMoves = (from: PaymentStatus, to: PaymentStatus): boolean =>
 
 /**
  * The order status that goes with a payment's new status: paid moves a New order to Processing,
- * canceled cancels a New one; anything else leaves the order where it is.
+ * and so does refunded (a refund that came before its success stands for both); canceled
+ * cancels a New one; anything else leaves the order where it is.
  */
 export function orderStatusAfter(status: OrderStatus, payment: PaymentStatus): OrderStatus {
   if (status !== 'New') return status;
-  if (payment === 'paid') return 'Processing';
+  if (payment === 'paid' || payment === 'refunded') return 'Processing';
   if (payment === 'canceled') return 'Cancelled';
   return status;
 }

@@ -6,7 +6,7 @@ import type { WebhookOutcome } from '../payments/schemas.ts';
 import type { Credits } from '../limits/credits.ts';
 import type { OrderRepository } from './order-repository.ts';
 import type { Order } from './schemas.ts';
-import { settleCancelled } from './order-service.ts';
+import { settleCancelled, tokensOf } from './order-service.ts';
 import { PAYMENT_EVENTS, orderStatusAfter, paymentMoves, type PaymentEventType } from './payment-status.ts';
 
 // The payment provider's webhook: signed events move an order's payment, and with it the order
@@ -49,7 +49,8 @@ export async function receivePaymentWebhook(
  * Applies a verified event to its order, at most once:
  * 1. find the order by the intent; ignore when there is none or it has no payment;
  * 2. a payment already past what the event asks (a late, repeated or out-of-order event) is left
- *    as it is: a payment never moves backwards (shared/orders/payment-status.ts);
+ *    as it is: a payment never moves backwards, and a full refund moves it whatever came before,
+ *    so a success delivered after its refund changes nothing (shared/orders/payment-status.ts);
  * 3. write the payment's and the order's new statuses, on condition that this event was not applied
  *    before and the statuses are still those read; when the condition fails, either the event
  *    was applied (done) or another event came first (read again, go back to 2).
@@ -95,7 +96,7 @@ async function applyEvent(deps: WebhookDeps, event: ProviderEvent): Promise<Webh
  * next attempt (docs/DECISIONS.md "Credits").
  */
 async function settleCredits(deps: WebhookDeps, order: Order): Promise<void> {
-  const tokens = order.items.reduce((sum, line) => sum + (line.grantsTokens ?? 0) * line.quantity, 0);
+  const tokens = tokensOf(order);
   if (!tokens) return;
   if (order.payment?.status === 'paid') await deps.credits.grant(order.userId, order.id, tokens);
   else if (order.payment?.status === 'refunded') await deps.credits.takeBack(order.userId, order.id, tokens);

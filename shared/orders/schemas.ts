@@ -80,10 +80,18 @@ const orderSchema = z
     updatedAt: z.iso.datetime(),
     providerPaymentIntentId: z
       .nullable(z.string())
-      .check(z.describe("The payment provider's payment intent id, made by the server with the order")),
+      .check(
+        z.describe(
+          "The payment provider's payment intent id, made by the server with the order; null when nothing is due (a total of 0)",
+        ),
+      ),
     payment: z
       .nullable(paymentSchema)
-      .check(z.describe('The payment of the order; null when the service takes no payments (none configured)')),
+      .check(
+        z.describe(
+          'The payment of the order; null when the service takes no payments (none configured). A free order (total 0) is paid as it is placed: status paid, amountCents 0, no client secret',
+        ),
+      ),
     items: z.array(orderItemSchema),
     totalCents: z.number().check(z.int(), z.describe('Sum of quantity × unitPriceCents; 0 for an order without items')),
     currency: z.nullable(z.string()).check(z.describe("The items' currency; null for an order without items")),
@@ -164,7 +172,7 @@ export const contracts: RouteContracts = {
   'create-order': {
     summary: 'Place an order for the caller',
     description:
-      'Status New. items [{ productId, quantity }] (at least one) are priced from the products at order time; all items must share one currency. An unknown product is a 400 naming it.',
+      'Status New. items [{ productId, quantity }] (at least one) are priced from the products at order time; all items must share one currency. An unknown product is a 400 naming it. A total of 0 needs no payment: the order is paid (amountCents 0, no intent) and Processing at once.',
     body: createOrderBody,
     responses: { 201: orderSchema },
     errors: [400, 401],

@@ -43,7 +43,7 @@ export const contracts: RouteContracts = {
     description:
       'No Authorization: the Stripe-Signature header (t=…,v1=…; HMAC-SHA256 of "{t}.{body}" with the webhook secret, within 5 minutes) is checked over the raw body; ' +
       'a missing, wrong or stale signature is a 400. payment_intent.succeeded marks the payment paid and moves a New order to Processing; ' +
-      'payment_intent.payment_failed marks it failed; payment_intent.canceled cancels a New order; charge.refunded marks it refunded. ' +
+      'payment_intent.payment_failed marks it failed; payment_intent.canceled cancels a New order; charge.refunded (in full) marks it refunded, also when it arrives before its success (the late success then changes nothing). ' +
       'Each event is applied once; a late or repeated one never moves an order back; other events and unknown intents are acknowledged (200, ignored).',
     body: providerEventSchema,
     responses: { 200: webhookReceiptSchema },

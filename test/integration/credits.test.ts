@@ -4,6 +4,7 @@ import { tokenCounter, utcDay } from '#shared/limits/user-limits.ts';
 import { UsageCounters } from '#shared/limits/usage-counters.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { fixturePdf } from '#test/helpers/make-pdf.ts';
+import { until } from '#test/helpers/until.ts';
 import { startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
 import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 
@@ -193,4 +194,102 @@ test('a refund takes back what is left of the order’s credits, never below zer
   await acknowledged('charge.refunded', kept.providerPaymentIntentId);
   expect(await budgetOf(buyer.token)).toMatchObject({ creditsGranted: 0, creditsLeft: 0, left: 0 });
   expect((await prompt(buyer.token)).status).toBe(429);
+});
+
+test('a refund delivered before the success: nothing is granted, the late success grants nothing', async () => {
+  const buyer = await person();
+  const pack = await newProduct(GRANTS);
+  const order = (
+    await app.request('POST', '/orders', { token: buyer.token, body: { items: [{ productId: pack.id, quantity: 1 }] } })
+  ).body;
+  const intentId = order.providerPaymentIntentId;
+  provider.pauseDeliveries();
+  try {
+    await payOrder(providerApi(), order.id);
+    const refund = await fetch(`${provider.url}/v1/refunds`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${provider.secretKey}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ payment_intent: intentId }),
+    });
+    expect(refund.status).toBe(200);
+    await provider.deliver(eventOf('charge.refunded', intentId).id);
+    const late = await provider.deliver(eventOf('payment_intent.succeeded', intentId).id);
+    expect(late.status).toBe(200);
+    // Read before the paused deliveries go out (the refund's own retry must not be what fixes it).
+    expect(await budgetOf(buyer.token)).toMatchObject({ creditsGranted: 0, creditsLeft: 0 });
+  } finally {
+    provider.resumeDeliveries();
+  }
+});
+
+/**
+ * Starts a reply on credits and holds it at the model; `whileHeld` runs, then the reply ends. The
+ * tokens it reserved and the tokens it used.
+ */
+async function replyAround(buyer: { token: string }, whileHeld: (reserved: number) => Promise<void>) {
+  const before = (await budgetOf(buyer.token)).creditsLeft;
+  const chatRequests = ai.count('/v1/chat/completions');
+  const release = ai.holdNext({ only: 'chat' });
+  const reply = prompt(buyer.token);
+  await until('the reply at the model', () => ai.count('/v1/chat/completions') > chatRequests);
+  const reserved = before - (await budgetOf(buyer.token)).creditsLeft;
+  await whileHeld(reserved);
+  release();
+  const answered = await reply;
+  expect(answered.status).toBe(200);
+  return { reserved, used: answered.body.data.usage.totalTokens as number };
+}
+
+async function refund(order: { id: string; providerPaymentIntentId: string }) {
+  const cancel = await app.request('PUT', `/orders/${order.id}`, { token: admin, body: { status: 'Cancelled' } });
+  expect(cancel.status).toBe(200);
+  await acknowledged('charge.refunded', order.providerPaymentIntentId);
+}
+
+test('a reply that reserved credits settles after its order was refunded in full: nothing comes back', async () => {
+  const buyer = await person();
+  const order = await buy(buyer.token, (await newProduct(GRANTS)).id, 1);
+  await spendToday(buyer.user.id);
+  const { reserved } = await replyAround(buyer, async (held) => {
+    expect(held).toBeGreaterThan(0);
+    await refund(order);
+    expect(await budgetOf(buyer.token)).toMatchObject({ creditsGranted: 0, creditsLeft: 0 });
+  });
+  expect(reserved).toBeLessThan(GRANTS);
+  expect(await budgetOf(buyer.token)).toMatchObject({ creditsGranted: 0, creditsLeft: 0 });
+});
+
+test('a reply held while another order is refunded: what it did not use first makes up what the refund could not take', async () => {
+  const buyer = await person();
+  const small = 300;
+  const kept = await buy(buyer.token, (await newProduct(small)).id, 1);
+  const refunded = await buy(buyer.token, (await newProduct(GRANTS)).id, 1);
+  expect(kept.items[0].grantsTokens).toBe(small);
+  await spendToday(buyer.user.id);
+  const { reserved, used } = await replyAround(buyer, () => refund(refunded));
+  expect(reserved).toBeGreaterThan(small); // the refund found less left than its order granted
+  const after = await budgetOf(buyer.token);
+  expect(after.creditsGranted).toBe(small);
+  expect(after.creditsLeft).toBe(Math.max(0, small - used));
+  expect(used).toBeLessThan(small);
+});
+
+test('a free product: its order is paid as it is placed, without an intent, and grants its tokens once', async () => {
+  const buyer = await person();
+  const free = await app.request('POST', '/products', {
+    token: admin,
+    body: { name: 'Trial tokens', priceCents: 0, currency: 'EUR', grantsTokens: GRANTS },
+  });
+  expect(free.status).toBe(201);
+  const res = await app.request('POST', '/orders', {
+    token: buyer.token,
+    body: { items: [{ productId: free.body.id, quantity: 2 }] },
+  });
+  expect(res.status).toBe(201);
+  expect(res.body).toMatchObject({
+    status: 'Processing',
+    providerPaymentIntentId: null,
+    payment: { status: 'paid', amountCents: 0, currency: 'EUR' },
+  });
+  expect(await budgetOf(buyer.token)).toMatchObject({ creditsGranted: 2 * GRANTS, creditsLeft: 2 * GRANTS });
 });

@@ -179,6 +179,55 @@ describe('the provider refuses', () => {
   });
 });
 
+describe('a free order', () => {
+  test('the provider refuses an intent for 0 as Stripe does, so a total of 0 makes none: the order is paid and Processing at once', async () => {
+    // What the service would otherwise ask: the stand-in answers Stripe's refusal of an amount under 1.
+    const zero = await fetch(`${provider.url}/v1/payment_intents`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${provider.secretKey}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'amount=0&currency=eur',
+    });
+    expect(zero.status).toBe(400);
+    expect(await zero.json()).toEqual({
+      error: expect.objectContaining({
+        type: 'invalid_request_error',
+        code: 'parameter_invalid_integer',
+        param: 'amount',
+        message: 'This value must be greater than or equal to 1.',
+      }),
+    });
+
+    const free = await app.request('POST', '/products', {
+      token: admin,
+      body: { name: 'Sample', priceCents: 0, currency: 'EUR' },
+    });
+    expect(free.status).toBe(201);
+    const intentsBefore = provider.events.filter((e) => e.type === 'payment_intent.created').length;
+    const res = await app.request('POST', '/orders', {
+      token: alice.token,
+      body: { items: [{ productId: free.body.id, quantity: 3 }] },
+    });
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual({
+      id: expect.any(String),
+      userId: alice.id,
+      status: 'Processing',
+      createdAt: expect.any(String),
+      updatedAt: res.body.createdAt,
+      providerPaymentIntentId: null,
+      payment: { status: 'paid', amountCents: 0, currency: 'EUR' },
+      items: [{ productId: free.body.id, name: 'Sample', quantity: 3, unitPriceCents: 0, currency: 'EUR' }],
+      totalCents: 0,
+      currency: 'EUR',
+    });
+    expect(provider.events.filter((e) => e.type === 'payment_intent.created')).toHaveLength(intentsBefore);
+    expect(await readOrder(res.body.id)).toEqual(res.body);
+    // Processed like a paid order; cancelling it asks the provider for nothing.
+    const shipped = await app.request('PUT', `/orders/${res.body.id}`, { token: admin, body: { status: 'Shipped' } });
+    expect(shipped.status).toBe(200);
+  });
+});
+
 describe('paying', () => {
   test('create and pay: the succeeded event marks the payment paid and moves the order to Processing', async () => {
     const order = await placeOrder();
@@ -270,6 +319,69 @@ describe('paying', () => {
       expect(JSON.parse(failed.body).data.outcome).toBe('ignored');
     } finally {
       provider.resumeDeliveries();
+    }
+    expect(await readOrder(order.id)).toMatchObject({ status: 'Processing', payment: { status: 'paid' } });
+  });
+});
+
+describe('events in any order', () => {
+  /** Refunds an intent at the provider, as the provider's dashboard would. */
+  const refundAtProvider = async (intentId: string) => {
+    const res = await fetch(`${provider.url}/v1/refunds`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${provider.secretKey}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ payment_intent: intentId }),
+    });
+    expect(res.status).toBe(200);
+  };
+  const refundOf = (intentId: string) =>
+    provider.events.find(
+      (e) => e.type === 'charge.refunded' && JSON.parse(e.body).data.object.payment_intent === intentId,
+    )!;
+  /** Posts a signed event of `type` about `intentId` (one the stand-in cannot make in this order). */
+  const postEvent = (id: string, type: string, intentId: string) => {
+    const body = JSON.stringify({
+      id,
+      object: 'event',
+      type,
+      data: { object: { id: intentId, object: 'payment_intent' } },
+    });
+    return postWebhook(body, signatureHeader(body, provider.webhookSecret, nowSeconds()));
+  };
+
+  test('a refund delivered before the success wins: the payment ends refunded, as when they come in order', async () => {
+    const order = await placeOrder();
+    const intentId = order.providerPaymentIntentId;
+    provider.pauseDeliveries();
+    try {
+      await payOrder(providerApi(), order.id);
+      await refundAtProvider(intentId);
+      const refunded = await provider.deliver(refundOf(intentId).id);
+      expect(refunded.status).toBe(200);
+      expect(JSON.parse(refunded.body).data.outcome).toBe('applied');
+      const succeeded = await provider.deliver(eventOf('payment_intent.succeeded', intentId).id);
+      expect(succeeded.status).toBe(200);
+      expect(JSON.parse(succeeded.body).data.outcome).toBe('ignored');
+      // Replayed, the refund is found applied and the order stays as it is.
+      expect(JSON.parse((await provider.deliver(refundOf(intentId).id)).body).data.outcome).toBe('already-applied');
+    } finally {
+      provider.resumeDeliveries();
+    }
+    // The same end as success then refund: the order was paid (Processing), its payment is refunded.
+    expect(await readOrder(order.id)).toMatchObject({ status: 'Processing', payment: { status: 'refunded' } });
+    const shipped = await app.request('PUT', `/orders/${order.id}`, { token: admin, body: { status: 'Shipped' } });
+    expect(shipped.status).toBe(409);
+  });
+
+  test('a failure or a cancellation delivered after the success never moves the order back; each event id counts once', async () => {
+    const order = await placeOrder();
+    const intentId = order.providerPaymentIntentId;
+    await payOrder(providerApi(), order.id);
+    await acknowledged('payment_intent.succeeded', intentId);
+    for (const type of ['payment_intent.payment_failed', 'payment_intent.canceled']) {
+      const res = await postEvent(`evt_late_${type}_${order.id}`, type, intentId);
+      expect(res.status).toBe(200);
+      expect(res.body.data.outcome).toBe('ignored');
     }
     expect(await readOrder(order.id)).toMatchObject({ status: 'Processing', payment: { status: 'paid' } });
   });
