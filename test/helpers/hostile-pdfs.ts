@@ -216,10 +216,14 @@ const generators: Record<HostileClass, () => Promise<Buffer>> = {
 //   transparency-groups  a 2 KB page drawing one transparency group (a form XObject with
 //                        /Group /Transparency: a page-sized scratch canvas each time) 100 000 times
 //   huge-image           one 16000×16000 grey image (256 MB decoded) in a ~250 KB file
+//   many-images          one page drawing 24 distinct 2500×2500 grey images: each within the
+//                        image budget of a small drawing child, together far beyond its memory
 
-export type OcrHostileClass = 'transparency-groups' | 'huge-image';
+export type OcrHostileClass = 'transparency-groups' | 'huge-image' | 'many-images';
 
-export const ocrHostileClasses: OcrHostileClass[] = ['transparency-groups', 'huge-image'];
+export const ocrHostileClasses: OcrHostileClass[] = ['transparency-groups', 'huge-image', 'many-images'];
+
+const MANY_IMAGES = 24;
 
 const ocrGenerators: Record<OcrHostileClass, () => Promise<Buffer>> = {
   'transparency-groups': async () =>
@@ -248,6 +252,23 @@ const ocrGenerators: Record<OcrHostileClass, () => Promise<Buffer>> = {
         stream: await deflateRepeated('\xff', 16_000 * 16_000),
       },
     ]),
+  'many-images': async () => {
+    const image = await deflateRepeated('\x80', 2500 * 2500);
+    const names = Array.from({ length: MANY_IMAGES }, (_, i) => `/Im${i} ${i + 5} 0 R`).join(' ');
+    const draws = Array.from({ length: MANY_IMAGES }, (_, i) => `q 100 0 0 100 ${(i % 6) * 100} ${Math.floor(i / 6) * 100} cm /Im${i} Do Q`);
+    return rawPdf([
+      catalog,
+      { dict: '<< /Type /Pages /Kids [3 0 R] /Count 1 >>' },
+      {
+        dict: `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /XObject << ${names} >> >> >>`,
+      },
+      { dict: '', stream: Buffer.from(draws.join('\n'), 'latin1') },
+      ...Array.from({ length: MANY_IMAGES }, () => ({
+        dict: '/Type /XObject /Subtype /Image /Width 2500 /Height 2500 /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode',
+        stream: image,
+      })),
+    ]);
+  },
 };
 
 const ocrCache = new Map<OcrHostileClass, Promise<Buffer>>();

@@ -9,8 +9,9 @@ import { makeCcittScanPdf } from '#test/helpers/make-script-pdfs.ts';
 
 // OCR's drawing in the bounded pdf.js child, with the real engine (one tesseract worker): a
 // black-and-white (CCITT fax) scan is drawn with pdf.js's WebAssembly decoders and read; pages
-// that draw nothing never reach the engine; documents that are ruinous to draw end as the typed
-// failure TOO_COMPLEX with pdf-ocr's default limits (3008 MB), the child stopped.
+// that draw nothing never reach the engine; a page holding an image costlier than the child can
+// afford is not drawn (unreadable, before anything is decoded); documents that are ruinous to draw
+// end as the typed failure TOO_COMPLEX with pdf-ocr's default limits (3008 MB), the child stopped.
 
 jest.setTimeout(180_000);
 
@@ -48,10 +49,31 @@ test('a CCITT scan is read, and its empty pages are never sent to the engine', a
   }
 });
 
+test('a page holding an image costlier than the child can afford is unreadable, its neighbours drawn; nothing is decoded', async () => {
+  const { PDFDocument } = await import('pdf-lib');
+  const doc = await PDFDocument.create();
+  const [hugePage] = await doc.copyPages(await PDFDocument.load(await ocrHostilePdf('huge-image')), [0]);
+  const [textPage] = await doc.copyPages(await PDFDocument.load(await makeCcittScanPdf(['A lighthouse on the rocks.'])), [0]);
+  doc.addPage(hugePage!);
+  doc.addPage(textPage!);
+  let childPeakRssMb = Infinity;
+  const pages = await ocrPages(Buffer.from(await doc.save()), [1, 2], engine, {
+    dpi: 150,
+    limits,
+    onStats: (s) => (childPeakRssMb = s.childPeakRssMb ?? Infinity),
+  });
+  expect(pages.map((p) => [p.page, p.recognised, p.verdict])).toEqual([
+    [1, false, { usable: false, reason: 'undrawable' }],
+    [2, true, { usable: true }],
+  ]);
+  expect(pages[1]!.text).toBe('A lighthouse on the rocks.');
+  // The 256 MB (1 GB as RGBA) image was never decoded.
+  expect(childPeakRssMb).toBeLessThan(400);
+});
+
 test.each<[OcrHostileClass, RegExp]>([
-  // Both refused before drawing: the operator list's groups, the image dictionary's size.
+  // Refused before drawing: the operator list's groups.
   ['transparency-groups', /^page 1 draws more than 10000 transparency groups$/],
-  ['huge-image', /^an image of 16000×16000 pixels is larger than 64000000 pixels$/],
 ])('%s ends as TOO_COMPLEX with the default limits', async (kind, message) => {
   const outcome = await ocrPages(await ocrHostilePdf(kind), [1], engine, { dpi: 150, limits }).then(
     () => 'completed',
@@ -62,13 +84,12 @@ test.each<[OcrHostileClass, RegExp]>([
   expect((outcome as Error).message.replace('The PDF is too complex to process: ', '')).toMatch(message);
 });
 
-// Each runtime bound on its own, with the image budget relaxed so that pdf.js decodes the image.
-const relaxed = { ...limits, maxImagePixels: 2 ** 32 };
-
+// Each runtime bound on its own: a child large enough for the image to be decoded, then too slow;
+// images each within the budget of a small child, together beyond it.
 test('past the time per page, the drawing child is stopped: TOO_COMPLEX', async () => {
   const outcome = await ocrPages(await ocrHostilePdf('huge-image'), [1], engine, {
     dpi: 150,
-    limits: { ...relaxed, pageMs: 300, rssMb: 16_384 },
+    limits: { ...limits, pageMs: 300, rssMb: 16_384 },
   }).catch((err: unknown) => err);
   expect(outcome).toMatchObject({
     reason: 'TOO_COMPLEX',
@@ -77,9 +98,9 @@ test('past the time per page, the drawing child is stopped: TOO_COMPLEX', async 
 });
 
 test('past the resident size, the drawing child is stopped: TOO_COMPLEX', async () => {
-  const outcome = await ocrPages(await ocrHostilePdf('huge-image'), [1], engine, {
+  const outcome = await ocrPages(await ocrHostilePdf('many-images'), [1], engine, {
     dpi: 150,
-    limits: { ...relaxed, pageMs: 600_000, heapMb: 4096, rssMb: 400 },
+    limits: { ...limits, pageMs: 600_000, heapMb: 4096, rssMb: 400 },
   }).catch((err: unknown) => err);
   expect(outcome).toMatchObject({
     reason: 'TOO_COMPLEX',

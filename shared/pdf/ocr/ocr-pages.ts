@@ -29,6 +29,8 @@ interface OcrPagesOptions {
   limits: RenderLimits;
   /** Checked before each page is drawn: OCR stops with this error when it returns one. */
   shouldStop?: () => Error | undefined;
+  /** Called once the drawing child is gone, with its peak resident size. */
+  onStats?: (stats: { childPeakRssMb?: number }) => void;
 }
 
 export async function ocrPages(
@@ -45,6 +47,7 @@ export async function ocrPages(
     await renderPagesBounded(source, pages, {
       dpi: options.dpi,
       limits: options.limits,
+      onStats: options.onStats,
       onPage: async (drawn) => {
         if (failure) throw failure;
         if (!drawn.image) {
