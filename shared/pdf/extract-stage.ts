@@ -198,7 +198,8 @@ async function readTextLayers(
     onDocument: on.onDocument,
     onPage: async (page, text, verdict, layout, blocks) => {
       if (verdict.usable) await on.onPage(page, text, layout, blocks);
-      else {
+      // A page that draws nothing has nothing for OCR to read (nor is it unreadable).
+      else if (verdict.reason !== 'blank') {
         unusable.push(page);
         if (verdict.reason !== 'empty') garbled++;
       }

@@ -47,6 +47,44 @@ export function loadPdfjs(): Promise<PdfJs> {
   return loading;
 }
 
+/** Operators of a page's content (as read for its text) that put something on it. */
+const PAINTING_OPERATORS = [
+  'stroke',
+  'closeStroke',
+  'fill',
+  'eoFill',
+  'fillStroke',
+  'eoFillStroke',
+  'closeFillStroke',
+  'closeEOFillStroke',
+  'constructPath',
+  'shadingFill',
+  'paintXObject',
+  'beginInlineImage',
+  'endInlineImage',
+  'showText',
+  'showSpacedText',
+  'nextLineShowText',
+  'nextLineSetSpacingShowText',
+] as const;
+
+interface DrawingFlags {
+  pdfjsCountsDrawing?: boolean;
+  pdfjsDrawingOps?: Set<number>;
+  pdfjsPageDraws?: boolean;
+}
+
+/**
+ * Whether a page without text draws nothing at all, so OCR has nothing to read on it: no painting
+ * operator in its content (told by the patched worker while the text was read, see
+ * pdfjs-worker-patch.ts) and no annotation. False whenever the worker cannot tell.
+ */
+async function drawsNothing(page: { getAnnotations(): Promise<unknown[]> }): Promise<boolean> {
+  const g = globalThis as DrawingFlags;
+  if (!g.pdfjsCountsDrawing || g.pdfjsPageDraws) return false;
+  return (await page.getAnnotations()).length === 0;
+}
+
 let fontsDir: string | undefined;
 
 /** The directory of pdfjs's standard font data, with a trailing slash. */
@@ -172,9 +210,14 @@ export async function extractText(source: Uint8Array | string, options: ExtractO
         try {
           // pdf.js's NFKC would expand a ligature code point before its right-to-left reversal and
           // so reverse its letters; normalise.ts applies NFKC after the reversal instead.
+          const flags = globalThis as DrawingFlags;
+          flags.pdfjsDrawingOps ??= new Set(PAINTING_OPERATORS.map((name) => pdfjs.OPS[name]));
+          flags.pdfjsPageDraws = false;
           const content = await page.getTextContent({ disableNormalization: true });
           const items = content.items.filter((item) => 'str' in item);
           read = readPageText(items);
+          if (!read.verdict.usable && read.verdict.reason === 'empty' && (await drawsNothing(page)))
+            read = { ...read, verdict: { usable: false, reason: 'blank' } };
           const viewport = page.getViewport({ scale: 1 });
           layout = read.blocks
             ? layoutOfBlocks(items, viewport, read.text, read.blocks)

@@ -108,6 +108,27 @@ export function refuseCostlyImages(source: string): string {
   );
 }
 
+// Pages that draw nothing, told while their text is read (docs/DECISIONS.md, Bounds where the cost
+// is): a page without text goes to OCR, and drawing one only to find it blank costs a child's
+// page (0.1 CPU-s). The loop of getTextContent sees every operator of the page and of its forms;
+// it sets `globalThis.pdfjsPageDraws` when one is in `globalThis.pdfjsDrawingOps` (painting a
+// path, a shading, an XObject or inline image, showing text). `pdfjsCountsDrawing` says the
+// worker is patched: an unpatched one never sets the flag, and no page is taken for blank.
+const TEXT_LOOP_OPERATOR = ['        currentTextState ||= textState.clone();', '        const fn = operation.fn;'].join(
+  '\n',
+);
+
+/** pdf.js's worker source telling, while text is read, whether a page draws anything (see TEXT_LOOP_OPERATOR). */
+export function noteDrawingOperators(source: string): string {
+  const patched = replaceOnce(
+    source,
+    TEXT_LOOP_OPERATOR,
+    `${TEXT_LOOP_OPERATOR}\n        if (globalThis.pdfjsDrawingOps?.has(fn)) globalThis.pdfjsPageDraws = true;`,
+    'pages that draw nothing',
+  );
+  return `${patched}\nglobalThis.pdfjsCountsDrawing = true;\n`;
+}
+
 /** esbuild plugin: bundles pdf.js's worker patched (every patch above; never left external). */
 export const pdfjsWorkerPatch: Plugin = {
   name: 'pdfjs-worker-patches',
@@ -117,7 +138,9 @@ export const pdfjsWorkerPatch: Plugin = {
       path: createRequire(join(args.resolveDir, 'importer.js')).resolve(args.path),
     }));
     build.onLoad({ filter: /[\\/]pdfjs-dist[\\/](legacy[\\/])?build[\\/]pdf\.worker\.mjs$/ }, async (args) => ({
-      contents: refuseCostlyImages(leaveImageDataUnread(patchPdfjsWorker(await readFile(args.path, 'utf8')))),
+      contents: noteDrawingOperators(
+        refuseCostlyImages(leaveImageDataUnread(patchPdfjsWorker(await readFile(args.path, 'utf8')))),
+      ),
       loader: 'js',
     }));
   },

@@ -10,8 +10,19 @@ export type TextVerdict =
   | { usable: true }
   | {
       usable: false;
-      /** `undrawable`: the page could not be drawn for OCR (an image costlier than the drawing child affords). */
-      reason: 'empty' | 'control' | 'private-use' | 'replacement' | 'glyph-names' | 'implausible' | 'undrawable';
+      /**
+       * `blank`: no text, and nothing drawn either (no OCR needed); `undrawable`: the page could not be
+       * drawn for OCR (an image costlier than the drawing child affords).
+       */
+      reason:
+        | 'empty'
+        | 'blank'
+        | 'control'
+        | 'private-use'
+        | 'replacement'
+        | 'glyph-names'
+        | 'implausible'
+        | 'undrawable';
     };
 
 /** Below this many letters or digits a page has no text worth keeping (page numbers, stray marks). */

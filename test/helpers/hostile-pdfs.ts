@@ -255,7 +255,10 @@ const ocrGenerators: Record<OcrHostileClass, () => Promise<Buffer>> = {
   'many-images': async () => {
     const image = await deflateRepeated('\x80', 2500 * 2500);
     const names = Array.from({ length: MANY_IMAGES }, (_, i) => `/Im${i} ${i + 5} 0 R`).join(' ');
-    const draws = Array.from({ length: MANY_IMAGES }, (_, i) => `q 100 0 0 100 ${(i % 6) * 100} ${Math.floor(i / 6) * 100} cm /Im${i} Do Q`);
+    const draws = Array.from(
+      { length: MANY_IMAGES },
+      (_, i) => `q 100 0 0 100 ${(i % 6) * 100} ${Math.floor(i / 6) * 100} cm /Im${i} Do Q`,
+    );
     return rawPdf([
       catalog,
       { dict: '<< /Type /Pages /Kids [3 0 R] /Count 1 >>' },

@@ -53,7 +53,10 @@ test('a page holding an image costlier than the child can afford is unreadable, 
   const { PDFDocument } = await import('pdf-lib');
   const doc = await PDFDocument.create();
   const [hugePage] = await doc.copyPages(await PDFDocument.load(await ocrHostilePdf('huge-image')), [0]);
-  const [textPage] = await doc.copyPages(await PDFDocument.load(await makeCcittScanPdf(['A lighthouse on the rocks.'])), [0]);
+  const [textPage] = await doc.copyPages(
+    await PDFDocument.load(await makeCcittScanPdf(['A lighthouse on the rocks.'])),
+    [0],
+  );
   doc.addPage(hugePage!);
   doc.addPage(textPage!);
   let childPeakRssMb = Infinity;
