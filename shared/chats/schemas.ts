@@ -530,11 +530,13 @@ export const contracts: RouteContracts = {
       '(or ?after=n) with the id of the last event received: the events after it are replayed from storage, then those the ' +
       'generation stores next (wherever it runs) follow until the reply ends: `event: usage` (and `event: stopped` when it was ' +
       "stopped) or `event: error`, then `data: [DONE]`. A finished reply is replayed and ended. 404 for a stranger's chat or " +
-      'a message that is not a streamed reply.',
+      'a message that is not a streamed reply. 429 with Retry-After past the requests per minute, or when the reply ' +
+      '(REPLY_MAX_FOLLOWERS) or the caller (FOLLOWS_MAX_IN_FLIGHT_PER_USER) already has as many streams open as allowed: ' +
+      'a stream counts until the reply ends or the client leaves.',
     params: replyParams,
     query: followReplyQuery,
     responses: { 200: null },
-    errors: [400, 401, 404],
+    errors: [400, 401, 404, 429],
     streams: 'only',
   },
   'stop-reply': {
