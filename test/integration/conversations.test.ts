@@ -197,7 +197,7 @@ test('refusals: a prompt as parent, messages not in the chat, regenerating a pro
   expect((await branch(chat.id))[0].siblingIds).toHaveLength(1);
 });
 
-test("a stranger naming a message of the chat (send with parentId, regenerate) gets the 404 of a missing chat", async () => {
+test('a stranger naming a message of the chat (send with parentId, regenerate) gets the 404 of a missing chat', async () => {
   const chat = await newChat();
   const a = await send(chat.id, 'mine');
   const missing = createId();
