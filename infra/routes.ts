@@ -327,13 +327,15 @@ export const httpRoutes = {
     },
   },
   // A streamed reply outlives its connection: resumed from the table (streaming, as long as a
-  // reply may take), or stopped wherever it is generated.
+  // reply may take; its streams open at once are limited per reply and per user), or stopped
+  // wherever it is generated.
   'follow-reply': {
     method: 'GET',
     path: '/chat/{chatId}/messages/{messageId}/stream',
     auth: 'user',
     shape: 'envelope',
     streaming: true,
+    rateLimit: 'follows',
     timeoutSeconds: 300,
     access: { table: 'readwrite', jwtSecret: true },
   },

@@ -96,6 +96,12 @@ const stackSettingsSchema = z.object({
    */
   sendMessageReservedConcurrency: z.union([z.literal('none'), int(1, 10_000)]).default(20),
   /**
+   * Reserved concurrency of follow-reply (GET …/stream), which may follow a reply as long as it is
+   * generated: caps what the streams following replies can hold of the account (each user's are
+   * limited further by FOLLOWS_MAX_IN_FLIGHT_PER_USER). `none` leaves it unreserved.
+   */
+  followReplyReservedConcurrency: z.union([z.literal('none'), int(1, 10_000)]).default(10),
+  /**
    * X-Ray tracing: active tracing on every function and the API stage, and Powertools Tracer in
    * the functions (outgoing calls as subsegments). Off by default: loading the tracer costs every
    * cold start (bench cold-start), and traces are billed.

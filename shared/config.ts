@@ -126,6 +126,11 @@ export const configSchema = z.object({
   DAILY_TOKEN_BUDGET: z._default(int(0, 1_000_000_000_000), 1_000_000),
   // Replies (whole or streamed) one user may have in flight at once; one more answers 429.
   REPLIES_MAX_IN_FLIGHT_PER_USER: z._default(int(0, 10_000), 4),
+  // Streams following replies (GET …/stream): per user per minute, open at once per user and per
+  // reply; one more answers 429 (docs/DECISIONS.md "Followers of a reply").
+  RATE_LIMIT_FOLLOWS_PER_MINUTE: z._default(int(0, 100_000), 60),
+  FOLLOWS_MAX_IN_FLIGHT_PER_USER: z._default(int(0, 10_000), 4),
+  REPLY_MAX_FOLLOWERS: z._default(int(0, 10_000), 2),
 
   // PDF ingestion.
   PDF_MAX_BYTES: z._default(int(1024, 500 * 1024 * 1024), 25 * 1024 * 1024),

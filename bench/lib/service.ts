@@ -87,6 +87,9 @@ export async function startBenchService(env: Record<string, string> = {}): Promi
         RATE_LIMIT_UPLOADS_PER_MINUTE: '0',
         DAILY_TOKEN_BUDGET: '0',
         REPLIES_MAX_IN_FLIGHT_PER_USER: '0',
+        RATE_LIMIT_FOLLOWS_PER_MINUTE: '0',
+        FOLLOWS_MAX_IN_FLIGHT_PER_USER: '0',
+        REPLY_MAX_FOLLOWERS: '0',
         ...env,
       },
     });

@@ -85,8 +85,14 @@ export class StatelessStack extends Stack {
     this.metricsNamespace = settings.serviceName;
 
     const routes = new Map(httpRouteList.map((r) => [r.name, r]));
+    /** The streaming functions that may run for minutes: replies, and the streams following them. */
+    const reserved: Record<string, number | 'none'> = {
+      'send-message': settings.sendMessageReservedConcurrency,
+      'follow-reply': settings.followReplyReservedConcurrency,
+    };
     for (const fn of manifestFunctions) {
       const route = routes.get(fn.name);
+      const reservedConcurrency = reserved[fn.name];
       const sf = new ServiceFunction(this, pascal(fn.name), {
         fn,
         code: props.code(fn),
@@ -102,11 +108,8 @@ export class StatelessStack extends Stack {
             : fn.kind === 'schedule'
               ? `Scheduled: ${fn.name}`
               : `SQS ${fn.name}`,
-        // The long HTTP function is capped here; the pipeline stages by their event sources below.
-        ...(fn.name === 'send-message' &&
-          settings.sendMessageReservedConcurrency !== 'none' && {
-            reservedConcurrency: settings.sendMessageReservedConcurrency,
-          }),
+        // The long HTTP functions are capped here; the pipeline stages by their event sources below.
+        ...(typeof reservedConcurrency === 'number' && { reservedConcurrency }),
       });
       this.functions[fn.name] = sf;
       const errors = new cloudwatch.Alarm(this, `${pascal(fn.name)}ErrorsAlarm`, {

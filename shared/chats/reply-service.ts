@@ -1,5 +1,9 @@
+import { createId } from '@paralleldrive/cuid2';
 import { sleep, type Clock } from '../clock.ts';
-import { InvalidInputError, NotFoundError } from '../errors.ts';
+import { asError, InvalidInputError, NotFoundError } from '../errors.ts';
+import type { HeldSlot } from '../limits/in-flight-slots.ts';
+import type { UserLimits } from '../limits/user-limits.ts';
+import { logger } from '../logger.ts';
 import type { ChatRepository } from './chat-repository.ts';
 import { storedEvents, type ReplyEvent, type ReplyStream } from './reply-events.ts';
 import type { ReplyRepository, ReplyState } from './reply-repository.ts';
@@ -15,6 +19,8 @@ export interface ReplyDeps {
   clock: Clock;
   /** A generator that has not written for this long is taken for dead (REPLY_STALE_MS). */
   staleMs: number;
+  /** The user's streams following replies (shared/limits/user-limits.ts); absent: not limited. */
+  limits?: Pick<UserLimits, 'takeInFlight' | 'releaseInFlight'>;
 }
 
 interface OfReply {
@@ -25,6 +31,10 @@ interface OfReply {
 
 /** How often a follower reads the reply for what the generator stored since. */
 const FOLLOW_POLL_MS = 250;
+/** How long a follower may hold its slots when the invocation's time left is unknown (Lambda's most). */
+const FOLLOW_LEASE_FALLBACK_MS = 15 * 60_000;
+/** Beyond the invocation's end, for a release under way when it ends. */
+const FOLLOW_LEASE_MARGIN_MS = 5_000;
 /** How long a stop waits for the generator to store where it stopped. */
 const STOP_WAIT_MS = 3_000;
 const INTERRUPTED = 'The reply was interrupted: the server generating it stopped';
@@ -60,14 +70,58 @@ function lastEventId(lastEventIdHeader: string | undefined, after: number | unde
 /**
  * GET /chat/{chatId}/messages/{messageId}/stream: the reply's events after the one the client
  * had, then, while it is generated, what the generator stores next, to its end.
+ * Steps: the event id the client had → the caller's reply → a slot among the reply's followers
+ * (REPLY_MAX_FOLLOWERS) and one among the user's (FOLLOWS_MAX_IN_FLIGHT_PER_USER), each refused
+ * with 429 before the stream opens → the stream, which frees both when it ends: the reply ended,
+ * or the client left (docs/DECISIONS.md "Followers of a reply").
  */
 export async function followReply(
   deps: ReplyDeps,
-  input: OfReply & { lastEventId?: string; after?: number },
+  input: OfReply & { lastEventId?: string; after?: number; remainingMs?: number },
 ): Promise<ReplyStream> {
   const after = lastEventId(input.lastEventId, input.after);
   const state = await ownedReply(deps, input);
-  return { open: (clientGone) => follow(deps, state, after, clientGone) };
+  const slots = await takeFollowerSlots(deps, input);
+  return {
+    open: async function* (clientGone) {
+      try {
+        yield* follow(deps, state, after, clientGone);
+      } finally {
+        await releaseFollowerSlots(deps, slots);
+      }
+    },
+  };
+}
+
+/**
+ * One of the reply's follower slots, then one of the user's, for as long as this invocation may
+ * run (a follower whose invocation dies holds them no longer); the first is given back when the
+ * second is refused.
+ */
+async function takeFollowerSlots(deps: ReplyDeps, input: OfReply & { remainingMs?: number }) {
+  if (!deps.limits) return [];
+  const lease = {
+    holder: createId(),
+    leaseMs: (input.remainingMs ?? FOLLOW_LEASE_FALLBACK_MS) + FOLLOW_LEASE_MARGIN_MS,
+  };
+  const ofReply = await deps.limits.takeInFlight(input.userId, 'followers', { ...lease, of: input.messageId });
+  try {
+    return [ofReply, await deps.limits.takeInFlight(input.userId, 'follows', lease)];
+  } catch (err) {
+    await releaseFollowerSlots(deps, [ofReply]);
+    throw err;
+  }
+}
+
+/** Frees a follower's slots; a failure here only leaves them to their leases. */
+async function releaseFollowerSlots(deps: ReplyDeps, slots: (HeldSlot | undefined)[]) {
+  await Promise.all(
+    slots.map((slot) =>
+      deps.limits
+        ?.releaseInFlight(slot)
+        .catch((err: unknown) => logger.error('could not release a follower slot', { error: asError(err) })),
+    ),
+  );
 }
 
 async function* follow(

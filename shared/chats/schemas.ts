@@ -178,7 +178,7 @@ export const messageSchema = z
       .optional(z.enum(replyStatuses))
       .check(
         z.describe(
-          'A streamed ai reply: streaming while it is generated (the text so far), then complete, stopped or failed',
+          'Every ai reply: complete for a whole one; a streamed one is streaming while it is generated (the text so far), then complete, stopped or failed',
         ),
       ),
     feedback: z.optional(feedbackSchema).check(z.describe("The owner's rating of an ai reply, when they gave one")),
@@ -197,6 +197,7 @@ export const messageSchema = z
       siblingIds: [ids.reply],
       usage: { promptTokens: 812, completionTokens: 64, totalTokens: 876 },
       sources: [SOURCE_EXAMPLE],
+      status: 'complete',
       feedback: FEEDBACK_EXAMPLE,
     }),
   );
@@ -373,6 +374,9 @@ const replySchema = z
     messageId: z.string().check(z.describe('Id of the stored ai message')),
     userMessageId: z.string().check(z.describe('Id of the stored user message (the prompt) this reply answers')),
     sequenceNumber: z.number().check(z.int(), z.describe('Sequence number of the stored ai message')),
+    status: z
+      .literal('complete')
+      .check(z.describe('Status of the stored ai message: a whole reply is answered once it is complete')),
     chatName: z
       .optional(z.string())
       .check(z.describe("The chat's new title, when this first exchange of a chat created without a name gave it one")),
@@ -385,6 +389,7 @@ const replySchema = z
       messageId: ids.reply,
       userMessageId: ids.userMessage,
       sequenceNumber: 2,
+      status: 'complete',
     }),
   );
 
@@ -489,7 +494,7 @@ export const contracts: RouteContracts = {
   'send-message': {
     summary: 'Send a prompt to the assistant; the reply whole or streamed',
     description:
-      'stream false: 200 with data { response, messageId, userMessageId, usage, sources? }; in a file chat the reply cites sources as [n] ' +
+      'stream false: 200 with data { response, messageId, userMessageId, sequenceNumber, status: complete, usage, sources? }; in a file chat the reply cites sources as [n] ' +
       '(n = position in sources, from 1; markers naming no source are removed) and each source says whether it is `cited`. ' +
       'stream true: text/event-stream, every event with `id: n` (1, 2, … within the reply): first `event: start` with { chatId, userMessageId, userSequenceNumber, messageId } (the stored prompt and the reply, stored as it grows with status streaming); ' +
       'in a file chat `event: sources` next (before any delta that cites them), then one ' +
@@ -499,6 +504,7 @@ export const contracts: RouteContracts = {
       'A `: keep-alive` comment is sent while the model is quiet. 400 for a deactivated chat; 409 for a file chat whose PDFs are all still being processed. ' +
       "parentId: the message the prompt follows (an ai message, or null: the root; default the chat's active leaf); " +
       "an earlier prompt's parentId edits it into a new branch, which becomes the active one; 400 when parentId is a prompt or not in the chat. " +
+      "403 for a stranger's chat, but 404 (as for a missing chat) when the prompt names a parentId in it. " +
       'The first complete exchange of a chat created without a name titles it: `chatName` in the reply, `event: title` with { chatName } after `usage` in the stream.',
     body: sendMessageBody,
     responses: { 200: replySchema },
@@ -514,7 +520,7 @@ export const contracts: RouteContracts = {
     params: replyParams,
     body: regenerateBody,
     responses: { 200: replySchema },
-    errors: [400, 401, 403, 404, 409, 429, 502, 504],
+    errors: [400, 401, 404, 409, 429, 502, 504],
     streams: true,
   },
   'follow-reply': {
@@ -524,11 +530,13 @@ export const contracts: RouteContracts = {
       '(or ?after=n) with the id of the last event received: the events after it are replayed from storage, then those the ' +
       'generation stores next (wherever it runs) follow until the reply ends: `event: usage` (and `event: stopped` when it was ' +
       "stopped) or `event: error`, then `data: [DONE]`. A finished reply is replayed and ended. 404 for a stranger's chat or " +
-      'a message that is not a streamed reply.',
+      'a message that is not a streamed reply. 429 with Retry-After past the requests per minute, or when the reply ' +
+      '(REPLY_MAX_FOLLOWERS) or the caller (FOLLOWS_MAX_IN_FLIGHT_PER_USER) already has as many streams open as allowed: ' +
+      'a stream counts until the reply ends or the client leaves.',
     params: replyParams,
     query: followReplyQuery,
     responses: { 200: null },
-    errors: [400, 401, 404],
+    errors: [400, 401, 404, 429],
     streams: 'only',
   },
   'stop-reply': {

@@ -114,6 +114,8 @@ export interface Reply {
   sources?: SourceRef[];
   messageId: string;
   sequenceNumber: number;
+  /** The stored ai message's status: a whole reply is answered once it is complete. */
+  status: 'complete';
   /** The chat's new title, when this first exchange gave it one. */
   chatName?: string;
 }
@@ -179,11 +181,23 @@ function deadlineError(err: unknown): unknown {
     : err;
 }
 
-/** The caller's chat, if it can take a prompt now (not someone else's, not deactivated, files ready). */
-async function promptableChat(deps: SendMessageDeps, req: TurnRequest): Promise<ChatRecord> {
+const chatNotFound = () => new NotFoundError('Chat not found');
+
+/** The request names a message of the chat: the reply to regenerate, or the parent of a prompt. */
+const namesMessage = (req: ReplyRequest) => 'messageId' in req || typeof req.parentId === 'string';
+
+/**
+ * The caller's chat, if it can take a prompt now (not someone else's, not deactivated, files ready).
+ * A stranger's plain prompt is 403 (the spec's answer); one that names a message of the chat is
+ * answered as a missing chat, like every read of a message (docs/DECISIONS.md "Strangers naming a message").
+ */
+async function promptableChat(deps: SendMessageDeps, req: ReplyRequest): Promise<ChatRecord> {
   const chat = await deps.chats.record(req.chatId);
-  if (!chat) throw new NotFoundError('Chat not found');
-  if (chat.userId !== req.userId) throw new AccessDeniedError('You do not have access to this chat');
+  if (!chat) throw chatNotFound();
+  if (chat.userId !== req.userId) {
+    if (namesMessage(req)) throw chatNotFound();
+    throw new AccessDeniedError('You do not have access to this chat');
+  }
   if (chat.status === 'deactivated') {
     throw new InvalidInputError(
       'This chat is deactivated; reactivate it (PUT /chat/{chatId} with status "active") to send prompts',
@@ -444,6 +458,8 @@ function storeReply(
     type: 'message',
     usage: r.usage,
     sources: r.sources,
+    // Complete, as a streamed reply is stored once it ends (a whole reply that fails is not stored).
+    status: 'complete',
     timestamp: isoNow(deps.clock),
   });
 }
@@ -542,6 +558,7 @@ async function replyWhole(
     sources,
     messageId: stored.id,
     sequenceNumber: stored.sequenceNumber,
+    status: 'complete',
     ...(titled.title && { chatName: titled.title }),
   };
 }

@@ -256,7 +256,8 @@ function authentication(route: HttpRouteSettings, layer: HttpLayer): MiddlewareO
   const anonymous = mode === 'idp' || mode === 'public';
   if (!anonymous && !callers) throw new Error(`${route.method} ${route.path}: its HTTP layer has no caller checks`);
   if (route.rateLimit && !limits) throw new Error(`${route.method} ${route.path}: its HTTP layer has no rate limits`);
-  const concurrentRead = route.method === 'GET' && mode === 'user';
+  // A rate-limited read (GET …/stream) counts its request alongside the confirmation, as a write does.
+  const concurrentRead = route.method === 'GET' && mode === 'user' && !route.rateLimit;
   return {
     before: async (request) => {
       if (mode === 'idp') return; // POST /auth verifies the provider's ID token itself

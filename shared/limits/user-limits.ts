@@ -13,18 +13,22 @@ import { Credits } from './credits.ts';
 //   prompt's estimate plus the longest reply before the model is called (refused: LimitExceededError, nothing
 //   stored) and settles to the provider's real usage afterwards; an ingestion is admitted while
 //   the budget is not spent, and its embedding tokens are charged as each request is answered.
-// - a number of ingestions and of replies in flight per user: a slot (in-flight-slots.ts) taken
-//   before any slow work and released however the work ends, or when its lease runs out.
+// - a number of ingestions and of replies in flight per user, and of streams following replies
+//   (per user, and per reply): a slot (in-flight-slots.ts) taken before any slow work and released
+//   however the work ends, or when its lease runs out.
 // - credits bought with orders (credits.ts): a pool a reply or an embedding draws from once the
 //   day's budget is spent (docs/DECISIONS.md "Credits").
 // Over a limit: LimitExceededError with the seconds until it renews (the end of the minute, or of
 // the UTC day). 0 turns a limit off.
 
 /** `sharedReads` is counted per source IP (the public GET /shared/{shareId}), the others per user. */
-export type RateLimitName = 'messages' | 'ingestions' | 'uploads' | 'pages' | 'sharedReads';
+export type RateLimitName = 'messages' | 'ingestions' | 'uploads' | 'pages' | 'sharedReads' | 'follows';
 
-/** Work of which one user may have only so much in flight at once. */
-export type InFlightKind = 'ingestions' | 'replies';
+/**
+ * Work of which one user may have only so much in flight at once: `follows` counts the streams
+ * following any reply, `followers` those of one reply (taken with the reply's id as `of`).
+ */
+export type InFlightKind = 'ingestions' | 'replies' | 'follows' | 'followers';
 
 interface LimitSettings {
   perMinute: Record<RateLimitName, number>;
@@ -46,19 +50,41 @@ const limitSettings = (config: Config): LimitSettings => ({
     uploads: config.RATE_LIMIT_UPLOADS_PER_MINUTE,
     pages: config.RATE_LIMIT_PAGES_PER_MINUTE,
     sharedReads: config.RATE_LIMIT_SHARED_READS_PER_MINUTE,
+    follows: config.RATE_LIMIT_FOLLOWS_PER_MINUTE,
   },
   dailyTokens: config.DAILY_TOKEN_BUDGET,
   inFlight: {
     ingestions: config.PDF_MAX_IN_FLIGHT_PER_USER,
     replies: config.REPLIES_MAX_IN_FLIGHT_PER_USER,
+    follows: config.FOLLOWS_MAX_IN_FLIGHT_PER_USER,
+    followers: config.REPLY_MAX_FOLLOWERS,
   },
 });
 
 /** What a caller refused for work in flight is told to wait (seconds), and why. */
-const IN_FLIGHT_REFUSALS: Record<InFlightKind, { retryAfter: number; code: string; what: string }> = {
-  ingestions: { retryAfter: 10, code: 'TOO_MANY_INGESTIONS', what: 'PDF ingestions' },
-  replies: { retryAfter: 5, code: 'TOO_MANY_REPLIES', what: 'replies' },
-};
+const IN_FLIGHT_REFUSALS: Record<InFlightKind, { retryAfter: number; code: string; message: (max: number) => string }> =
+  {
+    ingestions: {
+      retryAfter: 10,
+      code: 'TOO_MANY_INGESTIONS',
+      message: (max) => `You already have ${max} PDF ingestions in progress; wait for one to finish`,
+    },
+    replies: {
+      retryAfter: 5,
+      code: 'TOO_MANY_REPLIES',
+      message: (max) => `You already have ${max} replies in progress; wait for one to finish`,
+    },
+    follows: {
+      retryAfter: 5,
+      code: 'TOO_MANY_FOLLOWS',
+      message: (max) => `You already have ${max} reply streams open; close one first`,
+    },
+    followers: {
+      retryAfter: 5,
+      code: 'TOO_MANY_FOLLOWERS',
+      message: (max) => `This reply already has ${max} open streams of yours; close one first`,
+    },
+  };
 
 /** A reply's tokens held against the budget until its real usage is known. */
 export interface TokenReservation {
@@ -197,25 +223,23 @@ export class UserLimits {
   }
 
   /**
-   * Takes one of the user's slots for `kind` for `holder` until `leaseMs` from now (a slot whose
-   * holder `reclaimable` says is done is taken over); LimitExceededError when all are held.
-   * Undefined when the limit is off.
+   * Takes one of the user's slots for `kind` (of the one thing `of` names, when given: a reply's
+   * followers) for `holder` until `leaseMs` from now (a slot whose holder `reclaimable` says is
+   * done is taken over); LimitExceededError when all are held. Undefined when the limit is off.
    */
   async takeInFlight(
     userId: string,
     kind: InFlightKind,
-    p: { holder: string; leaseMs: number; reclaimable?: (slot: HeldSlot) => Promise<boolean> },
+    p: { holder: string; leaseMs: number; of?: string; reclaimable?: (slot: HeldSlot) => Promise<boolean> },
   ): Promise<HeldSlot | undefined> {
     const max = this.settings.inFlight[kind];
     if (!max) return undefined;
-    const slot = await this.slots.take({ subject: userId, kind }, { ...p, max, now: this.now() });
+    const { of, ...take } = p;
+    const key = { subject: userId, kind: of === undefined ? kind : `${kind}#${of}` };
+    const slot = await this.slots.take(key, { ...take, max, now: this.now() });
     if (slot) return slot;
     const refusal = IN_FLIGHT_REFUSALS[kind];
-    throw new LimitExceededError(
-      `You already have ${max} ${refusal.what} in progress; wait for one to finish`,
-      refusal.retryAfter,
-      refusal.code,
-    );
+    throw new LimitExceededError(refusal.message(max), refusal.retryAfter, refusal.code);
   }
 
   /** Moves a held slot's lease to `leaseMs` from now. */

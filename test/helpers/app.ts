@@ -53,6 +53,9 @@ export const PER_USER_LIMITS_OFF = {
   RATE_LIMIT_SHARED_READS_PER_MINUTE: '0',
   DAILY_TOKEN_BUDGET: '0',
   REPLIES_MAX_IN_FLIGHT_PER_USER: '0',
+  RATE_LIMIT_FOLLOWS_PER_MINUTE: '0',
+  FOLLOWS_MAX_IN_FLIGHT_PER_USER: '0',
+  REPLY_MAX_FOLLOWERS: '0',
   // Offline replies stream word by word without the readable pace (the tests read them whole).
   OFFLINE_STREAM_DELAY_MS: '0',
 };

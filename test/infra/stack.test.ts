@@ -943,17 +943,21 @@ describe('safe deploy defaults', () => {
 });
 
 describe('concurrency of the long functions', () => {
-  test('send-message has reserved concurrency (20 by default, from context, or none); no other HTTP function does', () => {
+  test('send-message and follow-reply have reserved concurrency (20 and 10 by default, from context, or none); no other HTTP function does', () => {
     const reserved = (t: ReturnType<typeof synth>, name: string) =>
       (t.statelessTemplate.toJSON().Resources as Resources)[
         logicalId(t.stateless, t.stateless.functions[name]!.function)
       ]!.Properties.ReservedConcurrentExecutions;
     expect(reserved(s, 'send-message')).toBe(20);
-    for (const route of httpRouteList.filter((r) => r.name !== 'send-message'))
+    expect(reserved(s, 'follow-reply')).toBe(10);
+    for (const route of httpRouteList.filter((r) => r.name !== 'send-message' && r.name !== 'follow-reply'))
       expect([route.name, reserved(s, route.name)]).toEqual([route.name, undefined]);
     expect(reserved(synth({ sendMessageReservedConcurrency: '7' }), 'send-message')).toBe(7);
     expect(reserved(synth({ sendMessageReservedConcurrency: 'none' }), 'send-message')).toBeUndefined();
     expect(() => synth({ sendMessageReservedConcurrency: 0 })).toThrow(/sendMessageReservedConcurrency/);
+    expect(reserved(synth({ followReplyReservedConcurrency: '3' }), 'follow-reply')).toBe(3);
+    expect(reserved(synth({ followReplyReservedConcurrency: 'none' }), 'follow-reply')).toBeUndefined();
+    expect(() => synth({ followReplyReservedConcurrency: 0 })).toThrow(/followReplyReservedConcurrency/);
   });
 
   test('each pipeline stage caps its concurrent batches: the manifest by default, <stage>MaxConcurrency from context', () => {

@@ -179,7 +179,7 @@ test('refusals: a prompt as parent, messages not in the chat, regenerating a pro
   expect(onPrompt.status).toBe(400);
   expect(onPrompt.body.message).toMatch(/Only an ai reply/);
   expect((await regenerate(chat.id, elsewhere.messageId)).status).toBe(404);
-  expect((await regenerate(chat.id, a.messageId, {}, strangerToken)).status).toBe(403); // as POST /message/logged-in answers
+  expect((await regenerate(chat.id, a.messageId, {}, strangerToken)).status).toBe(404);
   expect((await regenerate(chat.id, a.messageId, { stream: 'yes' })).status).toBe(400);
 
   const put = await app.request('PUT', `/chat/${chat.id}`, { token, body: { activeLeafId: elsewhere.messageId } });
@@ -195,6 +195,49 @@ test('refusals: a prompt as parent, messages not in the chat, regenerating a pro
   // Nothing was stored by the refusals: the chat still holds its one exchange.
   expect(texts(await branch(chat.id))).toEqual(['question', 'You said: question']);
   expect((await branch(chat.id))[0].siblingIds).toHaveLength(1);
+});
+
+test('a stranger naming a message of the chat (send with parentId, regenerate) gets the 404 of a missing chat', async () => {
+  const chat = await newChat();
+  const a = await send(chat.id, 'mine');
+  const missing = createId();
+  const asStranger = (body: object) => app.request('POST', '/message/logged-in', { token: strangerToken, body });
+  const pairs = [
+    [
+      await asStranger({ chatId: chat.id, prompt: 'x', parentId: a.messageId }),
+      await asStranger({ chatId: missing, prompt: 'x', parentId: a.messageId }),
+    ],
+    [
+      await regenerate(chat.id, a.messageId, {}, strangerToken),
+      await regenerate(missing, a.messageId, {}, strangerToken),
+    ],
+    [
+      await regenerate(chat.id, a.messageId, { stream: true }, strangerToken),
+      await regenerate(missing, a.messageId, { stream: true }, strangerToken),
+    ],
+  ];
+  for (const [stranger, ghost] of pairs) {
+    expect(stranger!.status).toBe(404);
+    expect(stranger!.body).toEqual(ghost!.body);
+  }
+  expect(texts(await branch(chat.id))).toEqual(['mine', 'You said: mine']);
+});
+
+test('a whole reply is stored and answered with status complete, as a streamed one is', async () => {
+  const chat = await newChat();
+  const whole = await send(chat.id, 'whole');
+  expect(whole).toMatchObject({ status: 'complete' });
+  await stream(chat.id, 'streamed');
+  const stored = await eventually(
+    () => branch(chat.id),
+    (b) => b[3]?.status === 'complete',
+  );
+  expect(stored[1]).toMatchObject({ id: whole.messageId, status: 'complete' });
+  // The same fields either way (the streamed reply's replay state stays in the table).
+  expect(Object.keys(stored[1]).sort()).toEqual(Object.keys(stored[3]).sort());
+  const regenerated = await regenerate(chat.id, whole.messageId);
+  expect(regenerated.body.data.status).toBe('complete');
+  expect((await branch(chat.id)).at(-1)).toMatchObject({ id: regenerated.body.data.messageId, status: 'complete' });
 });
 
 test('a chat stored before the tree reads as one branch; a new prompt follows its last message, its replies regenerate', async () => {

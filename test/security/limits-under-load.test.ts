@@ -2,7 +2,7 @@ import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { makeTextPdf } from '#test/helpers/make-pdf.ts';
 import { startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
 import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
-import { postSse } from '#test/helpers/sse.ts';
+import { postSse, readSse } from '#test/helpers/sse.ts';
 import { until } from '#test/helpers/until.ts';
 import { UsageCounters } from '#shared/limits/usage-counters.ts';
 import { InFlightSlots } from '#shared/limits/in-flight-slots.ts';
@@ -18,6 +18,8 @@ import { errorShapeProblem } from './routes-under-test.ts';
 const BUDGET = 1_000_000;
 const REPLY_MAX_TOKENS = 100;
 const MAX_REPLIES = 2;
+const MAX_FOLLOWERS = 2;
+const MAX_FOLLOWS = 3;
 
 let app: TestApp;
 let ai: OpenAiTestServer;
@@ -35,6 +37,10 @@ beforeAll(async () => {
       DAILY_TOKEN_BUDGET: String(BUDGET),
       REPLY_MAX_TOKENS: String(REPLY_MAX_TOKENS),
       REPLIES_MAX_IN_FLIGHT_PER_USER: String(MAX_REPLIES),
+      REPLY_MAX_FOLLOWERS: String(MAX_FOLLOWERS),
+      FOLLOWS_MAX_IN_FLIGHT_PER_USER: String(MAX_FOLLOWS),
+      // A follower that left is noticed at its stream's next write: the keep-alive, when the reply is quiet.
+      STREAM_HEARTBEAT_MS: '200',
     },
   });
   const { db } = app.clients();
@@ -145,6 +151,84 @@ describe('replies in flight per user', () => {
     expect((await prompt(token, chatId, 'no slot left')).status).toBe(429);
     release();
     expect((await holding).status).toBe(200);
+  });
+});
+
+/** A follower of a reply (GET …/stream): its response once the head came, and a way to leave. */
+async function follow(token: string, chatId: string, messageId: string) {
+  const leaving = new AbortController();
+  const res = await fetch(`${app.url}/chat/${chatId}/messages/${messageId}/stream`, {
+    headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' },
+    signal: leaving.signal,
+  });
+  const streaming = res.headers.get('content-type')?.startsWith('text/event-stream') ?? false;
+  return { res, body: streaming ? undefined : ((await res.json()) as any), leave: () => leaving.abort() };
+}
+
+/** A streamed reply left once it started (it goes on), by its message id. */
+async function startedReply(token: string, chatId: string, text: string): Promise<string> {
+  const sse = await postSse(
+    `${app.url}/message/logged-in`,
+    token,
+    { chatId, prompt: text, stream: true },
+    { stopWhen: (events) => events.some((e) => e.event === 'start') },
+  );
+  return JSON.parse(sse.events.find((e) => e.event === 'start')!.data).messageId;
+}
+
+describe('followers of a reply', () => {
+  test('over REPLY_MAX_FOLLOWERS of one reply, or FOLLOWS_MAX_IN_FLIGHT_PER_USER of one user, a follow is 429 while another user follows; slots come back when followers leave and when the reply ends', async () => {
+    const { token, user } = await person();
+    const chatId = await newChat(token);
+    // Two replies being generated: the model holds both.
+    const release = [ai.holdNext({ only: 'chat' }), ai.holdNext({ only: 'chat' })];
+    const first = await startedReply(token, chatId, 'first live');
+    const second = await startedReply(token, chatId, 'second live');
+    const held = () => slots.held({ subject: user.id, kind: 'follows' });
+
+    const firstFollowers = [await follow(token, chatId, first), await follow(token, chatId, first)];
+    expect(firstFollowers.map((f) => f.res.status)).toEqual([200, 200]);
+    const overReply = await follow(token, chatId, first);
+    const secondFollower = await follow(token, chatId, second);
+    expect(secondFollower.res.status).toBe(200);
+    const overUser = await follow(token, chatId, second);
+    for (const [refused, message] of [
+      [overReply, `This reply already has ${MAX_FOLLOWERS} open streams of yours; close one first`],
+      [overUser, `You already have ${MAX_FOLLOWS} reply streams open; close one first`],
+    ] as const) {
+      expect(refused.res.status).toBe(429);
+      expect(errorShapeProblem('envelope', 429, refused.body)).toBeUndefined();
+      expect(refused.res.headers.get('retry-after')).toBe('5');
+      expect(refused.body.message).toBe(message);
+    }
+
+    // Another user follows their reply at once, to its end.
+    const other = await person();
+    const otherChat = await newChat(other.token);
+    ai.setReply('all mine');
+    const theirs = await postSse(`${app.url}/message/logged-in`, other.token, {
+      chatId: otherChat,
+      prompt: 'mine',
+      stream: true,
+    });
+    const start = JSON.parse(theirs.events.find((e) => e.event === 'start')!.data);
+    const replay = await follow(other.token, otherChat, start.messageId);
+    expect(replay.res.status).toBe(200);
+    const replayed = await readSse(replay.res);
+    expect(replayed.deltas().join('')).toBe('all mine');
+    expect(replayed.last()).toBe('[DONE]');
+
+    // Followers that leave give their slots back: new ones are accepted.
+    for (const f of firstFollowers) f.leave();
+    await until('the slots of the followers that left', held, (slots) => slots.length === 1);
+    const again = [await follow(token, chatId, first), await follow(token, chatId, first)];
+    expect(again.map((f) => f.res.status)).toEqual([200, 200]);
+
+    // The end of the replies ends their followers and frees every slot.
+    for (const go of release) go();
+    for (const f of [...again, secondFollower]) expect((await readSse(f.res)).last()).toBe('[DONE]');
+    await until('every follower slot free', held, (slots) => slots.length === 0);
+    expect(await slots.held({ subject: user.id, kind: `followers#${first}` })).toEqual([]);
   });
 });
 

@@ -12,7 +12,7 @@ import { errorShapeProblem } from './routes-under-test.ts';
 // through the real gateway and handlers; the limits live in DynamoDB only (no instance keeps
 // any state), so concurrent requests racing for the last unit are the cross-instance case.
 
-const PER_MINUTE = { messages: 3, ingestions: 2, uploads: 2 };
+const PER_MINUTE = { messages: 3, ingestions: 2, uploads: 2, follows: 3 };
 const BUDGET = 50_000;
 const REPLY_MAX_TOKENS = 1_000;
 
@@ -29,6 +29,7 @@ beforeAll(async () => {
       RATE_LIMIT_MESSAGES_PER_MINUTE: String(PER_MINUTE.messages),
       RATE_LIMIT_INGESTIONS_PER_MINUTE: String(PER_MINUTE.ingestions),
       RATE_LIMIT_UPLOADS_PER_MINUTE: String(PER_MINUTE.uploads),
+      RATE_LIMIT_FOLLOWS_PER_MINUTE: String(PER_MINUTE.follows),
       // No ingestion queue, so no burst: the per-minute windows themselves are under test here
       // (the burst is test/integration/pdf-bulk-ingestion.test.ts's).
       PDF_MAX_QUEUED_PER_USER: '0',
@@ -102,6 +103,27 @@ describe('requests per minute', () => {
     expect(streamed.headers.get('content-type')).toMatch(/application\/json/);
     const messages = (await app.request('GET', `/chat/${chatId}/messages`, { token })).body.data;
     expect(messages.filter((m: { message: string }) => m.message === 'one too many')).toEqual([]);
+  });
+
+  test('following a reply: the allowance passes, the follows over it are 429; another user is unaffected', async () => {
+    await earlyInAMinute();
+    const streamedReply = async (token: string) => {
+      const chatId = await chatOf(token);
+      const sse = await app.request('POST', '/message/logged-in', {
+        token,
+        body: { chatId, prompt: 'follow me', stream: true },
+      });
+      return `/chat/${chatId}/messages/${JSON.parse(/event: start\ndata: (.*)\n/.exec(sse.text)![1]!).messageId}/stream`;
+    };
+    const { token } = await person();
+    const path = await streamedReply(token);
+    for (let i = 0; i < PER_MINUTE.follows; i++) {
+      const res = await app.request('GET', path, { token });
+      expect([res.status, res.text.endsWith('data: [DONE]\n\n')]).toEqual([200, true]);
+    }
+    expectLimited(await app.request('GET', path, { token }), 60);
+    const other = await person();
+    expect((await app.request('GET', await streamedReply(other.token), { token: other.token })).status).toBe(200);
   });
 
   test('PDF ingestion: refused requests count too (an abuser cannot probe for free)', async () => {

@@ -81,7 +81,7 @@ const list: ChatList = { success: true, statusCode: 200, message: 'ok', data: [c
 const detail: ChatWithFiles = { ...chat, files: [{ fileId: 'f', fileName: 'a.pdf', status: 'processing', size: 1, createdAt: 'now', updatedAt: 'now',
   progress: { stage: 'extract', pages: { done: 1, total: 3 }, parts: { done: 0 } } }] };
 const uploads: Uploads = detail.files;
-const reply: Reply = { response: 'hi', messageId: 'm2', userMessageId: 'm1', sequenceNumber: 2, usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 },
+const reply: Reply = { response: 'hi', messageId: 'm2', userMessageId: 'm1', sequenceNumber: 2, status: 'complete', usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 },
   sources: [{ fileId: 'f', page: 1, chunk: 0, score: 0.5, quote: 'q' }] };
 const start: Start = { chatId: 'c1', userMessageId: 'm1', userSequenceNumber: 1, messageId: 'm2' };
 const order: Order = { id: 'o', userId: 'u', status: 'New', createdAt: 'now', updatedAt: 'now', providerPaymentIntentId: null, payment: null, items: [], totalCents: 0, currency: null };
@@ -93,7 +93,7 @@ const wrongType: Chat['type'] = 'video';
 // @ts-expect-error an order status outside the machine's
 const wrongStatus: Order['status'] = 'Lost';
 // @ts-expect-error a reply always carries its message id
-const noId: Reply = { response: 'hi', userMessageId: 'm1', sequenceNumber: 2, usage: reply.usage };
+const noId: Reply = { response: 'hi', userMessageId: 'm1', sequenceNumber: 2, status: 'complete', usage: reply.usage };
 export { list, uploads, start, order, product, notFound, wrongType, wrongStatus, noId };
 `);
     expect(errors).toBe('');
