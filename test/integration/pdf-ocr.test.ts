@@ -15,6 +15,21 @@ import {
   makeScannedPdf,
 } from '#test/helpers/make-script-pdfs.ts';
 import { ocrHostilePdf } from '#test/helpers/hostile-pdfs.ts';
+import { knownSentence } from '#test/helpers/make-pdf.ts';
+import { PDFDocument, StandardFonts, popGraphicsState, pushGraphicsState } from 'pdf-lib';
+
+/** Text on page 1; pages 2 and 4 blank (no content stream; an empty one); page 3 a scan; page 5 a drawn frame, no text. */
+async function makeBlankPagesPdf(): Promise<Uint8Array> {
+  const doc = await PDFDocument.create();
+  const font = await doc.embedFont(StandardFonts.Helvetica);
+  doc.addPage([612, 792]).drawText(knownSentence(1, 0), { x: 48, y: 740, size: 11, font });
+  doc.addPage([612, 792]);
+  const [scan] = await doc.copyPages(await PDFDocument.load(await makeScannedPdf([SCANNED_PAGES[2]!])), [0]);
+  doc.addPage(scan!);
+  doc.addPage([612, 792]).pushOperators(pushGraphicsState(), popGraphicsState());
+  doc.addPage([612, 792]).drawRectangle({ x: 72, y: 72, width: 468, height: 648, borderWidth: 2 });
+  return doc.save();
+}
 
 // Documents a clean Latin text layer does not cover, through the whole service (offline
 // provider, the SQS pipeline with its pdf-ocr stage, retrieval in a file chat): a scan read by
@@ -37,6 +52,7 @@ beforeAll(async () => {
     ocrHostilePdf('huge-image'),
   ]);
   pdfs.serve('/black-and-white.pdf', { body: Buffer.from(blackAndWhite) });
+  pdfs.serve('/blank-pages.pdf', { body: Buffer.from(await makeBlankPagesPdf()) });
   pdfs.serve('/huge-image.pdf', { body: hugeImage });
   pdfs.serve('/scanned.pdf', { body: Buffer.from(scanned) });
   pdfs.serve('/glyph-ids.pdf', { body: Buffer.from(glyphIds) });
@@ -122,6 +138,15 @@ test('a black-and-white (CCITT fax) scan is read by OCR; its empty page is neith
   const reply = await ask(chatId, 'Who is the lighthouse keeper?');
   expect(reply.sources[0]).toMatchObject({ page: 3, ocr: true });
   expect(reply.sources[0]!.quote).toContain('lighthouse keeper is named Margaret Hollis');
+}, 240_000);
+
+test('pages that draw nothing are never sent to OCR; a scan and a page of drawing without text are', async () => {
+  const { data, chatId } = await ingest('blank-pages.pdf');
+  expect(data).toMatchObject({ status: 'completed', pages: 5, textPages: 1, ocrPages: 1, unreadablePages: 0 });
+  // Pages 3 (the scan) and 5 (a frame: OCR decides it holds no text) were drawn; 2 and 4 were not.
+  expect(data.progress.ocrPages).toEqual({ done: 2, total: 2 });
+  const reply = await ask(chatId, 'Who is the lighthouse keeper?');
+  expect(reply.sources[0]).toMatchObject({ page: 3, ocr: true });
 }, 240_000);
 
 test('a one-page PDF whose only page is a 16000×16000 image fails: the page cannot be drawn, and nothing else has text', async () => {

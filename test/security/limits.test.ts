@@ -12,7 +12,7 @@ import { errorShapeProblem } from './routes-under-test.ts';
 // through the real gateway and handlers; the limits live in DynamoDB only (no instance keeps
 // any state), so concurrent requests racing for the last unit are the cross-instance case.
 
-const PER_MINUTE = { messages: 3, ingestions: 2, uploads: 2, follows: 3 };
+const PER_MINUTE = { messages: 3, ingestions: 2, uploads: 2, follows: 3, pages: 3 };
 const BUDGET = 50_000;
 const REPLY_MAX_TOKENS = 1_000;
 
@@ -30,6 +30,7 @@ beforeAll(async () => {
       RATE_LIMIT_INGESTIONS_PER_MINUTE: String(PER_MINUTE.ingestions),
       RATE_LIMIT_UPLOADS_PER_MINUTE: String(PER_MINUTE.uploads),
       RATE_LIMIT_FOLLOWS_PER_MINUTE: String(PER_MINUTE.follows),
+      RATE_LIMIT_PAGES_PER_MINUTE: String(PER_MINUTE.pages),
       // No ingestion queue, so no burst: the per-minute windows themselves are under test here
       // (the burst is test/integration/pdf-bulk-ingestion.test.ts's).
       PDF_MAX_QUEUED_PER_USER: '0',
@@ -124,6 +125,16 @@ describe('requests per minute', () => {
     expectLimited(await app.request('GET', path, { token }), 60);
     const other = await person();
     expect((await app.request('GET', await streamedReply(other.token), { token: other.token })).status).toBe(200);
+  });
+
+  test("a PDF's pages (a first request draws one): the allowance passes, the requests over it are 429; another user is unaffected", async () => {
+    await earlyInAMinute();
+    const { token } = await person();
+    // A file uploaded, not ingested: its pages answer 409, and count.
+    const path = `/message/pdf/${(await upload(token)).body.data.fileId}/pages/1`;
+    for (let i = 0; i < PER_MINUTE.pages; i++) expect((await app.request('GET', path, { token })).status).toBe(409);
+    expectLimited(await app.request('GET', path, { token }), 60);
+    expect((await app.request('GET', path, { token: (await person()).token })).status).toBe(404);
   });
 
   test('PDF ingestion: refused requests count too (an abuser cannot probe for free)', async () => {
