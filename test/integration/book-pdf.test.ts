@@ -1,7 +1,7 @@
 import { DeleteObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { bookPdf } from '#test/helpers/book-pdf.ts';
-import { knownSentence } from '#test/helpers/make-pdf.ts';
+import { fixturePdf, knownSentence } from '#test/helpers/make-pdf.ts';
 import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 
 // Books as people upload them: a cover that is one large photograph, then pages of text
@@ -28,6 +28,8 @@ beforeAll(async () => {
   ]);
   pdfs.serve('/book.pdf', { body: Buffer.from(book) });
   pdfs.serve('/poster-cover.pdf', { body: Buffer.from(poster) });
+  pdfs.serve('/tracemonkey.pdf', { body: await fixturePdf('tracemonkey.pdf') });
+  pdfs.serve('/hello-world.pdf', { body: await fixturePdf('hello-world.pdf') });
 }, 60_000);
 afterAll(async () => {
   await app?.stop();
@@ -109,4 +111,16 @@ test('a cover too large for the drawing function leaves that page unreadable, ne
   expect(again.status).toBe(409);
   expect(again.body.message).toBe(cover.body.message);
   expect((await page(fileId, 2)).body.message).toMatch(/ingest it again/);
+}, 300_000);
+
+test.each([
+  ['tracemonkey.pdf', 14],
+  ['hello-world.pdf', 1],
+])('the real-world fixture %s completes, and every one of its %i pages is drawn: no bound refuses it', async (name, pages) => {
+  const { data, fileId } = await ingest(name);
+  expect(data).toMatchObject({ status: 'completed', pages, unreadablePages: 0 });
+  for (let n = 1; n <= pages; n++) {
+    const res = await page(fileId, n);
+    expect([n, res.status]).toEqual([n, 200]);
+  }
 }, 300_000);
