@@ -116,11 +116,15 @@ test('a cover too large for the drawing function leaves that page unreadable, ne
 test.each([
   ['tracemonkey.pdf', 14],
   ['hello-world.pdf', 1],
-])('the real-world fixture %s completes, and every one of its %i pages is drawn: no bound refuses it', async (name, pages) => {
-  const { data, fileId } = await ingest(name);
-  expect(data).toMatchObject({ status: 'completed', pages, unreadablePages: 0 });
-  for (let n = 1; n <= pages; n++) {
-    const res = await page(fileId, n);
-    expect([n, res.status]).toEqual([n, 200]);
-  }
-}, 300_000);
+])(
+  'the real-world fixture %s completes, and every one of its %i pages is drawn: no bound refuses it',
+  async (name, pages) => {
+    const { data, fileId } = await ingest(name);
+    expect(data).toMatchObject({ status: 'completed', pages, unreadablePages: 0 });
+    for (let n = 1; n <= pages; n++) {
+      const res = await page(fileId, n);
+      expect([n, res.status]).toEqual([n, 200]);
+    }
+  },
+  300_000,
+);
