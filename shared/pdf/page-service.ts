@@ -146,6 +146,11 @@ async function drawPage(deps: PageServiceDeps, fileId: string, runId: string, pa
   const remember = async (message: string) => {
     await deps.storage.put(failureKey, JSON.stringify({ message }), 'application/json');
     logger.warn('page not drawable', { fileId, page, message });
+    // Deleted while drawing: the note must not outlive the file (as the image, in getPdfPage).
+    if (isDeletedFile(await deps.files.get(fileId))) {
+      await deps.storage.deleteKeys([failureKey]);
+      return fileNotFound();
+    }
     return notDrawable(page, message);
   };
   // The PDF as a temporary file the child reads in ranges (docs/DECISIONS.md, Large PDFs).

@@ -97,7 +97,7 @@ const DRAWING_OPERATORS = [
 ] as const;
 
 /** A page that cannot be drawn within the drawing child's bounds: the others still are. */
-export class UnreadablePage extends Error {}
+class UnreadablePage extends Error {}
 
 /** The Name objects pdf.js gives for a Filter entry (one, or an array), as strings. */
 const filterNames = (filter: unknown): string[] =>
