@@ -42,7 +42,10 @@ export interface IngestDeps {
    * The user's limits: an ingestion starts only while some of the daily token budget is left, and
    * in one of the user's in-flight slots. Absent: none.
    */
-  limits?: Pick<UserLimits, 'assertTokensLeft' | 'takeInFlight' | 'extendInFlight' | 'releaseInFlight'>;
+  limits?: Pick<
+    UserLimits,
+    'assertTokensLeft' | 'takeInFlight' | 'extendInFlight' | 'releaseInFlight' | 'releaseInFlightOf'
+  >;
   /** The users' queues of ingestions waiting for a slot (docs/DECISIONS.md "Fair bulk ingestion"). */
   waiting: WaitingQueue;
   settings: IngestSettings;
