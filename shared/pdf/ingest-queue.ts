@@ -107,10 +107,23 @@ const isQueuedRun = (record: FileRecord | undefined, runId: string) =>
   record?.status === 'processing' && record.runId === runId && record.queuedAt !== undefined;
 
 /**
+ * Whether a waiting entry whose run does not wait (now) never will: the file is deleted, or its
+ * run started and has left the queue (released, ended), or another run is the file's and the
+ * entry is older than an admission. A younger one may be of a run about to start: its entry is
+ * written before its run (`startIngestion`), whose writer removes it if the run does not start;
+ * dropping it here would leave that run queued with nothing to release it.
+ */
+function entryDone(record: FileRecord | undefined, entry: WaitingEntry, now: number): boolean {
+  if (isDeletedFile(record)) return true;
+  if (record!.status !== 'uploaded' && record!.runId === entry.runId) return true;
+  return now - Date.parse(entry.queuedAt) > ADMISSION_LEASE_MS;
+}
+
+/**
  * Steps: free the slot of the run that ended (`ended`; only while that run still holds it, so
  * another run's slot is never freed and a second release changes nothing) → for the oldest
- * waiting entries while a slot can be taken: the entry's record (an entry
- * whose run no longer waits, deleted, superseded or taken by another releaser, is dropped) →
+ * waiting entries while a slot can be taken: the entry's record (an entry whose run no longer
+ * waits and never will, `entryDone`, is dropped; one of a run about to start is passed over) →
  * take a slot (none free: stop) → take the run out of the queue (conditional: one releaser wins,
  * the loser frees its slot) → drop the entry → send its fetch. How many runs were released.
  */
@@ -119,13 +132,18 @@ export async function releaseWaiting(deps: IngestQueueDeps, userId: string, ende
   let released = 0;
   for (;;) {
     const entries = await deps.waiting.oldest(userId, KIND, BATCH);
-    if (!entries.length) return released;
+    // A batch that moves nothing (every entry passed over) ends the release: reading it again would too.
+    let moved = false;
     for (const entry of entries) {
       const record = await deps.files.get(entry.id);
       if (!isQueuedRun(record, entry.runId)) {
-        await deps.waiting.remove(entry);
+        if (entryDone(record, entry, deps.clock().getTime())) {
+          await deps.waiting.remove(entry);
+          moved = true;
+        }
         continue;
       }
+      moved = true;
       const slot = await takeIngestionSlot(deps, {
         userId,
         fileId: entry.id,
@@ -151,6 +169,7 @@ export async function releaseWaiting(deps: IngestQueueDeps, userId: string, ende
         await deps.limits?.releaseInFlight(slot);
       }
     }
+    if (!moved) return released;
   }
 }
 
