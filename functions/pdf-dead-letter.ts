@@ -14,7 +14,7 @@ const queues = ingestQueueDeps(config(), systemClock);
 const deps: DeadLetterDeps = {
   files: new FileRepository(dynamo(), tableName()),
   clock: systemClock,
-  releaseWaiting: (userId) => releaseWaiting(queues, userId),
+  releaseWaiting: (userId, ended) => releaseWaiting(queues, userId, ended),
 };
 
 export const handler = sqsBatchHandler(async (record) => void (await recordDeadLetter(deps, record.body)));

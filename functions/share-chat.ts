@@ -6,6 +6,7 @@ import { systemClock } from '#shared/clock.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { chatRepositories } from '#shared/chats/repositories.ts';
 import { chatIdParams } from '#shared/chats/schemas.ts';
+import { FileRepository } from '#shared/files/file-repository.ts';
 import { ShareRepository } from '#shared/sharing/share-repository.ts';
 import { shareChat } from '#shared/sharing/share-service.ts';
 
@@ -16,6 +17,7 @@ const settings = config();
 const deps = {
   ...chatRepositories(dynamo(), tableName()),
   shares: new ShareRepository(dynamo(), tableName()),
+  files: new FileRepository(dynamo(), tableName()),
   clock: systemClock,
   maxBytes: settings.SHARE_MAX_BYTES,
 };

@@ -365,6 +365,17 @@ export class FileRepository extends Repository {
   }
 
   /**
+   * Which of these files are gone or being deleted (consistent reads, so a delete that has begun
+   * is seen at once): what a share may no longer show of them.
+   */
+  async deletedAmong(ids: string[]): Promise<Set<string>> {
+    const unique = [...new Set(ids)];
+    const found = (await batchGetAll(this.db, this.table, unique.map(fileKey), { consistentRead: true })).map(fromItem);
+    const kept = new Set(found.filter((r) => !isDeletedFile(r)).map((r) => r.id));
+    return new Set(unique.filter((id) => !kept.has(id)));
+  }
+
+  /**
    * Starts an ingestion run: status processing, stage fetch, counters reset. Only from uploaded
    * or failed, or from any state with `force`. Undefined when the condition refused it (a run is
    * going or done, or the file is not the user's).

@@ -93,6 +93,15 @@ export class InFlightSlots {
     }
   }
 
+  /**
+   * Frees whichever slot of this kind `holder` still holds (none: nothing). The write is
+   * conditional on the holder, so a slot another holder took meanwhile stays theirs, and a second
+   * release changes nothing.
+   */
+  async releaseHeldBy(key: SlotKey, holder: string): Promise<void> {
+    for (const slot of await this.held(key)) if (slot.holder === holder) await this.release(slot);
+  }
+
   /** Every slot of this kind with a holder (leases that ran out included). */
   async held(key: SlotKey): Promise<HeldSlot[]> {
     const out = await this.db.send(

@@ -252,6 +252,11 @@ export class UserLimits {
     if (slot) await this.slots.release(slot);
   }
 
+  /** Frees the slot `holder` holds of the user's `kind`, if it still holds one. */
+  async releaseInFlightOf(userId: string, kind: InFlightKind, holder: string): Promise<void> {
+    if (this.settings.inFlight[kind]) await this.slots.releaseHeldBy({ subject: userId, kind }, holder);
+  }
+
   private budgetSpent(ms: number) {
     return new LimitExceededError(
       `Your daily token budget (${this.settings.dailyTokens}) is used up; it renews at midnight UTC`,

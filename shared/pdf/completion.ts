@@ -64,7 +64,7 @@ export async function completeRun(deps: PipelineDeps, record: ProcessingFile): P
     ...(Number.isFinite(durationMs) && { durationMs }),
   });
   await cleanUp(deps, record, runId, before.vectorsKey !== key ? before.vectorsKey : undefined);
-  await releaseAfterRunEnded(deps.releaseWaiting, record.userId);
+  await releaseAfterRunEnded(deps.releaseWaiting, record.userId, { fileId: record.id, runId });
   return true;
 }
 

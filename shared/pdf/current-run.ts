@@ -1,6 +1,7 @@
 import { isDeletedFile, type FileRecord, type ProcessingFile } from '../files/file-repository.ts';
 import { keptRunPrefix, lexicalKey, runWorkPrefix, vectorsKey, vectorsPrefix, workPrefix } from '../files/storage.ts';
 import { logger } from '../logger.ts';
+import { releaseAfterRunEnded } from './ingest-queue.ts';
 import { completeRun, readyToComplete } from './completion.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
 
@@ -19,7 +20,9 @@ import type { PipelineDeps } from './pipeline-deps.ts';
 //     (the delete may have listed the bucket before these writes landed). Ids are never reused,
 //     so nothing of a later file can be hit.
 //   - A newer run superseded this one (force): only this run's work objects go; chunk keys are
-//     shared between runs, and the newer run owns them now.
+//     shared between runs, and the newer run owns them now. The superseded run gives its
+//     in-flight slot back here, at once, and the user's waiting runs are released (the newer run
+//     may be one of them): nothing else ends it, and until then it holds a slot no run uses.
 //   - The run is still the file's (completed or failed): nothing to do.
 
 export interface RunMessage {
@@ -92,6 +95,8 @@ async function cleanUpStaleRun(
   }
   const current = record!.status === 'uploaded' ? undefined : record!;
   if (current?.runId === runId) return;
+  // Conditional on this run still holding the slot: once per run, however many of its messages get here.
+  await releaseAfterRunEnded(deps.releaseWaiting, record!.userId, { fileId, runId });
   // A completed run's vectors, and the pages kept beside them, serve until the run that superseded it completes.
   const ownVectors = [vectorsKey(fileId, runId), lexicalKey(fileId, runId)];
   const completedHere = ownVectors.includes(current?.vectorsKey ?? '');

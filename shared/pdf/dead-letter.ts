@@ -5,7 +5,7 @@ import { metrics } from '../metrics.ts';
 import type { PipelineStageName } from '../files/stages.ts';
 import { embedMessageSchema, extractMessageSchema, fetchMessageSchema, ocrMessageSchema } from './messages.ts';
 import { isoNow } from '../clock.ts';
-import { releaseAfterRunEnded } from './ingest-queue.ts';
+import { releaseAfterRunEnded, type ReleaseWaiting } from './ingest-queue.ts';
 
 // What the pipeline's dead-letter consumer does with a message that failed on every attempt:
 // a stage that dies — out of memory, timeout, a crash — runs none of its own code to
@@ -18,7 +18,7 @@ export interface DeadLetterDeps {
   files: FileRepository;
   clock: Clock;
   /** The owner's waiting runs get the failed run's slot (docs/DECISIONS.md "Fair bulk ingestion"). */
-  releaseWaiting?: (userId: string) => Promise<number>;
+  releaseWaiting?: ReleaseWaiting;
 }
 
 /** The stage a dead message belongs to, from its body (each stage's body has its own shape). */
@@ -82,7 +82,7 @@ export async function recordDeadLetter(deps: DeadLetterDeps, rawBody: string): P
   if (failed) {
     logger.warn('ingestion failed: its stage died on every attempt', { ...dead });
     metrics.ingestionFailed('PROCESSING_FAILED');
-    await releaseAfterRunEnded(deps.releaseWaiting, record.userId);
+    await releaseAfterRunEnded(deps.releaseWaiting, record.userId, { fileId: dead.fileId, runId: dead.runId });
   }
   return failed;
 }

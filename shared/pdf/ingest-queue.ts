@@ -12,15 +12,17 @@ import type { StageQueues } from './queue.ts';
 // PDF_MAX_IN_FLIGHT_PER_USER runs in the pipeline (in-flight slots); an ingestion admitted while
 // all of them are held waits in the user's queue in the table (up to PDF_MAX_QUEUED_PER_USER),
 // its run started but marked queued, and nothing of it is sent to a stage. Whenever one of the
-// user's runs ends (completed, failed, dead-lettered, deleted) its ender calls `releaseWaiting`,
-// which hands the freed slots to the oldest waiting runs and sends their fetch. The queues are
+// user's runs ends (completed, failed, dead-lettered, deleted, superseded) its ender calls
+// `releaseWaiting` with that run, which frees the run's slot and hands the freed slots to the
+// oldest waiting runs and sends their fetch. A superseded run's ender is the first stage that
+// sees it is no longer the file's current run (current-run.ts). The queues are
 // shared, so another user's PDF waits behind at most the slots' worth of each user's files.
 // The data sweep calls `releaseStuck` for whatever a lost release left waiting.
 
 export interface IngestQueueDeps {
   files: FileRepository;
   waiting: WaitingQueue;
-  limits?: Pick<UserLimits, 'takeInFlight' | 'releaseInFlight'>;
+  limits?: Pick<UserLimits, 'takeInFlight' | 'releaseInFlight' | 'releaseInFlightOf'>;
   queues: StageQueues;
   clock: Clock;
 }
@@ -40,6 +42,12 @@ export const RUN_LEASE_MS = 6 * 3_600_000;
 
 /** An ingestion's in-flight slot names its file and run. */
 export const slotHolder = (fileId: string, runId: string) => `${fileId}#${runId}`;
+
+/** A run that ended: its slot is given back before the waiting runs are released. */
+export interface EndedRun {
+  fileId: string;
+  runId: string;
+}
 
 /**
  * Whether the run holding a slot has ended (completed, failed, deleted, superseded): its slot is
@@ -99,22 +107,43 @@ const isQueuedRun = (record: FileRecord | undefined, runId: string) =>
   record?.status === 'processing' && record.runId === runId && record.queuedAt !== undefined;
 
 /**
- * Steps, for the oldest waiting entries while a slot can be taken: the entry's record (an entry
- * whose run no longer waits, deleted, superseded or taken by another releaser, is dropped) →
+ * Whether a waiting entry whose run does not wait (now) never will: the file is deleted, or its
+ * run started and has left the queue (released, ended), or another run is the file's and the
+ * entry is older than an admission. A younger one may be of a run about to start: its entry is
+ * written before its run (`startIngestion`), whose writer removes it if the run does not start;
+ * dropping it here would leave that run queued with nothing to release it.
+ */
+function entryDone(record: FileRecord | undefined, entry: WaitingEntry, now: number): boolean {
+  if (isDeletedFile(record)) return true;
+  if (record!.status !== 'uploaded' && record!.runId === entry.runId) return true;
+  return now - Date.parse(entry.queuedAt) > ADMISSION_LEASE_MS;
+}
+
+/**
+ * Steps: free the slot of the run that ended (`ended`; only while that run still holds it, so
+ * another run's slot is never freed and a second release changes nothing) → for the oldest
+ * waiting entries while a slot can be taken: the entry's record (an entry whose run no longer
+ * waits and never will, `entryDone`, is dropped; one of a run about to start is passed over) →
  * take a slot (none free: stop) → take the run out of the queue (conditional: one releaser wins,
  * the loser frees its slot) → drop the entry → send its fetch. How many runs were released.
  */
-export async function releaseWaiting(deps: IngestQueueDeps, userId: string): Promise<number> {
+export async function releaseWaiting(deps: IngestQueueDeps, userId: string, ended?: EndedRun): Promise<number> {
+  if (ended) await deps.limits?.releaseInFlightOf(userId, KIND, slotHolder(ended.fileId, ended.runId));
   let released = 0;
   for (;;) {
     const entries = await deps.waiting.oldest(userId, KIND, BATCH);
-    if (!entries.length) return released;
+    // A batch that moves nothing (every entry passed over) ends the release: reading it again would too.
+    let moved = false;
     for (const entry of entries) {
       const record = await deps.files.get(entry.id);
       if (!isQueuedRun(record, entry.runId)) {
-        await deps.waiting.remove(entry);
+        if (entryDone(record, entry, deps.clock().getTime())) {
+          await deps.waiting.remove(entry);
+          moved = true;
+        }
         continue;
       }
+      moved = true;
       const slot = await takeIngestionSlot(deps, {
         userId,
         fileId: entry.id,
@@ -140,6 +169,7 @@ export async function releaseWaiting(deps: IngestQueueDeps, userId: string): Pro
         await deps.limits?.releaseInFlight(slot);
       }
     }
+    if (!moved) return released;
   }
 }
 
@@ -155,14 +185,22 @@ export async function releaseStuck(deps: IngestQueueDeps): Promise<number> {
   return released;
 }
 
-/** Best effort after a run ended: a release that fails is the sweep's to do. */
+/** What a run's ender calls: `releaseWaiting` on its deployment's queues. */
+export type ReleaseWaiting = (userId: string, ended?: EndedRun) => Promise<unknown>;
+
+/**
+ * Best effort after a run ended (`ended`; absent: a slot may have been freed otherwise): its slot
+ * freed and the waiting runs released. A release that fails is the sweep's to do (and the slot is
+ * reclaimed once its run is seen to have ended: `runEnded`).
+ */
 export async function releaseAfterRunEnded(
-  release: ((userId: string) => Promise<unknown>) | undefined,
+  release: ReleaseWaiting | undefined,
   userId: string,
+  ended?: EndedRun,
 ): Promise<void> {
   if (!release) return;
   try {
-    await release(userId);
+    await release(userId, ended);
   } catch (err) {
     logger.warn('could not release waiting ingestions', { userId, error: asError(err) });
   }

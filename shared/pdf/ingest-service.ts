@@ -17,6 +17,7 @@ import type { WaitingQueue } from '../limits/waiting-queue.ts';
 import {
   ADMISSION_LEASE_MS,
   assertRoomInQueue,
+  type EndedRun,
   releaseAfterRunEnded,
   releaseWaiting,
   RUN_LEASE_MS,
@@ -42,7 +43,10 @@ export interface IngestDeps {
    * The user's limits: an ingestion starts only while some of the daily token budget is left, and
    * in one of the user's in-flight slots. Absent: none.
    */
-  limits?: Pick<UserLimits, 'assertTokensLeft' | 'takeInFlight' | 'extendInFlight' | 'releaseInFlight'>;
+  limits?: Pick<
+    UserLimits,
+    'assertTokensLeft' | 'takeInFlight' | 'extendInFlight' | 'releaseInFlight' | 'releaseInFlightOf'
+  >;
   /** The users' queues of ingestions waiting for a slot (docs/DECISIONS.md "Fair bulk ingestion"). */
   waiting: WaitingQueue;
   settings: IngestSettings;
@@ -178,6 +182,13 @@ export async function ingestPdf(deps: IngestDeps, { userId, body, remainingMs }:
   }
 
   let current: FileRecord | undefined;
+  // The run a forced one replaces gives its slot back as soon as the new run has started, not
+  // only when its next stage sees it was superseded (docs/DECISIONS.md "Fair bulk ingestion").
+  const replaced =
+    body.force && (record.status === 'processing' || record.status === 'completed')
+      ? { fileId: record.id, runId: record.runId }
+      : undefined;
+  const release = (id: string, ended?: EndedRun) => releaseWaiting(deps, id, ended);
   if (body.force || !running) {
     await deps.limits?.assertTokensLeft(userId); // its embeddings are charged as they are made
     const runId = createId();
@@ -197,7 +208,7 @@ export async function ingestPdf(deps: IngestDeps, { userId, body, remainingMs }:
       await assertRoomInQueue(deps, userId, settings.maxQueued);
       current = await startIngestion(deps, { userId, record, url, runId, force: body.force === true, queued: true });
       // A slot freed between the refusal and the entry's write would have found no one waiting.
-      if (current) await releaseAfterRunEnded((id) => releaseWaiting(deps, id), userId);
+      if (current) await releaseAfterRunEnded(release, userId, replaced);
     } else {
       try {
         current = await startIngestion(deps, { userId, record, url, runId, force: body.force === true });
@@ -208,6 +219,7 @@ export async function ingestPdf(deps: IngestDeps, { userId, body, remainingMs }:
       // Started: the slot is the run's until it ends. Not started (another request did): it is freed.
       if (current) await deps.limits?.extendInFlight(slot, RUN_LEASE_MS);
       else await deps.limits?.releaseInFlight(slot);
+      if (current && replaced) await releaseAfterRunEnded(release, userId, replaced);
     }
   }
   // Not started here: another request started or finished it, or the file is being deleted.

@@ -9,7 +9,7 @@ import { UsageLedger } from '../limits/usage-ledger.ts';
 import { stageQueues, type StageQueues } from './queue.ts';
 import { userLimits } from '../limits/user-limits.ts';
 import { WaitingQueue } from '../limits/waiting-queue.ts';
-import { releaseWaiting, type IngestQueueDeps } from './ingest-queue.ts';
+import { releaseWaiting, type IngestQueueDeps, type ReleaseWaiting } from './ingest-queue.ts';
 import { vectorStoreFor, type VectorStore } from '../retrieval/vector-store.ts';
 
 // What every pipeline stage works with.
@@ -26,10 +26,11 @@ export interface PipelineDeps {
   config: Config;
   clock: Clock;
   /**
-   * Hands a user's freed ingestion slots to their waiting runs, called where a run ends
-   * (docs/DECISIONS.md "Fair bulk ingestion"); absent: nothing waits.
+   * Frees the slot of a run that ended (completed, failed, superseded) and hands the user's freed
+   * ingestion slots to their waiting runs, called where a run ends (docs/DECISIONS.md "Fair bulk
+   * ingestion"); absent: nothing waits.
    */
-  releaseWaiting?: (userId: string) => Promise<number>;
+  releaseWaiting?: ReleaseWaiting;
 }
 
 /** The users' ingestion queues on a configuration (the ingestion route, the stages, the sweep). */
@@ -56,6 +57,6 @@ export function pipelineDeps(config: Config, clock: Clock): PipelineDeps {
     usage: new UsageLedger(dynamo(), config.TABLE_NAME, clock),
     config: config,
     clock,
-    releaseWaiting: (userId) => releaseWaiting(queue, userId),
+    releaseWaiting: (userId, ended) => releaseWaiting(queue, userId, ended),
   };
 }

@@ -49,7 +49,8 @@ async function failRun(deps: PipelineDeps, msg: StageMessage, failure: Failure):
   const failed = await deps.files.fail(msg.fileId, msg.runId, failure, isoNow(deps.clock));
   if (failed) {
     const record = await deps.files.get(msg.fileId);
-    if (record) await releaseAfterRunEnded(deps.releaseWaiting, record.userId);
+    if (record)
+      await releaseAfterRunEnded(deps.releaseWaiting, record.userId, { fileId: msg.fileId, runId: msg.runId });
   }
   return failed;
 }

@@ -25,6 +25,15 @@ const citationSchema = z
   })
   .check(example({ n: 1, fileName: 'paper.pdf', page: 2, quote: QUOTE }));
 
+const deletedCitationSchema = z
+  .object({
+    n: z.number().check(z.int(), z.gte(1), z.describe('The [n] marker the reply cites the passage with')),
+    deleted: z
+      .literal(true)
+      .check(z.describe('The cited file was deleted after the reply: its name, page and quote are no longer shown')),
+  })
+  .check(example({ n: 2, deleted: true }));
+
 /** A message as the API shows it, without its owner and chat (the export names the chat once). */
 const { userId: _owner, chatId: _chat, ...exportedMessageShape } = messageSchema.shape;
 
@@ -105,7 +114,11 @@ const sharedMessageSchema = z
     role: z.enum(['user', 'assistant']),
     text: z.string(),
     timestamp: z.iso.datetime(),
-    citations: z.optional(z.array(citationSchema)),
+    citations: z.optional(
+      z
+        .array(z.union([citationSchema, deletedCitationSchema]))
+        .check(z.describe('The passages the reply cites; one of a file deleted since shows only its marker')),
+    ),
     incomplete: z.optional(z.literal(true)).check(z.describe('A reply that was stopped or failed before its end')),
   })
   .check(
@@ -143,6 +156,7 @@ const sharedChatSchema = z
 
 export const schemas: NamedSchemas = {
   Citation: citationSchema,
+  DeletedCitation: deletedCitationSchema,
   ExportedChat: exportedChatSchema,
   ShareCreated: shareCreatedSchema,
   SharedChat: sharedChatSchema,
@@ -167,7 +181,8 @@ export const contracts: RouteContracts = {
     summary: 'Share a read-only snapshot of a chat (its active branch as it is now)',
     description:
       'Anyone with the url reads it without signing in: the chat name and the messages (role, text, time, cited passages with ' +
-      'file name, page and quote); no ids, emails or file URLs. One live share per chat: sharing again replaces the snapshot ' +
+      'file name, page and quote); no ids, emails or file URLs. A cited file deleted later (or before sharing) shows only ' +
+      '`{ n, deleted: true }`, and verbatim copies of its quotes and name leave the reply text. One live share per chat: sharing again replaces the snapshot ' +
       'under a new id, and the old link answers 404. 409 (SHARE_TOO_LARGE) when the snapshot exceeds SHARE_MAX_BYTES.',
     params: chatIdParams,
     responses: { 201: shareCreatedSchema },
@@ -187,7 +202,8 @@ export const contracts: RouteContracts = {
     summary: 'Read a shared chat (no sign-in)',
     description:
       'No Authorization. Limited per source IP (RATE_LIMIT_SHARED_READS_PER_MINUTE; 429 with Retry-After). ' +
-      '404 for an id that was revoked, replaced, belongs to a deleted chat, or could not have been issued.',
+      '404 for an id that was revoked, replaced, belongs to a deleted chat, or could not have been issued. ' +
+      'A citation of a file deleted since the share was made is `{ n, deleted: true }`: no file name, page or quote.',
     params: shareIdParams,
     responses: { 200: sharedChatSchema },
     errors: [404, 429],

@@ -46,15 +46,18 @@ afterAll(async () => {
 });
 
 /** A file chat with the PDF attached, a prompt whose offline reply cites page 2, and a hostile prompt. */
-async function citedFileChat(name = HOSTILE_NAME): Promise<string> {
+async function citedFileChat(
+  name = HOSTILE_NAME,
+  { file = fileId, prompts = [knownSentence(2, 3), HOSTILE_PROMPT] } = {},
+): Promise<string> {
   const chat = await app.request('POST', '/chat', { token: alice.token, body: { name, type: 'file' } });
   const chatId = chat.body.data.id;
   const ingested = await app.request('POST', '/message/pdf', {
     token: alice.token,
-    body: { url: `${pdfs.url}/animals.pdf`, fileId, chatId },
+    body: { url: `${pdfs.url}/animals.pdf`, fileId: file, chatId },
   });
   expect(ingested.body.data.embeddingsData.status).toBe('completed');
-  for (const prompt of [knownSentence(2, 3), HOSTILE_PROMPT]) {
+  for (const prompt of prompts) {
     const res = await app.request('POST', '/message/logged-in', { token: alice.token, body: { chatId, prompt } });
     expect(res.status).toBe(200);
   }
@@ -275,6 +278,42 @@ describe('sharing', () => {
     expect((await app.request('DELETE', `/chat/${chatId}`, { token: alice.token })).status).toBe(200);
     const gone = await readShared(third.url);
     expect([gone.status, JSON.parse(gone.text).message]).toEqual([404, 'Shared chat not found']);
+  });
+
+  test('a file deleted after the share: its citations show only their marker and that the source was deleted, without its name or quotes', async () => {
+    const upload = await app.request('POST', '/upload', {
+      token: alice.token,
+      body: { fileName: 'secret-plans.pdf', contentType: 'application/pdf', size: 5000 },
+    });
+    const secretId = upload.body.data.fileId as string;
+    // Part of a sentence of page 2: the reply quotes the whole sentence, which the prompt does not hold.
+    const prompt = knownSentence(2, 3).split(' ').slice(0, 6).join(' ');
+    const chatId = await citedFileChat('Cites a deleted file', { file: secretId, prompts: [prompt] });
+    const { url } = (await share(chatId)).body.data;
+    const before = JSON.parse((await readShared(url)).text).data;
+    const cited = before.messages.flatMap((m: any) => m.citations ?? []);
+    expect(cited.length).toBeGreaterThan(0);
+    expect(cited.every((c: any) => c.fileName === 'secret-plans.pdf' && c.quote.length > 20)).toBe(true);
+    const quotes: string[] = cited.map((c: any) => c.quote);
+
+    expect((await app.request('DELETE', `/upload/${secretId}`, { token: alice.token })).status).toBe(200);
+
+    const after = await readShared(url);
+    expect(after.status).toBe(200);
+    const shared = JSON.parse(after.text).data;
+    const reply = shared.messages.find((m: any) => m.role === 'assistant');
+    expect(reply.citations).toEqual(cited.map((c: any) => ({ n: c.n, deleted: true })));
+    expect(after.text).not.toContain('secret-plans');
+    for (const quote of quotes) expect(after.text).not.toContain(quote);
+    // The rest of the snapshot is as it was: the prompt, and the reply's marker.
+    expect(shared.messages[0]).toEqual(before.messages[0]);
+    expect(reply.text).toContain(`[${cited[0].n}]`);
+
+    // Shared again after the delete: the new snapshot holds neither.
+    const again = (await share(chatId)).body.data;
+    const reshared = await readShared(again.url);
+    expect(JSON.parse(reshared.text).data.messages).toEqual(shared.messages);
+    expect(reshared.text).not.toContain('secret-plans');
   });
 
   test('a stranger can neither share nor revoke (404); unknown and malformed ids are 404', async () => {

@@ -1,11 +1,17 @@
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
 import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
-import { fixturePdf } from '#test/helpers/make-pdf.ts';
+import { fixturePdf, makeTextPdf } from '#test/helpers/make-pdf.ts';
+import { messagesIn } from '#test/helpers/queues.ts';
+import { until } from '#test/helpers/until.ts';
 import { createAiProvider } from '#shared/ai/provider.ts';
 import { createDocumentClient } from '#shared/clients.ts';
 import { retrieverFor } from '#shared/retrieval/retrieve.ts';
 import { createS3Client } from '#shared/s3-client.ts';
+import { FileRepository, type CompletedFile } from '#shared/files/file-repository.ts';
+import { InFlightSlots } from '#shared/limits/in-flight-slots.ts';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
 
 // Ingestion of the real fixture PDFs, served from a loopback server, through the whole service:
 // POST /upload, POST /message/pdf, the SQS pipeline, GET /message/pdf/{id}, retrieval.
@@ -22,6 +28,7 @@ beforeAll(async () => {
   for (const name of ['tracemonkey', 'hello-world', 'no-text', 'encrypted-user-password', 'truncated']) {
     pdfs.serve(`/${name}.pdf`, { body: await fixturePdf(`${name}.pdf`) });
   }
+  pdfs.serve('/thirty.pdf', { body: Buffer.from(await makeTextPdf(30)) });
   pdfs.serve('/page.pdf', { body: '<!doctype html><html><body>Not a PDF</body></html>', contentType: 'text/html' });
 });
 afterAll(async () => {
@@ -114,3 +121,51 @@ test('the truncated PDF fails cleanly (NOT_PDF), once, without retries', async (
   expect(res.body.errors[0].code).toBe('NOT_PDF');
   expect(pdfs.responses('/truncated.pdf').filter((r) => r.method === 'GET')).toHaveLength(1);
 });
+
+test('five forced re-ingestions at once of a completed file: the last one completes, and no superseded run keeps an in-flight slot', async () => {
+  // Its own user: the slots (PDF_MAX_IN_FLIGHT_PER_USER, 3) are per user.
+  const { token: own, user } = await app.signIn('forcer@example.com');
+  const upload = await app.request('POST', '/upload', {
+    token: own,
+    body: { fileName: 'thirty.pdf', contentType: 'application/pdf', size: 1000 },
+  });
+  const fileId = upload.body.data.fileId as string;
+  const url = `${pdfs.url}/thirty.pdf`;
+  expect((await ingest({ url, fileId }, own)).body.data.embeddingsData).toMatchObject({ status: 'completed' });
+
+  // Five at once: two take the free slots, three wait in the queue (the first run's slot was taken
+  // a moment ago); each start supersedes the one before.
+  const answers = await Promise.all(Array.from({ length: 5 }, () => ingest({ url, fileId, force: true }, own)));
+  expect(answers.map((a) => a.status).every((s) => s === 200 || s === 202)).toBe(true);
+  const { db } = app.clients();
+  const files = new FileRepository(db, app.config.TABLE_NAME);
+  const done = (await until(
+    'the last forced run completed',
+    () => files.get(fileId),
+    (r) => r?.status === 'completed' || r?.status === 'failed',
+  )) as CompletedFile;
+  expect(done).toMatchObject({ status: 'completed', pages: 30 });
+
+  // Every message of the superseded runs handled (each stage saw its run was no longer current).
+  const sqs = new SQSClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: app.endpoints.fauxqs });
+  await until(
+    'the pipeline queues empty',
+    async () => {
+      let held = 0;
+      for (const queue of Object.values(app.queues)) held += await messagesIn(sqs, queue.url);
+      return held;
+    },
+    (n) => n === 0,
+  ).finally(() => sqs.destroy());
+  // No slot is held by a run other than the file's current one (that one ended: its slot is free to reclaim).
+  const slots = await new InFlightSlots(db, app.config.TABLE_NAME).held({ subject: user.id, kind: 'ingestions' });
+  expect(slots.map((s) => s.holder).filter((h) => h !== `${fileId}#${done.runId}`)).toEqual([]);
+
+  // So another file is admitted at once, with no sweep: straight into the pipeline, not queued.
+  const next = await app.request('POST', '/upload', {
+    token: own,
+    body: { fileName: 'hello.pdf', contentType: 'application/pdf', size: 1000 },
+  });
+  const admitted = await ingest({ url: `${pdfs.url}/hello-world.pdf`, fileId: next.body.data.fileId }, own);
+  expect(admitted.body.data.embeddingsData).toMatchObject({ status: 'completed' });
+}, 120_000);

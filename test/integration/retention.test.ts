@@ -2,7 +2,7 @@ import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb'
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { erasureDeps } from '#test/helpers/erasure-deps.ts';
-import { makeTextPdf } from '#test/helpers/make-pdf.ts';
+import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
 import { until } from '#test/helpers/until.ts';
 import { backfillCreatedIndex } from '#shared/created-index.ts';
 import { sweepExpired } from '#shared/erasure/retention.ts';
@@ -116,4 +116,41 @@ test('chats and files stored before the creation index are given its keys by the
   expect(await listed('/chat')).not.toContain(before.chatId);
   expect(await listed('/upload')).not.toContain(before.fileId);
   expect(await backfillCreatedIndex(db, app.tableName)).toBe(0); // done: one GetItem a sweep from now on
+});
+
+test('a file that expires is no longer shown by the share of a newer chat that cites it', async () => {
+  const { token: own } = await app.signIn('sharer@example.com');
+  const upload = (
+    await app.request('POST', '/upload', {
+      token: own,
+      body: { fileName: 'expiring-source.pdf', contentType: 'application/pdf', size: pdf.byteLength },
+    })
+  ).body.data;
+  expect((await fetch(upload.uploadUrl, { method: 'PUT', headers: upload.uploadHeaders, body: pdf })).status).toBe(200);
+  const cutoff = new Date();
+  // The chat is newer than the cutoff: it stays; the file is older: it goes.
+  const chat = (await app.request('POST', '/chat', { token: own, body: { name: 'kept', type: 'file' } })).body.data;
+  const ingested = await app.request('POST', '/message/pdf', {
+    token: own,
+    body: { url: upload.downloadUrl, fileId: upload.fileId, chatId: chat.id },
+  });
+  expect(ingested.body.data.embeddingsData.status).toBe('completed');
+  const prompt = knownSentence(1, 2).split(' ').slice(0, 6).join(' ');
+  expect(
+    (await app.request('POST', '/message/logged-in', { token: own, body: { chatId: chat.id, prompt } })).status,
+  ).toBe(200);
+  const { url } = (await app.request('POST', `/chat/${chat.id}/share`, { token: own })).body.data;
+  const before = await fetch(url).then((r) => r.json() as Promise<any>);
+  const quotes: string[] = before.data.messages.flatMap((m: any) => (m.citations ?? []).map((c: any) => c.quote));
+  expect(quotes.length).toBeGreaterThan(0);
+
+  await sweepExpired(erasureDeps(app), { retentionDays: 30 }, new Date(cutoff.getTime() + 30 * DAY_MS));
+  expect((await app.request('GET', `/message/pdf/${upload.fileId}`, { token: own })).status).toBe(404);
+  const after = await fetch(url);
+  expect(after.status).toBe(200); // the chat and its share stay
+  const text = await after.text();
+  expect(text).not.toContain('expiring-source');
+  for (const quote of quotes) expect(text).not.toContain(quote);
+  const reply = JSON.parse(text).data.messages.find((m: any) => m.role === 'assistant');
+  expect(reply.citations.every((c: any) => c.deleted === true)).toBe(true);
 });

@@ -232,6 +232,23 @@ describe('followers of a reply', () => {
   });
 });
 
+describe('a run that ended frees its own slot', () => {
+  test("only the slot its holder still holds: never another run's, and a second release changes nothing", async () => {
+    const { user } = await person();
+    const key = { subject: user.id, kind: 'ingestions' };
+    const now = Date.now();
+    await slots.take(key, { holder: 'file#superseded', max: 2, leaseMs: 600_000, now });
+    await slots.take(key, { holder: 'file#current', max: 2, leaseMs: 600_000, now });
+
+    await slots.releaseHeldBy(key, 'file#superseded');
+    expect((await slots.held(key)).map((s) => s.holder)).toEqual(['file#current']);
+    // Its slot is taken by a new run; the ended run's release arrives again (another of its messages).
+    await slots.take(key, { holder: 'file#next', max: 2, leaseMs: 600_000, now });
+    await slots.releaseHeldBy(key, 'file#superseded');
+    expect((await slots.held(key)).map((s) => s.holder).sort()).toEqual(['file#current', 'file#next']);
+  });
+});
+
 describe('whatever is sent to a model is charged', () => {
   test('a file deleted while its embedding request was out: the tokens embedded are charged', async () => {
     const { token, user } = await person();
