@@ -23,7 +23,11 @@ let token: string;
 
 beforeAll(async () => {
   [ai, pdfs] = await Promise.all([startOpenAiTestServer(), startPdfServer()]);
-  app = await startTestApp({ env: { OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: ai.baseURL } });
+  // The tests below read the outcome from POST /message/pdf itself (200, or 400 for a failure):
+  // the longest wait for it, so that a loaded machine finishes within it too.
+  app = await startTestApp({
+    env: { OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: ai.baseURL, PDF_SYNC_WAIT_MS: '60000' },
+  });
   ({ token } = await app.signIn('reader@example.com'));
   for (const name of ['tracemonkey', 'hello-world', 'no-text', 'encrypted-user-password', 'truncated']) {
     pdfs.serve(`/${name}.pdf`, { body: await fixturePdf(`${name}.pdf`) });
