@@ -23,8 +23,8 @@ let token: string;
 
 beforeAll(async () => {
   [ai, pdfs] = await Promise.all([startOpenAiTestServer(), startPdfServer()]);
-  // The tests below read the outcome from POST /message/pdf itself (200, or 400 for a failure):
-  // the longest wait for it, so that a loaded machine finishes within it too.
+  // Most tests below read the outcome from POST /message/pdf itself (200, or 400 for a failure):
+  // the longest wait the invocation allows (about 25 s), so that a loaded machine finishes within it.
   app = await startTestApp({
     env: { OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: ai.baseURL, PDF_SYNC_WAIT_MS: '60000' },
   });
@@ -54,8 +54,18 @@ test('the text PDF completes with its 14 pages, and a known sentence is retrieve
   const chatId = chat.body.data.id;
 
   const res = await ingest({ url: `${pdfs.url}/tracemonkey.pdf`, fileId, chatId });
-  expect(res.status).toBe(200);
-  expect(res.body.data.embeddingsData).toMatchObject({
+  // 200 when it completed within the wait, else 202 and the status to poll: a loaded machine
+  // may take either path for 14 pages, and the completed file must be the same.
+  expect([200, 202]).toContain(res.status);
+  const completed =
+    res.status === 200
+      ? res.body.data.embeddingsData
+      : await until(
+          'the paper completed',
+          async () => (await app.request('GET', `/message/pdf/${fileId}`, { token })).body.data.embeddingsData,
+          (data) => data.status === 'completed',
+        );
+  expect(completed).toMatchObject({
     fileId,
     status: 'completed',
     stage: 'done',
@@ -63,8 +73,8 @@ test('the text PDF completes with its 14 pages, and a known sentence is retrieve
     model: 'text-embedding-3-small',
     dimensions: 1536,
   });
-  expect(res.body.data.embeddingsData.chunks).toBeGreaterThan(20);
-  expect(res.body.data.embeddingsData.tokens).toBeGreaterThan(0);
+  expect(completed.chunks).toBeGreaterThan(20);
+  expect(completed.tokens).toBeGreaterThan(0);
 
   const status = await app.request('GET', `/message/pdf/${fileId}`, { token });
   expect(status.status).toBe(200);
