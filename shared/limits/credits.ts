@@ -96,24 +96,8 @@ export class Credits {
    * Holds `tokens` of the pool for a reply if that many are left (they leave `left` for `held`
    * until the reply settles); false (nothing held) otherwise.
    */
-  async reserve(userId: string, tokens: number): Promise<boolean> {
-    if (tokens <= 0) return true;
-    try {
-      await this.db.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: key(userId),
-          ConditionExpression: '#left >= :tokens',
-          UpdateExpression: 'ADD #left :used, held :tokens',
-          ExpressionAttributeNames: { '#left': 'left' },
-          ExpressionAttributeValues: { ':tokens': tokens, ':used': -tokens },
-        }),
-      );
-      return true;
-    } catch (err) {
-      if (isConditionFailure(err)) return false;
-      throw err;
-    }
+  reserve(userId: string, tokens: number): Promise<boolean> {
+    return this.takeIfLeft(userId, tokens, 'ADD #left :used, held :tokens');
   }
 
   /**
@@ -152,7 +136,12 @@ export class Credits {
   }
 
   /** Takes `tokens` from the pool if that many are left; false (nothing taken) otherwise. */
-  async tryUse(userId: string, tokens: number): Promise<boolean> {
+  tryUse(userId: string, tokens: number): Promise<boolean> {
+    return this.takeIfLeft(userId, tokens, 'ADD #left :used');
+  }
+
+  /** Applies `update` (`:used` is −tokens, `:tokens` tokens) if `tokens` are left; false (nothing changed) otherwise. */
+  private async takeIfLeft(userId: string, tokens: number, update: string): Promise<boolean> {
     if (tokens <= 0) return true;
     try {
       await this.db.send(
@@ -160,7 +149,7 @@ export class Credits {
           TableName: this.table,
           Key: key(userId),
           ConditionExpression: '#left >= :tokens',
-          UpdateExpression: 'ADD #left :used',
+          UpdateExpression: update,
           ExpressionAttributeNames: { '#left': 'left' },
           ExpressionAttributeValues: { ':tokens': tokens, ':used': -tokens },
         }),

@@ -47,8 +47,12 @@ export function loadPdfjs(): Promise<PdfJs> {
   return loading;
 }
 
-/** Operators of a page's content (as read for its text) that put something on it. */
-const PAINTING_OPERATORS = [
+/**
+ * Operators that put something on a page: paths painted, shadings, XObjects and inline images,
+ * text shown. Read from a page's content while its text is read (the raw operators) and from its
+ * operator list before it is drawn (forms inlined, images as their painting operators).
+ */
+export const PAINTING_OPERATORS = [
   'stroke',
   'closeStroke',
   'fill',
@@ -58,14 +62,22 @@ const PAINTING_OPERATORS = [
   'closeFillStroke',
   'closeEOFillStroke',
   'constructPath',
+  'rawFillPath',
   'shadingFill',
-  'paintXObject',
-  'beginInlineImage',
-  'endInlineImage',
   'showText',
   'showSpacedText',
   'nextLineShowText',
   'nextLineSetSpacingShowText',
+  'paintXObject',
+  'beginInlineImage',
+  'endInlineImage',
+  'paintImageMaskXObject',
+  'paintImageMaskXObjectGroup',
+  'paintImageXObject',
+  'paintInlineImageXObject',
+  'paintImageXObjectRepeat',
+  'paintImageMaskXObjectRepeat',
+  'paintSolidColorImageMask',
 ] as const;
 
 interface DrawingFlags {

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { cmapsDir, wasmDir } from '../pdfjs-data.ts';
-import { documentSource, loadPdfjs, standardFontsDir } from '../extract.ts';
+import { documentSource, loadPdfjs, PAINTING_OPERATORS, standardFontsDir } from '../extract.ts';
 import { PermanentFailure } from '../../files/failures.ts';
 import { type ImageBudget, refusal } from './image-budget.ts';
 
@@ -70,32 +70,6 @@ interface RenderOptions {
   format?: 'pgm' | 'png';
 }
 
-/** Operators that put something on the page: text, paths, shadings, images (forms are inlined). */
-const DRAWING_OPERATORS = [
-  'stroke',
-  'closeStroke',
-  'fill',
-  'eoFill',
-  'fillStroke',
-  'eoFillStroke',
-  'closeFillStroke',
-  'closeEOFillStroke',
-  'constructPath',
-  'rawFillPath',
-  'showText',
-  'showSpacedText',
-  'nextLineShowText',
-  'nextLineSetSpacingShowText',
-  'shadingFill',
-  'paintImageMaskXObject',
-  'paintImageMaskXObjectGroup',
-  'paintImageXObject',
-  'paintInlineImageXObject',
-  'paintImageXObjectRepeat',
-  'paintImageMaskXObjectRepeat',
-  'paintSolidColorImageMask',
-] as const;
-
 /** A page that cannot be drawn within the drawing child's bounds: the others still are. */
 class UnreadablePage extends Error {}
 
@@ -121,7 +95,7 @@ interface OpenDocument {
 export async function openForDrawing(source: Uint8Array | string, options: RenderOptions): Promise<OpenDocument> {
   const canvas = await loadCanvas();
   const pdfjs = await loadPdfjs();
-  const drawing = new Set<number>(DRAWING_OPERATORS.map((name) => pdfjs.OPS[name]));
+  const drawing = new Set<number>(PAINTING_OPERATORS.map((name) => pdfjs.OPS[name]));
   const task = pdfjs.getDocument({
     // Bytes are copied: pdf.js transfers (detaches) the buffer it is given. A path is read in ranges.
     ...documentSource(typeof source === 'string' ? source : source.slice()),
