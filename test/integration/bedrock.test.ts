@@ -22,7 +22,7 @@ beforeAll(async () => {
       BEDROCK_CHAT_MODEL: 'us.amazon.nova-lite-v1:0',
       BEDROCK_EMBEDDING_DIMENSIONS: '512',
       BEDROCK_EMBEDDING_CONCURRENCY: '3',
-      BEDROCK_TIMEOUT_MS: '2000',
+      BEDROCK_TIMEOUT_MS: '60000', // generous: no test here waits for it, none may reach it on a loaded machine
       BEDROCK_MAX_RETRIES: '2',
       STREAM_HEARTBEAT_MS: '150',
     },
