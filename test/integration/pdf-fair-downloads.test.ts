@@ -21,6 +21,9 @@ beforeAll(async () => {
     // test/integration/pdf-bulk-ingestion.test.ts).
     PDF_MAX_QUEUED_PER_USER: '0',
     PDF_SYNC_WAIT_MS: '10000',
+    // Size checks are held open until the other ingestions are refused: on a loaded machine that
+    // takes longer than the default 5 s deadline.
+    PDF_PROBE_TIMEOUT_MS: '20000',
   });
   ({ app, pdfs } = setting);
 });
