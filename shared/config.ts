@@ -140,6 +140,9 @@ export const configSchema = z.object({
   PDF_EXTRACT_PAGES_PER_RANGE: z._default(int(32, 100_000).check(z.multipleOf(32)), 256),
   PDF_SYNC_WAIT_MS: z._default(int(0, 60_000), 20_000),
   PDF_FETCH_TIMEOUT_MS: z._default(int(100, 15 * 60 * 1000), 60_000),
+  // The size check's deadline (one small request, made while the client waits; at most
+  // PDF_FETCH_TIMEOUT_MS).
+  PDF_PROBE_TIMEOUT_MS: z._default(int(100, 20_000), 5_000),
   PDF_ALLOW_LOOPBACK: z._default(bool, false),
   // Fair downloads: a download slower than the floor (bytes/s, 0 = none) over a whole
   // window is cut; one user holds at most this many ingestions in flight (more get 429).

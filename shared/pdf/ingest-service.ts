@@ -114,8 +114,6 @@ function urlError(err: PermanentFailure | RetryableFailure, ownUpload = false): 
   return new InvalidInputError(message, [{ path: 'body.url', message, code: err.reason }], err.reason);
 }
 
-/** The size probe is one small request: it gets a short timeout of its own. */
-const PROBE_TIMEOUT_MS = 5_000;
 /** Time kept to answer after the wait (API Gateway stops at 29 s). */
 const ANSWER_MARGIN_MS = 2_000;
 
@@ -124,7 +122,8 @@ export const ingestSettings = (config: Config): IngestSettings => ({
   probe: {
     allowLoopback: config.PDF_ALLOW_LOOPBACK,
     maxBytes: config.PDF_MAX_BYTES,
-    timeoutMs: Math.min(config.PDF_FETCH_TIMEOUT_MS, PROBE_TIMEOUT_MS),
+    // The size probe is one small request: it gets a short timeout of its own (PDF_PROBE_TIMEOUT_MS).
+    timeoutMs: Math.min(config.PDF_FETCH_TIMEOUT_MS, config.PDF_PROBE_TIMEOUT_MS),
     maxRedirects: MAX_REDIRECTS,
   },
   syncWaitMs: config.PDF_SYNC_WAIT_MS,
@@ -132,8 +131,8 @@ export const ingestSettings = (config: Config): IngestSettings => ({
 });
 
 /** How long a request waits for its run: PDF_SYNC_WAIT_MS, within what the invocation has left after the probe and the answer. */
-const syncWaitMs = (configuredMs: number, remainingMs = Number.POSITIVE_INFINITY): number =>
-  Math.max(0, Math.min(configuredMs, remainingMs - ANSWER_MARGIN_MS - PROBE_TIMEOUT_MS));
+const syncWaitMs = (configuredMs: number, probeMs: number, remainingMs = Number.POSITIVE_INFINITY): number =>
+  Math.max(0, Math.min(configuredMs, remainingMs - ANSWER_MARGIN_MS - probeMs));
 
 /**
  * Steps: check the URL's form → the caller's file record (not found otherwise) → the caller's
@@ -231,7 +230,10 @@ export async function ingestPdf(deps: IngestDeps, { userId, body, remainingMs }:
 
   if (chat) await attach(deps, current, chat.id, userId);
   // A queued run is answered at once: its turn may be far off.
-  const waitMs = current.status === 'processing' && current.queuedAt ? 0 : syncWaitMs(settings.syncWaitMs, remainingMs);
+  const waitMs =
+    current.status === 'processing' && current.queuedAt
+      ? 0
+      : syncWaitMs(settings.syncWaitMs, settings.probe.timeoutMs, remainingMs);
   const final = await waitForRun(deps.files, current, waitMs);
   if (final.status === 'failed') throw failureError(final);
   const embeddingsData = toEmbeddingsData(final, await queuePlace(deps, final));

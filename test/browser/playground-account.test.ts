@@ -1,5 +1,5 @@
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium } from '#test/helpers/browser.ts';
+import { launchChromium, openPage } from '#test/helpers/browser.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 
 // The playground's account panel in a real browser (Debian's chromium, driven by playwright-core):
@@ -21,7 +21,7 @@ beforeAll(async () => {
     },
   });
   browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+  page = await openPage(browser);
 }, 120_000);
 afterAll(async () => {
   await browser?.close();

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
-import { launchChromium } from '#test/helpers/browser.ts';
+import { launchChromium, openPage } from '#test/helpers/browser.ts';
 import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
 import { makeScannedPdf, SCANNED_PAGES } from '#test/helpers/make-script-pdfs.ts';
 
@@ -26,7 +26,7 @@ beforeAll(async () => {
   // question naming one retrieves both and each quotes the same sentence.
   app = await startTestApp({ env: { CHUNK_TOKENS: '120', CHUNK_OVERLAP_TOKENS: '60' } });
   browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+  page = await openPage(browser);
 }, 120_000);
 afterAll(async () => {
   await browser?.close();

@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium } from '#test/helpers/browser.ts';
+import { launchChromium, openPage } from '#test/helpers/browser.ts';
 import { httpRouteList } from '#infra/routes.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
@@ -36,7 +36,7 @@ beforeAll(async () => {
   });
   origin = new URL(app.url).origin;
   browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+  page = await openPage(browser);
 }, 120_000);
 afterAll(async () => {
   await browser?.close();
@@ -339,7 +339,7 @@ test('conversations in the playground: a title, regenerate, versions ‹ › , e
 
 test('the API reference at /docs renders every route of the manifest, with real examples and how to get a token', async () => {
   await page.goto(`${origin}/docs`);
-  await page.waitForSelector('.opblock', { timeout: 30_000 });
+  await page.waitForSelector('.opblock');
   const operations = await page.$$eval('.opblock', (blocks) =>
     blocks.map(
       (b) =>

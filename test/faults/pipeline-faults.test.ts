@@ -138,7 +138,8 @@ async function ingest(o: { fileId?: string; force?: boolean; path?: string } = {
   return fileId as string;
 }
 
-async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, what: string, ms = 30_000): Promise<T> {
+/** Polls `read` until `ok`; gives up after a minute (generous for a loaded machine), naming what it saw. */
+async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, what: string, ms = 60_000): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const v = await read();

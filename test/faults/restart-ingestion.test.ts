@@ -11,6 +11,7 @@ import { startServerProcess, type ServerProcess } from '#test/helpers/server-pro
 import { startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
 import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
 import { startPdfServer } from '#test/helpers/pdf-server.ts';
+import { until } from '#test/helpers/until.ts';
 
 // `npm start` stopped with Ctrl-C in the middle of an ingestion of a large PDF, with a slow
 // embedding server, then started again on the same DATA_DIR: the file reaches `completed`, the
@@ -22,7 +23,7 @@ let gate: http.Server;
 let dataDir: string;
 let server: ServerProcess | undefined;
 
-/** Embedding requests pass (after a delay) while `budget` lasts; then they are held unanswered. */
+/** Embedding requests pass while `budget` lasts; then they are held unanswered (the stop lands mid-way). */
 let budget = Number.POSITIVE_INFINITY;
 let passed = 0;
 const held = new Set<http.ServerResponse>();
@@ -36,7 +37,6 @@ beforeAll(async () => {
       if (req.url?.endsWith('/embeddings')) {
         if (budget <= 0) return void held.add(res);
         budget--;
-        await new Promise((r) => setTimeout(r, 150)); // slow, so the stop lands mid-way
         passed++;
       }
       const upstream = await fetch(`${ai.url}${req.url}`, {
@@ -62,14 +62,12 @@ afterAll(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 test('Ctrl-C mid-ingestion, start again: the file completes, nothing embedded twice, every chunk once', async () => {
   const env = {
     DATA_DIR: dataDir,
     OPENAI_API_KEY: 'test-key',
     OPENAI_BASE_URL: `http://127.0.0.1:${(gate.address() as AddressInfo).port}/v1`,
-    OPENAI_TIMEOUT_MS: '2000',
+    OPENAI_TIMEOUT_MS: '10000', // generous: an embedding that passes must not time out on a loaded machine
     OPENAI_MAX_RETRIES: '0',
     CHUNK_TOKENS: '120',
     CHUNK_OVERLAP_TOKENS: '10',
@@ -110,12 +108,11 @@ test('Ctrl-C mid-ingestion, start again: the file completes, nothing embedded tw
   expect(started.status).toBe(202);
 
   // Wait until some parts are embedded and the rest wait on the (now silent) embedding server.
-  let before: any;
-  for (let i = 0; i < 600; i++) {
-    before = (await call(first.url, 'GET', `/message/pdf/${upload.fileId}`)).body.data.embeddingsData;
-    if (before.status === 'processing' && before.stage === 'embed' && before.parts?.done === 4 && held.size > 0) break;
-    await sleep(50);
-  }
+  const before = await until(
+    'four parts embedded and the next one held',
+    async () => (await call(first.url, 'GET', `/message/pdf/${upload.fileId}`)).body.data.embeddingsData,
+    (e: any) => e.status === 'processing' && e.stage === 'embed' && e.parts?.done === 4 && held.size > 0,
+  );
   expect(before).toMatchObject({ status: 'processing', stage: 'embed', parts: { done: 4 } });
   const total = before.parts.total as number;
   expect(total).toBeGreaterThan(8);
@@ -127,12 +124,12 @@ test('Ctrl-C mid-ingestion, start again: the file completes, nothing embedded tw
 
   budget = Number.POSITIVE_INFINITY;
   server = await startServerProcess(env);
-  let after: any;
-  for (let i = 0; i < 600; i++) {
-    after = (await call(server.url, 'GET', `/message/pdf/${upload.fileId}`)).body.data.embeddingsData;
-    if (after.status !== 'processing') break;
-    await sleep(100);
-  }
+  const second = server;
+  const after = await until(
+    'the file to leave processing after the restart',
+    async () => (await call(second.url, 'GET', `/message/pdf/${upload.fileId}`)).body.data.embeddingsData,
+    (e: any) => e.status !== 'processing',
+  );
   expect(after).toMatchObject({ status: 'completed', stage: 'done', pages: 60 });
   // Only the parts that were not done were embedded after the restart (one request per part).
   expect(passed - passedBefore).toBe(total - 4);
@@ -164,14 +161,14 @@ test('Ctrl-C mid-ingestion, start again: the file completes, nothing embedded tw
   } finally {
     await dynalite.stop();
   }
-}, 120_000);
+}, 300_000); // two starts of the server, a drain and a 60-page ingestion: generous for a loaded machine
 
 test('kill -9 after completion and again mid-ingestion: both files answer with sources at the next start', async () => {
   const env = {
     DATA_DIR: await mkdtemp(join(tmpdir(), 'restart-kill-')),
     OPENAI_API_KEY: 'test-key',
     OPENAI_BASE_URL: `http://127.0.0.1:${(gate.address() as AddressInfo).port}/v1`,
-    OPENAI_TIMEOUT_MS: '2000',
+    OPENAI_TIMEOUT_MS: '10000', // generous: an embedding that passes must not time out on a loaded machine
     OPENAI_MAX_RETRIES: '0',
     CHUNK_TOKENS: '120',
     CHUNK_OVERLAP_TOKENS: '10',
@@ -202,15 +199,12 @@ test('kill -9 after completion and again mid-ingestion: both files answer with s
       });
       return { status: res.status, body: (await res.json()) as any };
     };
-    const until = async (fileId: string, done: (e: any) => boolean) => {
-      let e: any;
-      for (let i = 0; i < 600; i++) {
-        e = (await call('GET', `/message/pdf/${fileId}`)).body.data.embeddingsData;
-        if (done(e)) break;
-        await sleep(100);
-      }
-      return e;
-    };
+    const statusUntil = (fileId: string, done: (e: any) => boolean) =>
+      until(
+        `file ${fileId} to reach the awaited state`,
+        async () => (await call('GET', `/message/pdf/${fileId}`)).body.data.embeddingsData,
+        done,
+      );
     const ingest = async (name: string) => {
       const chatId = (await call('POST', '/chat', { name, type: 'file' })).body.data.id as string;
       const fileId = (await call('POST', '/upload', { fileName: name, contentType: 'application/pdf', size: 1000 }))
@@ -220,13 +214,13 @@ test('kill -9 after completion and again mid-ingestion: both files answer with s
     };
 
     const small = await ingest('small.pdf');
-    expect(await until(small.fileId, (e) => e.status !== 'processing')).toMatchObject({ status: 'completed' });
+    expect(await statusUntil(small.fileId, (e) => e.status !== 'processing')).toMatchObject({ status: 'completed' });
     await killGroup(server); // after completion
 
     server = await startServerProcess(env, { detached: true });
     budget = 0; // every embedding request of the big file is held
     const big = await ingest('big.pdf');
-    expect(await until(big.fileId, (e) => e.stage === 'embed' && held.size > 0)).toMatchObject({
+    expect(await statusUntil(big.fileId, (e) => e.stage === 'embed' && held.size > 0)).toMatchObject({
       status: 'processing',
       stage: 'embed',
     });
@@ -236,7 +230,10 @@ test('kill -9 after completion and again mid-ingestion: both files answer with s
 
     budget = Number.POSITIVE_INFINITY;
     server = await startServerProcess(env, { detached: true });
-    expect(await until(big.fileId, (e) => e.status !== 'processing')).toMatchObject({ status: 'completed', pages: 20 });
+    expect(await statusUntil(big.fileId, (e) => e.status !== 'processing')).toMatchObject({
+      status: 'completed',
+      pages: 20,
+    });
     for (const [file, page] of [
       [small, 2],
       [big, 7],
@@ -251,4 +248,4 @@ test('kill -9 after completion and again mid-ingestion: both files answer with s
     await pdfs.close();
     await rm(env.DATA_DIR, { recursive: true, force: true });
   }
-}, 180_000);
+}, 300_000); // three starts of the server and two ingestions: generous for a loaded machine

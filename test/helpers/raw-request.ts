@@ -22,8 +22,11 @@ export interface RawRequest {
   path: string;
   headers?: Record<string, string>;
   body?: string | Buffer;
+  /** Gives up after this long (a minute by default: generous for a loaded machine). */
   timeoutMs?: number;
 }
+
+const DEFAULT_TIMEOUT_MS = 60_000;
 
 export class RequestTimeout extends Error {
   override name = 'RequestTimeout';
@@ -62,9 +65,11 @@ export function rawRequest(r: RawRequest): Promise<RawResponse> {
     );
     const timer = setTimeout(() => {
       req.destroy(
-        new RequestTimeout(`${r.method} ${r.path.slice(0, 200)} did not answer within ${r.timeoutMs ?? 10_000} ms`),
+        new RequestTimeout(
+          `${r.method} ${r.path.slice(0, 200)} did not answer within ${r.timeoutMs ?? DEFAULT_TIMEOUT_MS} ms`,
+        ),
       );
-    }, r.timeoutMs ?? 10_000);
+    }, r.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     req.on('error', (err) => {
       clearTimeout(timer);
       reject(err);

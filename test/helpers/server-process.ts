@@ -51,7 +51,8 @@ export async function startServerProcess(
     child.once('exit', (code, signal) => resolve(code ?? signal)),
   );
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 30_000);
+    // Generous: a loaded machine takes its time to start the emulators; the test's own timeout comes first.
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 120_000);
     // The whole banner: its last line is the sign-in's curl (stdout may arrive in pieces).
     const check = () => {
       const m = /API:\s+(http:\/\/\S+)/.exec(out);

@@ -40,9 +40,10 @@ beforeAll(async () => {
     log: false,
     invoker: functions,
     routes: [
-      route('probe-steady', '/steady', { timeoutSeconds: 10, memoryMb: 256 }),
+      route('probe-steady', '/steady', { timeoutSeconds: 20, memoryMb: 256 }),
       route('probe-hostile', '/hostile', { timeoutSeconds: 20, memoryMb: 192 }),
-      route('probe-hang', '/hang', { timeoutSeconds: 2, memoryMb: 192 }),
+      // Reached on purpose by the hang; long enough that a fresh instance's answer is not cut on a loaded machine.
+      route('probe-hang', '/hang', { timeoutSeconds: 10, memoryMb: 192 }),
     ],
   });
 }, 120_000);
@@ -82,7 +83,7 @@ test.each([
   'a function that does %s fails that request alone (%i) while another route keeps answering',
   async (what, status, body) => {
     const steady = (await get('/steady')).body.pid;
-    // The probe behind /hang has a 2 s timeout; behind /hostile, 20 s (running out of memory takes a while).
+    // The probe behind /hang has a 10 s timeout; behind /hostile, 20 s (running out of memory takes a while).
     const path = what === 'hang' ? '/hang' : '/hostile';
     const failing = get(`${path}?do=${what}`);
     // Meanwhile the other function answers, from the same warm instance.

@@ -22,7 +22,9 @@ beforeAll(async () => {
       BEDROCK_CHAT_MODEL: 'us.amazon.nova-lite-v1:0',
       BEDROCK_EMBEDDING_DIMENSIONS: '512',
       BEDROCK_EMBEDDING_CONCURRENCY: '3',
-      BEDROCK_TIMEOUT_MS: '2000',
+      // Reached on purpose: a reply outlives its client, so the held stream of the client that goes
+      // away ends by this deadline. Long enough that no answering call reaches it on a loaded machine.
+      BEDROCK_TIMEOUT_MS: '5000',
       BEDROCK_MAX_RETRIES: '2',
       STREAM_HEARTBEAT_MS: '150',
     },

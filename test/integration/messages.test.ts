@@ -20,7 +20,8 @@ beforeAll(async () => {
     env: {
       OPENAI_API_KEY: 'test-key',
       OPENAI_BASE_URL: ai.baseURL,
-      OPENAI_TIMEOUT_MS: '1000',
+      // Reached on purpose by the model that does not answer; long enough that no answering call does on a loaded machine.
+      OPENAI_TIMEOUT_MS: '5000',
       OPENAI_MAX_RETRIES: '2',
       HISTORY_TOKEN_BUDGET: String(HISTORY_TOKEN_BUDGET),
     },

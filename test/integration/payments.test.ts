@@ -146,7 +146,7 @@ test('the order cannot be stored after its intent was made: the intent is cancel
     payments: new PaymentProviderApi({
       baseUrl: provider.url,
       secretKey: async () => provider.secretKey,
-      timeoutMs: 5_000,
+      timeoutMs: 60_000, // generous: the stand-in answers, however loaded the machine
     }),
   };
   await expect(
@@ -527,7 +527,7 @@ describe('the stand-in under npm start keeps its state in DATA_DIR', () => {
     try {
       const first = await startPaymentProvider({ dataDir });
       const api = (standIn: PaymentProviderStandIn) =>
-        new PaymentProviderApi({ baseUrl: standIn.url, secretKey: async () => standIn.secretKey, timeoutMs: 5_000 });
+        new PaymentProviderApi({ baseUrl: standIn.url, secretKey: async () => standIn.secretKey, timeoutMs: 60_000 });
       const input = { amountCents: 1250, currency: 'EUR', orderId: 'o9r4d2e7r1s5t8u3v6w0x4yz', idempotencyKey: 'k-1' };
       const intent = await api(first).createIntent(input);
       await first.close(); // no webhook URL yet: payment_intent.created was never delivered

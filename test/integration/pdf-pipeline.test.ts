@@ -81,8 +81,8 @@ async function statusOf(fileId: string, token = alice) {
   return (await app.request('GET', `/message/pdf/${fileId}`, { token })).body.data.embeddingsData;
 }
 
-/** Polls GET /message/pdf/{id} until the run finishes. */
-async function finished(fileId: string, token = alice, timeoutMs = 45_000) {
+/** Polls GET /message/pdf/{id} until the run finishes (gives up after a minute, generous for a loaded machine). */
+async function finished(fileId: string, token = alice, timeoutMs = 60_000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const data = await statusOf(fileId, token);

@@ -9,6 +9,7 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
 import { signLocalIdToken } from '#infra/local/local-idp.ts';
 import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 import { fixturePdf } from '#test/helpers/make-pdf.ts';
+import { until } from '#test/helpers/until.ts';
 
 // A restart in the middle of an ingestion: fauxqs keeps queues in memory, so the queued messages
 // are lost while the records on disk still say processing. The next start queues each run again
@@ -17,7 +18,6 @@ import { fixturePdf } from '#test/helpers/make-pdf.ts';
 let dataDir: string;
 let pdfs: PdfServer;
 let runtime: LocalRuntime | undefined;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'recovery-test-'));
@@ -124,14 +124,14 @@ test('runs cut short by a restart are queued again on start and complete', async
   sqs.destroy();
 
   runtime = await startLocalRuntime({ ...options, pollers: true });
+  const { url } = runtime;
   for (const fileId of [atFetch, atEmbed]) {
-    let data: any;
-    for (let i = 0; i < 100; i++) {
-      data = (await call(runtime.url, 'GET', `/message/pdf/${fileId}`, token)).body.data.embeddingsData;
-      if (data.status !== 'processing') break;
-      await sleep(100);
-    }
+    const data = await until(
+      `file ${fileId} to leave processing`,
+      async () => (await call(url, 'GET', `/message/pdf/${fileId}`, token)).body.data.embeddingsData,
+      (d: any) => d.status !== 'processing',
+    );
     expect(data).toMatchObject({ status: 'completed', pages: 1, chunks: 1 });
   }
   expect(pdfs.count('/hello.pdf')).toBeGreaterThanOrEqual(2); // HEAD before the restart, GET after
-});
+}, 180_000); // two starts of the runtime and two ingestions: a loaded machine needs more than the default minute

@@ -8,6 +8,7 @@ import {
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { randomBytes } from 'node:crypto';
 import { startPoller } from '#infra/local/poller.ts';
+import { until } from '#test/helpers/until.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
 
 // The local event source mapping against fauxqs: real SQS events in batches, partial batch
@@ -42,14 +43,6 @@ async function queueWithDlq(maxReceiveCount: number) {
   return { url: queue.QueueUrl!, arn, dlqUrl: dlq.QueueUrl! };
 }
 
-const waitFor = async (check: () => boolean | Promise<boolean>, ms = 15_000) => {
-  const until = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-};
-
 test('batches succeed, a failing item is retried alone and ends in the DLQ', async () => {
   const q = await queueWithDlq(3);
   const seen: SQSEvent['Records'][] = [];
@@ -69,7 +62,7 @@ test('batches succeed, a failing item is retried alone and ends in the DLQ', asy
     queueArn: q.arn,
     batchSize: 5,
     concurrency: 1,
-    timeoutSeconds: 5,
+    timeoutSeconds: 30, // the queue's visibility timeout; generous for handlers that answer at once
     memoryMb: 128,
     retryDelaySeconds: 0,
     loadHandler: async () => handler,
@@ -85,7 +78,7 @@ test('batches succeed, a failing item is retried alone and ends in the DLQ', asy
         ],
       }),
     );
-    await waitFor(async () => {
+    await until('the poison message in the DLQ', async () => {
       const dead = await sqs.send(
         new ReceiveMessageCommand({ QueueUrl: q.dlqUrl, WaitTimeSeconds: 0, VisibilityTimeout: 0 }),
       );
@@ -120,7 +113,7 @@ test('a handler that throws fails the whole batch, which is delivered again', as
     queueArn: q.arn,
     batchSize: 10,
     concurrency: 1,
-    timeoutSeconds: 5,
+    timeoutSeconds: 30, // the queue's visibility timeout; generous for handlers that answer at once
     memoryMb: 128,
     retryDelaySeconds: 0,
     loadHandler: async () => handler,
@@ -128,8 +121,8 @@ test('a handler that throws fails the whole batch, which is delivered again', as
   });
   try {
     await sqs.send(new SendMessageBatchCommand({ QueueUrl: q.url, Entries: [{ Id: 'a', MessageBody: '{}' }] }));
-    await waitFor(() => calls >= 2);
-    await waitFor(async () => {
+    await until('the batch delivered again', () => calls >= 2);
+    await until('the queue drained', async () => {
       const attrs = await sqs.send(
         new GetQueueAttributesCommand({
           QueueUrl: q.url,

@@ -1,5 +1,6 @@
 import { createId } from '@paralleldrive/cuid2';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
+import { until } from '#test/helpers/until.ts';
 
 // Products over real HTTP: admin writes, reads for any signed-in user, validation, paging.
 // Product routes answer bare bodies and `{ message, errors? }` errors.
@@ -127,7 +128,7 @@ describe('GET /products/{id}', () => {
 describe('PATCH /products/{id}', () => {
   test('an admin changes some fields; the others stay; updatedAt moves', async () => {
     const p = await create({ name: 'Chair', description: 'Oak', priceCents: 8000, currency: 'EUR' });
-    await new Promise((r) => setTimeout(r, 5));
+    await until('the clock to pass the creation time', () => new Date().toISOString() > p.updatedAt); // so updatedAt can move
     const res = await app.request('PATCH', `/products/${p.id}`, {
       token: admin,
       body: { priceCents: 7500, currency: 'CHF' },

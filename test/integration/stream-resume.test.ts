@@ -15,7 +15,9 @@ let app: TestApp;
 let token: string;
 let strangerToken: string;
 
-const STALE_MS = 2_000;
+// Long enough that a live generator's heartbeat (a third of it) is never late on a loaded machine;
+// the test of a killed generator waits this long for its reply to be taken for dead.
+const STALE_MS = 10_000;
 
 beforeAll(async () => {
   ai = await startOpenAiTestServer();
@@ -24,7 +26,7 @@ beforeAll(async () => {
     env: {
       OPENAI_API_KEY: 'test-key',
       OPENAI_BASE_URL: ai.baseURL,
-      OPENAI_TIMEOUT_MS: '5000',
+      OPENAI_TIMEOUT_MS: '60000', // no test here waits for it: held streams are released by the test
       OPENAI_MAX_RETRIES: '0',
       STREAM_HEARTBEAT_MS: '1000',
       REPLY_STALE_MS: String(STALE_MS),
@@ -93,6 +95,8 @@ test('a stream cut after a few deltas and resumed with Last-Event-ID joins into 
   ai.setReply(REPLY);
   const uncut = numbered((await stream(chat.id, 'uncut')).events);
 
+  // The model holds after four deltas, so the reply is still being generated when it is read.
+  const release = ai.holdStreamAfter(4);
   const cut = await stream(chat.id, 'cut', { stopWhen: (events) => events.filter((e) => !e.event).length >= 4 });
   expect(cut.stoppedEarly).toBe(true);
   const had = numbered(cut.events);
@@ -104,6 +108,7 @@ test('a stream cut after a few deltas and resumed with Last-Event-ID joins into 
     (m) => m[3]?.status === 'streaming' && m[3].message.length > 0,
   );
   expect(REPLY.startsWith(growing[3].message)).toBe(true);
+  release();
 
   const rest = await resume(chat.id, messageId, { lastEventId: String(had.at(-1)![0]) });
   const joined = [...had, ...numbered(rest.events)];
@@ -139,7 +144,8 @@ test('an abandoned stream is stored complete; a resume from anywhere follows the
 test('a stop from another connection ends the generation and every stream of it', async () => {
   const chat = await newChat();
   ai.setReply(REPLY);
-  ai.chunkDelayMs = 100;
+  // The model holds after three deltas: the stop finds the generation under way, whatever the machine's speed.
+  const release = ai.holdStreamAfter(3);
   let messageId: string | undefined;
   const stopped: { body?: any } = {};
   const live = stream(chat.id, 'stop me', {
@@ -179,17 +185,20 @@ test('a stop from another connection ends the generation and every stream of it'
   const twice = await app.request('POST', `/chat/${chat.id}/messages/${messageId}/stop`, { token });
   expect(twice.status).toBe(200);
   expect(twice.body.data).toEqual(stopped.body.data);
+  release();
 });
 
 test('a generator whose instance is killed leaves a failed reply, never one stuck in streaming', async () => {
   const chat = await newChat();
   ai.setReply(REPLY);
-  ai.chunkDelayMs = 100;
+  // The model holds after three deltas: the instance is still generating when it is killed.
+  const release = ai.holdStreamAfter(3);
   const live = await stream(chat.id, 'die', { stopWhen: (events) => events.filter((e) => !e.event).length >= 3 });
   const { messageId } = startOf(live);
   const instances = app.functions.instances('send-message').filter((i) => i.busy);
   expect(instances.length).toBeGreaterThan(0);
   for (const inst of instances) process.kill(inst.pid, 'SIGKILL');
+  release();
 
   const followed = await resume(chat.id, messageId, { lastEventId: '1' });
   const events = numbered(followed.events);

@@ -17,7 +17,8 @@ beforeAll(async () => {
     env: {
       OPENAI_API_KEY: 'test-key',
       OPENAI_BASE_URL: ai.baseURL,
-      OPENAI_TIMEOUT_MS: '1000',
+      // Reached on purpose by the model that goes quiet; long enough that no answering call does on a loaded machine.
+      OPENAI_TIMEOUT_MS: '5000',
       OPENAI_MAX_RETRIES: '2',
       STREAM_HEARTBEAT_MS: '150',
     },
@@ -71,7 +72,7 @@ test('bytes really stream: the first deltas arrive while the model is still gene
   ai.setReply(REPLY);
   const release = ai.holdStreamAfter(2); // the model sends two deltas, then waits
   let releasedByClient = false;
-  const safety = setTimeout(release, 10_000); // never hang the suite
+  const safety = setTimeout(release, 50_000); // never hang the suite (the test fails first: releasedByClient)
   const sse = await stream(chat.id, 'go', {
     onChunk: (events) => {
       if (!releasedByClient && events.filter((e) => !e.event && e.data.startsWith('{')).length >= 2) {
@@ -91,7 +92,7 @@ test('a quiet model gets a keep-alive comment (STREAM_HEARTBEAT_MS)', async () =
   const chat = await newChat();
   ai.setReply(REPLY);
   const release = ai.holdStreamAfter(1);
-  const safety = setTimeout(release, 10_000);
+  const safety = setTimeout(release, 50_000);
   const sse = await stream(chat.id, 'slowly', {
     onChunk: (_events, comments) => {
       if (comments.length) release();

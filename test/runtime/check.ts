@@ -30,7 +30,8 @@ import { manifestFunctions, type ManifestFunction } from '../../infra/routes.ts'
 // Exits non-zero, naming what failed.
 
 const RIC = join(projectRoot, 'test/runtime/node_modules/aws-lambda-ric/index.mjs');
-const STARTUP_MS = 20_000;
+/** How long to wait for what a function posts: a minute, generous for a loaded machine. */
+const STARTUP_MS = 60_000;
 
 interface Posted {
   path: string;

@@ -26,7 +26,7 @@ const settings = (overrides: Partial<BedrockSettings> = {}): BedrockSettings => 
   chatModel: 'amazon.nova-lite-v1:0',
   embeddingModel: 'amazon.titan-embed-text-v2:0',
   embeddingConcurrency: 4,
-  timeoutMs: 2_000,
+  timeoutMs: 60_000, // generous: no call that should succeed times out on a loaded machine
   maxRetries: 2,
   embeddingBatchSize: 2048,
   embeddingBatchMaxTokens: 300_000,

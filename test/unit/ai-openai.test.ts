@@ -14,7 +14,7 @@ const settings = (over: Partial<OpenAiSettings> = {}): OpenAiSettings => ({
   baseURL: ai.baseURL,
   chatModel: 'gpt-test',
   embeddingModel: 'text-embedding-3-small',
-  timeoutMs: 1000,
+  timeoutMs: 60_000, // generous: no call that should succeed times out on a loaded machine
   maxRetries: 2,
   embeddingBatchSize: 2048,
   embeddingBatchMaxTokens: 300_000,
@@ -135,7 +135,7 @@ test('429 (with retry-after) and 500 are retried by the SDK; exhausted retries a
 });
 
 test('a server that never answers times out after the retries', async () => {
-  const impatient = createOpenAiProvider(settings({ maxRetries: 1 }));
+  const impatient = createOpenAiProvider(settings({ maxRetries: 1, timeoutMs: 1000 }));
   ai.stallNext(2);
   // (Under plain Node the SDK reports APIConnectionTimeoutError → kind 'timeout'; inside jest's
   // VM realm its abort detection misses the DOMException, so only the class is asserted here.)
@@ -155,7 +155,8 @@ test("a stream cut mid-way or gone quiet fails as the provider's error, after th
   await expect(cut.next()).rejects.toMatchObject({ kind: 'unavailable' });
 
   ai.stallStreamAfter(1);
-  const quiet = provider.streamReply(input)[Symbol.asyncIterator]();
+  const impatient = createOpenAiProvider(settings({ timeoutMs: 1000 }));
+  const quiet = impatient.streamReply(input)[Symbol.asyncIterator]();
   expect((await quiet.next()).value).toEqual({ type: 'delta', text: 'a ' });
   await expect(quiet.next()).rejects.toMatchObject({ kind: 'timeout' });
 });
