@@ -409,10 +409,12 @@ export const contracts: RouteContracts = {
     summary: "One page of a completed file: its text (what sources' charStart/charEnd index) and an image of it",
     description:
       "Owner only (another user's file is 404, like every per-file route). A page the file does not have is 404; a file that is not " +
-      'completed is 409 FILE_NOT_READY. The image is drawn on the first request (bounded in time and memory: TOO_COMPLEX past a limit is 400) ' +
-      'and kept until the file is deleted or ingested again.',
+      'completed is 409 FILE_NOT_READY. The image is drawn on the first request and kept until the file is deleted or ingested again; ' +
+      'a page that cannot be drawn within the bounds of the function that draws it (an image costlier than its memory affords, its time ' +
+      'per page) is 409 PAGE_NOT_DRAWABLE, remembered: later requests answer the same without drawing again. Limited per user ' +
+      '(RATE_LIMIT_PAGES_PER_MINUTE).',
     params: pdfPageParams,
     responses: { 200: pdfPageResponse },
-    errors: [400, 401, 404, 409],
+    errors: [400, 401, 404, 409, 429],
   },
 };

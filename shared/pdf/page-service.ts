@@ -132,7 +132,10 @@ export async function getPdfPage(
 const failedDrawSchema = z.object({ message: z.string() });
 
 const notDrawable = (page: number, why: string) =>
-  new ConflictError(`Page ${page} cannot be drawn: ${why}. Its text is still read and cited`, 'PAGE_NOT_DRAWABLE');
+  new ConflictError(
+    `Page ${page} cannot be drawn: ${why}. Its text is still read and cited in replies`,
+    'PAGE_NOT_DRAWABLE',
+  );
 
 /**
  * Draws one page of the run's kept PDF as a PNG in the bounded child. A page past the child's
