@@ -256,8 +256,13 @@ test('the same fileId again starts nothing new; force: true ingests again and re
   expect(gets()).toBe(before.gets + 1);
   expect(ai.count('/v1/embeddings')).toBe(before.embeds + 1); // forced: not reused
   expect(await chunkItems(fileId)).toHaveLength(1);
-  // The old run's vectors, page texts and PDF are gone: one run's are left.
-  const kept = await objectsUnder(`vectors/${fileId}/`);
+  // The old run's vectors, page texts and PDF are gone: one run's are left (the completion's
+  // clean-up runs after the file reads completed, so it is awaited).
+  const kept = await until(
+    "the old run's objects deleted",
+    () => objectsUnder(`vectors/${fileId}/`),
+    (keys) => keys.length <= 3,
+  );
   expect(kept).toHaveLength(3);
   expect(new Set(kept.map((k) => k.split('/')[2]!.replace(/\.pvec$/, ''))).size).toBe(1);
 });
