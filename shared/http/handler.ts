@@ -256,7 +256,7 @@ function authentication(route: HttpRouteSettings, layer: HttpLayer): MiddlewareO
   const anonymous = mode === 'idp' || mode === 'public';
   if (!anonymous && !callers) throw new Error(`${route.method} ${route.path}: its HTTP layer has no caller checks`);
   if (route.rateLimit && !limits) throw new Error(`${route.method} ${route.path}: its HTTP layer has no rate limits`);
-  // A rate-limited read (GET …/stream) counts its request alongside the confirmation, as a write does.
+  // A rate-limited read (following a reply, a PDF page) counts its request alongside the confirmation, as a write does.
   const concurrentRead = route.method === 'GET' && mode === 'user' && !route.rateLimit;
   return {
     before: async (request) => {
