@@ -1,0 +1,152 @@
+// What a document reader gives the ingestion pipeline, whatever the format: the document as
+// parts (pages, slides, sheets, sections), each with its text, its structure (headings, prose,
+// tables as Markdown rows) and its place in the document (docs/DECISIONS.md "Documents, not only
+// PDFs"). A reader never imports the pipeline: it turns bytes into parts within its bounds and
+// throws ReadRefused for a document it will not read.
+
+/** Formats the service reads, as the status and the citations name them. */
+export const DOCUMENT_FORMATS = ['pdf', 'docx', 'pptx', 'xlsx', 'html', 'markdown', 'text'] as const;
+export type DocumentFormat = (typeof DOCUMENT_FORMATS)[number];
+
+/** Where a part sits in its document. */
+export type PartLocation =
+  | { type: 'page'; page: number }
+  | { type: 'slide'; slide: number; title?: string }
+  /** `range`: the A1 range of the rows the part (or, in a citation, the quote) covers. */
+  | { type: 'sheet'; sheet: string; range: string }
+  /** The heading path the part sits under (outermost first; empty before the first heading). */
+  | { type: 'section'; path: string[] };
+
+/** A piece of a part's text (PDF blocks also carry the indices of the text items they came from). */
+export interface TracedText {
+  text: string;
+  items: number[];
+}
+
+/**
+ * A part's structure, in reading order. `size` ranks headings: a heading closes every open
+ * heading of its size or smaller (structured formats use `headingSize(level)`).
+ */
+export type PartBlock =
+  | { kind: 'text'; text: string; lines: TracedText[] }
+  | { kind: 'heading'; text: string; size: number; styled: boolean; lines: TracedText[] }
+  /** rows[0] is the header; each row's text is `| a | b |`, as it stands in the part's text. */
+  | { kind: 'table'; rows: { text: string; cells: TracedText[] }[] };
+
+export interface DocumentPart {
+  /** The part's text: its blocks joined by `partTextOf` (what citations' charStart/charEnd index). */
+  text: string;
+  blocks: PartBlock[];
+  location: PartLocation;
+  /** A sheet's part: the sheet row number of each line of `text` (a quote's range is read from them). */
+  rows?: number[];
+  /** A sheet's part: its first and last column letters (a quote's range spans them). */
+  columns?: [string, string];
+}
+
+/** What a reader may spend on one document (the child it runs in also bounds memory and time). */
+export interface ReaderLimits {
+  /** Entries in a package (zip). */
+  maxEntries: number;
+  /** Bytes a package may inflate to, all entries together. */
+  maxUncompressedBytes: number;
+  /** Inflated size over compressed size, per entry. */
+  maxCompressionRatio: number;
+  /** Elements nested in markup (HTML, XML). */
+  maxDepth: number;
+  /** Characters of text the whole document may give. */
+  maxTextChars: number;
+  /** Cells a workbook may give. */
+  maxCells: number;
+}
+
+export const DEFAULT_READER_LIMITS: ReaderLimits = {
+  maxEntries: 10_000,
+  maxUncompressedBytes: 512 * 1024 * 1024,
+  maxCompressionRatio: 200,
+  maxDepth: 512,
+  maxTextChars: 64 * 1024 * 1024,
+  maxCells: 2_000_000,
+};
+
+/** Why a document is not read: the message says what the bytes are and what to do. */
+export type RefusalReason =
+  | 'UNSUPPORTED_TYPE' // not a format read here, a legacy binary Office file, an encrypted package
+  | 'TOO_COMPLEX' // past a bound (entries, size, ratio, depth, cells)
+  | 'INVALID_DOCUMENT'; // damaged: not the package or markup it claims to be
+
+export class ReadRefused extends Error {
+  constructor(
+    readonly reason: RefusalReason,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ReadRefused';
+  }
+}
+
+export interface DocumentReader {
+  readonly format: DocumentFormat;
+  /** The document's parts, in order (at least one; a part may have empty text). */
+  read(bytes: Uint8Array, limits: ReaderLimits): Promise<DocumentPart[]>;
+}
+
+/** Heading level 1..6 → size (level 1 ranks highest). */
+export const headingSize = (level: number) => 7 - Math.min(6, Math.max(1, level));
+
+/** `| a | b |`; a pipe inside a cell is escaped, an empty cell is blank. */
+export function markdownRow(cells: string[]): string {
+  return `| ${cells.map((c) => c.replaceAll('|', '\\|')).join(' | ')} |`.replace(/ {2,}/g, ' ');
+}
+
+/** The text of a block as it stands in the part's text and in chunks. */
+export function blockText(block: PartBlock): string {
+  return block.kind === 'table' ? block.rows.map((r) => r.text).join('\n') : block.text;
+}
+
+/** Blocks joined: by a space between prose and headings, by a line break before and after a table. */
+export function partTextOf(blocks: readonly PartBlock[]): string {
+  let text = '';
+  blocks.forEach((block, k) => {
+    if (k > 0) text += block.kind === 'table' || blocks[k - 1]!.kind === 'table' ? '\n' : ' ';
+    text += blockText(block);
+  });
+  return text;
+}
+
+// C0/C1 controls other than whitespace, and noncharacters.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is this pattern's job
+const CONTROLS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\ufffe\uffff]/g;
+
+/** One line of text as every reader gives it: NFKC, no controls, whitespace runs as single spaces. */
+export function normaliseText(raw: string): string {
+  return raw
+    .normalize('NFKC')
+    .replace(CONTROLS, ' ')
+    .replace(/[\s\u00a0]+/g, ' ')
+    .trim();
+}
+
+/** Builders for readers of structured formats (no text items behind their text). */
+export const blocks = {
+  heading: (text: string, level: number): PartBlock => ({
+    kind: 'heading',
+    text,
+    size: headingSize(level),
+    styled: false,
+    lines: [],
+  }),
+  prose: (text: string): PartBlock => ({ kind: 'text', text, lines: [] }),
+  /** rows[0] is the header. */
+  table: (rows: string[][]): PartBlock => ({
+    kind: 'table',
+    rows: rows.map((cells) => ({ text: markdownRow(cells), cells: cells.map((text) => ({ text, items: [] })) })),
+  }),
+};
+
+/** A part of blocks (text normalised by the reader: single spaces, no control characters). */
+export const partOf = (parts: PartBlock[], location: PartLocation): DocumentPart => ({
+  text: partTextOf(parts),
+  blocks: parts,
+  location,
+});
