@@ -1,10 +1,10 @@
 import { performance } from 'node:perf_hooks';
 import { loadConfig } from '#shared/config.ts';
 import { extractTextBounded } from '#shared/pdf/bounded-extract.ts';
-import { extractLimits } from '#shared/pdf/extract-stage.ts';
+import { extractLimits } from '#shared/ingestion/extract-stage.ts';
 import { PermanentFailure } from '#shared/files/failures.ts';
 import { renderPagesBounded } from '#shared/pdf/ocr/bounded-render.ts';
-import { ocrRenderLimits } from '#shared/pdf/ocr-stage.ts';
+import { ocrRenderLimits } from '#shared/ingestion/ocr-stage.ts';
 import { DRAWING_CHILD_BASE_MB } from '#shared/pdf/ocr/image-budget.ts';
 import { pipelineStages } from '../infra/routes.ts';
 import {

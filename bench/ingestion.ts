@@ -1,9 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import { makeTextPdf } from '../test/helpers/make-pdf.ts';
 import { loadPdfjs, standardFontsDir } from '#shared/pdf/extract.ts';
-import { Chunker } from '#shared/pdf/chunker.ts';
+import { Chunker } from '#shared/ingestion/chunker.ts';
 import { normalizeText } from '#shared/sentences.ts';
-import { countTextTokens } from '#shared/pdf/tokens.ts';
+import { countTextTokens } from '#shared/ingestion/chunk-tokens.ts';
 import { lexicalEmbedding } from '#shared/ai/lexical-embedding.ts';
 import type { Benchmark } from './lib/context.ts';
 import { missingFiles } from './lib/context.ts';

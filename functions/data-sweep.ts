@@ -4,8 +4,8 @@ import { accountExportDeps } from '#shared/account-export/account-export-deps.ts
 import { erasureDeps } from '#shared/erasure/erasure-deps.ts';
 import { runSweep } from '#shared/erasure/sweep.ts';
 import { logger } from '#shared/logger.ts';
-import { ingestQueueDeps } from '#shared/pdf/pipeline-deps.ts';
-import { releaseStuck } from '#shared/pdf/ingest-queue.ts';
+import { ingestQueueDeps } from '#shared/ingestion/pipeline-deps.ts';
+import { releaseStuck } from '#shared/ingestion/ingest-queue.ts';
 
 // data-sweep (a schedule): finishes unfinished erasures (DELETE /me), builds the account exports
 // asked for (POST /me/export) and deletes the chats and files RETENTION_DAYS says are too old.

@@ -8,8 +8,8 @@ import { config } from '#shared/config.ts';
 import { systemClock } from '#shared/clock.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { CollectionRepository } from '#shared/collections/collection-repository.ts';
-import { ingestQueueDeps } from '#shared/pdf/pipeline-deps.ts';
-import { releaseWaiting } from '#shared/pdf/ingest-queue.ts';
+import { ingestQueueDeps } from '#shared/ingestion/pipeline-deps.ts';
+import { releaseWaiting } from '#shared/ingestion/ingest-queue.ts';
 
 // DELETE /upload/{fileId}: the file's objects, chunks, vectors, attachments, memberships and record (owner only).
 const settings = config();

@@ -2,8 +2,8 @@ import { httpRoutes } from '#infra/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { config } from '#shared/config.ts';
 import { systemClock } from '#shared/clock.ts';
-import { ingestDeps } from '#shared/pdf/ingest-deps.ts';
-import { ingestPdf } from '#shared/pdf/ingest-service.ts';
+import { ingestDeps } from '#shared/ingestion/ingest-deps.ts';
+import { ingestPdf } from '#shared/ingestion/ingest-service.ts';
 import { ingestPdfBody } from '#shared/files/schemas.ts';
 
 // POST /message/pdf: check the URL and its size, start the pipeline (or queue), wait a while for it.

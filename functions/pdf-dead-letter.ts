@@ -2,10 +2,10 @@ import { dynamo, tableName } from '#shared/clients.ts';
 import { config } from '#shared/config.ts';
 import { systemClock } from '#shared/clock.ts';
 import { FileRepository } from '#shared/files/file-repository.ts';
-import { recordDeadLetter, type DeadLetterDeps } from '#shared/pdf/dead-letter.ts';
-import { sqsBatchHandler } from '#shared/pdf/stage-runner.ts';
-import { ingestQueueDeps } from '#shared/pdf/pipeline-deps.ts';
-import { releaseWaiting } from '#shared/pdf/ingest-queue.ts';
+import { recordDeadLetter, type DeadLetterDeps } from '#shared/ingestion/dead-letter.ts';
+import { sqsBatchHandler } from '#shared/ingestion/stage-handler.ts';
+import { ingestQueueDeps } from '#shared/ingestion/pipeline-deps.ts';
+import { releaseWaiting } from '#shared/ingestion/ingest-queue.ts';
 
 // pdf-dead-letter (SQS, every pipeline DLQ): a file whose stage died on every attempt is marked
 // failed (PROCESSING_FAILED and the stage); a write that fails is retried by SQS.

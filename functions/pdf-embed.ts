@@ -3,10 +3,10 @@ import { aiProvider } from '#shared/ai/provider.ts';
 import { estimateTokens } from '#shared/ai/tokens.ts';
 import { config } from '#shared/config.ts';
 import { systemClock } from '#shared/clock.ts';
-import { embedMessageSchema } from '#shared/pdf/messages.ts';
-import { runEmbed } from '#shared/pdf/embed-stage.ts';
-import { pipelineDeps } from '#shared/pdf/pipeline-deps.ts';
-import { stageHandler } from '#shared/pdf/stage-runner.ts';
+import { embedMessageSchema } from '#shared/ingestion/queue-messages.ts';
+import { runEmbed } from '#shared/ingestion/embed-stage.ts';
+import { pipelineDeps } from '#shared/ingestion/pipeline-deps.ts';
+import { stageHandler } from '#shared/ingestion/stage-handler.ts';
 import { dynamo } from '#shared/clients.ts';
 import { userLimits } from '#shared/limits/user-limits.ts';
 

@@ -1,10 +1,10 @@
 import { stageSettings } from '#infra/routes.ts';
 import { systemClock } from '#shared/clock.ts';
 import { config } from '#shared/config.ts';
-import { extractMessageSchema } from '#shared/pdf/messages.ts';
-import { runExtract } from '#shared/pdf/extract-stage.ts';
-import { pipelineDeps } from '#shared/pdf/pipeline-deps.ts';
-import { stageHandler } from '#shared/pdf/stage-runner.ts';
+import { extractMessageSchema } from '#shared/ingestion/queue-messages.ts';
+import { runExtract } from '#shared/ingestion/extract-stage.ts';
+import { pipelineDeps } from '#shared/ingestion/pipeline-deps.ts';
+import { stageHandler } from '#shared/ingestion/stage-handler.ts';
 
 // pdf-extract (SQS): text per page with pdfjs-dist in a bounded child process, token-aware chunks, parts fanned out to pdf-embed.
 const deps = pipelineDeps(config(), systemClock);

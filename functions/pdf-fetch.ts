@@ -1,10 +1,10 @@
 import { stageSettings } from '#infra/routes.ts';
 import { systemClock } from '#shared/clock.ts';
 import { config } from '#shared/config.ts';
-import { fetchMessageSchema } from '#shared/pdf/messages.ts';
-import { runFetch } from '#shared/pdf/fetch-stage.ts';
-import { pipelineDeps } from '#shared/pdf/pipeline-deps.ts';
-import { stageHandler } from '#shared/pdf/stage-runner.ts';
+import { fetchMessageSchema } from '#shared/ingestion/queue-messages.ts';
+import { runFetch } from '#shared/ingestion/fetch-stage.ts';
+import { pipelineDeps } from '#shared/ingestion/pipeline-deps.ts';
+import { stageHandler } from '#shared/ingestion/stage-handler.ts';
 
 // pdf-fetch (SQS): download the PDF through the SSRF guard into the bucket, then queue extraction.
 const deps = pipelineDeps(config(), systemClock);

@@ -2,11 +2,11 @@ import { stageSettings } from '#infra/routes.ts';
 import { availableParallelism } from 'node:os';
 import { systemClock } from '#shared/clock.ts';
 import { config } from '#shared/config.ts';
-import { ocrMessageSchema } from '#shared/pdf/messages.ts';
+import { ocrMessageSchema } from '#shared/ingestion/queue-messages.ts';
 import { SharedOcrEngine } from '#shared/pdf/ocr/engine.ts';
-import { runOcr } from '#shared/pdf/ocr-stage.ts';
-import { pipelineDeps } from '#shared/pdf/pipeline-deps.ts';
-import { stageHandler } from '#shared/pdf/stage-runner.ts';
+import { runOcr } from '#shared/ingestion/ocr-stage.ts';
+import { pipelineDeps } from '#shared/ingestion/pipeline-deps.ts';
+import { stageHandler } from '#shared/ingestion/stage-handler.ts';
 
 // pdf-ocr (SQS): a range of pages without usable text, drawn with pdf.js on @napi-rs/canvas and
 // recognised by tesseract.js worker threads (one per vCPU unless OCR_WORKERS says otherwise).

@@ -70,7 +70,7 @@ interface PipelineStage {
 }
 
 /**
- * The /tmp of a function that copies a PDF there for the pdf.js child (shared/pdf/local-pdf.ts,
+ * The /tmp of a function that copies a PDF there for the pdf.js child (shared/ingestion/local-copy.ts,
  * docs/DECISIONS.md, Large PDFs): the largest PDF (PDF_MAX_BYTES is at most 500 MB) and room for
  * the rest (one invocation at a time per instance, one copy each).
  */
@@ -544,6 +544,18 @@ export const httpRoutes = {
     tmpMb: PDF_COPY_TMP_MB,
     access: { table: 'read', bucket: { read: ['vectors/'], write: ['vectors/'] }, jwtSecret: true },
   },
+  // A part of a file of any format (its place and text); a PDF's page is drawn as the page route's.
+  'get-file-part': {
+    method: 'GET',
+    path: '/files/{fileId}/parts/{part}',
+    auth: 'user',
+    shape: 'envelope',
+    rateLimit: 'pages',
+    timeoutSeconds: 60,
+    memoryMb: 3008,
+    tmpMb: PDF_COPY_TMP_MB,
+    access: { table: 'read', bucket: { read: ['vectors/'], write: ['vectors/'] }, jwtSecret: true },
+  },
   // Orders and products: bare bodies and `{ message }` errors (the commerce side of the API).
   // Placing an order makes its payment intent; cancelling one refunds it (the provider's keys).
   'create-order': {
@@ -704,7 +716,7 @@ export const manifestFunctions: ManifestFunction[] = [
   })),
 ];
 
-/** What a stage's runner (shared/pdf/stage-runner.ts) is told of its deployment. */
+/** What a stage's runner (shared/ingestion/stage-handler.ts) is told of its deployment. */
 export const stageSettings = (name: PipelineStageName): StageSettings => ({
   name,
   maxReceiveCount: pipelineStages[name].maxReceiveCount,

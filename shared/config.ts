@@ -163,6 +163,14 @@ export const configSchema = z.object({
   PDF_MAX_STREAM_BYTES: z._default(int(1024, 4 * 1024 * 1024 * 1024), 32 * 1024 * 1024),
   PDF_MAX_CONTENT_BYTES: z._default(int(1024, 16 * 1024 * 1024 * 1024), 256 * 1024 * 1024),
   PDF_MAX_CMAP_CODES: z._default(int(256, 2 ** 32), 1024 * 1024),
+  // Bounds on reading a document of another format (shared/readers/): a package's entries, the
+  // bytes it may inflate to and its ratio per entry (checked before inflating), markup's nesting,
+  // a workbook's cells; the child's heap, size and time are the PDF_EXTRACT_* ones.
+  DOCUMENT_MAX_ENTRIES: z._default(int(10, 1_000_000), 10_000),
+  DOCUMENT_MAX_UNCOMPRESSED_BYTES: z._default(int(1024 * 1024, 16 * 1024 * 1024 * 1024), 512 * 1024 * 1024),
+  DOCUMENT_MAX_RATIO: z._default(int(10, 100_000), 200),
+  DOCUMENT_MAX_DEPTH: z._default(int(16, 100_000), 512),
+  DOCUMENT_MAX_CELLS: z._default(int(1000, 100_000_000), 2_000_000),
   CHUNK_TOKENS: z._default(int(50, 8_000), 800),
   CHUNK_OVERLAP_TOKENS: z._default(int(0, 2_000), 100),
   // A part is one embedding request filled to the provider's limits; a lower cap here buys more

@@ -250,10 +250,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       // the settings are set.
       const [{ resumeStuckIngestions }, { FileRepository }, { dynamo, sqsClient }, { stageQueues }] = await Promise.all(
         [
-          import('#shared/pdf/recovery.ts'),
+          import('#shared/ingestion/recovery.ts'),
           import('#shared/files/file-repository.ts'),
           import('#shared/clients.ts'),
-          import('#shared/pdf/queue.ts'),
+          import('#shared/ingestion/stage-queues.ts'),
         ],
       );
       await resumeStuckIngestions({
@@ -262,8 +262,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       });
       // Queued runs are not resumed above: a release sends them when a slot is free.
       const [{ releaseStuck }, { ingestQueueDeps }, { systemClock }] = await Promise.all([
-        import('#shared/pdf/ingest-queue.ts'),
-        import('#shared/pdf/pipeline-deps.ts'),
+        import('#shared/ingestion/ingest-queue.ts'),
+        import('#shared/ingestion/pipeline-deps.ts'),
         import('#shared/clock.ts'),
       ]);
       await releaseStuck(ingestQueueDeps(config, systemClock));

@@ -1,4 +1,5 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { PartLocation } from '../readers/reader.ts';
 import { batchGetAll, batchWriteAll, deleteAll, queryPages, Repository, type Item } from '../dynamo.ts';
 
 // Chunks of a file (docs/ARCHITECTURE.md, Access patterns): FILE#<fileId> / CHUNK#<n, 6 digits>,
@@ -32,6 +33,21 @@ export interface Chunk {
   runs?: [number, number, number, number][];
   /** Where those stretches are drawn: flat `[page, start, end, x, y, width, height]` (shared/pdf/positions.ts). */
   spans?: number[];
+  /**
+   * A document of another format than PDF: where each part the chunk covers sits (`page` is then
+   * the part's number). Absent for a PDF's pages.
+   */
+  places?: ChunkPlace[];
+}
+
+/** A part's place in its document, as a chunk carries it. */
+export interface ChunkPlace {
+  part: number;
+  location: PartLocation;
+  /** A sheet's part: `[offset in the part's text, sheet row]` where each row's line starts. */
+  rowStarts?: [number, number][];
+  /** A sheet's part: its first and last column letters. */
+  columns?: [string, string];
 }
 
 const CHUNK_DIGITS = 6;

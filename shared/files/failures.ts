@@ -8,7 +8,13 @@ import type { PipelineStageName } from './stages.ts';
 
 export const failureReasons = [
   'TOO_LARGE',
+  // A damaged PDF (or no page of it could be read).
   'NOT_PDF',
+  // The bytes are no format read here, a legacy binary Office file or an encrypted package: the
+  // message says what they are and what to do (docs/DECISIONS.md "Documents, not only PDFs").
+  'UNSUPPORTED_TYPE',
+  // A package or markup that is damaged: not what it claims to be.
+  'INVALID_DOCUMENT',
   'ENCRYPTED',
   'NO_TEXT_LAYER',
   // Text was found but none of it is usable, even after OCR: fonts without a Unicode map
@@ -116,6 +122,8 @@ export function documentAtFault({ reason, cause }: Pick<Failure, 'reason' | 'cau
   switch (reason) {
     case 'TOO_LARGE':
     case 'NOT_PDF':
+    case 'UNSUPPORTED_TYPE':
+    case 'INVALID_DOCUMENT':
     case 'ENCRYPTED':
     case 'NO_TEXT_LAYER':
     case 'UNREADABLE_TEXT':

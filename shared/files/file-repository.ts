@@ -1,4 +1,5 @@
 import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { DocumentFormat } from '../readers/reader.ts';
 import type { Failure } from './failures.ts';
 import type { RunStage } from './stages.ts';
 import {
@@ -61,6 +62,8 @@ export interface Run {
 
 /** What a run records as it goes, each field written by the stage that learns it (kept when the run ends). */
 export interface RunProgress {
+  /** The document's format, read from its bytes (the fetch stage knows a PDF; the reader, the others). */
+  format?: DocumentFormat;
   // pdf-fetch
   sha256?: string;
   fetchedAt?: string;
@@ -174,6 +177,7 @@ const FIELDS = [
   'forced',
   'startedAt',
   'queuedAt',
+  'format',
   'sha256',
   'fetchedAt',
   'pagesDone',
@@ -280,6 +284,8 @@ function fromItem(item: Item): FileRecord {
 type Extraction =
   | {
       next: 'embed';
+      /** Set by the reader of a format other than PDF (the fetch stage records a PDF's). */
+      format?: DocumentFormat;
       pages: number;
       textPages: number;
       unreadablePages: number;
@@ -442,13 +448,14 @@ export class FileRepository extends Repository {
   recordDownload(
     id: string,
     runId: string,
-    d: { sha256: string; size: number },
+    d: { sha256: string; size: number; format?: DocumentFormat },
     now: string,
   ): Promise<ProcessingFile | undefined> {
     return this.updateRun(id, runId, {
       stage: 'extract',
       sha256: d.sha256,
       size: d.size,
+      ...(d.format && { format: d.format }),
       fetchedAt: now,
       updatedAt: now,
     });

@@ -3,11 +3,25 @@ import { cuidSchema, idParam, pageQuerySchema } from '../schemas.ts';
 import type { NamedSchemas, RouteContracts } from '../openapi/contract.ts';
 import { downloadCauses, failureReasons } from './failures.ts';
 import { pipelineStageNames } from './stages.ts';
+import { DOCUMENT_FORMATS } from '../readers/reader.ts';
 import { example, EXAMPLE_IDS as ids, EXAMPLE_TIME as at } from '../openapi/examples.ts';
 
 const LOCAL_BUCKET = 'http://localhost:3000/s3/chat-service-files/uploads';
 
-// PDF upload and ingestion: request schemas and the shapes the API answers with.
+// Document upload and ingestion: request schemas and the shapes the API answers with.
+
+/** Content types POST /upload takes; what is read is decided by the bytes (docs/DECISIONS.md "Documents, not only PDFs"). */
+export const UPLOAD_CONTENT_TYPES = [
+  'application/pdf',
+  'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  'application/vnd.openxmlformats-officedocument.presentationml.presentation',
+  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+  'text/html',
+  'text/markdown',
+  'text/plain',
+  'application/octet-stream',
+] as const;
+export type UploadContentType = (typeof UPLOAD_CONTENT_TYPES)[number];
 
 const FILE_NAME_MAX_CHARS = 255;
 
@@ -20,7 +34,9 @@ export const createUploadBody = z
       // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is this check's job
       z.refine((s) => !/[\u0000-\u001f\u007f]/.test(s), 'Must not contain control characters'),
     ),
-    contentType: z.literal('application/pdf', { error: 'Only application/pdf is accepted' }),
+    contentType: z.enum(UPLOAD_CONTENT_TYPES, {
+      error: `Must be one of ${UPLOAD_CONTENT_TYPES.join(', ')} (the format is then read from the bytes)`,
+    }),
     size: z.number().check(z.int(), z.gte(1), z.describe('Size in bytes; at most PDF_MAX_BYTES (default 25 MiB)')),
   })
   .check(example({ fileName: 'paper.pdf', contentType: 'application/pdf', size: 1016315 }));
@@ -74,7 +90,7 @@ const uploadResponse = z
   .object({
     fileId: z.string(),
     fileName: z.string(),
-    contentType: z.literal('application/pdf'),
+    contentType: z.enum(UPLOAD_CONTENT_TYPES),
     size: z.number().check(z.int()),
     status: z.literal('uploaded'),
     uploadUrl: z.string().check(z.describe('Presigned S3 URL: PUT the PDF bytes here')),
@@ -108,7 +124,7 @@ const multipartUploadResponse = z
   .object({
     fileId: z.string(),
     fileName: z.string(),
-    contentType: z.literal('application/pdf'),
+    contentType: z.enum(UPLOAD_CONTENT_TYPES),
     size: int(),
     status: z.literal('uploaded'),
     partSize: int().check(z.describe('Bytes in each part but the last (UPLOAD_PART_BYTES)')),
@@ -223,7 +239,16 @@ export const embeddingsDataSchema = z.object({
       ),
     ),
   chunks: z.optional(int()),
-  parts: z.optional(z.object({ total: z.optional(int()), done: int() })),
+  format: z
+    .optional(z.enum(DOCUMENT_FORMATS))
+    .check(z.describe('The format read from the bytes (never from the name or declared type); set once known')),
+  parts: z
+    .optional(int())
+    .check(
+      z.describe(
+        'Parts the document reads as (GET /files/{fileId}/parts/{part}): pages of a PDF, slides, row ranges of sheets, sections. Embedding progress is in progress.parts',
+      ),
+    ),
   progress: z
     .optional(progressSchema)
     .check(z.describe('Ingestion progress: stage, pages read of total, parts embedded of total')),
@@ -325,6 +350,54 @@ export const pdfPageResponse = z
   .check(example(PDF_PAGE_EXAMPLE));
 export type PdfPage = z.infer<typeof pdfPageResponse>;
 
+const at1 = () => z.number().check(z.int(), z.gte(1));
+
+/** Where a part (and a source's quote) sits in its document. */
+export const partLocationSchema = z
+  .union([
+    z.strictObject({ type: z.literal('page'), page: at1() }),
+    z.strictObject({ type: z.literal('slide'), slide: at1(), title: z.optional(z.string()) }),
+    z.strictObject({
+      type: z.literal('sheet'),
+      sheet: z.string(),
+      range: z.string().check(z.describe('A1 range of the rows (a source: the rows its quote is on)')),
+    }),
+    z.strictObject({
+      type: z.literal('section'),
+      path: z.array(z.string()).check(z.describe('The headings the text sits under, outermost first')),
+    }),
+  ])
+  .check(
+    z.describe(
+      'page (PDF), slide (PowerPoint, speaker notes included), sheet and A1 range (Excel), section path (Word, HTML, Markdown, text)',
+    ),
+    example({ type: 'slide', slide: 4, title: 'Results' }),
+  );
+
+export const filePartParams = z.strictObject({
+  fileId: idParam('file'),
+  part: z
+    .string()
+    .check(z.regex(/^[1-9]\d{0,5}$/, 'Must be a part number (1, 2, …)'), z.describe('1-based part number'), example('4')),
+});
+
+/** GET /files/{fileId}/parts/{part}: a part's place and text (what sources' charStart/charEnd index). */
+export const filePartResponse = z
+  .object({
+    part: at1(),
+    location: partLocationSchema,
+    text: z.string().check(z.describe("The part's normalised text: the sources' charStart/charEnd index")),
+    imageUrl: z.optional(z.string()).check(z.describe('A PDF page: a presigned GET URL of its PNG (as the page route)')),
+  })
+  .check(
+    example({
+      part: 4,
+      location: { type: 'slide', slide: 4, title: 'Results' },
+      text: 'Results Latency fell by 40% … Notes: mention the cache warm-up',
+    }),
+  );
+export type FilePart = z.infer<typeof filePartResponse>;
+
 /** The named component schemas of the OpenAPI document. */
 export const schemas: NamedSchemas = {
   FileStatus: embeddingsDataSchema,
@@ -337,6 +410,8 @@ export const schemas: NamedSchemas = {
   CompleteMultipartUploadRequest: completeMultipartBody,
   IngestPdfRequest: ingestPdfBody,
   PdfPage: pdfPageResponse,
+  FilePart: filePartResponse,
+  PartLocation: partLocationSchema,
 };
 
 export const contracts: RouteContracts = {
@@ -415,6 +490,16 @@ export const contracts: RouteContracts = {
       '(RATE_LIMIT_PAGES_PER_MINUTE).',
     params: pdfPageParams,
     responses: { 200: pdfPageResponse },
+    errors: [400, 401, 404, 409, 429],
+  },
+  'get-file-part': {
+    summary: "One part of a completed file, any format: its place and its text (what sources' charStart/charEnd index)",
+    description:
+      "Owner only (another user's file is 404). A part the file does not have is 404; a file that is not completed is 409 " +
+      'FILE_NOT_READY. A PDF page adds imageUrl, drawn as GET /message/pdf/{fileId}/pages/{page} draws it (409 PAGE_NOT_DRAWABLE ' +
+      'when it cannot be). Limited per user (RATE_LIMIT_PAGES_PER_MINUTE).',
+    params: filePartParams,
+    responses: { 200: filePartResponse },
     errors: [400, 401, 404, 409, 429],
   },
 };

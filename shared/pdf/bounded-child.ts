@@ -39,6 +39,8 @@ export interface ChildLimits {
 /** What the child does, in the words of its failures ("reading one page took longer than …"). */
 interface ChildTask {
   verb: 'reading' | 'drawing';
+  /** What a breach calls the document ("The PDF is too complex …"; default: the PDF). */
+  noun?: string;
   /** "the text extraction": "… could not be started". */
   name: string;
 }
@@ -69,8 +71,8 @@ interface BoundedChildOptions<T> {
 const WATCH_INTERVAL_MS = 50;
 const STDERR_TAIL = 2048;
 
-export const tooComplex = (what: string) =>
-  new PermanentFailure('TOO_COMPLEX', `The PDF is too complex to process: ${what}`);
+export const tooComplex = (what: string, noun = 'PDF') =>
+  new PermanentFailure('TOO_COMPLEX', `The ${noun} is too complex to process: ${what}`);
 
 let devChild: Promise<string> | undefined;
 
@@ -276,7 +278,7 @@ export async function runBoundedChild<T>(job: ChildJob, options: BoundedChildOpt
     const stop = (what: string) => {
       if (settled || answered) return;
       child.kill('SIGKILL');
-      finish(tooComplex(what));
+      finish(tooComplex(what, task.noun));
     };
     const session: ChildSession<T> = {
       armPageTimer: () => {
@@ -329,7 +331,7 @@ export async function runBoundedChild<T>(job: ChildJob, options: BoundedChildOpt
       if (settled || answered) return;
       // Out of heap, a V8 fatal error, killed by the system: the document took the child down.
       logger.warn(`the ${task.verb} child stopped without an answer`, { code, signal, stderr: stderr.slice(-512) });
-      finish(tooComplex(`${task.verb} it exhausted the reader (out of memory or a fatal error)`));
+      finish(tooComplex(`${task.verb} it exhausted the reader (out of memory or a fatal error)`, task.noun));
     };
     child.on('message', onMessage);
     child.on('error', onError);

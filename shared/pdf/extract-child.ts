@@ -6,6 +6,9 @@ import type { TextVerdict } from './text-quality.ts';
 import type { PageBlock } from './layout/page-layout.ts';
 import type { PageLayout } from './positions.ts';
 import { flushCompileCache } from 'node:module';
+import { readFile } from 'node:fs/promises';
+import { ReadRefused, type DocumentFormat, type DocumentPart, type ReaderLimits } from '../readers/reader.ts';
+import { readDocument } from '../readers/documents.ts';
 import { asError } from '../errors.ts';
 import { openForDrawing } from './ocr/render.ts';
 import type { ImageBudget } from './ocr/image-budget.ts';
@@ -43,7 +46,15 @@ interface RenderJob {
   format?: 'pgm' | 'png';
 }
 
-export type ChildJob = ExtractJob | RenderJob;
+/** A document of another format (or not yet known to be a PDF): detected and read whole. */
+interface ReadJob {
+  kind: 'read';
+  /** The path of a file the parent wrote and removes. */
+  source: string;
+  limits: ReaderLimits;
+}
+
+export type ChildJob = ExtractJob | RenderJob | ReadJob;
 
 /** What the parent asks of a drawing child once the document is open. */
 export type ChildRequest = { type: 'draw'; page: number } | { type: 'close' };
@@ -52,6 +63,8 @@ export type ChildMessage =
   | { type: 'ready'; pages: number }
   | { type: 'page'; page: number; text: string; verdict: TextVerdict; layout?: PageLayout; blocks?: PageBlock[] }
   | { type: 'done'; result: ExtractResult }
+  /** A read job's answer: the format its bytes are, and its parts (none for a PDF: read as one). */
+  | { type: 'document'; format: DocumentFormat; parts: DocumentPart[] }
   | { type: 'image'; page: number; width: number; height: number; pgm: Uint8Array; widthPt?: number; heightPt?: number }
   /** The page draws nothing (no text, path, shading or image): nothing to recognise. */
   | { type: 'empty'; page: number }
@@ -125,9 +138,16 @@ async function render(job: RenderJob): Promise<void> {
 /** A plain view: a Buffer arrives as a Buffer, which pdf.js refuses. */
 const plain = (data: Uint8Array) => new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
 
+async function read(job: ReadJob): Promise<void> {
+  const bytes = await readFile(job.source);
+  const document = await readDocument(bytes, job.limits);
+  await send({ type: 'document', ...document });
+}
+
 async function run(job: ChildJob): Promise<void> {
   try {
     if (job.kind === 'render') await render(job);
+    else if (job.kind === 'read') await read(job);
     else {
       await extract(job);
       // Text read: wait for the next document (the parent decides whether this child reads it).
@@ -136,7 +156,7 @@ async function run(job: ChildJob): Promise<void> {
     }
   } catch (err) {
     await send(
-      err instanceof PermanentFailure
+      err instanceof PermanentFailure || err instanceof ReadRefused
         ? { type: 'failed', reason: err.reason, message: err.message }
         : { type: 'error', message: asError(err).message },
     ).catch(() => undefined);

@@ -99,7 +99,7 @@ test('up, then down with a comment (replacing it), shown in the message list, th
 
 test('a user message or a file attachment is a 400 saying only ai replies take feedback', async () => {
   const { chatId, promptId } = await exchange();
-  // An attachment as the PDF ingestion writes it (shared/pdf/ingest-service.ts).
+  // An attachment as the PDF ingestion writes it (shared/ingestion/ingest-service.ts).
   const attachment = await appendMessage(db, app.tableName, {
     chatId,
     userId,

@@ -1,7 +1,7 @@
 import { jest } from '@jest/globals';
 import { loadConfig } from '#shared/config.ts';
 import { extractTextBounded, type ExtractLimits } from '#shared/pdf/bounded-extract.ts';
-import { extractLimits } from '#shared/pdf/extract-stage.ts';
+import { extractLimits } from '#shared/ingestion/extract-stage.ts';
 import { PermanentFailure } from '#shared/files/failures.ts';
 import { hostilePdf, plainRawPdf, type HostileClass } from '#test/helpers/hostile-pdfs.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';

@@ -215,8 +215,8 @@ test("a completion delivered three times counts the file's pages once", async ()
 
   // The last part's completion run again from the start, as a delivery that read the record
   // before the first completion would (its part's vectors put back): refused, nothing counted.
-  const { completeRun } = await import('#shared/pdf/completion.ts');
-  const { pipelineDeps } = await import('#shared/pdf/pipeline-deps.ts');
+  const { completeRun } = await import('#shared/ingestion/completion.ts');
+  const { pipelineDeps } = await import('#shared/ingestion/pipeline-deps.ts');
   await storage.put(
     partVectorsKey(fileId, runId, 0),
     await storage.get(completed.vectorsKey),

@@ -3,7 +3,7 @@ import { loadConfig } from '#shared/config.ts';
 import { PermanentFailure } from '#shared/files/failures.ts';
 import { OcrEngine } from '#shared/pdf/ocr/engine.ts';
 import { ocrPages } from '#shared/pdf/ocr/ocr-pages.ts';
-import { ocrRenderLimits } from '#shared/pdf/ocr-stage.ts';
+import { ocrRenderLimits } from '#shared/ingestion/ocr-stage.ts';
 import { ocrHostilePdf, type OcrHostileClass } from '#test/helpers/hostile-pdfs.ts';
 import { makeCcittScanPdf } from '#test/helpers/make-script-pdfs.ts';
 

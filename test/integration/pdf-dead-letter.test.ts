@@ -15,7 +15,7 @@ let sqs: SQSClient;
 let token: string;
 let files: import('#shared/files/file-repository.ts').FileRepository;
 type FailedFile = import('#shared/files/file-repository.ts').FailedFile;
-let recordDeadLetter: typeof import('#shared/pdf/dead-letter.ts').recordDeadLetter;
+let recordDeadLetter: typeof import('#shared/ingestion/dead-letter.ts').recordDeadLetter;
 
 beforeAll(async () => {
   app = await startTestApp();
@@ -24,7 +24,7 @@ beforeAll(async () => {
   const { dynamo, tableName } = await import('#shared/clients.ts');
   const { FileRepository } = await import('#shared/files/file-repository.ts');
   files = new FileRepository(dynamo(), tableName());
-  ({ recordDeadLetter } = await import('#shared/pdf/dead-letter.ts'));
+  ({ recordDeadLetter } = await import('#shared/ingestion/dead-letter.ts'));
 });
 afterAll(async () => {
   sqs?.destroy();

@@ -1,7 +1,7 @@
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { startPdfServer, type Behaviour, type PdfServer } from '#test/helpers/pdf-server.ts';
 import { fixturePdf, makeTextPdf } from '#test/helpers/make-pdf.ts';
-import { download, probeSize, type FetchPolicy } from '#shared/pdf/guarded-fetch.ts';
+import { download, probeSize, type FetchPolicy } from '#shared/net/guarded-fetch.ts';
 import { PermanentFailure, RetryableFailure } from '#shared/files/failures.ts';
 
 // Downloading: the size probe, byte counting at the cap whatever Content-Length says, redirects

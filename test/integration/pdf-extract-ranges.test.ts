@@ -6,9 +6,9 @@ import { FileRepository, type CompletedFile } from '#shared/files/file-repositor
 import { FileStorage, sourceKey } from '#shared/files/storage.ts';
 import { createId } from '@paralleldrive/cuid2';
 import { loadConfig } from '#shared/config.ts';
-import { runExtract } from '#shared/pdf/extract-stage.ts';
-import { pipelineDeps, type PipelineDeps } from '#shared/pdf/pipeline-deps.ts';
-import { resumeStuckIngestions } from '#shared/pdf/recovery.ts';
+import { runExtract } from '#shared/ingestion/extract-stage.ts';
+import { pipelineDeps, type PipelineDeps } from '#shared/ingestion/pipeline-deps.ts';
+import { resumeStuckIngestions } from '#shared/ingestion/recovery.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
 import { makeScannedPdf } from '#test/helpers/make-script-pdfs.ts';

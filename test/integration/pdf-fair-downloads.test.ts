@@ -2,7 +2,7 @@ import type { TestApp } from '#test/helpers/app.ts';
 import type { PdfServer } from '#test/helpers/pdf-server.ts';
 import { fixturePdf } from '#test/helpers/make-pdf.ts';
 import { startSlowDownloadApp, type SlowDownloadApp } from '#test/helpers/slow-download-app.ts';
-import { download, MAX_REDIRECTS, type FetchPolicy } from '#shared/pdf/guarded-fetch.ts';
+import { download, MAX_REDIRECTS, type FetchPolicy } from '#shared/net/guarded-fetch.ts';
 import { PermanentFailure } from '#shared/files/failures.ts';
 import { until } from '#test/helpers/until.ts';
 

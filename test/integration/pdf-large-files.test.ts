@@ -14,9 +14,9 @@ import { until } from '#test/helpers/until.ts';
 import { FileRepository } from '#shared/files/file-repository.ts';
 import { PART_BYTES } from '#shared/files/multipart-sink.ts';
 import { FileStorage } from '#shared/files/storage.ts';
-import { localPdf } from '#shared/pdf/local-pdf.ts';
+import { localPdf } from '#shared/ingestion/local-copy.ts';
 import { extractTextBounded } from '#shared/pdf/bounded-extract.ts';
-import { extractLimits } from '#shared/pdf/extract-stage.ts';
+import { extractLimits } from '#shared/ingestion/extract-stage.ts';
 
 // Large PDFs (docs/DECISIONS.md, Large PDFs: nothing holds the whole file). pdf-fetch streams a
 // download into the bucket: the multipart upload's parts are written while the body is still

@@ -11,12 +11,12 @@ import { ChunkRepository, type ChunkItem } from '#shared/files/chunk-repository.
 import { FileRepository, type ProcessingFile } from '#shared/files/file-repository.ts';
 import { FileStorage, partKey, sourceKey } from '#shared/files/storage.ts';
 import { UsageLedger } from '#shared/limits/usage-ledger.ts';
-import { runEmbed } from '#shared/pdf/embed-stage.ts';
-import { runExtract } from '#shared/pdf/extract-stage.ts';
-import { runFetch } from '#shared/pdf/fetch-stage.ts';
-import type { PipelineDeps } from '#shared/pdf/pipeline-deps.ts';
+import { runEmbed } from '#shared/ingestion/embed-stage.ts';
+import { runExtract } from '#shared/ingestion/extract-stage.ts';
+import { runFetch } from '#shared/ingestion/fetch-stage.ts';
+import type { PipelineDeps } from '#shared/ingestion/pipeline-deps.ts';
 import { PackStore } from '#shared/retrieval/vector-store.ts';
-import { stageQueues } from '#shared/pdf/queue.ts';
+import { stageQueues } from '#shared/ingestion/stage-queues.ts';
 
 // Issue 13 item 10: a file deleted while the pipeline works on it leaves nothing behind (no
 // work/<file>/<run>/part-*.json, no chunk items, no vectors), and the POST /message/pdf that

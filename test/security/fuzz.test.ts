@@ -4,7 +4,7 @@ import { isIP } from 'node:net';
 import type { z } from 'zod/mini';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { rawRequest, type RawResponse } from '#test/helpers/raw-request.ts';
-import { classifyAddress } from '#shared/pdf/address-class.ts';
+import { classifyAddress } from '#shared/net/address-class.ts';
 import {
   errorShapeProblem,
   fillPath,

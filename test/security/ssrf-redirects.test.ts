@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { fixturePdf } from '#test/helpers/make-pdf.ts';
 import { installTripwire, type Tripwire } from '#test/helpers/loopback-tripwire.ts';
-import { download, type FetchPolicy } from '#shared/pdf/guarded-fetch.ts';
+import { download, type FetchPolicy } from '#shared/net/guarded-fetch.ts';
 import { PermanentFailure, RetryableFailure } from '#shared/files/failures.ts';
 import { until } from '#test/helpers/until.ts';
 

@@ -4,7 +4,7 @@ import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 import { fixturePdf } from '#test/helpers/make-pdf.ts';
 import { installTripwire, type Tripwire } from '#test/helpers/loopback-tripwire.ts';
-import { classifyAddress } from '#shared/pdf/address-class.ts';
+import { classifyAddress } from '#shared/net/address-class.ts';
 import { embeddedV4Spelling, inBlock, ipv4Spelling, ipv6Spelling, v6In, type Bytes } from './ip-spellings.ts';
 
 // SSRF on the PDF URL with PDF_ALLOW_LOOPBACK=false (the deployed setting), generated:

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
-import { Chunker, chunkPages, chunkerId } from '#shared/pdf/chunker.ts';
+import { Chunker, chunkPages, chunkerId } from '#shared/ingestion/chunker.ts';
 import { splitSentences, normalizeText } from '#shared/sentences.ts';
-import { countTextTokens } from '#shared/pdf/tokens.ts';
-import { PartPlanner } from '#shared/pdf/parts.ts';
+import { countTextTokens } from '#shared/ingestion/chunk-tokens.ts';
+import { PartPlanner } from '#shared/ingestion/embed-parts.ts';
 import { knownSentence } from '#test/helpers/make-pdf.ts';
 
 // The token-aware chunker: sizes, overlap on sentence boundaries, pages, coverage.

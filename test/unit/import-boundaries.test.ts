@@ -77,6 +77,20 @@ test('the domain imports neither infra/ nor functions/; infra/ does not import f
   expect(wrong).toEqual([]);
 });
 
+// Readers turn bytes into parts (docs/DECISIONS.md "Documents, not only PDFs"): the pipeline
+// uses them, never the other way round, so a format is a reader and its registration.
+test('readers (shared/readers, shared/pdf) never import the ingestion pipeline', () => {
+  const wrong = ['readers', 'pdf'].flatMap((room) =>
+    sourceFiles(join(SHARED, room)).flatMap((file) =>
+      importsOf(file)
+        .filter((target) => target.startsWith(join(SHARED, 'ingestion', '/')))
+        .map((target) => `${relative(projectRoot, file)} → ${relative(projectRoot, target)}`),
+    ),
+  );
+  expect(wrong).toEqual([]);
+  expect(sourceFiles(join(SHARED, 'ingestion')).length).toBeGreaterThan(10); // the pipeline was found
+});
+
 // An entry file composes its dependencies and calls one domain function: it neither reads nor
 // writes through a repository itself, and stays short enough to read at a glance.
 test('entry files stay thin: at most 40 lines, no repository call', () => {
@@ -95,7 +109,7 @@ test('entry files stay thin: at most 40 lines, no repository call', () => {
 });
 
 test('the stale-run guard is written once: no stage checks or cleans up its run itself', () => {
-  const guard = join(SHARED, 'pdf', 'current-run.ts');
+  const guard = join(SHARED, 'ingestion', 'run-stage.ts');
   const others = sourceFiles(SHARED).filter(
     (f) => f !== guard && /(?<!function )\b(isCurrentRun|cleanUpStaleRun|completeRun)\(/.test(readFileSync(f, 'utf8')),
   );

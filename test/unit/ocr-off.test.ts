@@ -1,8 +1,8 @@
 import { writeFile } from 'node:fs/promises';
 import { loadConfig } from '#shared/config.ts';
-import { runExtract } from '#shared/pdf/extract-stage.ts';
+import { runExtract } from '#shared/ingestion/extract-stage.ts';
 import { PermanentFailure } from '#shared/files/failures.ts';
-import type { PipelineDeps } from '#shared/pdf/pipeline-deps.ts';
+import type { PipelineDeps } from '#shared/ingestion/pipeline-deps.ts';
 import { makeGlyphIdPdf, makeScannedPdf } from '#test/helpers/make-script-pdfs.ts';
 
 // With OCR_ENABLED=false, pdf-extract decides alone (the error path, with in-memory stand-ins for

@@ -1,9 +1,9 @@
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { extractText } from '#shared/pdf/extract.ts';
-import { chunkPages } from '#shared/pdf/chunker.ts';
+import { chunkPages } from '#shared/ingestion/chunker.ts';
 import type { PageBlock } from '#shared/pdf/layout/page-layout.ts';
 import { SectionPath } from '#shared/pdf/layout/sections.ts';
-import { countTextTokens } from '#shared/pdf/tokens.ts';
+import { countTextTokens } from '#shared/ingestion/chunk-tokens.ts';
 import { pickQuote } from '#shared/retrieval/quote.ts';
 import {
   knownSentence,

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { CitationStream, checkCitations, citableSources } from '#shared/chats/citations.ts';
-import { chunkPages } from '#shared/pdf/chunker.ts';
+import { chunkPages } from '#shared/ingestion/chunker.ts';
 import { normalisePageText } from '#shared/pdf/normalise.ts';
 import { layoutOfItems, layoutOfWords, normaliseWithOrigins, rawFromPieces, spansOf } from '#shared/pdf/positions.ts';
-import { countTextTokens } from '#shared/pdf/tokens.ts';
+import { countTextTokens } from '#shared/ingestion/chunk-tokens.ts';
 import { boxesOf } from '#shared/retrieval/quote-boxes.ts';
 import { pickQuote } from '#shared/retrieval/quote.ts';
 import { knownSentence } from '#test/helpers/make-pdf.ts';

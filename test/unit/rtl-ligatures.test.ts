@@ -1,6 +1,6 @@
 import { loadConfig } from '#shared/config.ts';
 import { extractTextBounded } from '#shared/pdf/bounded-extract.ts';
-import { extractLimits } from '#shared/pdf/extract-stage.ts';
+import { extractLimits } from '#shared/ingestion/extract-stage.ts';
 import { patchPdfjsWorker } from '#shared/pdf/pdfjs-worker-patch.ts';
 import {
   ARABIC_LIGATURE_PAGES,

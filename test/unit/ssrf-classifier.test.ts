@@ -1,4 +1,4 @@
-import { classifyAddress, isAllowedAddress, parseIPv6 } from '#shared/pdf/address-class.ts';
+import { classifyAddress, isAllowedAddress, parseIPv6 } from '#shared/net/address-class.ts';
 
 // The address classifier of the SSRF guard, on strings only (no network).
 

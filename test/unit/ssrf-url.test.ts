@@ -1,4 +1,4 @@
-import { parsePdfUrl, resolveAllowed, type FetchPolicy } from '#shared/pdf/guarded-fetch.ts';
+import { parsePdfUrl, resolveAllowed, type FetchPolicy } from '#shared/net/guarded-fetch.ts';
 import { PermanentFailure } from '#shared/files/failures.ts';
 
 // The URL half of the SSRF guard: odd spellings are normalised by the WHATWG URL parser, then

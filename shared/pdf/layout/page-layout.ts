@@ -1,7 +1,8 @@
 import { joinItems, normalisePageText } from '../normalise.ts';
 import { type LayoutItem, type Line, lineItems, pageLines } from './lines.ts';
-import { bodyStyle, headingAt, type Heading } from './sections.ts';
+import { bodyStyle, headingAt } from './sections.ts';
 import { findTables, type Table } from './tables.ts';
+import { blockText, markdownRow, partTextOf, type PartBlock, type TracedText } from '../../readers/reader.ts';
 
 // A page's structure from its text items: prose, headings and tables (as Markdown rows), in
 // reading order, and the page's text made of them. Each piece of text keeps the indices of the
@@ -9,18 +10,9 @@ import { findTables, type Table } from './tables.ts';
 // items. A page with neither a table nor a heading has no layout: its text is the plain
 // normalised text (normalise.ts), as before.
 
-/** A piece of text and the indices of the items it was read from. */
-export interface TracedText {
-  text: string;
-  items: number[];
-}
-
-export type PageBlock =
-  /** Prose: its normalised text and its lines (as pdf.js joined them). */
-  | { kind: 'text'; text: string; lines: TracedText[] }
-  | ({ kind: 'heading'; lines: TracedText[] } & Heading)
-  /** rows[0] is the header; each row's text is `| a | b |`, as it stands in the page text. */
-  | { kind: 'table'; rows: { text: string; cells: TracedText[] }[] };
+// The blocks are the readers' part blocks (shared/readers/reader.ts): a PDF page is a part.
+export type { TracedText } from '../../readers/reader.ts';
+export type PageBlock = PartBlock;
 
 export interface PageLayout {
   /** The page's normalised text: blocks joined, table rows on lines of their own. */
@@ -68,7 +60,7 @@ export function readPageLayout(items: readonly LayoutItem[]): PageLayout | undef
   if (!tables.length && !headings) return undefined; // before the prose is joined: plain pages cost no more
   flushProse();
   const kept = blocks.filter((b) => b.kind !== 'text' || b.text);
-  return { text: pageTextOf(kept), blocks: kept };
+  return { text: partTextOf(kept), blocks: kept };
 }
 
 const traced = (line: Line): TracedText => ({ text: line.text, items: lineItems(line) });
@@ -98,22 +90,4 @@ function tableBlock(table: Table): PageBlock {
   };
 }
 
-/** `| a | b |`; a pipe inside a cell is escaped, an empty cell is blank. */
-export function markdownRow(cells: string[]): string {
-  return `| ${cells.map((c) => c.replaceAll('|', '\\|')).join(' | ')} |`.replace(/ {2,}/g, ' ');
-}
-
-/** The text of a block as it stands in the page text and in chunks. */
-export function blockText(block: PageBlock): string {
-  return block.kind === 'table' ? block.rows.map((r) => r.text).join('\n') : block.text;
-}
-
-/** Blocks joined: by a space between prose and headings, by a line break before and after a table. */
-export function pageTextOf(blocks: readonly PageBlock[]): string {
-  let text = '';
-  blocks.forEach((block, k) => {
-    if (k > 0) text += block.kind === 'table' || blocks[k - 1]!.kind === 'table' ? '\n' : ' ';
-    text += blockText(block);
-  });
-  return text;
-}
+export { blockText, markdownRow, partTextOf as pageTextOf };

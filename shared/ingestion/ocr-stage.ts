@@ -2,15 +2,15 @@ import { logger } from '../logger.ts';
 import { everyRangeCounted, type ProcessingFile } from '../files/file-repository.ts';
 import { ocrResultKey } from '../files/storage.ts';
 import { RetryableFailure } from '../files/failures.ts';
-import { ocrResultSchema, type OcrMessage, type OcrResult } from './messages.ts';
-import type { OcrEngine } from './ocr/engine.ts';
-import type { RenderLimits } from './ocr/bounded-render.ts';
-import { ocrPages } from './ocr/ocr-pages.ts';
-import { localPdf } from './local-pdf.ts';
+import { ocrResultSchema, type OcrMessage, type OcrResult } from './queue-messages.ts';
+import type { OcrEngine } from '../pdf/ocr/engine.ts';
+import type { RenderLimits } from '../pdf/ocr/bounded-render.ts';
+import { ocrPages } from '../pdf/ocr/ocr-pages.ts';
+import { localPdf } from './local-copy.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
-import { runStage } from './current-run.ts';
+import { runStage } from './run-stage.ts';
 import { partWriter } from './part-writer.ts';
-import { noUsableText } from './text-quality.ts';
+import { noUsableText } from '../pdf/text-quality.ts';
 import { isoNow } from '../clock.ts';
 
 // pdf-ocr: one range of pages without usable text → drawn in a bounded child and recognised

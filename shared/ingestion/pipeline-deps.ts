@@ -6,7 +6,7 @@ import { ChunkRepository } from '../files/chunk-repository.ts';
 import { FileRepository } from '../files/file-repository.ts';
 import { FileStorage } from '../files/storage.ts';
 import { UsageLedger } from '../limits/usage-ledger.ts';
-import { stageQueues, type StageQueues } from './queue.ts';
+import { stageQueues, type StageQueues } from './stage-queues.ts';
 import { userLimits } from '../limits/user-limits.ts';
 import { WaitingQueue } from '../limits/waiting-queue.ts';
 import { releaseWaiting, type IngestQueueDeps, type ReleaseWaiting } from './ingest-queue.ts';

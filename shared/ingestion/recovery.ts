@@ -1,5 +1,5 @@
 import { logger } from '../logger.ts';
-import type { StageQueues } from './queue.ts';
+import type { StageQueues } from './stage-queues.ts';
 import type { FileRepository } from '../files/file-repository.ts';
 import { partKey, sourceKey } from '../files/storage.ts';
 

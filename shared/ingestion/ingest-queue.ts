@@ -6,7 +6,7 @@ import { isDeletedFile, type FileRecord, type FileRepository } from '../files/fi
 import type { HeldSlot } from '../limits/in-flight-slots.ts';
 import type { UserLimits } from '../limits/user-limits.ts';
 import { INGESTION_QUEUE, type WaitingEntry, type WaitingQueue } from '../limits/waiting-queue.ts';
-import type { StageQueues } from './queue.ts';
+import type { StageQueues } from './stage-queues.ts';
 
 // Fair bulk ingestion (docs/DECISIONS.md "Fair bulk ingestion"): a user has at most
 // PDF_MAX_IN_FLIGHT_PER_USER runs in the pipeline (in-flight slots); an ingestion admitted while
@@ -15,7 +15,7 @@ import type { StageQueues } from './queue.ts';
 // user's runs ends (completed, failed, dead-lettered, deleted, superseded) its ender calls
 // `releaseWaiting` with that run, which frees the run's slot and hands the freed slots to the
 // oldest waiting runs and sends their fetch. A superseded run's ender is the first stage that
-// sees it is no longer the file's current run (current-run.ts). The queues are
+// sees it is no longer the file's current run (run-stage.ts). The queues are
 // shared, so another user's PDF waits behind at most the slots' worth of each user's files.
 // The data sweep calls `releaseStuck` for whatever a lost release left waiting.
 

@@ -7,7 +7,7 @@ import { PermanentFailure } from '../files/failures.ts';
 import { logger } from '../logger.ts';
 import { isDeletedFile, type FileRepository } from '../files/file-repository.ts';
 import { fileNotFound, ownedFile } from '../files/file-status.ts';
-import type { PdfPage } from '../files/schemas.ts';
+import { partLocationSchema, type FilePart, type PdfPage } from '../files/schemas.ts';
 import {
   keptSourceKey,
   pageBlockKey,
@@ -17,8 +17,8 @@ import {
   pageTextKey,
   type FileStorage,
 } from '../files/storage.ts';
-import { renderPagesBounded, type RenderLimits } from './ocr/bounded-render.ts';
-import { localPdf } from './local-pdf.ts';
+import { renderPagesBounded, type RenderLimits } from '../pdf/ocr/bounded-render.ts';
+import { localPdf } from './local-copy.ts';
 
 // GET /message/pdf/{fileId}/pages/{page}: a page a reader checks a citation on. Its text is the one
 // ingestion stored (what sources' charStart/charEnd index); its image is drawn from the run's kept
@@ -34,6 +34,8 @@ export const storedPageSchema = z.object({
   width: z.number(),
   height: z.number(),
   text: z.string(),
+  /** A part of another format than PDF: where it is (a PDF's page is its number). */
+  location: z.optional(partLocationSchema),
 });
 export type StoredPage = z.infer<typeof storedPageSchema>;
 
@@ -95,6 +97,10 @@ export async function getPdfPage(
       `The file is ${record.status}; its pages can be read once GET /message/pdf/{fileId} says completed`,
       'FILE_NOT_READY',
     );
+  if (record.format && record.format !== 'pdf')
+    throw new NotFoundError(
+      `Page not found: the file is not a PDF (${record.format}); read its parts with GET /files/{fileId}/parts/{part}`,
+    );
   const pages = record.pages ?? record.pagesTotal ?? 0;
   if (input.page > pages) throw new NotFoundError(`Page not found: the file has ${pages} page(s)`);
   const { runId } = record;
@@ -127,6 +133,37 @@ export async function getPdfPage(
     expiresIn: deps.settings.urlTtlSeconds,
   });
   return { page: input.page, width: page.width, height: page.height, text: page.text, imageUrl };
+}
+
+/**
+ * Steps: the caller's completed file, as for a page → the part within its count, else 404 → a
+ * PDF's page as the page route gives it (its image included), another format's part as ingestion
+ * kept it, with its place.
+ */
+export async function getFilePart(
+  deps: PageServiceDeps,
+  input: { userId: string; fileId: string; part: number },
+): Promise<FilePart> {
+  const record = await ownedFile(deps, input);
+  if (record.status !== 'completed')
+    throw new ConflictError(
+      `The file is ${record.status}; its parts can be read once GET /message/pdf/{fileId} says completed`,
+      'FILE_NOT_READY',
+    );
+  const parts = record.pages ?? 0;
+  if (input.part > parts) throw new NotFoundError(`Part not found: the file has ${parts} part(s)`);
+  if (!record.format || record.format === 'pdf') {
+    const page = await getPdfPage(deps, { ...input, page: input.part });
+    return { part: input.part, location: { type: 'page', page: input.part }, text: page.text, imageUrl: page.imageUrl };
+  }
+  const stored = await storedPage(deps.storage, record.id, record.runId, input.part);
+  // Every part read is kept at ingestion; one missing is a lost object, not a part the file lacks.
+  if (!stored?.location)
+    throw new ConflictError(
+      'This part was not kept; ingest the file again: POST /message/pdf with this fileId and "force": true',
+      'FILE_DATA_MISSING',
+    );
+  return { part: input.part, location: stored.location, text: stored.text };
 }
 
 const failedDrawSchema = z.object({ message: z.string() });

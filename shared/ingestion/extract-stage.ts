@@ -1,17 +1,18 @@
-import { extractTextBounded, type ExtractLimits } from './bounded-extract.ts';
-import { planRanges, type PageRange } from './page-ranges.ts';
+import { extractTextBounded, type ExtractLimits } from '../pdf/bounded-extract.ts';
+import { planRanges, type PageRange } from '../pdf/page-ranges.ts';
 import { everyRangeCounted, type FileRecord, type ProcessingFile } from '../files/file-repository.ts';
 import { PermanentFailure } from '../files/failures.ts';
 import { extractRangeKey } from '../files/storage.ts';
-import type { PageBlock } from './layout/page-layout.ts';
-import { extractRangeResultSchema, type ExtractMessage, type ExtractRangeResult } from './messages.ts';
+import type { PageBlock } from '../pdf/layout/page-layout.ts';
+import { extractRangeResultSchema, type ExtractMessage, type ExtractRangeResult } from './queue-messages.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
-import type { PageLayout } from './positions.ts';
-import { orStale, runStage } from './current-run.ts';
+import type { PageLayout } from '../pdf/positions.ts';
+import { orStale, runStage } from './run-stage.ts';
 import { chunkCollector, partWriter, type ChunkCollector, type PartWriter } from './part-writer.ts';
 import { reuseExtraction } from './extraction-reuse.ts';
-import { localPdf } from './local-pdf.ts';
-import { noUsableText } from './text-quality.ts';
+import { readStoredDocument, writeDocument } from './read-document.ts';
+import { localPdf } from './local-copy.ts';
+import { noUsableText } from '../pdf/text-quality.ts';
 import { isoNow } from '../clock.ts';
 
 // pdf-extract: text per page → quality check → token-aware chunks of the usable pages → parts
@@ -93,6 +94,11 @@ export const runExtract = runStage(async (deps, msg: ExtractMessage, record, ctx
   const reused = await reuseExtraction(deps, msg, record);
   if (reused !== 'none') return orStale(reused.record);
   const config = deps.config;
+  // Not known to be a PDF: the reader of its format, unless its bytes turn out to be one.
+  if (record.format !== 'pdf') {
+    const read = await readStoredDocument(deps, msg.key, extractLimits(config, ctx));
+    if (read.format !== 'pdf') return writeDocument(deps, msg, record, read);
+  }
   const perRange = config.PDF_EXTRACT_PAGES_PER_RANGE;
 
   // Progress for GET /message/pdf/{fileId}: the page count once, then pages done at most once a

@@ -1,8 +1,8 @@
 import type { Chunk } from '../files/chunk-repository.ts';
 import { splitSentences } from '../sentences.ts';
-import type { PageBlock } from './layout/page-layout.ts';
-import { SectionPath } from './layout/sections.ts';
-import { SPAN_FIELDS, spansWithin, type PageLayout } from './positions.ts';
+import type { PageBlock } from '../pdf/layout/page-layout.ts';
+import { SectionPath } from '../pdf/layout/sections.ts';
+import { SPAN_FIELDS, spansWithin, type PageLayout } from '../pdf/positions.ts';
 
 // Token-aware chunking: pages are cut into sentences, sentences are packed into
 // chunks of at most `chunkTokens`, and each chunk starts with the last whole sentences of the

@@ -3,7 +3,7 @@ import type { FileRepository } from '../files/file-repository.ts';
 import { logger } from '../logger.ts';
 import { metrics } from '../metrics.ts';
 import type { PipelineStageName } from '../files/stages.ts';
-import { embedMessageSchema, extractMessageSchema, fetchMessageSchema, ocrMessageSchema } from './messages.ts';
+import { embedMessageSchema, extractMessageSchema, fetchMessageSchema, ocrMessageSchema } from './queue-messages.ts';
 import { isoNow } from '../clock.ts';
 import { releaseAfterRunEnded, type ReleaseWaiting } from './ingest-queue.ts';
 

@@ -5,7 +5,7 @@ import { logger } from '../logger.ts';
 import { mapLimit } from '../map-limit.ts';
 import { namesPageBlock, keptRunPrefix } from '../files/storage.ts';
 import { chunkerId } from './chunker.ts';
-import type { ExtractMessage } from './messages.ts';
+import type { ExtractMessage } from './queue-messages.ts';
 import { partWriter } from './part-writer.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
 
@@ -45,6 +45,7 @@ export async function reuseExtraction(
       msg.runId,
       {
         next: 'embed',
+        ...(earlier.format && { format: earlier.format }),
         pages: earlier.pages,
         textPages: earlier.textPages ?? 0,
         unreadablePages: earlier.unreadablePages ?? 0,

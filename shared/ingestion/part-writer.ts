@@ -1,14 +1,15 @@
 import { estimateTokens } from '../ai/tokens.ts';
-import type { Chunk } from '../files/chunk-repository.ts';
+import type { Chunk, ChunkPlace } from '../files/chunk-repository.ts';
+import type { PartLocation } from '../readers/reader.ts';
 import { pageBlockKey, pageBlockOf, partKey } from '../files/storage.ts';
 import { Chunker } from './chunker.ts';
-import type { PageBlock } from './layout/page-layout.ts';
-import type { PartFile } from './messages.ts';
-import { PartPlanner } from './parts.ts';
+import type { PageBlock } from '../pdf/layout/page-layout.ts';
+import type { PartFile } from './queue-messages.ts';
+import { PartPlanner } from './embed-parts.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
-import type { RunMessage } from './current-run.ts';
-import { countTextTokens } from './tokens.ts';
-import type { PageLayout } from './positions.ts';
+import type { RunMessage } from './run-stage.ts';
+import { countTextTokens } from './chunk-tokens.ts';
+import type { PageLayout } from '../pdf/positions.ts';
 import type { StoredPage } from './page-service.ts';
 
 // Pages of text → token-aware chunks → parts (one embedding request each), each written and
@@ -23,7 +24,19 @@ interface PageWriter {
   page(page: number, text: string, layout?: PageLayout, blocks?: PageBlock[]): void;
 }
 
+/** A part of a document of another format: a page of text with its place in the document. */
+export interface PlacedPart {
+  part: number;
+  text: string;
+  blocks: PageBlock[];
+  location: PartLocation;
+  rows?: number[];
+  columns?: [string, string];
+}
+
 export interface PartWriter extends PageWriter {
+  /** A part of a document of another format than PDF (its chunks say where it is). */
+  part(part: PlacedPart): void;
   /** Chunks made already (an earlier file's of the same bytes, a range of a large document's), in order. */
   chunks(list: Chunk[]): void;
   /** Writes the last part, then waits for every write: a write still in flight after the stage
@@ -61,26 +74,38 @@ function pageChunker(deps: PipelineDeps, run: RunMessage, options: PageOptions, 
   // extraction); pages arrive in ascending order.
   let block: StoredPage[] = [];
   let blockNumber = -1;
+  // Parts of another format: where each is, for the chunks that cover it (a chunk may end later).
+  const places = new Map<number, ChunkPlace>();
+  const placed = (list: Chunk[]) =>
+    places.size ? list.map((chunk) => withPlaces(chunk, places)) : list;
   const writeBlock = () => {
     if (!block.length) return;
     const key = pageBlockKey(run.fileId, run.runId, blockNumber, options.recognised ? 'ocr' : 'text');
     track(deps.storage.put(key, JSON.stringify({ pages: block }), 'application/json'));
     block = [];
   };
+  const keep = (stored: StoredPage) => {
+    if (pageBlockOf(stored.page) !== blockNumber) {
+      writeBlock();
+      blockNumber = pageBlockOf(stored.page);
+    }
+    block.push(stored);
+  };
   return {
     track,
     page(page: number, text: string, layout?: PageLayout, blocks?: PageBlock[]) {
-      if (pageBlockOf(page) !== blockNumber) {
-        writeBlock();
-        blockNumber = pageBlockOf(page);
-      }
-      block.push({ page, width: layout?.width ?? 0, height: layout?.height ?? 0, text });
-      take(chunker.push(page, text, blocks, layout));
+      keep({ page, width: layout?.width ?? 0, height: layout?.height ?? 0, text });
+      take(placed(chunker.push(page, text, blocks, layout)));
+    },
+    part(p: PlacedPart) {
+      keep({ page: p.part, width: 0, height: 0, text: p.text, location: p.location });
+      places.set(p.part, placeOf(p));
+      take(placed(chunker.push(p.part, p.text, p.blocks)));
     },
     /** The last page block and chunk out. */
     end() {
       writeBlock();
-      take(chunker.finish());
+      take(placed(chunker.finish()));
     },
     /** Every write awaited (those of `take` too, when tracked). */
     async settle() {
@@ -89,6 +114,27 @@ function pageChunker(deps: PipelineDeps, run: RunMessage, options: PageOptions, 
     },
   };
 }
+
+/** A part's place as its chunks carry it: a sheet's rows as offsets where each row's line starts. */
+function placeOf(p: PlacedPart): ChunkPlace {
+  const place: ChunkPlace = { part: p.part, location: p.location };
+  const lines = p.text.split('\n');
+  if (p.rows && p.rows.length === lines.length) {
+    let at = 0;
+    place.rowStarts = lines.map((line, k) => {
+      const start: [number, number] = [at, p.rows![k]!];
+      at += line.length + 1;
+      return start;
+    });
+    if (p.columns) place.columns = p.columns;
+  }
+  return place;
+}
+
+const withPlaces = (chunk: Chunk, places: Map<number, ChunkPlace>): Chunk => {
+  const covered = [...new Set(chunk.pageStarts.map(([, part]) => part))].flatMap((part) => places.get(part) ?? []);
+  return covered.length ? { ...chunk, places: covered } : chunk;
+};
 
 export function partWriter(
   deps: PipelineDeps,
@@ -119,6 +165,7 @@ export function partWriter(
   track = pages.track;
   return {
     page: pages.page,
+    part: pages.part,
     chunks: add,
     async finish() {
       pages.end();

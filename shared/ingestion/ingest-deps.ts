@@ -10,7 +10,7 @@ import { FileRepository } from '../files/file-repository.ts';
 import { userLimits } from '../limits/user-limits.ts';
 import { WaitingQueue } from '../limits/waiting-queue.ts';
 import { ingestSettings, type IngestDeps } from './ingest-service.ts';
-import { stageQueues } from './queue.ts';
+import { stageQueues } from './stage-queues.ts';
 
 /** What POST /message/pdf works with, composed at its cold start. */
 export function ingestDeps(settings: Config, clock: Clock): IngestDeps {

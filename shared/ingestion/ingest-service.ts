@@ -10,8 +10,8 @@ import { isConditionFailure } from '../dynamo.ts';
 import { logger } from '../logger.ts';
 import { metrics } from '../metrics.ts';
 import { clientFailure, IngestionFailedError, PermanentFailure, RetryableFailure } from '../files/failures.ts';
-import { MAX_REDIRECTS, parsePdfUrl, probeSize, type FetchPolicy } from './guarded-fetch.ts';
-import type { StageQueues } from './queue.ts';
+import { MAX_REDIRECTS, parsePdfUrl, probeSize, type FetchPolicy } from '../net/guarded-fetch.ts';
+import type { StageQueues } from './stage-queues.ts';
 import type { UserLimits } from '../limits/user-limits.ts';
 import type { WaitingQueue } from '../limits/waiting-queue.ts';
 import {

@@ -5,10 +5,23 @@ import { cuidSchema } from '../schemas.ts';
 // message at 256 KB). Validated on receipt like any other input.
 
 const int0 = () => z.number().check(z.int(), z.gte(0));
+const page = () => z.number().check(z.int(), z.gte(1));
 const s3KeySchema = z.string().check(z.minLength(1), z.maxLength(1024));
 
+const partLocationSchema = z.union([
+  z.strictObject({ type: z.literal('page'), page: page() }),
+  z.strictObject({ type: z.literal('slide'), slide: page(), title: z.optional(z.string()) }),
+  z.strictObject({ type: z.literal('sheet'), sheet: z.string(), range: z.string() }),
+  z.strictObject({ type: z.literal('section'), path: z.array(z.string()) }),
+]);
+const chunkPlaceSchema = z.strictObject({
+  part: page(),
+  location: partLocationSchema,
+  rowStarts: z.optional(z.array(z.tuple([int0(), page()]))),
+  columns: z.optional(z.tuple([z.string(), z.string()])),
+});
+
 export const fetchMessageSchema = z.strictObject({ fileId: cuidSchema, runId: cuidSchema });
-const page = () => z.number().check(z.int(), z.gte(1));
 
 export const extractMessageSchema = z.strictObject({
   fileId: cuidSchema,
@@ -63,6 +76,7 @@ export const partFileSchema = z.object({
       /** Stretches of the chunk that are verbatim stretches of a page's text, and where they are drawn. */
       runs: z.optional(z.array(z.tuple([int0(), int0(), z.number().check(z.int(), z.gte(1)), int0()]))),
       spans: z.optional(z.array(z.number().check(z.int()))),
+      places: z.optional(z.array(chunkPlaceSchema)),
     }),
   ),
 });
