@@ -74,13 +74,16 @@ export function sectionParts(source: Iterable<MarkupBlock>): DocumentPart[] {
   };
   const add = (block: PartBlock) => {
     const size = blockText(block).length + 1;
-    if (current.length > 0 && chars + size > SECTION_TARGET_CHARS) {
-      // A heading is not left at the end of a part without what it heads.
-      const carried = current.length > 1 && current.at(-1)!.kind === 'heading' ? current.pop() : undefined;
+    // Headings are not left at the end of a part without what they head: they move on with it,
+    // and a part of headings only is not cut.
+    let heads = current.length;
+    while (heads > 0 && current[heads - 1]!.kind === 'heading') heads--;
+    if (heads > 0 && chars + size > SECTION_TARGET_CHARS) {
+      const carried = current.splice(heads);
       close();
-      if (carried) {
-        current.push(carried);
-        chars += blockText(carried).length + 1;
+      for (const heading of carried) {
+        current.push(heading);
+        chars += blockText(heading).length + 1;
       }
     }
     if (current.length === 0) currentPath = open.map((heading) => heading.text);
