@@ -193,6 +193,16 @@ describe('pathological Markdown', () => {
     else expect(unspaced.length).toBeGreaterThan(N / 4);
   });
 
+  test('20,000 level-3 headings and nothing else: parts stay within the size of a part', async () => {
+    const parts = await outcome(
+      markdownReader,
+      Array.from({ length: 20_000 }, (_, k) => `### Heading ${k}`).join('\n'),
+    );
+    expect(Array.isArray(parts)).toBe(true);
+    for (const part of parts as DocumentPart[]) expect(part.text.length).toBeLessThanOrEqual(SECTION_TARGET_CHARS);
+    expect((parts as DocumentPart[]).flatMap((p) => p.blocks)).toHaveLength(20_000);
+  });
+
   test('a table header of 10,000 columns over short rows: the filled-in cells stay bounded', async () => {
     const header = `${'|h'.repeat(10_000)}|\n${'|-'.repeat(10_000)}|\n`;
     const parts = await outcome(markdownReader, `${header}${'|a\n'.repeat(1_000)}`);

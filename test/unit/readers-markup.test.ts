@@ -276,7 +276,7 @@ const answer = 42;
 <h2 align="center">HTML heading</h2>
 
 ### Deeper
-Closing words.
+Closing words &amp; \\*escaped\\* stars,<br>then a break.
 `;
 
   test('headings, paragraphs, lists, quotes, code and GFM tables, in sections', async () => {
@@ -290,7 +290,7 @@ Closing words.
     );
     const table = setext.blocks.at(-1)!;
     expect(table.kind === 'table' && table.rows[0]!.cells.map((c) => c.text)).toEqual(['Species', 'Count']);
-    expect(parts[2]!.text).toBe('HTML heading Deeper Closing words.');
+    expect(parts[2]!.text).toBe('HTML heading Deeper Closing words & *escaped* stars, then a break.');
     expect(allText(parts)).not.toContain('front matter');
   });
 

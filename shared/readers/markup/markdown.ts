@@ -16,7 +16,7 @@ const FRONT_MATTER = /^---[ \t]*\r?\n(?:[^\n]*\n){0,200}?(?:---|\.\.\.)[ \t]*(?:
 
 /**
  * The text of an inline token, parsed only now (and its tokens dropped at once, so a long document
- * never holds every inline token): text and code, line breaks as spaces, markup and images left out.
+ * never holds every inline token): text and code, line breaks (and `<br>`) as spaces, markup and images left out.
  */
 function inlineText(parser: MarkdownParser, env: Env, token: Token | undefined): string {
   if (!token?.content) return '';
@@ -26,6 +26,7 @@ function inlineText(parser: MarkdownParser, env: Env, token: Token | undefined):
   for (const child of children) {
     if (child.type === 'text' || child.type === 'text_special' || child.type === 'code_inline') text += child.content;
     else if (child.type === 'softbreak' || child.type === 'hardbreak') text += ' ';
+    else if (child.type === 'html_inline' && /^<br\b/i.test(child.content)) text += ' ';
   }
   return text;
 }

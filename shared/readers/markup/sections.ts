@@ -74,17 +74,19 @@ export function sectionParts(source: Iterable<MarkupBlock>): DocumentPart[] {
   };
   const add = (block: PartBlock) => {
     const size = blockText(block).length + 1;
-    // Headings are not left at the end of a part without what they head: they move on with it,
-    // and a part of headings only is not cut.
-    let heads = current.length;
-    while (heads > 0 && current[heads - 1]!.kind === 'heading') heads--;
-    if (heads > 0 && chars + size > SECTION_TARGET_CHARS) {
-      const carried = current.splice(heads);
-      close();
-      for (const heading of carried) {
-        current.push(heading);
-        chars += blockText(heading).length + 1;
-      }
+    // Headings are not left at the end of a part without what they head: they move on with it
+    // (a part of headings only is cut once it is half full: a run of headings is still bounded).
+    if (current.length > 0 && chars + size > SECTION_TARGET_CHARS) {
+      let heads = current.length;
+      while (heads > 0 && current[heads - 1]!.kind === 'heading') heads--;
+      if (heads > 0) {
+        const carried = current.splice(heads);
+        close();
+        for (const heading of carried) {
+          current.push(heading);
+          chars += blockText(heading).length + 1;
+        }
+      } else if (chars > SECTION_TARGET_CHARS / 2) close();
     }
     if (current.length === 0) currentPath = open.map((heading) => heading.text);
     current.push(block);
