@@ -240,6 +240,16 @@ describe('HTML: the main content, not the navigation', () => {
     ]);
   });
 
+  test('a table inside a heading ends the heading; a table inside a cell reads as that cell', async () => {
+    const parts = await read(
+      htmlReader,
+      '<h2>Title<table><tr><th>a</th><th>b</th></tr><tr><td><table><tr><td>in</td><td>ner</td></tr></table></td><td>c</td></tr></table></h2><p>after</p>',
+    );
+    expect(parts.map((p) => [p.location, p.text])).toEqual([
+      [{ type: 'section', path: ['Title'] }, 'Title\n| a | b |\n| in ner | c |\nafter'],
+    ]);
+  });
+
   test('an empty page is one empty part', async () => {
     expect(await read(htmlReader, '<html><body><nav>only navigation</nav></body></html>')).toEqual([
       { text: '', blocks: [], location: { type: 'section', path: [] } },

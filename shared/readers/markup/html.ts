@@ -157,6 +157,7 @@ export function readHtml(html: string, limits: ReaderLimits): HtmlContent {
           append(' ');
         } else if (name === 'table') {
           flush();
+          if (heading) emit({ kind: 'heading', text: heading.text, level: heading.level }); // a table inside a heading ends it
           heading = undefined;
           table = { rows: [], row: undefined, cell: undefined, head: false, caption: '', depth: 0 };
         } else if (level && !heading) {
