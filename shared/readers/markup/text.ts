@@ -1,0 +1,145 @@
+// Bytes → text for the markup and text readers: UTF-8 (with or without a BOM), or UTF-16 LE/BE
+// with a BOM, decoded strictly. Bytes that are not such text are refused with what they look like
+// (docs/DECISIONS.md "Markup and text readers"): a legacy code page or a binary file is never read
+// as garbage.
+
+import { type ReaderLimits, ReadRefused } from '../reader.ts';
+
+type Encoding = 'utf-8' | 'utf-16le' | 'utf-16be';
+
+/** The encoding a BOM names, and the BOM's length. */
+function bomOf(bytes: Uint8Array): { encoding: Encoding; bom: number } {
+  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return { encoding: 'utf-8', bom: 3 };
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return { encoding: 'utf-16le', bom: 2 };
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) return { encoding: 'utf-16be', bom: 2 };
+  return { encoding: 'utf-8', bom: 0 };
+}
+
+/** Signatures of the binary files people most often send instead of text. */
+const SIGNATURES: [bytes: number[], what: string][] = [
+  [[0x25, 0x50, 0x44, 0x46, 0x2d], 'a PDF'],
+  [[0x50, 0x4b, 0x03, 0x04], 'a zip package (an Office document or an archive)'],
+  [[0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1], 'a legacy binary Office file (.doc, .xls, .ppt)'],
+  [[0x89, 0x50, 0x4e, 0x47], 'a PNG image'],
+  [[0xff, 0xd8, 0xff], 'a JPEG image'],
+  [[0x47, 0x49, 0x46, 0x38], 'a GIF image'],
+  [[0x1f, 0x8b], 'a gzip archive'],
+  [[0x7b, 0x5c, 0x72, 0x74, 0x66], 'an RTF document'],
+];
+
+const startsWith = (bytes: Uint8Array, signature: number[]) => signature.every((b, k) => bytes[k] === b);
+
+/** Why these bytes are not text the readers decode, or undefined when they are. */
+function whyNotText(bytes: Uint8Array, complete: boolean): string | undefined {
+  const { encoding, bom } = bomOf(bytes);
+  let body = bytes.subarray(bom);
+  if (encoding !== 'utf-8') {
+    // A prefix may end inside a code unit or a surrogate pair: decode whole units only.
+    if (!complete) body = body.subarray(0, body.length - (body.length % 2) - 2 * Number(body.length >= 4));
+    else if (body.length % 2 === 1)
+      return `an odd number of bytes after a UTF-16 byte-order mark (damaged ${encoding.toUpperCase()} text)`;
+    try {
+      new TextDecoder(encoding, { fatal: true }).decode(body);
+      return undefined;
+    } catch {
+      return `not valid ${encoding.toUpperCase()} text after its byte-order mark (damaged text)`;
+    }
+  }
+  const signature = SIGNATURES.find(([sig]) => startsWith(body, sig));
+  if (signature) return signature[1];
+  const nul = body.indexOf(0);
+  if (nul >= 0) {
+    // Text in UTF-16 without a BOM has a NUL in every other byte; anything else is binary data.
+    const pairs = Math.min(body.length >> 1, 512);
+    let odd = 0;
+    let even = 0;
+    for (let k = 0; k < pairs; k++) {
+      if (body[2 * k] === 0) even++;
+      if (body[2 * k + 1] === 0) odd++;
+    }
+    if (pairs > 0 && Math.max(odd, even) > 0.4 * pairs && Math.min(odd, even) < 0.05 * pairs)
+      return 'UTF-16 text without a byte-order mark: save it as UTF-8 (or UTF-16 with a BOM)';
+    return `binary data (a NUL byte at offset ${nul + bom}), not text`;
+  }
+  // A prefix may end inside a character: drop up to three bytes of an unfinished sequence.
+  if (!complete) body = body.subarray(0, body.length - unfinishedTail(body));
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(body);
+  } catch {
+    return 'text that is not valid UTF-8 (perhaps a legacy code page such as Windows-1252): save it as UTF-8';
+  }
+  // Controls other than tab, line and page breaks are rare in text and common in binary formats.
+  let controls = 0;
+  for (const b of body) if (b < 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0d && b !== 0x0c && b !== 0x1b) controls++;
+  if (controls > 0.1 * body.length) return 'binary data (control bytes throughout), not text';
+  return undefined;
+}
+
+/** Bytes at the end of `bytes` that start a UTF-8 sequence the slice cut short. */
+function unfinishedTail(bytes: Uint8Array): number {
+  for (let back = 1; back <= Math.min(3, bytes.length); back++) {
+    const b = bytes[bytes.length - back]!;
+    if ((b & 0xc0) === 0x80) continue; // a continuation byte: look further back
+    const length = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+    return length > back ? back : 0;
+  }
+  return 0;
+}
+
+/** How much of a file `looksLikeText` reads. */
+export const TEXT_SNIFF_BYTES = 64 * 1024;
+
+/**
+ * Whether the bytes look like text the readers decode, judged from their first 64 KiB (format
+ * detection calls it on a prefix; `decodeText` still checks every byte).
+ */
+export function looksLikeText(bytes: Uint8Array): boolean {
+  const complete = bytes.length <= TEXT_SNIFF_BYTES;
+  return whyNotText(complete ? bytes : bytes.subarray(0, TEXT_SNIFF_BYTES), complete) === undefined;
+}
+
+/** The text of UTF-8 or BOM-marked UTF-16 bytes (the BOM dropped), or ReadRefused UNSUPPORTED_TYPE. */
+export function decodeText(bytes: Uint8Array): string {
+  const complete = bytes.length <= TEXT_SNIFF_BYTES;
+  const why = whyNotText(complete ? bytes : bytes.subarray(0, TEXT_SNIFF_BYTES), complete);
+  if (why) throw refusal(why);
+  const { encoding, bom } = bomOf(bytes);
+  let text: string;
+  try {
+    // ignoreBOM: the BOM is removed here, and a second one is the text's own character.
+    text = new TextDecoder(encoding, { fatal: true, ignoreBOM: true }).decode(bytes.subarray(bom));
+  } catch {
+    throw refusal(
+      encoding === 'utf-8'
+        ? 'not valid UTF-8 past its start: save it as UTF-8'
+        : `not valid ${encoding.toUpperCase()} past its start (damaged text)`,
+    );
+  }
+  // The start was text; binary data further on (a NUL is valid UTF-8) is still not.
+  const nul = encoding === 'utf-8' ? bytes.indexOf(0, bom) : text.indexOf('\0');
+  if (nul >= 0)
+    throw refusal(
+      `binary data past its start (a NUL ${encoding === 'utf-8' ? `byte at offset ${nul}` : `character at ${nul}`}), not text`,
+    );
+  return text;
+}
+
+const refusal = (why: string) => new ReadRefused('UNSUPPORTED_TYPE', `The file is ${why}; it cannot be read as text.`);
+
+/** ReadRefused TOO_COMPLEX when a document's text is longer than the reader reads. */
+export function checkTextLength(chars: number, limits: ReaderLimits): void {
+  if (chars > limits.maxTextChars)
+    throw new ReadRefused(
+      'TOO_COMPLEX',
+      `The document has ${chars} characters of text, more than the ${limits.maxTextChars} read.`,
+    );
+}
+
+/** `decodeText` within the reader's bounds: bytes that cannot fit `maxTextChars` are not decoded. */
+export function decodeDocument(bytes: Uint8Array, limits: ReaderLimits): string {
+  // A character takes at most 4 bytes (UTF-8) and at least 1.
+  if (bytes.length > 4 * limits.maxTextChars + 4) checkTextLength(Math.ceil(bytes.length / 4), limits);
+  const text = decodeText(bytes);
+  checkTextLength(text.length, limits);
+  return text;
+}
