@@ -1,5 +1,7 @@
 // The one interface every AI provider implements (OpenAI-compatible, Amazon Bedrock or offline).
 
+import type { PartLocation } from '../readers/reader.ts';
+
 export interface Usage {
   promptTokens: number;
   completionTokens: number;
@@ -15,8 +17,12 @@ export interface ChatTurn {
 export interface Source {
   fileId: string;
   fileName?: string;
-  /** 1-based page number. */
+  /** 1-based page number (a PDF); the part's number in another format. */
   page: number;
+  /** 1-based part of the document (a PDF's page, a slide, a sheet's rows, a section). */
+  part?: number;
+  /** Where the quote sits in its document (page, slide, sheet and range, section path). */
+  location?: PartLocation;
   /** Chunk index within the file. */
   chunk: number;
   /** Cosine similarity to the prompt. */

@@ -1,4 +1,5 @@
 import * as z from '../zod.ts';
+import { partLocationSchema } from '../files/schemas.ts';
 import { config } from '../config.ts';
 import { cuidSchema, idParam, pageQuerySchema } from '../schemas.ts';
 import type { NamedSchemas, RouteContracts } from '../openapi/contract.ts';
@@ -35,6 +36,8 @@ const SOURCE_EXAMPLE = {
   fileId: ids.file,
   fileName: 'paper.pdf',
   page: 2,
+  part: 2,
+  location: { type: 'page', page: 2 },
   chunk: 3,
   score: 0.82,
   quote: 'Trace trees cover a program by forming one tree per loop.',
@@ -74,7 +77,11 @@ export const sourceSchema = z
   .object({
     fileId: z.string(),
     fileName: z.optional(z.string()),
-    page: z.number().check(z.int(), z.describe('1-based page number')),
+    page: z.number().check(z.int(), z.describe("1-based page number (a PDF); another format: the part's number")),
+    part: z
+      .optional(z.number().check(z.int(), z.gte(1)))
+      .check(z.describe('1-based part of the document: GET /files/{fileId}/parts/{part} gives its text')),
+    location: z.optional(partLocationSchema),
     chunk: z.number().check(z.int(), z.describe('Chunk index within the file')),
     score: z.number().check(z.describe('Similarity of the passage to the prompt')),
     quote: z.string().check(z.describe('A short passage that appears verbatim in the chunk')),
@@ -93,7 +100,7 @@ export const sourceSchema = z
       .optional(z.number().check(z.int(), z.gte(0)))
       .check(
         z.describe(
-          "Where the quote starts in its page's text (GET /message/pdf/{fileId}/pages/{page} text); set when verified",
+          "Where the quote starts in its part's text (GET /files/{fileId}/parts/{part}; a PDF page's too); set when verified",
         ),
       ),
     charEnd: z

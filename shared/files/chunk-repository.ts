@@ -92,6 +92,7 @@ function fromItem(item: Item): ChunkItem {
     section,
     sectionStarts,
     runs,
+    places,
     embedding,
   } = item as unknown as ChunkItem;
   const chunk: ChunkItem = { fileId, runId, n, text, page, pageEnd, pageStarts, tokens, embedding };
@@ -99,6 +100,7 @@ function fromItem(item: Item): ChunkItem {
   if (section !== undefined) chunk.section = section;
   if (sectionStarts) chunk.sectionStarts = sectionStarts;
   if (runs) chunk.runs = runs;
+  if (places) chunk.places = places;
   if (item.spans instanceof Uint8Array) chunk.spans = spansFromBinary(item.spans);
   return chunk;
 }

@@ -67,7 +67,7 @@ export async function createMultipartUpload(
   return {
     fileId: record.id,
     fileName: record.fileName,
-    contentType: 'application/pdf' as const,
+    contentType: body.contentType,
     size: record.size,
     status: 'uploaded' as const,
     partSize: partBytes,

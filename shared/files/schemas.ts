@@ -378,7 +378,11 @@ export const filePartParams = z.strictObject({
   fileId: idParam('file'),
   part: z
     .string()
-    .check(z.regex(/^[1-9]\d{0,5}$/, 'Must be a part number (1, 2, …)'), z.describe('1-based part number'), example('4')),
+    .check(
+      z.regex(/^[1-9]\d{0,5}$/, 'Must be a part number (1, 2, …)'),
+      z.describe('1-based part number'),
+      example('4'),
+    ),
 });
 
 /** GET /files/{fileId}/parts/{part}: a part's place and text (what sources' charStart/charEnd index). */
@@ -387,7 +391,9 @@ export const filePartResponse = z
     part: at1(),
     location: partLocationSchema,
     text: z.string().check(z.describe("The part's normalised text: the sources' charStart/charEnd index")),
-    imageUrl: z.optional(z.string()).check(z.describe('A PDF page: a presigned GET URL of its PNG (as the page route)')),
+    imageUrl: z
+      .optional(z.string())
+      .check(z.describe('A PDF page: a presigned GET URL of its PNG (as the page route)')),
   })
   .check(
     example({

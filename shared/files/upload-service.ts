@@ -85,7 +85,7 @@ export async function createUpload(
   return {
     fileId: id,
     fileName: record.fileName,
-    contentType: 'application/pdf' as const,
+    contentType: body.contentType,
     size: record.size,
     status: 'uploaded' as const,
     uploadUrl,

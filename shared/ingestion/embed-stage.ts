@@ -157,6 +157,7 @@ export const runEmbed = runStage(async (deps, msg: EmbedMessage, record, ctx: Em
     sectionStarts: c.sectionStarts,
     runs: c.runs,
     spans: c.spans,
+    ...(c.places && { places: c.places }),
     embedding: vectorToBinary(vectors[i]!),
   }));
   const ref = { userId: record.userId, fileId: msg.fileId, runId: msg.runId, model: provider.embeddingModel };

@@ -23,7 +23,10 @@ function fetchPolicy(c: PipelineDeps['config'], remainingMs?: number): FetchPoli
 }
 
 const unsupported = (what: string) =>
-  new PermanentFailure('UNSUPPORTED_TYPE', `The URL returned ${what}, not a document this service reads (${READ_FORMATS})`);
+  new PermanentFailure(
+    'UNSUPPORTED_TYPE',
+    `The URL returned ${what}, not a document this service reads (${READ_FORMATS})`,
+  );
 
 interface FetchContext {
   remainingMs?: number;
@@ -79,6 +82,13 @@ export const runFetch = runStage(async (deps, msg: FetchMessage, record, ctx: Fe
   const body = downloadStream(record.sourceUrl, fetchPolicy(deps.config, ctx.remainingMs));
   await deps.storage.putLarge(key, checkedDocument(body, seen), 'application/octet-stream');
   const sha256 = seen.sha256.digest('hex');
-  orStale(await deps.files.recordDownload(record.id, msg.runId, { sha256, size: seen.size, format: seen.kind === 'pdf' ? 'pdf' : undefined }, isoNow(deps.clock)));
+  orStale(
+    await deps.files.recordDownload(
+      record.id,
+      msg.runId,
+      { sha256, size: seen.size, format: seen.kind === 'pdf' ? 'pdf' : undefined },
+      isoNow(deps.clock),
+    ),
+  );
   await deps.queues.send('pdf-extract', [{ fileId: record.id, runId: msg.runId, key }]);
 });

@@ -76,8 +76,7 @@ function pageChunker(deps: PipelineDeps, run: RunMessage, options: PageOptions, 
   let blockNumber = -1;
   // Parts of another format: where each is, for the chunks that cover it (a chunk may end later).
   const places = new Map<number, ChunkPlace>();
-  const placed = (list: Chunk[]) =>
-    places.size ? list.map((chunk) => withPlaces(chunk, places)) : list;
+  const placed = (list: Chunk[]) => (places.size ? list.map((chunk) => withPlaces(chunk, places)) : list);
   const writeBlock = () => {
     if (!block.length) return;
     const key = pageBlockKey(run.fileId, run.runId, blockNumber, options.recognised ? 'ocr' : 'text');

@@ -28,11 +28,7 @@ export function readerLimits(c: PipelineDeps['config']): ReaderLimits {
 }
 
 /** The stored document read in the bounded child: its format, and its parts unless it is a PDF. */
-export async function readStoredDocument(
-  deps: PipelineDeps,
-  key: string,
-  child: ChildLimits,
-): Promise<ReadOutcome> {
+export async function readStoredDocument(deps: PipelineDeps, key: string, child: ChildLimits): Promise<ReadOutcome> {
   const copy = await localPdf(deps.storage, key);
   return readDocumentBounded(copy.path, { child, reader: readerLimits(deps.config) }).finally(copy.remove);
 }
@@ -55,7 +51,10 @@ export async function writeDocument(
   const written = await writer.finish();
   const textParts = read.parts.filter((p) => p.text.trim()).length;
   if (!textParts || !written.chunks)
-    throw new PermanentFailure('NO_TEXT_LAYER', `The ${read.format} document "${record.fileName}" holds no text to read`);
+    throw new PermanentFailure(
+      'NO_TEXT_LAYER',
+      `The ${read.format} document "${record.fileName}" holds no text to read`,
+    );
   return orStale(
     await deps.files.recordExtraction(
       msg.fileId,

@@ -22,6 +22,7 @@ import {
   type PackedVectors,
 } from './packed-vectors.ts';
 import { pageAt, pickQuote, sectionAt } from './quote.ts';
+import { quoteLocation } from './quote-location.ts';
 import { queryTerms } from './terms.ts';
 
 // Retrieval for a file chat, hybrid: the query's embedding against the packed vectors of the
@@ -337,16 +338,19 @@ export function createRetriever(deps: RetrievalDeps) {
       );
       const place = quotePlace(item, offset, quote.length);
       const page = place?.page ?? pageAt(item.pageStarts ?? [], offset, item.page);
+      const section = sectionAt(item.sectionStarts, offset) ?? item.section;
       return {
         fileId: item.fileId,
         fileName: fileById.get(item.fileId)!.fileName,
         page,
+        part: page,
+        location: quoteLocation(item.places, page, place?.position, section),
         ...(item.ocrPages?.includes(page) && { ocr: true }),
         chunk: item.n,
         score: Math.round(score * 10_000) / 10_000,
         text: item.text,
         quote,
-        section: sectionAt(item.sectionStarts, offset) ?? item.section,
+        section,
         ...place?.position,
         boxes: place?.boxes ?? [],
         verified: !!place,

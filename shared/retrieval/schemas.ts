@@ -1,4 +1,5 @@
 import * as z from '../zod.ts';
+import { partLocationSchema } from '../files/schemas.ts';
 import { cuidSchema } from '../schemas.ts';
 import type { NamedSchemas, RouteContracts } from '../openapi/contract.ts';
 import { example, EXAMPLE_IDS as ids } from '../openapi/examples.ts';
@@ -36,8 +37,15 @@ const passageSchema = z
   .object({
     fileId: z.string(),
     fileName: z.string(),
-    page: z.number().check(z.int(), z.describe('1-based page number of the quote')),
+    page: z.number().check(z.int(), z.describe("1-based page number of the quote (another format: the part's number)")),
+    part: z.number().check(z.int(), z.describe('1-based part of the document (GET /files/{fileId}/parts/{part})')),
+    location: partLocationSchema,
     quote: z.string().check(z.describe('A short passage that appears verbatim in the file')),
+    charStart: z
+      .optional(z.number().check(z.int(), z.gte(0)))
+      .check(z.describe("Where the quote starts in its part's text; set when verified")),
+    charEnd: z.optional(z.number().check(z.int(), z.gte(0))).check(z.describe('Where it ends (exclusive)')),
+    verified: z.boolean().check(z.describe("True when the quote occurs in its part's text at charStart")),
     score: z.number().check(z.describe('Similarity of the passage to the query')),
   })
   .check(
@@ -45,7 +53,12 @@ const passageSchema = z
       fileId: ids.file,
       fileName: 'paper.pdf',
       page: 2,
+      part: 2,
+      location: { type: 'page', page: 2 },
       quote: 'Trace trees cover a program by forming one tree per loop.',
+      charStart: 412,
+      charEnd: 470,
+      verified: true,
       score: 0.82,
     }),
   );

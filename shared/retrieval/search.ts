@@ -1,4 +1,5 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { PartLocation } from '../readers/reader.ts';
 import type { AiProvider } from '../ai/types.ts';
 import { estimateTokens } from '../ai/tokens.ts';
 import type { CollectionRepository } from '../collections/collection-repository.ts';
@@ -40,7 +41,12 @@ export interface Passage {
   fileId: string;
   fileName: string;
   page: number;
+  part: number;
+  location: PartLocation;
   quote: string;
+  charStart?: number;
+  charEnd?: number;
+  verified: boolean;
   score: number;
 }
 
@@ -91,7 +97,11 @@ export async function searchFiles(deps: SearchDeps, req: SearchRequest): Promise
       fileId: s.fileId,
       fileName: s.fileName ?? '',
       page: s.page,
+      part: s.part ?? s.page,
+      location: s.location ?? { type: 'page', page: s.page },
       quote: s.quote,
+      ...(s.charStart !== undefined && { charStart: s.charStart, charEnd: s.charEnd }),
+      verified: s.verified === true,
       score: s.score,
     }));
   } finally {
