@@ -164,6 +164,8 @@ export interface SheetSpec {
   rows?: CellSpec[][];
   /** Raw <sheetData> content instead of rows. */
   rawSheetData?: string;
+  /** The whole worksheet part, as given. */
+  rawXml?: string;
   dimension?: string;
 }
 
@@ -202,6 +204,7 @@ export function makeXlsx(sheets: SheetSpec[], options: { externalLink?: string }
         )
         .join('');
     parts[`xl/worksheets/sheet${k + 1}.xml`] =
+      sheet.rawXml ??
       `${XML}<worksheet xmlns="${S}" xmlns:r="${REL}">${sheet.dimension ? `<dimension ref="${sheet.dimension}"/>` : ''}<sheetData>${data}</sheetData></worksheet>`;
     overrides[`xl/worksheets/sheet${k + 1}.xml`] =
       'application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml';

@@ -54,17 +54,12 @@ export function openOoxml(bytes: Uint8Array, limits: ReaderLimits): OpenedDocume
 }
 
 /**
- * The OOXML format of these bytes, or undefined when they are no OOXML package. A package past
- * the bounds throws ReadRefused (TOO_COMPLEX) here already: nothing of it is inflated.
+ * The OOXML format of these bytes, or undefined when they are no zip or a zip without an Office
+ * main part. A zip that cannot be opened within the bounds throws its ReadRefused here already
+ * (TOO_COMPLEX before anything is inflated; INVALID_DOCUMENT when damaged or declaring a DTD).
  */
 export function detectOoxml(bytes: Uint8Array, limits: ReaderLimits = DEFAULT_READER_LIMITS): OoxmlFormat | undefined {
-  if (!looksLikeZip(bytes)) return undefined;
-  try {
-    return openOoxml(bytes, limits)?.format;
-  } catch (error) {
-    if (error instanceof ReadRefused && error.reason === 'INVALID_DOCUMENT') return undefined;
-    throw error;
-  }
+  return looksLikeZip(bytes) ? openOoxml(bytes, limits)?.format : undefined;
 }
 
 /** Opens the package a reader of `format` was given, or refuses it saying what it is. */

@@ -56,16 +56,13 @@ function readBody(
   let inText = false;
   let inProperties = false;
 
-  const append = (target: { text: string }, text: string) => {
-    if (text) target.text = target.text ? `${target.text} ${text}` : text;
-  };
   const closeParagraph = (paragraph: Paragraph) => {
     const text = normaliseText(paragraph.text);
     budget.spend(text.length);
     const outer = paragraphs.at(-1);
     const table = tables.at(-1);
-    if (outer)
-      append(outer, text); // a text box's paragraph reads inside the paragraph that holds it
+    // A text box's paragraph reads inside the paragraph that holds it.
+    if (outer) outer.text += ` ${text} `;
     else if (table?.cell !== undefined) table.cell = table.cell ? `${table.cell} ${text}` : text;
     else if (text) {
       const level = levelOf(paragraph);

@@ -18,8 +18,14 @@ export interface ZipEntry {
   localOffset: number;
 }
 
-/** Compressed bytes handed to the inflater at a time: at most ~1032× that comes out before the size check. */
-const INPUT_STEP = 16 * 1024;
+/**
+ * Compressed bytes handed to the inflater at a time: deflate inflates at most ~1032× its input,
+ * so a step is sized to what the entry may still give (small for an entry that declares little),
+ * and the size check runs after each.
+ */
+const MIN_STEP = 1024;
+const MAX_STEP = 64 * 1024;
+const MAX_DEFLATE_RATIO = 1032;
 /** Below this declared size an entry's ratio is not judged: small XML parts compress very well. */
 const RATIO_FLOOR_BYTES = 1024 * 1024;
 const MAX_COMMENT = 0xffff;
@@ -128,8 +134,8 @@ export class OoxmlPackage {
   }
 
   /**
-   * The entry's inflated bytes, chunk by chunk: the inflater gets at most INPUT_STEP compressed
-   * bytes at a time and stops (TOO_COMPLEX) once the output passes the declared size.
+   * The entry's inflated bytes, chunk by chunk: the inflater gets a step of compressed bytes at a
+   * time and stops (TOO_COMPLEX) once the output passes the declared size.
    */
   *chunks(name: string): Generator<Uint8Array> {
     const entry = this.entryOf(name);
@@ -137,7 +143,7 @@ export class OoxmlPackage {
     const data = this.dataOf(entry);
     if (entry.method === 0) {
       if (entry.compressedSize !== entry.size) throw invalid(`the stored part ${entry.name} has two sizes`);
-      for (let at = 0; at < data.length; at += INPUT_STEP) yield data.subarray(at, at + INPUT_STEP);
+      for (let at = 0; at < data.length; at += MAX_STEP) yield data.subarray(at, at + MAX_STEP);
       return;
     }
     if (entry.method !== 8) throw invalid(`the part ${entry.name} uses compression method ${entry.method}`);
@@ -150,10 +156,11 @@ export class OoxmlPackage {
       pending.push(chunk);
       if (final) ended = true;
     });
-    for (let at = 0; at < data.length && !ended; at += INPUT_STEP) {
-      const last = at + INPUT_STEP >= data.length;
+    for (let at = 0, step = MIN_STEP; at < data.length && !ended; at += step) {
+      step = Math.min(MAX_STEP, Math.max(MIN_STEP, Math.ceil((entry.size - produced) / MAX_DEFLATE_RATIO)));
+      const last = at + step >= data.length;
       try {
-        inflater.push(data.subarray(at, at + INPUT_STEP), last);
+        inflater.push(data.subarray(at, at + step), last);
       } catch (error) {
         if (error instanceof ReadRefused) throw error;
         throw invalid(`the part ${entry.name} does not inflate`);

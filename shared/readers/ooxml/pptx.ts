@@ -159,7 +159,7 @@ function readShapes(
           if (table) table.row = undefined;
           break;
         case 'tbl':
-          if (table && table.rows.some((row) => row.some(Boolean)) && keep(undefined)) {
+          if (table?.rows.some((row) => row.some(Boolean)) && keep(undefined)) {
             const width = Math.max(...table.rows.map((row) => row.length));
             body.push(blocks.table(table.rows.map((row) => [...row, ...Array<string>(width - row.length).fill('')])));
           }
