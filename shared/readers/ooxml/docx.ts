@@ -6,9 +6,9 @@
 // compatibility fallback copy is skipped); deleted revisions and field codes are not text.
 // Nothing the document references (images, hyperlinks, templates) is fetched: only its text is read.
 
-import { type DocumentPart, type DocumentReader, normaliseText, type ReaderLimits } from '../reader.ts';
+import type { DocumentPart, DocumentReader, ReaderLimits } from '../reader.ts';
 import { openAs } from './detect.ts';
-import { firstOfKind, readRelationships, TextBudget } from './opc.ts';
+import { firstOfKind, normalise, readRelationships, TextBudget } from './opc.ts';
 import type { OoxmlPackage } from './package.ts';
 import { type SectionItem, sectionParts } from './sections.ts';
 import { attr, readXmlPart } from './xml.ts';
@@ -57,7 +57,7 @@ function readBody(
   let inProperties = false;
 
   const closeParagraph = (paragraph: Paragraph) => {
-    const text = normaliseText(paragraph.text);
+    const text = normalise(paragraph.text);
     budget.spend(text.length);
     const outer = paragraphs.at(-1);
     const table = tables.at(-1);
@@ -148,7 +148,7 @@ function readBody(
           break;
         case 'tc':
           if (table?.row && table.cell !== undefined) {
-            table.row.push(table.merged ? '' : normaliseText(table.cell));
+            table.row.push(table.merged ? '' : normalise(table.cell));
             for (let k = 1; k < table.span; k++) table.row.push('');
           }
           if (table) table.cell = undefined;

@@ -3,7 +3,7 @@
 // external (TargetMode="External": a hyperlink, a linked image, a remote template, another
 // workbook) is kept only as a fact and never followed.
 
-import { ReadRefused, type ReaderLimits } from '../reader.ts';
+import { normaliseText, ReadRefused, type ReaderLimits } from '../reader.ts';
 import type { OoxmlPackage } from './package.ts';
 import { attr, readXmlPart } from './xml.ts';
 
@@ -94,3 +94,9 @@ export class TextBudget {
     }
   }
 }
+
+/** Printable ASCII words separated by single spaces: what normaliseText would return unchanged. */
+const PLAIN = /^[\x21-\x7e]+(?: [\x21-\x7e]+)*$/;
+
+/** normaliseText, with a fast path for text it would not change (most cells and runs). */
+export const normalise = (raw: string): string => (PLAIN.test(raw) ? raw : normaliseText(raw));

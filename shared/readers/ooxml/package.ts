@@ -1,11 +1,11 @@
 // An OOXML package (a zip) opened within its bounds (docs/DECISIONS.md "OOXML readers"). The
 // central directory is read first and the package refused (TOO_COMPLEX) when its entry count, the
 // sizes its entries declare, or an entry's declared compression ratio pass the reader's limits:
-// nothing is inflated before that. An entry is then inflated only when a reader asks for it, in
-// small input steps, and stopped the moment its output passes the size it declared (a declared
-// size may lie). Macros (vbaProject.bin) are never handed out.
+// nothing is inflated before that. An entry is then inflated only when a reader asks for it, by
+// zlib with the declared size as its output limit, so an entry whose size lies is stopped the
+// moment its output passes it (within one 16 KB step). Macros (vbaProject.bin) are never handed out.
 
-import { Inflate } from 'fflate';
+import { inflateRawSync } from 'node:zlib';
 import { ReadRefused, type ReaderLimits } from '../reader.ts';
 
 export interface ZipEntry {
@@ -18,14 +18,8 @@ export interface ZipEntry {
   localOffset: number;
 }
 
-/**
- * Compressed bytes handed to the inflater at a time: deflate inflates at most ~1032× its input,
- * so a step is sized to what the entry may still give (small for an entry that declares little),
- * and the size check runs after each.
- */
-const MIN_STEP = 1024;
-const MAX_STEP = 64 * 1024;
-const MAX_DEFLATE_RATIO = 1032;
+/** Inflated bytes handed to the XML reader at a time. */
+const CHUNK = 64 * 1024;
 /** Below this declared size an entry's ratio is not judged: small XML parts compress very well. */
 const RATIO_FLOOR_BYTES = 1024 * 1024;
 const MAX_COMMENT = 0xffff;
@@ -134,54 +128,35 @@ export class OoxmlPackage {
   }
 
   /**
-   * The entry's inflated bytes, chunk by chunk: the inflater gets a step of compressed bytes at a
-   * time and stops (TOO_COMPLEX) once the output passes the declared size.
+   * The entry's inflated bytes, chunk by chunk. zlib inflates with the declared size as its
+   * output limit and stops (TOO_COMPLEX) as soon as its output passes it: a size that lies costs
+   * one step of output, never the stream.
    */
   *chunks(name: string): Generator<Uint8Array> {
+    const bytes = this.bytesOf(name);
+    for (let at = 0; at < bytes.length; at += CHUNK) yield bytes.subarray(at, at + CHUNK);
+  }
+
+  /** The entry's whole inflated bytes (at most its declared size). */
+  bytesOf(name: string): Uint8Array {
     const entry = this.entryOf(name);
     if (!entry) throw invalid(`the part ${name} is missing`);
     const data = this.dataOf(entry);
     if (entry.method === 0) {
       if (entry.compressedSize !== entry.size) throw invalid(`the stored part ${entry.name} has two sizes`);
-      for (let at = 0; at < data.length; at += MAX_STEP) yield data.subarray(at, at + MAX_STEP);
-      return;
+      return data;
     }
     if (entry.method !== 8) throw invalid(`the part ${entry.name} uses compression method ${entry.method}`);
-    let produced = 0;
-    let pending: Uint8Array[] = [];
-    let ended = false;
-    const inflater = new Inflate((chunk, final) => {
-      produced += chunk.length;
-      if (produced > entry.size) throw tooComplex(`the part ${entry.name} inflates past the size it declares`);
-      pending.push(chunk);
-      if (final) ended = true;
-    });
-    for (let at = 0, step = MIN_STEP; at < data.length && !ended; at += step) {
-      step = Math.min(MAX_STEP, Math.max(MIN_STEP, Math.ceil((entry.size - produced) / MAX_DEFLATE_RATIO)));
-      const last = at + step >= data.length;
-      try {
-        inflater.push(data.subarray(at, at + step), last);
-      } catch (error) {
-        if (error instanceof ReadRefused) throw error;
-        throw invalid(`the part ${entry.name} does not inflate`);
+    let out: Uint8Array;
+    try {
+      out = inflateRawSync(data, { maxOutputLength: Math.max(1, entry.size) });
+    } catch (error) {
+      if ((error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') {
+        throw tooComplex(`the part ${entry.name} inflates past the size it declares`);
       }
-      const out = pending;
-      pending = [];
-      yield* out;
+      throw invalid(`the part ${entry.name} does not inflate`);
     }
-    if (data.length === 0) throw invalid(`the part ${entry.name} is empty`);
-  }
-
-  /** The entry's whole inflated bytes (bounded by its declared size). */
-  bytesOf(name: string): Uint8Array {
-    const chunks = [...this.chunks(name)];
-    if (chunks.length === 1) return chunks[0]!;
-    const out = new Uint8Array(chunks.reduce((sum, chunk) => sum + chunk.length, 0));
-    let at = 0;
-    for (const chunk of chunks) {
-      out.set(chunk, at);
-      at += chunk.length;
-    }
+    if (out.length > entry.size) throw tooComplex(`the part ${entry.name} inflates past the size it declares`);
     return out;
   }
 

@@ -9,13 +9,12 @@ import {
   blocks,
   type DocumentPart,
   type DocumentReader,
-  normaliseText,
   type PartBlock,
   partOf,
   type ReaderLimits,
 } from '../reader.ts';
 import { openAs } from './detect.ts';
-import { firstOfKind, readRelationships, TextBudget } from './opc.ts';
+import { firstOfKind, normalise, readRelationships, TextBudget } from './opc.ts';
 import type { OoxmlPackage } from './package.ts';
 import { attr, readXmlPart } from './xml.ts';
 
@@ -142,7 +141,7 @@ function readShapes(
           inText = false;
           break;
         case 'p': {
-          const text = normaliseText(paragraph ?? '');
+          const text = normalise(paragraph ?? '');
           paragraph = undefined;
           budget.spend(text.length);
           if (!text) break;

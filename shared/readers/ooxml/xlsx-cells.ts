@@ -2,7 +2,8 @@
 // read as written; a number whose style formats it as a date or time reads as an ISO date (the
 // 1900 date system; the serial as Excel counts it), since a serial (45292) means nothing to a reader.
 
-import { normaliseText, ReadRefused, type ReaderLimits } from '../reader.ts';
+import { ReadRefused, type ReaderLimits } from '../reader.ts';
+import { normalise } from './opc.ts';
 import type { OoxmlPackage } from './package.ts';
 import { attr, readXmlPart } from './xml.ts';
 
@@ -47,7 +48,7 @@ export function readSharedStrings(pkg: OoxmlPackage, part: string, limits: Reade
     },
     close(local) {
       if (local === 'si') {
-        strings.push(normaliseText(current ?? ''));
+        strings.push(normalise(current ?? ''));
         current = undefined;
       } else if (local === 't') inText = false;
       else if (local === 'rPh') inPhonetic = false;
@@ -107,16 +108,16 @@ export function cellText(
     case 's':
       return shared[Number(value)] ?? '';
     case 'inlineStr':
-      return normaliseText(cell.inline);
+      return normalise(cell.inline);
     case 'b':
       return value === '' ? '' : value === '1' || value.toLowerCase() === 'true' ? 'TRUE' : 'FALSE';
     case 'e':
     case 'str':
     case 'd':
-      return normaliseText(cell.value);
+      return normalise(cell.value);
     default:
       if (value !== '' && dateStyles.has(cell.style)) return serialDate(Number(value)) ?? value;
-      return normaliseText(value);
+      return normalise(value);
   }
 }
 

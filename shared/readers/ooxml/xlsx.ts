@@ -6,17 +6,9 @@
 // ROWS_PER_PART rows below the header, each part's table starting with the header again. The
 // declared dimension is ignored; the cells actually present are counted against limits.maxCells.
 
-import {
-  blocks,
-  type DocumentPart,
-  type DocumentReader,
-  normaliseText,
-  partOf,
-  ReadRefused,
-  type ReaderLimits,
-} from '../reader.ts';
+import { blocks, type DocumentPart, type DocumentReader, partOf, ReadRefused, type ReaderLimits } from '../reader.ts';
 import { openAs } from './detect.ts';
-import { firstOfKind, readRelationships, TextBudget } from './opc.ts';
+import { firstOfKind, normalise, readRelationships, TextBudget } from './opc.ts';
 import type { OoxmlPackage } from './package.ts';
 import { attr, readXmlPart } from './xml.ts';
 import { cellText, columnLetters, parseCellRef, readNumberFormats, readSharedStrings } from './xlsx-cells.ts';
@@ -71,7 +63,7 @@ function visibleSheets(
       for (const name in element.attributes) if (name.endsWith(':id')) id = element.attributes[name];
       const rel = id === undefined ? undefined : rels.get(id);
       if (rel && rel.kind === 'worksheet' && !rel.external && pkg.has(rel.target)) {
-        sheets.push({ name: normaliseText(attr(element, 'name') ?? ''), part: rel.target });
+        sheets.push({ name: normalise(attr(element, 'name') ?? ''), part: rel.target });
       }
     },
   });
