@@ -12,6 +12,8 @@ export interface RawEntry {
   method?: 0 | 8;
   /** The uncompressed size the headers declare. */
   size: number;
+  /** Declare the sizes in a zip64 extra field (0xffffffff in the 32-bit fields). */
+  zip64?: boolean;
 }
 
 /** A deflated entry of this text, declaring its true size. */
@@ -33,20 +35,30 @@ export function rawZip(entries: RawEntry[]): Uint8Array {
     view.setUint16(4, 20, true);
     view.setUint16(8, entry.method ?? 8, true);
     view.setUint32(18, entry.data.length, true);
-    view.setUint32(22, entry.size, true);
+    view.setUint32(22, entry.size % 2 ** 32, true);
     view.setUint16(26, name.length, true);
     local.set(name, 30);
-    const header = new Uint8Array(46 + name.length);
+    const extra = entry.zip64 ? new Uint8Array(20) : new Uint8Array(0);
+    if (entry.zip64) {
+      const extraView = new DataView(extra.buffer);
+      extraView.setUint16(0, 1, true);
+      extraView.setUint16(2, 16, true);
+      extraView.setBigUint64(4, BigInt(entry.size), true);
+      extraView.setBigUint64(12, BigInt(entry.data.length), true);
+    }
+    const header = new Uint8Array(46 + name.length + extra.length);
     const centralView = new DataView(header.buffer);
     centralView.setUint32(0, 0x02014b50, true);
     centralView.setUint16(4, 20, true);
     centralView.setUint16(6, 20, true);
     centralView.setUint16(10, entry.method ?? 8, true);
-    centralView.setUint32(20, entry.data.length, true);
-    centralView.setUint32(24, entry.size, true);
+    centralView.setUint32(20, entry.zip64 ? 0xffffffff : entry.data.length, true);
+    centralView.setUint32(24, entry.zip64 ? 0xffffffff : entry.size, true);
     centralView.setUint16(28, name.length, true);
+    centralView.setUint16(30, extra.length, true);
     centralView.setUint32(42, offset, true);
     header.set(name, 46);
+    header.set(extra, 46 + name.length);
     chunks.push(local, entry.data);
     central.push(header);
     offset += local.length + entry.data.length;

@@ -75,6 +75,15 @@ describe('zip bombs are refused before anything is inflated', () => {
     expect((await refusedWith(docxReader, zip)).reason).toBe('TOO_COMPLEX');
   });
 
+  test('a zip64 entry declaring 5 GB fails TOO_COMPLEX, and the same entry declaring its true size reads', async () => {
+    const text = document('<w:p><w:r><w:t>Zip64 sizes</w:t></w:r></w:p>');
+    const data = deflateSync(new TextEncoder().encode(text));
+    const huge = docxAround({ name: 'word/document.xml', data, size: 5 * 1024 ** 3, zip64: true });
+    expect((await refusedWith(docxReader, huge)).reason).toBe('TOO_COMPLEX');
+    const honest = docxAround({ name: 'word/document.xml', data, size: text.length, zip64: true });
+    expect((await docxReader.read(honest, limits))[0]!.text).toBe('Zip64 sizes');
+  });
+
   test('one entry declaring a ratio past the limit fails TOO_COMPLEX though the total is allowed', async () => {
     const zeros = deflateSync(new Uint8Array(4 * MB)); // ~4 KB: a ratio of about 1000
     const zip = docxAround({ name: 'word/document.xml', data: zeros, size: 4 * MB });
