@@ -176,6 +176,14 @@ describe('xlsx', () => {
     expect(parts[1]!.text.split('\n')[1]).toBe('| 101 | person 101 | Porto |');
   });
 
+  test("Excel's _xHHHH_ escapes and line breaks inside a cell read as single spaces", async () => {
+    const book = makeXlsx([
+      { name: 'Notes', rows: [['Note'], ['line one_x000D_\nline two'], [{ inline: 'a_x0009_b' }]] },
+    ]);
+    const [part] = await xlsxReader.read(book, limits);
+    expect(part!.text).toBe('| Note |\n| line one line two |\n| a b |');
+  });
+
   test('the header is the first non-empty row; empty rows and columns are left out', async () => {
     const rawSheetData =
       '<row r="3"><c r="C3" t="inlineStr"><is><t>Code</t></is></c><c r="E3" t="inlineStr"><is><t>Label</t></is></c></row>' +
@@ -364,6 +372,16 @@ describe('detection', () => {
     });
     expect(detectOoxml(docm)).toBe('docx');
     expect((await docxReader.read(docm, limits))[0]!.text).toBe('Macro host');
+  });
+
+  test('a binary workbook (.xlsb) is refused with what to do', async () => {
+    const xlsb = zipParts({
+      '[Content_Types].xml':
+        '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Override PartName="/xl/workbook.bin" ContentType="application/vnd.ms-excel.sheet.binary.macroEnabled.main"/></Types>',
+      'xl/workbook.bin': new Uint8Array([0, 1, 2]),
+    });
+    expect(() => detectOoxml(xlsb)).toThrow('binary Excel workbook (.xlsb); save it as .xlsx');
+    expect((await refusal(xlsxReader.read(xlsb, limits))).reason).toBe('UNSUPPORTED_TYPE');
   });
 
   test('bytes that are no OOXML package are not detected', () => {

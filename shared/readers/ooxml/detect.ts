@@ -26,6 +26,8 @@ const MAIN_TYPES: Record<string, OoxmlFormat> = {
   'application/vnd.ms-excel.template.macroenabled.main+xml': 'xlsx',
 };
 
+const BINARY_WORKBOOK = 'application/vnd.ms-excel.sheet.binary.macroenabled.main';
+
 const FORMAT_NAMES: Record<OoxmlFormat, string> = {
   docx: 'a Word document (.docx)',
   pptx: 'a PowerPoint presentation (.pptx)',
@@ -47,7 +49,14 @@ export function openOoxml(bytes: Uint8Array, limits: ReaderLimits): OpenedDocume
   const fromRels = firstOfKind(pkg, readRelationships(pkg, '', limits), 'officeDocument');
   const candidates = fromRels ? [fromRels] : [...types.keys()];
   for (const mainPart of candidates) {
-    const format = MAIN_TYPES[types.get(mainPart.toLowerCase()) ?? ''];
+    const type = types.get(mainPart.toLowerCase()) ?? '';
+    if (type === BINARY_WORKBOOK) {
+      throw new ReadRefused(
+        'UNSUPPORTED_TYPE',
+        'This file is a binary Excel workbook (.xlsb); save it as .xlsx and upload it again.',
+      );
+    }
+    const format = MAIN_TYPES[type];
     if (format && pkg.has(mainPart)) return { pkg, format, mainPart };
   }
   return undefined;

@@ -10,7 +10,7 @@ import type { DocumentPart, DocumentReader, ReaderLimits } from '../reader.ts';
 import { openAs } from './detect.ts';
 import { firstOfKind, normalise, readRelationships, TextBudget } from './opc.ts';
 import type { OoxmlPackage } from './package.ts';
-import { type SectionItem, sectionParts } from './sections.ts';
+import { type SectionItem, sectionParts, squareTable } from './sections.ts';
 import { attr, readXmlPart } from './xml.ts';
 
 /** Subtrees whose text is not the document's: a compatibility copy, deletions, field codes, control properties. */
@@ -70,14 +70,13 @@ function readBody(
     }
   };
   const closeTable = (table: Table) => {
-    const width = Math.max(0, ...table.rows.map((row) => row.length));
-    const rows = table.rows.map((row) => [...row, ...Array<string>(width - row.length).fill('')]);
+    const rows = squareTable(table.rows);
     const outer = tables.at(-1);
     if (outer?.cell !== undefined) {
       // A table inside a cell reads as that cell's text.
-      const text = rows.map((row) => row.filter(Boolean).join(' ')).join(' ');
+      const text = (rows ?? []).map((row) => row.filter(Boolean).join(' ')).join(' ');
       outer.cell = outer.cell ? `${outer.cell} ${text}` : text;
-    } else if (rows.some((row) => row.some(Boolean))) items.push({ kind: 'table', rows });
+    } else if (rows) items.push({ kind: 'table', rows });
   };
 
   readXmlPart(pkg, mainPart, limits, {

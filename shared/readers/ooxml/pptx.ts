@@ -16,6 +16,7 @@ import {
 import { openAs } from './detect.ts';
 import { firstOfKind, normalise, readRelationships, TextBudget } from './opc.ts';
 import type { OoxmlPackage } from './package.ts';
+import { squareTable } from './sections.ts';
 import { attr, readXmlPart } from './xml.ts';
 
 const TITLE_PLACEHOLDERS = new Set(['title', 'ctrTitle']);
@@ -157,13 +158,12 @@ function readShapes(
           if (table?.row) table.rows.push(table.row);
           if (table) table.row = undefined;
           break;
-        case 'tbl':
-          if (table?.rows.some((row) => row.some(Boolean)) && keep(undefined)) {
-            const width = Math.max(...table.rows.map((row) => row.length));
-            body.push(blocks.table(table.rows.map((row) => [...row, ...Array<string>(width - row.length).fill('')])));
-          }
+        case 'tbl': {
+          const rows = squareTable(table?.rows ?? []);
+          if (rows && keep(undefined)) body.push(blocks.table(rows));
           table = undefined;
           break;
+        }
         case 'sp':
           if (shape && keep(shape.placeholder)) {
             if (TITLE_PLACEHOLDERS.has(shape.placeholder ?? '') && title === undefined) {

@@ -48,7 +48,7 @@ export function readSharedStrings(pkg: OoxmlPackage, part: string, limits: Reade
     },
     close(local) {
       if (local === 'si') {
-        strings.push(normalise(current ?? ''));
+        strings.push(normalise(unescapeOoxml(current ?? '')));
         current = undefined;
       } else if (local === 't') inText = false;
       else if (local === 'rPh') inPhonetic = false;
@@ -108,11 +108,12 @@ export function cellText(
     case 's':
       return shared[Number(value)] ?? '';
     case 'inlineStr':
-      return normalise(cell.inline);
+      return normalise(unescapeOoxml(cell.inline));
     case 'b':
       return value === '' ? '' : value === '1' || value.toLowerCase() === 'true' ? 'TRUE' : 'FALSE';
-    case 'e':
     case 'str':
+      return normalise(unescapeOoxml(cell.value));
+    case 'e':
     case 'd':
       return normalise(cell.value);
     default:
@@ -132,4 +133,11 @@ function serialDate(serial: number): string | undefined {
   const time = seconds % 60 === 0 ? date.slice(11, 16) : date.slice(11, 19);
   if (days === 0) return time;
   return seconds === 0 ? date.slice(0, 10) : `${date.slice(0, 10)} ${time}`;
+}
+
+/** Excel writes characters XML cannot hold as `_xHHHH_` (a carriage return: `_x000D_`). */
+function unescapeOoxml(text: string): string {
+  return text.includes('_x')
+    ? text.replace(/_x([0-9A-Fa-f]{4})_/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)))
+    : text;
 }

@@ -4,7 +4,8 @@
 // as their text, dates as ISO dates; a formula without a cached value is blank. A sheet's used
 // rows read as one table whose header is its first non-empty row, split into parts of at most
 // ROWS_PER_PART rows below the header, each part's table starting with the header again. The
-// declared dimension is ignored; the cells actually present are counted against limits.maxCells.
+// declared dimension is ignored; the cells actually present, and the cells of the tables they make
+// (rows × columns, blanks included), are each counted against limits.maxCells.
 
 import { blocks, type DocumentPart, type DocumentReader, partOf, ReadRefused, type ReaderLimits } from '../reader.ts';
 import { openAs } from './detect.ts';
@@ -37,7 +38,7 @@ export const xlsxReader: DocumentReader = {
     const stylesPart = firstOfKind(pkg, rels, 'styles');
     const dateStyles = stylesPart ? readNumberFormats(pkg, stylesPart, limits) : new Set<number>();
     const budget = new TextBudget(limits.maxTextChars);
-    const cells = { count: 0 };
+    const cells = { count: 0, padded: 0 };
     const parts = sheets.flatMap((sheet) => {
       const rows = readSheet(pkg, sheet.part, limits, { shared, dateStyles, cells });
       return sheetParts(sheet.name, rows, limits, cells, budget);
@@ -73,7 +74,7 @@ function visibleSheets(
 interface SheetContext {
   shared: string[];
   dateStyles: Set<number>;
-  cells: { count: number };
+  cells: { count: number; padded: number };
 }
 
 /** A worksheet's non-empty rows, streamed from its sheetData; every <c> counts against maxCells. */
@@ -162,15 +163,15 @@ function sheetParts(
   sheet: string,
   rows: SheetRow[],
   limits: ReaderLimits,
-  cells: { count: number },
+  cells: { count: number; padded: number },
   budget: TextBudget,
 ): DocumentPart[] {
   const [header, ...body] = rows;
   if (!header) return [];
   // Only the columns that hold a value somewhere: a stray far cell does not widen every row.
   const used = [...new Set(rows.flatMap((row) => [...row.cells.keys()]))].sort((a, b) => a - b);
-  cells.count += rows.length * used.length;
-  if (cells.count > limits.maxCells) throw tooManyCells(limits);
+  cells.padded += rows.length * used.length;
+  if (cells.padded > limits.maxCells) throw tooManyCells(limits);
   const first = columnLetters(used[0]!);
   const last = columnLetters(used.at(-1)!);
   const line = (row: SheetRow) => used.map((column) => row.cells.get(column) ?? '');
