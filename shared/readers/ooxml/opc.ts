@@ -59,6 +59,12 @@ export function readRelationships(
   return out;
 }
 
+/** An element's relationship id (`r:id`, whatever the prefix the relationships namespace has). */
+export function relationshipIdOf(attributes: Record<string, string>): string | undefined {
+  for (const name in attributes) if (name.endsWith(':id') && !name.startsWith('xmlns')) return attributes[name];
+  return undefined;
+}
+
 /** The first internal relationship of a kind whose target exists in the package. */
 export function firstOfKind(pkg: OoxmlPackage, rels: Map<string, Relationship>, kind: string): string | undefined {
   for (const rel of rels.values()) if (rel.kind === kind && !rel.external && pkg.has(rel.target)) return rel.target;

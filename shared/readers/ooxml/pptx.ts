@@ -14,7 +14,7 @@ import {
   type ReaderLimits,
 } from '../reader.ts';
 import { openAs } from './detect.ts';
-import { firstOfKind, normalise, readRelationships, TextBudget } from './opc.ts';
+import { firstOfKind, normalise, readRelationships, relationshipIdOf, TextBudget } from './opc.ts';
 import type { OoxmlPackage } from './package.ts';
 import { squareTable } from './sections.ts';
 import { attr, readXmlPart } from './xml.ts';
@@ -50,19 +50,13 @@ function slideParts(pkg: OoxmlPackage, mainPart: string, limits: ReaderLimits): 
   const ids: string[] = [];
   readXmlPart(pkg, mainPart, limits, {
     open(element) {
-      if (element.local === 'sldId') ids.push(relId(element.attributes) ?? '');
+      if (element.local === 'sldId') ids.push(relationshipIdOf(element.attributes) ?? '');
     },
   });
   return ids.flatMap((id) => {
     const rel = rels.get(id);
     return rel && rel.kind === 'slide' && !rel.external && pkg.has(rel.target) ? [rel.target] : [];
   });
-}
-
-/** The relationship id of an element (`r:id`, whatever the prefix of the relationships namespace). */
-function relId(attributes: Record<string, string>): string | undefined {
-  for (const name in attributes) if (name.endsWith(':id') && !name.startsWith('xmlns')) return attributes[name];
-  return undefined;
 }
 
 interface Shape {

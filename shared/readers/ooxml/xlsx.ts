@@ -9,7 +9,7 @@
 
 import { blocks, type DocumentPart, type DocumentReader, partOf, ReadRefused, type ReaderLimits } from '../reader.ts';
 import { openAs } from './detect.ts';
-import { firstOfKind, normalise, readRelationships, TextBudget } from './opc.ts';
+import { firstOfKind, normalise, readRelationships, relationshipIdOf, TextBudget } from './opc.ts';
 import type { OoxmlPackage } from './package.ts';
 import { attr, readXmlPart } from './xml.ts';
 import { cellText, columnLetters, parseCellRef, readNumberFormats, readSharedStrings } from './xlsx-cells.ts';
@@ -60,8 +60,7 @@ function visibleSheets(
       if (element.local !== 'sheet') return;
       const state = attr(element, 'state') ?? 'visible';
       if (state !== 'visible') return;
-      let id: string | undefined;
-      for (const name in element.attributes) if (name.endsWith(':id')) id = element.attributes[name];
+      const id = relationshipIdOf(element.attributes);
       const rel = id === undefined ? undefined : rels.get(id);
       if (rel && rel.kind === 'worksheet' && !rel.external && pkg.has(rel.target)) {
         sheets.push({ name: normalise(attr(element, 'name') ?? ''), part: rel.target });

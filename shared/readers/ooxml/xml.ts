@@ -37,7 +37,7 @@ const localOf = (name: string) => {
   return colon < 0 ? name : name.slice(colon + 1);
 };
 
-/** Reads one part of the package as XML, chunk by chunk as it inflates. */
+/** Reads one part of the package as XML, in 64 KB pieces of its inflated bytes. */
 export function readXmlPart(pkg: OoxmlPackage, partName: string, limits: ReaderLimits, handlers: XmlHandlers): void {
   parseXml(pkg.chunks(partName), partName, limits, handlers);
 }
