@@ -1,6 +1,12 @@
 import { detectCfb, detectOoxml, docxReader, pptxReader, xlsxReader } from './ooxml/index.ts';
 import { detectMarkup, htmlReader, markdownReader, textReader } from './markup/index.ts';
-import { ReadRefused, type DocumentFormat, type DocumentPart, type DocumentReader, type ReaderLimits } from './reader.ts';
+import {
+  ReadRefused,
+  type DocumentFormat,
+  type DocumentPart,
+  type DocumentReader,
+  type ReaderLimits,
+} from './reader.ts';
 import { READ_FORMATS, sniffHead } from './sniff.ts';
 
 // The readers and how a document's format is told from its bytes: the head (sniff.ts), then for a
@@ -21,14 +27,23 @@ const READERS: Partial<Record<DocumentFormat, DocumentReader>> = {
 export async function detectFormat(bytes: Uint8Array, limits: ReaderLimits): Promise<DocumentFormat> {
   const head = sniffHead(bytes);
   if ('refused' in head)
-    throw new ReadRefused('UNSUPPORTED_TYPE', `The file is ${head.refused}, not a document this service reads (${READ_FORMATS})`);
+    throw new ReadRefused(
+      'UNSUPPORTED_TYPE',
+      `The file is ${head.refused}, not a document this service reads (${READ_FORMATS})`,
+    );
   switch (head.kind) {
     case 'pdf':
       return 'pdf';
     case 'cfb':
-      throw detectCfb(bytes);
+      throw (
+        detectCfb(bytes) ??
+        new ReadRefused(
+          'UNSUPPORTED_TYPE',
+          `The file is a damaged Office compound file, not a document this service reads (${READ_FORMATS})`,
+        )
+      );
     case 'zip': {
-      const format = await detectOoxml(bytes, limits);
+      const format = detectOoxml(bytes, limits);
       if (format) return format;
       throw new ReadRefused(
         'UNSUPPORTED_TYPE',

@@ -42,7 +42,9 @@ async function expectQuoteInPart(fileId: string, passage: Awaited<ReturnType<typ
   expect(passage.verified).toBe(true);
   const part = await app.request('GET', `/files/${fileId}/parts/${passage.part}`, { token });
   expect(part.status).toBe(200);
-  expect(part.body.data.location).toEqual(expect.objectContaining({ type: (passage.location as { type: string }).type }));
+  expect(part.body.data.location).toEqual(
+    expect.objectContaining({ type: (passage.location as { type: string }).type }),
+  );
   expect(part.body.data.text.slice(passage.charStart, passage.charEnd)).toBe(passage.quote);
 }
 

@@ -1,0 +1,228 @@
+// Word documents (docs/DECISIONS.md "OOXML readers"): the body's paragraphs and tables in order,
+// read as a stream from word/document.xml. A paragraph is a heading when its style (or a style it
+// is based on) is named "heading N" or "Title", or carries an outline level, so localised style
+// ids (Titre1, Überschrift1) read as headings too; lists read as prose; a table's first row is its
+// header, a merged cell's continuation blank. Text boxes read inside their paragraph, once (the
+// compatibility fallback copy is skipped); deleted revisions and field codes are not text.
+// Nothing the document references (images, hyperlinks, templates) is fetched: only its text is read.
+
+import type { DocumentPart, DocumentReader, ReaderLimits } from '../reader.ts';
+import { openAs } from './detect.ts';
+import { firstOfKind, normalise, readRelationships, TextBudget } from './opc.ts';
+import type { OoxmlPackage } from './package.ts';
+import { type SectionItem, sectionParts, squareTable } from './sections.ts';
+import { attr, readXmlPart } from './xml.ts';
+
+/** Subtrees whose text is not the document's: a compatibility copy, deletions, field codes, control properties. */
+const SKIPPED = new Set(['Fallback', 'del', 'moveFrom', 'delText', 'instrText', 'sdtPr']);
+
+interface Paragraph {
+  text: string;
+  style?: string;
+  outline?: number;
+}
+
+interface Table {
+  rows: string[][];
+  row?: string[];
+  cell?: string;
+  span: number;
+  merged: boolean;
+}
+
+export const docxReader: DocumentReader = {
+  format: 'docx',
+  async read(bytes: Uint8Array, limits: ReaderLimits): Promise<DocumentPart[]> {
+    const { pkg, mainPart } = openAs(bytes, limits, 'docx');
+    const rels = readRelationships(pkg, mainPart, limits);
+    const stylesPart = firstOfKind(pkg, rels, 'styles');
+    const levelOf = headingLevels(stylesPart ? readStyles(pkg, stylesPart, limits) : new Map());
+    return sectionParts(readBody(pkg, mainPart, limits, levelOf));
+  },
+};
+
+/** The body as headings, prose and tables, in order. */
+function readBody(
+  pkg: OoxmlPackage,
+  mainPart: string,
+  limits: ReaderLimits,
+  levelOf: (paragraph: Paragraph) => number | undefined,
+): SectionItem[] {
+  const items: SectionItem[] = [];
+  const budget = new TextBudget(limits.maxTextChars);
+  const paragraphs: Paragraph[] = [];
+  const tables: Table[] = [];
+  let skipUntil = 0; // the depth of the skipped subtree's root, 0 when none
+  let inText = false;
+  let inProperties = false;
+
+  const closeParagraph = (paragraph: Paragraph) => {
+    const text = normalise(paragraph.text);
+    budget.spend(text.length);
+    const outer = paragraphs.at(-1);
+    const table = tables.at(-1);
+    // A text box's paragraph reads inside the paragraph that holds it.
+    if (outer) outer.text += ` ${text} `;
+    else if (table?.cell !== undefined) table.cell = table.cell ? `${table.cell} ${text}` : text;
+    else if (text) {
+      const level = levelOf(paragraph);
+      items.push(level === undefined ? { kind: 'prose', text } : { kind: 'heading', text, level });
+    }
+  };
+  const closeTable = (table: Table) => {
+    const rows = squareTable(table.rows);
+    const outer = tables.at(-1);
+    if (outer?.cell !== undefined) {
+      // A table inside a cell reads as that cell's text.
+      const text = (rows ?? []).map((row) => row.filter(Boolean).join(' ')).join(' ');
+      outer.cell = outer.cell ? `${outer.cell} ${text}` : text;
+    } else if (rows) items.push({ kind: 'table', rows });
+  };
+
+  readXmlPart(pkg, mainPart, limits, {
+    open(element, depth) {
+      if (skipUntil) return;
+      const local = element.local;
+      if (SKIPPED.has(local)) {
+        skipUntil = depth;
+        return;
+      }
+      const paragraph = paragraphs.at(-1);
+      const table = tables.at(-1);
+      switch (local) {
+        case 'p':
+          paragraphs.push({ text: '' });
+          break;
+        case 'pPr':
+          inProperties = true;
+          break;
+        case 'pStyle':
+          if (paragraph && inProperties) paragraph.style = attr(element, 'val');
+          break;
+        case 'outlineLvl':
+          if (paragraph && inProperties) paragraph.outline = Number(attr(element, 'val'));
+          break;
+        case 't':
+          inText = true;
+          break;
+        case 'tab':
+        case 'br':
+        case 'cr':
+          if (paragraph && !inProperties) paragraph.text += ' ';
+          break;
+        case 'tbl':
+          tables.push({ rows: [], span: 1, merged: false });
+          break;
+        case 'tr':
+          if (table) table.row = [];
+          break;
+        case 'tc':
+          if (table) Object.assign(table, { cell: '', span: 1, merged: false });
+          break;
+        case 'gridSpan':
+          if (table) table.span = Math.max(1, Math.min(64, Number(attr(element, 'val')) || 1));
+          break;
+        case 'vMerge':
+          if (table) table.merged = (attr(element, 'val') ?? 'continue') === 'continue';
+          break;
+      }
+    },
+    close(local, depth) {
+      if (skipUntil) {
+        if (depth === skipUntil) skipUntil = 0;
+        return;
+      }
+      const table = tables.at(-1);
+      switch (local) {
+        case 'p': {
+          const paragraph = paragraphs.pop();
+          if (paragraph) closeParagraph(paragraph);
+          break;
+        }
+        case 'pPr':
+          inProperties = false;
+          break;
+        case 't':
+          inText = false;
+          break;
+        case 'tc':
+          if (table?.row && table.cell !== undefined) {
+            table.row.push(table.merged ? '' : normalise(table.cell));
+            for (let k = 1; k < table.span; k++) table.row.push('');
+          }
+          if (table) table.cell = undefined;
+          break;
+        case 'tr':
+          if (table?.row) table.rows.push(table.row);
+          if (table) table.row = undefined;
+          break;
+        case 'tbl': {
+          const closed = tables.pop();
+          if (closed) closeTable(closed);
+          break;
+        }
+      }
+    },
+    text(text) {
+      const paragraph = paragraphs.at(-1);
+      if (inText && !skipUntil && paragraph) paragraph.text += text;
+    },
+  });
+  return items;
+}
+
+interface Style {
+  name?: string;
+  basedOn?: string;
+  outline?: number;
+}
+
+/** word/styles.xml: each paragraph style's name, parent and outline level, by style id. */
+function readStyles(pkg: OoxmlPackage, part: string, limits: ReaderLimits): Map<string, Style> {
+  const styles = new Map<string, Style>();
+  let current: Style | undefined;
+  readXmlPart(pkg, part, limits, {
+    open(element) {
+      switch (element.local) {
+        case 'style': {
+          const id = attr(element, 'styleId');
+          current = id !== undefined && attr(element, 'type') !== 'character' ? {} : undefined;
+          if (current && id !== undefined) styles.set(id, current);
+          break;
+        }
+        case 'name':
+          if (current) current.name = attr(element, 'val');
+          break;
+        case 'basedOn':
+          if (current) current.basedOn = attr(element, 'val');
+          break;
+        case 'outlineLvl':
+          if (current) current.outline = Number(attr(element, 'val'));
+          break;
+      }
+    },
+    close(local) {
+      if (local === 'style') current = undefined;
+    },
+  });
+  return styles;
+}
+
+/** A paragraph's heading level (1..9), or undefined for body text. */
+function headingLevels(styles: Map<string, Style>): (paragraph: Paragraph) => number | undefined {
+  const fromOutline = (outline: number | undefined) =>
+    outline !== undefined && Number.isInteger(outline) && outline >= 0 && outline <= 8 ? outline + 1 : undefined;
+  const fromName = (name: string | undefined) => {
+    const heading = /^heading\s*([1-9])$/i.exec(name ?? '');
+    if (heading) return Number(heading[1]);
+    return /^title$/i.test(name ?? '') ? 1 : undefined;
+  };
+  const ofStyle = (id: string, hops: number): number | undefined => {
+    const style = styles.get(id);
+    if (!style) return fromName(id);
+    const level = fromName(style.name) ?? fromOutline(style.outline);
+    if (level !== undefined || !style.basedOn || hops >= 10) return level;
+    return ofStyle(style.basedOn, hops + 1);
+  };
+  return (paragraph) => fromOutline(paragraph.outline) ?? (paragraph.style ? ofStyle(paragraph.style, 0) : undefined);
+}

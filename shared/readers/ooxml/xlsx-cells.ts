@@ -1,0 +1,143 @@
+// A workbook's cells: references (A1), shared strings, and a cell's cached value as text. Numbers
+// read as written; a number whose style formats it as a date or time reads as an ISO date (the
+// 1900 date system; the serial as Excel counts it), since a serial (45292) means nothing to a reader.
+
+import { ReadRefused, type ReaderLimits } from '../reader.ts';
+import { normalise } from './opc.ts';
+import type { OoxmlPackage } from './package.ts';
+import { attr, readXmlPart } from './xml.ts';
+
+const MAX_COLUMN = 16_384;
+
+/** 1 → A, 28 → AB. */
+export function columnLetters(column: number): string {
+  let letters = '';
+  for (let rest = column; rest > 0; rest = Math.floor((rest - 1) / 26)) {
+    letters = String.fromCharCode(65 + ((rest - 1) % 26)) + letters;
+  }
+  return letters;
+}
+
+/** `AB12` → { column: 28, row: 12 }; undefined when it is no cell reference within a sheet. */
+export function parseCellRef(ref: string | undefined): { column: number; row: number } | undefined {
+  const match = /^\$?([A-Za-z]{1,3})\$?(\d{1,7})$/.exec(ref ?? '');
+  if (!match) return undefined;
+  let column = 0;
+  for (const letter of match[1]!.toUpperCase()) column = column * 26 + letter.charCodeAt(0) - 64;
+  return column <= MAX_COLUMN ? { column, row: Number(match[2]) } : undefined;
+}
+
+/** xl/sharedStrings.xml: each string item's text (phonetic runs left out); at most maxCells items. */
+export function readSharedStrings(pkg: OoxmlPackage, part: string, limits: ReaderLimits): string[] {
+  const strings: string[] = [];
+  let current: string | undefined;
+  let inText = false;
+  let inPhonetic = false;
+  readXmlPart(pkg, part, limits, {
+    open(element) {
+      if (element.local === 'si') {
+        current = '';
+        if (strings.length >= limits.maxCells) {
+          throw new ReadRefused(
+            'TOO_COMPLEX',
+            `The document is too complex to read: it holds more than ${limits.maxCells} strings.`,
+          );
+        }
+      } else if (element.local === 't') inText = true;
+      else if (element.local === 'rPh') inPhonetic = true;
+    },
+    close(local) {
+      if (local === 'si') {
+        strings.push(normalise(unescapeOoxml(current ?? '')));
+        current = undefined;
+      } else if (local === 't') inText = false;
+      else if (local === 'rPh') inPhonetic = false;
+    },
+    text(text) {
+      if (inText && !inPhonetic && current !== undefined) current += text;
+    },
+  });
+  return strings;
+}
+
+/** Built-in number formats that show a date or time. */
+const DATE_FORMAT_IDS = new Set([
+  14, 15, 16, 17, 18, 19, 20, 21, 22, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 45, 46, 47,
+]);
+
+/** xl/styles.xml: the indexes of the cell styles (cellXfs) whose number format shows a date or time. */
+export function readNumberFormats(pkg: OoxmlPackage, part: string, limits: ReaderLimits): Set<number> {
+  const customDates = new Set<number>();
+  const dateStyles = new Set<number>();
+  let inCellXfs = false;
+  let index = 0;
+  readXmlPart(pkg, part, limits, {
+    open(element) {
+      if (element.local === 'numFmt') {
+        const id = Number(attr(element, 'numFmtId'));
+        if (isDateFormat(attr(element, 'formatCode') ?? '')) customDates.add(id);
+      } else if (element.local === 'cellXfs') {
+        inCellXfs = true;
+      } else if (element.local === 'xf' && inCellXfs) {
+        const id = Number(attr(element, 'numFmtId') ?? 0);
+        if (DATE_FORMAT_IDS.has(id) || customDates.has(id)) dateStyles.add(index);
+        index += 1;
+      }
+    },
+    close(local) {
+      if (local === 'cellXfs') inCellXfs = false;
+    },
+  });
+  return dateStyles;
+}
+
+/** A format code shows a date when, outside quotes, escapes and brackets, it has d, m, y, h or s. */
+function isDateFormat(code: string): boolean {
+  const bare = code.replace(/"[^"]*"|\\.|\[[^\]]*\]/g, '');
+  return /[dmyhs]/i.test(bare.split(';')[0] ?? '');
+}
+
+/** A cell's cached value as text ('' when it has none). */
+export function cellText(
+  cell: { type: string; style: number; value: string; inline: string },
+  shared: string[],
+  dateStyles: Set<number>,
+): string {
+  const value = cell.value.trim();
+  switch (cell.type) {
+    case 's':
+      return shared[Number(value)] ?? '';
+    case 'inlineStr':
+      return normalise(unescapeOoxml(cell.inline));
+    case 'b':
+      return value === '' ? '' : value === '1' || value.toLowerCase() === 'true' ? 'TRUE' : 'FALSE';
+    case 'str':
+      return normalise(unescapeOoxml(cell.value));
+    case 'e':
+    case 'd':
+      return normalise(cell.value);
+    default:
+      if (value !== '' && dateStyles.has(cell.style)) return serialDate(Number(value)) ?? value;
+      return normalise(value);
+  }
+}
+
+/** Excel's 1900 serial → `YYYY-MM-DD`, `HH:MM[:SS]` or both; undefined when out of range. */
+function serialDate(serial: number): string | undefined {
+  if (!Number.isFinite(serial) || serial < 0 || serial > 2_958_465) return undefined;
+  const days = Math.floor(serial);
+  const seconds = Math.round((serial - days) * 86_400);
+  // Excel counts 1900-02-29, which never was: serials from 61 on are a day ahead of the calendar.
+  const epoch = Date.UTC(1899, 11, days >= 61 ? 30 : 31);
+  const date = new Date(epoch + days * 86_400_000 + seconds * 1000).toISOString();
+  const time = seconds % 60 === 0 ? date.slice(11, 16) : date.slice(11, 19);
+  if (days === 0) return time;
+  return seconds === 0 ? date.slice(0, 10) : `${date.slice(0, 10)} ${time}`;
+}
+
+/** Excel writes characters XML cannot hold as `_xHHHH_` (a carriage return: `_x000D_`). */
+function unescapeOoxml(text: string): string {
+  return text.includes('_x')
+    ? text.replace(/_x([0-9A-Fa-f]{4})_/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)))
+    : text;
+}

@@ -1,0 +1,197 @@
+// Excel workbooks (docs/DECISIONS.md "OOXML readers"): the visible worksheets in workbook order
+// (hidden and very hidden sheets, chart sheets and external links are never read). A cell reads as
+// its cached value: shared and inline strings, booleans as TRUE/FALSE, numbers as written, errors
+// as their text, dates as ISO dates; a formula without a cached value is blank. A sheet's used
+// rows read as one table whose header is its first non-empty row, split into parts of at most
+// ROWS_PER_PART rows below the header, each part's table starting with the header again. The
+// declared dimension is ignored; the cells actually present, and the cells of the tables they make
+// (rows × columns, blanks included), are each counted against limits.maxCells.
+
+import { blocks, type DocumentPart, type DocumentReader, partOf, ReadRefused, type ReaderLimits } from '../reader.ts';
+import { openAs } from './detect.ts';
+import { firstOfKind, normalise, readRelationships, relationshipIdOf, TextBudget } from './opc.ts';
+import type { OoxmlPackage } from './package.ts';
+import { attr, readXmlPart } from './xml.ts';
+import { cellText, columnLetters, parseCellRef, readNumberFormats, readSharedStrings } from './xlsx-cells.ts';
+
+/** Rows below the header in one part. */
+export const ROWS_PER_PART = 100;
+
+interface SheetRef {
+  name: string;
+  part: string;
+}
+
+interface SheetRow {
+  row: number;
+  cells: Map<number, string>;
+}
+
+export const xlsxReader: DocumentReader = {
+  format: 'xlsx',
+  async read(bytes: Uint8Array, limits: ReaderLimits): Promise<DocumentPart[]> {
+    const { pkg, mainPart } = openAs(bytes, limits, 'xlsx');
+    const rels = readRelationships(pkg, mainPart, limits);
+    const sheets = visibleSheets(pkg, mainPart, limits, rels);
+    const stringsPart = firstOfKind(pkg, rels, 'sharedStrings');
+    const shared = stringsPart ? readSharedStrings(pkg, stringsPart, limits) : [];
+    const stylesPart = firstOfKind(pkg, rels, 'styles');
+    const dateStyles = stylesPart ? readNumberFormats(pkg, stylesPart, limits) : new Set<number>();
+    const budget = new TextBudget(limits.maxTextChars);
+    const cells = { count: 0, padded: 0 };
+    const parts = sheets.flatMap((sheet) => {
+      const rows = readSheet(pkg, sheet.part, limits, { shared, dateStyles, cells });
+      return sheetParts(sheet.name, rows, limits, cells, budget);
+    });
+    return parts.length > 0 ? parts : [partOf([], { type: 'sheet', sheet: sheets[0]?.name ?? '', range: 'A1:A1' })];
+  },
+};
+
+/** xl/workbook.xml's sheets that are visible worksheets, in workbook order. */
+function visibleSheets(
+  pkg: OoxmlPackage,
+  mainPart: string,
+  limits: ReaderLimits,
+  rels: ReturnType<typeof readRelationships>,
+): SheetRef[] {
+  const sheets: SheetRef[] = [];
+  readXmlPart(pkg, mainPart, limits, {
+    open(element) {
+      if (element.local !== 'sheet') return;
+      const state = attr(element, 'state') ?? 'visible';
+      if (state !== 'visible') return;
+      const id = relationshipIdOf(element.attributes);
+      const rel = id === undefined ? undefined : rels.get(id);
+      if (rel && rel.kind === 'worksheet' && !rel.external && pkg.has(rel.target)) {
+        sheets.push({ name: normalise(attr(element, 'name') ?? ''), part: rel.target });
+      }
+    },
+  });
+  return sheets;
+}
+
+interface SheetContext {
+  shared: string[];
+  dateStyles: Set<number>;
+  cells: { count: number; padded: number };
+}
+
+/** A worksheet's non-empty rows, streamed from its sheetData; every <c> counts against maxCells. */
+function readSheet(pkg: OoxmlPackage, part: string, limits: ReaderLimits, context: SheetContext): SheetRow[] {
+  const rows: SheetRow[] = [];
+  let rowNumber = 0;
+  let row: SheetRow | undefined;
+  let column = 0;
+  let cell: { column: number; type: string; style: number; value: string; inline: string } | undefined;
+  let inValue = false;
+  let inInline = 0;
+  let inPhonetic = false;
+  let inInlineText = false;
+
+  readXmlPart(pkg, part, limits, {
+    open(element) {
+      switch (element.local) {
+        case 'row': {
+          const declared = Number(attr(element, 'r'));
+          rowNumber = Number.isInteger(declared) && declared > rowNumber ? declared : rowNumber + 1;
+          row = { row: rowNumber, cells: new Map() };
+          column = 0;
+          break;
+        }
+        case 'c': {
+          context.cells.count += 1;
+          if (context.cells.count > limits.maxCells) throw tooManyCells(limits);
+          const ref = parseCellRef(attr(element, 'r'));
+          column = ref && ref.column > column ? ref.column : column + 1;
+          const style = Number(attr(element, 's') ?? 0);
+          cell = { column, type: attr(element, 't') ?? 'n', style, value: '', inline: '' };
+          break;
+        }
+        case 'v':
+          inValue = true;
+          break;
+        case 'is':
+          inInline += 1;
+          break;
+        case 'rPh':
+          inPhonetic = true;
+          break;
+        case 't':
+          inInlineText = inInline > 0;
+          break;
+      }
+    },
+    close(local) {
+      switch (local) {
+        case 'v':
+          inValue = false;
+          break;
+        case 'is':
+          inInline -= 1;
+          break;
+        case 'rPh':
+          inPhonetic = false;
+          break;
+        case 't':
+          inInlineText = false;
+          break;
+        case 'c':
+          if (cell && row) {
+            const text = cellText(cell, context.shared, context.dateStyles);
+            if (text) row.cells.set(cell.column, text);
+          }
+          cell = undefined;
+          break;
+        case 'row':
+          if (row && row.cells.size > 0) rows.push(row);
+          row = undefined;
+          break;
+      }
+    },
+    text(text) {
+      if (!cell) return;
+      if (inValue) cell.value += text;
+      else if (inInlineText && !inPhonetic) cell.inline += text;
+    },
+  });
+  return rows;
+}
+
+/** A sheet's rows as parts: the header row, then at most ROWS_PER_PART rows below it in each. */
+function sheetParts(
+  sheet: string,
+  rows: SheetRow[],
+  limits: ReaderLimits,
+  cells: { count: number; padded: number },
+  budget: TextBudget,
+): DocumentPart[] {
+  const [header, ...body] = rows;
+  if (!header) return [];
+  // Only the columns that hold a value somewhere: a stray far cell does not widen every row.
+  const used = [...new Set(rows.flatMap((row) => [...row.cells.keys()]))].sort((a, b) => a - b);
+  cells.padded += rows.length * used.length;
+  if (cells.padded > limits.maxCells) throw tooManyCells(limits);
+  const first = columnLetters(used[0]!);
+  const last = columnLetters(used.at(-1)!);
+  const line = (row: SheetRow) => used.map((column) => row.cells.get(column) ?? '');
+  const headerLine = line(header);
+  const parts: DocumentPart[] = [];
+  for (let start = 0; start === 0 || start < body.length; start += ROWS_PER_PART) {
+    const chunk = body.slice(start, start + ROWS_PER_PART);
+    const block = blocks.table([headerLine, ...chunk.map(line)]);
+    const part = partOf([block], {
+      type: 'sheet',
+      sheet,
+      range: `${first}${start === 0 ? header.row : chunk[0]!.row}:${last}${(chunk.at(-1) ?? header).row}`,
+    });
+    budget.spend(part.text.length);
+    parts.push({ ...part, rows: [header.row, ...chunk.map((row) => row.row)], columns: [first, last] });
+  }
+  return parts;
+}
+
+const tooManyCells = (limits: ReaderLimits) =>
+  new ReadRefused(
+    'TOO_COMPLEX',
+    `The document is too complex to read: its sheets hold more than ${limits.maxCells} cells.`,
+  );

@@ -1,0 +1,102 @@
+// XML parts read as a stream of elements and text, with saxes (docs/DECISIONS.md "OOXML
+// readers"). OOXML parts never carry a document type declaration, so any `<!DOCTYPE` refuses the
+// document (INVALID_DOCUMENT) before a single entity could be declared, let alone expanded or
+// fetched: saxes itself never expands entities beyond the five predefined ones and never loads
+// anything. Elements nest at most `limits.maxDepth` deep (TOO_COMPLEX past that).
+
+import { SaxesParser } from 'saxes';
+import { ReadRefused, type ReaderLimits } from '../reader.ts';
+import type { OoxmlPackage } from './package.ts';
+
+export interface XmlElement {
+  /** The local name (`w:p` → `p`): OOXML's prefixes are customary, not fixed. */
+  local: string;
+  /** Attributes by qualified name as written. */
+  attributes: Record<string, string>;
+}
+
+export interface XmlHandlers {
+  open?(element: XmlElement, depth: number): void;
+  close?(local: string, depth: number): void;
+  text?(text: string): void;
+}
+
+/** An attribute by local name, whatever its prefix (`r:id`, `w:val`, `val`). */
+export function attr(element: XmlElement, local: string): string | undefined {
+  const attributes = element.attributes;
+  if (attributes[local] !== undefined) return attributes[local];
+  for (const name in attributes) {
+    const colon = name.indexOf(':');
+    if (colon >= 0 && name.slice(colon + 1) === local && !name.startsWith('xmlns')) return attributes[name];
+  }
+  return undefined;
+}
+
+const localOf = (name: string) => {
+  const colon = name.indexOf(':');
+  return colon < 0 ? name : name.slice(colon + 1);
+};
+
+/** Reads one part of the package as XML, in 64 KB pieces of its inflated bytes. */
+export function readXmlPart(pkg: OoxmlPackage, partName: string, limits: ReaderLimits, handlers: XmlHandlers): void {
+  parseXml(pkg.chunks(partName), partName, limits, handlers);
+}
+
+/** Parses XML from byte chunks (UTF-8, or UTF-16 with its byte order mark). */
+export function parseXml(
+  chunks: Iterable<Uint8Array>,
+  partName: string,
+  limits: ReaderLimits,
+  handlers: XmlHandlers,
+): void {
+  const parser = new SaxesParser({ xmlns: false, position: false });
+  let depth = 0;
+  parser.on('doctype', () => {
+    throw new ReadRefused(
+      'INVALID_DOCUMENT',
+      `The file is not a valid Office document: its part ${partName} declares a document type, which Office parts never do.`,
+    );
+  });
+  parser.on('opentag', (tag) => {
+    depth += 1;
+    if (depth > limits.maxDepth) {
+      throw new ReadRefused(
+        'TOO_COMPLEX',
+        `The document is too complex to read: its part ${partName} nests elements more than ${limits.maxDepth} deep.`,
+      );
+    }
+    handlers.open?.({ local: localOf(tag.name), attributes: tag.attributes as Record<string, string> }, depth);
+  });
+  parser.on('closetag', (tag) => {
+    handlers.close?.(localOf(tag.name), depth);
+    depth -= 1;
+  });
+  if (handlers.text) {
+    const onText = handlers.text;
+    parser.on('text', (text) => onText(text));
+    parser.on('cdata', (text) => onText(text));
+  }
+  parser.on('error', (error) => {
+    throw new ReadRefused(
+      'INVALID_DOCUMENT',
+      `The file is not a valid Office document: its part ${partName} is not well-formed XML (${error.message.slice(0, 120)}).`,
+    );
+  });
+
+  let decoder: InstanceType<typeof TextDecoder> | undefined;
+  for (const chunk of chunks) {
+    if (!decoder) decoder = new TextDecoder(encodingOf(chunk));
+    const text = decoder.decode(chunk, { stream: true });
+    if (text) parser.write(text);
+  }
+  const rest = decoder?.decode() ?? '';
+  if (rest) parser.write(rest);
+  parser.close();
+}
+
+/** UTF-16 when the part starts with its byte order mark, else UTF-8 (the decoder drops a UTF-8 BOM). */
+function encodingOf(first: Uint8Array): string {
+  if (first[0] === 0xff && first[1] === 0xfe) return 'utf-16le';
+  if (first[0] === 0xfe && first[1] === 0xff) return 'utf-16be';
+  return 'utf-8';
+}
