@@ -344,7 +344,13 @@ export function createRetriever(deps: RetrievalDeps) {
         fileName: fileById.get(item.fileId)!.fileName,
         page,
         part: page,
-        location: quoteLocation(item.places, page, place?.position, section),
+        // A quote may open with the headings above its sentence: its place is where it ends.
+        location: quoteLocation(
+          item.places,
+          page,
+          place?.position,
+          sectionAt(item.sectionStarts, offset + Math.max(0, quote.length - 1)) ?? item.section,
+        ),
         ...(item.ocrPages?.includes(page) && { ocr: true }),
         chunk: item.n,
         score: Math.round(score * 10_000) / 10_000,
