@@ -22,6 +22,7 @@ import { bulkIngestion } from './bulk-ingestion.ts';
 import { vectorStore } from './vector-store.ts';
 import { longPdf } from './long-pdf.ts';
 import { largePdfBench } from './large-pdf.ts';
+import { formats } from './formats.ts';
 
 // `npm run bench` runs every benchmark; `npm run bench -- <name> [<name> ...]` runs some.
 // Each prints its table as it finishes; all of them go to bench/results/latest.json.
@@ -31,6 +32,7 @@ const benchmarks: Benchmark[] = [
   coldStart,
   memory,
   hostile,
+  formats,
   requestOverhead,
   streaming,
   ocr,

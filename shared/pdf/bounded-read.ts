@@ -12,12 +12,17 @@ export interface ReadOutcome {
   parts: DocumentPart[];
 }
 
-export function readDocumentBounded(path: string, limits: { child: ChildLimits; reader: ReaderLimits }) {
+export function readDocumentBounded(
+  path: string,
+  limits: { child: ChildLimits; reader: ReaderLimits },
+  onStats?: (stats: { childPeakRssMb?: number }) => void,
+) {
   return runBoundedChild<ReadOutcome>(
     { kind: 'read', source: path, limits: limits.reader },
     {
       limits: limits.child,
       task: { verb: 'reading', name: 'the document reader', noun: 'document' },
+      onStats,
       onMessage: (message, session) => {
         if (message.type !== 'document') return;
         session.answered();

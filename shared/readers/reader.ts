@@ -118,8 +118,12 @@ export function partTextOf(blocks: readonly PartBlock[]): string {
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is this pattern's job
 const CONTROLS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\ufffe\uffff]/g;
 
+const PLAIN = /^(?:[\x21-\x7e]+(?: [\x21-\x7e]+)*)?$/;
+
 /** One line of text as every reader gives it: NFKC, no controls, whitespace runs as single spaces. */
 export function normaliseText(raw: string): string {
+  // Printable ASCII with single inner spaces is already normal (most text of most documents).
+  if (PLAIN.test(raw)) return raw;
   return raw
     .normalize('NFKC')
     .replace(CONTROLS, ' ')

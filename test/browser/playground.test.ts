@@ -27,8 +27,8 @@ beforeAll(async () => {
   await mkdir(shots, { recursive: true });
   await writeFile(join(dir, 'animals.pdf'), await makeTextPdf(3, 6));
   await writeFile(join(dir, 'scanned.pdf'), await makeScannedPdf(SCANNED_PAGES.slice(0, 3)));
-  await writeFile(join(dir, 'notes.txt'), 'plain text, not a PDF\n');
-  await writeFile(join(dir, 'renamed.pdf'), 'plain text under a .pdf name\n');
+  await writeFile(join(dir, 'photo.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]));
+  await writeFile(join(dir, 'renamed.pdf'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]));
   // No wait inside POST /message/pdf: the page shows the ingestion while it runs.
   // Offline replies stream word by word at a pace a Stop and a reload can catch mid-way.
   app = await startTestApp({
@@ -176,14 +176,14 @@ test('the playground: signed out, signed in, a text chat, a file chat read live,
   await page.click('#create-chat');
   await page.waitForSelector('#file-panel:not([hidden])');
   expect(await page.isDisabled('#prompt')).toBe(true);
-  expect(await page.textContent('#prompt-state')).toContain('Add a PDF first');
-  expect(await page.textContent('#files')).toContain('No PDF yet');
+  expect(await page.textContent('#prompt-state')).toContain('Add a document first');
+  expect(await page.textContent('#files')).toContain('No document yet');
   await screenshot('4-file-chat-empty');
 
-  // Not a PDF: refused beside the upload control; a text file under a .pdf name fails in its row, not for ever.
-  await page.setInputFiles('#pdf', join(dir, 'notes.txt'));
+  // Not a document: refused beside the upload control; an image under a .pdf name fails in its row, not for ever.
+  await page.setInputFiles('#pdf', join(dir, 'photo.png'));
   await page.click('#upload-button');
-  expect(await page.textContent('#upload-error')).toContain('notes.txt is not a PDF');
+  expect(await page.textContent('#upload-error')).toContain('photo.png is not a document this service reads');
   await page.setInputFiles('#pdf', join(dir, 'renamed.pdf'));
   await page.click('#upload-button');
   const refused = await page.waitForSelector('#files .file-status[data-status="failed"]', { timeout: 60_000 });

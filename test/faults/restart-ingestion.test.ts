@@ -111,10 +111,10 @@ test('Ctrl-C mid-ingestion, start again: the file completes, nothing embedded tw
   const before = await until(
     'four parts embedded and the next one held',
     async () => (await call(first.url, 'GET', `/message/pdf/${upload.fileId}`)).body.data.embeddingsData,
-    (e: any) => e.status === 'processing' && e.stage === 'embed' && e.parts?.done === 4 && held.size > 0,
+    (e: any) => e.status === 'processing' && e.stage === 'embed' && e.progress?.parts?.done === 4 && held.size > 0,
   );
-  expect(before).toMatchObject({ status: 'processing', stage: 'embed', parts: { done: 4 } });
-  const total = before.parts.total as number;
+  expect(before).toMatchObject({ status: 'processing', stage: 'embed', progress: { parts: { done: 4 } } });
+  const total = before.progress.parts.total as number;
   expect(total).toBeGreaterThan(8);
 
   expect(await first.stop()).toBe(0); // Ctrl-C: a clean exit although an ingestion was under way

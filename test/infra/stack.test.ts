@@ -128,7 +128,7 @@ describe('functions', () => {
   });
 
   test('the functions that copy a PDF to /tmp for the pdf.js child have room for the largest PDF; the others keep the default', () => {
-    const copiesPdf = ['pdf-extract', 'pdf-ocr', 'get-pdf-page'];
+    const copiesPdf = ['pdf-extract', 'pdf-ocr', 'get-pdf-page', 'get-file-part'];
     for (const fn of manifestFunctions) {
       const { props } = functionOf(fn);
       // The largest PDF (500 MB) on top of Lambda's default 512 MB.

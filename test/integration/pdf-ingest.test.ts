@@ -33,7 +33,11 @@ beforeAll(async () => {
     pdfs.serve(`/${name}.pdf`, { body: await fixturePdf(`${name}.pdf`) });
   }
   pdfs.serve('/thirty.pdf', { body: Buffer.from(await makeTextPdf(30)) });
-  pdfs.serve('/page.pdf', { body: '<!doctype html><html><body>Not a PDF</body></html>', contentType: 'text/html' });
+  // An image under a PDF's name: no document this service reads.
+  pdfs.serve('/page.pdf', {
+    body: Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 16, 0x4a, 0x46, 0x49, 0x46]),
+    contentType: 'image/jpeg',
+  });
 });
 afterAll(async () => {
   await app?.stop();
@@ -117,7 +121,7 @@ test('hello-world completes with one page and one chunk', async () => {
 test.each([
   ['no-text.pdf', 'NO_TEXT_LAYER'],
   ['encrypted-user-password.pdf', 'ENCRYPTED'],
-  ['page.pdf', 'NOT_PDF'],
+  ['page.pdf', 'UNSUPPORTED_TYPE'],
 ])('%s fails with %s (400), and the status says why', async (name, reason) => {
   const fileId = await newFile(name);
   const res = await ingest({ url: `${pdfs.url}/${name}`, fileId });

@@ -91,8 +91,11 @@ test('a PDF of several parts is stored part by part as it downloads; its SHA-256
   expect(partPuts().length).toBeGreaterThanOrEqual(Math.floor(pdf.byteLength / PART_BYTES));
 }, 180_000);
 
-test('a body that is not a PDF is refused on its first KiB: the download is cut, nothing is stored', async () => {
-  pdfs.serve('/page.html', { body: `<html>${' '.repeat(3 * PART_BYTES)}</html>`, contentType: 'text/html' });
+test('a body that is no document read here is refused on its first KiB: the download is cut, nothing is stored', async () => {
+  // A PNG image (its signature, then bytes): refused from its head, whatever its length.
+  const png = Buffer.alloc(3 * PART_BYTES, 7);
+  png.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  pdfs.serve('/page.html', { body: png, contentType: 'image/png' });
   const created = await app.request('POST', '/upload', {
     token,
     body: { fileName: 'page.pdf', contentType: 'application/pdf', size: 1000 },
@@ -101,11 +104,13 @@ test('a body that is not a PDF is refused on its first KiB: the download is cut,
   const before = s3.requests.length;
   await app.request('POST', '/message/pdf', { token, body: { url: `${pdfs.url}/page.html`, fileId } });
   const failed = await until(
-    'the HTML refused',
+    'the image refused',
     () => files.get(fileId),
     (r) => r?.status === 'failed',
   );
-  expect(failed).toMatchObject({ failure: { reason: 'NOT_PDF' } });
+  expect(failed).toMatchObject({
+    failure: { reason: 'UNSUPPORTED_TYPE', message: expect.stringContaining('a PNG image') },
+  });
   expect(s3.requests.slice(before).filter((r) => r.includes('source.pdf'))).toEqual([]);
   const [get] = pdfs.responses('/page.html').filter((r) => r.method === 'GET');
   await get!.finished;

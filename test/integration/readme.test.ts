@@ -12,6 +12,7 @@ import { startServerProcess, type ServerProcess } from '#test/helpers/server-pro
 
 const run = promisify(execFile);
 const PDF = join(projectRoot, 'test/fixtures/pdfs/tracemonkey.pdf');
+const DOC = join(projectRoot, 'test/fixtures/documents/officer-example.docx');
 
 /** The ```bash blocks of the README's "Try it" section, in order. */
 function tryItBlocks(readme: string): string[] {
@@ -33,19 +34,21 @@ afterAll(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-test('the "Try it" blocks run verbatim: sign-in, a chat, a streamed reply, a PDF ingested and asked about, branches, an order paid', async () => {
+test('the "Try it" blocks run verbatim: sign-in, a chat, a streamed reply, a PDF and a Word file ingested and asked about, branches, an order paid', async () => {
   const blocks = tryItBlocks(await readFile(join(projectRoot, 'README.md'), 'utf8'));
-  expect(blocks).toHaveLength(4);
+  expect(blocks).toHaveLength(5);
   const settings = blocks.join('\n').match(/^.*# your settings.*$/gm);
   expect(settings).toEqual([
     expect.stringMatching(/^export PORT=3000 DATA_DIR=\.data\s/),
     expect.stringMatching(/^PDF=paper\.pdf\s/),
+    expect.stringMatching(/^DOC=report\.docx\s/),
   ]);
   const port = new URL(server.url).port;
   const script = blocks
     .join('\n')
     .replace(/^export PORT=.*$/m, `export PORT=${port} DATA_DIR=${dataDir}`)
-    .replace(/^PDF=.*$/m, `PDF=${PDF}`);
+    .replace(/^PDF=.*$/m, `PDF=${PDF}`)
+    .replace(/^DOC=.*$/m, `DOC=${DOC}`);
 
   // As pasted into a shell that stops at the first failing command (curl --fail-with-body, field).
   const { stdout, stderr } = await run('bash', ['-e', '-o', 'pipefail', '-c', script], {
@@ -63,6 +66,10 @@ test('the "Try it" blocks run verbatim: sign-in, a chat, a streamed reply, a PDF
   const statuses = stdout.match(/^(processing|completed|failed)$/gm);
   expect(statuses?.at(-1)).toBe('completed');
   expect(stdout).toMatch(/"sources":\[\{"fileId":"\w+","fileName":"tracemonkey.pdf","page":\d+/);
+  // A Word file: read as docx, a source placed in its sections, a part's text.
+  expect(stdout).toMatch(/"format":"docx"/);
+  expect(stdout).toMatch(/"location":\{"type":"section","path":\[/);
+  expect(stdout).toMatch(/"data":\{"part":1,"location":\{"type":"section"/);
   // The third: a regenerated reply, a new root, a branch read by its leaf with its siblings, and made active.
   expect(stdout).toMatch(/"siblingIds":\["\w+","\w+"\]/);
   expect(stdout).toContain('"message":"Chat updated"');

@@ -72,17 +72,21 @@ afterAll(async () => {
   await pdfs?.close();
 });
 
-test('with no filter every completed file of the caller is searched; passages carry file, page, quote and score', async () => {
+test('with no filter every completed file of the caller is searched; passages carry file, page, part and location, quote with its place, and score', async () => {
   const res = await search({ query: 'trace tree side exit branch' });
   expect(res.status).toBe(200);
   expect(res.body.data[0]).toEqual({
     fileId: files.trees,
     fileName: 'trees.pdf',
     page: 2,
+    part: 2,
+    location: { type: 'page', page: 2 },
     quote: expect.stringContaining('side exit'),
+    charStart: expect.any(Number),
+    charEnd: expect.any(Number),
+    verified: true,
     score: expect.any(Number),
   });
-  expect(Object.keys(res.body.data[0]).sort()).toEqual(['fileId', 'fileName', 'page', 'quote', 'score']);
   expect(fileIdsOf(await search({ query: 'ocean tides moon' }))).toContain(files.tides);
   expect(fileIdsOf(await search({ query: 'tomato seedlings soil', k: 50 })).sort()).toEqual(
     Object.values(files).sort(),

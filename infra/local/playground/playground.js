@@ -204,7 +204,7 @@ function renderFiles(files) {
           li.dataset.stage = f.progress?.stage ?? '';
           return li;
         })
-      : [el('li', { className: 'empty', textContent: 'No PDF yet: add one below, then ask about it.' })]),
+      : [el('li', { className: 'empty', textContent: 'No document yet: add one below, then ask about it.' })]),
   );
   updatePromptState();
   if (files.some((f) => f.status === 'processing')) startPolling();
@@ -240,9 +240,9 @@ function updatePromptState() {
   else if (current?.type === 'file') {
     const files = current.files ?? [];
     const reading = files.find((f) => f.status === 'processing' || f.status === 'uploaded');
-    if (!files.length) reason = 'Add a PDF first: a file chat answers from its files.';
+    if (!files.length) reason = 'Add a document first: a file chat answers from its files.';
     else if (reading) reason = `Wait until ${reading.fileName} is read (its progress is shown above).`;
-    else if (!files.some((f) => f.status === 'completed')) reason = 'No file could be read: add another PDF.';
+    else if (!files.some((f) => f.status === 'completed')) reason = 'No file could be read: add another document.';
   }
   $('prompt').disabled = reason !== '';
   $('send').disabled = reason !== '';
@@ -467,12 +467,26 @@ function renderReply(li, text, sources, cited) {
  * One source: file and page (a link opening the PDF at that page when this browser uploaded it)
  * and its quote, a button showing the page with the quote highlighted.
  */
+/** Where a source is, in its format's words: page 2, slide 4, Stations A152:C152, Guide › Install. */
+function placeOf(s) {
+  const at = s.location;
+  if (!at || at.type === 'page') return `page ${s.page}`;
+  if (at.type === 'slide') return `slide ${at.slide}${at.title ? ` (${at.title})` : ''}`;
+  if (at.type === 'sheet') return `sheet ${at.sheet} ${at.range}`;
+  return at.path.length ? at.path.join(' › ') : `part ${s.part}`;
+}
+
+const isPdfSource = (s) => !s.location || s.location.type === 'page';
+
 function citationItem(li, { s, n, cited }) {
-  const label = `${s.fileName ?? s.fileId}, page ${s.page}`;
-  const link = fileLinks[s.fileId];
+  const label = `${s.fileName ?? s.fileId}, ${placeOf(s)}`;
+  const link = isPdfSource(s) ? fileLinks[s.fileId] : undefined;
   const where = link
     ? el('a', { href: `${link}#page=${s.page}`, target: '_blank', rel: 'noopener', textContent: label })
-    : el('b', { textContent: label, title: 'Only the browser that uploaded this PDF has its link' });
+    : el('b', {
+        textContent: label,
+        title: isPdfSource(s) ? 'Only the browser that uploaded this PDF has its link' : '',
+      });
   const item = el(
     'li',
     { className: 'citation', id: citeId(li, n), value: n },
@@ -506,6 +520,7 @@ let pageOpener; // the control that opened the page view: focus goes back to it 
  * is: loading, shown (the image has loaded) or failed.
  */
 async function showPage(s) {
+  if (!isPdfSource(s)) return showPart(s);
   const asked = ++pageShown;
   const view = $('page-view');
   if (view.hidden) pageOpener = document.activeElement;
@@ -550,6 +565,32 @@ async function showPage(s) {
     image.src = page.imageUrl;
     $('page-view-passage').replaceChildren(...passageOf(page.text, s));
     highlights[0]?.scrollIntoView({ block: 'center' });
+  } catch (e) {
+    if (asked !== pageShown) return;
+    view.dataset.state = 'failed';
+    $('page-view-state').textContent = e.message;
+  }
+}
+
+/** A part of a document that is not a PDF: its text around the quote, the quote marked (no image). */
+async function showPart(s) {
+  const asked = ++pageShown;
+  const view = $('page-view');
+  if (view.hidden) pageOpener = document.activeElement;
+  view.hidden = false;
+  document.body.classList.add('page-open');
+  $('page-view-close').focus({ preventScroll: true });
+  view.dataset.state = 'loading';
+  $('page-view-title').textContent = `${s.fileName ?? 'Document'}, ${placeOf(s)}`;
+  $('page-view-state').textContent = 'Loading the passage…';
+  $('page-frame').replaceChildren();
+  $('page-view-passage').replaceChildren();
+  try {
+    const { data: part } = await call('GET', `/files/${encodeURIComponent(s.fileId)}/parts/${s.part}`);
+    if (asked !== pageShown) return;
+    view.dataset.state = 'shown';
+    $('page-view-state').textContent = '';
+    $('page-view-passage').replaceChildren(...passageOf(part.text, s));
   } catch (e) {
     if (asked !== pageShown) return;
     view.dataset.state = 'failed';
@@ -761,10 +802,27 @@ function put(url, file, headers, onProgress) {
   });
 }
 
+/** What the service reads (it decides from the bytes; the name only keeps obvious mistakes here). */
+const DOCUMENT_TYPES = {
+  pdf: 'application/pdf',
+  docx: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  pptx: 'application/vnd.openxmlformats-officedocument.presentationml.presentation',
+  xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+  html: 'text/html',
+  htm: 'text/html',
+  md: 'text/markdown',
+  markdown: 'text/markdown',
+  txt: 'text/plain',
+};
+
 async function uploadPdf(file) {
-  if (!file) throw new Error('Choose a PDF first.');
-  if (file.type !== 'application/pdf' && !/\.pdf$/i.test(file.name)) {
-    throw new Error(`${file.name} is not a PDF: choose a .pdf file.`);
+  if (!file) throw new Error('Choose a document first.');
+  const extension = /\.([a-z]+)$/i.exec(file.name)?.[1]?.toLowerCase() ?? '';
+  const contentType = DOCUMENT_TYPES[extension];
+  if (!contentType) {
+    throw new Error(
+      `${file.name} is not a document this service reads: choose a PDF, Word, PowerPoint, Excel, HTML, Markdown or text file.`,
+    );
   }
   const bar = $('upload-progress');
   bar.hidden = false;
@@ -773,7 +831,7 @@ async function uploadPdf(file) {
   try {
     const { data: up } = await call('POST', '/upload', {
       fileName: file.name,
-      contentType: 'application/pdf',
+      contentType,
       size: file.size,
     });
     await put(up.uploadUrl, file, up.uploadHeaders, (fraction) => (bar.value = fraction));

@@ -70,7 +70,10 @@ function whyNotText(bytes: Uint8Array, complete: boolean): string | undefined {
   }
   // Controls other than tab, line and page breaks are rare in text and common in binary formats.
   let controls = 0;
-  for (const b of body) if (b < 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0d && b !== 0x0c && b !== 0x1b) controls++;
+  for (let k = 0; k < body.length; k++) {
+    const b = body[k]!;
+    if (b < 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0d && b !== 0x0c && b !== 0x1b) controls++;
+  }
   if (controls > 0.1 * body.length) return 'binary data (control bytes throughout), not text';
   return undefined;
 }
