@@ -67,6 +67,8 @@ test('a whole reply is given the matching passages as data and cites them; marke
     fileId,
     fileName: 'animals.pdf',
     page: 2,
+    part: 2,
+    location: { type: 'page', page: 2 },
     chunk: expect.any(Number),
     score: expect.any(Number),
     quote: expect.any(String),

@@ -130,7 +130,8 @@ test('ingestions at once while the size check is held: only PDF_MAX_IN_FLIGHT_PE
 
   // Completed runs, a failed size check and a failed run all free their slots.
   pdfs.serve('/missing.pdf', { status: 404 });
-  pdfs.serve('/not-a.pdf', { body: 'not a PDF at all', contentType: 'application/pdf' });
+  // An image under a PDF's name: the run starts, then fails UNSUPPORTED_TYPE.
+  pdfs.serve('/not-a.pdf', { body: Buffer.from('GIF89a not a document'), contentType: 'application/pdf' });
   // Files whose ingestion was refused (which ones were admitted is the race's choice).
   const [third, fourth, fifth, sixth] = fileIds.filter((_, i) => answers[i]!.status === 429);
   const ingest = (fileId: string, path: string) =>
