@@ -188,7 +188,7 @@ const namesMessage = (req: ReplyRequest) => 'messageId' in req || typeof req.par
 
 /**
  * The caller's chat, if it can take a prompt now (not someone else's, not deactivated, files ready).
- * A stranger's plain prompt is 403 (the spec's answer); one that names a message of the chat is
+ * A stranger's plain prompt is 403 (the contract's answer: docs/openapi.json); one that names a message of the chat is
  * answered as a missing chat, like every read of a message (docs/DECISIONS.md "Strangers naming a message").
  */
 async function promptableChat(deps: SendMessageDeps, req: ReplyRequest): Promise<ChatRecord> {

@@ -6,7 +6,7 @@ import { PAYMENT_STATUSES } from './payment-status.ts';
 import { example, EXAMPLE_IDS as ids, EXAMPLE_TIME as at } from '../openapi/examples.ts';
 
 // Orders: request schemas, the payload schema and the contracts of the order routes. Order
-// routes answer bare objects and `{ message, errors? }` errors (the spec's shape).
+// routes answer bare objects and `{ message, errors? }` errors (the commerce routes' shape in docs/openapi.json).
 
 const MAX_ORDER_ITEMS = 100;
 const MAX_ITEM_QUANTITY = 1000;

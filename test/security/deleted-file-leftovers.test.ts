@@ -18,7 +18,7 @@ import type { PipelineDeps } from '#shared/ingestion/pipeline-deps.ts';
 import { PackStore } from '#shared/retrieval/vector-store.ts';
 import { stageQueues } from '#shared/ingestion/stage-queues.ts';
 
-// Issue 13 item 10: a file deleted while the pipeline works on it leaves nothing behind (no
+// A file deleted while the pipeline works on it leaves nothing behind (no
 // work/<file>/<run>/part-*.json, no chunk items, no vectors), and the POST /message/pdf that
 // was waiting for it answers 404 instead of 500. The pollers are off: this test runs the stages
 // itself with the service's own code, and the deletion happens at an exact point inside a stage

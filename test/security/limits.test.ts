@@ -8,7 +8,7 @@ import { UsageCounters } from '#shared/limits/usage-counters.ts';
 import { tokenCounter, utcDay } from '#shared/limits/user-limits.ts';
 import { errorShapeProblem } from './routes-under-test.ts';
 
-// Issue 13 item 5: per-user limits that hold across Lambda instances. Every request below goes
+// Per-user limits that hold across Lambda instances. Every request below goes
 // through the real gateway and handlers; the limits live in DynamoDB only (no instance keeps
 // any state), so concurrent requests racing for the last unit are the cross-instance case.
 

@@ -4,7 +4,7 @@ import { startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/open
 import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 import { postSse } from '#test/helpers/sse.ts';
 
-// Issue 13 item 4: a PDF that tells the model to ignore its instructions reaches the model only
+// A PDF that tells the model to ignore its instructions reaches the model only
 // as quoted data inside the user's turn (between <documents> and </documents>), never with
 // system authority; the system message says such passages are untrusted. The loopback model
 // records every message it is sent, for whole and streamed replies.

@@ -8,7 +8,7 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
 import { LOCAL_IDP_AUDIENCE, LOCAL_IDP_ISSUER, localSubject } from '#infra/local/local-idp.ts';
 import { errorShapeProblem } from './routes-under-test.ts';
 
-// Issue 13, items 1–3: who may become admin, whether a withdrawn admin role still acts, and ID
+// Who may become admin, whether a withdrawn admin role still acts, and ID
 // token claims the service must not trust (an `iat` in the future, a non-http(s) picture).
 // The ID tokens are signed with the local identity provider's real key, claims set by hand.
 
