@@ -96,7 +96,7 @@ const DAY_MS = 86_400_000;
 export async function createApiKey(
   deps: ApiKeyDeps,
   input: { userId: string; name: string; scopes?: ApiKeyScope[] | undefined; expiresInDays?: number | undefined },
-): Promise<ApiKeyView & { key: string }> {
+): Promise<Omit<ApiKeyView, 'lastUsedAt'> & { key: string }> {
   const held = await deps.keys.list(input.userId);
   if (held.length >= deps.maxPerUser)
     throw new ConflictError(
@@ -118,7 +118,8 @@ export async function createApiKey(
     lastUsedAt: null,
   };
   await deps.keys.create(record);
-  return { ...view(record), key };
+  const { lastUsedAt: _never, ...created } = view(record);
+  return { ...created, key };
 }
 
 /** GET /me/api-keys: the caller's keys, newest first, without the keys themselves. */

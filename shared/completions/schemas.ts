@@ -195,7 +195,7 @@ export const schemas: NamedSchemas = {
   ChatCompletionRequest: chatCompletionBody,
   ChatCompletion: chatCompletionSchema,
   ChatCompletionChunk: chunkSchema,
-  Citation: citationSchema,
+  CompletionCitation: citationSchema,
   Model: modelSchema,
 };
 
