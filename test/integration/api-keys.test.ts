@@ -56,7 +56,7 @@ test('a key is shown once, stored only as its hash, listed without it, and works
   // A plain call and the OpenAI client both get in with it, as its user.
   const me = await app.request('GET', '/me', { token: key });
   expect(me.status).toBe(200);
-  expect(me.body.data.email).toBe('keys@example.com');
+  expect(me.body.data.user.email).toBe('keys@example.com');
   const models = await client(key).models.list();
   expect(models.data.map((m) => m.id)).toEqual(['chat', 'library']);
 
