@@ -39,9 +39,17 @@ function fromItem(item: Item): ApiKeyRecord {
 
 export class ApiKeyRepository extends Repository {
   async create(record: ApiKeyRecord): Promise<void> {
+    // Absent rather than null: `touch` compares lastUsedAt, and an expiry-less key has no expiresAt.
+    const { expiresAt, lastUsedAt, ...kept } = record;
     await putNew(this.db, {
       TableName: this.table,
-      Item: { ...keyOf(record.id), ...userListKeys('APIKEY', record), ...record },
+      Item: {
+        ...keyOf(record.id),
+        ...userListKeys('APIKEY', record),
+        ...kept,
+        ...(expiresAt !== null && { expiresAt }),
+        ...(lastUsedAt !== null && { lastUsedAt }),
+      },
     });
   }
 

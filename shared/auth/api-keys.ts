@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createId } from '@paralleldrive/cuid2';
-import { isoNow, type Clock } from '../clock.ts';
+import type { Clock } from '../clock.ts';
 import { ConflictError, NotFoundError, UnauthenticatedError } from '../errors.ts';
 import type { ApiKeyRecord, ApiKeyRepository } from './api-key-repository.ts';
 import { API_KEY_SCOPES, type ApiKeyScope } from './api-key-scopes.ts';
@@ -112,7 +112,7 @@ export async function createApiKey(
     name: input.name,
     scopes: input.scopes?.length ? [...new Set(input.scopes)] : [...API_KEY_SCOPES],
     hash: hashOf(key).toString('hex'),
-    createdAt: isoNow(deps.clock),
+    createdAt: now.toISOString(),
     expiresAt:
       input.expiresInDays === undefined ? null : new Date(now.getTime() + input.expiresInDays * DAY_MS).toISOString(),
     lastUsedAt: null,
