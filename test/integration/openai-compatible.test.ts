@@ -259,3 +259,33 @@ test("the key's user's rate limit and token budget answer 429 in OpenAI's shape"
   expect(rate.error).toMatchObject({ type: 'rate_limit_error', code: 'rate_limit_exceeded' });
   expect(ai.count('/v1/chat/completions')).toBe(0);
 });
+
+test('chunks reach the client while the model is still generating; a failure mid-stream is raised by the client', async () => {
+  ai.setReply('alpha beta gamma delta');
+  const release = ai.holdStreamAfter(2);
+  const stream = await openai.chat.completions.create({
+    model: 'chat',
+    messages: [{ role: 'user', content: 'Go' }],
+    stream: true,
+  });
+  let text = '';
+  for await (const chunk of stream) {
+    text += chunk.choices[0]?.delta.content ?? '';
+    // The model holds after two deltas until released: they arrived before the reply ended.
+    if (text === 'alpha beta ') release();
+  }
+  expect(text).toBe('alpha beta gamma delta');
+
+  ai.cutStreamAfter(2);
+  const cut = await openai.chat.completions.create({ model: 'chat', messages: [{ role: 'user', content: 'Go' }], stream: true });
+  const seen: string[] = [];
+  const failed = await (async () => {
+    for await (const chunk of cut) seen.push(chunk.choices[0]?.delta.content ?? '');
+  })().then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(failed).toBeInstanceOf(OpenAI.APIError);
+  expect((failed as InstanceType<typeof OpenAI.APIError>).error).toMatchObject({ type: 'server_error' });
+  expect(seen.join('')).toBe('alpha beta ');
+});
