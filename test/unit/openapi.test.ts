@@ -22,7 +22,13 @@ test('every manifest route is documented with its method and security', async ()
       expect([op!.security, op!.responses['401']]).toEqual([[], undefined]);
       continue;
     }
-    expect(op!.security).toEqual([route.auth === 'idp' ? { identityProviderToken: [] } : { serviceToken: [] }]);
+    // A route that takes API keys (a `keyScope`) names both; the operation says which scope.
+    expect(op!.security).toEqual(
+      route.auth === 'idp'
+        ? [{ identityProviderToken: [] }]
+        : [{ serviceToken: [] }, ...('keyScope' in route ? [{ apiKey: [] }] : [])],
+    );
+    expect(op!['x-api-key-scope']).toBe('keyScope' in route ? route.keyScope : undefined);
     if (route.auth !== 'idp') expect(op!.responses['401']).toBeDefined();
   }
 });
