@@ -1,6 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { deleteIf, putNew, queryAll, Repository, updateIf, type Item } from '../dynamo.ts';
-import { userListKeys } from '../user-index.ts';
+import { deleteIf, putNew, queryAll, Repository, updateIf, type Item, type Page } from '../dynamo.ts';
+import { userListKeys, userListPage } from '../user-index.ts';
 import type { ApiKeyScope } from './api-key-scopes.ts';
 
 // API keys (docs/DECISIONS.md "API keys"). One item per key, `APIKEY#<id>` / `META`, holding the
@@ -59,7 +59,12 @@ export class ApiKeyRepository extends Repository {
     return out.Item ? fromItem(out.Item) : undefined;
   }
 
-  /** The user's keys, newest first. */
+  /** One page of the user's keys, newest first (GET /me/api-keys). */
+  listPage(userId: string, page: { limit: number; cursor?: string | undefined }): Promise<Page<ApiKeyRecord>> {
+    return userListPage(this.db, this.table, userId, 'APIKEY', page, fromItem);
+  }
+
+  /** All the user's keys, newest first (at most API_KEYS_MAX_PER_USER). */
   list(userId: string): Promise<ApiKeyRecord[]> {
     return queryAll(
       this.db,

@@ -2,6 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createId } from '@paralleldrive/cuid2';
 import type { Clock } from '../clock.ts';
 import { ConflictError, NotFoundError, UnauthenticatedError } from '../errors.ts';
+import type { Page } from '../dynamo.ts';
 import type { ApiKeyRecord, ApiKeyRepository } from './api-key-repository.ts';
 import { API_KEY_SCOPES, type ApiKeyScope } from './api-key-scopes.ts';
 
@@ -122,9 +123,13 @@ export async function createApiKey(
   return { ...created, key };
 }
 
-/** GET /me/api-keys: the caller's keys, newest first, without the keys themselves. */
-export async function listApiKeys(deps: Pick<ApiKeyDeps, 'keys'>, userId: string): Promise<ApiKeyView[]> {
-  return (await deps.keys.list(userId)).map(view);
+/** GET /me/api-keys: a page of the caller's keys, newest first, without the keys themselves. */
+export async function listApiKeys(
+  deps: Pick<ApiKeyDeps, 'keys'>,
+  input: { userId: string; limit: number; cursor?: string | undefined },
+): Promise<Page<ApiKeyView>> {
+  const page = await deps.keys.listPage(input.userId, input);
+  return { ...page, items: page.items.map(view) };
 }
 
 /** DELETE /me/api-keys/{id}: the key is refused from the next request on; another user's key is not found. */

@@ -1,5 +1,5 @@
 import * as z from '../zod.ts';
-import { idParam } from '../schemas.ts';
+import { idParam, pageQuerySchema } from '../schemas.ts';
 import type { NamedSchemas, RouteContracts } from '../openapi/contract.ts';
 import { example, EXAMPLE_IDS as ids, EXAMPLE_TIME as at } from '../openapi/examples.ts';
 import { API_KEY_SCOPES } from './api-key-scopes.ts';
@@ -36,6 +36,7 @@ export const createApiKeyBody = z
   .check(example({ name: 'build server', scopes: ['chat', 'read'], expiresInDays: 90 }));
 
 export const apiKeyParams = z.strictObject({ id: idParam('apiKey') });
+export const listApiKeysQuery = pageQuerySchema;
 
 const KEY_EXAMPLE = {
   id: ids.apiKey,
@@ -93,9 +94,11 @@ export const contracts: RouteContracts = {
     errors: [400, 401, 403, 409],
   },
   'list-api-keys': {
-    summary: "The caller's API keys, newest first (never the keys themselves)",
+    summary: "The caller's API keys, newest first, paged (never the keys themselves)",
     description: KEYS_BY_TOKEN_ONLY,
+    query: listApiKeysQuery,
     responses: { 200: z.array(apiKeySchema) },
+    headers: ['x-next-cursor'],
     errors: [401, 403],
   },
   'revoke-api-key': {

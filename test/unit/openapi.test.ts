@@ -12,7 +12,10 @@ test('docs/openapi.json is current (run `npm run openapi` after changing a schem
 
 test('every manifest route is documented with its method and security', async () => {
   const doc = (await buildOpenApi()) as {
-    paths: Record<string, Record<string, { security: unknown[]; responses: Record<string, unknown> }>>;
+    paths: Record<
+      string,
+      Record<string, { security: unknown[]; responses: Record<string, unknown>; 'x-api-key-scope'?: string }>
+    >;
   };
   for (const route of httpRouteList) {
     const op = doc.paths[route.path]?.[route.method.toLowerCase()];
