@@ -99,7 +99,7 @@ export const contracts: RouteContracts = {
     query: listApiKeysQuery,
     responses: { 200: z.array(apiKeySchema) },
     headers: ['x-next-cursor'],
-    errors: [401, 403],
+    errors: [400, 401, 403],
   },
   'revoke-api-key': {
     summary: 'Revoke an API key: refused from the next request on',
