@@ -15,8 +15,12 @@ const deps = {
   maxPerUser: config().API_KEYS_MAX_PER_USER,
 };
 
-export const handler = httpHandler(httpRoutes['create-api-key'], { body: createApiKeyBody }, async ({ body, user }) => ({
-  statusCode: 201,
-  message: 'API key created: it is shown this once',
-  data: await createApiKey(deps, { userId: user.id, ...body }),
-}));
+export const handler = httpHandler(
+  httpRoutes['create-api-key'],
+  { body: createApiKeyBody },
+  async ({ body, user }) => ({
+    statusCode: 201,
+    message: 'API key created: it is shown this once',
+    data: await createApiKey(deps, { userId: user.id, ...body }),
+  }),
+);

@@ -323,7 +323,13 @@ export async function buildOpenApi(): Promise<Json> {
             schema: { $ref: `${COMPONENTS}${schemaName}` },
             example:
               route.shape === 'openai'
-                ? errorBody('openai', status, status === 404 ? OPENAI_MODEL_NOT_FOUND : e.message, e.errors as never, status === 404 ? 'model_not_found' : undefined)
+                ? errorBody(
+                    'openai',
+                    status,
+                    status === 404 ? OPENAI_MODEL_NOT_FOUND : e.message,
+                    e.errors as never,
+                    status === 404 ? 'model_not_found' : undefined,
+                  )
                 : route.shape === 'bare'
                   ? e
                   : { success: false, statusCode: status, ...e },

@@ -78,15 +78,14 @@ const createdApiKeySchema = z
 
 export const schemas: NamedSchemas = { ApiKey: apiKeySchema, CreatedApiKey: createdApiKeySchema };
 
-const KEYS_BY_TOKEN_ONLY =
-  'Only with a service token (POST /auth): an API key cannot manage keys (403).';
+const KEYS_BY_TOKEN_ONLY = 'Only with a service token (POST /auth): an API key cannot manage keys (403).';
 
 export const contracts: RouteContracts = {
   'create-api-key': {
     summary: 'Create an API key for a program',
     description:
       'The key works as `Authorization: Bearer <key>` wherever a service token does, within its scopes (403 ' +
-      'outside them), counted against its user\'s limits and budget, until it expires, is revoked or the user ' +
+      "outside them), counted against its user's limits and budget, until it expires, is revoked or the user " +
       `is deleted. The key is in this response only. ${KEYS_BY_TOKEN_ONLY} 409 TOO_MANY_API_KEYS past ` +
       'API_KEYS_MAX_PER_USER.',
     body: createApiKeyBody,

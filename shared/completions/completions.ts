@@ -310,7 +310,8 @@ export async function streamCompletion(deps: CompletionDeps, req: CompletionRequ
         }
         const tail = citations?.end();
         if (tail) yield chunk({ delta: { content: tail } });
-        if (signal.aborted && !clientGone.aborted) failure = new TimedOutError('The reply took too long and was cut short');
+        if (signal.aborted && !clientGone.aborted)
+          failure = new TimedOutError('The reply took too long and was cut short');
       } catch (err) {
         if (!clientGone.aborted) failure = deadlineError(err);
       } finally {

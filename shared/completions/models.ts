@@ -77,19 +77,30 @@ export interface ModelObject {
 const seconds = (iso: string) => Math.floor(Date.parse(iso) / 1000);
 
 /** GET /openai/models: `chat`, `library`, the caller's collections and newest completed files. */
-export async function listModels(deps: ModelDeps, userId: string, now: Date): Promise<{ object: 'list'; data: ModelObject[] }> {
-  const service = (id: string): ModelObject => ({ id, object: 'model', created: seconds(now.toISOString()), owned_by: SERVICE_NAME });
+export async function listModels(
+  deps: ModelDeps,
+  userId: string,
+  now: Date,
+): Promise<{ object: 'list'; data: ModelObject[] }> {
+  const service = (id: string): ModelObject => ({
+    id,
+    object: 'model',
+    created: seconds(now.toISOString()),
+    owned_by: SERVICE_NAME,
+  });
   const data: ModelObject[] = [service('chat'), service('library')];
   let cursor: string | undefined;
   do {
     const page = await deps.collections.listByUser(userId, { limit: 100, ...(cursor && { cursor }) });
-    for (const c of page.items) data.push({ id: `collection:${c.id}`, object: 'model', created: seconds(c.createdAt), owned_by: userId });
+    for (const c of page.items)
+      data.push({ id: `collection:${c.id}`, object: 'model', created: seconds(c.createdAt), owned_by: userId });
     cursor = encodeCursor(page.lastKey);
   } while (cursor);
   for (let pages = 0; pages < LISTED_FILE_PAGES; pages++) {
     const page = await deps.files.listByUser(userId, { limit: 100, ...(cursor && { cursor }) });
     for (const f of page.items)
-      if (f.status === 'completed') data.push({ id: `file:${f.id}`, object: 'model', created: seconds(f.createdAt), owned_by: userId });
+      if (f.status === 'completed')
+        data.push({ id: `file:${f.id}`, object: 'model', created: seconds(f.createdAt), owned_by: userId });
     cursor = encodeCursor(page.lastKey);
     if (!cursor) break;
   }

@@ -51,8 +51,14 @@ export const chatCompletionBody = z
     ),
     max_completion_tokens: z
       .optional(z.nullable(z.number().check(z.int(), z.gte(1))))
-      .check(z.describe('The longest reply in tokens, at most the service\'s REPLY_MAX_TOKENS (a larger value is lowered to it)')),
-    max_tokens: z.optional(z.nullable(z.number().check(z.int(), z.gte(1)))).check(z.describe('Older name of max_completion_tokens')),
+      .check(
+        z.describe(
+          "The longest reply in tokens, at most the service's REPLY_MAX_TOKENS (a larger value is lowered to it)",
+        ),
+      ),
+    max_tokens: z
+      .optional(z.nullable(z.number().check(z.int(), z.gte(1))))
+      .check(z.describe('Older name of max_completion_tokens')),
     temperature: z.optional(z.nullable(z.number().check(z.gte(0), z.lte(2)))),
     n: z.optional(z.nullable(z.literal(1, 'Only one choice (n = 1) is generated'))),
     tools: z.optional(z.array(z.unknown()).check(z.maxLength(0, 'Tools are not supported'))),
@@ -85,11 +91,17 @@ const citationSchema = z
     index: z.number().check(z.int(), z.describe('The n of `[n]` in the content')),
     fileId: z.string(),
     fileName: z.string(),
-    part: z.optional(z.number().check(z.int(), z.describe('1-based part of the document (page, slide, sheet, section)'))),
-    location: z.optional(z.unknown().check(z.describe('Where the part is: a page, slide, sheet range or section path'))),
+    part: z.optional(
+      z.number().check(z.int(), z.describe('1-based part of the document (page, slide, sheet, section)')),
+    ),
+    location: z.optional(
+      z.unknown().check(z.describe('Where the part is: a page, slide, sheet range or section path')),
+    ),
     page: z.optional(z.number().check(z.int(), z.describe('1-based page (PDFs)'))),
     quote: z.string().check(z.describe('A short passage that appears verbatim in the file')),
-    verified: z.boolean().check(z.describe('The quote was found on that page or part (only verified passages can be cited)')),
+    verified: z
+      .boolean()
+      .check(z.describe('The quote was found on that page or part (only verified passages can be cited)')),
     cited: z.boolean().check(z.describe('The content cites it as [index]')),
   })
   .check(example(CITATION_EXAMPLE));
@@ -122,7 +134,9 @@ const chatCompletionSchema = z
       }),
     ),
     usage: usageSchema,
-    citations: z.array(citationSchema).check(z.describe('The passages the answer was given; `[n]` in the content cites index n')),
+    citations: z
+      .array(citationSchema)
+      .check(z.describe('The passages the answer was given; `[n]` in the content cites index n')),
   })
   .check(
     example({
@@ -179,17 +193,15 @@ const modelSchema = z
   })
   .check(example({ id: `collection:${ids.collection}`, object: 'model', created: CREATED, owned_by: ids.user }));
 
-const modelListSchema = z
-  .object({ object: z.literal('list'), data: z.array(modelSchema) })
-  .check(
-    example({
-      object: 'list',
-      data: [
-        { id: 'chat', object: 'model', created: CREATED, owned_by: 'chat-orders-pdf-service' },
-        { id: 'library', object: 'model', created: CREATED, owned_by: 'chat-orders-pdf-service' },
-      ],
-    }),
-  );
+const modelListSchema = z.object({ object: z.literal('list'), data: z.array(modelSchema) }).check(
+  example({
+    object: 'list',
+    data: [
+      { id: 'chat', object: 'model', created: CREATED, owned_by: 'chat-orders-pdf-service' },
+      { id: 'library', object: 'model', created: CREATED, owned_by: 'chat-orders-pdf-service' },
+    ],
+  }),
+);
 
 export const schemas: NamedSchemas = {
   ChatCompletionRequest: chatCompletionBody,
@@ -203,23 +215,23 @@ export const contracts: RouteContracts = {
   'openai-list-models': {
     summary: 'The models a completion can name: chat, library, and each collection and completed file of yours',
     description:
-      'OpenAI\'s model list (`client.models.list()`). `chat` answers without documents; `library` from all your files; ' +
+      "OpenAI's model list (`client.models.list()`). `chat` answers without documents; `library` from all your files; " +
       '`collection:<id>` and `file:<id>` from one collection or file (files listed: your newest completed ones). ' +
-      'Takes an API key (scope read) or a service token; errors in OpenAI\'s shape.',
+      "Takes an API key (scope read) or a service token; errors in OpenAI's shape.",
     responses: { 200: modelListSchema },
     errors: [401, 403],
   },
   'openai-chat-completions': {
     summary: 'OpenAI chat completions, answered from your documents with citations',
     description:
-      'OpenAI\'s body and objects: point an OpenAI client at `<base>/openai` with an API key (scope chat) as its key. ' +
+      "OpenAI's body and objects: point an OpenAI client at `<base>/openai` with an API key (scope chat) as its key. " +
       'The answer draws on what `model` names; `citations` (top level, and on the last chunk before `[DONE]` when ' +
       'streamed) are the passages it was given, `[n]` in the content citing index n. Streamed: `data: {chunk}` lines, ' +
       'a last usage chunk with empty `choices` when `stream_options.include_usage`, then `data: [DONE]`; a failure after ' +
       'the stream began is a `data: {"error": {…}}` line. Errors are `{ error: { message, type, param, code } }`: 400 ' +
       'invalid_request_error, 401 invalid_api_key, 403 (a key without the scope), 404 model_not_found (also another ' +
-      'user\'s collection or file), 409 (files still processing), 429 rate_limit_exceeded or insufficient_quota. Counts ' +
-      'against the messages rate limit, the replies in flight and the daily token budget of the key\'s user.',
+      "user's collection or file), 409 (files still processing), 429 rate_limit_exceeded or insufficient_quota. Counts " +
+      "against the messages rate limit, the replies in flight and the daily token budget of the key's user.",
     body: chatCompletionBody,
     responses: { 200: chatCompletionSchema },
     streams: true,

@@ -68,7 +68,7 @@ test('a key is shown once, stored only as its hash, listed without it, and works
   expect(listed).toEqual({ id, ...rest, lastUsedAt: expect.any(String) });
 });
 
-test('a revoked key is refused on the very next request (401 in OpenAI\'s shape); another user cannot revoke it', async () => {
+test("a revoked key is refused on the very next request (401 in OpenAI's shape); another user cannot revoke it", async () => {
   const { key, id } = (await createKey({ name: 'to revoke' })).body.data;
   const openai = client(key);
   expect((await openai.models.list()).data.length).toBeGreaterThan(0);
@@ -81,7 +81,12 @@ test('a revoked key is refused on the very next request (401 in OpenAI\'s shape)
   expect(revoked.body).toMatchObject({ statusCode: 200, data: { id, revoked: true } });
   const { status, error } = await refusal(openai.models.list());
   expect(status).toBe(401);
-  expect(error).toEqual({ message: 'Invalid API key', type: 'invalid_request_error', param: null, code: 'invalid_api_key' });
+  expect(error).toEqual({
+    message: 'Invalid API key',
+    type: 'invalid_request_error',
+    param: null,
+    code: 'invalid_api_key',
+  });
   expect((await app.request('GET', '/me', { token: key })).status).toBe(401);
   expect((await app.request('DELETE', `/me/api-keys/${id}`, { token })).status).toBe(404);
 });
@@ -117,7 +122,10 @@ test('a key works only within its scopes (403), and never on routes no scope cov
     client(key).chat.completions.create({ model: 'chat', messages: [{ role: 'user', content: 'hello' }] }),
   );
   expect(status).toBe(403);
-  expect(error).toMatchObject({ type: 'permission_error', message: 'This API key lacks the scope "chat" this route needs' });
+  expect(error).toMatchObject({
+    type: 'permission_error',
+    message: 'This API key lacks the scope "chat" this route needs',
+  });
   const writing = await app.request('POST', '/chat', { token: key, body: { name: 'nope' } });
   expect(writing.status).toBe(403);
   // Orders, the account's erasure and export are for a signed-in person only.
@@ -154,6 +162,8 @@ test('DELETE /me ends every key of the user at once, and the erasure deletes the
   expect((await refusal(client(key).models.list())).status).toBe(401);
   const { Item } = await app
     .clients()
-    .db.send(new GetCommand({ TableName: app.tableName, Key: { PK: `APIKEY#${id}`, SK: 'META' }, ConsistentRead: true }));
+    .db.send(
+      new GetCommand({ TableName: app.tableName, Key: { PK: `APIKEY#${id}`, SK: 'META' }, ConsistentRead: true }),
+    );
   expect(Item).toBeUndefined();
 });

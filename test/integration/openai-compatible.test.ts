@@ -147,7 +147,11 @@ test('a streamed completion sends chunks, the finish reason, then the usage chun
   expect(last!.usage).toEqual(serverUsage(ai.chatRequests()[0]!.messages, 'One two three four'));
   expect((last as unknown as { citations: unknown[] }).citations).toEqual([]);
   // Without include_usage no chunk carries usage, and the finish chunk is the last.
-  const plain = await openai.chat.completions.create({ model: 'chat', messages: [{ role: 'user', content: 'Hi' }], stream: true });
+  const plain = await openai.chat.completions.create({
+    model: 'chat',
+    messages: [{ role: 'user', content: 'Hi' }],
+    stream: true,
+  });
   const plainChunks: OpenAI.ChatCompletionChunk[] = [];
   for await (const chunk of plain) plainChunks.push(chunk);
   expect(plainChunks.some((c) => 'usage' in c)).toBe(false);
@@ -209,7 +213,8 @@ test('max_tokens and max_completion_tokens are honoured within REPLY_MAX_TOKENS;
 
 test("another user's file or collection, and unknown models, are 404 model_not_found in OpenAI's shape", async () => {
   const other = await app.signIn('other@example.com');
-  const otherKey = (await app.request('POST', '/me/api-keys', { token: other.token, body: { name: 'x' } })).body.data.key;
+  const otherKey = (await app.request('POST', '/me/api-keys', { token: other.token, body: { name: 'x' } })).body.data
+    .key;
   const stranger = new OpenAI({ apiKey: otherKey, baseURL: `${app.url}/openai`, maxRetries: 0 });
   for (const model of [`file:${fileId}`, `collection:${collectionId}`, 'gpt-4o', 'file:nope']) {
     const { status, error } = await refusal(
@@ -277,7 +282,11 @@ test('chunks reach the client while the model is still generating; a failure mid
   expect(text).toBe('alpha beta gamma delta');
 
   ai.cutStreamAfter(2);
-  const cut = await openai.chat.completions.create({ model: 'chat', messages: [{ role: 'user', content: 'Go' }], stream: true });
+  const cut = await openai.chat.completions.create({
+    model: 'chat',
+    messages: [{ role: 'user', content: 'Go' }],
+    stream: true,
+  });
   const seen: string[] = [];
   const failed = await (async () => {
     for await (const chunk of cut) seen.push(chunk.choices[0]?.delta.content ?? '');
