@@ -260,7 +260,7 @@ export const httpRoutes = {
     path: '/me/api-keys',
     auth: 'user',
     shape: 'envelope',
-    access: { table: 'readwrite', jwtSecret: true },
+    access: { table: 'read', jwtSecret: true },
   },
   'revoke-api-key': {
     method: 'DELETE',
@@ -277,7 +277,7 @@ export const httpRoutes = {
     auth: 'user',
     shape: 'openai',
     keyScope: 'read',
-    access: { table: 'readwrite', jwtSecret: true },
+    access: { table: 'read', jwtSecret: true },
   },
   'openai-chat-completions': {
     method: 'POST',
