@@ -5,6 +5,7 @@ import { z } from 'zod/mini';
 import { httpRouteList } from './routes.ts';
 import type { NamedSchemas, RouteContract, RouteContracts } from '#shared/openapi/contract.ts';
 import { projectRoot } from './local/runtime.ts';
+import { errorBody } from '#shared/http/envelope.ts';
 
 // Generates docs/openapi.json from the route manifest and the zod schemas the handlers use
 // (every `shared/<domain>/schemas.ts` exports `contracts`, and `schemas`: the ones the document
@@ -125,6 +126,25 @@ const bareError = {
     errors: { $ref: `${COMPONENTS}FieldErrors` },
   },
 };
+const openAiError = {
+  type: 'object',
+  description: "The error body of the OpenAI-compatible routes: OpenAI's own",
+  required: ['error'],
+  properties: {
+    error: {
+      type: 'object',
+      required: ['message', 'type', 'param', 'code'],
+      properties: {
+        message: { type: 'string' },
+        type: { type: 'string', examples: ['invalid_request_error'] },
+        param: { type: ['string', 'null'], examples: ['messages'] },
+        code: { type: ['string', 'null'], examples: ['model_not_found'] },
+      },
+    },
+  },
+};
+const OPENAI_MODEL_NOT_FOUND =
+  'The model `file:f5h8j2k6m3n9p4q7r1s0t8uv` does not exist or you do not have access to it. GET /openai/models lists yours.';
 const SSE_DESCRIPTION =
   'Server-Sent Events, each with `id: n` (1, 2, … within the reply; resume with Last-Event-ID at GET /chat/{chatId}/messages/{messageId}/stream): ' +
   'first `event: start` (StreamStartEvent: the stored prompt and the id of the reply, stored as it grows with status streaming); ' +
@@ -223,7 +243,7 @@ export async function buildOpenApi(): Promise<Json> {
       if (status === 204) return { description: 'No content' };
       const data = payload ? schema(payload, 'output') : {};
       const body =
-        route.shape === 'bare'
+        route.shape !== 'envelope'
           ? data
           : {
               type: 'object',
@@ -239,7 +259,23 @@ export async function buildOpenApi(): Promise<Json> {
         contract.streams === 'only' || contract.attachment ? {} : { 'application/json': { schema: body } };
       for (const [type, file] of Object.entries(contract.attachment ?? {}))
         content[type] = { schema: file ? schema(file, 'output') : { type: 'string' } };
-      if (contract.streams) {
+      if (contract.streams && route.shape === 'openai') {
+        content['text/event-stream'] = {
+          schema: {
+            type: 'string',
+            description:
+              'Server-Sent Events as OpenAI streams them: `data: {chunk}` lines (ChatCompletionChunk), the first with the role, ' +
+              'one per delta, one with `finish_reason`; with `stream_options.include_usage` a last chunk with `usage` and empty ' +
+              '`choices`; `citations` on the last chunk; a failure after the first byte is `data: {"error": {…}}`; always last `data: [DONE]`.',
+            contentSchema: { $ref: `${COMPONENTS}ChatCompletionChunk` },
+          },
+          example:
+            'data: {"id":"chatcmpl-…","object":"chat.completion.chunk","created":1795000000,"model":"library","choices":[{"index":0,"logprobs":null,"finish_reason":null,"delta":{"role":"assistant","content":""}}]}\n\n' +
+            'data: {"id":"chatcmpl-…","object":"chat.completion.chunk","created":1795000000,"model":"library","choices":[{"index":0,"logprobs":null,"finish_reason":null,"delta":{"content":"One tree per loop [1]."}}]}\n\n' +
+            'data: {"id":"chatcmpl-…","object":"chat.completion.chunk","created":1795000000,"model":"library","choices":[{"index":0,"logprobs":null,"finish_reason":"stop","delta":{}}],"citations":[{"index":1,"fileId":"…","fileName":"paper.pdf","page":2,"quote":"…","verified":true,"cited":true}]}\n\n' +
+            'data: [DONE]\n\n',
+        };
+      } else if (contract.streams) {
         content['text/event-stream'] = {
           // contentSchema (JSON Schema's content vocabulary): the JSON data of the stream's events.
           schema: {
@@ -279,12 +315,24 @@ export async function buildOpenApi(): Promise<Json> {
     const signedIn = route.auth === 'user' || route.auth === 'admin';
     for (const status of [...new Set([...contract.errors, ...(signedIn ? [401] : [])])].sort()) {
       const e = errorExample(route, contract, status);
+      const schemaName = { bare: 'BareError', envelope: 'ErrorEnvelope', openai: 'OpenAiError' }[route.shape];
       responses[status] = {
         description: errorDescriptions[status] ?? 'Error',
         content: {
           'application/json': {
-            schema: { $ref: `${COMPONENTS}${route.shape === 'bare' ? 'BareError' : 'ErrorEnvelope'}` },
-            example: route.shape === 'bare' ? e : { success: false, statusCode: status, ...e },
+            schema: { $ref: `${COMPONENTS}${schemaName}` },
+            example:
+              route.shape === 'openai'
+                ? errorBody(
+                    'openai',
+                    status,
+                    status === 404 ? OPENAI_MODEL_NOT_FOUND : e.message,
+                    e.errors as never,
+                    status === 404 ? 'model_not_found' : undefined,
+                  )
+                : route.shape === 'bare'
+                  ? e
+                  : { success: false, statusCode: status, ...e },
           },
         },
       };
@@ -296,7 +344,12 @@ export async function buildOpenApi(): Promise<Json> {
       tags: [route.path.split('/')[1]],
       // A public route asks for no token at all.
       security:
-        route.auth === 'public' ? [] : [route.auth === 'idp' ? { identityProviderToken: [] } : { serviceToken: [] }],
+        route.auth === 'public'
+          ? []
+          : route.auth === 'idp'
+            ? [{ identityProviderToken: [] }]
+            : [{ serviceToken: [] }, ...(route.keyScope ? [{ apiKey: [] }] : [])],
+      ...(route.keyScope && { 'x-api-key-scope': route.keyScope }),
       ...(route.auth === 'admin' && { 'x-required-role': 'admin' }),
       parameters: [...parameters(schema, 'path', contract.params), ...parameters(schema, 'query', contract.query)],
       ...(contract.body && {
@@ -339,11 +392,18 @@ export async function buildOpenApi(): Promise<Json> {
           bearerFormat: 'JWT',
           description: 'The service JWT from POST /auth',
         },
+        apiKey: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            'An API key from POST /me/api-keys (`cops_…`): accepted where the operation names its scope (`x-api-key-scope`)',
+        },
       },
       schemas: {
         ...Object.fromEntries(Object.entries(components).sort(([a], [b]) => a.localeCompare(b))),
         ErrorEnvelope: envelopeError,
         BareError: bareError,
+        OpenAiError: openAiError,
         FieldErrors: {
           type: 'array',
           items: {

@@ -32,6 +32,11 @@ export interface Access {
   vectors?: ('write' | 'query' | 'delete')[];
   /** Reads the service JWT signing secret. */
   jwtSecret?: boolean;
+  /**
+   * Takes API keys (set from the route's `keyScope`): checking one records its use, so a function
+   * whose table access is read-only may still write `lastUsedAt` on `APIKEY#` items (and nothing else).
+   */
+  apiKeys?: boolean;
   /** Calls the payment provider or checks its webhooks: reads its keys (the payments secret). */
   payments?: boolean;
   /**
@@ -208,6 +213,7 @@ export const httpRoutes = {
     path: '/me',
     auth: 'user',
     shape: 'envelope',
+    keyScope: 'read',
     access: { table: 'read', jwtSecret: true },
   },
   // Erases the caller and everything of theirs (shared/erasure/erasure.ts): the deletes of the
@@ -240,6 +246,57 @@ export const httpRoutes = {
     shape: 'envelope',
     access: { table: 'read', bucket: { read: ['exports/'] }, jwtSecret: true },
   },
+  // --- Programs: API keys and the OpenAI-compatible API (docs/DECISIONS.md "API keys", "OpenAI-compatible API").
+  // Keys are managed with a service token only (no keyScope: a key cannot manage keys).
+  'create-api-key': {
+    method: 'POST',
+    path: '/me/api-keys',
+    auth: 'user',
+    shape: 'envelope',
+    access: { table: 'readwrite', jwtSecret: true },
+  },
+  'list-api-keys': {
+    method: 'GET',
+    path: '/me/api-keys',
+    auth: 'user',
+    shape: 'envelope',
+    access: { table: 'read', jwtSecret: true },
+  },
+  'revoke-api-key': {
+    method: 'DELETE',
+    path: '/me/api-keys/{id}',
+    auth: 'user',
+    shape: 'envelope',
+    access: { table: 'readwrite', jwtSecret: true },
+  },
+  // OpenAI's chat completions over the caller's documents, answered by the reply machinery of
+  // send-message (shared/completions/), in OpenAI's bodies, chunks and errors.
+  'openai-list-models': {
+    method: 'GET',
+    path: '/openai/models',
+    auth: 'user',
+    shape: 'openai',
+    keyScope: 'read',
+    access: { table: 'read', jwtSecret: true },
+  },
+  'openai-chat-completions': {
+    method: 'POST',
+    path: '/openai/chat/completions',
+    auth: 'user',
+    shape: 'openai',
+    keyScope: 'chat',
+    streaming: true,
+    rateLimit: 'messages',
+    timeoutSeconds: 300,
+    access: {
+      table: 'readwrite',
+      bucket: { read: ['vectors/'] },
+      jwtSecret: true,
+      ai: ['chat', 'embeddings'],
+      vectors: ['query'],
+    },
+  },
+  // --- end of programs
   // Chats and messages (envelope bodies). send-message streams (Lambda response streaming) and
   // may wait on a long reply, hence its timeout; it calls the model, and embeds the prompt in a file chat.
   'create-chat': {
@@ -247,6 +304,7 @@ export const httpRoutes = {
     path: '/chat',
     auth: 'user',
     shape: 'envelope',
+    keyScope: 'chat',
     access: { table: 'readwrite', jwtSecret: true },
   },
   'list-chats': {
@@ -254,6 +312,7 @@ export const httpRoutes = {
     path: '/chat',
     auth: 'user',
     shape: 'envelope',
+    keyScope: 'read',
     access: { table: 'read', jwtSecret: true },
   },
   'get-chat': {
@@ -261,6 +320,7 @@ export const httpRoutes = {
     path: '/chat/{chatId}',
     auth: 'user',
     shape: 'envelope',
+    keyScope: 'read',
     access: { table: 'read', jwtSecret: true },
   },
   'update-chat': {
@@ -268,6 +328,7 @@ export const httpRoutes = {
     path: '/chat/{chatId}',
     auth: 'user',
     shape: 'envelope',
+    keyScope: 'chat',
     access: { table: 'readwrite', jwtSecret: true },
   },
   'delete-chat': {
@@ -275,6 +336,7 @@ export const httpRoutes = {
     path: '/chat/{chatId}',
     auth: 'user',
     shape: 'envelope',
+    keyScope: 'chat',
     access: { table: 'readwrite', jwtSecret: true },
   },
   // A literal segment beside {chatId}: API Gateway and the local gateway match it first, wherever it
@@ -284,6 +346,7 @@ export const httpRoutes = {
     path: '/chat/search',
     auth: 'user',
     shape: 'envelope',
+    keyScope: 'read',
     access: { table: 'read', jwtSecret: true },
   },
   'list-messages': {
@@ -291,6 +354,7 @@ export const httpRoutes = {
     path: '/chat/{chatId}/messages',
     auth: 'user',
     shape: 'envelope',
+    keyScope: 'read',
     access: { table: 'read', jwtSecret: true },
   },
   'send-message': {
@@ -298,6 +362,7 @@ export const httpRoutes = {
     path: '/message/logged-in',
     auth: 'user',
     shape: 'envelope',
+    keyScope: 'chat',
     streaming: true,
     rateLimit: 'messages',
     timeoutSeconds: 300,
@@ -315,6 +380,7 @@ export const httpRoutes = {
     path: '/chat/{chatId}/messages/{messageId}/regenerate',
     auth: 'user',
     shape: 'envelope',
+    keyScope: 'chat',
     streaming: true,
     rateLimit: 'messages',
     timeoutSeconds: 300,
@@ -334,6 +400,7 @@ export const httpRoutes = {
     path: '/chat/{chatId}/messages/{messageId}/stream',
     auth: 'user',
     shape: 'envelope',
+    keyScope: 'read',
     streaming: true,
     rateLimit: 'follows',
     timeoutSeconds: 300,
@@ -344,6 +411,7 @@ export const httpRoutes = {
     path: '/chat/{chatId}/messages/{messageId}/stop',
     auth: 'user',
     shape: 'envelope',
+    keyScope: 'chat',
     access: { table: 'readwrite', jwtSecret: true },
   },
   // The owner's rating of an ai reply: set (replacing any) or removed.
@@ -352,6 +420,7 @@ export const httpRoutes = {
     path: '/chat/{chatId}/messages/{messageId}/feedback',
     auth: 'user',
     shape: 'envelope',
+    keyScope: 'chat',
     access: { table: 'readwrite', jwtSecret: true },
   },
   'delete-feedback': {
@@ -359,6 +428,7 @@ export const httpRoutes = {
     path: '/chat/{chatId}/messages/{messageId}/feedback',
     auth: 'user',
     shape: 'envelope',
+    keyScope: 'chat',
     access: { table: 'readwrite', jwtSecret: true },
   },
   // Export and share (docs/DECISIONS.md, Export and share). The export is a file, streamed as it
@@ -369,6 +439,7 @@ export const httpRoutes = {
     path: '/chat/{chatId}/export',
     auth: 'user',
     shape: 'envelope',
+    keyScope: 'read',
     streaming: true,
     timeoutSeconds: 60,
     access: { table: 'read', jwtSecret: true },
@@ -402,6 +473,7 @@ export const httpRoutes = {
     path: '/upload',
     auth: 'user',
     shape: 'envelope',
+    keyScope: 'files',
     rateLimit: 'uploads',
     access: { table: 'readwrite', bucket: { read: ['uploads/'], write: ['uploads/'] }, jwtSecret: true },
   },
@@ -411,6 +483,7 @@ export const httpRoutes = {
     path: '/upload/multipart',
     auth: 'user',
     shape: 'envelope',
+    keyScope: 'files',
     rateLimit: 'uploads',
     access: { table: 'readwrite', bucket: { read: ['uploads/'], write: ['uploads/'] }, jwtSecret: true },
   },
@@ -419,6 +492,7 @@ export const httpRoutes = {
     path: '/upload/{fileId}/complete',
     auth: 'user',
     shape: 'envelope',
+    keyScope: 'files',
     access: { table: 'readwrite', bucket: { write: ['uploads/'] }, jwtSecret: true },
   },
   'list-uploads': {
@@ -426,6 +500,7 @@ export const httpRoutes = {
     path: '/upload',
     auth: 'user',
     shape: 'envelope',
+    keyScope: 'read',
     access: { table: 'read', jwtSecret: true },
   },
   'delete-upload': {
@@ -433,6 +508,7 @@ export const httpRoutes = {
     path: '/upload/{fileId}',
     auth: 'user',
     shape: 'envelope',
+    keyScope: 'files',
     access: {
       table: 'readwrite',
       bucket: { write: ['uploads/', 'work/', 'vectors/'] },
@@ -446,6 +522,7 @@ export const httpRoutes = {
     path: '/message/pdf',
     auth: 'user',
     shape: 'envelope',
+    keyScope: 'files',
     rateLimit: 'ingestions',
     access: { table: 'readwrite', sendTo: ['pdf-fetch'], jwtSecret: true },
   },
@@ -454,6 +531,7 @@ export const httpRoutes = {
     path: '/message/pdf/{fileId}',
     auth: 'user',
     shape: 'envelope',
+    keyScope: 'read',
     access: { table: 'read', jwtSecret: true },
   },
   // Collections of files (shared/collections/): the table only; a delete leaves the files.
@@ -462,6 +540,7 @@ export const httpRoutes = {
     path: '/collections',
     auth: 'user',
     shape: 'envelope',
+    keyScope: 'files',
     access: { table: 'readwrite', jwtSecret: true },
   },
   'list-collections': {
@@ -469,6 +548,7 @@ export const httpRoutes = {
     path: '/collections',
     auth: 'user',
     shape: 'envelope',
+    keyScope: 'read',
     access: { table: 'read', jwtSecret: true },
   },
   'get-collection': {
@@ -476,6 +556,7 @@ export const httpRoutes = {
     path: '/collections/{id}',
     auth: 'user',
     shape: 'envelope',
+    keyScope: 'read',
     access: { table: 'read', jwtSecret: true },
   },
   'update-collection': {
@@ -483,6 +564,7 @@ export const httpRoutes = {
     path: '/collections/{id}',
     auth: 'user',
     shape: 'envelope',
+    keyScope: 'files',
     access: { table: 'readwrite', jwtSecret: true },
   },
   'delete-collection': {
@@ -490,6 +572,7 @@ export const httpRoutes = {
     path: '/collections/{id}',
     auth: 'user',
     shape: 'envelope',
+    keyScope: 'files',
     access: { table: 'readwrite', jwtSecret: true },
   },
   'add-collection-file': {
@@ -497,6 +580,7 @@ export const httpRoutes = {
     path: '/collections/{id}/files/{fileId}',
     auth: 'user',
     shape: 'envelope',
+    keyScope: 'files',
     access: { table: 'readwrite', jwtSecret: true },
   },
   'remove-collection-file': {
@@ -504,6 +588,7 @@ export const httpRoutes = {
     path: '/collections/{id}/files/{fileId}',
     auth: 'user',
     shape: 'envelope',
+    keyScope: 'files',
     access: { table: 'readwrite', jwtSecret: true },
   },
   'list-collection-files': {
@@ -511,6 +596,7 @@ export const httpRoutes = {
     path: '/collections/{id}/files',
     auth: 'user',
     shape: 'envelope',
+    keyScope: 'read',
     access: { table: 'read', jwtSecret: true },
   },
   // Passages across the caller's completed files (shared/retrieval/search.ts): the query is
@@ -521,6 +607,7 @@ export const httpRoutes = {
     path: '/search',
     auth: 'user',
     shape: 'envelope',
+    keyScope: 'search',
     rateLimit: 'messages',
     access: {
       table: 'readwrite',
@@ -537,6 +624,7 @@ export const httpRoutes = {
     path: '/message/pdf/{fileId}/pages/{page}',
     auth: 'user',
     shape: 'envelope',
+    keyScope: 'read',
     rateLimit: 'pages',
     timeoutSeconds: 60,
     // As pdf-ocr's: the page a citation points at may be a book's cover, one 93 M pixel photograph.
@@ -687,7 +775,7 @@ export const manifestFunctions: ManifestFunction[] = [
     timeoutSeconds: r.timeoutSeconds ?? DEFAULT_HTTP_TIMEOUT_SECONDS,
     memoryMb: r.memoryMb ?? DEFAULT_HTTP_MEMORY_MB,
     tmpMb: 'tmpMb' in r ? r.tmpMb : undefined,
-    access: r.access,
+    access: 'keyScope' in r ? { ...r.access, apiKeys: true } : r.access,
   })),
   ...pipelineStageList.map((s) => ({
     name: s.name,

@@ -244,6 +244,9 @@ export const configSchema = z.object({
   S3_VECTORS_BUCKET: z.optional(z.string().check(z.regex(/^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/))),
   // The S3 Vectors stand-in's endpoint (npm start, tests); unset in AWS.
   S3_VECTORS_ENDPOINT: optionalUrl,
+
+  // API keys (shared/auth/api-keys.ts): the most one user may hold at once.
+  API_KEYS_MAX_PER_USER: z._default(int(1, 1_000), 25),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -47,8 +47,8 @@ export class AccessDeniedError extends DomainError {
 }
 
 export class NotFoundError extends DomainError {
-  constructor(message = 'Not found') {
-    super(message);
+  constructor(message = 'Not found', code?: string) {
+    super(message, { code });
   }
 }
 

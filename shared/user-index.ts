@@ -2,10 +2,10 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { queryPage, queryPages, type Item, type Page } from './dynamo.ts';
 
 // GSI1 holds a partition per user: USER#<userId> / <KIND>#<createdAt>#<id> for the user's chats,
-// files, orders and collections, so each kind is listed newest first by one query of one shape. The id in the
+// files, orders, collections and API keys, so each kind is listed newest first by one query of one shape. The id in the
 // sort key keeps items of the same millisecond distinct and stably ordered.
 
-type UserListKind = 'CHAT' | 'FILE' | 'ORDER' | 'COLLECTION';
+type UserListKind = 'CHAT' | 'FILE' | 'ORDER' | 'COLLECTION' | 'APIKEY';
 
 const KEY_ATTRIBUTES = ['PK', 'SK', 'GSI1PK', 'GSI1SK'] as const;
 

@@ -207,6 +207,19 @@ export class ServiceFunction extends Construct {
       allow(['dynamodb:Query'], indexArns);
     }
     if (writes(access.table)) allow(TABLE_WRITE_ACTIONS, [r.table.tableArn]);
+    else if (access.apiKeys) {
+      // A read-only function that takes API keys records their use: UpdateItem of `lastUsedAt` on API key items only.
+      this.role.addToPrincipalPolicy(
+        new iam.PolicyStatement({
+          actions: ['dynamodb:UpdateItem'],
+          resources: [r.table.tableArn],
+          conditions: {
+            'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['APIKEY#*'] },
+            'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['PK', 'SK', 'lastUsedAt'] },
+          },
+        }),
+      );
+    }
 
     // Object rights on the key prefixes the function uses (infra/routes.ts), and listing on the
     // bucket: deleting a run's work files goes by prefix, and without s3:ListBucket a missing key

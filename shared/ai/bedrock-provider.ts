@@ -174,7 +174,11 @@ export function createBedrockProvider(settings: BedrockSettings): AiProvider {
   const request = (input: ChatInput) => ({
     modelId: settings.chatModel,
     ...converseRequest(modelMessages(input)),
-    inferenceConfig: { maxTokens: input.maxTokens },
+    inferenceConfig: {
+      maxTokens: input.maxTokens,
+      // Converse takes 0–1; OpenAI's 0–2 is halved to keep its meaning (0 greedy, the middle the default-like).
+      ...(input.temperature !== undefined && { temperature: Math.min(1, input.temperature / 2) }),
+    },
   });
 
   async function invokeJson(body: unknown, signal: AbortSignal | undefined): Promise<unknown> {

@@ -89,6 +89,7 @@ export function createOpenAiProvider(settings: OpenAiSettings): AiProvider {
     model: settings.chatModel,
     messages: modelMessages(input),
     max_completion_tokens: input.maxTokens,
+    ...(input.temperature !== undefined && { temperature: input.temperature }),
   });
 
   return {

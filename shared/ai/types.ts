@@ -61,6 +61,8 @@ export interface ChatInput {
   /** True in a file chat (even when nothing was retrieved). */
   fileChat?: boolean;
   maxTokens: number;
+  /** Sampling temperature (0–2), when the caller chose one (the OpenAI-compatible API); else the model's default. */
+  temperature?: number;
   signal?: AbortSignal;
 }
 

@@ -103,7 +103,7 @@ type ReplyRequest = SendMessageRequest | RegenerateRequest;
 /** Time kept after the model call to store the reply and close the stream. */
 const DEADLINE_MARGIN_MS = 5_000;
 /** When the model call is abandoned: a margin before the invocation ends (at least a second). */
-const deadlineOf = (req: TurnRequest) =>
+export const deadlineOf = (req: Pick<TurnRequest, 'remainingMs'>) =>
   req.remainingMs ? Math.max(1_000, req.remainingMs - DEADLINE_MARGIN_MS) : undefined;
 
 export interface Reply {
@@ -133,7 +133,7 @@ interface Prepared {
 }
 
 /** Tokens spent while preparing a reply, counted as they are (a failure later still charges them). */
-interface Spent {
+export interface Spent {
   userId: string;
   tokens: number;
   /** Of `tokens`, those of the query's embedding (the embedding model's; the rest are the chat model's). */
@@ -146,8 +146,8 @@ interface Sending {
   history: ChatTurn[];
 }
 
-const DEFAULT_RETRIEVAL_K = 6;
-const DEFAULT_CHUNK_TOKENS = 800;
+export const DEFAULT_RETRIEVAL_K = 6;
+export const DEFAULT_CHUNK_TOKENS = 800;
 
 /**
  * A file chat whose files are all still being ingested cannot answer from them yet: say so (ConflictError)
@@ -173,7 +173,7 @@ const flagCited = (sources: SourceRef[], cited: Set<number>): SourceRef[] =>
   sources.map((s, i) => ({ ...s, cited: cited.has(i + 1) }));
 
 /** A call abandoned at the request's deadline, as the domain's timeout; other errors as they are. */
-function deadlineError(err: unknown): unknown {
+export function deadlineError(err: unknown): unknown {
   const name = errorName(err);
   // AbortSignal.timeout aborts with a TimeoutError; the SDKs report the abort as their own.
   return name === 'APIUserAbortError' || name === 'AbortError' || name === 'TimeoutError'
@@ -382,7 +382,7 @@ const REPLY_LEASE_FALLBACK_MS = 15 * 60_000;
  * run: released however the reply ends, and if the invocation dies first, free when it would
  * have ended (docs/DECISIONS.md "Atomic admission of work in flight").
  */
-function takeReplySlot(deps: SendMessageDeps, req: TurnRequest) {
+export function takeReplySlot(deps: Pick<SendMessageDeps, 'budget'>, req: Omit<TurnRequest, 'chatId'>) {
   return deps.budget?.takeInFlight(req.userId, 'replies', {
     holder: createId(),
     leaseMs: (req.remainingMs ?? REPLY_LEASE_FALLBACK_MS) + DEADLINE_MARGIN_MS,
@@ -390,7 +390,7 @@ function takeReplySlot(deps: SendMessageDeps, req: TurnRequest) {
 }
 
 /** Frees a reply's slot; a failure here only leaves the slot to its lease. */
-async function releaseReplySlot(deps: SendMessageDeps, slot: HeldSlot | undefined) {
+export async function releaseReplySlot(deps: Pick<SendMessageDeps, 'budget'>, slot: HeldSlot | undefined) {
   await deps.budget
     ?.releaseInFlight(slot)
     .catch((err: unknown) => logger.error('could not release a reply slot', { error: asError(err) }));
@@ -427,8 +427,8 @@ async function reserve(deps: SendMessageDeps, userId: string, chat: ChatRecord, 
  * Settles a reservation and counts the tokens by model (the user's usage); a failure here must
  * not lose a reply already generated.
  */
-async function settle(
-  deps: SendMessageDeps,
+export async function settle(
+  deps: Pick<SendMessageDeps, 'budget' | 'usage' | 'provider'>,
   reservation: TokenReservation | undefined,
   usedTokens: number,
   spent: Spent,
@@ -603,7 +603,7 @@ export async function streamMessage(deps: SendMessageDeps, req: ReplyRequest): P
 }
 
 /** What a failure says to the client (the same words a JSON response would carry). */
-function failureMessage(err: unknown): string {
+export function failureMessage(err: unknown): string {
   if (err instanceof AiProviderError) return clientMessage(err);
   if (err instanceof DomainError) return err.message;
   return 'The reply failed';

@@ -1,3 +1,4 @@
+import { ApiKeyRepository } from '../auth/api-key-repository.ts';
 import { ChatRepository } from '../chats/chat-repository.ts';
 import { CollectionRepository } from '../collections/collection-repository.ts';
 import { FileRepository } from '../files/file-repository.ts';
@@ -18,6 +19,7 @@ export function erasureDeps(config: Config, clock: Clock): ErasureDeps {
     db: dynamo(),
     table,
     users: new UserRepository(dynamo(), table),
+    apiKeys: new ApiKeyRepository(dynamo(), table),
     chats: new ChatRepository(dynamo(), table),
     orders: new OrderRepository(dynamo(), table),
     counters: new UsageCounters(dynamo(), table),

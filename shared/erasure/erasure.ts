@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { ApiKeyRepository } from '../auth/api-key-repository.ts';
 import type { ChatRepository } from '../chats/chat-repository.ts';
 import { isoNow, type Clock } from '../clock.ts';
 import { deleteCollection, type CollectionDeps } from '../collections/collection-service.ts';
@@ -21,6 +22,7 @@ export interface ErasureDeps {
   db: DynamoDBDocumentClient;
   table: string;
   users: UserRepository;
+  apiKeys: ApiKeyRepository;
   chats: ChatRepository;
   orders: OrderRepository;
   counters: UsageCounters;
@@ -51,7 +53,7 @@ export async function requestErasure(
 }
 
 /**
- * Erases a user marked erasing. Steps: each file through the route's delete (its run retired, so
+ * Erases a user marked erasing. Steps: each API key (refused already: its user is erasing) → each file through the route's delete (its run retired, so
  * queued pipeline messages become no-ops; chunks, attachments, objects, quota) → each chat through
  * the route's delete (messages, reply states, pointers, shares, feedback, search entries) → each
  * collection through the route's delete → each
@@ -69,6 +71,10 @@ export async function eraseUser(
   const unlessGone = (err: unknown) => {
     if (!(err instanceof NotFoundError)) throw err;
   };
+  for await (const keyId of userListIds(deps.db, deps.table, userId, 'APIKEY')) {
+    if (!hasTime()) return 'pending';
+    await deps.apiKeys.revoke(keyId, userId);
+  }
   for await (const fileId of userListIds(deps.db, deps.table, userId, 'FILE')) {
     if (!hasTime()) return 'pending';
     await deleteUpload(deps.uploads, { userId, fileId }).catch(unlessGone);

@@ -10,6 +10,8 @@ import { logger } from '../logger.ts';
 import { metrics } from '../metrics.ts';
 import { CallerAuthenticator, type AuthUser } from '../users/authenticate.ts';
 import { serviceTokenSettings, ServiceTokens } from '../auth/service-token.ts';
+import { ApiKeyVerifier } from '../auth/api-keys.ts';
+import { ApiKeyRepository } from '../auth/api-key-repository.ts';
 import { dynamo } from '../clients.ts';
 import { UserRepository } from '../users/user-repository.ts';
 import { userLimits, type UserLimits } from '../limits/user-limits.ts';
@@ -119,6 +121,7 @@ function httpLayer(settings: Config, clock: Clock): HttpLayer {
       new ServiceTokens(serviceTokenSettings(settings), clock),
       new UserRepository(dynamo(), settings.TABLE_NAME),
       settings.ADMIN_EMAILS,
+      new ApiKeyVerifier(new ApiKeyRepository(dynamo(), settings.TABLE_NAME), clock),
     ),
     limits: userLimits(dynamo(), settings, clock),
   };
@@ -238,7 +241,7 @@ function respond(
       request.response = {
         statusCode,
         headers: responseHeaders(layer, state, headers),
-        body: JSON.stringify(errorBody(shape, statusCode, message, errors)),
+        body: JSON.stringify(errorBody(shape, statusCode, message, errors, known?.details.code)),
       };
     },
   };
@@ -246,7 +249,8 @@ function respond(
 
 /**
  * The caller of every signed-in route (all but POST /auth and the `public` ones): a valid service
- * JWT whose user still exists with the token's role. Writes confirm the user before the handler
+ * JWT whose user still exists with the token's role, or an API key of a user that still exists,
+ * holding the route's `keyScope`. Writes confirm the user before the handler
  * runs. Reads (GET, which change nothing) confirm it while the handler runs and answer only once
  * it is confirmed: the same check, one DynamoDB round trip less on the critical path.
  */
@@ -269,6 +273,7 @@ function authentication(route: HttpRouteSettings, layer: HttpLayer): MiddlewareO
         return;
       }
       const claims = await callers!.verify(state.headers);
+      callers!.checkScope(claims, route.keyScope); // an API key within its scopes (docs/DECISIONS.md "API keys")
       // An admin token's role is only known once the user is read (the configuration may have
       // withdrawn it), so an admin's read waits for the confirmation; a user's never needs to.
       if (!concurrentRead || claims.role !== 'user') {
@@ -287,7 +292,7 @@ function authentication(route: HttpRouteSettings, layer: HttpLayer): MiddlewareO
         state.user = confirmed.value;
         return;
       }
-      state.user = { id: claims.userId, role: claims.role };
+      state.user = { id: claims.userId, role: claims.role, ...(claims.apiKey && { apiKey: claims.apiKey }) };
       state.confirming = callers!.confirm(claims, mode);
       state.confirming.catch(() => undefined); // awaited in after/onError; never unhandled
     },

@@ -1,5 +1,6 @@
 import type { RateLimitName } from '../limits/user-limits.ts';
 import type { BodyShape } from './envelope.ts';
+import type { ApiKeyScope } from '../auth/api-key-scopes.ts';
 
 // What the HTTP layer needs to know of a route. The route manifest (infra/routes.ts) adds what the
 // deployment needs (timeout, memory, access) and each function passes its own route in.
@@ -22,4 +23,6 @@ export interface HttpRouteSettings {
   streaming?: boolean;
   /** Requests per minute per user (per source IP on `public` routes) are limited (the setting of this name, shared/limits/). */
   rateLimit?: RateLimitName;
+  /** The scope an API key needs here (shared/auth/api-key-scopes.ts); absent: keys are refused (403). */
+  keyScope?: ApiKeyScope;
 }

@@ -19,6 +19,7 @@ export const EXAMPLE_IDS = {
   order: 'o9r4d2e7r1s5t8u3v6w0x4yz',
   export: 'e2x7p4o9r1t6s3a8b5c0d2fg',
   collection: 'k6l1m8n3p5q9r2s7t4v0w6xa',
+  apiKey: 'a3k7e9y2b5c8d1f4g6h0j3mn',
 } as const;
 
 export const EXAMPLE_TIME = '2026-11-24T09:30:00.000Z';

@@ -1,6 +1,7 @@
 import type { TestApp } from './app.ts';
 import { accountExportDepsOf } from '#shared/account-export/account-export-deps.ts';
 import type { AccountExportDeps } from '#shared/account-export/account-export.ts';
+import { ApiKeyRepository } from '#shared/auth/api-key-repository.ts';
 import { ChatRepository } from '#shared/chats/chat-repository.ts';
 import { CollectionRepository } from '#shared/collections/collection-repository.ts';
 import type { ErasureDeps } from '#shared/erasure/erasure.ts';
@@ -26,6 +27,7 @@ export function erasureDeps(app: TestApp, chats?: ChatRepository): ErasureDeps {
     db,
     table,
     users: new UserRepository(db, table),
+    apiKeys: new ApiKeyRepository(db, table),
     chats: chats ?? new ChatRepository(db, table),
     orders: new OrderRepository(db, table),
     counters,

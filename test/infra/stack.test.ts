@@ -197,6 +197,8 @@ describe('least privilege', () => {
       const expected = new Set(['logs:CreateLogStream', 'logs:PutLogEvents']);
       if (access.table === 'read' || access.table === 'readwrite') TABLE_READ_ACTIONS.forEach((a) => expected.add(a));
       if (access.table === 'write' || access.table === 'readwrite') TABLE_WRITE_ACTIONS.forEach((a) => expected.add(a));
+      // A read-only function that takes API keys records their use (lastUsedAt on APIKEY# items, below).
+      else if (access.apiKeys) expected.add('dynamodb:UpdateItem');
       if (access.bucket) BUCKET_LIST_ACTIONS.forEach((a) => expected.add(a));
       if (access.bucket?.read?.length) BUCKET_READ_ACTIONS.forEach((a) => expected.add(a));
       if (access.bucket?.write?.length) BUCKET_WRITE_ACTIONS.forEach((a) => expected.add(a));
@@ -225,6 +227,30 @@ describe('least privilege', () => {
     }
   });
 
+  test("a read-only function that takes API keys may update only an API key item's lastUsedAt", () => {
+    const readOnly = manifestFunctions.filter((f) => f.access.apiKeys && f.access.table === 'read');
+    expect(readOnly.map((f) => f.name)).toEqual(expect.arrayContaining(['get-me', 'list-chats', 'get-pdf-page']));
+    for (const fn of readOnly) {
+      const roleId = logicalId(s.stateless, s.stateless.functions[fn.name]!.role);
+      const updates = byType(statelessResources, 'AWS::IAM::Policy')
+        .filter(([, p]) => p.Properties.Roles.some((r: any) => r.Ref === roleId))
+        .flatMap(([, p]) => p.Properties.PolicyDocument.Statement)
+        .filter((st: any) => [st.Action].flat().includes('dynamodb:UpdateItem'));
+      expect([fn.name, updates.map((st: any) => ({ Action: st.Action, Condition: st.Condition }))]).toEqual([
+        fn.name,
+        [
+          {
+            Action: 'dynamodb:UpdateItem',
+            Condition: {
+              'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['APIKEY#*'] },
+              'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['PK', 'SK', 'lastUsedAt'] },
+            },
+          },
+        ],
+      ]);
+    }
+  });
+
   test('the collection routes touch the table only; POST /search reads vectors/, queries vector indexes and embeds, nothing more', () => {
     const collectionRoutes = manifestFunctions.filter((f) => f.name.includes('collection'));
     expect(collectionRoutes).toHaveLength(8);
@@ -243,6 +269,8 @@ describe('least privilege', () => {
       ai: ['embeddings'],
       // With VECTOR_STORE=s3vectors it queries the user's index like a file chat's reply.
       vectors: ['query'],
+      // It takes API keys (scope search).
+      apiKeys: true,
     });
     const s3Actions = statementsOf(search)
       .flatMap((st) => st.actions)
@@ -782,20 +810,20 @@ describe('settings', () => {
         ],
       ]);
     }
-    // The manifest says who calls what: the reply routes chat and embed the prompt, pdf-embed and
-    // POST /search embed.
+    // The manifest says who calls what: the reply routes (the OpenAI-compatible one too) chat and
+    // embed the prompt, pdf-embed and POST /search embed.
     expect(
       manifestFunctions
         .filter((f) => f.access.ai?.includes('chat'))
         .map((f) => f.name)
         .sort(),
-    ).toEqual(['regenerate-reply', 'send-message']);
+    ).toEqual(['openai-chat-completions', 'regenerate-reply', 'send-message']);
     expect(
       manifestFunctions
         .filter((f) => f.access.ai?.includes('embeddings'))
         .map((f) => f.name)
         .sort(),
-    ).toEqual(['pdf-embed', 'regenerate-reply', 'search-files', 'send-message']);
+    ).toEqual(['openai-chat-completions', 'pdf-embed', 'regenerate-reply', 'search-files', 'send-message']);
   });
 
   test('a Bedrock inference profile: the profile in this account and region, and its model anywhere but only through the profile', () => {

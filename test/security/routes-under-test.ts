@@ -56,9 +56,23 @@ export function unwrap(s: JsonSchema | undefined): JsonSchema {
 export const isCuidSchema = (s: JsonSchema) => typeof s.pattern === 'string' && s.pattern.includes('[a-z0-9]{23}');
 export const isUrlSchema = (s: JsonSchema) => s.format === 'uri' || s.format === 'url';
 
+/** OpenAI's error body: `{ error: { message, type, param, code } }` and nothing else. */
+function openAiErrorProblem(b: Record<string, unknown>): string | undefined {
+  const extra = Object.keys(b).filter((k) => k !== 'error');
+  if (extra.length) return `unexpected keys ${extra.join(', ')}`;
+  const e = b.error as Record<string, unknown> | undefined;
+  if (!e || typeof e !== 'object') return 'no error object';
+  if (typeof e.message !== 'string' || e.message === '') return 'no error.message';
+  if (typeof e.type !== 'string') return 'no error.type';
+  if (!('param' in e) || !('code' in e)) return 'error.param or error.code missing';
+  const unknown = Object.keys(e).filter((k) => !['message', 'type', 'param', 'code'].includes(k));
+  return unknown.length ? `unexpected error keys ${unknown.join(', ')}` : undefined;
+}
+
 /**
  * Why an error answer is not in the route's body shape, or undefined when it is. Envelope:
- * `{ success: false, statusCode: <HTTP status>, message, errors? }`; bare: `{ message, errors? }`.
+ * `{ success: false, statusCode: <HTTP status>, message, errors? }`; bare: `{ message, errors? }`;
+ * openai: OpenAI's `{ error: { message, type, param, code } }`.
  */
 export function errorShapeProblem(
   shape: HttpRoute['shape'] | 'either',
@@ -68,6 +82,7 @@ export function errorShapeProblem(
   if (!body || typeof body !== 'object' || Array.isArray(body))
     return `body is not a JSON object: ${String(body).slice(0, 120)}`;
   const b = body as Record<string, unknown>;
+  if (shape === 'openai') return openAiErrorProblem(b);
   if (typeof b.message !== 'string' || b.message === '') return 'no message';
   if (b.errors !== undefined && !Array.isArray(b.errors)) return 'errors is not an array';
   const envelope = () => {

@@ -53,6 +53,7 @@ beforeAll(async () => {
   const { messageId } = streamed.named('start')[0];
   const { exportId } = (await app.request('POST', '/me/export', { token: h.token })).body.data;
   const collection = (await post('/collections', { name: 'C' })).data;
+  const apiKey = (await post('/me/api-keys', { name: 'K' })).data;
   holder = {
     token: h.token,
     id: h.user.id,
@@ -66,6 +67,7 @@ beforeAll(async () => {
       exportId,
       collections: collection.id,
       collectionId: collection.id,
+      'api-keys': apiKey.id,
       page: '1',
     },
   };
@@ -179,11 +181,16 @@ const attacks: [string, () => Promise<string>][] = [
   ],
   ['an ID token of the identity provider', () => app.idToken({ email: 'holder@example.com' })],
   ['a token of a deleted user', async () => ghost.token],
+  // API keys (`cops_<id>_<secret>`): one that was never issued, and the holder's real one with its secret altered.
+  ['a made-up API key', async () => `cops_${'a'.repeat(24)}_${'b'.repeat(43)}`],
+  ['the holder’s API key with its secret altered', async () => `cops_${holder.ids['api-keys']}_${'c'.repeat(43)}`],
 ];
 
 /** A request that would succeed (or fail for another reason than the token) with a good token. */
 function requestFor(route: RouteUnderTest) {
-  const kind = (p: string) => (p === 'id' ? route.path.split('/')[1]! : p);
+  // `{id}` is named by the segment before it (/collections/{id}, /me/api-keys/{id}).
+  const segments = route.path.split('/');
+  const kind = (p: string) => (p === 'id' ? segments[segments.indexOf('{id}') - 1]! : p);
   const path = fillPath(route.path, Object.fromEntries(route.params.map((p) => [p, holder.ids[kind(p)] ?? ''])));
   const body =
     route.name === 'update-order'

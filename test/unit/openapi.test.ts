@@ -12,7 +12,10 @@ test('docs/openapi.json is current (run `npm run openapi` after changing a schem
 
 test('every manifest route is documented with its method and security', async () => {
   const doc = (await buildOpenApi()) as {
-    paths: Record<string, Record<string, { security: unknown[]; responses: Record<string, unknown> }>>;
+    paths: Record<
+      string,
+      Record<string, { security: unknown[]; responses: Record<string, unknown>; 'x-api-key-scope'?: string }>
+    >;
   };
   for (const route of httpRouteList) {
     const op = doc.paths[route.path]?.[route.method.toLowerCase()];
@@ -22,7 +25,13 @@ test('every manifest route is documented with its method and security', async ()
       expect([op!.security, op!.responses['401']]).toEqual([[], undefined]);
       continue;
     }
-    expect(op!.security).toEqual([route.auth === 'idp' ? { identityProviderToken: [] } : { serviceToken: [] }]);
+    // A route that takes API keys (a `keyScope`) names both; the operation says which scope.
+    expect(op!.security).toEqual(
+      route.auth === 'idp'
+        ? [{ identityProviderToken: [] }]
+        : [{ serviceToken: [] }, ...('keyScope' in route ? [{ apiKey: [] }] : [])],
+    );
+    expect(op!['x-api-key-scope']).toBe('keyScope' in route ? route.keyScope : undefined);
     if (route.auth !== 'idp') expect(op!.responses['401']).toBeDefined();
   }
 });

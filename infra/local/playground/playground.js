@@ -78,6 +78,8 @@ function signOut(message) {
   current = undefined;
   sessionStorage.removeItem('serviceToken');
   sessionStorage.removeItem('user');
+  $('new-key').hidden = true; // a key is shown once, to the one who made it
+  $('new-key-value').textContent = '';
   $('app').hidden = true;
   $('account').hidden = true;
   $('sign-in').hidden = false;
@@ -92,7 +94,7 @@ async function showApp() {
   $('account').hidden = false;
   $('app').hidden = false;
   $('welcome').hidden = current !== undefined;
-  await Promise.all([listChats(), listOrders(), showUsage()]);
+  await Promise.all([listChats(), listOrders(), showUsage(), listKeys()]);
 }
 
 // --- chats ---------------------------------------------------------------------------------
@@ -999,6 +1001,43 @@ async function payOrder(order, card) {
   await listOrders();
 }
 
+// --- API keys: made, listed and revoked with the person's own token ---------------------------
+
+/** GET /me/api-keys: each key's name, scopes and last use, with a Revoke button (never the key itself). */
+async function listKeys() {
+  $('openai-base').textContent = `${location.origin}${api}/openai`;
+  const { data: keys } = await call('GET', '/me/api-keys?limit=100');
+  $('keys').replaceChildren(
+    ...keys.map((k) =>
+      el(
+        'li',
+        { className: 'key' },
+        el('span', {
+          textContent: `${k.name} · ${k.scopes.join(', ')} · ${k.lastUsedAt ? `used ${k.lastUsedAt.slice(0, 16).replace('T', ' ')}` : 'never used'}`,
+        }),
+        el('button', {
+          type: 'button',
+          className: 'quiet danger',
+          textContent: 'Revoke',
+          onclick: () =>
+            call('DELETE', `/me/api-keys/${k.id}`)
+              .then(listKeys)
+              .catch((e) => showError('keys-error', e.message)),
+        }),
+      ),
+    ),
+  );
+}
+
+/** POST /me/api-keys: the new key, shown this once. */
+async function createKey(name) {
+  const { key } = (await call('POST', '/me/api-keys', { name: name.trim() || 'playground' })).data;
+  $('new-key-value').textContent = key;
+  $('new-key').hidden = false;
+  $('key-name').value = '';
+  await listKeys();
+}
+
 // --- the account: usage, export, erasure ----------------------------------------------------
 
 const number = (n) => new Intl.NumberFormat('en').format(n);
@@ -1120,6 +1159,7 @@ $('order-form').onsubmit = guard('orders-error', async () => {
   await listOrders();
 });
 $('search-form').onsubmit = guard('search-error', () => search($('search').value));
+$('key-form').onsubmit = guard('keys-error', () => createKey($('key-name').value));
 $('refresh-usage').onclick = () => showUsage().catch((e) => showError('account-error', e.message));
 $('export-account').onclick = () => {
   showError('account-error', '');

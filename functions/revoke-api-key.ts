@@ -1,0 +1,15 @@
+import { httpRoutes } from '#infra/routes.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+import { dynamo, tableName } from '#shared/clients.ts';
+import { ApiKeyRepository } from '#shared/auth/api-key-repository.ts';
+import { revokeApiKey } from '#shared/auth/api-keys.ts';
+import { apiKeyParams } from '#shared/auth/schemas.ts';
+
+// DELETE /me/api-keys/{id}: the key is refused from the next request on, by every function.
+
+const deps = { keys: new ApiKeyRepository(dynamo(), tableName()) };
+
+export const handler = httpHandler(httpRoutes['revoke-api-key'], { params: apiKeyParams }, async ({ params, user }) => {
+  await revokeApiKey(deps, { userId: user.id, id: params.id });
+  return { message: 'API key revoked', data: { id: params.id, revoked: true } };
+});

@@ -1,0 +1,10 @@
+// What an API key may do (docs/DECISIONS.md "API keys"): each route that accepts keys names the
+// one scope it needs (infra/routes.ts `keyScope`); a route that names none refuses keys.
+//   chat    prompts and replies (chats, messages, the OpenAI-compatible completions)
+//   search  passages across files (POST /search)
+//   files   uploads, ingestion, collections
+//   read    every read (GET) of the above and of the account
+
+export const API_KEY_SCOPES = ['chat', 'search', 'files', 'read'] as const;
+
+export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];

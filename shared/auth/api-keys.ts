@@ -1,0 +1,138 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createId } from '@paralleldrive/cuid2';
+import type { Clock } from '../clock.ts';
+import { ConflictError, NotFoundError, UnauthenticatedError } from '../errors.ts';
+import type { Page } from '../dynamo.ts';
+import type { ApiKeyRecord, ApiKeyRepository } from './api-key-repository.ts';
+import { API_KEY_SCOPES, type ApiKeyScope } from './api-key-scopes.ts';
+
+// API keys for programs (docs/DECISIONS.md "API keys"): `cops_<id>_<secret>`, the secret 256
+// random bits. The key is shown once, at creation; the table keeps its SHA-256 only. A request
+// with a key reads the key's record by its id (consistently: a revoked key is refused on the next
+// request, wherever it lands) and compares the hashes in constant time. SHA-256 and not a slow
+// password hash: a slow hash buys time against guessing a low-entropy secret, and 256 random bits
+// cannot be guessed at any speed, while every request would pay the slow hash's cost.
+
+export const API_KEY_PREFIX = 'cops_';
+const SECRET_BYTES = 32;
+const KEY_FORMAT = /^cops_([a-z][a-z0-9]{23})_([A-Za-z0-9_-]{43})$/;
+/** A key in use records its use at most this often (one write a minute, not one per request). */
+const LAST_USED_PRECISION_MS = 60_000;
+
+/** Whether a bearer token is an API key (else it is taken for a service JWT). */
+export const isApiKey = (token: string) => token.startsWith(API_KEY_PREFIX);
+
+const hashOf = (key: string) => createHash('sha256').update(key, 'utf8').digest();
+
+/** What a valid key proves: its user and what it may do. */
+export interface ApiKeyCaller {
+  userId: string;
+  keyId: string;
+  scopes: ApiKeyScope[];
+}
+
+const invalidKey = () => new UnauthenticatedError('Invalid API key');
+
+/** Checks the API keys of requests; one per function. */
+export class ApiKeyVerifier {
+  constructor(
+    private readonly keys: ApiKeyRepository,
+    private readonly clock: Clock,
+  ) {}
+
+  async verify(key: string): Promise<ApiKeyCaller> {
+    const parts = KEY_FORMAT.exec(key);
+    if (!parts) throw invalidKey();
+    const record = await this.keys.get(parts[1]!);
+    if (!record) throw invalidKey();
+    const stored = Buffer.from(record.hash, 'hex');
+    const given = hashOf(key);
+    if (stored.length !== given.length || !timingSafeEqual(stored, given)) throw invalidKey();
+    const now = this.clock().getTime();
+    if (record.expiresAt !== null && now >= Date.parse(record.expiresAt))
+      throw new UnauthenticatedError('This API key has expired');
+    if (record.lastUsedAt === null || now - Date.parse(record.lastUsedAt) >= LAST_USED_PRECISION_MS) {
+      await this.keys.touch(
+        record.id,
+        new Date(now).toISOString(),
+        new Date(now - LAST_USED_PRECISION_MS).toISOString(),
+      );
+    }
+    return { userId: record.userId, keyId: record.id, scopes: record.scopes };
+  }
+}
+
+export interface ApiKeyDeps {
+  keys: ApiKeyRepository;
+  clock: Clock;
+  /** The most keys one user may hold (API_KEYS_MAX_PER_USER). */
+  maxPerUser: number;
+}
+
+/** A key as its owner sees it in a list: everything but the key. */
+export interface ApiKeyView {
+  id: string;
+  name: string;
+  scopes: ApiKeyScope[];
+  createdAt: string;
+  expiresAt: string | null;
+  lastUsedAt: string | null;
+}
+
+const view = ({ id, name, scopes, createdAt, expiresAt, lastUsedAt }: ApiKeyRecord): ApiKeyView => ({
+  id,
+  name,
+  scopes,
+  createdAt,
+  expiresAt,
+  lastUsedAt,
+});
+
+const DAY_MS = 86_400_000;
+
+/**
+ * POST /me/api-keys. Steps: refuse a user at the cap → a fresh id and 256-bit secret → store the
+ * key's hash, never the key → return the key, this once.
+ */
+export async function createApiKey(
+  deps: ApiKeyDeps,
+  input: { userId: string; name: string; scopes?: ApiKeyScope[] | undefined; expiresInDays?: number | undefined },
+): Promise<Omit<ApiKeyView, 'lastUsedAt'> & { key: string }> {
+  const held = await deps.keys.list(input.userId);
+  if (held.length >= deps.maxPerUser)
+    throw new ConflictError(
+      `You hold ${held.length} API keys, the most allowed: revoke one (DELETE /me/api-keys/{id}) first`,
+      'TOO_MANY_API_KEYS',
+    );
+  const id = createId();
+  const key = `${API_KEY_PREFIX}${id}_${randomBytes(SECRET_BYTES).toString('base64url')}`;
+  const now = deps.clock();
+  const record: ApiKeyRecord = {
+    id,
+    userId: input.userId,
+    name: input.name,
+    scopes: input.scopes?.length ? [...new Set(input.scopes)] : [...API_KEY_SCOPES],
+    hash: hashOf(key).toString('hex'),
+    createdAt: now.toISOString(),
+    expiresAt:
+      input.expiresInDays === undefined ? null : new Date(now.getTime() + input.expiresInDays * DAY_MS).toISOString(),
+    lastUsedAt: null,
+  };
+  await deps.keys.create(record);
+  const { lastUsedAt: _never, ...created } = view(record);
+  return { ...created, key };
+}
+
+/** GET /me/api-keys: a page of the caller's keys, newest first, without the keys themselves. */
+export async function listApiKeys(
+  deps: Pick<ApiKeyDeps, 'keys'>,
+  input: { userId: string; limit: number; cursor?: string | undefined },
+): Promise<Page<ApiKeyView>> {
+  const page = await deps.keys.listPage(input.userId, input);
+  return { ...page, items: page.items.map(view) };
+}
+
+/** DELETE /me/api-keys/{id}: the key is refused from the next request on; another user's key is not found. */
+export async function revokeApiKey(deps: Pick<ApiKeyDeps, 'keys'>, input: { userId: string; id: string }) {
+  if (!(await deps.keys.revoke(input.id, input.userId))) throw new NotFoundError('API key not found');
+}

@@ -1,0 +1,44 @@
+import type { Browser, Page } from 'playwright-core';
+import OpenAI from 'openai';
+import { launchChromium, openPage } from '#test/helpers/browser.ts';
+import { startTestApp, type TestApp } from '#test/helpers/app.ts';
+
+// The playground's API keys panel in a real browser: a key made from the page is shown once and
+// works with the OpenAI client; the list shows it (never the key) and Revoke ends it at once.
+
+let app: TestApp;
+let browser: Browser;
+let page: Page;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  browser = await launchChromium();
+  page = await openPage(browser);
+}, 120_000);
+afterAll(async () => {
+  await browser?.close();
+  await app?.stop();
+});
+
+test('a key made in the panel is shown once, works with the OpenAI client, is listed without the key and revoked', async () => {
+  await page.goto(`${new URL(app.url).origin}/`);
+  await page.fill('#email', 'keys-panel@example.com');
+  await page.press('#email', 'Enter');
+  await page.waitForSelector('#app:not([hidden])');
+  expect(await page.textContent('#openai-base')).toBe(`${app.url}/openai`);
+
+  await page.fill('#key-name', 'notebook');
+  await page.click('#create-key');
+  await page.waitForSelector('#new-key:not([hidden])');
+  const key = (await page.textContent('#new-key-value'))!;
+  expect(key).toMatch(/^cops_/);
+  await page.locator('#keys li', { hasText: 'notebook' }).waitFor();
+  expect(await page.textContent('#keys')).not.toContain(key);
+
+  const client = new OpenAI({ apiKey: key, baseURL: (await page.textContent('#openai-base'))!, maxRetries: 0 });
+  expect((await client.models.list()).data.map((m) => m.id)).toEqual(['chat', 'library']);
+
+  await page.locator('#keys li', { hasText: 'notebook' }).getByRole('button', { name: 'Revoke' }).click();
+  await page.locator('#keys li', { hasText: 'notebook' }).waitFor({ state: 'detached' });
+  await expect(client.models.list()).rejects.toMatchObject({ status: 401 });
+});
