@@ -245,7 +245,7 @@ test('the file’s own downloadUrl before anything was PUT to its uploadUrl: a 4
   expect(res.body).toMatchObject({
     success: false,
     statusCode: 400,
-    message: expect.stringMatching(/^Nothing has been uploaded for this file yet: PUT the PDF to the uploadUrl/),
+    message: expect.stringMatching(/^Nothing has been uploaded for this file yet: PUT the document to the uploadUrl/),
     errors: [{ path: 'body.url', code: 'NOT_UPLOADED' }],
   });
   // Nothing was started: the file is still only uploaded.

@@ -392,7 +392,7 @@ describe('ownership and deletion', () => {
     expect(res.body.errors.map((e: any) => e.path)).toEqual(expect.arrayContaining(['body.fileId']));
     const upload = await app.request('POST', '/upload', {
       token: alice,
-      body: { fileName: 'a.txt', contentType: 'text/plain', size: 10 },
+      body: { fileName: 'a.png', contentType: 'image/png', size: 10 },
     });
     expect(upload.status).toBe(400);
     const huge = await app.request('POST', '/upload', {

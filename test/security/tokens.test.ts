@@ -69,6 +69,7 @@ beforeAll(async () => {
       collectionId: collection.id,
       'api-keys': apiKey.id,
       page: '1',
+      part: '1',
     },
   };
 
