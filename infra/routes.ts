@@ -544,6 +544,31 @@ export const httpRoutes = {
     tmpMb: PDF_COPY_TMP_MB,
     access: { table: 'read', bucket: { read: ['vectors/'], write: ['vectors/'] }, jwtSecret: true },
   },
+  // --- MCP server (shared/mcp/): an agent's tools over the caller's documents. Streamable HTTP,
+  // stateless (a server per request, nothing kept: any instance answers). JSON-RPC bodies, hence
+  // `bare`; the tools search and ask (embeddings, a reply, the budget's writes) and read page
+  // texts (vectors/). GET answers 405: a stateless server offers no event stream.
+  mcp: {
+    method: 'POST',
+    path: '/mcp',
+    auth: 'user',
+    shape: 'bare',
+    access: {
+      table: 'readwrite',
+      bucket: { read: ['vectors/'] },
+      jwtSecret: true,
+      ai: ['chat', 'embeddings'],
+      vectors: ['query'],
+    },
+  },
+  'mcp-stream': {
+    method: 'GET',
+    path: '/mcp',
+    auth: 'user',
+    shape: 'bare',
+    access: { table: 'read', jwtSecret: true },
+  },
+  // --- end MCP server
   // Orders and products: bare bodies and `{ message }` errors (the commerce side of the API).
   // Placing an order makes its payment intent; cancelling one refunds it (the provider's keys).
   'create-order': {

@@ -783,19 +783,19 @@ describe('settings', () => {
       ]);
     }
     // The manifest says who calls what: the reply routes chat and embed the prompt, pdf-embed and
-    // POST /search embed.
+    // POST /search embed, the MCP server's `ask` and `search` do both.
     expect(
       manifestFunctions
         .filter((f) => f.access.ai?.includes('chat'))
         .map((f) => f.name)
         .sort(),
-    ).toEqual(['regenerate-reply', 'send-message']);
+    ).toEqual(['mcp', 'regenerate-reply', 'send-message']);
     expect(
       manifestFunctions
         .filter((f) => f.access.ai?.includes('embeddings'))
         .map((f) => f.name)
         .sort(),
-    ).toEqual(['pdf-embed', 'regenerate-reply', 'search-files', 'send-message']);
+    ).toEqual(['mcp', 'pdf-embed', 'regenerate-reply', 'search-files', 'send-message']);
   });
 
   test('a Bedrock inference profile: the profile in this account and region, and its model anywhere but only through the profile', () => {
