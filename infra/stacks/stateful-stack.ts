@@ -207,7 +207,10 @@ export class StatefulStack extends Stack {
     };
     new cloudwatch.Alarm(this, 'WebhookDeliveryDlqAlarm', {
       alarmDescription: 'Messages in the webhook-delivery dead-letter queue',
-      metric: webhookDlq.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: 'Maximum' }),
+      metric: webhookDlq.metricApproximateNumberOfMessagesVisible({
+        period: Duration.minutes(5),
+        statistic: 'Maximum',
+      }),
       threshold: 0,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
       evaluationPeriods: 1,

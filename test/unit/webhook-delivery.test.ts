@@ -54,11 +54,16 @@ describe('at delivery', () => {
   afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
   test('a host whose DNS now answers a private address is not connected to', async () => {
-    const outcome = await postToReceiver(`http://hooks.example.test:${port}/target`, '{}', {}, {
-      allowLoopback: false,
-      timeoutMs: 1000,
-      resolve: async () => [{ address: '127.0.0.1', family: 4 }],
-    });
+    const outcome = await postToReceiver(
+      `http://hooks.example.test:${port}/target`,
+      '{}',
+      {},
+      {
+        allowLoopback: false,
+        timeoutMs: 1000,
+        resolve: async () => [{ address: '127.0.0.1', family: 4 }],
+      },
+    );
     expect(outcome).toEqual({ ok: false, error: expect.stringContaining('loopback') });
     expect(hits).toEqual([]);
   });
@@ -71,6 +76,9 @@ describe('at delivery', () => {
       error: 'Redirects are not followed',
     });
     expect(hits).toEqual(['/moved']);
-    expect(await postToReceiver(`http://127.0.0.1:${port}/target`, '{}', {}, policy)).toEqual({ ok: true, statusCode: 204 });
+    expect(await postToReceiver(`http://127.0.0.1:${port}/target`, '{}', {}, policy)).toEqual({
+      ok: true,
+      statusCode: 204,
+    });
   });
 });
