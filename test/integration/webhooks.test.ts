@@ -33,6 +33,7 @@ beforeAll(async () => {
   pdfs.serve('/hooked.pdf', {
     body: Buffer.from(await makePdfFromLines([['Webhooks tell a backend when a file is ready.']])),
   });
+  pdfs.serve('/page.html', { body: `<html>${' '.repeat(4096)}</html>`, contentType: 'text/html' });
   // One second between attempts: a retried delivery is seen within the test's time.
   app = await startTestApp({ env: { WEBHOOK_RETRY_DELAYS_S: '1,1', WEBHOOKS_MAX_PER_USER: '3' } });
   alice = (await app.signIn('hooks-alice@example.com')).token;
@@ -105,6 +106,26 @@ test('file.completed is delivered after an ingestion, with the file', async () =
     data: { fileId, fileName: 'hooked.pdf', pages: 1, chunks: 1 },
   });
   expect(hook!.headers['webhook-id']).toMatch(/^msg_[A-Za-z0-9_-]{27}$/);
+});
+
+test('file.failed is delivered when an ingestion fails, with the reason', async () => {
+  // The /files endpoint of the test above subscribed to file.failed too.
+  const upload = await app.request('POST', '/upload', {
+    token: alice,
+    body: { fileName: 'page.pdf', contentType: 'application/pdf', size: 1000 },
+  });
+  const fileId = upload.body.data.fileId;
+  await app.request('POST', '/message/pdf', { token: alice, body: { url: `${pdfs.url}/page.html`, fileId } });
+  const hook = await until(
+    'file.failed',
+    () => hooksAt('/files').find((h) => h.body.includes('file.failed')),
+    (h) => h !== undefined,
+  );
+  expect(JSON.parse(hook!.body)).toEqual({
+    type: 'file.failed',
+    timestamp: expect.any(String),
+    data: { fileId, fileName: 'page.pdf', failure: expect.objectContaining({ reason: 'NOT_PDF' }) },
+  });
 });
 
 test('a receiver that answers 500 twice gets the same webhook-id again until it answers 200', async () => {
