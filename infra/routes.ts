@@ -583,7 +583,7 @@ export const httpRoutes = {
   // --- MCP server (shared/mcp/): an agent's tools over the caller's documents. Streamable HTTP,
   // stateless (a server per request, nothing kept: any instance answers). JSON-RPC bodies, hence
   // `bare`; the tools search and ask (embeddings, a reply, the budget's writes) and read page
-  // texts (vectors/). GET answers 405: a stateless server offers no event stream.
+  // texts (vectors/). There is no GET (a stateless server offers no event stream: docs/DECISIONS.md).
   mcp: {
     method: 'POST',
     path: '/mcp',
@@ -596,13 +596,6 @@ export const httpRoutes = {
       ai: ['chat', 'embeddings'],
       vectors: ['query'],
     },
-  },
-  'mcp-stream': {
-    method: 'GET',
-    path: '/mcp',
-    auth: 'user',
-    shape: 'bare',
-    access: { table: 'read', jwtSecret: true },
   },
   // --- end MCP server
   // --- Webhooks (shared/webhooks/): a user's endpoints, their delivery logs and a ping. Creating

@@ -2,7 +2,7 @@ import * as z from '../zod.ts';
 import type { NamedSchemas, RouteContracts } from '../openapi/contract.ts';
 import { example } from '../openapi/examples.ts';
 
-// POST /mcp (and GET's 405): JSON-RPC 2.0 messages of the Model Context Protocol. The HTTP layer
+// POST /mcp: JSON-RPC 2.0 messages of the Model Context Protocol. The HTTP layer
 // checks only that the body is a message or a batch of them; the SDK checks the rest.
 
 const jsonRpcMessage = z.looseObject({
@@ -59,10 +59,5 @@ export const contracts: RouteContracts = {
     body: mcpRequestBody,
     responses: { 200: jsonRpcAnswer, 202: null },
     errors: [400, 401, 406, 413, 415, 429],
-  },
-  'mcp-stream': {
-    summary: 'Always 405: a stateless MCP server offers no server-to-client event stream',
-    responses: {},
-    errors: [401, 405],
   },
 };

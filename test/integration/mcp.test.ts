@@ -150,13 +150,24 @@ test("another user's file and collection ids give error results, never the owner
   expect((await call(stranger, 'search', { query: 'trace tree' })).structuredContent).toEqual({ passages: [] });
 });
 
-test('no token or a made-up one is 401 before any tool; GET is 405 (no event stream)', async () => {
+test('no token or a made-up one is 401 before any tool; protocol refusals are 4xx in the route shape', async () => {
   await expect(connect(undefined)).rejects.toMatchObject({
     code: 401,
     message: expect.stringContaining('Authorization'),
   });
   await expect(connect('made.up.token')).rejects.toMatchObject({ code: 401 });
-  const get = await app.request('GET', '/mcp', { token: alice, headers: { accept: 'text/event-stream' } });
-  expect(get.status).toBe(405);
-  expect(get.headers.get('allow')).toBe('POST');
+  // An Accept header without text/event-stream: the SDK's 406, as `{ message }`.
+  const refused = await app.request('POST', '/mcp', {
+    token: alice,
+    headers: { accept: 'application/json' },
+    body: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+  });
+  expect(refused.status).toBe(406);
+  expect(refused.body).toEqual({ message: expect.stringContaining('Not Acceptable') });
+  // Not JSON-RPC at all: 400 from the route's schema.
+  expect((await app.request('POST', '/mcp', { token: alice, body: { hello: 'world' } })).status).toBe(400);
+  // No event stream is offered: GET is no route (the SDK's client goes on with POST alone).
+  expect((await app.request('GET', '/mcp', { token: alice, headers: { accept: 'text/event-stream' } })).status).toBe(
+    404,
+  );
 });
