@@ -85,6 +85,7 @@ const deliverySchema = z
   );
 
 export const listDeliveriesQuery = pageQuerySchema;
+export const listWebhooksQuery = pageQuerySchema;
 
 export const schemas: NamedSchemas = {
   CreateWebhookRequest: createWebhookBody,
@@ -109,8 +110,10 @@ export const contracts: RouteContracts = {
   },
   'list-webhooks': {
     summary: "The caller's webhook endpoints (without their secrets)",
+    query: listWebhooksQuery,
     responses: { 200: z.array(endpointSchema) },
-    errors: [401],
+    errors: [400, 401],
+    headers: ['x-next-cursor'],
   },
   'delete-webhook': {
     summary: 'Delete a webhook endpoint and its delivery log',

@@ -94,6 +94,23 @@ export class WebhookRepository extends Repository {
     );
   }
 
+  /** One page of the caller's endpoints (by id). */
+  listEndpointPage(
+    userId: string,
+    page: { limit: number; cursor?: string | undefined },
+  ): Promise<Page<WebhookEndpoint>> {
+    return queryPage(
+      this.db,
+      {
+        TableName: this.table,
+        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :sk)',
+        ExpressionAttributeValues: { ':pk': `WEBHOOKS#${userId}`, ':sk': 'ENDPOINT#' },
+      },
+      { ...page, keyAttributes: ['PK', 'SK'], fixed: { PK: `WEBHOOKS#${userId}` }, prefixes: { SK: 'ENDPOINT#' } },
+      endpointFromItem,
+    );
+  }
+
   /** The caller's endpoint; anyone else's is not found. */
   async getEndpoint(userId: string, id: string): Promise<WebhookEndpoint | undefined> {
     const { Item } = await this.db.send(

@@ -62,8 +62,14 @@ export async function createEndpoint(
   return { ...viewOf(endpoint), secret: endpoint.secret };
 }
 
-export const listEndpoints = async (deps: Pick<WebhookDeps, 'webhooks'>, input: { userId: string }) =>
-  (await deps.webhooks.listEndpoints(input.userId)).map(viewOf);
+/** One page of the caller's endpoints, without their secrets. */
+export async function listEndpoints(
+  deps: Pick<WebhookDeps, 'webhooks'>,
+  input: { userId: string; limit: number; cursor?: string | undefined },
+) {
+  const page = await deps.webhooks.listEndpointPage(input.userId, input);
+  return { ...page, items: page.items.map(viewOf) };
+}
 
 export const deleteEndpoint = (deps: Pick<WebhookDeps, 'webhooks'>, input: { userId: string; endpointId: string }) =>
   deps.webhooks.deleteEndpoint(input.userId, input.endpointId);

@@ -30,6 +30,8 @@ interface Person {
   exportId: string;
   /** A collection holding fileId. */
   collectionId: string;
+  /** A webhook endpoint. */
+  webhookId: string;
 }
 let alice: Person;
 let bob: Person;
@@ -39,7 +41,7 @@ let productId: string;
 /** Which record a path parameter or body field names: by its name, or for `id` by the path's first segment. */
 const kindOf = (route: RouteUnderTest, name: string) => (name === 'id' ? route.path.split('/')[1]! : name);
 /** Records with an owner; products are shared (read by every user, written by admins). */
-const ownedKinds = new Set(['chatId', 'fileId', 'orders', 'exportId', 'collections', 'collectionId']);
+const ownedKinds = new Set(['chatId', 'fileId', 'orders', 'exportId', 'collections', 'collectionId', 'webhookId']);
 
 function idsOf(p: Person): Record<string, string> {
   return {
@@ -52,6 +54,7 @@ function idsOf(p: Person): Record<string, string> {
     exportId: p.exportId,
     collections: p.collectionId,
     collectionId: p.collectionId,
+    webhookId: p.webhookId,
   };
 }
 
@@ -75,6 +78,9 @@ async function person(email: string): Promise<Person> {
   const collection = (await post('/collections', { name: `${email} private` })).data;
   const member = await app.request('PUT', `/collections/${collection.id}/files/${upload.fileId}`, { token });
   if (member.status !== 200) throw new Error(`collection file: ${member.status} ${member.text}`);
+  // Loopback receivers are allowed here (the local runtime's setting); nothing is delivered to them.
+  await post('/me/webhooks', { url: 'http://127.0.0.1:9/other', events: ['file.completed'] });
+  const webhook = (await post('/me/webhooks', { url: 'http://127.0.0.1:9/private', events: ['file.failed'] })).data;
   return {
     token,
     id: user.id,
@@ -85,6 +91,7 @@ async function person(email: string): Promise<Person> {
     orderId: order.id,
     exportId: accountExport.exportId,
     collectionId: collection.id,
+    webhookId: webhook.id,
   };
 }
 
@@ -242,7 +249,14 @@ test('a stranger is refused the same way as for a record that does not exist (no
 });
 
 test("a stranger's lists show none of Alice's records, and Alice's cursors are refused", async () => {
-  const aliceIds = new Set([alice.chatId, alice.fileChatId, alice.fileId, alice.orderId, alice.collectionId]);
+  const aliceIds = new Set([
+    alice.chatId,
+    alice.fileChatId,
+    alice.fileId,
+    alice.orderId,
+    alice.collectionId,
+    alice.webhookId,
+  ]);
   // A list that needs more than paging: the search's words (every seeded chat's name holds "example").
   const needs: Record<string, string> = { 'search-chats': '&q=example' };
   for (const route of routes.filter((r) => r.method === 'GET' && r.params.length === 0 && r.auth !== 'admin')) {
