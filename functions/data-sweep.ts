@@ -6,6 +6,8 @@ import { runSweep } from '#shared/erasure/sweep.ts';
 import { logger } from '#shared/logger.ts';
 import { ingestQueueDeps } from '#shared/ingestion/pipeline-deps.ts';
 import { releaseStuck } from '#shared/ingestion/ingest-queue.ts';
+import { sqsClient } from '#shared/clients.ts';
+import { queuedEvents } from '#shared/events/service-events.ts';
 
 // data-sweep (a schedule): finishes unfinished erasures (DELETE /me), builds the account exports
 // asked for (POST /me/export) and deletes the chats and files RETENTION_DAYS says are too old.
@@ -16,7 +18,7 @@ const settings = config();
 const ingestQueues = ingestQueueDeps(settings, systemClock);
 const deps = {
   ...erasureDeps(settings, systemClock),
-  exports: accountExportDeps(systemClock),
+  exports: { ...accountExportDeps(systemClock), events: queuedEvents(sqsClient(), settings.WEBHOOK_QUEUE_URL) },
   releaseStuckIngestions: () => releaseStuck(ingestQueues),
 };
 /** Time kept back from the function's timeout to stop between two items. */

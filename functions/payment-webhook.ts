@@ -3,7 +3,8 @@ import { httpHandler } from '#shared/http/handler.ts';
 import { rawBodyOf } from '#shared/http/raw-body.ts';
 import { systemClock } from '#shared/clock.ts';
 import { config } from '#shared/config.ts';
-import { dynamo, tableName } from '#shared/clients.ts';
+import { dynamo, sqsClient, tableName } from '#shared/clients.ts';
+import { queuedEvents } from '#shared/events/service-events.ts';
 import { Credits } from '#shared/limits/credits.ts';
 import { OrderRepository } from '#shared/orders/order-repository.ts';
 import { receivePaymentWebhook } from '#shared/orders/payment-webhook.ts';
@@ -16,6 +17,7 @@ const deps = {
   clock: systemClock,
   payments: paymentsOf(config()),
   credits: new Credits(dynamo(), tableName()),
+  events: queuedEvents(sqsClient(), config().WEBHOOK_QUEUE_URL),
 };
 
 export const handler = httpHandler(httpRoutes['payment-webhook'], {}, async ({ event, headers }) => ({

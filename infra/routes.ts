@@ -44,6 +44,11 @@ export interface Access {
    * for it: the OpenAI key secret, or Bedrock's invoke rights on exactly the configured models.
    */
   ai?: AiUse[];
+  /**
+   * Sends to the webhook queue (WEBHOOK_QUEUE_URL): service events (file.completed, …) where they
+   * happen, a ping, or the delivery function's next attempts (docs/DECISIONS.md "Webhooks").
+   */
+  events?: boolean;
 }
 
 export type { BucketPrefix };
@@ -97,6 +102,7 @@ export const pipelineStages = {
       bucket: { write: ['work/', 'vectors/'] },
       sendTo: ['pdf-extract', 'pdf-fetch'],
       vectors: ['write'],
+      events: true,
     },
   },
   'pdf-extract': {
@@ -113,6 +119,7 @@ export const pipelineStages = {
       bucket: { read: ['work/'], write: ['work/', 'vectors/'] },
       sendTo: ['pdf-extract', 'pdf-ocr', 'pdf-embed', 'pdf-fetch'],
       vectors: ['write'],
+      events: true,
     },
   },
   // OCR of pages without usable text, a range of pages per message (OCR_PAGES_PER_MESSAGE), so a
@@ -132,6 +139,7 @@ export const pipelineStages = {
       bucket: { read: ['work/'], write: ['work/', 'vectors/'] },
       sendTo: ['pdf-embed', 'pdf-fetch'],
       vectors: ['write'],
+      events: true,
     },
   },
   'pdf-embed': {
@@ -148,6 +156,7 @@ export const pipelineStages = {
       ai: ['embeddings'],
       sendTo: ['pdf-fetch'],
       vectors: ['write'],
+      events: true,
     },
   },
 } as const satisfies Record<PipelineStageName, PipelineStage>;
@@ -170,9 +179,35 @@ const deadLetterConsumers = {
     batchSize: 10,
     timeoutSeconds: 30,
     memoryMb: 256,
-    access: { table: 'readwrite', sendTo: ['pdf-fetch'] },
+    access: { table: 'readwrite', sendTo: ['pdf-fetch'], events: true },
   },
 } as const satisfies Record<string, DeadLetterConsumer>;
+
+// --- Webhooks: the delivery function, fed by the webhook queue (its DLQ: `<queue>-dlq`). Each
+// message is an event to fan out or one attempt (WEBHOOK_TIMEOUT_MS at most, under the timeout);
+// a failed attempt queues the next itself, so SQS's receives only cover crashes.
+interface QueueConsumer {
+  queue: string;
+  batchSize: number;
+  maxConcurrency: number;
+  timeoutSeconds: number;
+  memoryMb: number;
+  maxReceiveCount: number;
+  access: Access;
+}
+
+export const webhookDelivery = {
+  name: 'webhook-delivery',
+  entry: 'functions/webhook-delivery.ts',
+  queue: 'webhook-delivery',
+  batchSize: 1,
+  maxConcurrency: 10,
+  timeoutSeconds: 30,
+  memoryMb: 256,
+  maxReceiveCount: 5,
+  access: { table: 'readwrite', events: true },
+} as const satisfies QueueConsumer & { name: string; entry: string };
+// --- end webhooks
 
 interface ScheduledTask {
   /** Minutes between two runs (an EventBridge schedule; `npm start` uses SWEEP_INTERVAL_SECONDS). */
@@ -195,6 +230,7 @@ const scheduledTasks = {
       bucket: { read: ['uploads/'], write: ['uploads/', 'work/', 'vectors/', 'exports/'] },
       sendTo: ['pdf-fetch'],
       vectors: ['delete'],
+      events: true,
     },
   },
 } as const satisfies Record<string, ScheduledTask>;
@@ -644,6 +680,62 @@ export const httpRoutes = {
     tmpMb: PDF_COPY_TMP_MB,
     access: { table: 'read', bucket: { read: ['vectors/'], write: ['vectors/'] }, jwtSecret: true },
   },
+  // --- MCP server (shared/mcp/): an agent's tools over the caller's documents. Streamable HTTP,
+  // stateless (a server per request, nothing kept: any instance answers). JSON-RPC bodies, hence
+  // `bare`; the tools search and ask (embeddings, a reply, the budget's writes) and read page
+  // texts (vectors/). There is no GET (a stateless server offers no event stream: docs/DECISIONS.md).
+  mcp: {
+    method: 'POST',
+    path: '/mcp',
+    auth: 'user',
+    shape: 'bare',
+    access: {
+      table: 'readwrite',
+      bucket: { read: ['vectors/'] },
+      jwtSecret: true,
+      ai: ['chat', 'embeddings'],
+      vectors: ['query'],
+    },
+  },
+  // --- end MCP server
+  // --- Webhooks (shared/webhooks/): a user's endpoints, their delivery logs and a ping. Creating
+  // one checks its URL (DNS); the ping queues a delivery (the webhook queue).
+  'create-webhook': {
+    method: 'POST',
+    path: '/me/webhooks',
+    auth: 'user',
+    shape: 'envelope',
+    access: { table: 'readwrite', jwtSecret: true },
+  },
+  'list-webhooks': {
+    method: 'GET',
+    path: '/me/webhooks',
+    auth: 'user',
+    shape: 'envelope',
+    access: { table: 'read', jwtSecret: true },
+  },
+  'delete-webhook': {
+    method: 'DELETE',
+    path: '/me/webhooks/{webhookId}',
+    auth: 'user',
+    shape: 'envelope',
+    access: { table: 'readwrite', jwtSecret: true },
+  },
+  'list-webhook-deliveries': {
+    method: 'GET',
+    path: '/me/webhooks/{webhookId}/deliveries',
+    auth: 'user',
+    shape: 'envelope',
+    access: { table: 'read', jwtSecret: true },
+  },
+  'test-webhook': {
+    method: 'POST',
+    path: '/me/webhooks/{webhookId}/test',
+    auth: 'user',
+    shape: 'envelope',
+    access: { table: 'readwrite', jwtSecret: true, events: true },
+  },
+  // --- end webhooks
   // Orders and products: bare bodies and `{ message }` errors (the commerce side of the API).
   // Placing an order makes its payment intent; cancelling one refunds it (the provider's keys).
   'create-order': {
@@ -680,7 +772,7 @@ export const httpRoutes = {
     path: '/payments/webhook',
     auth: 'public',
     shape: 'envelope',
-    access: { table: 'readwrite', payments: true },
+    access: { table: 'readwrite', payments: true, events: true },
   },
   'create-product': {
     method: 'POST',
@@ -794,6 +886,14 @@ export const manifestFunctions: ManifestFunction[] = [
     memoryMb: c.memoryMb,
     access: c.access,
   })),
+  {
+    name: webhookDelivery.name,
+    entry: webhookDelivery.entry,
+    kind: 'queue' as const,
+    timeoutSeconds: webhookDelivery.timeoutSeconds,
+    memoryMb: webhookDelivery.memoryMb,
+    access: webhookDelivery.access,
+  },
   ...scheduledTaskList.map((t) => ({
     name: t.name,
     entry: t.entry,

@@ -42,6 +42,8 @@ interface ServiceResources {
   table: dynamodb.ITable;
   bucket: s3.IBucket;
   queues: Record<PipelineStageName, sqs.IQueue>;
+  /** The webhook queue: functions whose access names `events` send to it. */
+  webhookQueue: sqs.IQueue;
   jwtSecret: secretsmanager.ISecret;
   /** The OpenAI key secret, when OpenAI is the AI provider. */
   openAiSecret?: secretsmanager.ISecret;
@@ -108,10 +110,12 @@ export class ServiceFunction extends Construct {
       BUCKET_NAME: resources.bucket.bucketName,
       // Deployed functions never fetch from loopback; only npm start allows it.
       PDF_ALLOW_LOOPBACK: 'false',
+      WEBHOOK_ALLOW_LOOPBACK: 'false',
       // Only with tracing on: shared/tracing.ts does not even import the tracer otherwise.
       ...(props.tracing && { POWERTOOLS_TRACE_ENABLED: 'true' }),
     };
     for (const stage of access.sendTo ?? []) environment[queueUrlSetting[stage]] = queueOf(resources, stage).queueUrl;
+    if (access.events) environment.WEBHOOK_QUEUE_URL = resources.webhookQueue.queueUrl;
     if (access.jwtSecret) environment.SERVICE_JWT_SECRET_ARN = resources.jwtSecret.secretArn;
     if (access.ai?.length && resources.openAiSecret)
       environment.OPENAI_API_KEY_SECRET_ARN = resources.openAiSecret.secretArn;
@@ -233,6 +237,7 @@ export class ServiceFunction extends Construct {
     if (prefixes.length) this.acknowledgeObjectWildcards(objects(prefixes));
 
     const targets = (access.sendTo ?? []).map((stage: PipelineStageName) => queueOf(r, stage).queueArn);
+    if (access.events) targets.push(r.webhookQueue.queueArn);
     if (targets.length) allow(['sqs:SendMessage'], targets);
 
     if (access.jwtSecret) allow(['secretsmanager:GetSecretValue'], [r.jwtSecret.secretArn]);

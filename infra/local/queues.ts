@@ -45,6 +45,37 @@ export async function ensureQueues(
   return out;
 }
 
+/** One queue with its DLQ (the webhook queue), as ensureQueues makes the stages'. */
+export async function ensureQueue(
+  endpoint: string,
+  name: string,
+  settings: { visibilityTimeoutSeconds: number; maxReceiveCount: number },
+): Promise<QueueInfo> {
+  const sqs = new SQSClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+  try {
+    const arnOf = async (url: string) =>
+      (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }))).Attributes!
+        .QueueArn!;
+    const dlq = await sqs.send(new CreateQueueCommand({ QueueName: `${name}-dlq` }));
+    const dlqArn = await arnOf(dlq.QueueUrl!);
+    const queue = await sqs.send(
+      new CreateQueueCommand({
+        QueueName: name,
+        Attributes: {
+          VisibilityTimeout: String(settings.visibilityTimeoutSeconds),
+          RedrivePolicy: JSON.stringify({
+            deadLetterTargetArn: dlqArn,
+            maxReceiveCount: String(settings.maxReceiveCount),
+          }),
+        },
+      }),
+    );
+    return { url: queue.QueueUrl!, arn: await arnOf(queue.QueueUrl!), dlqUrl: dlq.QueueUrl!, dlqArn };
+  } finally {
+    sqs.destroy();
+  }
+}
+
 export async function ensureBucket(endpoint: string, bucket: string): Promise<void> {
   const s3 = new S3Client({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, forcePathStyle: true });
   try {

@@ -9,10 +9,11 @@ import {
   pipelineStages,
   queueUrlSetting,
   visibilityTimeoutSeconds,
+  webhookDelivery,
   type PipelineStageName,
 } from '../routes.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, ensureTable, startEmulators, type Emulators } from './emulators.ts';
-import { ensureBucket, ensureQueues, type QueueInfo } from './queues.ts';
+import { ensureBucket, ensureQueue, ensureQueues, type QueueInfo } from './queues.ts';
 import { API_PREFIX, startGateway, type Gateway } from './gateway.ts';
 import { devPages, LOCAL_SIGN_IN_PATH } from './dev-pages.ts';
 import { startPoller, type Poller } from './poller.ts';
@@ -71,6 +72,8 @@ export interface LocalRuntime {
   tableName: string;
   bucket: string;
   queues: Record<PipelineStageName, QueueInfo>;
+  /** The webhook delivery queue (and its DLQ). */
+  webhookQueue: QueueInfo;
   endpoints: { dynamodb: string; fauxqs: string };
   /** The emulators this runtime started (not when given `emulators`), for a look inside. */
   owned?: Emulators;
@@ -147,6 +150,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     const queues = await ensureQueues(endpoints.fauxqs, prefix, (stage) =>
       visibilityTimeoutSeconds(pipelineStages[stage]),
     );
+    const webhookQueue = await ensureQueue(endpoints.fauxqs, `${prefix}${webhookDelivery.queue}`, {
+      visibilityTimeoutSeconds: visibilityTimeoutSeconds(webhookDelivery),
+      maxReceiveCount: webhookDelivery.maxReceiveCount,
+    });
 
     // Every function runs in instances of its own, with the manifest's memory and timeout, and
     // the environment below (filled in once the gateway's port is known, before any request).
@@ -188,6 +195,9 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       IDP_AUDIENCE: LOCAL_IDP_AUDIENCE,
       SERVICE_JWT_SECRET: await localServiceSecret(options.dataDir),
       PDF_ALLOW_LOOPBACK: 'true',
+      // Webhook receivers on this machine (a developer's, the tests'); the stack sets false.
+      WEBHOOK_ALLOW_LOOPBACK: 'true',
+      WEBHOOK_QUEUE_URL: webhookQueue.url,
       LOG_LEVEL: 'WARN',
       ...(paymentProvider && {
         PAYMENTS_API_URL: paymentProvider.url,
@@ -237,6 +247,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       tableName,
       bucket,
       queues,
+      webhookQueue,
       endpoints,
       ...(owned && { owned }),
       functions,
@@ -311,6 +322,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
           timers.push(timer);
         }
       }
+      // Webhook deliveries: their queue feeds the delivery function, as in the stack.
+      poll(webhookDelivery, webhookQueue, webhookDelivery.maxConcurrency);
       // The dead-letter consumers, fed by every stage's DLQ as in the stack.
       for (const consumer of deadLetterConsumerList) {
         for (const stage of pipelineStageList) {

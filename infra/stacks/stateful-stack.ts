@@ -9,7 +9,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { pipelineStageList, visibilityTimeoutSeconds, type PipelineStageName } from '../routes.ts';
+import { pipelineStageList, visibilityTimeoutSeconds, webhookDelivery, type PipelineStageName } from '../routes.ts';
 import { EXPORTS_PREFIX, UPLOADS_PREFIX, VECTORS_PREFIX, WORK_PREFIX } from '#shared/files/storage.ts';
 import { tableDefinition } from '../table.ts';
 import { bucketCorsRule } from '../bucket.ts';
@@ -41,6 +41,8 @@ export class StatefulStack extends Stack {
   readonly bucket: s3.Bucket;
   readonly jwtSecret: secretsmanager.Secret;
   readonly queues: Record<PipelineStageName, PipelineQueue>;
+  /** The webhook deliveries' queue and its DLQ (docs/DECISIONS.md "Webhooks"). */
+  readonly webhookQueue: PipelineQueue;
   readonly alarmTopic: sns.Topic;
   /** With VECTOR_STORE=s3vectors: the vector bucket (its indexes are made at run time, one per user and model). */
   readonly vectorBucket?: { name: string; arn: string };
@@ -180,6 +182,41 @@ export class StatefulStack extends Stack {
       });
       alarm.addAlarmAction(new cloudwatchActions.SnsAction(this.alarmTopic));
     }
+
+    // --- Webhooks: the delivery function's queue. A message in its DLQ is an event or attempt
+    // whose handling crashed on every receive (not a receiver that said no: those are retried
+    // and recorded by the function itself); it is kept for a look and alarmed.
+    const webhookDlq = new sqs.Queue(this, 'WebhookDeliveryDlq', {
+      retentionPeriod: Duration.days(WORK_FILES_DAYS),
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      removalPolicy,
+    });
+    Validations.of(webhookDlq).acknowledge({
+      id: 'Serverless-SQSRedrivePolicy',
+      reason: 'The dead-letter queue of the webhook queue: a DLQ of the DLQ would only move the message again',
+    });
+    this.webhookQueue = {
+      dlq: webhookDlq,
+      queue: new sqs.Queue(this, 'WebhookDeliveryQueue', {
+        visibilityTimeout: Duration.seconds(visibilityTimeoutSeconds(webhookDelivery)),
+        deadLetterQueue: { queue: webhookDlq, maxReceiveCount: webhookDelivery.maxReceiveCount },
+        encryption: sqs.QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+      }),
+    };
+    new cloudwatch.Alarm(this, 'WebhookDeliveryDlqAlarm', {
+      alarmDescription: 'Messages in the webhook-delivery dead-letter queue',
+      metric: webhookDlq.metricApproximateNumberOfMessagesVisible({
+        period: Duration.minutes(5),
+        statistic: 'Maximum',
+      }),
+      threshold: 0,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    }).addAlarmAction(new cloudwatchActions.SnsAction(this.alarmTopic));
+    // --- end webhooks
   }
 }
 

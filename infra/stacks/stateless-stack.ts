@@ -18,6 +18,7 @@ import {
   httpRoutes,
   manifestFunctions,
   pipelineStageList,
+  webhookDelivery,
   type AiUse,
   type ManifestFunction,
   type PipelineStageName,
@@ -75,6 +76,7 @@ export class StatelessStack extends Stack {
         PipelineStageName,
         (typeof stateful.queues)[PipelineStageName]['queue']
       >,
+      webhookQueue: stateful.webhookQueue.queue,
       jwtSecret: stateful.jwtSecret,
       ...(openAiSecret && { openAiSecret }),
       ...(paymentsSecret && { paymentsSecret }),
@@ -133,6 +135,15 @@ export class StatelessStack extends Stack {
         }),
       );
     }
+
+    // Webhook deliveries: their queue feeds the delivery function (partial batch responses).
+    this.functions[webhookDelivery.name]!.function.addEventSource(
+      new SqsEventSource(stateful.webhookQueue.queue, {
+        batchSize: webhookDelivery.batchSize,
+        maxConcurrency: webhookDelivery.maxConcurrency,
+        reportBatchItemFailures: true,
+      }),
+    );
 
     // Dead-letter consumers: every stage's DLQ feeds them, so a file whose stage died on every
     // attempt is marked failed instead of staying `processing`.

@@ -1,3 +1,4 @@
+import type { ServiceEvents } from '../events/service-events.ts';
 import { createId } from '@paralleldrive/cuid2';
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -36,6 +37,8 @@ export interface AccountExportDeps {
   /** The presigning client (s3Client()). */
   s3: S3Client;
   clock: Clock;
+  /** The owner's webhooks hear that the export is ready (export.ready); absent: nothing is told. */
+  events?: ServiceEvents;
 }
 
 /** How long an export (its job and its ZIP) lives. */
@@ -110,7 +113,10 @@ export async function buildPendingExports(
       if (job.attempts >= MAX_ATTEMPTS) await deps.exports.finish(job, 'failed', isoNow(deps.clock));
       continue;
     }
-    if (await deps.exports.finish(job, 'ready', isoNow(deps.clock))) built++;
+    if (await deps.exports.finish(job, 'ready', isoNow(deps.clock))) {
+      built++;
+      await deps.events?.emit(job.userId, 'export.ready', { exportId: job.id });
+    }
     // The job went meanwhile (the user was erased): its ZIP goes too.
     else await deps.storage.deleteKeys([exportZipKey(job.userId, job.id)]);
   }

@@ -10,6 +10,7 @@ import { configuredVectorStore } from '../retrieval/vector-store.ts';
 import { UsageCounters } from '../limits/usage-counters.ts';
 import { OrderRepository } from '../orders/order-repository.ts';
 import { UserRepository } from '../users/user-repository.ts';
+import { WebhookRepository } from '../webhooks/webhook-repository.ts';
 import type { ErasureDeps } from './erasure.ts';
 
 /** What an erasure works with, composed at a cold start. */
@@ -28,6 +29,7 @@ export function erasureDeps(config: Config, clock: Clock): ErasureDeps {
       collections: new CollectionRepository(dynamo(), table),
     },
     collections: { collections: new CollectionRepository(dynamo(), table), files: new FileRepository(dynamo(), table) },
+    webhooks: new WebhookRepository(dynamo(), table),
     clock,
   };
 }

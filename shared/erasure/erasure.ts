@@ -1,3 +1,4 @@
+import type { WebhookRepository } from '../webhooks/webhook-repository.ts';
 import { createHash } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ApiKeyRepository } from '../auth/api-key-repository.ts';
@@ -28,6 +29,8 @@ export interface ErasureDeps {
   counters: UsageCounters;
   uploads: UploadDeps;
   collections: Pick<CollectionDeps, 'collections' | 'files'>;
+  /** The user's webhook endpoints and their delivery logs; absent: none to erase. */
+  webhooks?: Pick<WebhookRepository, 'listEndpoints' | 'deleteEndpoint'>;
   clock: Clock;
 }
 
@@ -56,7 +59,7 @@ export async function requestErasure(
  * Erases a user marked erasing. Steps: each API key (refused already: its user is erasing) → each file through the route's delete (its run retired, so
  * queued pipeline messages become no-ops; chunks, attachments, objects, quota) → each chat through
  * the route's delete (messages, reply states, pointers, shares, feedback, search entries) → each
- * collection through the route's delete → each
+ * collection through the route's delete → each webhook endpoint with its delivery log → each
  * order kept under a tombstone → the counters' partition (limits, slots, pending purges) → any
  * object left under the user's upload and export prefixes → the user's partition, the profile last of all.
  * Stops between items when `hasTime()` turns false ('pending').
@@ -86,6 +89,10 @@ export async function eraseUser(
   for await (const collectionId of userListIds(deps.db, deps.table, userId, 'COLLECTION')) {
     if (!hasTime()) return 'pending';
     await deleteCollection(deps.collections, { userId, collectionId }).catch(unlessGone);
+  }
+  for (const endpoint of (await deps.webhooks?.listEndpoints(userId)) ?? []) {
+    if (!hasTime()) return 'pending';
+    await deps.webhooks!.deleteEndpoint(userId, endpoint.id).catch(unlessGone);
   }
   const tombstone = tombstoneUserId(userId);
   for await (const orderId of userListIds(deps.db, deps.table, userId, 'ORDER')) {

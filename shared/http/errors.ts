@@ -55,6 +55,16 @@ export class UnsupportedMediaTypeError extends HttpError {
   }
 }
 
+/**
+ * A refusal of the MCP transport (shared/http/mcp-transport.ts: a JSON-RPC body it cannot take,
+ * an Accept header without both media types …), with the SDK's status and message.
+ */
+export class McpTransportError extends HttpError {
+  constructor(statusCode: number, message: string) {
+    super(statusCode, message, { code: 'MCP_TRANSPORT' });
+  }
+}
+
 /** The one mapping of domain errors to statuses; a new domain error gets its row here. */
 const STATUS_OF: [new (...args: never[]) => DomainError, number][] = [
   [InvalidInputError, 400],

@@ -56,6 +56,12 @@ export async function completeRun(deps: PipelineDeps, record: ProcessingFile): P
     return false;
   }
   await countPages(deps, record);
+  await deps.events?.emit(record.userId, 'file.completed', {
+    fileId: record.id,
+    fileName: record.fileName,
+    pages: record.pages ?? record.pagesTotal,
+    chunks: record.chunks,
+  });
   logger.info('file completed', { fileId: record.id, runId, chunks: record.chunks, parts: record.partsTotal });
   const durationMs = record.startedAt ? completedAt.getTime() - Date.parse(record.startedAt) : NaN;
   metrics.ingestionCompleted({

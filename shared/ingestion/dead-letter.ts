@@ -6,6 +6,7 @@ import type { PipelineStageName } from '../files/stages.ts';
 import { embedMessageSchema, extractMessageSchema, fetchMessageSchema, ocrMessageSchema } from './queue-messages.ts';
 import { isoNow } from '../clock.ts';
 import { releaseAfterRunEnded, type ReleaseWaiting } from './ingest-queue.ts';
+import type { ServiceEvents } from '../events/service-events.ts';
 
 // What the pipeline's dead-letter consumer does with a message that failed on every attempt:
 // a stage that dies — out of memory, timeout, a crash — runs none of its own code to
@@ -19,6 +20,8 @@ export interface DeadLetterDeps {
   clock: Clock;
   /** The owner's waiting runs get the failed run's slot (docs/DECISIONS.md "Fair bulk ingestion"). */
   releaseWaiting?: ReleaseWaiting;
+  /** The owner's webhooks hear of the failure (file.failed); absent: nothing is told. */
+  events?: ServiceEvents;
 }
 
 /** The stage a dead message belongs to, from its body (each stage's body has its own shape). */
@@ -83,6 +86,11 @@ export async function recordDeadLetter(deps: DeadLetterDeps, rawBody: string): P
     logger.warn('ingestion failed: its stage died on every attempt', { ...dead });
     metrics.ingestionFailed('PROCESSING_FAILED');
     await releaseAfterRunEnded(deps.releaseWaiting, record.userId, { fileId: dead.fileId, runId: dead.runId });
+    await deps.events?.emit(record.userId, 'file.failed', {
+      fileId: dead.fileId,
+      fileName: record.fileName,
+      failure: { reason: 'PROCESSING_FAILED', stage: dead.stage },
+    });
   }
   return failed;
 }

@@ -229,3 +229,23 @@ async function drawPage(deps: PageServiceDeps, fileId: string, runId: string, pa
   deps.onDrawn?.(fileId, page);
   return image;
 }
+
+/**
+ * A page's text only (the MCP tool `read_part`): the checks of getPdfPage (the caller's completed
+ * file, the page within its count), then the text ingestion stored, without drawing the page.
+ */
+export async function getPageText(
+  deps: Pick<PageServiceDeps, 'files' | 'storage'>,
+  input: { userId: string; fileId: string; page: number },
+): Promise<{ fileName: string; page: number; pages: number; text: string }> {
+  const record = await ownedFile(deps, input);
+  if (record.status !== 'completed')
+    throw new ConflictError(
+      `The file is ${record.status}; its pages can be read once it is completed`,
+      'FILE_NOT_READY',
+    );
+  const pages = record.pages ?? record.pagesTotal ?? 0;
+  if (input.page > pages) throw new NotFoundError(`Page not found: the file has ${pages} page(s)`);
+  const stored = await storedPage(deps.storage, record.id, record.runId, input.page);
+  return { fileName: record.fileName, page: input.page, pages, text: stored?.text ?? '' };
+}

@@ -11,6 +11,7 @@ import { userLimits } from '../limits/user-limits.ts';
 import { WaitingQueue } from '../limits/waiting-queue.ts';
 import { releaseWaiting, type IngestQueueDeps, type ReleaseWaiting } from './ingest-queue.ts';
 import { vectorStoreFor, type VectorStore } from '../retrieval/vector-store.ts';
+import { queuedEvents, type ServiceEvents } from '../events/service-events.ts';
 
 // What every pipeline stage works with.
 
@@ -31,6 +32,8 @@ export interface PipelineDeps {
    * ingestion"); absent: nothing waits.
    */
   releaseWaiting?: ReleaseWaiting;
+  /** Where a run's end is told to its owner's webhooks (file.completed, file.failed); absent: nowhere. */
+  events?: ServiceEvents;
 }
 
 /** The users' ingestion queues on a configuration (the ingestion route, the stages, the sweep). */
@@ -58,5 +61,6 @@ export function pipelineDeps(config: Config, clock: Clock): PipelineDeps {
     config: config,
     clock,
     releaseWaiting: (userId, ended) => releaseWaiting(queue, userId, ended),
+    events: queuedEvents(sqsClient(), config.WEBHOOK_QUEUE_URL),
   };
 }

@@ -49,8 +49,10 @@ async function failRun(deps: PipelineDeps, msg: StageMessage, failure: Failure):
   const failed = await deps.files.fail(msg.fileId, msg.runId, failure, isoNow(deps.clock));
   if (failed) {
     const record = await deps.files.get(msg.fileId);
-    if (record)
+    if (record) {
       await releaseAfterRunEnded(deps.releaseWaiting, record.userId, { fileId: msg.fileId, runId: msg.runId });
+      await deps.events?.emit(record.userId, 'file.failed', { fileId: msg.fileId, fileName: record.fileName, failure });
+    }
   }
   return failed;
 }

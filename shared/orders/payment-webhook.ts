@@ -1,3 +1,4 @@
+import type { ServiceEvents } from '../events/service-events.ts';
 import { isoNow, type Clock } from '../clock.ts';
 import { NotFoundError } from '../errors.ts';
 import type { Payments } from '../payments/payment-keys.ts';
@@ -19,6 +20,8 @@ interface WebhookDeps {
   payments: Payments | undefined;
   /** The buyers' token credits, granted by paid orders and taken back by refunds. */
   credits: Pick<Credits, 'grant' | 'takeBack'>;
+  /** The buyer's webhooks hear of a payment (order.paid); absent: nothing is told. */
+  events?: ServiceEvents;
 }
 
 /** Attempts at a conditional write that another event for the same order may win first. */
@@ -78,6 +81,11 @@ async function applyEvent(deps: WebhookDeps, event: ProviderEvent): Promise<Webh
       now: isoNow(clock),
     });
     if (result.outcome === 'changed') {
+      if (target === 'paid')
+        await deps.events?.emit(result.order.userId, 'order.paid', {
+          orderId: result.order.id,
+          status: result.order.status,
+        });
       await settleCredits(deps, result.order);
       await refundIfCancelledAndPaid(deps, result.order);
       return 'applied';

@@ -55,7 +55,7 @@ export interface Passage {
  * ones in the collection), or all the caller's. Anyone else's collection or file is not found, as
  * on their own routes; the retriever then keeps the completed ones.
  */
-async function searchedFiles(deps: SearchDeps, req: SearchRequest): Promise<string[]> {
+export async function searchedFiles(deps: SearchDeps, req: SearchRequest): Promise<string[]> {
   const inCollection =
     req.collectionId === undefined
       ? undefined

@@ -73,9 +73,10 @@ test('every manifest function has one minified ESM bundle with a linked source m
     expect(code.startsWith("import { createRequire as __bundleCreateRequire } from 'node:module';")).toBe(true);
     expect(code.trimEnd().endsWith('//# sourceMappingURL=index.mjs.map')).toBe(true);
     // Minified: hardly an indented line (unminified code indents most of its lines; data kept in
-    // multi-line strings, as the tokenizer's, does not).
+    // multi-line strings, as the tokenizer's, does not, nor the code ajv, the MCP SDK's schema
+    // validator, generates from multi-line templates: a dozen lines).
     const lines = code.split('\n');
-    expect(lines.filter((l) => /^\s{2,}\S/.test(l)).length).toBeLessThan(Math.max(10, lines.length * 0.05));
+    expect(lines.filter((l) => /^\s{2,}\S/.test(l)).length).toBeLessThan(Math.max(20, lines.length * 0.05));
     const map = JSON.parse(await readFile(join(b.dir, 'index.mjs.map'), 'utf8')) as { sources: string[] };
     expect(map.sources.some((s) => s.endsWith(manifestFunctions.find((f) => f.name === b.name)!.entry))).toBe(true);
     expect([b.name, b.bytes <= b.budgetBytes]).toEqual([b.name, true]);

@@ -15,6 +15,7 @@ import {
   manifestFunctions,
   pipelineStageList,
   queueUrlSetting,
+  webhookDelivery,
   type BucketPrefix,
   type ManifestFunction,
 } from '#infra/routes.ts';
@@ -202,7 +203,7 @@ describe('least privilege', () => {
       if (access.bucket) BUCKET_LIST_ACTIONS.forEach((a) => expected.add(a));
       if (access.bucket?.read?.length) BUCKET_READ_ACTIONS.forEach((a) => expected.add(a));
       if (access.bucket?.write?.length) BUCKET_WRITE_ACTIONS.forEach((a) => expected.add(a));
-      if (access.sendTo?.length) expected.add('sqs:SendMessage');
+      if (access.sendTo?.length || access.events) expected.add('sqs:SendMessage');
       if (access.jwtSecret) expected.add('secretsmanager:GetSecretValue');
       if (fn.kind === 'queue' || fn.kind === 'dlq') consume.forEach((a) => expected.add(a));
 
@@ -221,9 +222,11 @@ describe('least privilege', () => {
       expect([fn.name, granted(BUCKET_READ_ACTIONS)]).toEqual([fn.name, [...(access.bucket?.read ?? [])].sort()]);
       expect([fn.name, granted(BUCKET_WRITE_ACTIONS)]).toEqual([fn.name, [...(access.bucket?.write ?? [])].sort()]);
       expect([fn.name, granted(BUCKET_LIST_ACTIONS)]).toEqual([fn.name, access.bucket ? ['the bucket'] : []]);
-      // Sends go to the named stages' queues only.
+      // Sends go to the named stages' queues only, and to the webhook queue where access says `events`.
       const sends = statements.filter((x) => x.actions.includes('sqs:SendMessage')).flatMap((x) => x.resources);
-      expect(sends).toHaveLength(access.sendTo?.length ?? 0);
+      expect(sends).toHaveLength((access.sendTo?.length ?? 0) + (access.events ? 1 : 0));
+      const toWebhookQueue = sends.filter((r) => JSON.stringify(r).includes('WebhookDeliveryQueue'));
+      expect([fn.name, toWebhookQueue.length]).toEqual([fn.name, access.events ? 1 : 0]);
     }
   });
 
@@ -511,7 +514,8 @@ describe('queues', () => {
   test('each stage: a queue with a DLQ, the manifest receive count, and 6 × its consumer timeout of visibility', () => {
     const exports = exportedIds(s.statefulTemplate);
     const mappings = byType(statelessResources, 'AWS::Lambda::EventSourceMapping');
-    expect(mappings).toHaveLength(pipelineStageList.length * (1 + deadLetterConsumerList.length));
+    // The stages', the DLQ consumers' and the webhook deliveries' (webhook queue test below).
+    expect(mappings).toHaveLength(pipelineStageList.length * (1 + deadLetterConsumerList.length) + 1);
     for (const stage of pipelineStageList) {
       const fnId = logicalId(s.stateless, s.stateless.functions[stage.name]!.function);
       const [, mapping] = mappings.find(([, m]) => m.Properties.FunctionName.Ref === fnId)!;
@@ -533,7 +537,8 @@ describe('queues', () => {
         Properties: { MessageRetentionPeriod: 14 * 24 * 3600 },
       });
     }
-    expect(byType(statefulResources, 'AWS::SQS::Queue')).toHaveLength(2 * pipelineStageList.length);
+    // Each stage's queue and DLQ, and the webhook queue's.
+    expect(byType(statefulResources, 'AWS::SQS::Queue')).toHaveLength(2 * pipelineStageList.length + 2);
   });
 
   test("each stage's DLQ feeds the dead-letter consumer (partial batch responses), which may write the table and release the owner's waiting ingestions", () => {
@@ -554,8 +559,35 @@ describe('queues', () => {
       expect(sources.sort()).toEqual(
         pipelineStageList.map((stage) => logicalId(s.stateful, s.stateful.queues[stage.name].dlq)).sort(),
       );
-      expect(consumer.access).toEqual({ table: 'readwrite', sendTo: ['pdf-fetch'] });
+      expect(consumer.access).toEqual({ table: 'readwrite', sendTo: ['pdf-fetch'], events: true });
     }
+  });
+
+  test('the webhook queue feeds the delivery function (partial batch responses), with a DLQ and 6 × its timeout of visibility', () => {
+    const exports = exportedIds(s.statefulTemplate);
+    const fnId = logicalId(s.stateless, s.stateless.functions[webhookDelivery.name]!.function);
+    const mappings = byType(statelessResources, 'AWS::Lambda::EventSourceMapping').filter(
+      ([, m]) => m.Properties.FunctionName.Ref === fnId,
+    );
+    expect(mappings).toHaveLength(1);
+    const [, mapping] = mappings[0]!;
+    expect(mapping.Properties).toMatchObject({
+      BatchSize: webhookDelivery.batchSize,
+      ScalingConfig: { MaximumConcurrency: webhookDelivery.maxConcurrency },
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+    const queueId = exports.get(mapping.Properties.EventSourceArn['Fn::ImportValue'])!;
+    expect(queueId).toBe(logicalId(s.stateful, s.stateful.webhookQueue.queue));
+    const queue = statefulResources[queueId]!.Properties;
+    expect(queue.VisibilityTimeout).toBeGreaterThanOrEqual(
+      VISIBILITY_TIMEOUT_FACTOR * statelessResources[fnId]!.Properties.Timeout,
+    );
+    expect(queue.RedrivePolicy.maxReceiveCount).toBe(webhookDelivery.maxReceiveCount);
+    expect(JSON.stringify(queue.RedrivePolicy.deadLetterTargetArn)).toContain(
+      logicalId(s.stateful, s.stateful.webhookQueue.dlq),
+    );
+    // Deployed, no receiver on loopback.
+    expect(statelessResources[fnId]!.Properties.Environment.Variables.WEBHOOK_ALLOW_LOOPBACK).toBe('false');
   });
 });
 
@@ -665,7 +697,8 @@ describe('alarms', () => {
   test('DLQ messages received > 0 for each stage, API 5xx, and errors of each function, all notifying the alarm topic', () => {
     const topicId = logicalId(s.stateful, s.stateful.alarmTopic);
     const dlqAlarms = byType(statefulResources, 'AWS::CloudWatch::Alarm');
-    expect(dlqAlarms).toHaveLength(pipelineStageList.length);
+    // Each stage's DLQ, and the webhook queue's.
+    expect(dlqAlarms).toHaveLength(pipelineStageList.length + 1);
     for (const stage of pipelineStageList) {
       const dlqId = logicalId(s.stateful, s.stateful.queues[stage.name].dlq);
       const alarm = dlqAlarms.find(([, a]) => JSON.stringify(a.Properties.Dimensions).includes(dlqId));
@@ -811,19 +844,19 @@ describe('settings', () => {
       ]);
     }
     // The manifest says who calls what: the reply routes (the OpenAI-compatible one too) chat and
-    // embed the prompt, pdf-embed and POST /search embed.
+    // embed the prompt, pdf-embed and POST /search embed, the MCP server's `ask` and `search` do both.
     expect(
       manifestFunctions
         .filter((f) => f.access.ai?.includes('chat'))
         .map((f) => f.name)
         .sort(),
-    ).toEqual(['openai-chat-completions', 'regenerate-reply', 'send-message']);
+    ).toEqual(['mcp', 'openai-chat-completions', 'regenerate-reply', 'send-message']);
     expect(
       manifestFunctions
         .filter((f) => f.access.ai?.includes('embeddings'))
         .map((f) => f.name)
         .sort(),
-    ).toEqual(['openai-chat-completions', 'pdf-embed', 'regenerate-reply', 'search-files', 'send-message']);
+    ).toEqual(['mcp', 'openai-chat-completions', 'pdf-embed', 'regenerate-reply', 'search-files', 'send-message']);
   });
 
   test('a Bedrock inference profile: the profile in this account and region, and its model anywhere but only through the profile', () => {

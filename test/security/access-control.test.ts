@@ -31,6 +31,8 @@ interface Person {
   /** A collection holding fileId. */
   collectionId: string;
   apiKeyId: string;
+  /** A webhook endpoint. */
+  webhookId: string;
 }
 let alice: Person;
 let bob: Person;
@@ -43,7 +45,16 @@ const kindOf = (route: RouteUnderTest, name: string) => {
   return name === 'id' ? segments[segments.indexOf('{id}') - 1]! : name;
 };
 /** Records with an owner; products are shared (read by every user, written by admins). */
-const ownedKinds = new Set(['chatId', 'fileId', 'orders', 'exportId', 'collections', 'collectionId', 'api-keys']);
+const ownedKinds = new Set([
+  'chatId',
+  'fileId',
+  'orders',
+  'exportId',
+  'collections',
+  'collectionId',
+  'api-keys',
+  'webhookId',
+]);
 
 function idsOf(p: Person): Record<string, string> {
   return {
@@ -57,6 +68,7 @@ function idsOf(p: Person): Record<string, string> {
     collections: p.collectionId,
     collectionId: p.collectionId,
     'api-keys': p.apiKeyId,
+    webhookId: p.webhookId,
   };
 }
 
@@ -82,6 +94,9 @@ async function person(email: string): Promise<Person> {
   const apiKey = (await post('/me/api-keys', { name: 'private' })).data;
   const member = await app.request('PUT', `/collections/${collection.id}/files/${upload.fileId}`, { token });
   if (member.status !== 200) throw new Error(`collection file: ${member.status} ${member.text}`);
+  // Loopback receivers are allowed here (the local runtime's setting); nothing is delivered to them.
+  await post('/me/webhooks', { url: 'http://127.0.0.1:9/other', events: ['file.completed'] });
+  const webhook = (await post('/me/webhooks', { url: 'http://127.0.0.1:9/private', events: ['file.failed'] })).data;
   return {
     token,
     id: user.id,
@@ -93,6 +108,7 @@ async function person(email: string): Promise<Person> {
     exportId: accountExport.exportId,
     collectionId: collection.id,
     apiKeyId: apiKey.id,
+    webhookId: webhook.id,
   };
 }
 
@@ -260,6 +276,7 @@ test("a stranger's lists show none of Alice's records, and Alice's cursors are r
     alice.orderId,
     alice.collectionId,
     alice.apiKeyId,
+    alice.webhookId,
   ]);
   // A list that needs more than paging: the search's words (every seeded chat's name holds "example").
   const needs: Record<string, string> = { 'search-chats': '&q=example' };

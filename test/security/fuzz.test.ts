@@ -67,6 +67,7 @@ beforeAll(async () => {
       ADMIN_EMAILS: 'fuzz-admin@example.com',
       MAX_BODY_BYTES: String(MAX_BODY_BYTES),
       PDF_ALLOW_LOOPBACK: 'false',
+      WEBHOOK_ALLOW_LOOPBACK: 'false',
       PDF_SYNC_WAIT_MS: '0',
     },
   });

@@ -70,6 +70,8 @@ beforeAll(async () => {
       'api-keys': apiKey.id,
       page: '1',
       part: '1',
+      // Any well-formed id: the routes refuse the token before they look.
+      webhookId: 'w4e8b2h6k1m5n9p3q7r0s4tv',
     },
   };
 

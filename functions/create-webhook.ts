@@ -1,0 +1,21 @@
+import { httpRoutes } from '#infra/routes.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+import { systemClock } from '#shared/clock.ts';
+import { config } from '#shared/config.ts';
+import { webhookDeps } from '#shared/webhooks/webhook-deps.ts';
+import { createEndpoint } from '#shared/webhooks/webhook-service.ts';
+import { createWebhookBody } from '#shared/webhooks/schemas.ts';
+
+// POST /me/webhooks: registers an endpoint (its URL through the download guard); the secret is shown once.
+
+const deps = webhookDeps(config(), systemClock);
+
+export const handler = httpHandler(
+  httpRoutes['create-webhook'],
+  { body: createWebhookBody },
+  async ({ body, user }) => ({
+    statusCode: 201,
+    message: 'Webhook endpoint created: keep its secret, it is not shown again',
+    data: await createEndpoint(deps, { userId: user.id, ...body }),
+  }),
+);

@@ -1,0 +1,20 @@
+import { httpRoutes } from '#infra/routes.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+import { systemClock } from '#shared/clock.ts';
+import { config } from '#shared/config.ts';
+import { webhookDeps } from '#shared/webhooks/webhook-deps.ts';
+import { deleteEndpoint } from '#shared/webhooks/webhook-service.ts';
+import { webhookParams } from '#shared/webhooks/schemas.ts';
+
+// DELETE /me/webhooks/{webhookId}: one of the caller's endpoints, and its delivery log.
+
+const deps = webhookDeps(config(), systemClock);
+
+export const handler = httpHandler(
+  httpRoutes['delete-webhook'],
+  { params: webhookParams },
+  async ({ params, user }) => {
+    await deleteEndpoint(deps, { userId: user.id, endpointId: params.webhookId });
+    return { message: 'Webhook endpoint deleted', data: { id: params.webhookId, deleted: true } };
+  },
+);
