@@ -118,12 +118,33 @@ export function partTextOf(blocks: readonly PartBlock[]): string {
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is this pattern's job
 const CONTROLS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\ufffe\uffff]/g;
 
-const PLAIN = /^(?:[\x21-\x7e]+(?: [\x21-\x7e]+)*)?$/;
-
 /** One line of text as every reader gives it: NFKC, no controls, whitespace runs as single spaces. */
 export function normaliseText(raw: string): string {
-  // Printable ASCII with single inner spaces is already normal (most text of most documents).
-  if (PLAIN.test(raw)) return raw;
+  // ASCII (most text of most documents) is its own NFKC form, and its only controls and whitespace
+  // are U+0000–U+0020 and U+007F: a run of them is one space, none at either end. Printable ASCII
+  // with single inner spaces is returned as it is.
+  const length = raw.length;
+  let plain = true;
+  for (let k = 0; k < length; k++) {
+    const code = raw.charCodeAt(k);
+    if (code > 0x20 && code < 0x7f) continue;
+    if (code >= 0x80) return normaliseUnicode(raw);
+    if (code !== 0x20 || k === 0 || k === length - 1 || raw.charCodeAt(k - 1) === 0x20) plain = false;
+  }
+  if (plain) return raw;
+  const words: string[] = [];
+  let start = -1; // where the current word starts
+  for (let k = 0; k <= length; k++) {
+    const code = k < length ? raw.charCodeAt(k) : 0x20;
+    if (code <= 0x20 || code === 0x7f) {
+      if (start >= 0) words.push(raw.slice(start, k));
+      start = -1;
+    } else if (start < 0) start = k;
+  }
+  return words.join(' ');
+}
+
+function normaliseUnicode(raw: string): string {
   return raw
     .normalize('NFKC')
     .replace(CONTROLS, ' ')

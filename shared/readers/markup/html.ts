@@ -234,9 +234,12 @@ export function htmlBlocks(html: string, limits: ReaderLimits): MarkupBlock[] {
   return [{ kind: 'heading', text: title, level: 1 }, ...blocks];
 }
 
+/** A page's parts, from its decoded text. */
+export const htmlParts = (html: string, limits: ReaderLimits) => sectionParts(htmlBlocks(html, limits));
+
 export const htmlReader: DocumentReader = {
   format: 'html',
   async read(bytes, limits) {
-    return sectionParts(htmlBlocks(decodeDocument(bytes, limits), limits));
+    return htmlParts(decodeDocument(bytes, limits), limits);
   },
 };

@@ -8,7 +8,7 @@
 // (rows × columns, blanks included), are each counted against limits.maxCells.
 
 import { blocks, type DocumentPart, type DocumentReader, partOf, ReadRefused, type ReaderLimits } from '../reader.ts';
-import { openAs } from './detect.ts';
+import { type OpenedDocument, openAs } from './detect.ts';
 import { firstOfKind, normalise, readRelationships, relationshipIdOf, TextBudget } from './opc.ts';
 import type { OoxmlPackage } from './package.ts';
 import { attr, readXmlPart } from './xml.ts';
@@ -30,22 +30,26 @@ interface SheetRow {
 export const xlsxReader: DocumentReader = {
   format: 'xlsx',
   async read(bytes: Uint8Array, limits: ReaderLimits): Promise<DocumentPart[]> {
-    const { pkg, mainPart } = openAs(bytes, limits, 'xlsx');
-    const rels = readRelationships(pkg, mainPart, limits);
-    const sheets = visibleSheets(pkg, mainPart, limits, rels);
-    const stringsPart = firstOfKind(pkg, rels, 'sharedStrings');
-    const shared = stringsPart ? readSharedStrings(pkg, stringsPart, limits) : [];
-    const stylesPart = firstOfKind(pkg, rels, 'styles');
-    const dateStyles = stylesPart ? readNumberFormats(pkg, stylesPart, limits) : new Set<number>();
-    const budget = new TextBudget(limits.maxTextChars);
-    const cells = { count: 0, padded: 0 };
-    const parts = sheets.flatMap((sheet) => {
-      const rows = readSheet(pkg, sheet.part, limits, { shared, dateStyles, cells });
-      return sheetParts(sheet.name, rows, limits, cells, budget);
-    });
-    return parts.length > 0 ? parts : [partOf([], { type: 'sheet', sheet: sheets[0]?.name ?? '', range: 'A1:A1' })];
+    return readXlsx(openAs(bytes, limits, 'xlsx'), limits);
   },
 };
+
+/** The parts of a package opened as xlsx (format detection opens it once for both). */
+export function readXlsx({ pkg, mainPart }: OpenedDocument, limits: ReaderLimits): DocumentPart[] {
+  const rels = readRelationships(pkg, mainPart, limits);
+  const sheets = visibleSheets(pkg, mainPart, limits, rels);
+  const stringsPart = firstOfKind(pkg, rels, 'sharedStrings');
+  const shared = stringsPart ? readSharedStrings(pkg, stringsPart, limits) : [];
+  const stylesPart = firstOfKind(pkg, rels, 'styles');
+  const dateStyles = stylesPart ? readNumberFormats(pkg, stylesPart, limits) : new Set<number>();
+  const budget = new TextBudget(limits.maxTextChars);
+  const cells = { count: 0, padded: 0 };
+  const parts = sheets.flatMap((sheet) => {
+    const rows = readSheet(pkg, sheet.part, limits, { shared, dateStyles, cells });
+    return sheetParts(sheet.name, rows, limits, cells, budget);
+  });
+  return parts.length > 0 ? parts : [partOf([], { type: 'sheet', sheet: sheets[0]?.name ?? '', range: 'A1:A1' })];
+}
 
 /** xl/workbook.xml's sheets that are visible worksheets, in workbook order. */
 function visibleSheets(
