@@ -96,7 +96,14 @@ export const headingSize = (level: number) => 7 - Math.min(6, Math.max(1, level)
 
 /** `| a | b |`; a pipe inside a cell is escaped, an empty cell is blank. */
 export function markdownRow(cells: string[]): string {
-  return `| ${cells.map((c) => c.replaceAll('|', '\\|')).join(' | ')} |`.replace(/ {2,}/g, ' ');
+  let row = '| ';
+  for (let k = 0; k < cells.length; k++) {
+    const cell = cells[k]!;
+    if (k > 0) row += ' | ';
+    row += cell.includes('|') ? cell.replaceAll('|', '\\|') : cell;
+  }
+  row += ' |';
+  return row.includes('  ') ? row.replace(/ {2,}/g, ' ') : row;
 }
 
 /** The text of a block as it stands in the part's text and in chunks. */

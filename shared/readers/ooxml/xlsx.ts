@@ -12,7 +12,7 @@ import { type OpenedDocument, openAs } from './detect.ts';
 import { firstOfKind, normalise, readRelationships, relationshipIdOf, TextBudget } from './opc.ts';
 import type { OoxmlPackage } from './package.ts';
 import { attr, readXmlPart } from './xml.ts';
-import { cellText, columnLetters, parseCellRef, readNumberFormats, readSharedStrings } from './xlsx-cells.ts';
+import { cellText, columnLetters, columnOfRef, readNumberFormats, readSharedStrings } from './xlsx-cells.ts';
 
 /** Rows below the header in one part. */
 export const ROWS_PER_PART = 100;
@@ -105,8 +105,8 @@ function readSheet(pkg: OoxmlPackage, part: string, limits: ReaderLimits, contex
         case 'c': {
           context.cells.count += 1;
           if (context.cells.count > limits.maxCells) throw tooManyCells(limits);
-          const ref = parseCellRef(attr(element, 'r'));
-          column = ref && ref.column > column ? ref.column : column + 1;
+          const ref = columnOfRef(attr(element, 'r'));
+          column = ref !== undefined && ref > column ? ref : column + 1;
           const style = Number(attr(element, 's') ?? 0);
           cell = { column, type: attr(element, 't') ?? 'n', style, value: '', inline: '' };
           break;

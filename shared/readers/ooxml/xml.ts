@@ -24,10 +24,14 @@ export interface XmlHandlers {
 /** An attribute by local name, whatever its prefix (`r:id`, `w:val`, `val`). */
 export function attr(element: XmlElement, local: string): string | undefined {
   const attributes = element.attributes;
-  if (attributes[local] !== undefined) return attributes[local];
+  const direct = attributes[local];
+  if (direct !== undefined) return direct;
   for (const name in attributes) {
-    const colon = name.indexOf(':');
-    if (colon >= 0 && name.slice(colon + 1) === local && !name.startsWith('xmlns')) return attributes[name];
+    // `prefix:local`: the name's first colon stands just before `local`.
+    const colon = name.length - local.length - 1;
+    if (colon >= 0 && name.charCodeAt(colon) === 0x3a && name.endsWith(local) && name.indexOf(':') === colon) {
+      if (!name.startsWith('xmlns')) return attributes[name];
+    }
   }
   return undefined;
 }
@@ -57,6 +61,10 @@ export function parseXml(
       `The file is not a valid Office document: its part ${partName} declares a document type, which Office parts never do.`,
     );
   });
+  // The local names of the open elements by depth (a close tag is always the innermost open one's).
+  const locals: string[] = [''];
+  // One element object, refilled for each open tag: handlers read it and keep nothing of it.
+  const element: XmlElement = { local: '', attributes: {} };
   parser.on('opentag', (tag) => {
     depth += 1;
     if (depth > limits.maxDepth) {
@@ -65,10 +73,16 @@ export function parseXml(
         `The document is too complex to read: its part ${partName} nests elements more than ${limits.maxDepth} deep.`,
       );
     }
-    handlers.open?.({ local: localOf(tag.name), attributes: tag.attributes as Record<string, string> }, depth);
+    const local = localOf(tag.name);
+    locals[depth] = local;
+    if (handlers.open) {
+      element.local = local;
+      element.attributes = tag.attributes as Record<string, string>;
+      handlers.open(element, depth);
+    }
   });
-  parser.on('closetag', (tag) => {
-    handlers.close?.(localOf(tag.name), depth);
+  parser.on('closetag', () => {
+    handlers.close?.(locals[depth]!, depth);
     depth -= 1;
   });
   if (handlers.text) {
