@@ -139,17 +139,30 @@ export function normaliseText(raw: string): string {
     if (code !== 0x20 || k === 0 || k === length - 1 || raw.charCodeAt(k - 1) === 0x20) plain = false;
   }
   if (plain) return raw;
+  // Often only the ends need trimming (a cell's text after the space its element opened with).
+  let start = 0;
+  let end = length;
+  while (start < end && isAsciiSpace(raw.charCodeAt(start))) start++;
+  while (end > start && isAsciiSpace(raw.charCodeAt(end - 1))) end--;
+  let inner = true;
+  for (let k = start + 1; k < end && inner; k++) {
+    const code = raw.charCodeAt(k);
+    if (isAsciiSpace(code) && (code !== 0x20 || isAsciiSpace(raw.charCodeAt(k - 1)))) inner = false;
+  }
+  if (inner) return raw.slice(start, end);
   const words: string[] = [];
-  let start = -1; // where the current word starts
-  for (let k = 0; k <= length; k++) {
-    const code = k < length ? raw.charCodeAt(k) : 0x20;
-    if (code <= 0x20 || code === 0x7f) {
-      if (start >= 0) words.push(raw.slice(start, k));
-      start = -1;
-    } else if (start < 0) start = k;
+  let word = -1; // where the current word starts
+  for (let k = start; k <= end; k++) {
+    if (k === end || isAsciiSpace(raw.charCodeAt(k))) {
+      if (word >= 0) words.push(raw.slice(word, k));
+      word = -1;
+    } else if (word < 0) word = k;
   }
   return words.join(' ');
 }
+
+/** What normaliseText turns into a space in ASCII text: controls, whitespace, DEL. */
+const isAsciiSpace = (code: number) => code <= 0x20 || code === 0x7f;
 
 function normaliseUnicode(raw: string): string {
   return raw
