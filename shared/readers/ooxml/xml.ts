@@ -112,15 +112,65 @@ export function parseXml(
     );
   });
 
-  let decoder: InstanceType<typeof TextDecoder> | undefined;
-  for (const chunk of chunks) {
-    if (!decoder) decoder = new TextDecoder(encodingOf(chunk));
-    const text = decoder.decode(chunk, { stream: true });
-    if (text) parser.write(text);
-  }
-  const rest = decoder?.decode() ?? '';
-  if (rest) parser.write(rest);
+  for (const text of decodeChunks(chunks)) parser.write(text);
   parser.close();
+}
+
+/** The text of a part's byte chunks: UTF-8, or UTF-16 with its byte order mark (a UTF-8 BOM dropped). */
+export function* decodeChunks(chunks: Iterable<Uint8Array>): Generator<string> {
+  let decoder: InstanceType<typeof TextDecoder> | undefined;
+  let utf8: InstanceType<typeof TextDecoder> | undefined;
+  let carried: Uint8Array | undefined; // a UTF-8 sequence the previous chunk cut short
+  for (const chunk of chunks) {
+    let bytes = chunk;
+    if (!decoder && !utf8) {
+      const encoding = encodingOf(chunk);
+      if (encoding !== 'utf-8') decoder = new TextDecoder(encoding);
+      else {
+        utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
+        // The BOM dropped, as a decoder does at the start of its stream (and only there).
+        if (chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) bytes = chunk.subarray(3);
+      }
+    }
+    if (decoder) {
+      const text = decoder.decode(chunk, { stream: true });
+      if (text) yield text;
+      continue;
+    }
+    const piece = decodeWhole(utf8!, carried?.length ? concat(carried, bytes) : bytes);
+    carried = piece.carried;
+    if (piece.text) yield piece.text;
+  }
+  const rest = decoder ? decoder.decode() : carried?.length ? utf8!.decode(carried) : '';
+  if (rest) yield rest;
+}
+
+/**
+ * UTF-8 decoded chunk by chunk without the decoder's streaming mode (many times slower): each
+ * chunk is decoded up to the sequence it cuts short, which starts the next one. Cutting before a
+ * byte that starts a sequence never changes the text, broken sequences' U+FFFD included.
+ */
+function decodeWhole(decoder: InstanceType<typeof TextDecoder>, bytes: Uint8Array): { text: string; carried: Uint8Array } {
+  const keep = bytes.length - unfinishedTail(bytes);
+  return { text: decoder.decode(bytes.subarray(0, keep)), carried: bytes.slice(keep) };
+}
+
+/** Bytes at the end of `bytes` that start a UTF-8 sequence it cuts short. */
+function unfinishedTail(bytes: Uint8Array): number {
+  for (let back = 1; back <= Math.min(3, bytes.length); back++) {
+    const b = bytes[bytes.length - back]!;
+    if ((b & 0xc0) === 0x80) continue; // a continuation byte: look further back
+    const length = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+    return length > back ? back : 0;
+  }
+  return 0;
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
 }
 
 /** UTF-16 when the part starts with its byte order mark, else UTF-8 (the decoder drops a UTF-8 BOM). */
