@@ -103,8 +103,7 @@ export function markdownBlocks(markdown: string, limits: ReaderLimits): MarkupBl
 }
 
 /** A Markdown document's parts, from its decoded text. */
-export const markdownParts = (markdown: string, limits: ReaderLimits) =>
-  sectionParts(markdownBlocks(markdown, limits));
+export const markdownParts = (markdown: string, limits: ReaderLimits) => sectionParts(markdownBlocks(markdown, limits));
 
 export const markdownReader: DocumentReader = {
   format: 'markdown',

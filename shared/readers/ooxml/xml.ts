@@ -150,7 +150,10 @@ export function* decodeChunks(chunks: Iterable<Uint8Array>): Generator<string> {
  * chunk is decoded up to the sequence it cuts short, which starts the next one. Cutting before a
  * byte that starts a sequence never changes the text, broken sequences' U+FFFD included.
  */
-function decodeWhole(decoder: InstanceType<typeof TextDecoder>, bytes: Uint8Array): { text: string; carried: Uint8Array } {
+function decodeWhole(
+  decoder: InstanceType<typeof TextDecoder>,
+  bytes: Uint8Array,
+): { text: string; carried: Uint8Array } {
   const keep = bytes.length - unfinishedTail(bytes);
   return { text: decoder.decode(bytes.subarray(0, keep)), carried: bytes.slice(keep) };
 }
