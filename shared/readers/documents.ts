@@ -1,5 +1,28 @@
-import { detectCfb, detectOoxml, docxReader, pptxReader, xlsxReader } from './ooxml/index.ts';
-import { detectMarkup, htmlReader, markdownReader, textReader } from './markup/index.ts';
+import {
+  detectCfb,
+  detectOoxml,
+  docxReader,
+  type OoxmlFormat,
+  type OpenedDocument,
+  openOoxml,
+  pptxReader,
+  readDocx,
+  readPptx,
+  readXlsx,
+  xlsxReader,
+} from './ooxml/index.ts';
+import {
+  decodeDocument,
+  detectMarkup,
+  htmlParts,
+  htmlReader,
+  type MarkupFormat,
+  markdownParts,
+  markdownReader,
+  markupOfDecoded,
+  readPlainText,
+  textReader,
+} from './markup/index.ts';
 import {
   ReadRefused,
   type DocumentFormat,
@@ -42,24 +65,50 @@ export async function detectFormat(bytes: Uint8Array, limits: ReaderLimits): Pro
           `The file is a damaged Office compound file, not a document this service reads (${READ_FORMATS})`,
         )
       );
-    case 'zip': {
-      const format = detectOoxml(bytes, limits);
-      if (format) return format;
-      throw new ReadRefused(
-        'UNSUPPORTED_TYPE',
-        `The file is a zip archive but not a Word, PowerPoint or Excel document (${READ_FORMATS}); upload the documents it holds one by one`,
-      );
-    }
+    case 'zip':
+      return detectOoxml(bytes, limits) ?? notOffice();
     case 'text':
       return detectMarkup(bytes) ?? 'text';
   }
 }
 
-/** A document's format and parts (none for a PDF: the pipeline reads it page by page). */
+const notOffice = (): never => {
+  throw new ReadRefused(
+    'UNSUPPORTED_TYPE',
+    `The file is a zip archive but not a Word, PowerPoint or Excel document (${READ_FORMATS}); upload the documents it holds one by one`,
+  );
+};
+
+const OPENED_READERS: Record<OoxmlFormat, (opened: OpenedDocument, limits: ReaderLimits) => DocumentPart[]> = {
+  docx: readDocx,
+  pptx: readPptx,
+  xlsx: readXlsx,
+};
+const TEXT_READERS: Record<MarkupFormat, (text: string, limits: ReaderLimits) => DocumentPart[]> = {
+  html: htmlParts,
+  markdown: markdownParts,
+  text: readPlainText,
+};
+
+/**
+ * A document's format and parts (none for a PDF: the pipeline reads it page by page). What
+ * detection opens is what the reader reads: a package is opened once, text decoded once.
+ */
 export async function readDocument(
   bytes: Uint8Array,
   limits: ReaderLimits,
 ): Promise<{ format: DocumentFormat; parts: DocumentPart[] }> {
+  const head = sniffHead(bytes);
+  if ('kind' in head && head.kind === 'zip') {
+    const opened = openOoxml(bytes, limits) ?? notOffice();
+    return { format: opened.format, parts: OPENED_READERS[opened.format](opened, limits) };
+  }
+  if ('kind' in head && head.kind === 'text') {
+    // The checks and refusals of the text readers, which every one of them makes first.
+    const text = decodeDocument(bytes, limits);
+    const format = markupOfDecoded(bytes, text);
+    return { format, parts: TEXT_READERS[format](text, limits) };
+  }
   const format = await detectFormat(bytes, limits);
   const reader = READERS[format];
   if (!reader) return { format, parts: [] };

@@ -96,7 +96,14 @@ export const headingSize = (level: number) => 7 - Math.min(6, Math.max(1, level)
 
 /** `| a | b |`; a pipe inside a cell is escaped, an empty cell is blank. */
 export function markdownRow(cells: string[]): string {
-  return `| ${cells.map((c) => c.replaceAll('|', '\\|')).join(' | ')} |`.replace(/ {2,}/g, ' ');
+  let row = '| ';
+  for (let k = 0; k < cells.length; k++) {
+    const cell = cells[k]!;
+    if (k > 0) row += ' | ';
+    row += cell.includes('|') ? cell.replaceAll('|', '\\|') : cell;
+  }
+  row += ' |';
+  return row.includes('  ') ? row.replace(/ {2,}/g, ' ') : row;
 }
 
 /** The text of a block as it stands in the part's text and in chunks. */
@@ -118,12 +125,46 @@ export function partTextOf(blocks: readonly PartBlock[]): string {
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is this pattern's job
 const CONTROLS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\ufffe\uffff]/g;
 
-const PLAIN = /^(?:[\x21-\x7e]+(?: [\x21-\x7e]+)*)?$/;
-
 /** One line of text as every reader gives it: NFKC, no controls, whitespace runs as single spaces. */
 export function normaliseText(raw: string): string {
-  // Printable ASCII with single inner spaces is already normal (most text of most documents).
-  if (PLAIN.test(raw)) return raw;
+  // ASCII (most text of most documents) is its own NFKC form, and its only controls and whitespace
+  // are U+0000–U+0020 and U+007F: a run of them is one space, none at either end. Printable ASCII
+  // with single inner spaces is returned as it is.
+  const length = raw.length;
+  let plain = true;
+  for (let k = 0; k < length; k++) {
+    const code = raw.charCodeAt(k);
+    if (code > 0x20 && code < 0x7f) continue;
+    if (code >= 0x80) return normaliseUnicode(raw);
+    if (code !== 0x20 || k === 0 || k === length - 1 || raw.charCodeAt(k - 1) === 0x20) plain = false;
+  }
+  if (plain) return raw;
+  // Often only the ends need trimming (a cell's text after the space its element opened with).
+  let start = 0;
+  let end = length;
+  while (start < end && isAsciiSpace(raw.charCodeAt(start))) start++;
+  while (end > start && isAsciiSpace(raw.charCodeAt(end - 1))) end--;
+  let inner = true;
+  for (let k = start + 1; k < end && inner; k++) {
+    const code = raw.charCodeAt(k);
+    if (isAsciiSpace(code) && (code !== 0x20 || isAsciiSpace(raw.charCodeAt(k - 1)))) inner = false;
+  }
+  if (inner) return raw.slice(start, end);
+  const words: string[] = [];
+  let word = -1; // where the current word starts
+  for (let k = start; k <= end; k++) {
+    if (k === end || isAsciiSpace(raw.charCodeAt(k))) {
+      if (word >= 0) words.push(raw.slice(word, k));
+      word = -1;
+    } else if (word < 0) word = k;
+  }
+  return words.join(' ');
+}
+
+/** What normaliseText turns into a space in ASCII text: controls, whitespace, DEL. */
+const isAsciiSpace = (code: number) => code <= 0x20 || code === 0x7f;
+
+function normaliseUnicode(raw: string): string {
   return raw
     .normalize('NFKC')
     .replace(CONTROLS, ' ')

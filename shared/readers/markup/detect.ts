@@ -83,7 +83,18 @@ export function looksLikeMarkdown(text: string): boolean {
 /** The markup the bytes hold, or undefined when they are not text (see `looksLikeText`). */
 export function detectMarkup(bytes: Uint8Array): MarkupFormat | undefined {
   if (!looksLikeText(bytes)) return undefined;
-  const text = prefixText(bytes);
+  return markupOf(prefixText(bytes));
+}
+
+/**
+ * The markup of a text decoded whole from `bytes` (the reader decodes once): judged from the same
+ * prefix `detectMarkup` judges, which for a file of at most 64 KiB is the whole text.
+ */
+export function markupOfDecoded(bytes: Uint8Array, text: string): MarkupFormat {
+  return markupOf(bytes.length <= TEXT_SNIFF_BYTES ? text : prefixText(bytes));
+}
+
+function markupOf(text: string): MarkupFormat {
   const start = htmlStart(text);
   if (start === 'document') return 'html';
   if (looksLikeMarkdown(text)) return 'markdown';

@@ -44,7 +44,13 @@ const BLOCK = new Set([
   'fieldset', 'figcaption', 'figure', 'footer', 'header', 'hgroup', 'hr', 'html', 'li', 'main',
   'ol', 'p', 'pre', 'section', 'summary', 'ul', 'center', 'legend',
 ]);
-const HEADING = /^h([1-6])$/;
+/** h1..h6 → 1..6, any other name → 0 (a test on every element, so without a pattern). */
+const headingLevel = (name: string) => {
+  if (name.length !== 2 || name.charCodeAt(0) !== 0x68) return 0;
+  const digit = name.charCodeAt(1) - 0x30;
+  return digit >= 1 && digit <= 6 ? digit : 0;
+};
+const HIDDEN_STYLE = /(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)/i;
 
 type Scope = 'main' | 'article' | 'page';
 interface Open {
@@ -124,7 +130,7 @@ export function readHtml(html: string, limits: ReaderLimits): HtmlContent {
           (role !== undefined && DROPPED_ROLES.has(role)) ||
           'hidden' in attributes ||
           attributes['aria-hidden'] === 'true' ||
-          /(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)/i.test(attributes.style ?? '') ||
+          (attributes.style !== undefined && HIDDEN_STYLE.test(attributes.style)) ||
           (mains + articles === 0 && navigationNamed(name, attributes))
         ) {
           open.dropped = true;
@@ -146,7 +152,7 @@ export function readHtml(html: string, limits: ReaderLimits): HtmlContent {
           open.section = true;
           sections++;
         }
-        const level = HEADING.exec(name)?.[1];
+        const level = headingLevel(name);
         if (table) {
           if (name === 'table') table.depth++;
           else if (table.depth === 0 && name === 'tr') endRow();
@@ -162,7 +168,7 @@ export function readHtml(html: string, limits: ReaderLimits): HtmlContent {
           table = { rows: [], row: undefined, cell: undefined, head: false, caption: '', depth: 0 };
         } else if (level && !heading) {
           flush();
-          heading = { level: Number(level), text: '' };
+          heading = { level, text: '' };
         } else if (name === 'br' || name === 'img' || name === 'wbr') append(' ');
         else if (BLOCK.has(name) && !heading) flush();
         else if (BLOCK.has(name)) append(' ');
@@ -198,7 +204,7 @@ export function readHtml(html: string, limits: ReaderLimits): HtmlContent {
           else if (table.depth === 0 && name === 'tr') endRow();
           else if (table.depth === 0 && name === 'thead') table.head = false;
           else append(' ');
-        } else if (heading && HEADING.test(name)) {
+        } else if (heading && headingLevel(name)) {
           emit({ kind: 'heading', text: heading.text, level: heading.level });
           heading = undefined;
         } else if (BLOCK.has(name) && !heading) flush();
@@ -234,9 +240,12 @@ export function htmlBlocks(html: string, limits: ReaderLimits): MarkupBlock[] {
   return [{ kind: 'heading', text: title, level: 1 }, ...blocks];
 }
 
+/** A page's parts, from its decoded text. */
+export const htmlParts = (html: string, limits: ReaderLimits) => sectionParts(htmlBlocks(html, limits));
+
 export const htmlReader: DocumentReader = {
   format: 'html',
   async read(bytes, limits) {
-    return sectionParts(htmlBlocks(decodeDocument(bytes, limits), limits));
+    return htmlParts(decodeDocument(bytes, limits), limits);
   },
 };

@@ -102,9 +102,12 @@ export function markdownBlocks(markdown: string, limits: ReaderLimits): MarkupBl
   return found;
 }
 
+/** A Markdown document's parts, from its decoded text. */
+export const markdownParts = (markdown: string, limits: ReaderLimits) => sectionParts(markdownBlocks(markdown, limits));
+
 export const markdownReader: DocumentReader = {
   format: 'markdown',
   async read(bytes, limits) {
-    return sectionParts(markdownBlocks(decodeDocument(bytes, limits), limits));
+    return markdownParts(decodeDocument(bytes, limits), limits);
   },
 };

@@ -4,7 +4,7 @@
 // table longer than that is cut first: prose at a space, a table between rows with its header
 // repeated), so a part stays a size a reader can show and a citation can point into.
 
-import { blocks, blockText, type DocumentPart, normaliseText, type PartBlock, partOf } from '../reader.ts';
+import { blocks, type DocumentPart, normaliseText, type PartBlock, partOf } from '../reader.ts';
 
 /** What a markup reader finds, in reading order, before it is cut into parts. */
 export type MarkupBlock =
@@ -41,7 +41,7 @@ export function splitProse(text: string, max = SECTION_TARGET_CHARS): string[] {
 /** A table cut into tables of at most about `max` characters, each starting with the header row. */
 function splitTable(rows: string[][], max = SECTION_TARGET_CHARS): PartBlock[] {
   const whole = blocks.table(rows);
-  if (blockText(whole).length <= max) return [whole];
+  if (blockLength(whole) <= max) return [whole];
   const [header, ...body] = whole.kind === 'table' ? whole.rows : [];
   const tables: PartBlock[] = [];
   let group: typeof body = [];
@@ -59,6 +59,14 @@ function splitTable(rows: string[][], max = SECTION_TARGET_CHARS): PartBlock[] {
   return tables;
 }
 
+/** `blockText(block).length`, without joining a table's rows. */
+function blockLength(block: PartBlock): number {
+  if (block.kind !== 'table') return block.text.length;
+  let length = Math.max(0, block.rows.length - 1);
+  for (const row of block.rows) length += row.text.length;
+  return length;
+}
+
 /** The blocks' parts: sections under their heading paths (one empty part for a document without text). */
 export function sectionParts(source: Iterable<MarkupBlock>): DocumentPart[] {
   const parts: DocumentPart[] = [];
@@ -73,7 +81,7 @@ export function sectionParts(source: Iterable<MarkupBlock>): DocumentPart[] {
     chars = 0;
   };
   const add = (block: PartBlock) => {
-    const size = blockText(block).length + 1;
+    const size = blockLength(block) + 1;
     // Headings are not left at the end of a part without what they head: they move on with it
     // (a part of headings only is cut once it is half full: a run of headings is still bounded).
     if (current.length > 0 && chars + size > SECTION_TARGET_CHARS) {
@@ -84,7 +92,7 @@ export function sectionParts(source: Iterable<MarkupBlock>): DocumentPart[] {
         close();
         for (const heading of carried) {
           current.push(heading);
-          chars += blockText(heading).length + 1;
+          chars += blockLength(heading) + 1;
         }
       } else if (chars > SECTION_TARGET_CHARS / 2) close();
     }

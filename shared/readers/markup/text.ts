@@ -29,24 +29,26 @@ const SIGNATURES: [bytes: number[], what: string][] = [
 
 const startsWith = (bytes: Uint8Array, signature: number[]) => signature.every((b, k) => bytes[k] === b);
 
-/** Why these bytes are not text the readers decode, or undefined when they are. */
-function whyNotText(bytes: Uint8Array, complete: boolean): string | undefined {
+/**
+ * Why these bytes are not text the readers decode (`why`), or their text (`text`, the BOM
+ * dropped) when they are; `complete` says the bytes are the whole file, not a prefix of it.
+ */
+function checkText(bytes: Uint8Array, complete: boolean): { why: string } | { text: string } {
   const { encoding, bom } = bomOf(bytes);
   let body = bytes.subarray(bom);
   if (encoding !== 'utf-8') {
     // A prefix may end inside a code unit or a surrogate pair: decode whole units only.
     if (!complete) body = body.subarray(0, body.length - (body.length % 2) - 2 * Number(body.length >= 4));
     else if (body.length % 2 === 1)
-      return `an odd number of bytes after a UTF-16 byte-order mark (damaged ${encoding.toUpperCase()} text)`;
+      return { why: `an odd number of bytes after a UTF-16 byte-order mark (damaged ${encoding.toUpperCase()} text)` };
     try {
-      new TextDecoder(encoding, { fatal: true }).decode(body);
-      return undefined;
+      return { text: new TextDecoder(encoding, { fatal: true, ignoreBOM: true }).decode(body) };
     } catch {
-      return `not valid ${encoding.toUpperCase()} text after its byte-order mark (damaged text)`;
+      return { why: `not valid ${encoding.toUpperCase()} text after its byte-order mark (damaged text)` };
     }
   }
   const signature = SIGNATURES.find(([sig]) => startsWith(body, sig));
-  if (signature) return signature[1];
+  if (signature) return { why: signature[1] };
   const nul = body.indexOf(0);
   if (nul >= 0) {
     // Text in UTF-16 without a BOM has a NUL in every other byte; anything else is binary data.
@@ -58,25 +60,35 @@ function whyNotText(bytes: Uint8Array, complete: boolean): string | undefined {
       if (body[2 * k + 1] === 0) odd++;
     }
     if (pairs > 0 && Math.max(odd, even) > 0.4 * pairs && Math.min(odd, even) < 0.05 * pairs)
-      return 'UTF-16 text without a byte-order mark: save it as UTF-8 (or UTF-16 with a BOM)';
-    return `binary data (a NUL byte at offset ${nul + bom}), not text`;
+      return { why: 'UTF-16 text without a byte-order mark: save it as UTF-8 (or UTF-16 with a BOM)' };
+    return { why: `binary data (a NUL byte at offset ${nul + bom}), not text` };
   }
   // A prefix may end inside a character: drop up to three bytes of an unfinished sequence.
   if (!complete) body = body.subarray(0, body.length - unfinishedTail(body));
+  let text: string;
   try {
-    new TextDecoder('utf-8', { fatal: true }).decode(body);
+    // ignoreBOM: the BOM is removed above, and a second one is the text's own character.
+    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(body);
   } catch {
-    return 'text that is not valid UTF-8 (perhaps a legacy code page such as Windows-1252): save it as UTF-8';
+    return {
+      why: 'text that is not valid UTF-8 (perhaps a legacy code page such as Windows-1252): save it as UTF-8',
+    };
   }
   // Controls other than tab, line and page breaks are rare in text and common in binary formats.
-  let controls = 0;
-  for (let k = 0; k < body.length; k++) {
-    const b = body[k]!;
-    if (b < 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0d && b !== 0x0c && b !== 0x1b) controls++;
+  // Counted in the text: in UTF-8 a byte below 0x20 is always that character, never part of another.
+  if (CONTROL.test(text)) {
+    let controls = 0;
+    for (let k = 0; k < text.length; k++) {
+      const c = text.charCodeAt(k);
+      if (c < 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d && c !== 0x0c && c !== 0x1b) controls++;
+    }
+    if (controls > 0.1 * body.length) return { why: 'binary data (control bytes throughout), not text' };
   }
-  if (controls > 0.1 * body.length) return 'binary data (control bytes throughout), not text';
-  return undefined;
+  return { text };
 }
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is this pattern's job
+const CONTROL = /[\u0000-\u0008\u000b\u000e-\u001a\u001c-\u001f]/;
 
 /** Bytes at the end of `bytes` that start a UTF-8 sequence the slice cut short. */
 function unfinishedTail(bytes: Uint8Array): number {
@@ -98,25 +110,28 @@ export const TEXT_SNIFF_BYTES = 64 * 1024;
  */
 export function looksLikeText(bytes: Uint8Array): boolean {
   const complete = bytes.length <= TEXT_SNIFF_BYTES;
-  return whyNotText(complete ? bytes : bytes.subarray(0, TEXT_SNIFF_BYTES), complete) === undefined;
+  return 'text' in checkText(complete ? bytes : bytes.subarray(0, TEXT_SNIFF_BYTES), complete);
 }
 
 /** The text of UTF-8 or BOM-marked UTF-16 bytes (the BOM dropped), or ReadRefused UNSUPPORTED_TYPE. */
 export function decodeText(bytes: Uint8Array): string {
   const complete = bytes.length <= TEXT_SNIFF_BYTES;
-  const why = whyNotText(complete ? bytes : bytes.subarray(0, TEXT_SNIFF_BYTES), complete);
-  if (why) throw refusal(why);
+  const checked = checkText(complete ? bytes : bytes.subarray(0, TEXT_SNIFF_BYTES), complete);
+  if ('why' in checked) throw refusal(checked.why);
   const { encoding, bom } = bomOf(bytes);
-  let text: string;
-  try {
-    // ignoreBOM: the BOM is removed here, and a second one is the text's own character.
-    text = new TextDecoder(encoding, { fatal: true, ignoreBOM: true }).decode(bytes.subarray(bom));
-  } catch {
-    throw refusal(
-      encoding === 'utf-8'
-        ? 'not valid UTF-8 past its start: save it as UTF-8'
-        : `not valid ${encoding.toUpperCase()} past its start (damaged text)`,
-    );
+  // A whole file is decoded by its check already.
+  let text = checked.text;
+  if (!complete) {
+    try {
+      // ignoreBOM: the BOM is removed here, and a second one is the text's own character.
+      text = new TextDecoder(encoding, { fatal: true, ignoreBOM: true }).decode(bytes.subarray(bom));
+    } catch {
+      throw refusal(
+        encoding === 'utf-8'
+          ? 'not valid UTF-8 past its start: save it as UTF-8'
+          : `not valid ${encoding.toUpperCase()} past its start (damaged text)`,
+      );
+    }
   }
   // The start was text; binary data further on (a NUL is valid UTF-8) is still not.
   const nul = encoding === 'utf-8' ? bytes.indexOf(0, bom) : text.indexOf('\0');

@@ -7,7 +7,7 @@
 // Nothing the document references (images, hyperlinks, templates) is fetched: only its text is read.
 
 import type { DocumentPart, DocumentReader, ReaderLimits } from '../reader.ts';
-import { openAs } from './detect.ts';
+import { type OpenedDocument, openAs } from './detect.ts';
 import { firstOfKind, normalise, readRelationships, TextBudget } from './opc.ts';
 import type { OoxmlPackage } from './package.ts';
 import { type SectionItem, sectionParts, squareTable } from './sections.ts';
@@ -33,13 +33,17 @@ interface Table {
 export const docxReader: DocumentReader = {
   format: 'docx',
   async read(bytes: Uint8Array, limits: ReaderLimits): Promise<DocumentPart[]> {
-    const { pkg, mainPart } = openAs(bytes, limits, 'docx');
-    const rels = readRelationships(pkg, mainPart, limits);
-    const stylesPart = firstOfKind(pkg, rels, 'styles');
-    const levelOf = headingLevels(stylesPart ? readStyles(pkg, stylesPart, limits) : new Map());
-    return sectionParts(readBody(pkg, mainPart, limits, levelOf));
+    return readDocx(openAs(bytes, limits, 'docx'), limits);
   },
 };
+
+/** The parts of a package opened as docx (format detection opens it once for both). */
+export function readDocx({ pkg, mainPart }: OpenedDocument, limits: ReaderLimits): DocumentPart[] {
+  const rels = readRelationships(pkg, mainPart, limits);
+  const stylesPart = firstOfKind(pkg, rels, 'styles');
+  const levelOf = headingLevels(stylesPart ? readStyles(pkg, stylesPart, limits) : new Map());
+  return sectionParts(readBody(pkg, mainPart, limits, levelOf));
+}
 
 /** The body as headings, prose and tables, in order. */
 function readBody(

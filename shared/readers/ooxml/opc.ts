@@ -101,8 +101,5 @@ export class TextBudget {
   }
 }
 
-/** Printable ASCII words separated by single spaces: what normaliseText would return unchanged. */
-const PLAIN = /^[\x21-\x7e]+(?: [\x21-\x7e]+)*$/;
-
-/** normaliseText, with a fast path for text it would not change (most cells and runs). */
-export const normalise = (raw: string): string => (PLAIN.test(raw) ? raw : normaliseText(raw));
+/** normaliseText (which returns most cells and runs, printable ASCII, unchanged at once). */
+export const normalise = normaliseText;

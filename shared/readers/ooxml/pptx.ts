@@ -13,7 +13,7 @@ import {
   partOf,
   type ReaderLimits,
 } from '../reader.ts';
-import { openAs } from './detect.ts';
+import { type OpenedDocument, openAs } from './detect.ts';
 import { firstOfKind, normalise, readRelationships, relationshipIdOf, TextBudget } from './opc.ts';
 import type { OoxmlPackage } from './package.ts';
 import { squareTable } from './sections.ts';
@@ -26,23 +26,27 @@ const NOT_NOTES = new Set(['sldImg', 'sldNum', 'hdr', 'ftr', 'dt']);
 export const pptxReader: DocumentReader = {
   format: 'pptx',
   async read(bytes: Uint8Array, limits: ReaderLimits): Promise<DocumentPart[]> {
-    const { pkg, mainPart } = openAs(bytes, limits, 'pptx');
-    const budget = new TextBudget(limits.maxTextChars);
-    const parts = slideParts(pkg, mainPart, limits).map((slidePart, index) => {
-      const slide = readShapes(pkg, slidePart, limits, budget, () => true);
-      const notesPart = firstOfKind(pkg, readRelationships(pkg, slidePart, limits), 'notesSlide');
-      const notes = notesPart
-        ? readShapes(pkg, notesPart, limits, budget, (placeholder) => !NOT_NOTES.has(placeholder ?? ''))
-        : undefined;
-      const slideBlocks: PartBlock[] = [];
-      if (slide.title) slideBlocks.push(blocks.heading(slide.title, 1));
-      slideBlocks.push(...slide.body);
-      if (notes && notes.body.length > 0) slideBlocks.push(blocks.heading('Notes', 2), ...notes.body);
-      return partOf(slideBlocks, { type: 'slide', slide: index + 1, title: slide.title });
-    });
-    return parts.length > 0 ? parts : [partOf([], { type: 'slide', slide: 1 })];
+    return readPptx(openAs(bytes, limits, 'pptx'), limits);
   },
 };
+
+/** The parts of a package opened as pptx (format detection opens it once for both). */
+export function readPptx({ pkg, mainPart }: OpenedDocument, limits: ReaderLimits): DocumentPart[] {
+  const budget = new TextBudget(limits.maxTextChars);
+  const parts = slideParts(pkg, mainPart, limits).map((slidePart, index) => {
+    const slide = readShapes(pkg, slidePart, limits, budget, () => true);
+    const notesPart = firstOfKind(pkg, readRelationships(pkg, slidePart, limits), 'notesSlide');
+    const notes = notesPart
+      ? readShapes(pkg, notesPart, limits, budget, (placeholder) => !NOT_NOTES.has(placeholder ?? ''))
+      : undefined;
+    const slideBlocks: PartBlock[] = [];
+    if (slide.title) slideBlocks.push(blocks.heading(slide.title, 1));
+    slideBlocks.push(...slide.body);
+    if (notes && notes.body.length > 0) slideBlocks.push(blocks.heading('Notes', 2), ...notes.body);
+    return partOf(slideBlocks, { type: 'slide', slide: index + 1, title: slide.title });
+  });
+  return parts.length > 0 ? parts : [partOf([], { type: 'slide', slide: 1 })];
+}
 
 /** The slides' part names in presentation order (ppt/presentation.xml's slide list and its rels). */
 function slideParts(pkg: OoxmlPackage, mainPart: string, limits: ReaderLimits): string[] {

@@ -18,13 +18,30 @@ export function columnLetters(column: number): string {
   return letters;
 }
 
-/** `AB12` → { column: 28, row: 12 }; undefined when it is no cell reference within a sheet. */
-export function parseCellRef(ref: string | undefined): { column: number; row: number } | undefined {
-  const match = /^\$?([A-Za-z]{1,3})\$?(\d{1,7})$/.exec(ref ?? '');
-  if (!match) return undefined;
+/**
+ * The column of a cell reference (`AB12` → 28; `$?[A-Za-z]{1,3}$?\d{1,7}`), read without a pattern or a
+ * string built (a sheet has a reference on every cell); undefined when it is none or past XFD.
+ */
+export function columnOfRef(ref: string | undefined): number | undefined {
+  if (ref === undefined) return undefined;
+  const length = ref.length;
+  let k = ref.charCodeAt(0) === 0x24 ? 1 : 0; // $
   let column = 0;
-  for (const letter of match[1]!.toUpperCase()) column = column * 26 + letter.charCodeAt(0) - 64;
-  return column <= MAX_COLUMN ? { column, row: Number(match[2]) } : undefined;
+  const lettersStart = k;
+  for (; k < length; k++) {
+    const code = ref.charCodeAt(k) | 0x20; // lower case
+    if (code < 0x61 || code > 0x7a) break;
+    column = column * 26 + code - 0x60;
+  }
+  if (k === lettersStart || k - lettersStart > 3) return undefined;
+  if (ref.charCodeAt(k) === 0x24) k++;
+  const digitsStart = k;
+  for (; k < length; k++) {
+    const code = ref.charCodeAt(k);
+    if (code < 0x30 || code > 0x39) return undefined;
+  }
+  if (k === digitsStart || k - digitsStart > 7) return undefined;
+  return column <= MAX_COLUMN ? column : undefined;
 }
 
 /** xl/sharedStrings.xml: each string item's text (phonetic runs left out); at most maxCells items. */

@@ -8,11 +8,11 @@
 // (rows × columns, blanks included), are each counted against limits.maxCells.
 
 import { blocks, type DocumentPart, type DocumentReader, partOf, ReadRefused, type ReaderLimits } from '../reader.ts';
-import { openAs } from './detect.ts';
+import { type OpenedDocument, openAs } from './detect.ts';
 import { firstOfKind, normalise, readRelationships, relationshipIdOf, TextBudget } from './opc.ts';
 import type { OoxmlPackage } from './package.ts';
 import { attr, readXmlPart } from './xml.ts';
-import { cellText, columnLetters, parseCellRef, readNumberFormats, readSharedStrings } from './xlsx-cells.ts';
+import { cellText, columnLetters, columnOfRef, readNumberFormats, readSharedStrings } from './xlsx-cells.ts';
 
 /** Rows below the header in one part. */
 export const ROWS_PER_PART = 100;
@@ -24,28 +24,34 @@ interface SheetRef {
 
 interface SheetRow {
   row: number;
-  cells: Map<number, string>;
+  /** The columns of the cells with text, ascending (a row's cells only move right), and their texts. */
+  columns: number[];
+  texts: string[];
 }
 
 export const xlsxReader: DocumentReader = {
   format: 'xlsx',
   async read(bytes: Uint8Array, limits: ReaderLimits): Promise<DocumentPart[]> {
-    const { pkg, mainPart } = openAs(bytes, limits, 'xlsx');
-    const rels = readRelationships(pkg, mainPart, limits);
-    const sheets = visibleSheets(pkg, mainPart, limits, rels);
-    const stringsPart = firstOfKind(pkg, rels, 'sharedStrings');
-    const shared = stringsPart ? readSharedStrings(pkg, stringsPart, limits) : [];
-    const stylesPart = firstOfKind(pkg, rels, 'styles');
-    const dateStyles = stylesPart ? readNumberFormats(pkg, stylesPart, limits) : new Set<number>();
-    const budget = new TextBudget(limits.maxTextChars);
-    const cells = { count: 0, padded: 0 };
-    const parts = sheets.flatMap((sheet) => {
-      const rows = readSheet(pkg, sheet.part, limits, { shared, dateStyles, cells });
-      return sheetParts(sheet.name, rows, limits, cells, budget);
-    });
-    return parts.length > 0 ? parts : [partOf([], { type: 'sheet', sheet: sheets[0]?.name ?? '', range: 'A1:A1' })];
+    return readXlsx(openAs(bytes, limits, 'xlsx'), limits);
   },
 };
+
+/** The parts of a package opened as xlsx (format detection opens it once for both). */
+export function readXlsx({ pkg, mainPart }: OpenedDocument, limits: ReaderLimits): DocumentPart[] {
+  const rels = readRelationships(pkg, mainPart, limits);
+  const sheets = visibleSheets(pkg, mainPart, limits, rels);
+  const stringsPart = firstOfKind(pkg, rels, 'sharedStrings');
+  const shared = stringsPart ? readSharedStrings(pkg, stringsPart, limits) : [];
+  const stylesPart = firstOfKind(pkg, rels, 'styles');
+  const dateStyles = stylesPart ? readNumberFormats(pkg, stylesPart, limits) : new Set<number>();
+  const budget = new TextBudget(limits.maxTextChars);
+  const cells = { count: 0, padded: 0 };
+  const parts = sheets.flatMap((sheet) => {
+    const rows = readSheet(pkg, sheet.part, limits, { shared, dateStyles, cells });
+    return sheetParts(sheet.name, rows, limits, cells, budget);
+  });
+  return parts.length > 0 ? parts : [partOf([], { type: 'sheet', sheet: sheets[0]?.name ?? '', range: 'A1:A1' })];
+}
 
 /** xl/workbook.xml's sheets that are visible worksheets, in workbook order. */
 function visibleSheets(
@@ -82,7 +88,9 @@ function readSheet(pkg: OoxmlPackage, part: string, limits: ReaderLimits, contex
   let rowNumber = 0;
   let row: SheetRow | undefined;
   let column = 0;
-  let cell: { column: number; type: string; style: number; value: string; inline: string } | undefined;
+  // The open cell: one object refilled for every <c> (a sheet may have millions).
+  const cell = { column: 0, type: 'n', style: 0, value: '', inline: '' };
+  let inCell = false;
   let inValue = false;
   let inInline = 0;
   let inPhonetic = false;
@@ -94,17 +102,21 @@ function readSheet(pkg: OoxmlPackage, part: string, limits: ReaderLimits, contex
         case 'row': {
           const declared = Number(attr(element, 'r'));
           rowNumber = Number.isInteger(declared) && declared > rowNumber ? declared : rowNumber + 1;
-          row = { row: rowNumber, cells: new Map() };
+          row = { row: rowNumber, columns: [], texts: [] };
           column = 0;
           break;
         }
         case 'c': {
           context.cells.count += 1;
           if (context.cells.count > limits.maxCells) throw tooManyCells(limits);
-          const ref = parseCellRef(attr(element, 'r'));
-          column = ref && ref.column > column ? ref.column : column + 1;
-          const style = Number(attr(element, 's') ?? 0);
-          cell = { column, type: attr(element, 't') ?? 'n', style, value: '', inline: '' };
+          const ref = columnOfRef(attr(element, 'r'));
+          column = ref !== undefined && ref > column ? ref : column + 1;
+          cell.style = Number(attr(element, 's') ?? 0);
+          cell.column = column;
+          cell.type = attr(element, 't') ?? 'n';
+          cell.value = '';
+          cell.inline = '';
+          inCell = true;
           break;
         }
         case 'v':
@@ -136,20 +148,23 @@ function readSheet(pkg: OoxmlPackage, part: string, limits: ReaderLimits, contex
           inInlineText = false;
           break;
         case 'c':
-          if (cell && row) {
+          if (inCell && row) {
             const text = cellText(cell, context.shared, context.dateStyles);
-            if (text) row.cells.set(cell.column, text);
+            if (text) {
+              row.columns.push(cell.column);
+              row.texts.push(text);
+            }
           }
-          cell = undefined;
+          inCell = false;
           break;
         case 'row':
-          if (row && row.cells.size > 0) rows.push(row);
+          if (row && row.columns.length > 0) rows.push(row);
           row = undefined;
           break;
       }
     },
     text(text) {
-      if (!cell) return;
+      if (!inCell) return;
       if (inValue) cell.value += text;
       else if (inInlineText && !inPhonetic) cell.inline += text;
     },
@@ -168,12 +183,20 @@ function sheetParts(
   const [header, ...body] = rows;
   if (!header) return [];
   // Only the columns that hold a value somewhere: a stray far cell does not widen every row.
-  const used = [...new Set(rows.flatMap((row) => [...row.cells.keys()]))].sort((a, b) => a - b);
+  const columns = new Set<number>();
+  for (const row of rows) for (const column of row.columns) columns.add(column);
+  const used = [...columns].sort((a, b) => a - b);
   cells.padded += rows.length * used.length;
   if (cells.padded > limits.maxCells) throw tooManyCells(limits);
   const first = columnLetters(used[0]!);
   const last = columnLetters(used.at(-1)!);
-  const line = (row: SheetRow) => used.map((column) => row.cells.get(column) ?? '');
+  // A row's texts under the used columns (its columns are among them, both ascending), blanks between.
+  const line = (row: SheetRow) => {
+    const texts: string[] = [];
+    let next = 0;
+    for (const column of used) texts.push(row.columns[next] === column ? row.texts[next++]! : '');
+    return texts;
+  };
   const headerLine = line(header);
   const parts: DocumentPart[] = [];
   for (let start = 0; start === 0 || start < body.length; start += ROWS_PER_PART) {

@@ -13,6 +13,8 @@ export interface XmlElement {
   local: string;
   /** Attributes by qualified name as written. */
   attributes: Record<string, string>;
+  /** Whether an attribute name has a prefix (`w:val`); when none has, `attr` looks no further than the name. */
+  prefixed: boolean;
 }
 
 export interface XmlHandlers {
@@ -24,10 +26,14 @@ export interface XmlHandlers {
 /** An attribute by local name, whatever its prefix (`r:id`, `w:val`, `val`). */
 export function attr(element: XmlElement, local: string): string | undefined {
   const attributes = element.attributes;
-  if (attributes[local] !== undefined) return attributes[local];
+  const direct = attributes[local];
+  if (direct !== undefined || !element.prefixed) return direct;
   for (const name in attributes) {
-    const colon = name.indexOf(':');
-    if (colon >= 0 && name.slice(colon + 1) === local && !name.startsWith('xmlns')) return attributes[name];
+    // `prefix:local`: the name's first colon stands just before `local`.
+    const colon = name.length - local.length - 1;
+    if (colon >= 0 && name.charCodeAt(colon) === 0x3a && name.endsWith(local) && name.indexOf(':') === colon) {
+      if (!name.startsWith('xmlns')) return attributes[name];
+    }
   }
   return undefined;
 }
@@ -57,6 +63,16 @@ export function parseXml(
       `The file is not a valid Office document: its part ${partName} declares a document type, which Office parts never do.`,
     );
   });
+  // The local names of the open elements by depth (a close tag is always the innermost open one's).
+  const locals: string[] = [''];
+  // Local names by qualified name: a part uses few element names, each many times.
+  const knownLocals = new Map<string, string>();
+  // One element object, refilled for each open tag: handlers read it and keep nothing of it.
+  const element: XmlElement = { local: '', attributes: {}, prefixed: false };
+  let prefixed = false; // whether the tag being read has an attribute with a prefix
+  parser.on('attribute', ({ name }) => {
+    if (!prefixed && name.includes(':')) prefixed = true;
+  });
   parser.on('opentag', (tag) => {
     depth += 1;
     if (depth > limits.maxDepth) {
@@ -65,10 +81,23 @@ export function parseXml(
         `The document is too complex to read: its part ${partName} nests elements more than ${limits.maxDepth} deep.`,
       );
     }
-    handlers.open?.({ local: localOf(tag.name), attributes: tag.attributes as Record<string, string> }, depth);
+    const name = tag.name;
+    let local = knownLocals.get(name);
+    if (local === undefined) {
+      local = localOf(name);
+      if (knownLocals.size < 512) knownLocals.set(name, local);
+    }
+    locals[depth] = local;
+    if (handlers.open) {
+      element.local = local;
+      element.attributes = tag.attributes as Record<string, string>;
+      element.prefixed = prefixed;
+      handlers.open(element, depth);
+    }
+    prefixed = false;
   });
-  parser.on('closetag', (tag) => {
-    handlers.close?.(localOf(tag.name), depth);
+  parser.on('closetag', () => {
+    handlers.close?.(locals[depth]!, depth);
     depth -= 1;
   });
   if (handlers.text) {
@@ -83,15 +112,68 @@ export function parseXml(
     );
   });
 
-  let decoder: InstanceType<typeof TextDecoder> | undefined;
-  for (const chunk of chunks) {
-    if (!decoder) decoder = new TextDecoder(encodingOf(chunk));
-    const text = decoder.decode(chunk, { stream: true });
-    if (text) parser.write(text);
-  }
-  const rest = decoder?.decode() ?? '';
-  if (rest) parser.write(rest);
+  for (const text of decodeChunks(chunks)) parser.write(text);
   parser.close();
+}
+
+/** The text of a part's byte chunks: UTF-8, or UTF-16 with its byte order mark (a UTF-8 BOM dropped). */
+export function* decodeChunks(chunks: Iterable<Uint8Array>): Generator<string> {
+  let decoder: InstanceType<typeof TextDecoder> | undefined;
+  let utf8: InstanceType<typeof TextDecoder> | undefined;
+  let carried: Uint8Array | undefined; // a UTF-8 sequence the previous chunk cut short
+  for (const chunk of chunks) {
+    let bytes = chunk;
+    if (!decoder && !utf8) {
+      const encoding = encodingOf(chunk);
+      if (encoding !== 'utf-8') decoder = new TextDecoder(encoding);
+      else {
+        utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
+        // The BOM dropped, as a decoder does at the start of its stream (and only there).
+        if (chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) bytes = chunk.subarray(3);
+      }
+    }
+    if (decoder) {
+      const text = decoder.decode(chunk, { stream: true });
+      if (text) yield text;
+      continue;
+    }
+    const piece = decodeWhole(utf8!, carried?.length ? concat(carried, bytes) : bytes);
+    carried = piece.carried;
+    if (piece.text) yield piece.text;
+  }
+  const rest = decoder ? decoder.decode() : carried?.length ? utf8!.decode(carried) : '';
+  if (rest) yield rest;
+}
+
+/**
+ * UTF-8 decoded chunk by chunk without the decoder's streaming mode (many times slower): each
+ * chunk is decoded up to the sequence it cuts short, which starts the next one. Cutting before a
+ * byte that starts a sequence never changes the text, broken sequences' U+FFFD included.
+ */
+function decodeWhole(
+  decoder: InstanceType<typeof TextDecoder>,
+  bytes: Uint8Array,
+): { text: string; carried: Uint8Array } {
+  const keep = bytes.length - unfinishedTail(bytes);
+  return { text: decoder.decode(bytes.subarray(0, keep)), carried: bytes.slice(keep) };
+}
+
+/** Bytes at the end of `bytes` that start a UTF-8 sequence it cuts short. */
+function unfinishedTail(bytes: Uint8Array): number {
+  for (let back = 1; back <= Math.min(3, bytes.length); back++) {
+    const b = bytes[bytes.length - back]!;
+    if ((b & 0xc0) === 0x80) continue; // a continuation byte: look further back
+    const length = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+    return length > back ? back : 0;
+  }
+  return 0;
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
 }
 
 /** UTF-16 when the part starts with its byte order mark, else UTF-8 (the decoder drops a UTF-8 BOM). */
