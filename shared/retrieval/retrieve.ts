@@ -10,7 +10,8 @@ import { boxesOf, SPAN_FIELDS } from './quote-boxes.ts';
 import { FileRepository, type CompletedFile } from '../files/file-repository.ts';
 import { FileStorage, isLexicalObject } from '../files/storage.ts';
 import { vectorStoreFor, type VectorStore } from './vector-store.ts';
-import { bm25TopK, postingsByTerm } from './lexical-index.ts';
+import { bm25TopK, postingsByTerm, termRarity } from './lexical-index.ts';
+import { rerankerFor, rerankStage, type Reranker } from './rerank/reranker.ts';
 import {
   binaryToVector,
   cosine,
@@ -57,6 +58,8 @@ interface RetrievalDeps {
   /** Bytes of packed vectors kept in memory. */
   cacheBytes: number;
   mode?: RetrievalMode;
+  /** The rerank stage (rerank/reranker.ts): its reranker (none: the fused order), candidates and deadline. */
+  rerank?: { reranker: Reranker | undefined; candidates: number; timeoutMs: number };
 }
 
 const DEFAULT_K = 8;
@@ -255,7 +258,8 @@ export function createRetriever(deps: RetrievalDeps) {
     const otherSize = usable.find((f) => f.dimensions !== query.length && Number.isInteger(f.dimensions));
     if (otherSize)
       throw ingestAgain(otherSize, `of another embedding size (${otherSize.dimensions}, not ${query.length})`);
-    const wanted = k * OVERSAMPLE;
+    const rerank = deps.rerank?.reranker ? deps.rerank : undefined;
+    const wanted = Math.max(k * OVERSAMPLE, rerank?.candidates ?? 0);
     const packOf = new Map(usable.map((f, i) => [f.id, i]));
     let dense =
       weights.dense > 0
@@ -326,32 +330,49 @@ export function createRetriever(deps: RetrievalDeps) {
         };
       })
       .sort((a, b) => b.fused - a.fused || b.cosine - a.cosine)
-      .slice(0, k);
+      .slice(0, rerank ? Math.max(k, rerank.candidates) : k);
+    // The rerank stage orders the best candidates; on any failure the fused order stands.
+    const { order } = await rerankStage(
+      rerank?.reranker,
+      {
+        query: prompt,
+        passages: scored.map(({ item }) => ({ text: item.text, section: item.section })),
+        topN: k,
+        termWeights: () =>
+          termRarity(
+            packs.map((p) => p?.lexical),
+            queryTerms(prompt),
+          ),
+      },
+      rerank?.timeoutMs ?? 0,
+    );
 
-    return scored.map(({ item, cosine: score }) => {
-      const { quote, offset } = pickQuote(
-        item.text,
-        prompt,
-        undefined,
-        item.runs?.map(([at]) => at),
-      );
-      const place = quotePlace(item, offset, quote.length);
-      const page = place?.page ?? pageAt(item.pageStarts ?? [], offset, item.page);
-      return {
-        fileId: item.fileId,
-        fileName: fileById.get(item.fileId)!.fileName,
-        page,
-        ...(item.ocrPages?.includes(page) && { ocr: true }),
-        chunk: item.n,
-        score: Math.round(score * 10_000) / 10_000,
-        text: item.text,
-        quote,
-        section: sectionAt(item.sectionStarts, offset) ?? item.section,
-        ...place?.position,
-        boxes: place?.boxes ?? [],
-        verified: !!place,
-      };
-    });
+    return order
+      .map((i) => scored[i]!)
+      .map(({ item, cosine: score }) => {
+        const { quote, offset } = pickQuote(
+          item.text,
+          prompt,
+          undefined,
+          item.runs?.map(([at]) => at),
+        );
+        const place = quotePlace(item, offset, quote.length);
+        const page = place?.page ?? pageAt(item.pageStarts ?? [], offset, item.page);
+        return {
+          fileId: item.fileId,
+          fileName: fileById.get(item.fileId)!.fileName,
+          page,
+          ...(item.ocrPages?.includes(page) && { ocr: true }),
+          chunk: item.n,
+          score: Math.round(score * 10_000) / 10_000,
+          text: item.text,
+          quote,
+          section: sectionAt(item.sectionStarts, offset) ?? item.section,
+          ...place?.position,
+          boxes: place?.boxes ?? [],
+          verified: !!place,
+        };
+      });
   };
 }
 
@@ -373,5 +394,10 @@ export function retrieverFor(config: Config, db: DynamoDBDocumentClient, s3: S3C
     vectors: vectorStoreFor(config, storage),
     cacheBytes: config.RETRIEVAL_CACHE_MB * 1024 * 1024,
     mode: config.RETRIEVAL_MODE,
+    rerank: {
+      reranker: rerankerFor(config),
+      candidates: config.RERANK_CANDIDATES,
+      timeoutMs: config.RERANK_TIMEOUT_MS,
+    },
   });
 }

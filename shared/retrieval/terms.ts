@@ -44,6 +44,11 @@ export function termCounts(text: string): { counts: Map<number, number>; length:
   return { counts, length: terms.length };
 }
 
+/** A text's term hashes in order (what the reranker reads phrases and distances from). */
+export function termSequence(text: string): number[] {
+  return indexTerms(text).map(fnv1a);
+}
+
 /** Distinct terms a query ranks by: a long prompt costs no more than this (first ones kept). */
 const MAX_QUERY_TERMS = 64;
 
