@@ -1,4 +1,4 @@
-import { termSequence } from '../terms.ts';
+import { indexTerms, MAX_QUERY_TERMS, termHash } from '../terms.ts';
 import type { Reranker, RerankInput, RerankResult } from './reranker.ts';
 
 // The offline reranker: no model, only what the lexical index knows, read closer than BM25 reads
@@ -19,40 +19,27 @@ const WINDOW = 12;
 const WEIGHTS = { coverage: 1, proximity: 0.6, phrase: 0.4, heading: 0.3, prior: 0.35 };
 const TOTAL = Object.values(WEIGHTS).reduce((a, b) => a + b, 0);
 
-/** Rarity of each term over the passages themselves (when the index's weights are not given). */
-function localRarity(query: number[], passages: Set<number>[]): Map<number, number> {
-  const n = passages.length;
-  return new Map(
-    query.map((t) => {
-      const df = passages.reduce((c, p) => c + (p.has(t) ? 1 : 0), 0);
-      return [t, Math.log(1 + (n - df + 0.5) / (df + 0.5))];
-    }),
-  );
+/**
+ * A passage's terms as slots of the query's distinct terms (-1: not a query term), so that every
+ * figure below is a pass over small integer arrays (50 candidates of ~800 tokens in a few ms).
+ */
+function slotsOf(text: string, slot: Map<string, number>): Int16Array {
+  const terms = indexTerms(text);
+  const out = new Int16Array(terms.length);
+  for (let i = 0; i < terms.length; i++) out[i] = slot.get(terms[i]!) ?? -1;
+  return out;
 }
 
-/** The largest rarity of distinct query terms within any WINDOW consecutive terms of the sequence. */
-function densestWindow(sequence: number[], weight: Map<number, number>): number {
-  const inWindow = new Map<number, number>();
+/** The largest weight of distinct query terms within any WINDOW consecutive terms. */
+function densestWindow(slots: Int16Array, weight: Float64Array): number {
+  const inWindow = new Int32Array(weight.length);
   let sum = 0;
   let best = 0;
-  for (let i = 0; i < sequence.length; i++) {
-    const t = sequence[i]!;
-    const w = weight.get(t);
-    if (w !== undefined) {
-      const c = inWindow.get(t) ?? 0;
-      if (c === 0) sum += w;
-      inWindow.set(t, c + 1);
-    }
-    const out = i - WINDOW;
-    if (out >= 0) {
-      const o = sequence[out]!;
-      const ow = weight.get(o);
-      if (ow !== undefined) {
-        const c = inWindow.get(o)! - 1;
-        inWindow.set(o, c);
-        if (c === 0) sum -= ow;
-      }
-    }
+  for (let i = 0; i < slots.length; i++) {
+    const t = slots[i]!;
+    if (t >= 0 && inWindow[t]!++ === 0) sum += weight[t]!;
+    const out = i - WINDOW >= 0 ? slots[i - WINDOW]! : -1;
+    if (out >= 0 && --inWindow[out]! === 0) sum -= weight[out]!;
     if (sum > best) best = sum;
   }
   return best;
@@ -60,41 +47,67 @@ function densestWindow(sequence: number[], weight: Map<number, number>): number 
 
 /** Scores the candidates; exported for the tests' sake (the figures behind an order). */
 export function offlineScores(input: Pick<RerankInput, 'query' | 'passages' | 'termWeights'>): number[] {
-  const querySequence = termSequence(input.query);
-  const query = [...new Set(querySequence)];
-  const sequences = input.passages.map((p) => termSequence(p.text));
-  const sets = sequences.map((s) => new Set(s));
+  const queryTerms = indexTerms(input.query);
+  const distinct = [...new Set(queryTerms)].slice(0, MAX_QUERY_TERMS);
+  const slot = new Map(distinct.map((t, i) => [t, i]));
+  const q = distinct.length;
+  const passages = input.passages.map((p) => slotsOf(p.text, slot));
+  const present = passages.map((slots) => {
+    const has = new Uint8Array(q);
+    for (const t of slots) if (t >= 0) has[t] = 1;
+    return has;
+  });
+  // Rarity: the searched files' IDF when given for every term; else over the candidates themselves.
   const given = input.termWeights?.();
-  const weight = given && query.every((t) => given.has(t)) ? given : localRarity(query, sets);
-  const queryWeights = new Map(query.map((t) => [t, weight.get(t) ?? 0]));
-  const total = query.reduce((n, t) => n + queryWeights.get(t)!, 0);
-  const pairs: [number, number][] = [];
-  for (let i = 0; i + 1 < querySequence.length; i++)
-    if (querySequence[i] !== querySequence[i + 1]) pairs.push([querySequence[i]!, querySequence[i + 1]!]);
-  const pairTotal = pairs.reduce((n, [a, b]) => n + queryWeights.get(a)! + queryWeights.get(b)!, 0);
+  const hashes = distinct.map(termHash);
   const n = input.passages.length;
+  const weight = Float64Array.from(distinct, (_, t) => {
+    const known = given?.get(hashes[t]!);
+    if (known !== undefined && hashes.every((h) => given!.has(h))) return known;
+    const df = present.reduce((c, has) => c + has[t]!, 0);
+    return Math.log(1 + (n - df + 0.5) / (df + 0.5));
+  });
+  const total = weight.reduce((a, b) => a + b, 0);
+  // The query's consecutive pairs of distinct terms, as a q × q table of the pair's weight.
+  const pairWeight = new Float64Array(q * q);
+  for (let i = 0; i + 1 < queryTerms.length; i++) {
+    const a = slot.get(queryTerms[i]!);
+    const b = slot.get(queryTerms[i + 1]!);
+    if (a !== undefined && b !== undefined && a !== b) pairWeight[a * q + b] = weight[a]! + weight[b]!;
+  }
+  const pairTotal = pairWeight.reduce((x, y) => x + y, 0);
 
   return input.passages.map((p, i) => {
     const prior = 1 - i / n;
     if (total <= 0) return (WEIGHTS.prior * prior) / TOTAL;
-    const sequence = sequences[i]!;
-    const has = sets[i]!;
-    const coverage = query.reduce((s, t) => s + (has.has(t) ? queryWeights.get(t)! : 0), 0) / total;
-    const proximity = densestWindow(sequence, queryWeights) / total;
+    const slots = passages[i]!;
+    const has = present[i]!;
+    let coverage = 0;
+    for (let t = 0; t < q; t++) if (has[t]) coverage += weight[t]!;
+    coverage /= total;
+    const proximity = densestWindow(slots, weight) / total;
     let phrase = 0;
     if (pairTotal > 0) {
-      const adjacent = new Set<string>();
-      for (let j = 0; j + 1 < sequence.length; j++) adjacent.add(`${sequence[j]}:${sequence[j + 1]}`);
-      phrase =
-        pairs.reduce(
-          (s, [a, b]) => s + (adjacent.has(`${a}:${b}`) ? queryWeights.get(a)! + queryWeights.get(b)! : 0),
-          0,
-        ) / pairTotal;
+      const seen = new Uint8Array(q * q);
+      for (let j = 0; j + 1 < slots.length; j++) {
+        const a = slots[j]!;
+        const b = slots[j + 1]!;
+        if (a < 0 || b < 0) continue;
+        const k = a * q + b;
+        if (pairWeight[k]! > 0 && !seen[k]) {
+          seen[k] = 1;
+          phrase += pairWeight[k]!;
+        }
+      }
+      phrase /= pairTotal;
     }
-    const headingTerms = p.section ? new Set(termSequence(p.section.split(' > ').at(-1)!)) : undefined;
-    const heading = headingTerms
-      ? query.reduce((s, t) => s + (headingTerms.has(t) ? queryWeights.get(t)! : 0), 0) / total
-      : 0;
+    let heading = 0;
+    if (p.section) {
+      const inHeading = new Uint8Array(q);
+      for (const t of slotsOf(p.section.split(' > ').at(-1)!, slot)) if (t >= 0) inHeading[t] = 1;
+      for (let t = 0; t < q; t++) if (inHeading[t]) heading += weight[t]!;
+      heading /= total;
+    }
     return (
       (WEIGHTS.coverage * coverage +
         WEIGHTS.proximity * proximity +
