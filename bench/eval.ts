@@ -12,7 +12,9 @@ import { EVAL_DOCUMENTS, EVAL_QUESTIONS, type EvalQuestion } from './eval-questi
 import { accurate, type Box, coverage, PdfLayout } from './lib/glyph-boxes.ts';
 import { keepAliveAgent, request } from './lib/http.ts';
 import { evalFigures, type ScoredQuestion } from './lib/eval-metrics.ts';
-import { fill, GROUNDEDNESS_PROMPT, judgeScore, RELEVANCE_PROMPT } from './judge-prompts.ts';
+import { makeJudge } from './lib/eval-judge.ts';
+import { createAiProvider, describeAiProvider } from '#shared/ai/provider.ts';
+import { chosenProvider } from '#shared/config.ts';
 import { renderTable } from './lib/report.ts';
 import { startEmulatorsProcess } from './lib/service.ts';
 
@@ -85,36 +87,6 @@ async function send(url: string, init: Parameters<typeof request>[1]) {
   }
 }
 
-/** The configured OpenAI-compatible model as judge: each reply scored 1–5 for groundedness and relevance. */
-async function makeJudge(config: {
-  OPENAI_API_KEY?: string | undefined;
-  OPENAI_BASE_URL?: string | undefined;
-  OPENAI_CHAT_MODEL: string;
-}) {
-  const { default: OpenAI } = await import('openai');
-  const client = new OpenAI({
-    apiKey: config.OPENAI_API_KEY,
-    ...(config.OPENAI_BASE_URL && { baseURL: config.OPENAI_BASE_URL }),
-  });
-  const ask = async (prompt: string) => {
-    const res = await client.chat.completions.create({
-      model: config.OPENAI_CHAT_MODEL,
-      messages: [{ role: 'user', content: prompt }],
-      temperature: 0,
-      max_tokens: 5,
-    });
-    return judgeScore(res.choices[0]?.message?.content ?? '');
-  };
-  return async (question: string, answer: string, sources: SourceOut[]) => {
-    const listed = sources.map((s, i) => `[${i + 1}] (${s.fileName}, page ${s.page}) ${s.quote}`).join('\n');
-    const [groundedness, relevance] = await Promise.all([
-      ask(fill(GROUNDEDNESS_PROMPT, { sources: listed, question, answer })),
-      ask(fill(RELEVANCE_PROMPT, { question, answer })),
-    ]);
-    return groundedness && relevance ? { groundedness, relevance } : undefined;
-  };
-}
-
 const label = (() => {
   const i = process.argv.indexOf('--label');
   return i >= 0 ? (process.argv[i + 1] ?? 'latest') : 'latest';
@@ -170,10 +142,9 @@ async function main() {
     return json;
   };
   try {
-    const provider =
-      runtime.config.OPENAI_API_KEY || runtime.config.OPENAI_API_KEY_SECRET_ARN
-        ? `openai-compatible (${runtime.config.OPENAI_CHAT_MODEL})`
-        : 'offline';
+    const offline = chosenProvider(runtime.config) === 'offline';
+    const provider = offline ? 'offline (extractive replies, lexical embeddings)' : describeAiProvider(runtime.config);
+    const model = offline ? undefined : await createAiProvider(runtime.config);
     process.stderr.write(`[eval] provider: ${provider}; k = ${K}; ${EVAL_QUESTIONS.length} questions\n`);
     const idToken = await signLocalIdToken(dataDir, { email: 'eval@example.com' });
     const token: string = (await api('POST', '/auth', idToken)).data.token;
@@ -200,8 +171,8 @@ async function main() {
       files.push({ fileId: upload.fileId, fileName, downloadUrl: upload.downloadUrl });
     }
 
-    // The configured model as judge (groundedness and relevance, prompts in bench/judge-prompts.ts).
-    const judge = provider === 'offline' ? undefined : await makeJudge(runtime.config);
+    // The configured model as judge (groundedness and relevance, prompts in bench/lib/eval-judge.ts).
+    const judge = model && makeJudge(model);
     const ask = async (q: EvalQuestion): Promise<Outcome> => {
       const chatId: string = (await api('POST', '/chat', token, { name: q.id, type: 'file' })).data.id;
       for (const f of files) await api('POST', '/message/pdf', token, { url: f.downloadUrl, fileId: f.fileId, chatId });
@@ -390,8 +361,6 @@ async function publish(run: {
     RERANK_CANDIDATES: number;
     BEDROCK_RERANK_MODEL: string;
     RERANK_MODEL: string;
-    OPENAI_CHAT_MODEL: string;
-    OPENAI_EMBEDDING_MODEL: string;
   };
   outcomes: Outcome[];
   durationMs: number;
@@ -401,10 +370,6 @@ async function publish(run: {
     c.RERANK_PROVIDER === 'none'
       ? 'none'
       : `${c.RERANK_PROVIDER}${c.RERANK_PROVIDER === 'bedrock' ? ` (${c.BEDROCK_RERANK_MODEL})` : c.RERANK_PROVIDER === 'cohere' ? ` (${c.RERANK_MODEL})` : ''}, top ${c.RERANK_CANDIDATES}`;
-  const models =
-    run.provider === 'offline'
-      ? 'offline-extractive, offline-lexical embeddings'
-      : `${c.OPENAI_CHAT_MODEL}, ${c.OPENAI_EMBEDDING_MODEL}`;
   const sets = [
     ['all', run.outcomes],
     ['dev', run.outcomes.filter((o) => o.split === 'dev')],
@@ -430,7 +395,7 @@ async function publish(run: {
     `|---|${sets.map(() => '---').join('|')}|`,
     ...rows.map(([name, value]) => `| ${name} | ${f.map(value).join(' | ')} |`),
   ].join('\n');
-  const head = `provider ${run.provider} (${models}); reranker ${reranker}; k = ${K}; commit ${run.git ?? 'unknown'}; ${new Date().toISOString().slice(0, 10)}; ${(run.durationMs / 1000).toFixed(0)} s`;
+  const head = `provider ${run.provider}; reranker ${reranker}; k = ${K}; commit ${run.git ?? 'unknown'}; ${new Date().toISOString().slice(0, 10)}; ${(run.durationMs / 1000).toFixed(0)} s`;
   const md = `# eval: ${run.label}\n\n${head}\n\n${table}\n`;
   const dir = join(projectRoot, 'bench/results');
   await writeFile(join(dir, `eval-${run.label.replace(/[^\w.-]/g, '_')}.md`), md);

@@ -1,6 +1,10 @@
+import { createAiProvider } from '#shared/ai/provider.ts';
+import { loadConfig } from '#shared/config.ts';
+import { type OpenAiTestServer, startOpenAiTestServer } from '#test/helpers/openai-server.ts';
+import { judgeScore, makeJudge } from '../../bench/lib/eval-judge.ts';
 import { evalFigures, firstHit, markersOf, quantile, type ScoredQuestion } from '../../bench/lib/eval-metrics.ts';
 
-// The eval's figures on a tiny fixed set whose answers are worked out by hand.
+// The eval's figures on a tiny fixed set whose answers are worked out by hand, and its judge.
 
 const q = (over: Partial<ScoredQuestion>): ScoredQuestion => ({
   file: 'a.pdf',
@@ -78,4 +82,37 @@ test('recall@k, MRR, citation precision, answer length, latency and the judge me
 test('an empty set gives no figures rather than zeros', () => {
   const f = evalFigures([]);
   expect([f.questions, f.mrr, f.citationPrecision, f.recall[8], f.groundedness]).toEqual([0, NaN, NaN, NaN, NaN]);
+});
+
+describe('the judge (the configured model, here the loopback OpenAI-compatible server)', () => {
+  let ai: OpenAiTestServer;
+  beforeAll(async () => {
+    ai = await startOpenAiTestServer();
+  });
+  afterAll(() => ai.close());
+
+  test('asks for groundedness with the numbered sources and for relevance, and reads the first-line digits', async () => {
+    const provider = await createAiProvider(
+      loadConfig({ TABLE_NAME: 't', OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: ai.baseURL, OPENAI_MAX_RETRIES: '0' }),
+    );
+    ai.setReply((req) => (JSON.stringify(req.messages).includes('supported by its sources') ? '4\nmostly' : '2'));
+    const judge = makeJudge(provider);
+    const scores = await judge('Who keeps the light?', 'Margaret Hollis [1].', [
+      { fileName: 'scan.pdf', page: 3, quote: 'The lighthouse keeper is named Margaret Hollis.' },
+    ]);
+    expect(scores).toEqual({ groundedness: 4, relevance: 2 });
+    const prompts = ai.chatRequests().map((r) => JSON.stringify(r.messages));
+    expect(
+      prompts.some((p) => p.includes('[1] (scan.pdf, page 3) The lighthouse keeper is named Margaret Hollis.')),
+    ).toBe(true);
+    // A reply without a score leaves the question unscored.
+    ai.setReply('I cannot say.');
+    expect(await judge('Who?', 'No one.', [])).toBeUndefined();
+    expect([judgeScore('5'), judgeScore(' 3 because'), judgeScore('10'), judgeScore('six')]).toEqual([
+      5,
+      3,
+      undefined,
+      undefined,
+    ]);
+  });
 });
