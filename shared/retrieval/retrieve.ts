@@ -318,7 +318,7 @@ export function createRetriever(deps: RetrievalDeps) {
     const items = await deps.chunks.getByKeys(candidates.map((c) => ({ fileId: usable[c.pack]!.id, n: c.chunk })));
     const fileById = new Map(usable.map((f) => [f.id, f]));
     // The exact dense ranking among the candidates, fused with the lexical one.
-    const scored = items
+    let scored = items
       .filter((item) => fileById.get(item.fileId)?.runId === item.runId)
       .map((item) => ({ item, cosine: cosine(query, binaryToVector(item.embedding)) }))
       .sort((a, b) => b.cosine - a.cosine || a.item.n - b.item.n)
@@ -347,32 +347,32 @@ export function createRetriever(deps: RetrievalDeps) {
       rerank?.timeoutMs ?? 0,
     );
 
-    return order
-      .map((i) => scored[i]!)
-      .map(({ item, cosine: score }) => {
-        const { quote, offset } = pickQuote(
-          item.text,
-          prompt,
-          undefined,
-          item.runs?.map(([at]) => at),
-        );
-        const place = quotePlace(item, offset, quote.length);
-        const page = place?.page ?? pageAt(item.pageStarts ?? [], offset, item.page);
-        return {
-          fileId: item.fileId,
-          fileName: fileById.get(item.fileId)!.fileName,
-          page,
-          ...(item.ocrPages?.includes(page) && { ocr: true }),
-          chunk: item.n,
-          score: Math.round(score * 10_000) / 10_000,
-          text: item.text,
-          quote,
-          section: sectionAt(item.sectionStarts, offset) ?? item.section,
-          ...place?.position,
-          boxes: place?.boxes ?? [],
-          verified: !!place,
-        };
-      });
+    scored = order.map((i) => scored[i]!);
+
+    return scored.map(({ item, cosine: score }) => {
+      const { quote, offset } = pickQuote(
+        item.text,
+        prompt,
+        undefined,
+        item.runs?.map(([at]) => at),
+      );
+      const place = quotePlace(item, offset, quote.length);
+      const page = place?.page ?? pageAt(item.pageStarts ?? [], offset, item.page);
+      return {
+        fileId: item.fileId,
+        fileName: fileById.get(item.fileId)!.fileName,
+        page,
+        ...(item.ocrPages?.includes(page) && { ocr: true }),
+        chunk: item.n,
+        score: Math.round(score * 10_000) / 10_000,
+        text: item.text,
+        quote,
+        section: sectionAt(item.sectionStarts, offset) ?? item.section,
+        ...place?.position,
+        boxes: place?.boxes ?? [],
+        verified: !!place,
+      };
+    });
   };
 }
 
