@@ -2,6 +2,11 @@
 // a reader would ask them (not copied from the text), each with the pages that answer it.
 // `before` holds the earlier user turns of a conversation: the last question is a follow-up that
 // names nothing new, and it is the one measured. The documents are in bench/lib/eval-documents.ts.
+//
+// Two splits, kept apart so a change to ranking is judged on questions it was not shaped on:
+// `dev` (the 44 questions written before the reranker, which its weights were chosen on) and
+// `held-out` (written afterwards, each answering page checked in the document's text, and not
+// looked at while choosing anything). `npm run eval` reports both.
 
 import { tableRow } from '../test/helpers/make-pdf.ts';
 import { TABLE } from './lib/eval-documents.ts';
@@ -16,12 +21,14 @@ export interface EvalQuestion {
   pages: number[];
   /** Earlier prompts of the same chat, asked first (their replies are not measured). */
   before?: string[];
+  /** dev: the questions the ranking was shaped on; held-out: not (see above). */
+  split: 'dev' | 'held-out';
 }
 
 const inFile =
   (file: string) =>
   (id: string, question: string, pages: number[], before?: string[]): EvalQuestion => {
-    const q: EvalQuestion = { id, file, question, pages };
+    const q: EvalQuestion = { id, file, question, pages, split: 'dev' };
     if (before) q.before = before;
     return q;
   };
@@ -31,6 +38,11 @@ const station = (i: number) => tableRow(i)[0]!;
 const scan = inFile('westmere-scan.pdf');
 
 const tm = inFile('tracemonkey.pdf');
+const hello = inFile('hello-world.pdf');
+const japanese = inFile('kansai-notes-ja.pdf');
+const arabic = inFile('arabic-facts.pdf');
+const glyphs = inFile('orchard-glyph-ids.pdf');
+const heldOut = (q: EvalQuestion): EvalQuestion => ({ ...q, split: 'held-out' });
 
 export const EVAL_QUESTIONS: EvalQuestion[] = [
   tm('authors', 'Who is the author?', [1]),
@@ -98,4 +110,76 @@ export const EVAL_QUESTIONS: EvalQuestion[] = [
   scan('scan-storms', 'When do the storms come, and where do the ships shelter?', [4]),
   scan('scan-council', 'Where does the town council meet?', [5]),
   scan('scan-fleet', 'When does the fishing fleet go out?', [1]),
+  // ---- held-out: written after the reranker's weights were chosen, not looked at while choosing them.
+  ...[
+    tm('oracle', 'Where does the VM remember that a variable sometimes holds values that are not integers?', [5]),
+    tm('test-machine', 'On what computer were the measurements taken?', [10]),
+    tm('constant-folding', 'Give an example of what the constant folding filter does to an instruction.', [8]),
+    tm('backward-filters', 'Which backward filters run over the recorded trace?', [8]),
+    tm('soft-float', 'What happens to floating-point instructions on processors without floating-point support?', [8]),
+    tm('affiliations', 'Which companies and universities do the authors work for?', [1]),
+    tm('luajit', 'Is there a Lua virtual machine that uses trace compilation ideas?', [12]),
+    tm('dynamo', 'What was Dynamo trying to replace with native code tracing?', [12]),
+    tm('recursion-benchmarks', 'Which benchmarks gain little because recursion is not traced?', [11]),
+    tm('object-shape', "How is a guard on an object's layout made a cheap check?", [5]),
+    tm('boxed-values', 'How does the interpreter store values, and why do traces unbox them?', [4]),
+    tm(
+      'undefined-first-iteration',
+      'What is the problem with variables that are undefined on the first iteration of a loop?',
+      [5],
+    ),
+    tm('speculation', 'What does recording a trace assume about the following iterations of the loop?', [2]),
+    tm('nanojit-separate', 'Can the trace compilation subsystem be used outside this VM?', [7]),
+    tm('filter-passes', 'How many passes over the trace do the optimization filters need?', [8]),
+    tm('v8-comparison', 'How does the tracing VM compare with V8 and SquirrelFish Extreme?', [10, 11]),
+    tm('eval-untraced', 'Does the implementation trace eval?', [11]),
+    tm('keywords', 'What keywords does the paper list?', [1]),
+    tm(
+      'type-stable-iteration',
+      'What is a type-stable loop iteration, and what can the end of the trace do then?',
+      [5],
+    ),
+    tm('global-imports', 'How does a trace read and write local and global variables quickly?', [4]),
+    tm(
+      'doubles',
+      'What number representation does the language define, and which operators really work on integers?',
+      [5],
+    ),
+    tm('loop-header', 'How does the bytecode compiler mark which bytecodes are loop headers?', [5]),
+    tm('trunk-trace', 'What is the difference between the trunk trace and a branch trace of a tree?', [6]),
+    tm('extend-side-exit', 'At which side exits is a tree extended, and where is it not?', [6]),
+    tm('dead-code', 'What does dead code elimination remove from the trace?', [8]),
+    tm('cycles-per-bytecode', 'How many cycles does an interpreted bytecode take in the tracer?', [12]),
+    tm('benchmark-runs', 'How many times was each benchmark program run, and after what warmup?', [10]),
+    tm('tail-duplication', 'Why not simply keep tracing the outer loop through the inner one?', [2]),
+    tm('lir-primitives', 'What are the important primitives of the trace intermediate representation?', [4]),
+    tm('nsf-grants', 'Which National Science Foundation grants supported the work?', [13]),
+    // The table: one question per station, about a different cell each time.
+    ...[5, 9, 14, 17, 23, 27, 31, 38, 42, 49, 53, 57].map((row, i) => {
+      const name = station(row);
+      const asks = [
+        `What is the elevation of ${name}?`,
+        `How much rainfall is recorded for ${name}?`,
+        `Which season is the wettest at ${name}?`,
+      ];
+      return table(`table-station-${row}`, asks[i % asks.length]!, [TABLE.rowPages[row]!]);
+    }),
+    // The scan again, worded away from its text.
+    scan('scan-keeper-name', "What is the lighthouse keeper's name?", [3]),
+    scan('scan-cheese', 'Where near the fountain is cheese for sale?', [2]),
+    scan('scan-pier', 'What protects the ships in bad weather?', [4]),
+    scan('scan-visitors', 'Can visitors attend the meetings of the town council?', [5]),
+    scan('scan-town', 'What is the name of the harbour town in the first chapter?', [1]),
+    // Other kinds: a one-line PDF, Japanese in a CID font, Arabic drawn right to left, and a PDF whose
+    // font maps no glyph to Unicode (read by OCR).
+    hello('hello', 'What does the document say?', [1]),
+    japanese('ja-capital', '日本の首都はどこですか', [1]),
+    japanese('ja-kinkakuji', '金閣寺は有名ですか', [2]),
+    japanese('ja-takoyaki', 'たこ焼きはどこで人気ですか', [3]),
+    arabic('ar-cairo', 'ما هي عاصمة مصر؟', [1]),
+    arabic('ar-nile', 'ما هو أطول نهر في أفريقيا؟', [2]),
+    arabic('ar-book', 'أين الكتاب؟', [3]),
+    glyphs('glyph-apples', 'How many kinds of apples grow in the orchard?', [1]),
+    glyphs('glyph-cider', 'When is the cider festival held?', [2]),
+  ].map(heldOut),
 ];

@@ -1,6 +1,6 @@
 import './lib/env.ts';
 import { execFileSync } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +11,10 @@ import { mapLimit } from '#shared/dynamo.ts';
 import { EVAL_DOCUMENTS, EVAL_QUESTIONS, type EvalQuestion } from './eval-questions.ts';
 import { accurate, type Box, coverage, PdfLayout } from './lib/glyph-boxes.ts';
 import { keepAliveAgent, request } from './lib/http.ts';
+import { evalFigures, type ScoredQuestion } from './lib/eval-metrics.ts';
+import { makeJudge } from './lib/eval-judge.ts';
+import { createAiProvider, describeAiProvider } from '#shared/ai/provider.ts';
+import { chosenProvider } from '#shared/config.ts';
 import { renderTable } from './lib/report.ts';
 import { startEmulatorsProcess } from './lib/service.ts';
 
@@ -68,6 +72,9 @@ interface Outcome {
   sourceChecks: string[];
   /** The sources whose boxes were not accurate, with how far off they were. */
   boxMisses: { source: string; quote: string; covered: number; areaRatio: number }[];
+  /** What the figures of eval-metrics.ts are computed from. */
+  scored: ScoredQuestion;
+  split: EvalQuestion['split'];
 }
 
 /** One retry when a kept-alive connection was closed under us (ECONNRESET), as a browser would. */
@@ -135,10 +142,9 @@ async function main() {
     return json;
   };
   try {
-    const provider =
-      runtime.config.OPENAI_API_KEY || runtime.config.OPENAI_API_KEY_SECRET_ARN
-        ? `openai-compatible (${runtime.config.OPENAI_CHAT_MODEL})`
-        : 'offline';
+    const offline = chosenProvider(runtime.config) === 'offline';
+    const provider = offline ? 'offline (extractive replies, lexical embeddings)' : describeAiProvider(runtime.config);
+    const model = offline ? undefined : await createAiProvider(runtime.config);
     process.stderr.write(`[eval] provider: ${provider}; k = ${K}; ${EVAL_QUESTIONS.length} questions\n`);
     const idToken = await signLocalIdToken(dataDir, { email: 'eval@example.com' });
     const token: string = (await api('POST', '/auth', idToken)).data.token;
@@ -148,7 +154,7 @@ async function main() {
     for (const document of EVAL_DOCUMENTS) {
       const { fileName } = document;
       const bytes = await document.pdf();
-      layouts.set(fileName, new PdfLayout(await document.layout()));
+      if (document.layout) layouts.set(fileName, new PdfLayout(await document.layout()));
       const upload = (
         await api('POST', '/upload', token, { fileName, contentType: 'application/pdf', size: bytes.byteLength })
       ).data;
@@ -165,11 +171,15 @@ async function main() {
       files.push({ fileId: upload.fileId, fileName, downloadUrl: upload.downloadUrl });
     }
 
+    // The configured model as judge (groundedness and relevance, prompts in bench/lib/eval-judge.ts).
+    const judge = model && makeJudge(model);
     const ask = async (q: EvalQuestion): Promise<Outcome> => {
       const chatId: string = (await api('POST', '/chat', token, { name: q.id, type: 'file' })).data.id;
       for (const f of files) await api('POST', '/message/pdf', token, { url: f.downloadUrl, fileId: f.fileId, chatId });
       for (const prompt of q.before ?? []) await api('POST', '/message/logged-in', token, { chatId, prompt });
+      const asked = performance.now();
       const data = (await api('POST', '/message/logged-in', token, { chatId, prompt: q.question })).data;
+      const latencyMs = performance.now() - asked;
       const sources: SourceOut[] = data.sources ?? [];
       const answers = (s: SourceOut | undefined) => !!s && s.fileName === q.file && q.pages.includes(s.page);
       const rank = sources.findIndex(answers);
@@ -183,7 +193,17 @@ async function main() {
           return { source: s, verified: s.verified === true, cover, boxes: cover ? accurate(cover) : undefined };
         }),
       );
+      const scored: ScoredQuestion = {
+        file: q.file,
+        pages: q.pages,
+        sources: sources.map((s) => ({ fileName: s.fileName, page: s.page, verified: s.verified === true })),
+        answer: String(data.response ?? ''),
+        latencyMs,
+        judge: judge ? await judge(q.question, String(data.response ?? ''), sources) : undefined,
+      };
       return {
+        scored,
+        split: q.split,
         id: q.id,
         question: q.question,
         followUp: !!q.before?.length,
@@ -319,6 +339,7 @@ async function main() {
       `${JSON.stringify({ ranAt: new Date().toISOString(), durationMs: Math.round(durationMs), ...(git && { commit: git }), provider, k: K, machine: { node: process.version, cpus: cpus().length }, figures: { all, followUps, byDocument }, outcomes }, null, 2)}\n`,
     );
     console.log(`results: ${file}`);
+    await publish({ label, git, provider, runtimeConfig: runtime.config, outcomes, durationMs });
   } finally {
     agent.destroy();
     for (const layout of layouts.values()) await layout.close();
@@ -329,3 +350,63 @@ async function main() {
 }
 
 await main();
+
+/** The figures by split as a Markdown table (bench/results/eval-<label>.md), and the README's copy of it. */
+async function publish(run: {
+  label: string;
+  git: string | undefined;
+  provider: string;
+  runtimeConfig: {
+    RERANK_PROVIDER: string;
+    RERANK_CANDIDATES: number;
+    BEDROCK_RERANK_MODEL: string;
+    RERANK_MODEL: string;
+  };
+  outcomes: Outcome[];
+  durationMs: number;
+}) {
+  const c = run.runtimeConfig;
+  const reranker =
+    c.RERANK_PROVIDER === 'none'
+      ? 'none'
+      : `${c.RERANK_PROVIDER}${c.RERANK_PROVIDER === 'bedrock' ? ` (${c.BEDROCK_RERANK_MODEL})` : c.RERANK_PROVIDER === 'cohere' ? ` (${c.RERANK_MODEL})` : ''}, top ${c.RERANK_CANDIDATES}`;
+  const sets = [
+    ['all', run.outcomes],
+    ['dev', run.outcomes.filter((o) => o.split === 'dev')],
+    ['held-out', run.outcomes.filter((o) => o.split === 'held-out')],
+  ] as const;
+  const f = sets.map(([, set]) => evalFigures(set.map((o) => o.scored)));
+  const num = (v: number, digits = 3) => (Number.isNaN(v) ? '–' : v.toFixed(digits));
+  const rows: [string, (x: (typeof f)[number]) => string][] = [
+    ['questions', (x) => String(x.questions)],
+    ...[1, 3, 5, 8].map((k): [string, (x: (typeof f)[number]) => string] => [
+      `recall@${k}`,
+      (x) => num(x.recall[k] ?? Number.NaN),
+    ]),
+    ['MRR', (x) => num(x.mrr)],
+    ['citation precision', (x) => `${num(x.citationPrecision)} (${x.markers} markers)`],
+    ['answer length, median chars', (x) => String(x.answerChars)],
+    ['latency p50 / p95, ms', (x) => `${num(x.latencyP50, 0)} / ${num(x.latencyP95, 0)}`],
+    ['groundedness (judge, 1–5)', (x) => (x.judged ? num(x.groundedness, 2) : 'no model')],
+    ['relevance (judge, 1–5)', (x) => (x.judged ? num(x.relevance, 2) : 'no model')],
+  ];
+  const table = [
+    `| metric | ${sets.map(([name]) => name).join(' | ')} |`,
+    `|---|${sets.map(() => '---').join('|')}|`,
+    ...rows.map(([name, value]) => `| ${name} | ${f.map(value).join(' | ')} |`),
+  ].join('\n');
+  const head = `provider ${run.provider}; reranker ${reranker}; k = ${K}; commit ${run.git ?? 'unknown'}; ${new Date().toISOString().slice(0, 10)}; ${(run.durationMs / 1000).toFixed(0)} s`;
+  const md = `# eval: ${run.label}\n\n${head}\n\n${table}\n`;
+  const dir = join(projectRoot, 'bench/results');
+  await writeFile(join(dir, `eval-${run.label.replace(/[^\w.-]/g, '_')}.md`), md);
+  console.log(`\n${head}\n${table}`);
+  // The README shows the latest run's table between its markers.
+  const readme = join(projectRoot, 'bench/README.md');
+  const text = await readFile(readme, 'utf8');
+  const start = '<!-- eval:latest -->';
+  const end = '<!-- /eval:latest -->';
+  const a = text.indexOf(start);
+  const b = text.indexOf(end);
+  if (a >= 0 && b > a)
+    await writeFile(readme, `${text.slice(0, a + start.length)}\n${head}\n\n${table}\n${text.slice(b)}`);
+}

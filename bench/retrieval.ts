@@ -19,6 +19,9 @@ const QUERIES = 60;
 const TARGET_MS = 100;
 const FIRST_FILE_PAGES = 1_800;
 const LINES_PER_PAGE = 40;
+/** The rerank stage's candidates timed alone, and its target (offline reranker). */
+const RERANK_BENCH_CANDIDATES = 50;
+const RERANK_TARGET_MS = 20;
 
 export const retrieval: Benchmark = {
   name: 'retrieval',
@@ -111,6 +114,24 @@ export const retrieval: Benchmark = {
     await denseOnly({ chatId, prompt: prompt().text, provider, k: K }); // fills its cache
     const denseTimes: number[] = [];
     let denseHits = 0;
+    // The same hybrid retrieval without the rerank stage (RERANK_PROVIDER=none), and the stage
+    // alone: the offline reranker over the fused ranking's best RERANK_BENCH_CANDIDATES.
+    const { createOfflineReranker } = await import('#shared/retrieval/rerank/offline-reranker.ts');
+    const { rerankStage } = await import('#shared/retrieval/rerank/reranker.ts');
+    const { termRarity } = await import('#shared/retrieval/lexical-index.ts');
+    const unranked = createRetriever({
+      attachments: new AttachmentRepository(dynamo(), tableName()),
+      files: new FileRepository(dynamo(), tableName()),
+      chunks: new ChunkRepository(dynamo(), tableName()),
+      storage,
+      vectors: new PackStore(storage),
+      cacheBytes: config().RETRIEVAL_CACHE_MB * 1024 * 1024,
+    });
+    await unranked({ chatId, prompt: prompt().text, provider, k: K }); // fills its cache
+    const offlineReranker = createOfflineReranker();
+    const unrankedTimes: number[] = [];
+    const rerankTimes: number[] = [];
+    let unrankedHits = 0;
 
     ctx.log(`retrieval: ${QUERIES} prompts over ${chunks} chunks in ${files.length} files`);
     const times: number[] = [];
@@ -125,6 +146,27 @@ export const retrieval: Benchmark = {
       times.push(performance.now() - t);
       if (sources.length !== K) throw new Error(`retrieval returned ${sources.length} passages`);
       if (cites(sources, q)) hits++;
+      const ut = performance.now();
+      const plain = await unranked({ chatId, prompt: q.text, provider, k: K });
+      unrankedTimes.push(performance.now() - ut);
+      if (cites(plain, q)) unrankedHits++;
+      const pool = await unranked({ chatId, prompt: q.text, provider, k: RERANK_BENCH_CANDIDATES });
+      const rt = performance.now();
+      await rerankStage(
+        offlineReranker,
+        {
+          query: q.text,
+          passages: pool.map((s) => ({ text: s.text, section: s.section })),
+          topN: K,
+          termWeights: () =>
+            termRarity(
+              packs.map((p) => p.lexical),
+              queryTerms(q.text),
+            ),
+        },
+        10_000,
+      );
+      rerankTimes.push(performance.now() - rt);
       const dt = performance.now();
       const dense = await denseOnly({ chatId, prompt: q.text, provider, k: K });
       denseTimes.push(performance.now() - dt);
@@ -155,6 +197,16 @@ export const retrieval: Benchmark = {
         { max: TARGET_MS },
         { baseline: median(rankTimes), ratio: median(times) / median(rankTimes) },
       ),
+      absoluteCheck(
+        `rerank stage alone, offline, top-${RERANK_BENCH_CANDIDATES} candidates → ${K}, p50`,
+        median(rerankTimes),
+        'ms',
+        { max: RERANK_TARGET_MS },
+      ),
+      info(`rerank stage alone, offline, top-${RERANK_BENCH_CANDIDATES}, p99`, p99(rerankTimes), 'ms'),
+      info('hybrid retrieval without the rerank stage (RERANK_PROVIDER=none), p50', median(unrankedTimes), 'ms', {
+        ratio: median(times) / median(unrankedTimes),
+      }),
       info(`top-${K}, p99`, p99(times), 'ms'),
       info('first call (loads the packed vectors from S3)', coldMs, 'ms'),
       info("of which the prompt's embedding (loopback model server), p50", median(embedTimes), 'ms'),
@@ -168,6 +220,7 @@ export const retrieval: Benchmark = {
         '%',
       ),
       info('...the same with dense-only retrieval', (denseHits / QUERIES) * 100, '%'),
+      info('...the same without the rerank stage', (unrankedHits / QUERIES) * 100, '%'),
     ];
     return {
       checks,
@@ -182,7 +235,21 @@ export const retrieval: Benchmark = {
         `${QUERIES} prompts, each a known sentence of a random page, after one call that fills the cache; k = ${K}. Baseline: the ranking alone (topK over the same packed vectors, already in memory).`,
         `Chunks stored by the pipeline (${LINES_PER_PAGE} known sentences a page, generated with pdf-lib); the chat has ${files.length} files.`,
       ],
-      data: { times, denseTimes, embedTimes, rankTimes, lexicalTimes, coldMs, files, chunks, pages, hits, denseHits },
+      data: {
+        times,
+        unrankedTimes,
+        rerankTimes,
+        denseTimes,
+        embedTimes,
+        rankTimes,
+        lexicalTimes,
+        coldMs,
+        files,
+        chunks,
+        pages,
+        hits,
+        denseHits,
+      },
     };
   },
 };

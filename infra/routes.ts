@@ -53,8 +53,11 @@ export interface Access {
 
 export type { BucketPrefix };
 
-/** `chat`: replies (Converse / chat completions); `embeddings`: embedding requests. */
-export type AiUse = 'chat' | 'embeddings';
+/**
+ * `chat`: replies (Converse / chat completions); `embeddings`: embedding requests; `rerank`: the
+ * rerank stage of retrieval (Bedrock's Rerank API when RERANK_PROVIDER=bedrock).
+ */
+export type AiUse = 'chat' | 'embeddings' | 'rerank';
 
 export interface HttpRoute extends HttpRouteSettings {
   timeoutSeconds?: number;
@@ -406,7 +409,7 @@ export const httpRoutes = {
       table: 'readwrite',
       bucket: { read: ['vectors/'] },
       jwtSecret: true,
-      ai: ['chat', 'embeddings'],
+      ai: ['chat', 'embeddings', 'rerank'],
       vectors: ['query'],
     },
   },
@@ -424,7 +427,7 @@ export const httpRoutes = {
       table: 'readwrite',
       bucket: { read: ['vectors/'] },
       jwtSecret: true,
-      ai: ['chat', 'embeddings'],
+      ai: ['chat', 'embeddings', 'rerank'],
       vectors: ['query'],
     },
   },
@@ -649,7 +652,7 @@ export const httpRoutes = {
       table: 'readwrite',
       bucket: { read: ['vectors/'] },
       jwtSecret: true,
-      ai: ['embeddings'],
+      ai: ['embeddings', 'rerank'],
       vectors: ['query'],
     },
   },

@@ -140,6 +140,8 @@ export type StackSettings = z.infer<typeof stackSettingsSchema> & {
   aiProvider: ReturnType<typeof chosenProvider>;
   /** With Bedrock: the models the functions are allowed to invoke (region unset: the stack's). */
   bedrock?: { region?: string; chatModel: string; embeddingModel: string };
+  /** With RERANK_PROVIDER=bedrock: the reranking model the retrieving functions may run. */
+  bedrockRerank?: { region?: string; model: string };
 };
 
 type ContextReader = (key: string) => unknown;
@@ -258,6 +260,11 @@ export function readSettings(context: ContextReader, env: NodeJS.ProcessEnv = pr
         }
       : undefined;
 
+  const bedrockRerank =
+    config?.RERANK_PROVIDER === 'bedrock'
+      ? { region: config.BEDROCK_REGION, model: config.BEDROCK_RERANK_MODEL }
+      : undefined;
+
   return {
     ...parsed.data,
     functionEnv,
@@ -266,5 +273,6 @@ export function readSettings(context: ContextReader, env: NodeJS.ProcessEnv = pr
     warnings,
     aiProvider,
     ...(bedrock && { bedrock }),
+    ...(bedrockRerank && { bedrockRerank }),
   };
 }

@@ -232,6 +232,25 @@ export const configSchema = z.object({
   RETRIEVAL_K: z._default(int(1, 50), 6),
   // hybrid: dense and BM25 rankings fused (RRF); dense or lexical alone, to measure each.
   RETRIEVAL_MODE: z._default(z.enum(['hybrid', 'dense', 'lexical']), 'hybrid'),
+  // The rerank stage after hybrid retrieval (docs/DECISIONS.md "Reranking"): offline (the lexical
+  // index's phrase, proximity, heading and rare-word evidence; the default), bedrock (Amazon
+  // Bedrock's Rerank API through the function's role), cohere (any Cohere-compatible /v1/rerank
+  // API: Cohere, Jina, Voyage, self-hosted) or none (the retrieval order). A failure or a timeout
+  // keeps the retrieval order; it is logged, never an error to the user.
+  RERANK_PROVIDER: z._default(z.enum(['offline', 'bedrock', 'cohere', 'none']), 'offline'),
+  // Passages of the fused ranking given to the reranker (it keeps the best RETRIEVAL_K of them).
+  RERANK_CANDIDATES: z._default(int(1, 100), 32),
+  // The whole rerank call's deadline; past it the retrieval order is kept.
+  RERANK_TIMEOUT_MS: z._default(int(50, 60_000), 2_000),
+  // Bedrock: the reranking model (id or foundation-model ARN); its region is BEDROCK_REGION.
+  BEDROCK_RERANK_MODEL: z._default(str(), 'amazon.rerank-v1:0'),
+  // Endpoint override of bedrock-agent-runtime (tests, VPC endpoints); unset: the region's.
+  BEDROCK_AGENT_ENDPOINT: optionalUrl,
+  // Cohere-compatible: the API's base URL (…/v1/rerank is appended unless the URL ends in /rerank),
+  // its model and key.
+  RERANK_URL: optionalUrl,
+  RERANK_MODEL: z._default(str(), 'rerank-v3.5'),
+  RERANK_API_KEY: z.optional(str()),
   // Collections (shared/collections/): the longest name, how many one user may have, and how many
   // files one may hold (docs/DECISIONS.md "Collections").
   COLLECTION_NAME_MAX_CHARS: z._default(int(1, 1_000), 120),
@@ -314,6 +333,9 @@ function conflictsOf(settings: Config): string[] {
     settings.BEDROCK_EMBEDDING_MODEL.startsWith('cohere.')
   ) {
     out.push(`BEDROCK_EMBEDDING_DIMENSIONS: ${settings.BEDROCK_EMBEDDING_MODEL} always returns 1024 dimensions`);
+  }
+  if (settings.RERANK_PROVIDER === 'cohere' && !settings.RERANK_URL) {
+    out.push('RERANK_PROVIDER: cohere needs RERANK_URL (the Cohere-compatible API, e.g. https://api.cohere.com)');
   }
   if (settings.VECTOR_STORE === 's3vectors' && !settings.S3_VECTORS_BUCKET) {
     out.push('VECTOR_STORE: s3vectors needs S3_VECTORS_BUCKET (the vector bucket)');

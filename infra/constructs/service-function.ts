@@ -50,7 +50,9 @@ interface ServiceResources {
   /** The payment provider's keys ({ secretKey, webhookSecret }); absent: no payments. */
   paymentsSecret?: secretsmanager.ISecret;
   /** The Bedrock models per use, when Bedrock is the AI provider. */
-  bedrockModels?: Record<AiUse, ModelResources>;
+  bedrockModels?: Partial<Record<AiUse, ModelResources>>;
+  /** The Bedrock reranking model, when RERANK_PROVIDER=bedrock. */
+  bedrockRerankModel?: ModelResources;
   /** The S3 Vectors bucket, with VECTOR_STORE=s3vectors. */
   vectorBucket?: { name: string; arn: string };
 }
@@ -246,6 +248,7 @@ export class ServiceFunction extends Construct {
     if (access.payments && r.paymentsSecret)
       allow(['secretsmanager:GetSecretValue'], [secretArnPattern(r.paymentsSecret)]);
     if (r.bedrockModels) this.grantBedrock(access.ai ?? [], r.bedrockModels);
+    if (r.bedrockRerankModel && access.ai?.includes('rerank')) this.grantRerank(r.bedrockRerankModel);
     if (r.vectorBucket && access.vectors?.length) this.grantVectors(access, r.vectorBucket, objects);
   }
 
@@ -288,8 +291,8 @@ export class ServiceFunction extends Construct {
    * inference profile is allowed only through that profile (it may run in any region the
    * profile routes to, so the foundation model's region is left open, the profile is not).
    */
-  private grantBedrock(uses: AiUse[], models: Record<AiUse, ModelResources>): void {
-    const wanted = [...new Set(uses)].map((use) => models[use]);
+  private grantBedrock(uses: AiUse[], models: Partial<Record<AiUse, ModelResources>>): void {
+    const wanted = [...new Set(uses)].flatMap((use) => models[use] ?? []);
     const invoked = [...new Set(wanted.flatMap((m) => m.invoked))];
     if (invoked.length)
       this.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: BEDROCK_INVOKE_ACTIONS, resources: invoked }));
@@ -303,6 +306,23 @@ export class ServiceFunction extends Construct {
         }),
       );
     }
+  }
+
+  /**
+   * Bedrock's Rerank API: `bedrock:Rerank`, which has no resource-level permissions (AWS documents
+   * it on "*"), and InvokeModel on the one reranking model, which is what decides which model may be
+   * used (docs/DECISIONS.md "Reranking").
+   */
+  private grantRerank(model: ModelResources): void {
+    this.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['bedrock:Rerank'], resources: ['*'] }));
+    this.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: ['bedrock:InvokeModel'], resources: model.invoked }),
+    );
+    Validations.of(this).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason:
+        'bedrock:Rerank supports no resource-level permissions, so AWS documents it on "*"; the model it may run is bounded by bedrock:InvokeModel on the one reranking model',
+    });
   }
 }
 

@@ -65,6 +65,14 @@ export class StatelessStack extends Stack {
         ? importSecret(this, 'OpenAiKey', settings.openAiKeySecret)
         : undefined;
     const bedrockModels = settings.bedrock && this.bedrockModels(settings.bedrock);
+    const bedrockRerankModel =
+      settings.bedrockRerank &&
+      modelResources(
+        settings.bedrockRerank.model,
+        settings.bedrockRerank.region ?? this.region,
+        this.account,
+        this.partition,
+      );
     // The payment provider's keys, for the functions whose access names `payments` only.
     const paymentsSecret = settings.paymentsSecret
       ? importSecret(this, 'PaymentsKeys', settings.paymentsSecret)
@@ -81,6 +89,7 @@ export class StatelessStack extends Stack {
       ...(openAiSecret && { openAiSecret }),
       ...(paymentsSecret && { paymentsSecret }),
       ...(bedrockModels && { bedrockModels }),
+      ...(bedrockRerankModel && { bedrockRerankModel }),
       ...(stateful.vectorBucket && { vectorBucket: stateful.vectorBucket }),
     };
     const alarmAction = new cloudwatchActions.SnsAction(stateful.alarmTopic);
@@ -217,7 +226,7 @@ export class StatelessStack extends Stack {
   }
 
   /** The IAM resources of the configured Bedrock models, in BEDROCK_REGION or the stack's region. */
-  private bedrockModels(bedrock: NonNullable<StackSettings['bedrock']>): Record<AiUse, ModelResources> {
+  private bedrockModels(bedrock: NonNullable<StackSettings['bedrock']>): Partial<Record<AiUse, ModelResources>> {
     const region = bedrock.region ?? this.region;
     return {
       chat: modelResources(bedrock.chatModel, region, this.account, this.partition),

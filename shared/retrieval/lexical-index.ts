@@ -283,3 +283,23 @@ export function bm25TopK(indexes: (LexicalIndex | undefined)[], terms: number[],
   });
   return best;
 }
+
+/**
+ * How rare each of the query's terms is across the indexes given (BM25's inverse document
+ * frequency over the searched files); a term no index holds gets the highest weight.
+ */
+export function termRarity(indexes: (LexicalIndex | undefined)[], terms: number[]): Map<number, number> {
+  const query = [...new Set(terms)];
+  let docs = 0;
+  const df = new Float64Array(query.length);
+  for (const ix of indexes) {
+    if (!ix || ix.version !== LEXICAL_TERMS_VERSION) continue;
+    const byTerm = postingsByTerm(ix);
+    docs += ix.docLen.length;
+    query.forEach((term, q) => {
+      const at = groupOf(byTerm.slots, term);
+      if (at !== -1) df[q]! += byTerm.start[at + 1]! - byTerm.start[at]!;
+    });
+  }
+  return new Map(query.map((term, q) => [term, Math.log(1 + (docs - df[q]! + 0.5) / (df[q]! + 0.5))]));
+}

@@ -10,7 +10,8 @@ import { boxesOf, SPAN_FIELDS } from './quote-boxes.ts';
 import { FileRepository, type CompletedFile } from '../files/file-repository.ts';
 import { FileStorage, isLexicalObject } from '../files/storage.ts';
 import { vectorStoreFor, type VectorStore } from './vector-store.ts';
-import { bm25TopK, postingsByTerm } from './lexical-index.ts';
+import { bm25TopK, postingsByTerm, termRarity } from './lexical-index.ts';
+import { rerankerFor, rerankStage, type Reranker } from './rerank/reranker.ts';
 import {
   binaryToVector,
   cosine,
@@ -58,6 +59,8 @@ interface RetrievalDeps {
   /** Bytes of packed vectors kept in memory. */
   cacheBytes: number;
   mode?: RetrievalMode;
+  /** The rerank stage (rerank/reranker.ts): its reranker (none: the fused order), candidates and deadline. */
+  rerank?: { reranker: Reranker | undefined; candidates: number; timeoutMs: number };
 }
 
 const DEFAULT_K = 8;
@@ -256,7 +259,8 @@ export function createRetriever(deps: RetrievalDeps) {
     const otherSize = usable.find((f) => f.dimensions !== query.length && Number.isInteger(f.dimensions));
     if (otherSize)
       throw ingestAgain(otherSize, `of another embedding size (${otherSize.dimensions}, not ${query.length})`);
-    const wanted = k * OVERSAMPLE;
+    const rerank = deps.rerank?.reranker ? deps.rerank : undefined;
+    const wanted = Math.max(k * OVERSAMPLE, rerank?.candidates ?? 0);
     const packOf = new Map(usable.map((f, i) => [f.id, i]));
     let dense =
       weights.dense > 0
@@ -315,7 +319,7 @@ export function createRetriever(deps: RetrievalDeps) {
     const items = await deps.chunks.getByKeys(candidates.map((c) => ({ fileId: usable[c.pack]!.id, n: c.chunk })));
     const fileById = new Map(usable.map((f) => [f.id, f]));
     // The exact dense ranking among the candidates, fused with the lexical one.
-    const scored = items
+    let scored = items
       .filter((item) => fileById.get(item.fileId)?.runId === item.runId)
       .map((item) => ({ item, cosine: cosine(query, binaryToVector(item.embedding)) }))
       .sort((a, b) => b.cosine - a.cosine || a.item.n - b.item.n)
@@ -327,7 +331,24 @@ export function createRetriever(deps: RetrievalDeps) {
         };
       })
       .sort((a, b) => b.fused - a.fused || b.cosine - a.cosine)
-      .slice(0, k);
+      .slice(0, rerank ? Math.max(k, rerank.candidates) : k);
+    // The rerank stage orders the best candidates; on any failure the fused order stands.
+    const { order } = await rerankStage(
+      rerank?.reranker,
+      {
+        query: prompt,
+        passages: scored.map(({ item }) => ({ text: item.text, section: item.section })),
+        topN: k,
+        termWeights: () =>
+          termRarity(
+            packs.map((p) => p?.lexical),
+            queryTerms(prompt),
+          ),
+      },
+      rerank?.timeoutMs ?? 0,
+    );
+
+    scored = order.map((i) => scored[i]!);
 
     return scored.map(({ item, cosine: score }) => {
       const { quote, offset } = pickQuote(
@@ -383,5 +404,10 @@ export function retrieverFor(config: Config, db: DynamoDBDocumentClient, s3: S3C
     vectors: vectorStoreFor(config, storage),
     cacheBytes: config.RETRIEVAL_CACHE_MB * 1024 * 1024,
     mode: config.RETRIEVAL_MODE,
+    rerank: {
+      reranker: rerankerFor(config),
+      candidates: config.RERANK_CANDIDATES,
+      timeoutMs: config.RERANK_TIMEOUT_MS,
+    },
   });
 }

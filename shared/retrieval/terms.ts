@@ -27,7 +27,7 @@ function stem(word: string): string {
 }
 
 /** The indexed terms of a text, in order (stop words dropped, stemmed). */
-function indexTerms(text: string): string[] {
+export function indexTerms(text: string): string[] {
   const out: string[] = [];
   for (const w of words(text)) if (!STOP_WORDS.has(w)) out.push(stem(w));
   return out;
@@ -45,9 +45,12 @@ export function termCounts(text: string): { counts: Map<number, number>; length:
 }
 
 /** Distinct terms a query ranks by: a long prompt costs no more than this (first ones kept). */
-const MAX_QUERY_TERMS = 64;
+export const MAX_QUERY_TERMS = 64;
 
 /** A query's distinct term hashes (at most MAX_QUERY_TERMS). */
 export function queryTerms(text: string): number[] {
   return [...new Set(indexTerms(text).map(fnv1a))].slice(0, MAX_QUERY_TERMS);
 }
+
+/** A term's hash, as the index stores it. */
+export const termHash = fnv1a;

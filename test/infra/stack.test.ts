@@ -269,7 +269,8 @@ describe('least privilege', () => {
       table: 'readwrite',
       bucket: { read: ['vectors/'] },
       jwtSecret: true,
-      ai: ['embeddings'],
+      // Its passages go through the rerank stage (Bedrock's Rerank API with RERANK_PROVIDER=bedrock).
+      ai: ['embeddings', 'rerank'],
       // With VECTOR_STORE=s3vectors it queries the user's index like a file chat's reply.
       vectors: ['query'],
       // It takes API keys (scope search).
@@ -915,6 +916,54 @@ describe('settings', () => {
     ]);
   });
 
+  test('-c RERANK_PROVIDER=bedrock: bedrock:Rerank and InvokeModel on the one reranking model, to exactly the functions that retrieve', () => {
+    const t = synth({
+      RERANK_PROVIDER: 'bedrock',
+      BEDROCK_RERANK_MODEL: 'cohere.rerank-v3-5:0',
+      BEDROCK_REGION: 'us-west-2',
+    });
+    const resources = t.statelessTemplate.toJSON().Resources as Resources;
+    const bedrockStatements = (fn: ManifestFunction) => {
+      const roleId = logicalId(t.stateless, t.stateless.functions[fn.name]!.role);
+      return byType(resources, 'AWS::IAM::Policy')
+        .filter(([, p]) => p.Properties.Roles.some((r: any) => r.Ref === roleId))
+        .flatMap(([, p]) => p.Properties.PolicyDocument.Statement)
+        .filter((st: any) => [st.Action].flat().some((a: string) => a.startsWith('bedrock:')));
+    };
+    const rerankers = manifestFunctions.filter((f) => f.access.ai?.includes('rerank')).map((f) => f.name);
+    expect(rerankers.sort()).toEqual(['regenerate-reply', 'search-files', 'send-message']);
+    for (const fn of manifestFunctions) {
+      const vars =
+        resources[logicalId(t.stateless, t.stateless.functions[fn.name]!.function)]!.Properties.Environment.Variables;
+      expect(vars).toMatchObject({ RERANK_PROVIDER: 'bedrock', BEDROCK_RERANK_MODEL: 'cohere.rerank-v3-5:0' });
+      // The AI provider stays the offline one: the reranker's are the only Bedrock rights.
+      expect([fn.name, bedrockStatements(fn)]).toEqual([
+        fn.name,
+        rerankers.includes(fn.name)
+          ? [
+              { Effect: 'Allow', Action: 'bedrock:Rerank', Resource: '*' },
+              {
+                Effect: 'Allow',
+                Action: 'bedrock:InvokeModel',
+                Resource: {
+                  'Fn::Join': [
+                    '',
+                    ['arn:', { Ref: 'AWS::Partition' }, ':bedrock:us-west-2::foundation-model/cohere.rerank-v3-5:0'],
+                  ],
+                },
+              },
+            ]
+          : [],
+      ]);
+    }
+    // Without it, no function may rerank through Bedrock.
+    const offline = synth({});
+    const offlineStatements = byType(offline.statelessTemplate.toJSON().Resources as Resources, 'AWS::IAM::Policy')
+      .flatMap(([, p]) => p.Properties.PolicyDocument.Statement)
+      .filter((st: any) => [st.Action].flat().some((a: string) => a.startsWith('bedrock:')));
+    expect(offlineStatements).toEqual([]);
+  });
+
   test('a bad setting fails the synth naming the variable; a local-only identity provider is refused', () => {
     expect(() => synth({ PDF_MAX_BYTES: 'lots' })).toThrow(/PDF_MAX_BYTES/);
     expect(() => synth({ logRetentionDays: 17 })).toThrow(/logRetentionDays/);
@@ -1047,7 +1096,9 @@ describe('cdk-nag (AwsSolutions and Serverless packs, as CDK validation plugins)
     const outdir = mkdtempSync(join(tmpdir(), 'nag-'));
     try {
       const app = new App({ outdir, context: { ...DEPLOY, ...context } });
-      change?.(createServiceApp({ app, code: placeholder, env: {} }));
+      // Built first: `change?.(createServiceApp(…))` would skip building the app when there is no change.
+      const service = createServiceApp({ app, code: placeholder, env: {} });
+      change?.(service);
       Validations.of(app).addPlugins(new AwsSolutionsChecks(app), new ServerlessChecks(app));
       try {
         app.synth();
@@ -1069,6 +1120,7 @@ describe('cdk-nag (AwsSolutions and Serverless packs, as CDK validation plugins)
   test.each([
     ['the default deployment', {}],
     ['Bedrock as the AI provider', { AI_PROVIDER: 'bedrock' }],
+    ['Bedrock Rerank as the reranker', { RERANK_PROVIDER: 'bedrock' }],
     ['tracing on', { tracing: 'true' }],
     ['S3 Vectors as the vector store', { VECTOR_STORE: 's3vectors' }],
   ])('%s has no unacknowledged finding', (_name, context) => {
