@@ -106,8 +106,9 @@ export function createServiceApp(options: ServiceAppOptions = {}): ServiceApp {
     description: 'Chat, orders and PDF service: alarms and dashboard',
     ...(env && { env }),
   });
-  // Functions are named, not imported: the order is explicit. The API integrates functions that
-  // must exist; the monitoring stack's dashboard takes its name over from the API stack's past.
+  // Functions are named, not imported, so the order is explicit: the API integrates functions that
+  // must exist, and the monitoring stack comes after the API stack, which held the dashboard (and
+  // its name) before the split.
   api.addStackDependency(apiFunctions, 'integrates the HTTP functions by name');
   monitoring.addStackDependency(apiFunctions, 'alarms on the HTTP functions by name');
   monitoring.addStackDependency(workers, 'alarms on the workers by name');
