@@ -1,5 +1,5 @@
 // What API Gateway answers on its own, with no function involved, as the stack configures it
-// (infra/stacks/stateless-stack.ts) and the local gateway reproduces it (infra/local/gateway.ts):
+// (infra/stacks/api-stack.ts) and the local gateway reproduces it (infra/local/gateway.ts):
 // one table, so the two cannot drift apart. Gateway responses apply to the whole API (they have
 // no per-route body shape, and their templates are plain substitutions, not VTL), so every one
 // answers in the envelope shape; bare-shape clients still find their `message`.

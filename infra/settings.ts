@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { chosenProvider, configSchema, loadConfig, ConfigError, type Config } from '#shared/config.ts';
 import { identityProviderSettings } from '#shared/auth/identity-provider.ts';
 import { asError } from '#shared/errors.ts';
-import { pipelineStageList, type PipelineStageName } from './routes.ts';
+import { manifestFunctions, pipelineStageList, type PipelineStageName } from './routes.ts';
 
 // What the CDK app reads at synth time. Two kinds of settings:
 // - stack settings (camelCase context keys: `-c retainData=false`, or cdk.json "context");
@@ -48,7 +48,10 @@ const LOG_RETENTION_DAYS = [
 ];
 
 const stackSettingsSchema = z.object({
-  /** Prefix of the stack names: <serviceName>Stateful, <serviceName>Stateless. */
+  /**
+   * Prefix of the stack names (<serviceName>Stateful, …Stateless, …ApiFunctions, …Workers,
+   * …Monitoring) and of the functions' names (serviceFunctionName).
+   */
   serviceName: z
     .string()
     .regex(/^[A-Za-z][A-Za-z0-9]{0,60}$/)
@@ -165,6 +168,14 @@ export class SettingsError extends ConfigError {
 }
 
 /**
+ * A function's Lambda name, fixed so the stacks that invoke or watch it (API, monitoring) name it
+ * instead of importing it (docs/DECISIONS.md "Stacks within CloudFormation's limits").
+ */
+export const serviceFunctionName = (serviceName: string, name: string) => `${serviceName}-${name}`;
+/** Lambda's limit on a function's name. */
+export const MAX_FUNCTION_NAME_LENGTH = 64;
+
+/**
  * Reads and validates every setting. Every problem is collected before failing, so one
  * message names them all (a synth that fails on the first would take one build per problem).
  */
@@ -177,6 +188,15 @@ export function readSettings(context: ContextReader, env: NodeJS.ProcessEnv = pr
   }
   const parsed = stackSettingsSchema.safeParse(raw);
   if (!parsed.success) problems.push(...parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
+  else {
+    const longest = manifestFunctions
+      .map((f) => serviceFunctionName(parsed.data.serviceName, f.name))
+      .reduce((a, b) => (b.length > a.length ? b : a), '');
+    if (longest.length > MAX_FUNCTION_NAME_LENGTH)
+      problems.push(
+        `serviceName: too long for the function names (${longest} has ${longest.length} characters, Lambda allows ${MAX_FUNCTION_NAME_LENGTH})`,
+      );
+  }
 
   const functionEnv: Record<string, string> = {};
   for (const name of functionSettingNames()) {

@@ -70,6 +70,8 @@ const BEDROCK_INVOKE_ACTIONS = ['bedrock:InvokeModel', 'bedrock:InvokeModelWithR
 
 interface ServiceFunctionProps {
   fn: ManifestFunction;
+  /** The Lambda name, fixed (serviceFunctionName in infra/settings.ts). */
+  functionName: string;
   code: lambda.Code;
   resources: ServiceResources;
   /** Settings shared by every function (passed-through configuration). */
@@ -128,6 +130,7 @@ export class ServiceFunction extends Construct {
     if (resources.vectorBucket) environment.S3_VECTORS_BUCKET = resources.vectorBucket.name;
 
     this.function = new lambda.Function(this, 'Function', {
+      functionName: props.functionName,
       description: props.description ?? fn.name,
       runtime: LAMBDA_RUNTIME,
       architecture: lambda.Architecture.ARM_64,

@@ -359,7 +359,7 @@ test('a manifest entry whose file is missing fails the build with a message nami
 
 test('the app synthesizes from the real bundles: each function runs the asset of its own bundle', async () => {
   const cdkOut = join(outDir, 'cdk.out');
-  const { stateless } = createServiceApp({
+  const { apiFunctions, workers } = createServiceApp({
     app: new App({
       outdir: cdkOut,
       context: {
@@ -371,8 +371,9 @@ test('the app synthesizes from the real bundles: each function runs the asset of
     distDir: outDir,
     env: {},
   });
-  const resources = Template.fromStack(stateless).toJSON().Resources as Record<string, any>;
-  const functions = Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::Function');
+  const functions = [apiFunctions, workers]
+    .flatMap((stack) => Object.values(Template.fromStack(stack).toJSON().Resources as Record<string, any>))
+    .filter((r) => r.Type === 'AWS::Lambda::Function');
   expect(functions).toHaveLength(manifestFunctions.length);
   for (const fn of functions) expect(fn.Properties.Code.S3Key).toMatch(/^[0-9a-f]{64}\.zip$/);
 

@@ -21,8 +21,15 @@ import {
 } from '#infra/routes.ts';
 import { tableDefinition } from '#infra/table.ts';
 import { METRIC } from '#shared/metrics.ts';
-import { SettingsError, stageConcurrencyKey } from '#infra/settings.ts';
-import { resourceFor, API_STAGE, MAX_BUFFERED_INTEGRATION_SECONDS } from '#infra/stacks/stateless-stack.ts';
+import {
+  MAX_FUNCTION_NAME_LENGTH,
+  readSettings,
+  SettingsError,
+  serviceFunctionName,
+  stageConcurrencyKey,
+} from '#infra/settings.ts';
+import { resourceFor, API_STAGE, MAX_BUFFERED_INTEGRATION_SECONDS } from '#infra/stacks/api-stack.ts';
+import type { FunctionsStack } from '#infra/stacks/functions-stack.ts';
 import { UPLOADS_PREFIX, VISIBILITY_TIMEOUT_FACTOR, WORK_PREFIX } from '#infra/stacks/stateful-stack.ts';
 import { VECTORS_PREFIX } from '#shared/files/storage.ts';
 import * as storageKeys from '#shared/files/storage.ts';
@@ -35,7 +42,7 @@ import {
   TABLE_WRITE_ACTIONS,
 } from '#infra/constructs/service-function.ts';
 
-// The stack as CloudFormation sees it, generated from the manifest: every check iterates
+// The stacks as CloudFormation sees them, generated from the manifest: every check iterates
 // infra/routes.ts, so a route added tomorrow is covered without touching this file. Code is a
 // placeholder here (test/infra/build.test.ts synthesizes from the real bundles).
 
@@ -54,15 +61,47 @@ function synth(
 ): ServiceApp & {
   stateful: Stack;
   statefulTemplate: Template;
-  statelessTemplate: Template;
+  apiTemplate: Template;
+  monitoringTemplate: Template;
+  /** The resources of both functions stacks (HTTP functions and workers), by logical id. */
+  functionResources: Resources;
+  /** The functions stack holding a manifest function. */
+  stackOf: (name: string) => FunctionsStack;
+  /** Every stateless stack's template (functions, workers, API, monitoring) as one JSON text. */
+  statelessJson: string;
 } {
   const app = new App({ context: { ...base, ...context } });
   const service = createServiceApp({ app, code: placeholder, env });
+  const functionResources: Resources = {};
+  for (const stack of [service.apiFunctions, service.workers]) {
+    for (const [id, resource] of Object.entries(Template.fromStack(stack).toJSON().Resources as Resources)) {
+      if (functionResources[id]) throw new Error(`logical id ${id} in both functions stacks`);
+      functionResources[id] = resource;
+    }
+  }
   return {
     ...service,
     statefulTemplate: Template.fromStack(service.stateful),
-    statelessTemplate: Template.fromStack(service.stateless),
+    apiTemplate: Template.fromStack(service.api),
+    monitoringTemplate: Template.fromStack(service.monitoring),
+    functionResources,
+    statelessJson: JSON.stringify(
+      [service.apiFunctions, service.workers, service.api, service.monitoring].map((st) =>
+        Template.fromStack(st).toJSON(),
+      ),
+    ),
+    stackOf: (name) => {
+      const stack = [service.apiFunctions, service.workers].find((st) => st.functions[name]);
+      if (!stack) throw new Error(`no stack holds ${name}`);
+      return stack;
+    },
   };
+}
+
+/** The logical id of a manifest function's Lambda (or its role) in the functions stack holding it. */
+function lambdaId(t: ReturnType<typeof synth>, name: string, part: 'function' | 'role' = 'function'): string {
+  const stack = t.stackOf(name);
+  return logicalId(stack, stack.functions[name]![part]);
 }
 
 const logicalId = (stack: Stack, construct: { node: { defaultChild?: unknown } }) =>
@@ -80,36 +119,120 @@ function exportedIds(template: Template): Map<string, string> {
 }
 
 let s: ReturnType<typeof synth>;
-let statelessResources: Resources;
+let functionResources: Resources;
+let apiResources: Resources;
+let monitoringResources: Resources;
 let statefulResources: Resources;
 
 beforeAll(() => {
   s = synth();
-  statelessResources = s.statelessTemplate.toJSON().Resources;
+  functionResources = s.functionResources;
+  apiResources = s.apiTemplate.toJSON().Resources;
+  monitoringResources = s.monitoringTemplate.toJSON().Resources;
   statefulResources = s.statefulTemplate.toJSON().Resources;
 });
 
 const byType = (resources: Resources, type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
 
+/** The name of the function a REST API method integrates (its URI names it: arn:…:function:<name>/…). */
+const invokedName = (method: { Properties: any }) =>
+  /:function:([^/"]+)\//.exec(JSON.stringify(method.Properties.Integration?.Uri ?? ''))?.[1];
+
 function functionOf(fn: ManifestFunction) {
-  const id = logicalId(s.stateless, s.stateless.functions[fn.name]!.function);
-  const resource = statelessResources[id];
+  const id = lambdaId(s, fn.name);
+  const resource = functionResources[id];
   if (!resource) throw new Error(`no function resource for ${fn.name}`);
   return { id, props: resource.Properties };
 }
 
 /** Every action a function's role may take, with the resources, from its inline policies. */
 function statementsOf(fn: ManifestFunction): { actions: string[]; resources: unknown[] }[] {
-  const roleId = logicalId(s.stateless, s.stateless.functions[fn.name]!.role);
-  return byType(statelessResources, 'AWS::IAM::Policy')
+  const roleId = lambdaId(s, fn.name, 'role');
+  return byType(functionResources, 'AWS::IAM::Policy')
     .filter(([, p]) => p.Properties.Roles.some((r: any) => r.Ref === roleId))
     .flatMap(([, p]) => p.Properties.PolicyDocument.Statement)
     .map((st: any) => ({ actions: [st.Action].flat(), resources: [st.Resource].flat() }));
 }
 
+/** CloudFormation refuses a template over 500 resources; this leaves room for the routes to come. */
+const MAX_STACK_RESOURCES = 400;
+
+describe('stacks', () => {
+  const stacksOf = (t: ServiceApp) => t.app.node.children.filter((c): c is Stack => Stack.isStack(c));
+  const resourceCount = (stack: Stack) => Object.keys(Template.fromStack(stack).toJSON().Resources).length;
+
+  test(`five stacks, each at most ${MAX_STACK_RESOURCES} resources (CloudFormation allows 500), with every optional part on too`, () => {
+    const full = synth({
+      tracing: 'true',
+      VECTOR_STORE: 's3vectors',
+      AI_PROVIDER: 'bedrock',
+      paymentsSecret: 'prod/payments',
+    });
+    for (const t of [s, full]) {
+      expect(stacksOf(t).map((st) => st.stackName)).toEqual([
+        'ChatServiceStateful',
+        'ChatServiceApiFunctions',
+        'ChatServiceWorkers',
+        'ChatServiceStateless',
+        'ChatServiceMonitoring',
+      ]);
+      for (const stack of stacksOf(t))
+        expect([stack.stackName, resourceCount(stack) <= MAX_STACK_RESOURCES]).toEqual([stack.stackName, true]);
+    }
+  });
+
+  test('the HTTP functions in one stack, the workers in another; the API and monitoring stacks hold none', () => {
+    const lambdas = (stack: Stack) =>
+      Object.values(Template.fromStack(stack).findResources('AWS::Lambda::Function')).map(
+        (r) => r.Properties.FunctionName as string,
+      );
+    const named = (kind: (k: ManifestFunction['kind']) => boolean) =>
+      manifestFunctions.filter((f) => kind(f.kind)).map((f) => serviceFunctionName('ChatService', f.name));
+    expect(lambdas(s.apiFunctions).sort()).toEqual(named((k) => k === 'http').sort());
+    expect(lambdas(s.workers).sort()).toEqual(named((k) => k !== 'http').sort());
+    expect(lambdas(s.api)).toEqual([]);
+    expect(lambdas(s.monitoring)).toEqual([]);
+    expect(Object.keys(s.functions).sort()).toEqual(manifestFunctions.map((f) => f.name).sort());
+  });
+
+  test('cross-stack references: imports of the stateful stack only, no new export; the order the names need is explicit', () => {
+    for (const stack of stacksOf(s).filter((st) => st !== s.stateful)) {
+      const template = Template.fromStack(stack).toJSON();
+      const imports = [...JSON.stringify(template).matchAll(/"Fn::ImportValue":"([^"]+)"/g)].map((m) => m[1]!);
+      for (const name of imports)
+        expect([stack.stackName, name]).toEqual([stack.stackName, expect.stringMatching(/^ChatServiceStateful:/)]);
+      expect([stack.stackName, Object.values(template.Outputs ?? {}).filter((o: any) => o.Export)]).toEqual([
+        stack.stackName,
+        [],
+      ]);
+    }
+    // The API names its functions, the monitoring stack functions and API: neither imports them.
+    expect(JSON.stringify(s.apiTemplate.toJSON())).not.toContain('Fn::ImportValue');
+    const dependencies = (stack: Stack) => stack.dependencies.map((d) => d.stackName).sort();
+    expect(dependencies(s.api)).toEqual(['ChatServiceApiFunctions']);
+    expect(dependencies(s.monitoring)).toEqual([
+      'ChatServiceApiFunctions',
+      'ChatServiceStateful',
+      'ChatServiceStateless',
+      'ChatServiceWorkers',
+    ]);
+    expect(dependencies(s.apiFunctions)).toEqual(['ChatServiceStateful']);
+    expect(dependencies(s.workers)).toEqual(['ChatServiceStateful']);
+  });
+
+  test('a serviceName too long for the function names it prefixes is refused, naming the longest', () => {
+    const longest = Math.max(...manifestFunctions.map((f) => f.name.length));
+    const read = (serviceName: string) => () =>
+      readSettings((key) => ({ ...DEPLOY, serviceName })[key as keyof typeof DEPLOY | 'serviceName'], {});
+    const fits = 'S'.repeat(MAX_FUNCTION_NAME_LENGTH - 1 - longest);
+    expect(read(fits)).not.toThrow();
+    expect(read(`${fits}S`)).toThrow(/serviceName: too long for the function names .* Lambda allows 64/);
+  });
+});
+
 describe('functions', () => {
   test('one Lambda per manifest function, nodejs24.x on arm64 with the manifest timeout and memory', () => {
-    expect(byType(statelessResources, 'AWS::Lambda::Function')).toHaveLength(manifestFunctions.length);
+    expect(byType(functionResources, 'AWS::Lambda::Function')).toHaveLength(manifestFunctions.length);
     for (const fn of manifestFunctions) {
       const { props } = functionOf(fn);
       expect(props).toMatchObject({
@@ -141,7 +264,7 @@ describe('functions', () => {
 
   test('each function has its own log group with a retention', () => {
     for (const fn of manifestFunctions) {
-      const group = statelessResources[functionOf(fn).props.LoggingConfig.LogGroup.Ref]!;
+      const group = functionResources[functionOf(fn).props.LoggingConfig.LogGroup.Ref]!;
       expect(group.Type).toBe('AWS::Logs::LogGroup');
       expect(group.Properties.RetentionInDays).toBe(30);
     }
@@ -168,7 +291,7 @@ describe('functions', () => {
 
 describe('least privilege', () => {
   test('no statement of any function has a wildcard action or a "*" resource', () => {
-    const policies = byType(statelessResources, 'AWS::IAM::Policy');
+    const policies = byType(functionResources, 'AWS::IAM::Policy');
     expect(policies.length).toBeGreaterThanOrEqual(manifestFunctions.length);
     for (const [id, policy] of policies) {
       for (const st of policy.Properties.PolicyDocument.Statement) {
@@ -180,7 +303,7 @@ describe('least privilege', () => {
 
   test('function roles carry no managed policies (no AWSLambdaBasicExecutionRole and its "*" logs rights)', () => {
     for (const fn of manifestFunctions) {
-      const role = statelessResources[logicalId(s.stateless, s.stateless.functions[fn.name]!.role)]!;
+      const role = functionResources[lambdaId(s, fn.name, 'role')]!;
       expect(role.Properties.ManagedPolicyArns).toBeUndefined();
     }
   });
@@ -234,8 +357,8 @@ describe('least privilege', () => {
     const readOnly = manifestFunctions.filter((f) => f.access.apiKeys && f.access.table === 'read');
     expect(readOnly.map((f) => f.name)).toEqual(expect.arrayContaining(['get-me', 'list-chats', 'get-pdf-page']));
     for (const fn of readOnly) {
-      const roleId = logicalId(s.stateless, s.stateless.functions[fn.name]!.role);
-      const updates = byType(statelessResources, 'AWS::IAM::Policy')
+      const roleId = lambdaId(s, fn.name, 'role');
+      const updates = byType(functionResources, 'AWS::IAM::Policy')
         .filter(([, p]) => p.Properties.Roles.some((r: any) => r.Ref === roleId))
         .flatMap(([, p]) => p.Properties.PolicyDocument.Statement)
         .filter((st: any) => [st.Action].flat().includes('dynamodb:UpdateItem'));
@@ -308,31 +431,34 @@ describe('least privilege', () => {
 });
 
 describe('metrics and dashboard', () => {
-  test("every function writes its metrics under the stack's namespace", () => {
+  test('every function writes its metrics under the namespace the dashboard and alarms read', () => {
+    expect(s.monitoring.metricsNamespace).toBe(s.settings.serviceName);
     for (const fn of manifestFunctions) {
       expect([fn.name, functionOf(fn).props.Environment.Variables.POWERTOOLS_METRICS_NAMESPACE]).toEqual([
         fn.name,
-        s.stateless.metricsNamespace,
+        s.monitoring.metricsNamespace,
       ]);
     }
   });
 
   test("the dashboard shows every metric of shared/metrics.ts, the API's and its URL is an output", () => {
-    const dashboards = byType(statelessResources, 'AWS::CloudWatch::Dashboard');
+    const dashboards = byType(monitoringResources, 'AWS::CloudWatch::Dashboard');
     expect(dashboards).toHaveLength(1);
-    const body = JSON.stringify(s.statelessTemplate.toJSON().Resources[dashboards[0]![0]].Properties.DashboardBody);
+    const body = JSON.stringify(monitoringResources[dashboards[0]![0]]!.Properties.DashboardBody);
     for (const name of Object.values(METRIC)) {
       if (name === METRIC.requests) continue; // the API's own Count is shown
       expect([name, body.includes(name)]).toEqual([name, true]);
     }
-    expect(body).toContain(`SEARCH('{${s.stateless.metricsNamespace},service,route}`);
+    expect(body).toContain(`SEARCH('{${s.monitoring.metricsNamespace},service,route}`);
     expect(body).toContain('AWS/ApiGateway');
-    s.statelessTemplate.hasOutput('DashboardUrl', {});
+    // The API by its name (the monitoring stack names it, as the API stack does).
+    expect(body).toContain(`ApiName\\",\\"${s.api.api.restApiName}\\"`);
+    s.monitoringTemplate.hasOutput('DashboardUrl', {});
   });
 
   test('one widget shows the ratings of replies: up, down and removed, summed', () => {
-    const [id] = byType(statelessResources, 'AWS::CloudWatch::Dashboard')[0]!;
-    const dashboardBody = s.statelessTemplate.toJSON().Resources[id].Properties.DashboardBody;
+    const [id] = byType(monitoringResources, 'AWS::CloudWatch::Dashboard')[0]!;
+    const dashboardBody = monitoringResources[id]!.Properties.DashboardBody;
     // The body is a Fn::Join of text and tokens (the region, the namespace): the tokens as placeholders.
     const text =
       typeof dashboardBody === 'string'
@@ -358,21 +484,21 @@ describe('tracing, a per-deployment switch', () => {
         undefined,
       ]);
     }
-    expect(stage(s.statelessTemplate).TracingEnabled).toBeFalsy();
+    expect(stage(s.apiTemplate).TracingEnabled).toBeFalsy();
   });
 
   test('on (-c tracing=true): active tracing and the tracer in every function, X-Ray on the stage, the X-Ray rights on "*" only', () => {
     const traced = synth({ tracing: 'true' });
-    const resources = traced.statelessTemplate.toJSON().Resources as Resources;
+    const resources = traced.functionResources;
     for (const fn of manifestFunctions) {
-      const props = resources[logicalId(traced.stateless, traced.stateless.functions[fn.name]!.function)]!.Properties;
+      const props = resources[lambdaId(traced, fn.name)]!.Properties;
       expect([fn.name, props.TracingConfig, props.Environment.Variables.POWERTOOLS_TRACE_ENABLED]).toEqual([
         fn.name,
         { Mode: 'Active' },
         'true',
       ]);
     }
-    expect(stage(traced.statelessTemplate).TracingEnabled).toBe(true);
+    expect(stage(traced.apiTemplate).TracingEnabled).toBe(true);
     for (const [id, policy] of byType(resources, 'AWS::IAM::Policy')) {
       for (const st of policy.Properties.PolicyDocument.Statement) {
         if ([st.Resource].flat().includes('*'))
@@ -384,7 +510,7 @@ describe('tracing, a per-deployment switch', () => {
 
 describe('REST API', () => {
   test('stage `api` with throttling and JSON access logs; every route under the /v1 root resource', () => {
-    s.statelessTemplate.hasResourceProperties('AWS::ApiGateway::Stage', {
+    s.apiTemplate.hasResourceProperties('AWS::ApiGateway::Stage', {
       StageName: API_STAGE,
       MethodSettings: Match.arrayWith([
         Match.objectLike({ HttpMethod: '*', ResourcePath: '/*', ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 }),
@@ -394,16 +520,16 @@ describe('REST API', () => {
         Format: Match.stringLikeRegexp('^\\{"requestId":"\\$context.requestId"'),
       },
     });
-    const format = byType(statelessResources, 'AWS::ApiGateway::Stage')[0]![1].Properties.AccessLogSetting.Format;
+    const format = byType(apiResources, 'AWS::ApiGateway::Stage')[0]![1].Properties.AccessLogSetting.Format;
     expect(() => JSON.parse(format)).not.toThrow();
 
-    const resources = byType(statelessResources, 'AWS::ApiGateway::Resource');
+    const resources = byType(apiResources, 'AWS::ApiGateway::Resource');
     const v1 = resources.filter(([, r]) => r.Properties.ParentId['Fn::GetAtt']?.[1] === 'RootResourceId');
     expect(v1.map(([, r]) => r.Properties.PathPart)).toEqual(['v1']);
   });
 
-  test('every manifest route is a method at /v1<path>, integrated with its own function', () => {
-    const resources = statelessResources;
+  test('every manifest route is a method at /v1<path>, integrated with its own function by name, which it alone may invoke', () => {
+    const resources = apiResources;
     const pathOf = (id: string): string => {
       const r = resources[id]!;
       const parent = r.Properties.ParentId;
@@ -413,8 +539,11 @@ describe('REST API', () => {
       ([, m]) => m.Properties.HttpMethod !== 'OPTIONS',
     );
     expect(methods).toHaveLength(httpRouteList.length);
+    const permissions = byType(resources, 'AWS::Lambda::Permission');
+    expect(permissions).toHaveLength(httpRouteList.length);
     for (const route of httpRouteList) {
-      const fnId = logicalId(s.stateless, s.stateless.functions[route.name]!.function);
+      const name = functionOf(manifestFunctions.find((f) => f.name === route.name)!).props.FunctionName;
+      expect(name).toBe(serviceFunctionName(s.settings.serviceName, route.name));
       const match = methods.filter(
         ([, m]) =>
           m.Properties.HttpMethod === route.method &&
@@ -422,20 +551,30 @@ describe('REST API', () => {
           pathOf(m.Properties.ResourceId.Ref) === `/v1${route.path}`,
       );
       expect([route.name, match.length]).toEqual([route.name, 1]);
-      expect(JSON.stringify(match[0]![1].Properties.Integration.Uri)).toContain(fnId);
+      expect([route.name, invokedName(match[0]![1])]).toEqual([route.name, name]);
+      // The permission names the function and this method (its source ARN: method and path).
+      const granted = permissions.filter(([, p]) =>
+        JSON.stringify(p.Properties.FunctionName).endsWith(`:function:${name}"]]}`),
+      );
+      expect([route.name, granted.length]).toEqual([route.name, 1]);
+      expect(granted[0]![1].Properties).toMatchObject({
+        Action: 'lambda:InvokeFunction',
+        Principal: 'apigateway.amazonaws.com',
+      });
+      expect(JSON.stringify(granted[0]![1].Properties.SourceArn)).toContain(`/${route.method}/v1`);
     }
   });
 
   test('the public routes (GET /shared/{shareId}, the payment webhook) have no authorizer and a throttle of their own; no method has an authorizer', () => {
-    const methods = byType(statelessResources, 'AWS::ApiGateway::Method');
+    const methods = byType(apiResources, 'AWS::ApiGateway::Method');
     expect(methods.filter(([, m]) => (m.Properties.AuthorizationType ?? 'NONE') !== 'NONE')).toEqual([]);
-    expect(byType(statelessResources, 'AWS::ApiGateway::Authorizer')).toEqual([]);
+    expect(byType(apiResources, 'AWS::ApiGateway::Authorizer')).toEqual([]);
     const publicRoutes = httpRouteList.filter((r) => r.auth === 'public');
     expect(publicRoutes.map((r) => `${r.method} ${r.path}`)).toEqual([
       'GET /shared/{shareId}',
       'POST /payments/webhook',
     ]);
-    const settings = byType(statelessResources, 'AWS::ApiGateway::Stage')[0]![1].Properties.MethodSettings;
+    const settings = byType(apiResources, 'AWS::ApiGateway::Stage')[0]![1].Properties.MethodSettings;
     for (const [method, path] of [
       ['GET', '/~1v1~1shared~1{shareId}'],
       ['POST', '/~1v1~1payments~1webhook'],
@@ -452,7 +591,7 @@ describe('REST API', () => {
   });
 
   test('the payment webhook has an alarm of its own on refused deliveries (4xx), to the alarm topic', () => {
-    const alarm = byType(statelessResources, 'AWS::CloudWatch::Alarm').find(([id]) =>
+    const alarm = byType(monitoringResources, 'AWS::CloudWatch::Alarm').find(([id]) =>
       id.startsWith('PaymentWebhookRefusedAlarm'),
     )?.[1];
     expect(alarm?.Properties).toMatchObject({
@@ -468,11 +607,9 @@ describe('REST API', () => {
     const streaming = httpRouteList.filter((r) => r.streaming);
     expect(streaming.map((r) => r.path)).toContain('/message/logged-in');
     for (const route of httpRouteList) {
-      const fnId = logicalId(s.stateless, s.stateless.functions[route.name]!.function);
-      const [, method] = byType(statelessResources, 'AWS::ApiGateway::Method').find(
-        ([, m]) =>
-          m.Properties.HttpMethod === route.method &&
-          JSON.stringify(m.Properties.Integration?.Uri ?? '').includes(fnId),
+      const name = serviceFunctionName(s.settings.serviceName, route.name);
+      const [, method] = byType(apiResources, 'AWS::ApiGateway::Method').find(
+        ([, m]) => m.Properties.HttpMethod === route.method && invokedName(m) === name,
       )!;
       const integration = method.Properties.Integration;
       if (route.streaming) {
@@ -492,11 +629,11 @@ describe('REST API', () => {
   });
 
   test('CORS preflight on the resources, and the API URL output ends in /api/v1', () => {
-    const options = byType(statelessResources, 'AWS::ApiGateway::Method').filter(
+    const options = byType(apiResources, 'AWS::ApiGateway::Method').filter(
       ([, m]) => m.Properties.HttpMethod === 'OPTIONS',
     );
     expect(options.length).toBeGreaterThan(httpRouteList.length / 2);
-    const outputs = s.statelessTemplate.toJSON().Outputs;
+    const outputs = s.apiTemplate.toJSON().Outputs;
     const url = JSON.stringify(outputs.ApiUrl.Value);
     expect(url).toMatch(/\/v1"\]\]\}$/);
     // The stage ref supplies "api" in the middle.
@@ -514,11 +651,11 @@ describe('REST API', () => {
 describe('queues', () => {
   test('each stage: a queue with a DLQ, the manifest receive count, and 6 × its consumer timeout of visibility', () => {
     const exports = exportedIds(s.statefulTemplate);
-    const mappings = byType(statelessResources, 'AWS::Lambda::EventSourceMapping');
+    const mappings = byType(functionResources, 'AWS::Lambda::EventSourceMapping');
     // The stages', the DLQ consumers' and the webhook deliveries' (webhook queue test below).
     expect(mappings).toHaveLength(pipelineStageList.length * (1 + deadLetterConsumerList.length) + 1);
     for (const stage of pipelineStageList) {
-      const fnId = logicalId(s.stateless, s.stateless.functions[stage.name]!.function);
+      const fnId = lambdaId(s, stage.name);
       const [, mapping] = mappings.find(([, m]) => m.Properties.FunctionName.Ref === fnId)!;
       expect(mapping.Properties).toMatchObject({
         BatchSize: stage.batchSize,
@@ -528,7 +665,7 @@ describe('queues', () => {
       const queueId = exports.get(mapping.Properties.EventSourceArn['Fn::ImportValue'])!;
       expect(queueId).toBe(logicalId(s.stateful, s.stateful.queues[stage.name].queue));
       const queue = statefulResources[queueId]!.Properties;
-      const consumerTimeout = statelessResources[fnId]!.Properties.Timeout;
+      const consumerTimeout = functionResources[fnId]!.Properties.Timeout;
       expect(queue.VisibilityTimeout).toBeGreaterThanOrEqual(VISIBILITY_TIMEOUT_FACTOR * consumerTimeout);
       expect(queue.RedrivePolicy.maxReceiveCount).toBe(stage.maxReceiveCount);
       expect(stage.maxReceiveCount).toBe(5);
@@ -544,10 +681,10 @@ describe('queues', () => {
 
   test("each stage's DLQ feeds the dead-letter consumer (partial batch responses), which may write the table and release the owner's waiting ingestions", () => {
     const exports = exportedIds(s.statefulTemplate);
-    const mappings = byType(statelessResources, 'AWS::Lambda::EventSourceMapping');
+    const mappings = byType(functionResources, 'AWS::Lambda::EventSourceMapping');
     expect(deadLetterConsumerList.map((c) => c.name)).toEqual(['pdf-dead-letter']);
     for (const consumer of deadLetterConsumerList) {
-      const fnId = logicalId(s.stateless, s.stateless.functions[consumer.name]!.function);
+      const fnId = lambdaId(s, consumer.name);
       const sources = mappings
         .filter(([, m]) => m.Properties.FunctionName.Ref === fnId)
         .map(([, m]) => {
@@ -566,8 +703,8 @@ describe('queues', () => {
 
   test('the webhook queue feeds the delivery function (partial batch responses), with a DLQ and 6 × its timeout of visibility', () => {
     const exports = exportedIds(s.statefulTemplate);
-    const fnId = logicalId(s.stateless, s.stateless.functions[webhookDelivery.name]!.function);
-    const mappings = byType(statelessResources, 'AWS::Lambda::EventSourceMapping').filter(
+    const fnId = lambdaId(s, webhookDelivery.name);
+    const mappings = byType(functionResources, 'AWS::Lambda::EventSourceMapping').filter(
       ([, m]) => m.Properties.FunctionName.Ref === fnId,
     );
     expect(mappings).toHaveLength(1);
@@ -581,14 +718,14 @@ describe('queues', () => {
     expect(queueId).toBe(logicalId(s.stateful, s.stateful.webhookQueue.queue));
     const queue = statefulResources[queueId]!.Properties;
     expect(queue.VisibilityTimeout).toBeGreaterThanOrEqual(
-      VISIBILITY_TIMEOUT_FACTOR * statelessResources[fnId]!.Properties.Timeout,
+      VISIBILITY_TIMEOUT_FACTOR * functionResources[fnId]!.Properties.Timeout,
     );
     expect(queue.RedrivePolicy.maxReceiveCount).toBe(webhookDelivery.maxReceiveCount);
     expect(JSON.stringify(queue.RedrivePolicy.deadLetterTargetArn)).toContain(
       logicalId(s.stateful, s.stateful.webhookQueue.dlq),
     );
     // Deployed, no receiver on loopback.
-    expect(statelessResources[fnId]!.Properties.Environment.Variables.WEBHOOK_ALLOW_LOOPBACK).toBe('false');
+    expect(functionResources[fnId]!.Properties.Environment.Variables.WEBHOOK_ALLOW_LOOPBACK).toBe('false');
   });
 });
 
@@ -673,14 +810,16 @@ describe('stateful resources', () => {
         ]),
       },
     });
-    t.statelessTemplate.hasResourceProperties('AWS::Lambda::Function', {
-      Environment: { Variables: Match.objectLike({ RETENTION_DAYS: '3' }) },
-    });
+    for (const stack of [t.apiFunctions, t.workers]) {
+      Template.fromStack(stack).allResourcesProperties('AWS::Lambda::Function', {
+        Environment: { Variables: Match.objectLike({ RETENTION_DAYS: '3' }) },
+      });
+    }
   });
 
   test('the data sweep runs on a schedule (erasures left unfinished, retention)', () => {
     const sweep = scheduledTaskList.find((t) => t.name === 'data-sweep')!;
-    s.statelessTemplate.hasResourceProperties('AWS::Events::Rule', {
+    Template.fromStack(s.workers).hasResourceProperties('AWS::Events::Rule', {
       ScheduleExpression: `rate(${sweep.everyMinutes} minutes)`,
       State: 'ENABLED',
       Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^DataSweep'), 'Arn'] } })],
@@ -712,14 +851,30 @@ describe('alarms', () => {
       });
     }
 
-    const alarms = byType(statelessResources, 'AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
-    expect(alarms.filter((a) => a.MetricName === '5XXError' && a.Namespace === 'AWS/ApiGateway')).toHaveLength(1);
+    // The other alarms, in the monitoring stack, name what they watch (functions and API by name).
+    const alarms = byType(monitoringResources, 'AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
+    expect(alarms).toHaveLength(manifestFunctions.length + 2);
+    expect(
+      alarms.filter(
+        (a) =>
+          a.MetricName === '5XXError' &&
+          a.Namespace === 'AWS/ApiGateway' &&
+          JSON.stringify(a.Dimensions) === JSON.stringify([{ Name: 'ApiName', Value: s.api.api.restApiName }]),
+      ),
+    ).toHaveLength(1);
     for (const fn of manifestFunctions) {
-      const fnId = functionOf(fn).id;
-      const errors = alarms.filter((a) => a.MetricName === 'Errors' && JSON.stringify(a.Dimensions).includes(fnId));
+      const name = functionOf(fn).props.FunctionName;
+      const errors = alarms.filter(
+        (a) =>
+          a.Namespace === 'AWS/Lambda' &&
+          a.MetricName === 'Errors' &&
+          JSON.stringify(a.Dimensions) === JSON.stringify([{ Name: 'FunctionName', Value: name }]),
+      );
       expect([fn.name, errors.length]).toEqual([fn.name, 1]);
+      expect(errors[0]).toMatchObject({ Statistic: 'Sum', Period: 300, Threshold: 1 });
     }
-    for (const a of alarms) expect(a.AlarmActions).toHaveLength(1);
+    const topicImport = { 'Fn::ImportValue': expect.stringMatching(/^ChatServiceStateful:ExportsOutputRefAlarms/) };
+    for (const a of alarms) expect(a.AlarmActions).toEqual([topicImport]);
   });
 });
 
@@ -740,10 +895,9 @@ describe('settings', () => {
       },
     );
     expect(t.settings.warnings).toEqual([]);
-    const resources = t.statelessTemplate.toJSON().Resources as Resources;
+    const resources = t.functionResources;
     for (const fn of manifestFunctions) {
-      const vars =
-        resources[logicalId(t.stateless, t.stateless.functions[fn.name]!.function)]!.Properties.Environment.Variables;
+      const vars = resources[lambdaId(t, fn.name)]!.Properties.Environment.Variables;
       expect(vars).toMatchObject({
         ADMIN_EMAILS: 'boss@example.com',
         IDP_PRESET: 'firebase',
@@ -754,17 +908,16 @@ describe('settings', () => {
     }
     const readers = manifestFunctions.filter((f) => f.access.ai?.length);
     expect(readers.length).toBeGreaterThan(0);
-    expect(JSON.stringify(t.statelessTemplate.toJSON())).toContain(':secret:prod/openai-??????');
+    expect(t.statelessJson).toContain(':secret:prod/openai-??????');
   });
 
   test('-c paymentsSecret: the keys secret is given, and readable, only to the functions that take payments', () => {
     const t = synth({ paymentsSecret: 'prod/payments' }, { PAYMENTS_SECRET_KEY: 'sk_live_never_in_a_template' });
     expect(t.settings.warnings.join('\n')).not.toMatch(/paymentsSecret/);
-    const template = t.statelessTemplate.toJSON();
-    expect(JSON.stringify(template)).not.toContain('sk_live_never_in_a_template');
-    const resources = template.Resources as Resources;
+    expect(t.statelessJson).not.toContain('sk_live_never_in_a_template');
+    const resources = t.functionResources;
     const readsPaymentsSecret = (fn: ManifestFunction) => {
-      const roleId = logicalId(t.stateless, t.stateless.functions[fn.name]!.role);
+      const roleId = lambdaId(t, fn.name, 'role');
       return byType(resources, 'AWS::IAM::Policy')
         .filter(([, p]) => p.Properties.Roles.some((r: any) => r.Ref === roleId))
         .flatMap(([, p]) => p.Properties.PolicyDocument.Statement)
@@ -773,8 +926,7 @@ describe('settings', () => {
     const takers = manifestFunctions.filter((fn) => fn.access.payments).map((fn) => fn.name);
     expect(takers.sort()).toEqual(['create-order', 'payment-webhook', 'update-order']);
     for (const fn of manifestFunctions) {
-      const vars =
-        resources[logicalId(t.stateless, t.stateless.functions[fn.name]!.function)]!.Properties.Environment.Variables;
+      const vars = resources[lambdaId(t, fn.name)]!.Properties.Environment.Variables;
       const takes = takers.includes(fn.name);
       expect([fn.name, vars.PAYMENTS_SECRET_ARN !== undefined, readsPaymentsSecret(fn)]).toEqual([
         fn.name,
@@ -799,23 +951,21 @@ describe('settings', () => {
     expect(t.settings.warnings).toContain(
       'AI_PROVIDER=bedrock: openAiKeySecret is ignored (no function is given the OpenAI key)',
     );
-    const template = t.statelessTemplate.toJSON();
-    expect(JSON.stringify(template)).not.toContain('secret:prod/openai');
-    const resources = template.Resources as Resources;
+    expect(t.statelessJson).not.toContain('secret:prod/openai');
+    const resources = t.functionResources;
     // ARNs in the stack's partition (aws, aws-cn, aws-us-gov).
     const arn = (rest: string) => ({ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, rest]] });
     const chatArn = arn(':bedrock:eu-central-1::foundation-model/anthropic.claude-3-haiku-20240307-v1:0');
     const embedArn = arn(':bedrock:eu-central-1::foundation-model/amazon.titan-embed-text-v2:0');
     const bedrockStatements = (fn: ManifestFunction) => {
-      const roleId = logicalId(t.stateless, t.stateless.functions[fn.name]!.role);
+      const roleId = lambdaId(t, fn.name, 'role');
       return byType(resources, 'AWS::IAM::Policy')
         .filter(([, p]) => p.Properties.Roles.some((r: any) => r.Ref === roleId))
         .flatMap(([, p]) => p.Properties.PolicyDocument.Statement)
         .filter((st: any) => [st.Action].flat().some((a: string) => a.startsWith('bedrock:')));
     };
     for (const fn of manifestFunctions) {
-      const vars =
-        resources[logicalId(t.stateless, t.stateless.functions[fn.name]!.function)]!.Properties.Environment.Variables;
+      const vars = resources[lambdaId(t, fn.name)]!.Properties.Environment.Variables;
       expect(vars).toMatchObject({
         AI_PROVIDER: 'bedrock',
         BEDROCK_CHAT_MODEL: 'anthropic.claude-3-haiku-20240307-v1:0',
@@ -867,8 +1017,8 @@ describe('settings', () => {
       BEDROCK_REGION: 'us-west-2',
     });
     const send = manifestFunctions.find((f) => f.name === 'send-message')!;
-    const roleId = logicalId(t.stateless, t.stateless.functions[send.name]!.role);
-    const statements = byType(t.statelessTemplate.toJSON().Resources as Resources, 'AWS::IAM::Policy')
+    const roleId = lambdaId(t, send.name, 'role');
+    const statements = byType(t.functionResources, 'AWS::IAM::Policy')
       .filter(([, p]) => p.Properties.Roles.some((r: any) => r.Ref === roleId))
       .flatMap(([, p]) => p.Properties.PolicyDocument.Statement)
       .filter((st: any) => [st.Action].flat().some((a: string) => a.startsWith('bedrock:')));
@@ -922,9 +1072,9 @@ describe('settings', () => {
       BEDROCK_RERANK_MODEL: 'cohere.rerank-v3-5:0',
       BEDROCK_REGION: 'us-west-2',
     });
-    const resources = t.statelessTemplate.toJSON().Resources as Resources;
+    const resources = t.functionResources;
     const bedrockStatements = (fn: ManifestFunction) => {
-      const roleId = logicalId(t.stateless, t.stateless.functions[fn.name]!.role);
+      const roleId = lambdaId(t, fn.name, 'role');
       return byType(resources, 'AWS::IAM::Policy')
         .filter(([, p]) => p.Properties.Roles.some((r: any) => r.Ref === roleId))
         .flatMap(([, p]) => p.Properties.PolicyDocument.Statement)
@@ -933,8 +1083,7 @@ describe('settings', () => {
     const rerankers = manifestFunctions.filter((f) => f.access.ai?.includes('rerank')).map((f) => f.name);
     expect(rerankers.sort()).toEqual(['regenerate-reply', 'search-files', 'send-message']);
     for (const fn of manifestFunctions) {
-      const vars =
-        resources[logicalId(t.stateless, t.stateless.functions[fn.name]!.function)]!.Properties.Environment.Variables;
+      const vars = resources[lambdaId(t, fn.name)]!.Properties.Environment.Variables;
       expect(vars).toMatchObject({ RERANK_PROVIDER: 'bedrock', BEDROCK_RERANK_MODEL: 'cohere.rerank-v3-5:0' });
       // The AI provider stays the offline one: the reranker's are the only Bedrock rights.
       expect([fn.name, bedrockStatements(fn)]).toEqual([
@@ -958,7 +1107,7 @@ describe('settings', () => {
     }
     // Without it, no function may rerank through Bedrock.
     const offline = synth({});
-    const offlineStatements = byType(offline.statelessTemplate.toJSON().Resources as Resources, 'AWS::IAM::Policy')
+    const offlineStatements = byType(offline.functionResources, 'AWS::IAM::Policy')
       .flatMap(([, p]) => p.Properties.PolicyDocument.Statement)
       .filter((st: any) => [st.Action].flat().some((a: string) => a.startsWith('bedrock:')));
     expect(offlineStatements).toEqual([]);
@@ -1011,9 +1160,8 @@ describe('safe deploy defaults', () => {
   });
 
   test('the origin is the only one anywhere: preflights, gateway responses, the bucket rule, every function', () => {
-    const stateless = JSON.stringify(s.statelessTemplate.toJSON());
-    expect(stateless).not.toContain(`"'*'"`);
-    const preflights = byType(statelessResources, 'AWS::ApiGateway::Method').filter(
+    expect(s.statelessJson).not.toContain(`"'*'"`);
+    const preflights = byType(apiResources, 'AWS::ApiGateway::Method').filter(
       ([, m]) => m.Properties.HttpMethod === 'OPTIONS',
     );
     expect(preflights.length).toBeGreaterThan(0);
@@ -1024,7 +1172,7 @@ describe('safe deploy defaults', () => {
         ],
       ).toBe(`'${ORIGIN}'`);
     }
-    const responses = byType(statelessResources, 'AWS::ApiGateway::GatewayResponse');
+    const responses = byType(apiResources, 'AWS::ApiGateway::GatewayResponse');
     expect(responses.length).toBeGreaterThan(0);
     for (const [, r] of responses)
       expect(r.Properties.ResponseParameters['gatewayresponse.header.Access-Control-Allow-Origin']).toBe(`'${ORIGIN}'`);
@@ -1055,9 +1203,7 @@ describe('safe deploy defaults', () => {
 describe('concurrency of the long functions', () => {
   test('send-message and follow-reply have reserved concurrency (20 and 10 by default, from context, or none); no other HTTP function does', () => {
     const reserved = (t: ReturnType<typeof synth>, name: string) =>
-      (t.statelessTemplate.toJSON().Resources as Resources)[
-        logicalId(t.stateless, t.stateless.functions[name]!.function)
-      ]!.Properties.ReservedConcurrentExecutions;
+      t.functionResources[lambdaId(t, name)]!.Properties.ReservedConcurrentExecutions;
     expect(reserved(s, 'send-message')).toBe(20);
     expect(reserved(s, 'follow-reply')).toBe(10);
     for (const route of httpRouteList.filter((r) => r.name !== 'send-message' && r.name !== 'follow-reply'))
@@ -1074,9 +1220,9 @@ describe('concurrency of the long functions', () => {
     const context = Object.fromEntries(pipelineStageList.map((st, i) => [stageConcurrencyKey(st.name), String(2 + i)]));
     expect(Object.keys(context)).toContain('pdfExtractMaxConcurrency');
     const t = synth(context);
-    const mappings = byType(t.statelessTemplate.toJSON().Resources, 'AWS::Lambda::EventSourceMapping');
+    const mappings = byType(t.functionResources, 'AWS::Lambda::EventSourceMapping');
     pipelineStageList.forEach((st, i) => {
-      const fnId = logicalId(t.stateless, t.stateless.functions[st.name]!.function);
+      const fnId = lambdaId(t, st.name);
       const [, mapping] = mappings.find(([, m]) => m.Properties.FunctionName.Ref === fnId)!;
       expect([st.name, mapping.Properties.ScalingConfig]).toEqual([st.name, { MaximumConcurrency: 2 + i }]);
     });
@@ -1129,14 +1275,14 @@ describe('cdk-nag (AwsSolutions and Serverless packs, as CDK validation plugins)
 
   test('a new wildcard is a finding: a statement on bucket/* beside the prefixes fails the check', () => {
     const grantEverything = (service: ServiceApp) =>
-      service.stateless.functions['send-message']!.role.addToPrincipalPolicy(
+      service.functions['send-message']!.role.addToPrincipalPolicy(
         new iam.PolicyStatement({
           actions: BUCKET_READ_ACTIONS,
           resources: [service.stateful.bucket.arnForObjects('*')],
         }),
       );
     expect(unacknowledged({}, grantEverything)).toEqual([
-      'AwsSolutions-IAM5 @ ChatServiceStateless/SendMessage/Role/DefaultPolicy/Resource',
+      'AwsSolutions-IAM5 @ ChatServiceApiFunctions/SendMessage/Role/DefaultPolicy/Resource',
     ]);
   });
 
@@ -1166,9 +1312,9 @@ describe('cdk-nag (AwsSolutions and Serverless packs, as CDK validation plugins)
 
 describe('VECTOR_STORE=s3vectors', () => {
   const vectors = synth({ VECTOR_STORE: 's3vectors' });
-  const resources = vectors.statelessTemplate.toJSON().Resources as Resources;
+  const resources = vectors.functionResources;
   const statementsIn = (name: string) => {
-    const roleId = logicalId(vectors.stateless, vectors.stateless.functions[name]!.role);
+    const roleId = lambdaId(vectors, name, 'role');
     return byType(resources, 'AWS::IAM::Policy')
       .filter(([, p]) => p.Properties.Roles.some((r: any) => r.Ref === roleId))
       .flatMap(([, p]) => p.Properties.PolicyDocument.Statement)
@@ -1181,7 +1327,7 @@ describe('VECTOR_STORE=s3vectors', () => {
     vectors.statefulTemplate.resourceCountIs('AWS::S3Vectors::VectorBucket', 1);
     s.statefulTemplate.resourceCountIs('AWS::S3Vectors::VectorBucket', 0);
     for (const fn of manifestFunctions) {
-      const id = logicalId(vectors.stateless, vectors.stateless.functions[fn.name]!.function);
+      const id = lambdaId(vectors, fn.name);
       expect([fn.name, resources[id]!.Properties.Environment.Variables.S3_VECTORS_BUCKET]).toEqual([
         fn.name,
         expect.anything(),
