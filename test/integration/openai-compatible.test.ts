@@ -173,6 +173,8 @@ test('file:<id> answers from the file with citations, whole and streamed; [n] is
     fileId,
     fileName: 'animals.pdf',
     page: 2,
+    part: 2,
+    location: { type: 'page', page: 2 },
     quote: expect.any(String),
     verified: true,
     cited: true,

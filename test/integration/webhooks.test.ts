@@ -33,6 +33,7 @@ beforeAll(async () => {
   pdfs.serve('/hooked.pdf', {
     body: Buffer.from(await makePdfFromLines([['Webhooks tell a backend when a file is ready.']])),
   });
+  // A page without any text: read as HTML, it fails NO_TEXT_LAYER.
   pdfs.serve('/page.html', { body: `<html>${' '.repeat(4096)}</html>`, contentType: 'text/html' });
   // One second between attempts: a retried delivery is seen within the test's time.
   app = await startTestApp({ env: { WEBHOOK_RETRY_DELAYS_S: '1,1', WEBHOOKS_MAX_PER_USER: '3' } });
@@ -124,7 +125,7 @@ test('file.failed is delivered when an ingestion fails, with the reason', async 
   expect(JSON.parse(hook!.body)).toEqual({
     type: 'file.failed',
     timestamp: expect.any(String),
-    data: { fileId, fileName: 'page.pdf', failure: expect.objectContaining({ reason: 'NOT_PDF' }) },
+    data: { fileId, fileName: 'page.pdf', failure: expect.objectContaining({ reason: 'NO_TEXT_LAYER' }) },
   });
 });
 
