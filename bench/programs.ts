@@ -1,3 +1,11 @@
+import { performance } from 'node:perf_hooks';
+import { dynamo, tableName } from '#shared/clients.ts';
+import { ApiKeyRepository } from '#shared/auth/api-key-repository.ts';
+import { ApiKeyVerifier } from '#shared/auth/api-keys.ts';
+import { serviceTokenSettings, ServiceTokens } from '#shared/auth/service-token.ts';
+import { systemClock } from '#shared/clock.ts';
+import { config } from '#shared/config.ts';
+import { UserRepository } from '#shared/users/user-repository.ts';
 import type { Benchmark } from './lib/context.ts';
 import { keepAliveAgent, postSse, request, type SseTiming } from './lib/http.ts';
 import { info, median, quantile, ratioCheck, type Check } from './lib/report.ts';
@@ -10,6 +18,9 @@ import { info, median, quantile, ratioCheck, type Check } from './lib/report.ts'
 //     OpenAI route with the JWT is timed too, so the key's share and the route's share separate.
 // (b) Authentication: GET /me (it takes both) with an API key against the same user's service
 //     JWT, one of each in turn (shuffled), medians at concurrency 1. Target ≤ 1.1 ×.
+// Beside (b), the pieces called directly (no HTTP), interleaved: the key's check (its GetItem,
+// consistent, and the SHA-256 comparison), the JWT's (HMAC, once per warm instance) and the
+// user's GetItem both paths make, so a miss comes with its cause.
 // The model server answers at once, so (a) times the service's own path to the model and back.
 
 const STREAM_ROUNDS = 40;
@@ -101,6 +112,24 @@ export const programs: Benchmark = {
       ctx.log(`programs: GET /me, ${AUTH_ROUNDS} rounds`);
       const a = await sample(auths, AUTH_ROUNDS, AUTH_WARMUP);
 
+      ctx.log('programs: timing the pieces directly');
+      const verifier = new ApiKeyVerifier(new ApiKeyRepository(dynamo(), tableName()), systemClock);
+      const tokens = new ServiceTokens(serviceTokenSettings(config()), systemClock);
+      const users = new UserRepository(dynamo(), tableName());
+      const pieces: Record<string, () => Promise<unknown>> = {
+        'API key check (GetItem + SHA-256)': () => verifier.verify(key),
+        'service JWT check (HMAC, cached per instance)': () => tokens.verify(user.token),
+        'user confirmation (GetItem), both paths': () => users.get(user.userId),
+      };
+      const pieceSamples = new Map<string, number[]>(Object.keys(pieces).map((k) => [k, []]));
+      for (let i = 0; i < AUTH_ROUNDS; i++) {
+        for (const [name, fn] of Object.entries(pieces)) {
+          const t0 = performance.now();
+          await fn();
+          pieceSamples.get(name)!.push(performance.now() - t0);
+        }
+      }
+
       const app50 = median(s.get('message/logged-in, JWT')!);
       const checks: Check[] = [
         ratioCheck(
@@ -130,6 +159,18 @@ export const programs: Benchmark = {
       ];
       return {
         checks,
+        details: [
+          {
+            title: `first token by variant (ms, ${STREAM_ROUNDS} each)`,
+            header: ['variant', 'p50', 'p90'],
+            rows: [...s].map(([name, xs]) => [name, median(xs), quantile(xs, 0.9)]),
+          },
+          {
+            title: `authentication pieces, called directly (ms, ${AUTH_ROUNDS} calls each, interleaved)`,
+            header: ['piece', 'p50', 'p90'],
+            rows: [...pieceSamples].map(([name, xs]) => [name, median(xs), quantile(xs, 0.9)]),
+          },
+        ],
         notes: [
           `First token: ${STREAM_ROUNDS} rounds of one request per variant (shuffled) after ${STREAM_WARMUP} warm-up rounds; request sent → first content token; the app's chat is created before the clock starts. GET /me: ${AUTH_ROUNDS} rounds of one request per variant (shuffled) after ${AUTH_WARMUP} warm-up rounds; keep-alive connections.`,
         ],
