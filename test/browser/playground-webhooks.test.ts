@@ -58,7 +58,7 @@ test('an endpoint made in the panel shows its secret once, is pinged, logs the d
   await row.getByRole('button', { name: 'Ping' }).click();
   await page.locator('#webhook-deliveries li', { hasText: 'ping' }).waitFor();
   const hook = await until('the ping at the receiver', () => receiver.received.find((h) => h.path === '/panel'));
-  expect(new Webhook(secret).verify(hook.body, hook.headers)).toMatchObject({ type: 'ping' });
+  expect(new Webhook(secret).verify(hook!.body, hook!.headers)).toMatchObject({ type: 'ping' });
   // The log says delivered once the delivery function recorded the receiver's 200.
   await until(
     'the ping logged delivered',
