@@ -23,6 +23,7 @@ import { vectorStore } from './vector-store.ts';
 import { longPdf } from './long-pdf.ts';
 import { largePdfBench } from './large-pdf.ts';
 import { formats } from './formats.ts';
+import { programs } from './programs.ts';
 
 // `npm run bench` runs every benchmark; `npm run bench -- <name> [<name> ...]` runs some.
 // Each prints its table as it finishes; all of them go to bench/results/latest.json.
@@ -35,6 +36,7 @@ const benchmarks: Benchmark[] = [
   formats,
   requestOverhead,
   streaming,
+  programs,
   ocr,
   retrieval,
   vectorStore,

@@ -37,6 +37,7 @@ const swaggerDir = join(projectRoot, 'node_modules', 'swagger-ui-dist');
 const files: Record<string, string> = {
   '/': join(playgroundDir, 'index.html'),
   '/playground.js': join(playgroundDir, 'playground.js'),
+  '/webhooks.js': join(playgroundDir, 'webhooks.js'),
   '/playground.css': join(playgroundDir, 'playground.css'),
   '/docs': join(playgroundDir, 'docs.html'),
   '/docs/': join(playgroundDir, 'docs.html'),

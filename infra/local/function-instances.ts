@@ -29,6 +29,8 @@ interface FunctionInstancesOptions {
   idleMs?: number;
   /** Says why an instance ended (a crash, running out of memory, a timeout); silent when unset. */
   log?: (line: string) => void;
+  /** Receives what the instances write to stdout and stderr (their log lines) instead of this process's own. */
+  output?: (chunk: string) => void;
 }
 
 interface InstanceInfo {
@@ -111,9 +113,15 @@ export function startFunctionInstances(options: FunctionInstancesOptions): Funct
         env: options.env,
         cwd: dirname(bundle), // Lambda runs a function from its bundle's directory
         serialization: 'advanced',
-        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+        stdio: ['ignore', options.output ? 'pipe' : 'inherit', options.output ? 'pipe' : 'inherit', 'ipc'],
       });
       const { child } = inst;
+      if (options.output) {
+        for (const out of [child.stdout, child.stderr]) {
+          out?.setEncoding('utf8');
+          out?.on('data', options.output);
+        }
+      }
       child.on('message', (m: HostMessage) => onMessage(inst, m));
       await new Promise<void>((resolve, reject) => {
         const onReady = (m: HostMessage) => {

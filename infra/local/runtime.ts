@@ -55,6 +55,8 @@ export interface LocalRuntimeOptions {
   /** Seconds before a failed SQS message is retried (fast in tests). */
   retryDelaySeconds?: number;
   log?: ((line: string) => void) | false;
+  /** Receives the functions' own output (their JSON log lines) instead of this process's stdout (tests read it). */
+  functionOutput?: (chunk: string) => void;
   /**
    * Run the payment provider's stand-in (payment-provider.ts) and point the functions at it
    * (npm start does; tests that take payments ask for it). Unset: the service takes no payments.
@@ -161,6 +163,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     const functions = startFunctionInstances({
       env: functionEnv,
       ...(options.log !== false && { log: (line) => console.error(line) }),
+      ...(options.functionOutput && { output: options.functionOutput }),
     });
     const gateway: Gateway = await startGateway({
       port: options.port,

@@ -62,7 +62,7 @@ export const PER_USER_LIMITS_OFF = {
 
 export async function startTestApp(
   options: Partial<
-    Pick<LocalRuntimeOptions, 'env' | 'pollers' | 'retryDelaySeconds' | 'onReady' | 'extraHostNames'>
+    Pick<LocalRuntimeOptions, 'env' | 'pollers' | 'retryDelaySeconds' | 'onReady' | 'extraHostNames' | 'functionOutput'>
   > & {
     /** Run the payment provider's stand-in (test/integration/payments.test.ts); off: orders carry `payment: null`. */
     payments?: boolean;
@@ -88,6 +88,7 @@ export async function startTestApp(
     retryDelaySeconds: options.retryDelaySeconds ?? 0,
     ...(options.pollers !== undefined && { pollers: options.pollers }),
     ...(options.onReady && { onReady: options.onReady }),
+    ...(options.functionOutput && { functionOutput: options.functionOutput }),
     extraHostNames: options.extraHostNames ?? [],
     // Undelivered webhooks are retried at once (the provider's waits are hours).
     ...(options.payments && { paymentProvider: { dataDir, retryDelaysMs: [50, 100, 200, 400, 800] } }),

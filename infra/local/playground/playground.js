@@ -1,5 +1,7 @@
 // The playground: plain JavaScript on the public API (the same calls any client makes), plus the
 // local identity provider's sign-in endpoint. Served by `npm start` only.
+import { webhooksPanel } from './webhooks.js';
+
 const api = '/api/v1';
 const $ = (id) => document.getElementById(id);
 const POLL_MS = 1000;
@@ -80,6 +82,7 @@ function signOut(message) {
   sessionStorage.removeItem('user');
   $('new-key').hidden = true; // a key is shown once, to the one who made it
   $('new-key-value').textContent = '';
+  webhooks.reset();
   $('app').hidden = true;
   $('account').hidden = true;
   $('sign-in').hidden = false;
@@ -94,7 +97,7 @@ async function showApp() {
   $('account').hidden = false;
   $('app').hidden = false;
   $('welcome').hidden = current !== undefined;
-  await Promise.all([listChats(), listOrders(), showUsage(), listKeys()]);
+  await Promise.all([listChats(), listOrders(), showUsage(), listKeys(), webhooks.list()]);
 }
 
 // --- chats ---------------------------------------------------------------------------------
@@ -1038,6 +1041,10 @@ async function createKey(name) {
   await listKeys();
 }
 
+// --- webhooks: the panel of webhooks.js, on the helpers above -----------------------------------
+
+const webhooks = webhooksPanel({ call, el, $, showError });
+
 // --- the account: usage, export, erasure ----------------------------------------------------
 
 const number = (n) => new Intl.NumberFormat('en').format(n);
@@ -1160,6 +1167,7 @@ $('order-form').onsubmit = guard('orders-error', async () => {
 });
 $('search-form').onsubmit = guard('search-error', () => search($('search').value));
 $('key-form').onsubmit = guard('keys-error', () => createKey($('key-name').value));
+$('webhook-form').onsubmit = guard('webhooks-error', () => webhooks.create());
 $('refresh-usage').onclick = () => showUsage().catch((e) => showError('account-error', e.message));
 $('export-account').onclick = () => {
   showError('account-error', '');
