@@ -17,6 +17,7 @@ import {
   pageTextKey,
   type FileStorage,
 } from '../files/storage.ts';
+import type { PartLocation } from '../readers/reader.ts';
 import { renderPagesBounded, type RenderLimits } from '../pdf/ocr/bounded-render.ts';
 import { localPdf } from './local-copy.ts';
 
@@ -82,6 +83,21 @@ async function storedPage(storage: FileStorage, fileId: string, runId: string, p
   return single ? decodePage(single) : undefined;
 }
 
+/** The caller's file (anyone else's: not found), completed (else 409 FILE_NOT_READY). */
+async function completedFile(
+  deps: Pick<PageServiceDeps, 'files'>,
+  input: { userId: string; fileId: string },
+  what: string,
+) {
+  const record = await ownedFile(deps, input);
+  if (record.status !== 'completed')
+    throw new ConflictError(
+      `The file is ${record.status}; its ${what} can be read once GET /message/pdf/{fileId} says completed`,
+      'FILE_NOT_READY',
+    );
+  return record;
+}
+
 /**
  * Steps: the caller's file (anyone else's: not found) → completed, else 409 → the page within its
  * page count, else 404 → its stored text → its image, drawn and kept when not there yet → a
@@ -91,12 +107,7 @@ export async function getPdfPage(
   deps: PageServiceDeps,
   input: { userId: string; fileId: string; page: number },
 ): Promise<PdfPage> {
-  const record = await ownedFile(deps, input);
-  if (record.status !== 'completed')
-    throw new ConflictError(
-      `The file is ${record.status}; its pages can be read once GET /message/pdf/{fileId} says completed`,
-      'FILE_NOT_READY',
-    );
+  const record = await completedFile(deps, input, 'pages');
   if (record.format && record.format !== 'pdf')
     throw new NotFoundError(
       `Page not found: the file is not a PDF (${record.format}); read its parts with GET /files/{fileId}/parts/{part}`,
@@ -144,12 +155,7 @@ export async function getFilePart(
   deps: PageServiceDeps,
   input: { userId: string; fileId: string; part: number },
 ): Promise<FilePart> {
-  const record = await ownedFile(deps, input);
-  if (record.status !== 'completed')
-    throw new ConflictError(
-      `The file is ${record.status}; its parts can be read once GET /message/pdf/{fileId} says completed`,
-      'FILE_NOT_READY',
-    );
+  const record = await completedFile(deps, input, 'parts');
   const parts = record.pages ?? 0;
   if (input.part > parts) throw new NotFoundError(`Part not found: the file has ${parts} part(s)`);
   if (!record.format || record.format === 'pdf') {
@@ -231,21 +237,23 @@ async function drawPage(deps: PageServiceDeps, fileId: string, runId: string, pa
 }
 
 /**
- * A page's text only (the MCP tool `read_part`): the checks of getPdfPage (the caller's completed
- * file, the page within its count), then the text ingestion stored, without drawing the page.
+ * A part's text and place only (the MCP tool `read_part`): the checks of getFilePart (the
+ * caller's completed file, the part within its count), then what ingestion stored, without
+ * drawing a PDF's page.
  */
-export async function getPageText(
+export async function getPartText(
   deps: Pick<PageServiceDeps, 'files' | 'storage'>,
-  input: { userId: string; fileId: string; page: number },
-): Promise<{ fileName: string; page: number; pages: number; text: string }> {
-  const record = await ownedFile(deps, input);
-  if (record.status !== 'completed')
-    throw new ConflictError(
-      `The file is ${record.status}; its pages can be read once it is completed`,
-      'FILE_NOT_READY',
-    );
-  const pages = record.pages ?? record.pagesTotal ?? 0;
-  if (input.page > pages) throw new NotFoundError(`Page not found: the file has ${pages} page(s)`);
-  const stored = await storedPage(deps.storage, record.id, record.runId, input.page);
-  return { fileName: record.fileName, page: input.page, pages, text: stored?.text ?? '' };
+  input: { userId: string; fileId: string; part: number },
+): Promise<{ fileName: string; part: number; parts: number; location: PartLocation; text: string }> {
+  const record = await completedFile(deps, input, 'parts');
+  const parts = record.pages ?? record.pagesTotal ?? 0;
+  if (input.part > parts) throw new NotFoundError(`Part not found: the file has ${parts} part(s)`);
+  const stored = await storedPage(deps.storage, record.id, record.runId, input.part);
+  return {
+    fileName: record.fileName,
+    part: input.part,
+    parts,
+    location: stored?.location ?? { type: 'page', page: input.part },
+    text: stored?.text ?? '',
+  };
 }

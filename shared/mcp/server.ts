@@ -8,10 +8,11 @@ import { logger } from '../logger.ts';
 import type { CollectionRepository } from '../collections/collection-repository.ts';
 import { listCollectionFiles, listCollections } from '../collections/collection-service.ts';
 import type { FileRepository } from '../files/file-repository.ts';
+import { partLocationSchema } from '../files/schemas.ts';
 import { listFiles } from '../files/file-status.ts';
 import type { FileStorage } from '../files/storage.ts';
 import type { UserLimits } from '../limits/user-limits.ts';
-import { getPageText } from '../ingestion/page-service.ts';
+import { getPartText } from '../ingestion/page-service.ts';
 import { searchFiles } from '../retrieval/search.ts';
 import { searchFilesBody, SEARCH_K_MAX } from '../retrieval/schemas.ts';
 import { askFiles, type AskDeps } from './ask.ts';
@@ -86,6 +87,7 @@ const outputs = {
     fileName: z.string(),
     part: z.number(),
     parts: z.number(),
+    location: partLocationSchema,
     text: z.string(),
   },
 };
@@ -221,10 +223,10 @@ export function mcpServer(deps: McpDeps, userId: string): McpServer {
       annotations: { readOnlyHint: true },
     },
     guarded('read_part', async ({ fileId, part }) => {
-      const page = await getPageText(deps, { userId, fileId, page: part });
+      const read = await getPartText(deps, { userId, fileId, part });
       return result(
-        { fileId, fileName: page.fileName, part, parts: page.pages, text: page.text },
-        `${page.fileName}, part ${part} of ${page.pages}:\n\n${page.text}`,
+        { fileId, fileName: read.fileName, part, parts: read.parts, location: read.location, text: read.text },
+        `${read.fileName}, part ${part} of ${read.parts}:\n\n${read.text}`,
       );
     }),
   );

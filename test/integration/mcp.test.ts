@@ -106,6 +106,7 @@ test('each tool answers text and structuredContent, over two connections at once
   expect(part.structuredContent).toEqual({
     fileId,
     fileName: 'trees.pdf',
+    location: { type: 'page', page: 1 },
     part: 1,
     parts: 2,
     text: expect.stringContaining('Trace trees compile each hot loop'),
@@ -125,7 +126,7 @@ test('bad arguments and a page past the end are error results, not protocol fail
   const past = await call(client, 'read_part', { fileId, part: 3 });
   expect(past).toMatchObject({
     isError: true,
-    content: [{ type: 'text', text: expect.stringContaining('2 page(s)') }],
+    content: [{ type: 'text', text: expect.stringContaining('2 part(s)') }],
   });
   const invalid = await call(client, 'read_part', { fileId, part: 0 });
   expect(invalid.isError).toBe(true);

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { htmlReader, markdownReader, textReader } from '#shared/readers/markup/index.ts';
-import { SECTION_TARGET_CHARS } from '#shared/readers/markup/sections.ts';
+import { SECTION_TARGET_CHARS } from '#shared/readers/sections.ts';
 import {
   DEFAULT_READER_LIMITS,
   type DocumentPart,

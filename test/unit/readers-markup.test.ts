@@ -9,7 +9,7 @@ import {
   markdownReader,
   textReader,
 } from '#shared/readers/markup/index.ts';
-import { SECTION_TARGET_CHARS } from '#shared/readers/markup/sections.ts';
+import { SECTION_TARGET_CHARS } from '#shared/readers/sections.ts';
 import {
   DEFAULT_READER_LIMITS,
   type DocumentPart,

@@ -8,7 +8,7 @@
 
 import { Parser } from 'htmlparser2';
 import { type DocumentReader, ReadRefused, type ReaderLimits, normaliseText } from '../reader.ts';
-import { type MarkupBlock, sectionParts } from './sections.ts';
+import { type SectionBlock, sectionParts } from '../sections.ts';
 import { checkTextLength, decodeDocument } from './text.ts';
 
 /** Elements whose whole subtree is not content. */
@@ -71,14 +71,14 @@ interface TableState {
 /** What an HTML page or fragment holds: its title and its content's blocks. */
 export interface HtmlContent {
   title: string;
-  blocks: MarkupBlock[];
+  blocks: SectionBlock[];
 }
 
 /** The page's title and main content; ReadRefused TOO_COMPLEX past `maxDepth` or `maxTextChars`. */
 export function readHtml(html: string, limits: ReaderLimits): HtmlContent {
   checkTextLength(html.length, limits);
   const stack: Open[] = [];
-  const found: { block: MarkupBlock; scope: Scope }[] = [];
+  const found: { block: SectionBlock; scope: Scope }[] = [];
   let dropping = 0;
   let mains = 0;
   let articles = 0;
@@ -91,7 +91,7 @@ export function readHtml(html: string, limits: ReaderLimits): HtmlContent {
   let prose = '';
 
   const scope = (): Scope => (mains > 0 ? 'main' : articles > 0 ? 'article' : 'page');
-  const emit = (block: MarkupBlock) => found.push({ block, scope: scope() });
+  const emit = (block: SectionBlock) => found.push({ block, scope: scope() });
   const flush = () => {
     if (prose.trim()) emit({ kind: 'prose', text: prose });
     prose = '';
@@ -231,7 +231,7 @@ export function readHtml(html: string, limits: ReaderLimits): HtmlContent {
  * The page's blocks with its title first, as a level-1 heading, unless the first heading is a
  * level-1 heading the title already contains ("Install — MySite" over "Install").
  */
-export function htmlBlocks(html: string, limits: ReaderLimits): MarkupBlock[] {
+export function htmlBlocks(html: string, limits: ReaderLimits): SectionBlock[] {
   const { title, blocks } = readHtml(html, limits);
   if (!title) return blocks;
   const first = blocks.find((b) => b.kind === 'heading');

@@ -8,7 +8,7 @@ import MarkdownIt from 'markdown-it';
 import type { Env, MarkdownIt as MarkdownParser, Token } from 'markdown-it';
 import { type DocumentReader, ReadRefused, type ReaderLimits } from '../reader.ts';
 import { readHtml } from './html.ts';
-import { type MarkupBlock, sectionParts } from './sections.ts';
+import { type SectionBlock, sectionParts } from '../sections.ts';
 import { checkTextLength, decodeDocument } from './text.ts';
 
 /** A YAML front matter block (`---` … `---` or `...`) opening the file: metadata, not text. */
@@ -47,7 +47,7 @@ function parserFor(maxDepth: number): MarkdownParser {
 const parsers = new Map<number, MarkdownParser>();
 
 /** The Markdown's blocks in reading order; ReadRefused TOO_COMPLEX past `maxDepth` or `maxTextChars`. */
-export function markdownBlocks(markdown: string, limits: ReaderLimits): MarkupBlock[] {
+export function markdownBlocks(markdown: string, limits: ReaderLimits): SectionBlock[] {
   checkTextLength(markdown.length, limits);
   // markdown-it's own first step (line breaks, NULs), then its block rules only: inline content is
   // parsed block by block below, with the link references the block rules collected in `env`.
@@ -56,7 +56,7 @@ export function markdownBlocks(markdown: string, limits: ReaderLimits): MarkupBl
   const env: Env = {};
   const tokens: Token[] = [];
   parser.block.parse(source, parser, env, tokens);
-  const found: MarkupBlock[] = [];
+  const found: SectionBlock[] = [];
   let table: { rows: string[][]; row: string[] | undefined } | undefined;
   for (let k = 0; k < tokens.length; k++) {
     const token = tokens[k]!;

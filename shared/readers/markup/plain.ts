@@ -4,11 +4,11 @@
 // between its lines first, and a line longer than that at a space.
 
 import type { DocumentReader, ReaderLimits } from '../reader.ts';
-import { type MarkupBlock, SECTION_TARGET_CHARS, sectionParts } from './sections.ts';
+import { type SectionBlock, SECTION_TARGET_CHARS, sectionParts } from '../sections.ts';
 import { checkTextLength, decodeDocument } from './text.ts';
 
 /** The text's paragraphs as prose blocks, a long paragraph in runs of whole lines. */
-export function* textBlocks(text: string): Generator<MarkupBlock> {
+export function* textBlocks(text: string): Generator<SectionBlock> {
   for (const paragraph of text.split(/\r?\n[ \t\f\v\u00a0]*(?:\r?\n|$)|\r[ \t]*\r/)) {
     if (paragraph.length <= SECTION_TARGET_CHARS) {
       if (paragraph.trim()) yield { kind: 'prose', text: paragraph };

@@ -10,7 +10,8 @@ import type { DocumentPart, DocumentReader, ReaderLimits } from '../reader.ts';
 import { type OpenedDocument, openAs } from './detect.ts';
 import { firstOfKind, normalise, readRelationships, TextBudget } from './opc.ts';
 import type { OoxmlPackage } from './package.ts';
-import { type SectionItem, sectionParts, squareTable } from './sections.ts';
+import { type SectionBlock as SectionItem, sectionParts } from '../sections.ts';
+import { squareTable } from './tables.ts';
 import { attr, readXmlPart } from './xml.ts';
 
 /** Subtrees whose text is not the document's: a compatibility copy, deletions, field codes, control properties. */

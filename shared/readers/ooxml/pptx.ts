@@ -16,7 +16,7 @@ import {
 import { type OpenedDocument, openAs } from './detect.ts';
 import { firstOfKind, normalise, readRelationships, relationshipIdOf, TextBudget } from './opc.ts';
 import type { OoxmlPackage } from './package.ts';
-import { squareTable } from './sections.ts';
+import { squareTable } from './tables.ts';
 import { attr, readXmlPart } from './xml.ts';
 
 const TITLE_PLACEHOLDERS = new Set(['title', 'ctrTitle']);

@@ -1,13 +1,14 @@
-// Blocks → parts, for every format read as sections (docs/DECISIONS.md "Markup and text readers"):
+// Blocks → parts, for every format read as sections (Word, HTML, Markdown, text; docs/DECISIONS.md
+// "Markup and text readers"):
 // a part starts at each heading of level 1 or 2 and carries the path of the headings it sits under;
 // a part that grows past SECTION_TARGET_CHARS is cut at the next block boundary (a prose block or a
 // table longer than that is cut first: prose at a space, a table between rows with its header
 // repeated), so a part stays a size a reader can show and a citation can point into.
 
-import { blocks, type DocumentPart, normaliseText, type PartBlock, partOf } from '../reader.ts';
+import { blocks, type DocumentPart, normaliseText, type PartBlock, partOf } from './reader.ts';
 
-/** What a markup reader finds, in reading order, before it is cut into parts. */
-export type MarkupBlock =
+/** What a reader of sections finds, in reading order, before it is cut into parts. */
+export type SectionBlock =
   | { kind: 'heading'; text: string; level: number }
   | { kind: 'prose'; text: string }
   /** rows[0] is the header. */
@@ -68,7 +69,7 @@ function blockLength(block: PartBlock): number {
 }
 
 /** The blocks' parts: sections under their heading paths (one empty part for a document without text). */
-export function sectionParts(source: Iterable<MarkupBlock>): DocumentPart[] {
+export function sectionParts(source: Iterable<SectionBlock>): DocumentPart[] {
   const parts: DocumentPart[] = [];
   const open: { level: number; text: string }[] = []; // the headings the reader is under
   let current: PartBlock[] = [];
