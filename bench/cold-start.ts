@@ -34,7 +34,7 @@ export const LAYERS: { fn: ManifestFunction; adds: string; alternative?: boolean
   ['1-zod', 'zod/mini (shared/zod.ts, English locale), one schema'],
   ['2-config', 'the configuration: shared/config.ts schema built and parsed'],
   ['3-libraries', 'middy, jose, Powertools logger, cuid2'],
-  ['3b-metrics', 'Powertools Metrics (shared/metrics.ts, a namespace set)'],
+  ['3b-metrics', 'Powertools Metrics (shared/observability/metrics.ts, a namespace set)'],
   ['4-http-layer', 'the shared HTTP layer (shared/http/handler.ts) around a no-op route'],
   ['alt-zod-classic', 'for comparison, instead of layer 1: the same schema with zod classic (before)', true],
 ].map(([name, adds, alternative]) => ({
@@ -97,7 +97,7 @@ export const PROVIDER_ENV: Record<'offline' | 'openai' | 'bedrock', Record<strin
 const PROVIDER_FUNCTION = 'send-message';
 
 /**
- * Tracing on, as the stack sets it (`-c tracing=true`) and Lambda runs it: shared/tracing.ts then
+ * Tracing on, as the stack sets it (`-c tracing=true`) and Lambda runs it: shared/observability/tracing.ts then
  * imports Powertools Tracer and the X-Ray SDK (a package beside the bundle) at cold start.
  */
 export const TRACING_ENV: Record<string, string> = {

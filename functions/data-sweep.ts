@@ -3,7 +3,7 @@ import { systemClock } from '#shared/clock.ts';
 import { accountExportDeps } from '#shared/account-export/account-export-deps.ts';
 import { erasureDeps } from '#shared/erasure/erasure-deps.ts';
 import { runSweep } from '#shared/erasure/sweep.ts';
-import { logger } from '#shared/logger.ts';
+import { logger } from '#shared/observability/logger.ts';
 import { ingestQueueDeps } from '#shared/ingestion/pipeline-deps.ts';
 import { releaseStuck } from '#shared/ingestion/ingest-queue.ts';
 import { sqsClient } from '#shared/clients.ts';

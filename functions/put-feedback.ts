@@ -2,7 +2,7 @@ import { httpRoutes } from '#infra/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { systemClock } from '#shared/clock.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
-import { metrics } from '#shared/metrics.ts';
+import { metrics } from '#shared/observability/metrics.ts';
 import { chatRepositories } from '#shared/chats/repositories.ts';
 import { FeedbackRepository } from '#shared/chats/feedback-repository.ts';
 import { setFeedback } from '#shared/chats/feedback-service.ts';

@@ -115,17 +115,19 @@ const lambdaCredentialsOnly: Plugin = {
   },
 };
 
-// Tracing (shared/tracing.ts) imports Powertools Tracer and the X-Ray SDK only when it is on.
+// Tracing (shared/observability/tracing.ts) imports Powertools Tracer and the X-Ray SDK only when it is on.
 // Rather than a chunk (which would make every function a code-split build), the tracer is a
 // bundle of its own, shipped in each function's node_modules as a package the bundle imports
 // by name: resolved the same from index.mjs and from any chunk, read only when imported.
 export const TRACER_PACKAGE = 'chat-service-tracer';
-const TRACER_SOURCE = 'shared/tracer.ts';
+const TRACER_SOURCE = 'shared/observability/powertools-tracer.ts';
 const tracerApart: Plugin = {
   name: 'tracer-apart',
   setup(b) {
-    b.onResolve({ filter: /^\.\/tracer\.ts$/ }, (args) =>
-      args.importer.endsWith(join('shared', 'tracing.ts')) ? { path: TRACER_PACKAGE, external: true } : undefined,
+    b.onResolve({ filter: /^\.\/powertools-tracer\.ts$/ }, (args) =>
+      args.importer.endsWith(join('shared', 'observability', 'tracing.ts'))
+        ? { path: TRACER_PACKAGE, external: true }
+        : undefined,
     );
   },
 };

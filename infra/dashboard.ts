@@ -1,9 +1,9 @@
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type { Construct } from 'constructs';
-import { METRIC, SERVICE_NAME } from '#shared/metrics.ts';
+import { METRIC, SERVICE_NAME } from '#shared/observability/metrics.ts';
 
-// The service's CloudWatch dashboard: the metrics the functions write in EMF (shared/metrics.ts)
+// The service's CloudWatch dashboard: the metrics the functions write in EMF (shared/observability/metrics.ts)
 // under the stack's namespace, and the API's own. Per-route and per-reason series are SEARCH
 // expressions, so a new route or failure reason appears without changing this file.
 
@@ -49,7 +49,7 @@ export function serviceDashboard(
   });
   dashboard.addWidgets(
     new cloudwatch.TextWidget({
-      markdown: `## ${p.dashboardName}\nRequests and errors by route; the model's replies and their users' ratings; PDF ingestion. 5-minute periods; metrics in namespace \`${p.namespace}\` (shared/metrics.ts).`,
+      markdown: `## ${p.dashboardName}\nRequests and errors by route; the model's replies and their users' ratings; PDF ingestion. 5-minute periods; metrics in namespace \`${p.namespace}\` (shared/observability/metrics.ts).`,
       width: 24,
       height: 2,
     }),
@@ -80,7 +80,7 @@ export function serviceDashboard(
       metric(METRIC.replyTokens, 'SampleCount', 'replies'),
     ]),
   );
-  // Counts of rating changes (shared/metrics.ts): a reply rated up, then down, counts once in each.
+  // Counts of rating changes (shared/observability/metrics.ts): a reply rated up, then down, counts once in each.
   dashboard.addWidgets(
     graph('Feedback on replies: ratings set and removed (sum)', [
       metric(METRIC.feedbackUp, 'Sum', 'up'),

@@ -3,10 +3,10 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { config, ConfigError, type Config } from './config.ts';
-import { traced } from './tracing.ts';
+import { traced } from './observability/tracing.ts';
 
 // AWS clients, each created once per cold start on first use and reused by every invocation,
-// traced in X-Ray when tracing is on (shared/tracing.ts).
+// traced in X-Ray when tracing is on (shared/observability/tracing.ts).
 // Endpoints point at the local emulators when set; in AWS they are unset. The S3 client is in
 // s3-client.ts, so that a function reaching it only on some paths (send-message: file chats)
 // loads it with the code of those paths.

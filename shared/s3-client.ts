@@ -1,6 +1,6 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { config, type Config } from './config.ts';
-import { traced } from './tracing.ts';
+import { traced } from './observability/tracing.ts';
 
 // The S3 client, created once per cold start on first use (see clients.ts). A module of its own:
 // the S3 SDK is a large part of any bundle that imports it, and send-message needs it only for

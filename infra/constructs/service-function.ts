@@ -80,7 +80,7 @@ interface ServiceFunctionProps {
   description?: string;
   /** Concurrent executions reserved for (and capping) this function. */
   reservedConcurrency?: number;
-  /** X-Ray active tracing and Powertools Tracer (shared/tracing.ts); off unless set. */
+  /** X-Ray active tracing and Powertools Tracer (shared/observability/tracing.ts); off unless set. */
   tracing?: boolean;
 }
 
@@ -115,7 +115,7 @@ export class ServiceFunction extends Construct {
       // Deployed functions never fetch from loopback; only npm start allows it.
       PDF_ALLOW_LOOPBACK: 'false',
       WEBHOOK_ALLOW_LOOPBACK: 'false',
-      // Only with tracing on: shared/tracing.ts does not even import the tracer otherwise.
+      // Only with tracing on: shared/observability/tracing.ts does not even import the tracer otherwise.
       ...(props.tracing && { POWERTOOLS_TRACE_ENABLED: 'true' }),
     };
     for (const stage of access.sendTo ?? []) environment[queueUrlSetting[stage]] = queueOf(resources, stage).queueUrl;

@@ -38,7 +38,7 @@ interface FunctionsStackProps extends StackProps {
 
 export class FunctionsStack extends Stack {
   readonly functions: Record<string, ServiceFunction> = {};
-  /** The CloudWatch namespace of the functions' own metrics (shared/metrics.ts). */
+  /** The CloudWatch namespace of the functions' own metrics (shared/observability/metrics.ts). */
   readonly metricsNamespace: string;
 
   constructor(scope: Construct, id: string, props: FunctionsStackProps) {
@@ -94,7 +94,7 @@ export class FunctionsStack extends Stack {
         functionName: serviceFunctionName(settings.serviceName, fn.name),
         code: props.code(fn),
         resources,
-        // Metrics in EMF under the service's namespace (shared/metrics.ts writes none without it).
+        // Metrics in EMF under the service's namespace (shared/observability/metrics.ts writes none without it).
         settings: { ...settings.functionEnv, POWERTOOLS_METRICS_NAMESPACE: this.metricsNamespace },
         logRetentionDays: settings.logRetentionDays,
         tracing: settings.tracing,

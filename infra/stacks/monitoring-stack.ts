@@ -2,7 +2,7 @@ import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { Construct } from 'constructs';
-import { METRIC, SERVICE_NAME } from '#shared/metrics.ts';
+import { METRIC, SERVICE_NAME } from '#shared/observability/metrics.ts';
 import { httpRoutes, manifestFunctions } from '../routes.ts';
 import { serviceFunctionName, type StackSettings } from '../settings.ts';
 import { serviceDashboard } from '../dashboard.ts';
@@ -23,7 +23,7 @@ interface MonitoringStackProps extends StackProps {
 
 export class MonitoringStack extends Stack {
   readonly dashboard: cloudwatch.Dashboard;
-  /** The CloudWatch namespace of the functions' own metrics (shared/metrics.ts). */
+  /** The CloudWatch namespace of the functions' own metrics (shared/observability/metrics.ts). */
   readonly metricsNamespace: string;
 
   constructor(scope: Construct, id: string, props: MonitoringStackProps) {

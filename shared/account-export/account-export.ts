@@ -7,7 +7,7 @@ import type { ChatRepository } from '../chats/chat-repository.ts';
 import type { MessageRepository } from '../chats/message-repository.ts';
 import { isoNow, type Clock } from '../clock.ts';
 import { asError, NotFoundError } from '../errors.ts';
-import { logger } from '../logger.ts';
+import { logger } from '../observability/logger.ts';
 import type { CollectionRepository } from '../collections/collection-repository.ts';
 import type { FileRepository } from '../files/file-repository.ts';
 import { toEmbeddingsData } from '../files/file-view.ts';

@@ -8,7 +8,7 @@ import {
   type SystemContentBlock,
   type TokenUsage,
 } from '@aws-sdk/client-bedrock-runtime';
-import { traced } from '../tracing.ts';
+import { traced } from '../observability/tracing.ts';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { mapLimit } from '../map-limit.ts';
 import * as z from '../zod.ts';

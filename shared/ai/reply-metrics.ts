@@ -1,7 +1,7 @@
-import { metrics as serviceMetrics, type ServiceMetrics } from '../metrics.ts';
+import { metrics as serviceMetrics, type ServiceMetrics } from '../observability/metrics.ts';
 import type { AiProvider, ChatInput, StreamPart } from './types.ts';
 
-// A provider whose replies are measured (shared/metrics.ts): tokens, the model's latency and,
+// A provider whose replies are measured (shared/observability/metrics.ts): tokens, the model's latency and,
 // streamed, the time to the first text. Around the provider rather than in the reply logic, so
 // every provider and every caller is measured the same way. A reply that fails or is cut off
 // records nothing.

@@ -1,6 +1,6 @@
 import { isoNow, type Clock } from '../clock.ts';
 import { InvalidInputError, NotFoundError } from '../errors.ts';
-import type { ServiceMetrics } from '../metrics.ts';
+import type { ServiceMetrics } from '../observability/metrics.ts';
 import type { ChatRepository } from './chat-repository.ts';
 import type { FeedbackRepository, FeedbackWrite, ReplyAt } from './feedback-repository.ts';
 import type { MessageRepository } from './message-repository.ts';

@@ -3,7 +3,7 @@ import { sleep, type Clock } from '../clock.ts';
 import { asError, InvalidInputError, NotFoundError } from '../errors.ts';
 import type { HeldSlot } from '../limits/in-flight-slots.ts';
 import type { UserLimits } from '../limits/user-limits.ts';
-import { logger } from '../logger.ts';
+import { logger } from '../observability/logger.ts';
 import type { ChatRepository } from './chat-repository.ts';
 import { storedEvents, type ReplyEvent, type ReplyStream } from './reply-events.ts';
 import type { ReplyRepository, ReplyState } from './reply-repository.ts';

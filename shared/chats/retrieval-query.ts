@@ -1,7 +1,7 @@
 import { quoteData, unreportedUsage } from '../ai/prompt.ts';
 import { estimateMessageTokens } from '../ai/tokens.ts';
 import type { AiProvider, ChatTurn, Usage } from '../ai/types.ts';
-import { logger } from '../logger.ts';
+import { logger } from '../observability/logger.ts';
 import { asError } from '../errors.ts';
 
 // The query a file chat retrieves with, made from the conversation so a follow-up ("and his

@@ -18,7 +18,7 @@ import {
 } from '../errors.ts';
 import { describeProgress } from '../files/chat-files.ts';
 import { collectionFileIds, filesOfChat, type ChatScopeDeps } from './chat-files-of.ts';
-import { logger } from '../logger.ts';
+import { logger } from '../observability/logger.ts';
 import type { RetrieveInput } from '../retrieval/retrieve.ts';
 import { notInChat } from './branch.ts';
 import type { ChatRecord, ChatRepository } from './chat-repository.ts';

@@ -23,7 +23,7 @@ import type { Clock } from '../clock.ts';
 import { InvalidInputError, TimedOutError, asError } from '../errors.ts';
 import type { TokenReservation } from '../limits/user-limits.ts';
 import type { HeldSlot } from '../limits/in-flight-slots.ts';
-import { logger } from '../logger.ts';
+import { logger } from '../observability/logger.ts';
 import type { RetrieveInput } from '../retrieval/retrieve.ts';
 import { resolveModel, type ModelDeps, type ModelScope } from './models.ts';
 import type { ChatCompletionBody } from './schemas.ts';

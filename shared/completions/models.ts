@@ -3,7 +3,7 @@ import { encodeCursor } from '../dynamo.ts';
 import type { CollectionRepository } from '../collections/collection-repository.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import type { FileRepository } from '../files/file-repository.ts';
-import { SERVICE_NAME } from '../service-name.ts';
+import { SERVICE_NAME } from '../observability/service-name.ts';
 import { userListIds } from '../user-index.ts';
 
 // The `model` of an OpenAI-compatible request names what the answer draws on (docs/DECISIONS.md

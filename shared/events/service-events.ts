@@ -2,7 +2,7 @@ import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { createId } from '@paralleldrive/cuid2';
 import * as z from '../zod.ts';
 import { asError } from '../errors.ts';
-import { logger } from '../logger.ts';
+import { logger } from '../observability/logger.ts';
 
 // What happened to a user's things that their programs may want to hear of (docs/DECISIONS.md
 // "Webhooks"): a file ingested or failed, an export ready, an order paid. Where it happens, the

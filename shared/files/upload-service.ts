@@ -4,7 +4,7 @@ import { createId } from '@paralleldrive/cuid2';
 import type { z } from 'zod/mini';
 import { isoNow, type Clock } from '../clock.ts';
 import { asError, InvalidInputError } from '../errors.ts';
-import { logger } from '../logger.ts';
+import { logger } from '../observability/logger.ts';
 import type { AttachmentRepository } from './attachment-repository.ts';
 import type { ChunkRepository } from './chunk-repository.ts';
 import type { FileRecord, FileRepository } from './file-repository.ts';

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { logger } from '../logger.ts';
+import { logger } from '../observability/logger.ts';
 import { asError } from '../errors.ts';
 
 // Server-Sent Events: the one writer of streamed responses. Data is JSON, which never

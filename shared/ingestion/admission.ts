@@ -1,8 +1,8 @@
 import { createId } from '@paralleldrive/cuid2';
 import { isoNow } from '../clock.ts';
 import { asError } from '../errors.ts';
-import { logger } from '../logger.ts';
-import { metrics } from '../metrics.ts';
+import { logger } from '../observability/logger.ts';
+import { metrics } from '../observability/metrics.ts';
 import { PermanentFailure, RetryableFailure } from '../files/failures.ts';
 import { isDeletedFile, type FileRecord } from '../files/file-repository.ts';
 import { fileNotFound } from '../files/file-status.ts';

@@ -1,5 +1,5 @@
-import { logger } from '../logger.ts';
-import { metrics } from '../metrics.ts';
+import { logger } from '../observability/logger.ts';
+import { metrics } from '../observability/metrics.ts';
 import type { FileRecord, ProcessingFile } from '../files/file-repository.ts';
 import { keptPrefixOfVectors, keptSourceKey, runWorkPrefix, sourceKey } from '../files/storage.ts';
 import { chunkerId } from './chunker.ts';

@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.ts';
 import type { FileRepository } from '../files/file-repository.ts';
-import { logger } from '../logger.ts';
-import { metrics } from '../metrics.ts';
+import { logger } from '../observability/logger.ts';
+import { metrics } from '../observability/metrics.ts';
 import type { PipelineStageName } from '../files/stages.ts';
 import { embedMessageSchema, extractMessageSchema, fetchMessageSchema, ocrMessageSchema } from './queue-messages.ts';
 import { isoNow } from '../clock.ts';

@@ -1,5 +1,5 @@
 import { AiProviderError } from '../ai/errors.ts';
-import { logger } from '../logger.ts';
+import { logger } from '../observability/logger.ts';
 import type { AiProvider } from '../ai/types.ts';
 import type { ChunkItem } from '../files/chunk-repository.ts';
 import { mapLimit } from '../dynamo.ts';

@@ -1,7 +1,7 @@
 import { isoNow, type Clock } from '../clock.ts';
 import { asError, LimitExceededError } from '../errors.ts';
-import { logger } from '../logger.ts';
-import { metrics } from '../metrics.ts';
+import { logger } from '../observability/logger.ts';
+import { metrics } from '../observability/metrics.ts';
 import { isDeletedFile, type FileRecord, type FileRepository } from '../files/file-repository.ts';
 import type { HeldSlot } from '../limits/in-flight-slots.ts';
 import type { UserLimits } from '../limits/user-limits.ts';

@@ -1,4 +1,4 @@
-import { logger } from '../logger.ts';
+import { logger } from '../observability/logger.ts';
 import { everyRangeCounted, type ProcessingFile } from '../files/file-repository.ts';
 import { ocrResultKey } from '../files/storage.ts';
 import { RetryableFailure } from '../files/failures.ts';

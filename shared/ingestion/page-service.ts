@@ -4,7 +4,7 @@ import * as z from '../zod.ts';
 import type { Config } from '../config.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import { PermanentFailure } from '../files/failures.ts';
-import { logger } from '../logger.ts';
+import { logger } from '../observability/logger.ts';
 import { isDeletedFile, type FileRepository } from '../files/file-repository.ts';
 import { fileNotFound, ownedFile } from '../files/file-status.ts';
 import { partLocationSchema, type FilePart, type PdfPage } from '../files/schemas.ts';

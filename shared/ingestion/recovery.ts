@@ -1,4 +1,4 @@
-import { logger } from '../logger.ts';
+import { logger } from '../observability/logger.ts';
 import type { StageQueues } from './stage-queues.ts';
 import type { FileRepository } from '../files/file-repository.ts';
 import { partKey, sourceKey } from '../files/storage.ts';

@@ -1,6 +1,6 @@
 import { isDeletedFile, type FileRecord, type ProcessingFile } from '../files/file-repository.ts';
 import { keptRunPrefix, lexicalKey, runWorkPrefix, vectorsKey, vectorsPrefix, workPrefix } from '../files/storage.ts';
-import { logger } from '../logger.ts';
+import { logger } from '../observability/logger.ts';
 import { releaseAfterRunEnded } from './ingest-queue.ts';
 import { completeRun, readyToComplete } from './completion.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';

@@ -1,8 +1,8 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { z } from 'zod/mini';
-import { logger } from '../logger.ts';
-import { metrics } from '../metrics.ts';
+import { logger } from '../observability/logger.ts';
+import { metrics } from '../observability/metrics.ts';
 import type { PipelineStageName, StageSettings } from '../files/stages.ts';
 import { clientFailure, documentAtFault, PermanentFailure, RetryableFailure, type Failure } from '../files/failures.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';

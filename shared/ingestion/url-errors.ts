@@ -1,7 +1,7 @@
 import { InvalidInputError } from '../errors.ts';
 import { clientFailure, type PermanentFailure, type RetryableFailure } from '../files/failures.ts';
 import { uploadKey } from '../files/storage.ts';
-import { logger } from '../logger.ts';
+import { logger } from '../observability/logger.ts';
 
 // What a request that names a URL is told when the URL is refused or its size check fails.
 

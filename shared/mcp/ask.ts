@@ -2,7 +2,7 @@ import type { ChatInput, Source, Usage } from '../ai/types.ts';
 import { checkCitations, citableSources } from '../chats/citations.ts';
 import { replyCostBound } from '../chats/reply-cost.ts';
 import { asError } from '../errors.ts';
-import { logger } from '../logger.ts';
+import { logger } from '../observability/logger.ts';
 import { searchedFiles, type SearchDeps } from '../retrieval/search.ts';
 
 // The MCP tool `ask`: a one-off question answered from the caller's completed files, with the

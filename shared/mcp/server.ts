@@ -4,7 +4,7 @@ import * as z from '../zod.ts';
 import { cuidSchema } from '../schemas.ts';
 import { encodeCursor } from '../dynamo.ts';
 import { asError, DomainError } from '../errors.ts';
-import { logger } from '../logger.ts';
+import { logger } from '../observability/logger.ts';
 import type { CollectionRepository } from '../collections/collection-repository.ts';
 import { listCollectionFiles, listCollections } from '../collections/collection-service.ts';
 import type { FileRepository } from '../files/file-repository.ts';

@@ -9,7 +9,7 @@ import {
   asError,
   type FieldIssue,
 } from '../errors.ts';
-import { logger } from '../logger.ts';
+import { logger } from '../observability/logger.ts';
 import type { ProductRepository } from '../products/product-repository.ts';
 import { callerErrorOf, type PaymentProviderApi } from '../payments/provider-api.ts';
 import { INITIAL_ORDER_STATUS, assertCanMove, type OrderStatus } from './order-status.ts';

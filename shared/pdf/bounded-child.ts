@@ -4,7 +4,7 @@ import { mkdir, readFile, rename } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { logger } from '../logger.ts';
+import { logger } from '../observability/logger.ts';
 import type { ChildJob, ChildMessage, ChildRequest } from './extract-child.ts';
 import { PermanentFailure, RetryableFailure } from '../files/failures.ts';
 import { pdfjsWorkerPatch } from './pdfjs-worker-patch.ts';

@@ -2,7 +2,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ConfigError, type Config } from '../config.ts';
 import { ConflictError, errorName } from '../errors.ts';
-import { logger } from '../logger.ts';
+import { logger } from '../observability/logger.ts';
 import type { AiProvider, Source } from '../ai/types.ts';
 import { AttachmentRepository } from '../files/attachment-repository.ts';
 import { ChunkRepository, type ChunkItem } from '../files/chunk-repository.ts';

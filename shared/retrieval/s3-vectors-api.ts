@@ -7,7 +7,7 @@ import {
   S3VectorsClient,
 } from '@aws-sdk/client-s3vectors';
 import type { Config } from '../config.ts';
-import { traced } from '../tracing.ts';
+import { traced } from '../observability/tracing.ts';
 
 // The few S3 Vectors operations the vector store uses, over the AWS SDK's client (signed, retried
 // on throttling and 5xx by the SDK). A module of its own: imported only with VECTOR_STORE=s3vectors.

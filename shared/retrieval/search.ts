@@ -8,7 +8,7 @@ import type { FileRepository } from '../files/file-repository.ts';
 import { fileNotFound } from '../files/file-status.ts';
 import type { UsageLedger } from '../limits/usage-ledger.ts';
 import type { UserLimits } from '../limits/user-limits.ts';
-import { logger } from '../logger.ts';
+import { logger } from '../observability/logger.ts';
 import { userListIds } from '../user-index.ts';
 import type { Retriever } from './retrieve.ts';
 

@@ -11,7 +11,7 @@ import {
   workPrefix,
   FileStorage,
 } from '../files/storage.ts';
-import { logger } from '../logger.ts';
+import { logger } from '../observability/logger.ts';
 import {
   concatPacked,
   decodePacked,

@@ -3,7 +3,7 @@ import { createId } from '@paralleldrive/cuid2';
 import { isoNow, type Clock } from '../clock.ts';
 import { ConflictError } from '../errors.ts';
 import type { QueuedEvent } from '../events/service-events.ts';
-import { logger } from '../logger.ts';
+import { logger } from '../observability/logger.ts';
 import { checkReceiverUrl, postToReceiver, type ReceiverPolicy } from './receiver.ts';
 import { newWebhookSecret, signedHeaders } from './signature.ts';
 import { webhookMessageSchema, type AttemptMessage, type WebhookQueue } from './webhook-queue.ts';

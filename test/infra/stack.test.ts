@@ -20,7 +20,7 @@ import {
   type ManifestFunction,
 } from '#infra/routes.ts';
 import { tableDefinition } from '#infra/table.ts';
-import { METRIC } from '#shared/metrics.ts';
+import { METRIC } from '#shared/observability/metrics.ts';
 import {
   MAX_FUNCTION_NAME_LENGTH,
   readSettings,
@@ -441,7 +441,7 @@ describe('metrics and dashboard', () => {
     }
   });
 
-  test("the dashboard shows every metric of shared/metrics.ts, the API's and its URL is an output", () => {
+  test("the dashboard shows every metric of shared/observability/metrics.ts, the API's and its URL is an output", () => {
     const dashboards = byType(monitoringResources, 'AWS::CloudWatch::Dashboard');
     expect(dashboards).toHaveLength(1);
     const body = JSON.stringify(monitoringResources[dashboards[0]![0]]!.Properties.DashboardBody);

@@ -8,7 +8,7 @@ import { chatRepositories } from '#shared/chats/repositories.ts';
 import { FeedbackRepository } from '#shared/chats/feedback-repository.ts';
 import { removeFeedback, setFeedback } from '#shared/chats/feedback-service.ts';
 import { messageKey } from '#shared/chats/keys.ts';
-import { METRIC, serviceMetrics } from '#shared/metrics.ts';
+import { METRIC, serviceMetrics } from '#shared/observability/metrics.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { chatCalls, eventually } from '#test/helpers/chat-calls.ts';
 

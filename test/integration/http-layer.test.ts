@@ -4,7 +4,7 @@ import { startGateway, type Gateway } from '#infra/local/gateway.ts';
 import { installLambdaGlobals } from '#infra/local/lambda-runtime.ts';
 import type { HttpRoute } from '#infra/routes.ts';
 import { httpHandler, type HttpLayer } from '#shared/http/handler.ts';
-import { logger } from '#shared/logger.ts';
+import { logger } from '#shared/observability/logger.ts';
 import { ConflictError } from '#shared/errors.ts';
 import { cuidSchema } from '#shared/schemas.ts';
 

@@ -5,7 +5,7 @@ import { installLambdaGlobals } from '#infra/local/lambda-runtime.ts';
 import type { HttpRoute } from '#infra/routes.ts';
 import { httpHandler, type HttpLayer } from '#shared/http/handler.ts';
 import { ConflictError } from '#shared/errors.ts';
-import { logger } from '#shared/logger.ts';
+import { logger } from '#shared/observability/logger.ts';
 import { until } from '#test/helpers/until.ts';
 
 // What the HTTP layer logs, read from the JSON lines the Powertools logger writes: the Lambda

@@ -1,11 +1,11 @@
 import { jest } from '@jest/globals';
-import { METRIC, SERVICE_NAME, serviceMetrics } from '#shared/metrics.ts';
+import { METRIC, SERVICE_NAME, serviceMetrics } from '#shared/observability/metrics.ts';
 import { withReplyMetrics } from '#shared/ai/reply-metrics.ts';
 import { createOfflineProvider } from '#shared/ai/offline-provider.ts';
 import type { ChatInput } from '#shared/ai/types.ts';
 
 // The service's metrics as CloudWatch reads them: EMF lines on stdout, each one metric set with
-// its namespace, its dimensions and its values (shared/metrics.ts); the model's replies measured
+// its namespace, its dimensions and its values (shared/observability/metrics.ts); the model's replies measured
 // around any provider (shared/ai/reply-metrics.ts).
 
 interface Emf {

@@ -3,7 +3,7 @@ import { judgePageText, type TextVerdict } from '../text-quality.ts';
 import { renderPagesBounded, type RenderLimits } from './bounded-render.ts';
 import type { OcrEngine } from './engine.ts';
 import { layoutOfWords, type PageLayout } from '../positions.ts';
-import { logger } from '../../logger.ts';
+import { logger } from '../../observability/logger.ts';
 
 // Pages → recognised text: pages are drawn one at a time in the bounded pdf.js child
 // (bounded-render.ts) while the engine's worker threads recognise the ones already drawn; at most

@@ -1,6 +1,6 @@
 import type { Config } from '../../config.ts';
 import { asError } from '../../errors.ts';
-import { logger } from '../../logger.ts';
+import { logger } from '../../observability/logger.ts';
 import { createOfflineReranker } from './offline-reranker.ts';
 
 // The rerank stage after hybrid retrieval (docs/DECISIONS.md "Reranking"): the fused ranking's

@@ -8,7 +8,7 @@ import type { Tracer } from '@aws-lambda-powertools/tracer';
 // X-Ray SDK under it is read: it is a package of its own beside the bundle (infra/build.ts;
 // bench cold-start measures the import cost).
 const tracer: Tracer | undefined =
-  process.env.POWERTOOLS_TRACE_ENABLED === 'true' ? (await import('./tracer.ts')).tracer : undefined;
+  process.env.POWERTOOLS_TRACE_ENABLED === 'true' ? (await import('./powertools-tracer.ts')).tracer : undefined;
 
 /** The client, its calls traced when tracing is on (an AWS SDK v3 client). */
 export function traced<T>(client: T): T {
