@@ -50,15 +50,17 @@ export function sectionParts(items: Iterable<SectionItem>, maxChars = SECTION_CH
       if (chars > 0 && chars + rowLength(header) > maxChars) flush();
       let rows = [header];
       let length = rowLength(header);
+      const headerLength = rowLength(header);
       for (const row of body) {
-        if (rows.length > 1 && chars + length + rowLength(row) > maxChars) {
+        const added = rowLength(row);
+        if (rows.length > 1 && chars + length + added > maxChars) {
           add(blocks.table(rows), length);
           flush();
           rows = [header];
-          length = rowLength(header);
+          length = headerLength;
         }
         rows.push(row);
-        length += rowLength(row);
+        length += added;
       }
       add(blocks.table(rows), length);
     }
@@ -72,6 +74,10 @@ const rowLength = (cells: string[]) => cells.reduce((sum, cell) => sum + cell.le
 /** A table's rows padded to one width, rows without any text left out; undefined when none is left. */
 export function squareTable(rows: string[][]): string[][] | undefined {
   const kept = rows.filter((row) => row.some(Boolean));
-  const width = Math.max(0, ...kept.map((row) => row.length));
-  return kept.length > 0 ? kept.map((row) => [...row, ...Array<string>(width - row.length).fill('')]) : undefined;
+  let width = 0;
+  for (const row of kept) width = Math.max(width, row.length);
+  // A row already as wide is kept as it is (the rows are the reader's own, read once).
+  const padded = (row: string[]) =>
+    row.length === width ? row : [...row, ...Array<string>(width - row.length).fill('')];
+  return kept.length > 0 ? kept.map(padded) : undefined;
 }
