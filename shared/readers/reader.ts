@@ -125,20 +125,41 @@ export function partTextOf(blocks: readonly PartBlock[]): string {
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is this pattern's job
 const CONTROLS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\ufffe\uffff]/g;
 
+/** From this length on, normaliseText tells plain ASCII by native scans rather than a loop. */
+const NATIVE_SCAN_CHARS = 64;
+/** A character other than printable ASCII and the space. */
+const NOT_PRINTABLE_ASCII = /[^\x20-\x7e]/;
+/** A character past ASCII. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the range starts at U+0000 on purpose
+const NOT_ASCII = /[^\x00-\x7f]/;
+
 /** One line of text as every reader gives it: NFKC, no controls, whitespace runs as single spaces. */
 export function normaliseText(raw: string): string {
   // ASCII (most text of most documents) is its own NFKC form, and its only controls and whitespace
   // are U+0000–U+0020 and U+007F: a run of them is one space, none at either end. Printable ASCII
   // with single inner spaces is returned as it is.
   const length = raw.length;
-  let plain = true;
-  for (let k = 0; k < length; k++) {
-    const code = raw.charCodeAt(k);
-    if (code > 0x20 && code < 0x7f) continue;
-    if (code >= 0x80) return normaliseUnicode(raw);
-    if (code !== 0x20 || k === 0 || k === length - 1 || raw.charCodeAt(k - 1) === 0x20) plain = false;
+  if (length < NATIVE_SCAN_CHARS) {
+    // A short text (a cell, a run) in one loop: a pattern's fixed cost would outweigh its scan.
+    let plain = true;
+    for (let k = 0; k < length; k++) {
+      const code = raw.charCodeAt(k);
+      if (code > 0x20 && code < 0x7f) continue;
+      if (code >= 0x80) return normaliseUnicode(raw);
+      if (code !== 0x20 || k === 0 || k === length - 1 || raw.charCodeAt(k - 1) === 0x20) plain = false;
+    }
+    if (plain) return raw;
+  } else {
+    // A longer one by scans the engine runs natively, several times faster than a loop.
+    if (
+      !NOT_PRINTABLE_ASCII.test(raw) &&
+      !raw.includes('  ') &&
+      raw.charCodeAt(0) !== 0x20 &&
+      raw.charCodeAt(length - 1) !== 0x20
+    )
+      return raw;
+    if (NOT_ASCII.test(raw)) return normaliseUnicode(raw);
   }
-  if (plain) return raw;
   // Often only the ends need trimming (a cell's text after the space its element opened with).
   let start = 0;
   let end = length;

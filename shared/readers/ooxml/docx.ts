@@ -14,21 +14,20 @@ import { type SectionBlock as SectionItem, sectionParts } from '../sections.ts';
 import { squareTable } from './tables.ts';
 import { attr, readXmlPart } from './xml.ts';
 
-/** Subtrees whose text is not the document's: a compatibility copy, deletions, field codes, control properties. */
-const SKIPPED = new Set(['Fallback', 'del', 'moveFrom', 'delText', 'instrText', 'sdtPr']);
-
-interface Paragraph {
-  text: string;
-  style?: string;
-  outline?: number;
+/** A paragraph being read (every field set at creation, so each has one shape). */
+class Paragraph {
+  text = '';
+  style: string | undefined = undefined;
+  outline: number | undefined = undefined;
 }
 
-interface Table {
-  rows: string[][];
-  row?: string[];
-  cell?: string;
-  span: number;
-  merged: boolean;
+/** A table being read: its rows, the row and cell open in it (undefined outside one). */
+class Table {
+  rows: string[][] = [];
+  row: string[] | undefined = undefined;
+  cell: string | undefined = undefined;
+  span = 1;
+  merged = false;
 }
 
 export const docxReader: DocumentReader = {
@@ -46,7 +45,10 @@ export function readDocx({ pkg, mainPart }: OpenedDocument, limits: ReaderLimits
   return sectionParts(readBody(pkg, mainPart, limits, levelOf));
 }
 
-/** The body as headings, prose and tables, in order. */
+/**
+ * The body as headings, prose and tables, in order. Its handlers run for every element of the
+ * part: the innermost open paragraph and table are kept at hand rather than looked up each time.
+ */
 function readBody(
   pkg: OoxmlPackage,
   mainPart: string,
@@ -57,46 +59,48 @@ function readBody(
   const budget = new TextBudget(limits.maxTextChars);
   const paragraphs: Paragraph[] = [];
   const tables: Table[] = [];
+  let paragraph: Paragraph | undefined; // paragraphs' last, the innermost open one
+  let table: Table | undefined; // tables' last
   let skipUntil = 0; // the depth of the skipped subtree's root, 0 when none
   let inText = false;
   let inProperties = false;
 
-  const closeParagraph = (paragraph: Paragraph) => {
-    const text = normalise(paragraph.text);
+  const closeParagraph = (closed: Paragraph) => {
+    const text = normalise(closed.text);
     budget.spend(text.length);
-    const outer = paragraphs.at(-1);
-    const table = tables.at(-1);
     // A text box's paragraph reads inside the paragraph that holds it.
-    if (outer) outer.text += ` ${text} `;
+    if (paragraph) paragraph.text += ` ${text} `;
     else if (table?.cell !== undefined) table.cell = table.cell ? `${table.cell} ${text}` : text;
     else if (text) {
-      const level = levelOf(paragraph);
+      const level = levelOf(closed);
       items.push(level === undefined ? { kind: 'prose', text } : { kind: 'heading', text, level });
     }
   };
-  const closeTable = (table: Table) => {
-    const rows = squareTable(table.rows);
-    const outer = tables.at(-1);
-    if (outer?.cell !== undefined) {
+  const closeTable = (closed: Table) => {
+    const rows = squareTable(closed.rows);
+    if (table?.cell !== undefined) {
       // A table inside a cell reads as that cell's text.
       const text = (rows ?? []).map((row) => row.filter(Boolean).join(' ')).join(' ');
-      outer.cell = outer.cell ? `${outer.cell} ${text}` : text;
+      table.cell = table.cell ? `${table.cell} ${text}` : text;
     } else if (rows) items.push({ kind: 'table', rows });
   };
 
   readXmlPart(pkg, mainPart, limits, {
     open(element, depth) {
       if (skipUntil) return;
-      const local = element.local;
-      if (SKIPPED.has(local)) {
-        skipUntil = depth;
-        return;
-      }
-      const paragraph = paragraphs.at(-1);
-      const table = tables.at(-1);
-      switch (local) {
+      switch (element.local) {
+        // Subtrees whose text is not the document's: a compatibility copy, deletions, field codes, control properties.
+        case 'Fallback':
+        case 'del':
+        case 'moveFrom':
+        case 'delText':
+        case 'instrText':
+        case 'sdtPr':
+          skipUntil = depth;
+          break;
         case 'p':
-          paragraphs.push({ text: '' });
+          paragraph = new Paragraph();
+          paragraphs.push(paragraph);
           break;
         case 'pPr':
           inProperties = true;
@@ -116,13 +120,18 @@ function readBody(
           if (paragraph && !inProperties) paragraph.text += ' ';
           break;
         case 'tbl':
-          tables.push({ rows: [], span: 1, merged: false });
+          table = new Table();
+          tables.push(table);
           break;
         case 'tr':
           if (table) table.row = [];
           break;
         case 'tc':
-          if (table) Object.assign(table, { cell: '', span: 1, merged: false });
+          if (table) {
+            table.cell = '';
+            table.span = 1;
+            table.merged = false;
+          }
           break;
         case 'gridSpan':
           if (table) table.span = Math.max(1, Math.min(64, Number(attr(element, 'val')) || 1));
@@ -137,11 +146,11 @@ function readBody(
         if (depth === skipUntil) skipUntil = 0;
         return;
       }
-      const table = tables.at(-1);
       switch (local) {
         case 'p': {
-          const paragraph = paragraphs.pop();
-          if (paragraph) closeParagraph(paragraph);
+          const closed = paragraphs.pop();
+          paragraph = paragraphs[paragraphs.length - 1];
+          if (closed) closeParagraph(closed);
           break;
         }
         case 'pPr':
@@ -163,13 +172,13 @@ function readBody(
           break;
         case 'tbl': {
           const closed = tables.pop();
+          table = tables[tables.length - 1];
           if (closed) closeTable(closed);
           break;
         }
       }
     },
     text(text) {
-      const paragraph = paragraphs.at(-1);
       if (inText && !skipUntil && paragraph) paragraph.text += text;
     },
   });

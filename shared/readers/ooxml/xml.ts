@@ -13,8 +13,6 @@ export interface XmlElement {
   local: string;
   /** Attributes by qualified name as written. */
   attributes: Record<string, string>;
-  /** Whether an attribute name has a prefix (`w:val`); when none has, `attr` looks no further than the name. */
-  prefixed: boolean;
 }
 
 export interface XmlHandlers {
@@ -27,7 +25,9 @@ export interface XmlHandlers {
 export function attr(element: XmlElement, local: string): string | undefined {
   const attributes = element.attributes;
   const direct = attributes[local];
-  if (direct !== undefined || !element.prefixed) return direct;
+  if (direct !== undefined) return direct;
+  // Only a prefixed name can match below: the few attributes of a tag are looked through on a miss,
+  // cheaper than noting each attribute's prefix as the parser reads it.
   for (const name in attributes) {
     // `prefix:local`: the name's first colon stands just before `local`.
     const colon = name.length - local.length - 1;
@@ -65,14 +65,8 @@ export function parseXml(
   });
   // The local names of the open elements by depth (a close tag is always the innermost open one's).
   const locals: string[] = [''];
-  // Local names by qualified name: a part uses few element names, each many times.
-  const knownLocals = new Map<string, string>();
   // One element object, refilled for each open tag: handlers read it and keep nothing of it.
-  const element: XmlElement = { local: '', attributes: {}, prefixed: false };
-  let prefixed = false; // whether the tag being read has an attribute with a prefix
-  parser.on('attribute', ({ name }) => {
-    if (!prefixed && name.includes(':')) prefixed = true;
-  });
+  const element: XmlElement = { local: '', attributes: {} };
   parser.on('opentag', (tag) => {
     depth += 1;
     if (depth > limits.maxDepth) {
@@ -81,20 +75,14 @@ export function parseXml(
         `The document is too complex to read: its part ${partName} nests elements more than ${limits.maxDepth} deep.`,
       );
     }
-    const name = tag.name;
-    let local = knownLocals.get(name);
-    if (local === undefined) {
-      local = localOf(name);
-      if (knownLocals.size < 512) knownLocals.set(name, local);
-    }
+    // Cut from the name each time: cheaper than looking the name up (each tag's name is a new string).
+    const local = localOf(tag.name);
     locals[depth] = local;
     if (handlers.open) {
       element.local = local;
       element.attributes = tag.attributes as Record<string, string>;
-      element.prefixed = prefixed;
       handlers.open(element, depth);
     }
-    prefixed = false;
   });
   parser.on('closetag', () => {
     handlers.close?.(locals[depth]!, depth);
