@@ -17,7 +17,7 @@ export const handler = httpHandler(
     const remainingMs = context.getRemainingTimeInMillis?.();
     const { completed, embeddingsData } = await ingestPdf(deps, { userId: user.id, body, remainingMs });
     return completed
-      ? { statusCode: 200, message: 'PDF ingested', data: { embeddingsData } }
-      : { statusCode: 202, message: 'PDF ingestion in progress', data: { embeddingsData } };
+      ? { statusCode: 200, message: 'Document ingested', data: { embeddingsData } }
+      : { statusCode: 202, message: 'Document ingestion in progress', data: { embeddingsData } };
   },
 );

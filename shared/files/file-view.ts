@@ -51,10 +51,10 @@ export function toEmbeddingsData(record: FileRecord, queuePlace?: number): Embed
     fileName: r.fileName,
     status: r.status,
     stage: r.stage,
-    pages: r.pages,
-    textPages: r.textPages,
-    ocrPages: r.ocrPages,
-    unreadablePages: r.unreadablePages,
+    // Pages are a PDF's: another format says its parts only (docs/DECISIONS.md "Documents, not only PDFs").
+    ...(!r.format || r.format === 'pdf'
+      ? { pages: r.pages, textPages: r.textPages, ocrPages: r.ocrPages, unreadablePages: r.unreadablePages }
+      : {}),
     queued,
     ...(r.status === 'processing' &&
       r.stage === 'ocr' &&
