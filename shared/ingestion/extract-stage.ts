@@ -11,7 +11,7 @@ import { orStale, runStage } from './run-stage.ts';
 import { chunkCollector, partWriter, type ChunkCollector, type PartWriter } from './part-writer.ts';
 import { reuseExtraction } from './extraction-reuse.ts';
 import { readStoredDocument, writeDocument } from './read-document.ts';
-import { localPdf } from './local-copy.ts';
+import { localCopy } from './local-copy.ts';
 import { noUsableText } from '../pdf/text-quality.ts';
 import { isoNow } from '../clock.ts';
 
@@ -196,7 +196,7 @@ async function readTextLayers(
   const unusable: number[] = [];
   let garbled = 0;
   // The PDF as a temporary file the child reads in ranges (docs/DECISIONS.md, Large PDFs).
-  const pdf = await localPdf(deps.storage, key);
+  const pdf = await localCopy(deps.storage, key);
   const result = await extractTextBounded(pdf.path, {
     maxPages: config.PDF_MAX_PAGES,
     ...pages,

@@ -6,7 +6,7 @@ import { ocrResultSchema, type OcrMessage, type OcrResult } from './queue-messag
 import type { OcrEngine } from '../pdf/ocr/engine.ts';
 import type { RenderLimits } from '../pdf/ocr/bounded-render.ts';
 import { ocrPages } from '../pdf/ocr/ocr-pages.ts';
-import { localPdf } from './local-copy.ts';
+import { localCopy } from './local-copy.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
 import { runStage } from './run-stage.ts';
 import { partWriter } from './part-writer.ts';
@@ -69,7 +69,7 @@ export const runOcr = runStage(async (deps, msg: OcrMessage, record, ctx: OcrCon
     return everyRangeCounted(record, msg.runId, 'ocr') ? finishOcr(deps, record) : undefined;
 
   // The PDF as a temporary file the child reads in ranges (docs/DECISIONS.md, Large PDFs).
-  const pdf = await localPdf(deps.storage, msg.key);
+  const pdf = await localCopy(deps.storage, msg.key);
   const started = Date.now();
   const pages = await ctx
     .withEngine((engine) =>

@@ -19,7 +19,7 @@ import {
 } from '../files/storage.ts';
 import type { PartLocation } from '../readers/reader.ts';
 import { renderPagesBounded, type RenderLimits } from '../pdf/ocr/bounded-render.ts';
-import { localPdf } from './local-copy.ts';
+import { localCopy } from './local-copy.ts';
 
 // GET /message/pdf/{fileId}/pages/{page}: a page a reader checks a citation on. Its text is the one
 // ingestion stored (what sources' charStart/charEnd index); its image is drawn from the run's kept
@@ -200,7 +200,7 @@ async function drawPage(deps: PageServiceDeps, fileId: string, runId: string, pa
     return notDrawable(page, message);
   };
   // The PDF as a temporary file the child reads in ranges (docs/DECISIONS.md, Large PDFs).
-  const pdf = await localPdf(deps.storage, keptSourceKey(fileId, runId)).catch((err: unknown) => {
+  const pdf = await localCopy(deps.storage, keptSourceKey(fileId, runId)).catch((err: unknown) => {
     if ((err as { name?: string }).name === 'NoSuchKey') return undefined;
     throw err;
   });

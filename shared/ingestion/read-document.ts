@@ -3,7 +3,7 @@ import type { FileRecord, ProcessingFile } from '../files/file-repository.ts';
 import { readDocumentBounded, type ReadOutcome } from '../pdf/bounded-read.ts';
 import type { ReaderLimits } from '../readers/reader.ts';
 import { isoNow } from '../clock.ts';
-import { localPdf } from './local-copy.ts';
+import { localCopy } from './local-copy.ts';
 import type { ExtractMessage } from './queue-messages.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
 import { orStale } from './run-stage.ts';
@@ -29,7 +29,7 @@ export function readerLimits(c: PipelineDeps['config']): ReaderLimits {
 
 /** The stored document read in the bounded child: its format, and its parts unless it is a PDF. */
 export async function readStoredDocument(deps: PipelineDeps, key: string, child: ChildLimits): Promise<ReadOutcome> {
-  const copy = await localPdf(deps.storage, key);
+  const copy = await localCopy(deps.storage, key);
   return readDocumentBounded(copy.path, { child, reader: readerLimits(deps.config) }).finally(copy.remove);
 }
 

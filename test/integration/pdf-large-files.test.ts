@@ -14,7 +14,7 @@ import { until } from '#test/helpers/until.ts';
 import { FileRepository } from '#shared/files/file-repository.ts';
 import { PART_BYTES } from '#shared/files/multipart-sink.ts';
 import { FileStorage } from '#shared/files/storage.ts';
-import { localPdf } from '#shared/ingestion/local-copy.ts';
+import { localCopy } from '#shared/ingestion/local-copy.ts';
 import { extractTextBounded } from '#shared/pdf/bounded-extract.ts';
 import { extractLimits } from '#shared/ingestion/extract-stage.ts';
 
@@ -140,8 +140,8 @@ describe('pdf-extract: the PDF as a temporary file, read in ranges', () => {
     await storage.putLarge('work/local-pdf/source.pdf', bytes, 'application/pdf');
 
     const [first, second] = await Promise.all([
-      localPdf(storage, 'work/local-pdf/source.pdf'),
-      localPdf(storage, 'work/local-pdf/source.pdf'),
+      localCopy(storage, 'work/local-pdf/source.pdf'),
+      localCopy(storage, 'work/local-pdf/source.pdf'),
     ]);
     expect(first.path).not.toBe(second.path); // concurrent copies never share a name
     expect((await readFile(first.path)).equals(bytes)).toBe(true);
@@ -149,7 +149,7 @@ describe('pdf-extract: the PDF as a temporary file, read in ranges', () => {
     await second.remove();
     expect(existsSync(first.path)).toBe(false);
 
-    await expect(localPdf(storage, 'work/local-pdf/missing.pdf')).rejects.toMatchObject({ name: 'NoSuchKey' });
+    await expect(localCopy(storage, 'work/local-pdf/missing.pdf')).rejects.toMatchObject({ name: 'NoSuchKey' });
     expect(await readdir(own)).toEqual([]);
   });
 
