@@ -153,8 +153,10 @@ export function startFunctionInstances(options: FunctionInstancesOptions): Funct
           const alive = sink
             ? await sink.write(Buffer.from(m.bytes.buffer, m.bytes.byteOffset, m.bytes.byteLength))
             : false;
+          // The callback takes a send that fails because the child died meanwhile (EPIPE): its exit
+          // is handled where it exits, and an unhandled 'error' would take this process down.
           if (inst.child.connected)
-            inst.child.send({ type: 'ack', bytes: m.bytes.byteLength, gone: !alive } satisfies ParentMessage);
+            inst.child.send({ type: 'ack', bytes: m.bytes.byteLength, gone: !alive } satisfies ParentMessage, () => {});
         });
         break;
       case 'end':
@@ -269,7 +271,10 @@ export function startFunctionInstances(options: FunctionInstancesOptions): Funct
             },
           };
           if (inst.exited) return inst.current.settle({ ok: false, failure: failureOnExit(inst, null, null) });
-          inst.child.send({ type: 'invoke', event, timeoutMs } satisfies ParentMessage);
+          inst.child.send({ type: 'invoke', event, timeoutMs } satisfies ParentMessage, (err) => {
+            // A child gone before the event reached it: the invocation fails as on its exit.
+            if (err) inst.current?.settle({ ok: false, failure: failureOnExit(inst, null, null) });
+          });
         });
       } finally {
         clearTimeout(timer);
