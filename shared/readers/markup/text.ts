@@ -4,6 +4,7 @@
 // as garbage.
 
 import { type ReaderLimits, ReadRefused } from '../reader.ts';
+import { unfinishedTail } from '../utf8.ts';
 
 type Encoding = 'utf-8' | 'utf-16le' | 'utf-16be';
 
@@ -89,17 +90,6 @@ function checkText(bytes: Uint8Array, complete: boolean): { why: string } | { te
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is this pattern's job
 const CONTROL = /[\u0000-\u0008\u000b\u000e-\u001a\u001c-\u001f]/;
-
-/** Bytes at the end of `bytes` that start a UTF-8 sequence the slice cut short. */
-function unfinishedTail(bytes: Uint8Array): number {
-  for (let back = 1; back <= Math.min(3, bytes.length); back++) {
-    const b = bytes[bytes.length - back]!;
-    if ((b & 0xc0) === 0x80) continue; // a continuation byte: look further back
-    const length = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
-    return length > back ? back : 0;
-  }
-  return 0;
-}
 
 /** How much of a file `looksLikeText` reads. */
 export const TEXT_SNIFF_BYTES = 64 * 1024;

@@ -7,6 +7,7 @@
 import { SaxesParser } from 'saxes';
 import { ReadRefused, type ReaderLimits } from '../reader.ts';
 import type { OoxmlPackage } from './package.ts';
+import { unfinishedTail } from '../utf8.ts';
 
 export interface XmlElement {
   /** The local name (`w:p` → `p`): OOXML's prefixes are customary, not fixed. */
@@ -144,17 +145,6 @@ function decodeWhole(
 ): { text: string; carried: Uint8Array } {
   const keep = bytes.length - unfinishedTail(bytes);
   return { text: decoder.decode(bytes.subarray(0, keep)), carried: bytes.slice(keep) };
-}
-
-/** Bytes at the end of `bytes` that start a UTF-8 sequence it cuts short. */
-function unfinishedTail(bytes: Uint8Array): number {
-  for (let back = 1; back <= Math.min(3, bytes.length); back++) {
-    const b = bytes[bytes.length - back]!;
-    if ((b & 0xc0) === 0x80) continue; // a continuation byte: look further back
-    const length = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
-    return length > back ? back : 0;
-  }
-  return 0;
 }
 
 function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
