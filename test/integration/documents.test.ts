@@ -4,7 +4,7 @@ import { projectRoot } from '#infra/build.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 import { makeDocx, makePptx, makeXlsx } from '#test/helpers/ooxml-docs.ts';
-import { until } from '#test/helpers/until.ts';
+import { settledIngestion } from '#test/helpers/settled-ingestion.ts';
 
 // Documents beyond PDF through the gateway: each format is ingested from its bytes (whatever its
 // name and declared type), its status says its format and parts, and a search finds a known
@@ -23,21 +23,7 @@ async function ingest(path: string, fileName: string, contentType = 'application
   expect(upload.status).toBe(201);
   const fileId: string = upload.body.data.fileId;
   const res = await app.request('POST', '/message/pdf', { token, body: { url: `${docs.url}${path}`, fileId } });
-  // Still running when the request's own wait ended (a loaded machine): its status is followed.
-  if (res.status !== 202) return { res, fileId };
-  const settled = await until(
-    `${fileName} read`,
-    () => app.request('GET', `/message/pdf/${fileId}`, { token }),
-    (r) => r.body.data?.embeddingsData?.status !== 'processing',
-  );
-  const data = settled.body.data.embeddingsData;
-  return {
-    fileId,
-    res:
-      data.status === 'failed'
-        ? { status: 400, body: { errors: [{ code: data.failure.reason, message: data.failure.message }] } }
-        : { status: 200, body: { data: { embeddingsData: data } } },
-  };
+  return { res: await settledIngestion(app, token, fileId, res), fileId };
 }
 
 async function search(query: string, fileId: string) {

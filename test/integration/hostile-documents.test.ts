@@ -7,7 +7,7 @@ import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { docxAround, makeCfb, zeroBombStream } from '#test/helpers/hostile-ooxml.ts';
 import { makeXlsx } from '#test/helpers/ooxml-docs.ts';
 import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
-import { until } from '#test/helpers/until.ts';
+import { settledIngestion } from '#test/helpers/settled-ingestion.ts';
 
 // Hostile documents of the formats beyond PDF, through the gateway: each fails with its typed
 // reason (or reads within bounds) in the bounded reader, nothing it references is ever fetched,
@@ -37,17 +37,7 @@ async function ingest(path: string, body: Uint8Array | string) {
     app.request('GET', '/me', { token }),
   ]);
   expect(me.status).toBe(200);
-  // Still running when the request's own wait ended (a loaded machine): its status is followed.
-  if (res.status !== 202) return res;
-  const settled = await until(
-    `${path} read`,
-    () => app.request('GET', `/message/pdf/${fileId}`, { token }),
-    (r) => r.body.data?.embeddingsData?.status !== 'processing',
-  );
-  const data = settled.body.data.embeddingsData;
-  return data.status === 'failed'
-    ? { status: 400, body: { errors: [{ code: data.failure.reason, message: data.failure.message }] } }
-    : { status: 200, body: { data: { embeddingsData: data } } };
+  return settledIngestion(app, token, fileId, res);
 }
 
 const refusal = (res: Awaited<ReturnType<typeof ingest>>) => ({
