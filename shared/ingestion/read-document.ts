@@ -1,7 +1,7 @@
 import { PermanentFailure } from '../files/failures.ts';
 import type { FileRecord, ProcessingFile } from '../files/file-repository.ts';
 import { readDocumentBounded, type ReadOutcome } from '../pdf/bounded-read.ts';
-import type { ReaderLimits } from '../readers/reader.ts';
+import { DEFAULT_READER_LIMITS, type ReaderLimits } from '../readers/reader.ts';
 import { isoNow } from '../clock.ts';
 import { localCopy } from './local-copy.ts';
 import type { ExtractMessage } from './queue-messages.ts';
@@ -22,7 +22,7 @@ export function readerLimits(c: PipelineDeps['config']): ReaderLimits {
     maxUncompressedBytes: c.DOCUMENT_MAX_UNCOMPRESSED_BYTES,
     maxCompressionRatio: c.DOCUMENT_MAX_RATIO,
     maxDepth: c.DOCUMENT_MAX_DEPTH,
-    maxTextChars: 64 * 1024 * 1024,
+    maxTextChars: DEFAULT_READER_LIMITS.maxTextChars,
     maxCells: c.DOCUMENT_MAX_CELLS,
   };
 }
