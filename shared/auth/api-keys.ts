@@ -26,6 +26,12 @@ export const isApiKey = (token: string) => token.startsWith(API_KEY_PREFIX);
 
 const hashOf = (key: string) => createHash('sha256').update(key, 'utf8').digest();
 
+/** A key this instance verified before: what it proved then, and its SHA-256 to check it again. */
+export interface RecalledKey {
+  caller: ApiKeyCaller;
+  hash: Buffer;
+}
+
 /** What a valid key proves: its user and what it may do. */
 export interface ApiKeyCaller {
   userId: string;
@@ -46,39 +52,43 @@ export class ApiKeyVerifier {
   private readonly recalled = new Map<string, ApiKeyCaller>();
 
   /**
-   * What the key proved when this instance last verified it, with no read; undefined if it has
-   * not. Never enough alone: the caller must still `verify` the key before it answers.
+   * What the key proved when this instance last verified it, with its hash, and no read;
+   * undefined if it has not. Never enough alone: the caller must still `confirmRecalled` it
+   * against its record, read afresh, before it answers.
    */
-  recall(key: string): ApiKeyCaller | undefined {
-    const hash = hashOf(key).toString('hex');
-    const caller = this.recalled.get(hash);
-    if (caller) {
-      this.recalled.delete(hash); // to the back of the queue: the least recently used leave first
-      this.recalled.set(hash, caller);
-    }
-    return caller;
+  recall(key: string): RecalledKey | undefined {
+    const hash = hashOf(key);
+    const id = hash.toString('hex');
+    const caller = this.recalled.get(id);
+    if (!caller) return undefined;
+    this.recalled.delete(id); // to the back of the queue: the least recently used leave first
+    this.recalled.set(id, caller);
+    return { caller, hash };
   }
 
   /** Checks the key against its record, read consistently: a revoked key fails at once. */
   async verify(key: string): Promise<ApiKeyCaller> {
-    const given = hashOf(key);
-    const hash = given.toString('hex');
+    const parts = KEY_FORMAT.exec(key);
+    if (!parts) throw invalidKey();
+    return this.confirmRecalled(hashOf(key), await this.keys.get(parts[1]!));
+  }
+
+  /** Checks a key, by its hash, against its record as just read (undefined: there is none). */
+  async confirmRecalled(given: Buffer, record: ApiKeyRecord | undefined): Promise<ApiKeyCaller> {
+    const id = given.toString('hex');
     try {
-      const caller = await this.check(key, given);
-      this.recalled.delete(hash);
+      const caller = await this.check(given, record);
+      this.recalled.delete(id);
       if (this.recalled.size >= RECALLED_KEYS_MAX) this.recalled.delete(this.recalled.keys().next().value!);
-      this.recalled.set(hash, caller);
+      this.recalled.set(id, caller);
       return caller;
     } catch (err) {
-      this.recalled.delete(hash);
+      this.recalled.delete(id);
       throw err;
     }
   }
 
-  private async check(key: string, given: Buffer): Promise<ApiKeyCaller> {
-    const parts = KEY_FORMAT.exec(key);
-    if (!parts) throw invalidKey();
-    const record = await this.keys.get(parts[1]!);
+  private async check(given: Buffer, record: ApiKeyRecord | undefined): Promise<ApiKeyCaller> {
     if (!record) throw invalidKey();
     const stored = Buffer.from(record.hash, 'hex');
     if (stored.length !== given.length || !timingSafeEqual(stored, given)) throw invalidKey();

@@ -1,5 +1,5 @@
 import { AccessDeniedError, UnauthenticatedError } from '../errors.ts';
-import type { UserRepository } from './user-repository.ts';
+import type { User, UserRepository } from './user-repository.ts';
 import { actingRole } from './roles.ts';
 import { bearerToken, type Role, type ServiceTokenClaims, type ServiceTokens } from '../auth/service-token.ts';
 import { isApiKey, type ApiKeyCaller, type ApiKeyVerifier } from '../auth/api-keys.ts';
@@ -21,10 +21,10 @@ export interface AuthUser {
 export interface CallerClaims extends ServiceTokenClaims {
   apiKey?: CallerKey;
   /**
-   * A recalled API key's fresh check, running since `verify` returned; `confirm` awaits it, so
-   * the key's read overlaps the request's work instead of preceding it.
+   * The SHA-256 of an API key this instance verified before: its claims are what it proved then,
+   * and `confirm` checks it again against its record, read with the user's profile.
    */
-  keyCheck?: Promise<unknown>;
+  recalledKey?: Buffer;
 }
 
 const keyClaims = (key: ApiKeyCaller): CallerClaims => ({
@@ -51,14 +51,10 @@ export class CallerAuthenticator {
     const token = bearerToken(headers);
     if (!isApiKey(token)) return this.tokens.verify(token);
     if (!this.apiKeys) throw new UnauthenticatedError('Invalid API key');
-    // A key this instance verified before names its user and scopes at once; it is read again,
-    // consistently, beside the request (docs/DECISIONS.md "API keys": checked on every request).
+    // A key this instance verified before names its user and scopes at once; its record is read
+    // again, consistently, beside the user's (docs/DECISIONS.md "API keys": checked on every request).
     const recalled = this.apiKeys.recall(token);
-    if (recalled) {
-      const keyCheck = this.apiKeys.verify(token);
-      keyCheck.catch(() => undefined); // awaited by confirm; never unhandled
-      return { ...keyClaims(recalled), keyCheck };
-    }
+    if (recalled) return { ...keyClaims(recalled.caller), recalledKey: recalled.hash };
     return keyClaims(await this.apiKeys.verify(token));
   }
 
@@ -84,13 +80,13 @@ export class CallerAuthenticator {
    * API key's user must exist too (a user being erased ends its keys at once) and acts as a user.
    */
   async confirm(claims: CallerClaims, mode: 'user' | 'admin'): Promise<AuthUser> {
-    const reading = this.users.get(claims.userId);
-    if (claims.keyCheck) {
-      // A refused key outranks whatever the user read finds.
-      reading.catch(() => undefined);
-      await claims.keyCheck;
-    }
-    const user = await reading;
+    let user: User | undefined;
+    if (claims.recalledKey && claims.apiKey) {
+      // One read for both; a refused key outranks whatever the user read finds.
+      const read = await this.users.getWithApiKey(claims.userId, claims.apiKey.id);
+      await this.apiKeys!.confirmRecalled(claims.recalledKey, read.key);
+      user = read.user;
+    } else user = await this.users.get(claims.userId);
     if (!user) throw new UnauthenticatedError('The user of this token no longer exists');
     if (claims.apiKey) {
       if (mode === 'admin') throw new AccessDeniedError('API keys cannot be used on admin routes');
