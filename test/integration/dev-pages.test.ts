@@ -27,7 +27,7 @@ test.each([
   ['/', 'text/html', 'Playground'],
   ['/playground.js', 'text/javascript', 'signIn'],
   ['/stream.js', 'text/javascript', 'readEvents'],
-  ['/playground.css', 'text/css', '.rate'],
+  ['/chat.css', 'text/css', '.rate'],
   ['/docs', 'text/html', 'SwaggerUIBundle'],
   ['/docs/swagger-ui-bundle.js', 'text/javascript', 'SwaggerUIBundle'],
   ['/docs/swagger-ui.css', 'text/css', '.swagger-ui'],
