@@ -18,6 +18,8 @@ const SECRET_BYTES = 32;
 const KEY_FORMAT = /^cops_([a-z][a-z0-9]{23})_([A-Za-z0-9_-]{43})$/;
 /** A key in use records its use at most this often (one write a minute, not one per request). */
 const LAST_USED_PRECISION_MS = 60_000;
+/** How many verified keys one instance recalls (the least recently used leave first). */
+const RECALLED_KEYS_MAX = 1_000;
 
 /** Whether a bearer token is an API key (else it is taken for a service JWT). */
 export const isApiKey = (token: string) => token.startsWith(API_KEY_PREFIX);
@@ -40,13 +42,45 @@ export class ApiKeyVerifier {
     private readonly clock: Clock,
   ) {}
 
+  /** Keys verified here, by their SHA-256 (never the key): what each proved. */
+  private readonly recalled = new Map<string, ApiKeyCaller>();
+
+  /**
+   * What the key proved when this instance last verified it, with no read; undefined if it has
+   * not. Never enough alone: the caller must still `verify` the key before it answers.
+   */
+  recall(key: string): ApiKeyCaller | undefined {
+    const hash = hashOf(key).toString('hex');
+    const caller = this.recalled.get(hash);
+    if (caller) {
+      this.recalled.delete(hash); // to the back of the queue: the least recently used leave first
+      this.recalled.set(hash, caller);
+    }
+    return caller;
+  }
+
+  /** Checks the key against its record, read consistently: a revoked key fails at once. */
   async verify(key: string): Promise<ApiKeyCaller> {
+    const given = hashOf(key);
+    const hash = given.toString('hex');
+    try {
+      const caller = await this.check(key, given);
+      this.recalled.delete(hash);
+      if (this.recalled.size >= RECALLED_KEYS_MAX) this.recalled.delete(this.recalled.keys().next().value!);
+      this.recalled.set(hash, caller);
+      return caller;
+    } catch (err) {
+      this.recalled.delete(hash);
+      throw err;
+    }
+  }
+
+  private async check(key: string, given: Buffer): Promise<ApiKeyCaller> {
     const parts = KEY_FORMAT.exec(key);
     if (!parts) throw invalidKey();
     const record = await this.keys.get(parts[1]!);
     if (!record) throw invalidKey();
     const stored = Buffer.from(record.hash, 'hex');
-    const given = hashOf(key);
     if (stored.length !== given.length || !timingSafeEqual(stored, given)) throw invalidKey();
     const now = this.clock().getTime();
     if (record.expiresAt !== null && now >= Date.parse(record.expiresAt))

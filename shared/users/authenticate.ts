@@ -2,7 +2,7 @@ import { AccessDeniedError, UnauthenticatedError } from '../errors.ts';
 import type { UserRepository } from './user-repository.ts';
 import { actingRole } from './roles.ts';
 import { bearerToken, type Role, type ServiceTokenClaims, type ServiceTokens } from '../auth/service-token.ts';
-import { isApiKey, type ApiKeyVerifier } from '../auth/api-keys.ts';
+import { isApiKey, type ApiKeyCaller, type ApiKeyVerifier } from '../auth/api-keys.ts';
 import type { ApiKeyScope } from '../auth/api-key-scopes.ts';
 
 /** The API key a caller came with (absent: a service JWT). */
@@ -20,7 +20,18 @@ export interface AuthUser {
 /** What the bearer token says of its caller, before the user is confirmed. */
 export interface CallerClaims extends ServiceTokenClaims {
   apiKey?: CallerKey;
+  /**
+   * A recalled API key's fresh check, running since `verify` returned; `confirm` awaits it, so
+   * the key's read overlaps the request's work instead of preceding it.
+   */
+  keyCheck?: Promise<unknown>;
 }
+
+const keyClaims = (key: ApiKeyCaller): CallerClaims => ({
+  userId: key.userId,
+  role: 'user',
+  apiKey: { id: key.keyId, scopes: key.scopes },
+});
 
 /** Who is calling: the service JWT (or API key) checked, then its user confirmed against the table. */
 export class CallerAuthenticator {
@@ -40,8 +51,15 @@ export class CallerAuthenticator {
     const token = bearerToken(headers);
     if (!isApiKey(token)) return this.tokens.verify(token);
     if (!this.apiKeys) throw new UnauthenticatedError('Invalid API key');
-    const key = await this.apiKeys.verify(token);
-    return { userId: key.userId, role: 'user', apiKey: { id: key.keyId, scopes: key.scopes } };
+    // A key this instance verified before names its user and scopes at once; it is read again,
+    // consistently, beside the request (docs/DECISIONS.md "API keys": checked on every request).
+    const recalled = this.apiKeys.recall(token);
+    if (recalled) {
+      const keyCheck = this.apiKeys.verify(token);
+      keyCheck.catch(() => undefined); // awaited by confirm; never unhandled
+      return { ...keyClaims(recalled), keyCheck };
+    }
+    return keyClaims(await this.apiKeys.verify(token));
   }
 
   /**
@@ -66,7 +84,13 @@ export class CallerAuthenticator {
    * API key's user must exist too (a user being erased ends its keys at once) and acts as a user.
    */
   async confirm(claims: CallerClaims, mode: 'user' | 'admin'): Promise<AuthUser> {
-    const user = await this.users.get(claims.userId);
+    const reading = this.users.get(claims.userId);
+    if (claims.keyCheck) {
+      // A refused key outranks whatever the user read finds.
+      reading.catch(() => undefined);
+      await claims.keyCheck;
+    }
+    const user = await reading;
     if (!user) throw new UnauthenticatedError('The user of this token no longer exists');
     if (claims.apiKey) {
       if (mode === 'admin') throw new AccessDeniedError('API keys cannot be used on admin routes');
