@@ -14,5 +14,5 @@ export function paymentProviderOf(settings: Config): PaymentProvider | undefined
   return stripeProvider({ keys, apiUrl: settings.PAYMENTS_API_URL, timeoutMs: settings.PAYMENTS_TIMEOUT_MS });
 }
 
-/** What the provider posts to POST /payments/webhook, for the OpenAPI document. */
+/** What the provider posts to POST /payments/webhook, for the OpenAPI document (built when asked). */
 export const webhookContract = stripeWebhookContract;

@@ -10,20 +10,22 @@ export const WEBHOOK_OUTCOMES = ['applied', 'already-applied', 'ignored'] as con
 /** What became of an event: acted upon (now or before), or acknowledged and ignored. */
 export type WebhookOutcome = (typeof WEBHOOK_OUTCOMES)[number];
 
+const webhook = webhookContract();
+
 const webhookReceiptSchema = z
   .object({ eventId: z.string(), outcome: z.enum(WEBHOOK_OUTCOMES) })
   .check(example({ eventId: 'evt_1NG8Du2eZvKYlo2CUI79vXWy', outcome: 'applied' }));
 
 export const schemas: NamedSchemas = {
-  PaymentProviderEvent: webhookContract.body,
+  PaymentProviderEvent: webhook.body,
   WebhookReceipt: webhookReceiptSchema,
 };
 
 export const contracts: RouteContracts = {
   'payment-webhook': {
     summary: "The payment provider's events (no sign-in; signed)",
-    description: webhookContract.description,
-    body: webhookContract.body,
+    description: webhook.description,
+    body: webhook.body,
     responses: { 200: webhookReceiptSchema },
     errors: [400, 404, 413],
   },
