@@ -1,10 +1,9 @@
 import { readdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod/mini';
 import { httpRouteList } from './routes.ts';
 import type { NamedSchemas, RouteContract, RouteContracts } from '#shared/openapi/contract.ts';
-import { projectRoot } from './local/runtime.ts';
 import { errorBody } from '#shared/http/envelope.ts';
 
 // Generates docs/openapi.json from the route manifest and the zod schemas the handlers use
@@ -13,6 +12,8 @@ import { errorBody } from '#shared/http/envelope.ts';
 // a test fails when the committed document is stale.
 
 type Json = Record<string, unknown>;
+
+const projectRoot = resolve(fileURLToPath(new URL('.', import.meta.url)), '..');
 
 export async function loadContracts(): Promise<RouteContracts> {
   return (await loadSchemaModules()).contracts;

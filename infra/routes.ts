@@ -4,7 +4,7 @@
 // and the local runtime are all generated from the join, so they cannot drift apart. A function's
 // entry file is always functions/<name>.ts. docs/DECISIONS.md "Routes: definition and deployment".
 
-import type { AuthMode, HttpMethod, HttpRouteSettings } from '#shared/http/route.ts';
+import type { AuthMode, HttpMethod, HttpRouteSettings, RouteDefinitions } from '#shared/http/route.ts';
 import { queueUrlSetting, stageSettings, type PipelineStageName } from '#shared/files/stages.ts';
 import { accountExportRoutes } from '#shared/account-export/routes.ts';
 import { apiKeyRoutes } from '#shared/auth/routes.ts';
@@ -62,7 +62,7 @@ const domainRoutes = [
   usageRoutes,
   userRoutes,
   webhookRoutes,
-];
+] satisfies RouteDefinitions[];
 const routeDefinitions = {
   ...accountExportRoutes,
   ...apiKeyRoutes,

@@ -1,7 +1,6 @@
-import type { RouteDefinitions } from '../http/route.ts';
-
-// What the routes of this domain are (the HTTP layer reads them); what their deployment gets is
-// infra's (infra/deployment/, by function name).
+// What this domain's routes are, by function name: the fields of the HTTP layer's route
+// (HttpRouteSettings, which infra/routes.ts checks each against; no import of shared/http here, which
+// builds on the domains). What their functions get is the deployment's (infra/deployment/).
 
 export const fileRoutes = {
   'create-upload': {
@@ -73,4 +72,4 @@ export const fileRoutes = {
     shape: 'envelope',
     rateLimit: 'pages',
   },
-} as const satisfies RouteDefinitions;
+} as const;

@@ -1,7 +1,6 @@
-import type { RouteDefinitions } from '../http/route.ts';
-
-// What the routes of this domain are (the HTTP layer reads them); what their deployment gets is
-// infra's (infra/deployment/, by function name).
+// What this domain's routes are, by function name: the fields of the HTTP layer's route
+// (HttpRouteSettings, which infra/routes.ts checks each against; no import of shared/http here, which
+// builds on the domains). What their functions get is the deployment's (infra/deployment/).
 
 export const sharingRoutes = {
   // Export and share (docs/DECISIONS.md, Export and share). The export is a file, streamed as it
@@ -34,4 +33,4 @@ export const sharingRoutes = {
     shape: 'envelope',
     rateLimit: 'sharedReads',
   },
-} as const satisfies RouteDefinitions;
+} as const;
