@@ -1,5 +1,5 @@
-// The payment provider's webhook: what it posts (read from the raw body once its signature is
-// checked, shared/payments/provider-events.ts) and what it is answered.
+// The payment provider's webhook: what it is answered (the chosen provider's events are read from
+// the raw body once their signature is checked; their contract is in contracts.ts).
 
 export const WEBHOOK_OUTCOMES = ['applied', 'already-applied', 'ignored'] as const;
 /** What became of an event: acted upon (now or before), or acknowledged and ignored. */
