@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { chatRoutes } from '#shared/chats/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { systemClock } from '#shared/clock.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
@@ -17,7 +17,7 @@ const deps = {
   clock: systemClock,
 };
 
-export const handler = httpHandler(httpRoutes['create-chat'], { body: createChatBody }, async ({ body, user }) => ({
+export const handler = httpHandler(chatRoutes['create-chat'], { body: createChatBody }, async ({ body, user }) => ({
   statusCode: 201,
   message: 'Chat created',
   data: await createChat(deps, { userId: user.id, chat: body }),

@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { chatRoutes } from '#shared/chats/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { systemClock } from '#shared/clock.ts';
@@ -14,7 +14,7 @@ const deps = {
   usage: new UsageLedger(dynamo(), tableName(), systemClock),
 };
 
-export const handler = httpHandler(httpRoutes['delete-chat'], { params: chatIdParams }, async ({ params, user }) => {
+export const handler = httpHandler(chatRoutes['delete-chat'], { params: chatIdParams }, async ({ params, user }) => {
   await deleteChat(deps, { userId: user.id, chatId: params.chatId });
   return { message: 'Chat deleted', data: { id: params.chatId, deleted: true } };
 });

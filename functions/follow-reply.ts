@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { chatRoutes } from '#shared/chats/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { config } from '#shared/config.ts';
 import { systemClock } from '#shared/clock.ts';
@@ -21,7 +21,7 @@ const deps = {
 };
 
 export const handler = httpHandler(
-  httpRoutes['follow-reply'],
+  chatRoutes['follow-reply'],
   { params: replyParams, query: followReplyQuery },
   async ({ params, query, headers, user, context }) => {
     const input = {

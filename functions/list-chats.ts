@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { chatRoutes } from '#shared/chats/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { pageResponse } from '#shared/http/pagination.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
@@ -10,6 +10,6 @@ import { listQuery } from '#shared/chats/schemas.ts';
 
 const deps = { chats: new ChatRepository(dynamo(), tableName()) };
 
-export const handler = httpHandler(httpRoutes['list-chats'], { query: listQuery }, async ({ query, user }) =>
+export const handler = httpHandler(chatRoutes['list-chats'], { query: listQuery }, async ({ query, user }) =>
   pageResponse(await listChats(deps, { userId: user.id, ...query })),
 );

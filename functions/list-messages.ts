@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { chatRoutes } from '#shared/chats/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { pageResponse } from '#shared/http/pagination.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
@@ -15,7 +15,7 @@ const deps = {
 };
 
 export const handler = httpHandler(
-  httpRoutes['list-messages'],
+  chatRoutes['list-messages'],
   { params: chatIdParams, query: listMessagesQuery },
   async ({ params, query, user }) =>
     pageResponse(await listMessages(deps, { userId: user.id, chatId: params.chatId, ...query })),

@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { chatRoutes } from '#shared/chats/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { systemClock } from '#shared/clock.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
@@ -18,7 +18,7 @@ const deps = {
 };
 
 export const handler = httpHandler(
-  httpRoutes['put-feedback'],
+  chatRoutes['put-feedback'],
   { params: replyParams, body: feedbackBody },
   async ({ params, body, user }) => ({
     message: 'Feedback saved',

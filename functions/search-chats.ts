@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { chatRoutes } from '#shared/chats/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { pageResponse } from '#shared/http/pagination.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
@@ -10,6 +10,6 @@ import { searchQuery } from '#shared/chats/schemas.ts';
 
 const deps = { search: new SearchIndex(dynamo(), tableName()) };
 
-export const handler = httpHandler(httpRoutes['search-chats'], { query: searchQuery }, async ({ query, user }) =>
+export const handler = httpHandler(chatRoutes['search-chats'], { query: searchQuery }, async ({ query, user }) =>
   pageResponse(await searchChats(deps, { userId: user.id, ...query })),
 );

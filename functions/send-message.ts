@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { chatRoutes } from '#shared/chats/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { config } from '#shared/config.ts';
 import { systemClock } from '#shared/clock.ts';
@@ -13,7 +13,7 @@ const settings = config();
 const deps = await replyDeps(settings, systemClock);
 
 export const handler = httpHandler(
-  httpRoutes['send-message'],
+  chatRoutes['send-message'],
   { body: sendMessageBody },
   async ({ body: { stream, ...prompt }, user, context }) => {
     const request = { userId: user.id, ...prompt, remainingMs: context.getRemainingTimeInMillis?.() };

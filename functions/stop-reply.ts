@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { chatRoutes } from '#shared/chats/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { config } from '#shared/config.ts';
 import { systemClock } from '#shared/clock.ts';
@@ -11,7 +11,7 @@ import { replyParams } from '#shared/chats/schemas.ts';
 
 const deps = { ...chatRepositories(dynamo(), tableName()), clock: systemClock, staleMs: config().REPLY_STALE_MS };
 
-export const handler = httpHandler(httpRoutes['stop-reply'], { params: replyParams }, async ({ params, user }) => ({
+export const handler = httpHandler(chatRoutes['stop-reply'], { params: replyParams }, async ({ params, user }) => ({
   message: 'Reply stopped',
   data: await stopReply(deps, { userId: user.id, ...params }),
 }));

@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { chatRoutes } from '#shared/chats/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { systemClock } from '#shared/clock.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
@@ -12,7 +12,7 @@ import { chatIdParams, updateChatBody } from '#shared/chats/schemas.ts';
 const deps = { ...chatRepositories(dynamo(), tableName()), clock: systemClock };
 
 export const handler = httpHandler(
-  httpRoutes['update-chat'],
+  chatRoutes['update-chat'],
   { params: chatIdParams, body: updateChatBody },
   async ({ params, body, user }) => ({
     message: 'Chat updated',

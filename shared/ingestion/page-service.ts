@@ -50,6 +50,13 @@ export interface PageServiceDeps {
   onDrawn?: (fileId: string, page: number) => void;
 }
 
+/**
+ * The memory of the functions that draw pages (get-pdf-page, get-file-part): their deployment
+ * (infra/deployment/http.ts) gives them this, and the drawing child's bounds are shares of it. As
+ * pdf-ocr's: the page a citation points at may be a book's cover, one 93 M pixel photograph.
+ */
+export const PAGE_FUNCTION_MEMORY_MB = 3008;
+
 /** The drawing child's bounds: a share of the function's memory (which decides the largest image a page may hold); OCR's time per page. */
 export function pageRenderLimits(c: Config, memoryMb: number): RenderLimits {
   return {
