@@ -1,10 +1,10 @@
 import { addFileToCollection, type CollectionDeps } from '../collections/collection-service.ts';
-import { attachableChat, attachFile } from '../chats/attach-file.ts';
+import { attachableChat, attachFile } from '../chats/conversations/attach-file.ts';
 import type { z } from 'zod/mini';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
-import type { ChatRepository } from '../chats/chat-repository.ts';
-import type { MessageRepository } from '../chats/message-repository.ts';
+import type { ChatRepository } from '../chats/conversations/chat-repository.ts';
+import type { MessageRepository } from '../chats/conversations/message-repository.ts';
 import { ConflictError } from '../errors.ts';
 import { IngestionFailedError, type PermanentFailure } from '../files/failures.ts';
 import { MAX_REDIRECTS, parsePdfUrl, type FetchPolicy } from '../net/guarded-fetch.ts';

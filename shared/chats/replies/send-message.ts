@@ -1,11 +1,11 @@
 import { createId } from '@paralleldrive/cuid2';
-import { AiProviderError, clientMessage } from '../ai/errors.ts';
-import { estimateUsage, unreportedUsage } from '../ai/prompt.ts';
-import { isoNow, type Clock } from '../clock.ts';
-import type { Config } from '../config.ts';
-import type { TokenReservation, UserLimits } from '../limits/user-limits.ts';
-import type { HeldSlot } from '../limits/in-flight-slots.ts';
-import type { AiProvider, ChatInput, ChatTurn, Source, Usage } from '../ai/types.ts';
+import { AiProviderError, clientMessage } from '../../ai/errors.ts';
+import { estimateUsage, unreportedUsage } from '../../ai/prompt.ts';
+import { isoNow, type Clock } from '../../clock.ts';
+import type { Config } from '../../config.ts';
+import type { TokenReservation, UserLimits } from '../../limits/user-limits.ts';
+import type { HeldSlot } from '../../limits/in-flight-slots.ts';
+import type { AiProvider, ChatInput, ChatTurn, Source, Usage } from '../../ai/types.ts';
 import {
   AccessDeniedError,
   ConflictError,
@@ -15,24 +15,24 @@ import {
   TimedOutError,
   asError,
   errorName,
-} from '../errors.ts';
-import { describeProgress } from '../files/chat-files.ts';
-import { collectionFileIds, filesOfChat, type ChatScopeDeps } from './chat-files-of.ts';
-import { logger } from '../observability/logger.ts';
-import type { RetrieveInput } from '../retrieval/retrieve.ts';
-import { notInChat } from './branch.ts';
-import type { ChatRecord, ChatRepository } from './chat-repository.ts';
-import { chatTitle } from './chat-title.ts';
-import type { MessageTree } from './message-tree.ts';
+} from '../../errors.ts';
+import { describeProgress } from '../../files/chat-files.ts';
+import { collectionFileIds, filesOfChat, type ChatScopeDeps } from '../conversations/chat-files-of.ts';
+import { logger } from '../../observability/logger.ts';
+import type { RetrieveInput } from '../../retrieval/retrieve.ts';
+import { notInChat } from '../conversations/branch.ts';
+import type { ChatRecord, ChatRepository } from '../conversations/chat-repository.ts';
+import { chatTitle } from '../conversations/chat-title.ts';
+import type { MessageTree } from '../conversations/message-tree.ts';
 import { CitationStream, checkCitations, citableSources } from './citations.ts';
 import { fitHistory } from './history.ts';
-import type { MessageRepository } from './message-repository.ts';
+import type { MessageRepository } from '../conversations/message-repository.ts';
 import { addUsage, retrievalQuery } from './retrieval-query.ts';
 import { replyCostBound } from './reply-cost.ts';
-import type { Chat, Message, ReplyStatus, SourceRef } from './schemas.ts';
+import type { Chat, Message, ReplyStatus, SourceRef } from '../schemas.ts';
 import { closingEvents, firstDeltaId, openingEvents, type ReplyEvent, type ReplyStream } from './reply-events.ts';
 import { ReplyLength } from './reply-length.ts';
-import type { UsageLedger } from '../limits/usage-ledger.ts';
+import type { UsageLedger } from '../../limits/usage-ledger.ts';
 import type { ReplyRepository, ReplyState } from './reply-repository.ts';
 
 // POST /message/logged-in and POST …/regenerate: a prompt in (new, or stored and answered again),
@@ -564,7 +564,7 @@ async function replyWhole(
 }
 
 /**
- * The reply as a stream of events (shared/chats/reply-events.ts). Client errors are thrown
+ * The reply as a stream of events (shared/chats/replies/reply-events.ts). Client errors are thrown
  * before any event, so they are ordinary JSON responses.
  * Steps: begin (above) → store the reply under its prompt, status streaming, so it can be read,
  * resumed and stopped from anywhere → `start`, naming the prompt and the reply → in a file chat
