@@ -7,18 +7,15 @@ import { replyCostBound } from '../chats/replies/reply-cost.ts';
 import { ReplyLength } from '../chats/replies/reply-length.ts';
 import { addUsage, retrievalQuery } from '../chats/replies/retrieval-query.ts';
 import { DEFAULT_SYSTEM_MESSAGE } from '../chats/schemas.ts';
+import { releaseReplySlot, settle, takeReplySlot, type Spent } from '../chats/replies/reply-budget.ts';
 import {
   DEFAULT_CHUNK_TOKENS,
   DEFAULT_RETRIEVAL_K,
   deadlineError,
   deadlineOf,
   failureMessage,
-  releaseReplySlot,
-  settle,
-  takeReplySlot,
   type SendMessageDeps,
-  type Spent,
-} from '../chats/replies/send-message.ts';
+} from '../chats/replies/reply-request.ts';
 import type { Clock } from '../clock.ts';
 import { InvalidInputError, TimedOutError, asError } from '../errors.ts';
 import type { TokenReservation } from '../limits/user-limits.ts';

@@ -8,7 +8,7 @@ import { userLimits } from '../../limits/user-limits.ts';
 import { UsageLedger } from '../../limits/usage-ledger.ts';
 import { retrieverOnFirstUse } from '../../retrieval/retriever-on-first-use.ts';
 import { chatRepositories } from '../repositories.ts';
-import { replySettings, type SendMessageDeps } from './send-message.ts';
+import { replySettings, type SendMessageDeps } from './reply-request.ts';
 
 /**
  * What the routes that generate replies work with (a new prompt, a regenerated reply), composed
