@@ -1,7 +1,8 @@
 import { isoNow, type Clock } from '../../clock.ts';
 import { isConditionFailure } from '../../dynamo.ts';
 import type { AttachmentRepository } from '../../files/attachment-repository.ts';
-import type { FileRecord, FileRepository } from '../../files/file-repository.ts';
+import type { FileRepository } from '../../files/file-repository.ts';
+import type { FileRecord } from '../../files/file-record.ts';
 import { fileNotFound } from '../../files/file-status.ts';
 import type { MessageRepository } from './message-repository.ts';
 import type { ChatRepository } from './chat-repository.ts';
