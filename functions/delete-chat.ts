@@ -3,8 +3,8 @@ import { httpHandler } from '#shared/http/handler.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { systemClock } from '#shared/clock.ts';
 import { UsageLedger } from '#shared/limits/usage-ledger.ts';
-import { ChatRepository } from '#shared/chats/chat-repository.ts';
-import { deleteChat } from '#shared/chats/chat-service.ts';
+import { ChatRepository } from '#shared/chats/conversations/chat-repository.ts';
+import { deleteChat } from '#shared/chats/conversations/chat-service.ts';
 import { chatIdParams } from '#shared/chats/schemas.ts';
 
 // DELETE /chat/{chatId}: the chat with every message and attachment in its partition.

@@ -4,8 +4,8 @@ import { systemClock } from '#shared/clock.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { metrics } from '#shared/observability/metrics.ts';
 import { chatRepositories } from '#shared/chats/repositories.ts';
-import { FeedbackRepository } from '#shared/chats/feedback-repository.ts';
-import { removeFeedback } from '#shared/chats/feedback-service.ts';
+import { FeedbackRepository } from '#shared/chats/conversations/feedback-repository.ts';
+import { removeFeedback } from '#shared/chats/conversations/feedback-service.ts';
 import { replyParams } from '#shared/chats/schemas.ts';
 
 // DELETE /chat/{chatId}/messages/{messageId}/feedback: the reply's rating removed (none: unchanged).

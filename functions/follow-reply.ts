@@ -4,7 +4,7 @@ import { config } from '#shared/config.ts';
 import { systemClock } from '#shared/clock.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { chatRepositories } from '#shared/chats/repositories.ts';
-import { followReply } from '#shared/chats/reply-service.ts';
+import { followReply } from '#shared/chats/replies/reply-service.ts';
 import { followReplyQuery, replyParams } from '#shared/chats/schemas.ts';
 import { userLimits } from '#shared/limits/user-limits.ts';
 

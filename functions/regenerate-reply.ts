@@ -2,9 +2,9 @@ import { chatRoutes } from '#shared/chats/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { config } from '#shared/config.ts';
 import { systemClock } from '#shared/clock.ts';
-import { replyDeps } from '#shared/chats/reply-deps.ts';
+import { replyDeps } from '#shared/chats/replies/reply-deps.ts';
 import { regenerateBody, replyParams } from '#shared/chats/schemas.ts';
-import { sendMessage, streamMessage } from '#shared/chats/send-message.ts';
+import { sendMessage, streamMessage } from '#shared/chats/replies/send-message.ts';
 
 // POST /chat/{chatId}/messages/{messageId}/regenerate: a new reply to the prompt of an ai
 // message (its sibling), whole or streamed, as POST /message/logged-in answers.

@@ -2,8 +2,8 @@ import { chatRoutes } from '#shared/chats/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { pageResponse } from '#shared/http/pagination.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
-import { SearchIndex } from '#shared/chats/search-index.ts';
-import { searchChats } from '#shared/chats/search-service.ts';
+import { SearchIndex } from '#shared/chats/search/search-index.ts';
+import { searchChats } from '#shared/chats/search/search-service.ts';
 import { searchQuery } from '#shared/chats/schemas.ts';
 
 // GET /chat/search?q=: the caller's chats whose name or messages match, newest first, paged (x-next-cursor).

@@ -4,7 +4,7 @@ import { config } from '#shared/config.ts';
 import { systemClock } from '#shared/clock.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { chatRepositories } from '#shared/chats/repositories.ts';
-import { stopReply } from '#shared/chats/reply-service.ts';
+import { stopReply } from '#shared/chats/replies/reply-service.ts';
 import { replyParams } from '#shared/chats/schemas.ts';
 
 // POST /chat/{chatId}/messages/{messageId}/stop: the reply stops wherever it is generated.

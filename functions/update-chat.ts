@@ -3,7 +3,7 @@ import { httpHandler } from '#shared/http/handler.ts';
 import { systemClock } from '#shared/clock.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { chatRepositories } from '#shared/chats/repositories.ts';
-import { updateChat } from '#shared/chats/chat-service.ts';
+import { updateChat } from '#shared/chats/conversations/chat-service.ts';
 import { chatIdParams, updateChatBody } from '#shared/chats/schemas.ts';
 
 // PUT /chat/{chatId}: rename (name or chatName), change the system message, deactivate or

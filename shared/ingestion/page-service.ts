@@ -5,7 +5,8 @@ import type { Config } from '../config.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import { PermanentFailure } from '../files/failures.ts';
 import { logger } from '../observability/logger.ts';
-import { isDeletedFile, type FileRepository } from '../files/file-repository.ts';
+import type { FileRepository } from '../files/file-repository.ts';
+import { isDeletedFile } from '../files/file-record.ts';
 import { fileNotFound, ownedFile } from '../files/file-status.ts';
 import { partLocationSchema, type FilePart, type PdfPage } from '../files/schemas.ts';
 import {

@@ -1,10 +1,10 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import type { Usage } from '../ai/types.ts';
-import { applyIf, Repository, updateExpression, type Item } from '../dynamo.ts';
-import { messageIdKey, messageKey } from './keys.ts';
-import { fromItem, MessageRepository } from './message-repository.ts';
-import { SearchIndex } from './search-index.ts';
-import type { Message, ReplyStatus, SourceRef } from './schemas.ts';
+import type { Usage } from '../../ai/types.ts';
+import { applyIf, Repository, updateExpression, type Item } from '../../dynamo.ts';
+import { messageIdKey, messageKey } from '../keys.ts';
+import { fromItem, MessageRepository } from '../conversations/message-repository.ts';
+import { SearchIndex } from '../search/search-index.ts';
+import type { Message, ReplyStatus, SourceRef } from '../schemas.ts';
 
 // A streamed reply is stored as it grows: the message item holds its text so far and, beside
 // what the API shows, what a replay needs to send the same events under the same ids: the end of

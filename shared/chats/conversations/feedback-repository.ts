@@ -1,8 +1,8 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { isConditionFailure, Repository, type Item } from '../dynamo.ts';
-import { messageKey } from './keys.ts';
+import { isConditionFailure, Repository, type Item } from '../../dynamo.ts';
+import { messageKey } from '../keys.ts';
 import { fromItem } from './message-repository.ts';
-import type { Feedback, Message } from './schemas.ts';
+import type { Feedback, Message } from '../schemas.ts';
 
 // A reply's feedback is one attribute of its message item (CHAT#<chatId> / MSG#<seq>), so every
 // read of the message shows it. Each write is an UpdateItem on the message's key, conditional on

@@ -1,6 +1,6 @@
-import type { Usage } from '../ai/types.ts';
+import type { Usage } from '../../ai/types.ts';
 import type { ReplyState } from './reply-repository.ts';
-import type { SourceRef } from './schemas.ts';
+import type { SourceRef } from '../schemas.ts';
 
 // The events of a streamed reply, numbered 1, 2, … within the reply. The live stream and a replay
 // build them by the same rules from the same state, so a client that joins what it had with a

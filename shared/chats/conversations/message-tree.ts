@@ -1,4 +1,4 @@
-import type { MessageType } from './schemas.ts';
+import type { MessageType } from '../schemas.ts';
 
 // A chat's messages form a tree (docs/DECISIONS.md, Conversations as trees): each message names
 // the one it follows (`parentId`, null at the root). An edit is a new prompt under an earlier

@@ -1,11 +1,12 @@
-import { isoNow, type Clock } from '../clock.ts';
-import { isConditionFailure } from '../dynamo.ts';
-import type { AttachmentRepository } from '../files/attachment-repository.ts';
-import type { FileRecord, FileRepository } from '../files/file-repository.ts';
-import { fileNotFound } from '../files/file-status.ts';
+import { isoNow, type Clock } from '../../clock.ts';
+import { isConditionFailure } from '../../dynamo.ts';
+import type { AttachmentRepository } from '../../files/attachment-repository.ts';
+import type { FileRepository } from '../../files/file-repository.ts';
+import type { FileRecord } from '../../files/file-record.ts';
+import { fileNotFound } from '../../files/file-status.ts';
 import type { MessageRepository } from './message-repository.ts';
 import type { ChatRepository } from './chat-repository.ts';
-import { InvalidInputError } from '../errors.ts';
+import { InvalidInputError } from '../../errors.ts';
 
 // A file attached to a file chat (POST /message/pdf with chatId): the file lists the chat, the
 // chat's partition lists the file, and the chat shows a `type: file` message, once per chat.

@@ -1,7 +1,7 @@
-import { quoteData, unreportedUsage } from '../ai/prompt.ts';
-import type { AiProvider, Usage } from '../ai/types.ts';
-import { asError } from '../errors.ts';
-import { logger } from '../observability/logger.ts';
+import { quoteData, unreportedUsage } from '../../ai/prompt.ts';
+import type { AiProvider, Usage } from '../../ai/types.ts';
+import { asError } from '../../errors.ts';
+import { logger } from '../../observability/logger.ts';
 
 // A chat created without a name is titled from its first exchange (docs/DECISIONS.md, Chat
 // titles): with a language model, one short call (its tokens counted in the user's budget);

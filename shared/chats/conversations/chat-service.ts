@@ -1,16 +1,16 @@
 import type { z } from 'zod/mini';
-import { isoNow, type Clock } from '../clock.ts';
-import { InvalidInputError } from '../errors.ts';
-import type { Page } from '../dynamo.ts';
-import type { ChatFilesDeps } from '../files/chat-files.ts';
-import type { CollectionRepository } from '../collections/collection-repository.ts';
+import { isoNow, type Clock } from '../../clock.ts';
+import { InvalidInputError } from '../../errors.ts';
+import type { Page } from '../../dynamo.ts';
+import type { ChatFilesDeps } from '../../files/chat-files.ts';
+import type { CollectionRepository } from '../../collections/collection-repository.ts';
 import { filesOfChat } from './chat-files-of.ts';
-import { toEmbeddingsData } from '../files/file-view.ts';
+import { toEmbeddingsData } from '../../files/file-view.ts';
 import type { ChatRepository } from './chat-repository.ts';
 import { branchThrough, leafToRead } from './branch.ts';
 import type { BranchMessage, MessageRepository } from './message-repository.ts';
-import type { UsageLedger } from '../limits/usage-ledger.ts';
-import type { Chat, createChatBody, updateChatBody } from './schemas.ts';
+import type { UsageLedger } from '../../limits/usage-ledger.ts';
+import type { Chat, createChatBody, updateChatBody } from '../schemas.ts';
 
 // A user's chats: create, read (with the files attached), list, change, delete, and read a
 // chat's messages. Every call names the caller; a chat of anyone else is 404 (getOwned).

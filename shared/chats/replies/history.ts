@@ -1,6 +1,6 @@
-import type { ChatTurn } from '../ai/types.ts';
-import { estimateMessageTokens } from '../ai/tokens.ts';
-import type { Message } from './schemas.ts';
+import type { ChatTurn } from '../../ai/types.ts';
+import { estimateMessageTokens } from '../../ai/tokens.ts';
+import type { Message } from '../schemas.ts';
 
 // The conversation a prompt is sent with: the newest messages that fit the token budget,
 // oldest first. Messages are taken newest first and the walk stops at the first one that does

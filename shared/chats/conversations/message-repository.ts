@@ -7,7 +7,7 @@ import {
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import { createId } from '@paralleldrive/cuid2';
-import type { Usage } from '../ai/types.ts';
+import type { Usage } from '../../ai/types.ts';
 import {
   batchGetAll,
   decodeCursor,
@@ -18,12 +18,12 @@ import {
   Repository,
   type Item,
   type Page,
-} from '../dynamo.ts';
-import { NotFoundError } from '../errors.ts';
-import { chatKey, chatPk, messageIdKey, messageKey, messageSk } from './keys.ts';
+} from '../../dynamo.ts';
+import { NotFoundError } from '../../errors.ts';
+import { chatKey, chatPk, messageIdKey, messageKey, messageSk } from '../keys.ts';
 import { MessageTree, type MessageNode } from './message-tree.ts';
-import { SearchIndex } from './search-index.ts';
-import type { ContentType, Message, MessageType, ReplyStatus, SourceRef } from './schemas.ts';
+import { SearchIndex } from '../search/search-index.ts';
+import type { ContentType, Message, MessageType, ReplyStatus, SourceRef } from '../schemas.ts';
 
 // Messages: CHAT#<chatId> / MSG#<sequence, 10 digits>, and a pointer CHAT#<chatId> / MSGID#<id>
 // holding the sequence number, to find a message by id. A message's sequence number comes from an
@@ -51,7 +51,7 @@ interface AppendMessageInput {
   sources?: SourceRef[];
   /** An ai reply cut short (stopped, model failure mid-reply). */
   incomplete?: boolean;
-  /** A streamed reply's state (shared/chats/reply-repository.ts keeps the rest of it). */
+  /** A streamed reply's state (shared/chats/replies/reply-repository.ts keeps the rest of it). */
   status?: ReplyStatus;
   /** Attributes of the item the API does not show (a streamed reply's replay state). */
   internal?: Item;

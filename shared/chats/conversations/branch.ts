@@ -1,7 +1,7 @@
-import { InvalidInputError } from '../errors.ts';
+import { InvalidInputError } from '../../errors.ts';
 import type { MessageRepository } from './message-repository.ts';
 import type { MessageTree } from './message-tree.ts';
-import type { Message } from './schemas.ts';
+import type { Message } from '../schemas.ts';
 
 // Branches of a chat's message tree (message-tree.ts): what reads a whole branch, and how a
 // message named in a request chooses one.

@@ -1,14 +1,14 @@
-import { aiProvider } from '../ai/provider.ts';
-import type { Clock } from '../clock.ts';
-import type { Config } from '../config.ts';
-import { dynamo, tableName } from '../clients.ts';
-import { chatFilesDeps } from '../files/chat-files.ts';
-import { CollectionRepository } from '../collections/collection-repository.ts';
-import { userLimits } from '../limits/user-limits.ts';
-import { UsageLedger } from '../limits/usage-ledger.ts';
-import { retrieverOnFirstUse } from '../retrieval/retriever-on-first-use.ts';
-import { chatRepositories } from './repositories.ts';
-import { replySettings, type SendMessageDeps } from './send-message.ts';
+import { aiProvider } from '../../ai/provider.ts';
+import type { Clock } from '../../clock.ts';
+import type { Config } from '../../config.ts';
+import { dynamo, tableName } from '../../clients.ts';
+import { chatFilesDeps } from '../../files/chat-files.ts';
+import { CollectionRepository } from '../../collections/collection-repository.ts';
+import { userLimits } from '../../limits/user-limits.ts';
+import { UsageLedger } from '../../limits/usage-ledger.ts';
+import { retrieverOnFirstUse } from '../../retrieval/retriever-on-first-use.ts';
+import { chatRepositories } from '../repositories.ts';
+import { replySettings, type SendMessageDeps } from './reply-request.ts';
 
 /**
  * What the routes that generate replies work with (a new prompt, a regenerated reply), composed

@@ -1,13 +1,13 @@
 import { createId } from '@paralleldrive/cuid2';
-import { sleep, type Clock } from '../clock.ts';
-import { asError, InvalidInputError, NotFoundError } from '../errors.ts';
-import type { HeldSlot } from '../limits/in-flight-slots.ts';
-import type { UserLimits } from '../limits/user-limits.ts';
-import { logger } from '../observability/logger.ts';
-import type { ChatRepository } from './chat-repository.ts';
+import { sleep, type Clock } from '../../clock.ts';
+import { asError, InvalidInputError, NotFoundError } from '../../errors.ts';
+import type { HeldSlot } from '../../limits/in-flight-slots.ts';
+import type { UserLimits } from '../../limits/user-limits.ts';
+import { logger } from '../../observability/logger.ts';
+import type { ChatRepository } from '../conversations/chat-repository.ts';
 import { storedEvents, type ReplyEvent, type ReplyStream } from './reply-events.ts';
 import type { ReplyRepository, ReplyState } from './reply-repository.ts';
-import type { Message } from './schemas.ts';
+import type { Message } from '../schemas.ts';
 
 // A streamed reply outlives its connection: anyone may follow it (the owner, from any instance)
 // by replaying what was stored after the last event they had and then what the generator stores

@@ -1,6 +1,6 @@
-import { estimateUsage } from '../ai/prompt.ts';
-import { estimateTokens } from '../ai/tokens.ts';
-import type { ChatInput } from '../ai/types.ts';
+import { estimateUsage } from '../../ai/prompt.ts';
+import { estimateTokens } from '../../ai/tokens.ts';
+import type { ChatInput } from '../../ai/types.ts';
 import { REWRITE_MAX_CHARS, rewriteCostBound } from './retrieval-query.ts';
 
 // What a reply may cost, reserved against the daily budget before anything is stored

@@ -9,10 +9,10 @@ import {
   queryPages,
   Repository,
   type Item,
-} from '../dynamo.ts';
+} from '../../dynamo.ts';
 import { distinctTerms } from './search-tokenizer.ts';
-import { chatKey, chatPk, messageKey } from './keys.ts';
-import type { Chat, Message } from './schemas.ts';
+import { chatKey, chatPk, messageKey } from '../keys.ts';
+import type { Chat, Message } from '../schemas.ts';
 
 // The chat search index (docs/DECISIONS.md, Chat search; keys in docs/ARCHITECTURE.md):
 //   SEARCH#<userId>#<term> / <yyyy-mm-dd>   refs: a string set, one ref per message (or chat
@@ -22,7 +22,7 @@ import type { Chat, Message } from './schemas.ts';
 // name's ref has sequence 0 and no message id. A message costs one UpdateItem (ADD to a set, no
 // read) per distinct term, at most MAX_TERMS_PER_MESSAGE; a day's block holds at most
 // MAX_REFS_PER_BLOCK refs, so no write grows an item past a few tens of KB. The index is a hint:
-// every hit is checked against the chat and the message at read (shared/chats/search-service.ts).
+// every hit is checked against the chat and the message at read (shared/chats/search/search-service.ts).
 
 /** Terms indexed per message (the first distinct ones of its text). */
 export const MAX_TERMS_PER_MESSAGE = 256;

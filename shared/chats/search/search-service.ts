@@ -1,5 +1,5 @@
-import { InvalidInputError } from '../errors.ts';
-import type { Item, Key, Page } from '../dynamo.ts';
+import { InvalidInputError } from '../../errors.ts';
+import type { Item, Key, Page } from '../../dynamo.ts';
 import { distinctTerms, snippet } from './search-tokenizer.ts';
 import { parseRef, type Block, type Ref, type SearchIndex } from './search-index.ts';
 

@@ -1,10 +1,10 @@
-import { isoNow, type Clock } from '../clock.ts';
-import { InvalidInputError, NotFoundError } from '../errors.ts';
-import type { ServiceMetrics } from '../observability/metrics.ts';
+import { isoNow, type Clock } from '../../clock.ts';
+import { InvalidInputError, NotFoundError } from '../../errors.ts';
+import type { ServiceMetrics } from '../../observability/metrics.ts';
 import type { ChatRepository } from './chat-repository.ts';
 import type { FeedbackRepository, FeedbackWrite, ReplyAt } from './feedback-repository.ts';
 import type { MessageRepository } from './message-repository.ts';
-import type { Feedback, FeedbackRating, Message } from './schemas.ts';
+import type { Feedback, FeedbackRating, Message } from '../schemas.ts';
 
 // Feedback on replies: the chat's owner rates an ai reply up or down, with an optional comment,
 // replaces the rating or removes it. Only ai replies are rated: a prompt or a file attachment is

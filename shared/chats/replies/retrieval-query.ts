@@ -1,8 +1,8 @@
-import { quoteData, unreportedUsage } from '../ai/prompt.ts';
-import { estimateMessageTokens } from '../ai/tokens.ts';
-import type { AiProvider, ChatTurn, Usage } from '../ai/types.ts';
-import { logger } from '../observability/logger.ts';
-import { asError } from '../errors.ts';
+import { quoteData, unreportedUsage } from '../../ai/prompt.ts';
+import { estimateMessageTokens } from '../../ai/tokens.ts';
+import type { AiProvider, ChatTurn, Usage } from '../../ai/types.ts';
+import { logger } from '../../observability/logger.ts';
+import { asError } from '../../errors.ts';
 
 // The query a file chat retrieves with, made from the conversation so a follow-up ("and his
 // second patent?") finds the pages the conversation is about. With a language model, the last

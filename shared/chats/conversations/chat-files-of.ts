@@ -1,6 +1,6 @@
-import type { CollectionRepository } from '../collections/collection-repository.ts';
-import { chatFiles, type ChatFilesDeps } from '../files/chat-files.ts';
-import type { FileRecord } from '../files/file-repository.ts';
+import type { CollectionRepository } from '../../collections/collection-repository.ts';
+import { chatFiles, type ChatFilesDeps } from '../../files/chat-files.ts';
+import type { FileRecord } from '../../files/file-record.ts';
 
 // The files a file chat answers from: those attached to it, or, for a chat bound to a collection,
 // the collection's as they are now (a file added after the chat was made is in, one taken out is
