@@ -3,7 +3,7 @@ import { logger } from '../observability/logger.ts';
 import type { AiProvider } from '../ai/types.ts';
 import type { ChunkItem } from '../files/chunk-repository.ts';
 import { mapLimit } from '../dynamo.ts';
-import type { FileRecord, ProcessingFile } from '../files/file-repository.ts';
+import type { ProcessingFile } from '../files/file-repository.ts';
 import { binaryToVector, vectorToBinary } from '../retrieval/packed-vectors.ts';
 import { buildLexicalIndexAside, lexicalText } from '../retrieval/lexical-index.ts';
 import { chunkerId } from './chunker.ts';
@@ -32,7 +32,7 @@ function embeddingFailure(err: unknown): Error {
   return new RetryableFailure('EMBEDDING_FAILED', 'Embedding failed', { cause: err });
 }
 
-export interface EmbedContext {
+interface EmbedContext {
   provider: AiProvider;
   /** Concurrent embedding requests within one part. */
   concurrency: number;
@@ -96,32 +96,17 @@ async function reusableVectors(
 
 /**
  * Steps: a part already counted only leaves completion to the runner → read the part (and look
- * for a completed file of the same bytes meanwhile) → embedPart; the runner completes the file
- * when it was the last.
+ * for a completed file of the same bytes meanwhile) → the embeddings of the same bytes this user
+ * already has, else embed → write chunk items and the
+ * part's packed vectors → count the part (once); the runner completes the file when it was the last.
  */
 export const runEmbed = runStage(async (deps, msg: EmbedMessage, record, ctx: EmbedContext) => {
   if (record.doneParts?.has(msg.part)) return record;
-  // Looked up while the part is read: neither needs the other.
-  const source = reusableSource(deps, record, ctx.provider);
-  source.catch(() => undefined); // awaited in embedPart; never an unhandled rejection meanwhile
-  const part = partFileSchema.parse(JSON.parse(Buffer.from(await deps.storage.get(msg.key)).toString('utf8')));
-  return embedPart(deps, part, record, ctx, source);
-});
-
-/**
- * One part's chunks, the embed stage's work, also done by pdf-extract for the parts it makes
- * (inline-embed.ts): the embeddings of the same bytes this user already has, else embed → write
- * chunk items and the part's packed vectors → count the part (once). The record after the count;
- * when the count was refused, the record as it is now.
- */
-export async function embedPart(
-  deps: PipelineDeps,
-  part: PartFile,
-  record: ProcessingFile,
-  ctx: EmbedContext,
-  source: Promise<ReusableSource | undefined> = reusableSource(deps, record, ctx.provider),
-): Promise<FileRecord | undefined> {
   const { provider } = ctx;
+  // Looked up while the part is read: neither needs the other.
+  const source = reusableSource(deps, record, provider);
+  source.catch(() => undefined); // awaited below; never an unhandled rejection meanwhile
+  const part = partFileSchema.parse(JSON.parse(Buffer.from(await deps.storage.get(msg.key)).toString('utf8')));
   const reused = await reusableVectors(deps, await source, part, provider);
   const toEmbed = part.chunks.filter((c) => !reused.vectors.has(c.index));
   // Within the provider's limits, by its own token estimate.
@@ -140,7 +125,7 @@ export async function embedPart(
     }
     // Charged as soon as the provider answers: the tokens are spent whether or not the run still
     // counts the part (the file may have been deleted meanwhile, or the part fail later).
-    await charge(deps, ctx, record.userId, part.fileId, result.tokens);
+    await charge(deps, ctx, record.userId, msg.fileId, result.tokens);
     if (result.vectors.length !== batch.length)
       throw new RetryableFailure('EMBEDDING_FAILED', 'The embedding provider returned too few vectors');
     tokens += result.tokens;
@@ -159,8 +144,8 @@ export async function embedPart(
     throw new RetryableFailure('EMBEDDING_FAILED', 'Embeddings of different sizes');
 
   const items: ChunkItem[] = part.chunks.map((c, i) => ({
-    fileId: part.fileId,
-    runId: part.runId,
+    fileId: msg.fileId,
+    runId: msg.runId,
     n: c.index,
     text: c.text,
     page: c.page,
@@ -175,19 +160,19 @@ export async function embedPart(
     ...(c.places && { places: c.places }),
     embedding: vectorToBinary(vectors[i]!),
   }));
-  const ref = { userId: record.userId, fileId: part.fileId, runId: part.runId, model: provider.embeddingModel };
+  const ref = { userId: record.userId, fileId: msg.fileId, runId: msg.runId, model: provider.embeddingModel };
   await Promise.all([
     deps.chunks.putMany(items),
     deps.vectors.writePart(
       ref,
-      part.part,
+      msg.part,
       part.chunks.map((c, i) => ({ chunk: c.index, page: c.page, vector: vectors[i]!, text: lexicalText(c) })),
       dimensions,
       lexical,
     ),
   ]);
 
-  const counted = await deps.files.markPartDone(part.fileId, part.runId, part.part, tokens, isoNow(deps.clock), {
+  const counted = await deps.files.markPartDone(msg.fileId, msg.runId, msg.part, tokens, isoNow(deps.clock), {
     model: provider.embeddingModel,
     dimensions,
     ...(reused.from && { reusedFrom: reused.from }),
@@ -197,14 +182,14 @@ export async function embedPart(
   // runner cleans up the chunk items and objects just written; the vectors written to an index
   // are removed here, where their keys are known).
   // (A run completed since, by a redelivery's twin, keeps them.)
-  const now = await deps.files.get(part.fileId);
-  if (!now || now.status === 'failed' || now.status === 'uploaded' || now.runId !== part.runId) {
+  const now = await deps.files.get(msg.fileId);
+  if (!now || now.status === 'failed' || now.status === 'uploaded' || now.runId !== msg.runId) {
     await deps.vectors.removePart(
       ref,
-      part.part,
+      msg.part,
       part.chunks.map((c) => c.index),
       dimensions,
     );
   }
   return now;
-}
+});
