@@ -10,6 +10,7 @@ import { missingFiles } from './lib/context.ts';
 import { request } from './lib/http.ts';
 import { absoluteCheck, info, median, ratioCheck } from './lib/report.ts';
 import type { BenchService } from './lib/service.ts';
+import { againstLangChain } from './ingestion-langchain.ts';
 
 // Ingestion: pages per second end to end for the generated 300-page PDF, from POST /upload to
 // the file's status `completed` (upload, POST /message/pdf, fetch, extract, chunk, embed with an
@@ -17,9 +18,11 @@ import type { BenchService } from './lib/service.ts';
 // in the same process and run. Target: ≥ 0.7 × plain extraction.
 // Embedding calls: the embedding requests the ingestion made, against the fewest the provider's
 // batch limits allow for its chunks (inputs per request, tokens per request). Target: equal.
+// Then the service against LangChain.js's documented pipeline on the same bytes, 300 and 2,000
+// pages, with instant and with realistic embedding latency (bench/ingestion-langchain.ts).
 
 const PAGES = 300;
-const RUNS = 5;
+const RUNS = Number(process.env.INGESTION_RUNS ?? 5);
 const RATIO_MIN = 0.7;
 const POLL_MS = 25;
 
@@ -217,6 +220,7 @@ export const ingestion: Benchmark = {
       }),
     );
 
+    const vs = await againstLangChain(ctx, svc);
     return {
       checks: [
         ratioCheck(`${PAGES}-page PDF, upload → completed`, service, baseline, 'pages/s', { min: RATIO_MIN }),
@@ -233,6 +237,7 @@ export const ingestion: Benchmark = {
         ),
         info('chunks', chunks, ''),
         info('chunk tokens (exact)', tokens, ''),
+        ...vs.checks,
       ],
       details: [
         {
@@ -248,10 +253,12 @@ export const ingestion: Benchmark = {
             ["for scale: the loopback embedding server's own work for the one request (replayed)", serverMs, ''],
           ],
         },
+        ...(vs.details ?? []),
       ],
       notes: [
         `${RUNS} runs each, interleaved, after one warm-up; median. Baseline: pdfjs-dist getDocument + getTextContent of every page of the same bytes in the same process.`,
         `Minimum requests = max(⌈chunks / ${c.EMBEDDING_BATCH_SIZE} inputs⌉, ⌈tokens / ${c.EMBEDDING_BATCH_MAX_TOKENS}⌉) (EMBEDDING_BATCH_SIZE, EMBEDDING_BATCH_MAX_TOKENS: OpenAI's limits).`,
+        ...(vs.notes ?? []),
       ],
       data: {
         plainMs: plain,
@@ -264,6 +271,7 @@ export const ingestion: Benchmark = {
         tokens,
         minimum,
         last: last.data,
+        vsLangChain: vs.data,
       },
     };
   },

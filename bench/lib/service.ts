@@ -126,7 +126,9 @@ export async function startBenchService(env: Record<string, string> = {}): Promi
     api,
     async signIn(email) {
       const idToken = await signLocalIdToken(dataDir, { email });
-      const res = await api('POST', '/auth', idToken);
+      let res = await api('POST', '/auth', idToken);
+      // Once more after a 503 (the local identity provider's keys not fetched in time on a loaded machine).
+      if (res.status === 503) res = await api('POST', '/auth', idToken);
       if (res.status !== 200 && res.status !== 201) throw new Error(`sign-in failed: ${res.status} ${res.body}`);
       return { token: res.json.data.token as string, userId: res.json.data.user.id as string };
     },

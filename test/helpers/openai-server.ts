@@ -16,6 +16,7 @@ import { lexicalEmbedding } from '../../shared/ai/lexical-embedding.ts';
 //   const release = ai.holdStreamAfter(2); // ...goes quiet until release() is called
 //   const go = ai.holdNext({ only: 'embeddings' }); // the next request is answered once go() is called
 //   ai.embeddingBatchLimit = 16;         // more inputs in one request → 400, like OpenAI's limit
+//   ai.embeddingLatency = (inputs) => wait(inputs); // embeddings answered once it resolves (a provider's time)
 //   ai.chatRequests().at(-1)!.messages   // what the model was sent
 //   ai.reset(); await ai.close();
 //
@@ -90,6 +91,8 @@ export interface OpenAiTestServer {
   embeddingBatchLimit: number;
   /** Dimensions of embeddings when the request names none (text-embedding-3-small: 1536). */
   embeddingDimensions: number;
+  /** Awaited before each valid embeddings request is answered (a provider's latency); none by default. */
+  embeddingLatency?: (inputs: string[]) => Promise<void>;
   /** Clears recorded requests, queued faults, the reply and settings. */
   reset(): void;
   close(): Promise<void>;
@@ -202,7 +205,7 @@ export async function startOpenAiTestServer(): Promise<OpenAiTestServer> {
     res.end('data: [DONE]\n\n');
   }
 
-  function embeddings(body: any, res: ServerResponse) {
+  function embeddings(body: any, res: ServerResponse, waited = false) {
     const input: unknown = body?.input;
     const inputs = typeof input === 'string' ? [input] : input;
     if (!Array.isArray(inputs) || inputs.length === 0 || !inputs.every((s) => typeof s === 'string')) {
@@ -215,6 +218,10 @@ export async function startOpenAiTestServer(): Promise<OpenAiTestServer> {
         `'$.input' is invalid: at most ${server.embeddingBatchLimit} inputs per request, got ${inputs.length}.`,
         'invalid_request_error',
       );
+    }
+    if (!waited && server.embeddingLatency) {
+      void server.embeddingLatency(inputs as string[]).then(() => embeddings(body, res, true));
+      return;
     }
     const dimensions: number = body.dimensions ?? server.embeddingDimensions;
     let tokens = 0;
@@ -346,6 +353,7 @@ export async function startOpenAiTestServer(): Promise<OpenAiTestServer> {
       server.chunkDelayMs = 0;
       server.embeddingBatchLimit = 2048;
       server.embeddingDimensions = 1536;
+      server.embeddingLatency = undefined;
     },
     async close() {
       for (const release of pendingReleases) release();
