@@ -122,6 +122,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
 type StandIns = Partial<Pick<TestApp, 'ai' | 'bedrock' | 'pdfs' | 'idp' | 'reranker' | 'webhooks'>> & {
   env: Record<string, string>;
   close(): Promise<void>;
+  closeSources(): Promise<void>;
 };
 
 async function startStandIns(o: TestAppOptions): Promise<StandIns> {
@@ -151,7 +152,13 @@ async function startStandIns(o: TestAppOptions): Promise<StandIns> {
     ...(reranker && { RERANK_PROVIDER: 'cohere', RERANK_URL: reranker.url, RERANK_API_KEY: reranker.apiKey }),
     ...(o.vectorStore && { VECTOR_STORE: o.vectorStore }),
   };
-  return { ai, bedrock, pdfs, idp, reranker, webhooks, env, close };
+  // The PDF server first: a download it holds open (a drip) would keep the runtime's stop waiting.
+  const closeSources = async () => {
+    if (!pdfs || !up.includes(pdfs)) return;
+    up.splice(up.indexOf(pdfs), 1);
+    await pdfs.close();
+  };
+  return { ai, bedrock, pdfs, idp, reranker, webhooks, env, close, closeSources };
 }
 
 /** A stand-in's handle, or an error that says which option starts it. */
@@ -259,6 +266,7 @@ async function startWith(options: TestAppOptions, standIns: StandIns): Promise<T
     async stop(options) {
       clients?.db.destroy();
       clients?.s3.destroy();
+      await standIns.closeSources();
       await runtime.stop();
       await standIns.close();
       if (!options?.keep) await rm(dataDir, { recursive: true, force: true });
