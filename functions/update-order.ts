@@ -3,17 +3,17 @@ import { httpHandler } from '#shared/http/handler.ts';
 import { systemClock } from '#shared/clock.ts';
 import { config } from '#shared/config.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
-import { paymentsOf } from '#shared/payments/payment-keys.ts';
+import { paymentProviderOf } from '#shared/payments/providers.ts';
 import { OrderRepository } from '#shared/orders/order-repository.ts';
 import { changeOrderStatus } from '#shared/orders/order-service.ts';
 import { orderParams, updateOrderBody } from '#shared/orders/schemas.ts';
 
 // PUT /orders/{id} (admin): move the order to another status along the status machine; a
-// cancelled order's payment is refunded (or its intent cancelled) at the provider.
+// cancelled order's payment is refunded (or cancelled, unpaid) at the provider.
 const deps = {
   orders: new OrderRepository(dynamo(), tableName()),
   clock: systemClock,
-  payments: paymentsOf(config())?.api,
+  payments: paymentProviderOf(config()),
 };
 
 export const handler = httpHandler(

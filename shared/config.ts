@@ -96,10 +96,11 @@ export const configSchema = z.object({
   EMBEDDING_BATCH_MAX_TOKENS: z._default(int(1000, 1_000_000), 300_000),
   EMBEDDING_CONCURRENCY: z._default(int(1, 32), 4),
 
-  // Payments (Stripe's API): the secret key and webhook secret from the environment (npm start
-  // sets them from DATA_DIR/local-payments.json), or from Secrets Manager when deployed (a JSON
-  // secret { "secretKey", "webhookSecret" }). None of them: orders carry `payment: null`.
-  PAYMENTS_API_URL: z._default(z.url({ protocol: /^https?$/ }), 'https://api.stripe.com'),
+  // Payments (the provider's API; unset: the provider's own, shared/payments/providers.ts): the
+  // secret key and webhook secret from the environment (npm start sets them from
+  // DATA_DIR/local-payments.json), or from Secrets Manager when deployed (a JSON secret
+  // { "secretKey", "webhookSecret" }). None of them: orders carry `payment: null`.
+  PAYMENTS_API_URL: z.optional(z.url({ protocol: /^https?$/ })),
   PAYMENTS_SECRET_KEY: z.optional(str()),
   PAYMENTS_WEBHOOK_SECRET: z.optional(str()),
   PAYMENTS_SECRET_ARN: z.optional(z.string().check(z.startsWith('arn:'))),

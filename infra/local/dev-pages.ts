@@ -1,11 +1,12 @@
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join, resolve } from 'node:path';
 import { readLocalPayments } from './payment-provider.ts';
 import { fileURLToPath } from 'node:url';
 import { signLocalIdToken } from './local-idp.ts';
 
-// Pages the local gateway serves beside the API (never deployed): the playground at `/`, the API
+// Pages the local gateway serves beside the API (never deployed): the playground at `/` (its
+// modules and stylesheets beside it, served as they are), the API
 // reference at `/docs` (Swagger UI from the swagger-ui-dist package, no CDN), the OpenAPI document
 // at `/api/v1/openapi.json`, the local identity provider's sign-in endpoint, which issues an
 // ID token for an email so the playground can sign in from a browser, and where the payment
@@ -36,15 +37,25 @@ const swaggerDir = join(projectRoot, 'node_modules', 'swagger-ui-dist');
 /** Path → file; only these are served (no path from the request ever reaches the file system). */
 const files: Record<string, string> = {
   '/': join(playgroundDir, 'index.html'),
-  '/playground.js': join(playgroundDir, 'playground.js'),
-  '/webhooks.js': join(playgroundDir, 'webhooks.js'),
-  '/playground.css': join(playgroundDir, 'playground.css'),
   '/docs': join(playgroundDir, 'docs.html'),
   '/docs/': join(playgroundDir, 'docs.html'),
   '/docs/swagger-ui.css': join(swaggerDir, 'swagger-ui.css'),
   '/docs/swagger-ui-bundle.js': join(swaggerDir, 'swagger-ui-bundle.js'),
   '/docs/favicon-32x32.png': join(swaggerDir, 'favicon-32x32.png'),
 };
+
+/** A playground module or stylesheet at the root (`/chat.js`): one plain name, no folder, no dots but its extension. */
+const PLAYGROUND_ASSET = /^\/([a-z][a-z0-9-]*\.(?:js|css))$/;
+
+/**
+ * The playground's modules and stylesheets, served as they are (no build step): a name the
+ * pattern allows and the folder's listing holds, so a request never names a path outside it.
+ */
+async function playgroundAsset(pathname: string): Promise<string | undefined> {
+  const name = PLAYGROUND_ASSET.exec(pathname)?.[1];
+  if (!name || !(await readdir(playgroundDir)).includes(name)) return undefined;
+  return join(playgroundDir, name);
+}
 
 function send(res: ServerResponse, status: number, type: string, body: string | Buffer) {
   res.writeHead(status, { 'content-type': type, 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' });
@@ -118,7 +129,7 @@ export function devPages(
       send(res, 200, types['.json']!, JSON.stringify(doc));
       return true;
     }
-    const file = files[url.pathname];
+    const file = files[url.pathname] ?? (await playgroundAsset(url.pathname));
     if (!file) return false;
     send(res, 200, typeOf(file), await readFile(file));
     return true;

@@ -4,7 +4,7 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { signatureHeader } from '#shared/payments/webhook-signature.ts';
+import { signatureHeader } from '#shared/payments/stripe/signature.ts';
 
 // A loopback stand-in of the payment provider (Stripe's API), for npm start and the tests: what
 // the service and `npm run pay` call, on the provider's wire protocol. Form-encoded requests with

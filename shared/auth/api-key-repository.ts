@@ -21,9 +21,12 @@ export interface ApiKeyRecord {
   lastUsedAt: string | null;
 }
 
-const keyOf = (id: string) => ({ PK: `APIKEY#${id}`, SK: 'META' });
+/** The key item's table key. */
+export const apiKeyItemKey = (id: string) => ({ PK: `APIKEY#${id}`, SK: 'META' });
+const keyOf = apiKeyItemKey;
 
-function fromItem(item: Item): ApiKeyRecord {
+/** A key item as its record. */
+export function apiKeyFromItem(item: Item): ApiKeyRecord {
   const { id, userId, name, scopes, hash, createdAt, expiresAt, lastUsedAt } = item as unknown as ApiKeyRecord;
   return {
     id,
@@ -56,12 +59,12 @@ export class ApiKeyRepository extends Repository {
   /** The key's record, read consistently: a key revoked a moment ago is not found. */
   async get(id: string): Promise<ApiKeyRecord | undefined> {
     const out = await this.db.send(new GetCommand({ TableName: this.table, Key: keyOf(id), ConsistentRead: true }));
-    return out.Item ? fromItem(out.Item) : undefined;
+    return out.Item ? apiKeyFromItem(out.Item) : undefined;
   }
 
   /** One page of the user's keys, newest first (GET /me/api-keys). */
   listPage(userId: string, page: { limit: number; cursor?: string | undefined }): Promise<Page<ApiKeyRecord>> {
-    return userListPage(this.db, this.table, userId, 'APIKEY', page, fromItem);
+    return userListPage(this.db, this.table, userId, 'APIKEY', page, apiKeyFromItem);
   }
 
   /** All the user's keys, newest first (at most API_KEYS_MAX_PER_USER). */
@@ -75,7 +78,7 @@ export class ApiKeyRepository extends Repository {
         ExpressionAttributeValues: { ':pk': `USER#${userId}`, ':kind': 'APIKEY#' },
         ScanIndexForward: false,
       },
-      fromItem,
+      apiKeyFromItem,
     );
   }
 

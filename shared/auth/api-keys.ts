@@ -18,11 +18,19 @@ const SECRET_BYTES = 32;
 const KEY_FORMAT = /^cops_([a-z][a-z0-9]{23})_([A-Za-z0-9_-]{43})$/;
 /** A key in use records its use at most this often (one write a minute, not one per request). */
 const LAST_USED_PRECISION_MS = 60_000;
+/** How many verified keys one instance recalls (the least recently used leave first). */
+const RECALLED_KEYS_MAX = 1_000;
 
 /** Whether a bearer token is an API key (else it is taken for a service JWT). */
 export const isApiKey = (token: string) => token.startsWith(API_KEY_PREFIX);
 
 const hashOf = (key: string) => createHash('sha256').update(key, 'utf8').digest();
+
+/** A key this instance verified before: what it proved then, and its SHA-256 to check it again. */
+export interface RecalledKey {
+  caller: ApiKeyCaller;
+  hash: Buffer;
+}
 
 /** What a valid key proves: its user and what it may do. */
 export interface ApiKeyCaller {
@@ -40,13 +48,49 @@ export class ApiKeyVerifier {
     private readonly clock: Clock,
   ) {}
 
+  /** Keys verified here, by their SHA-256 (never the key): what each proved. */
+  private readonly recalled = new Map<string, ApiKeyCaller>();
+
+  /**
+   * What the key proved when this instance last verified it, with its hash, and no read;
+   * undefined if it has not. Never enough alone: the caller must still `confirmRecalled` it
+   * against its record, read afresh, before it answers.
+   */
+  recall(key: string): RecalledKey | undefined {
+    const hash = hashOf(key);
+    const id = hash.toString('hex');
+    const caller = this.recalled.get(id);
+    if (!caller) return undefined;
+    this.recalled.delete(id); // to the back of the queue: the least recently used leave first
+    this.recalled.set(id, caller);
+    return { caller, hash };
+  }
+
+  /** Checks the key against its record, read consistently: a revoked key fails at once. */
   async verify(key: string): Promise<ApiKeyCaller> {
     const parts = KEY_FORMAT.exec(key);
     if (!parts) throw invalidKey();
-    const record = await this.keys.get(parts[1]!);
+    return this.confirmRecalled(hashOf(key), await this.keys.get(parts[1]!));
+  }
+
+  /** Checks a key, by its hash, against its record as just read (undefined: there is none). */
+  async confirmRecalled(given: Buffer, record: ApiKeyRecord | undefined): Promise<ApiKeyCaller> {
+    const id = given.toString('hex');
+    try {
+      const caller = await this.check(given, record);
+      this.recalled.delete(id);
+      if (this.recalled.size >= RECALLED_KEYS_MAX) this.recalled.delete(this.recalled.keys().next().value!);
+      this.recalled.set(id, caller);
+      return caller;
+    } catch (err) {
+      this.recalled.delete(id);
+      throw err;
+    }
+  }
+
+  private async check(given: Buffer, record: ApiKeyRecord | undefined): Promise<ApiKeyCaller> {
     if (!record) throw invalidKey();
     const stored = Buffer.from(record.hash, 'hex');
-    const given = hashOf(key);
     if (stored.length !== given.length || !timingSafeEqual(stored, given)) throw invalidKey();
     const now = this.clock().getTime();
     if (record.expiresAt !== null && now >= Date.parse(record.expiresAt))

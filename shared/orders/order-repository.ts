@@ -18,14 +18,15 @@ import type { Order } from './schemas.ts';
 // event applied on condition that it was not applied before and that the statuses are still the
 // ones read (the event ids applied are kept on the order, `paymentEventIds`).
 //
-// A payment intent's order: PAYMENT_INTENT#<intentId> / META → { orderId }, written before the
-// order itself (a link without an order is ignored; an order is never without its link).
+// A provider payment's order: PAYMENT_INTENT#<paymentId> / META → { orderId }, written before the
+// order itself (a link without an order is ignored; an order is never without its link). The
+// prefix is what the items were first written under, kept for them.
 
 const ALL_LIST_KEYS = ['PK', 'SK', 'GSI2PK', 'GSI2SK'] as const;
 const ALL_ORDERS = 'ORDERS';
 
 const key = (id: string) => ({ PK: `ORDER#${id}`, SK: 'META' });
-const intentKey = (intentId: string) => ({ PK: `PAYMENT_INTENT#${intentId}`, SK: 'META' });
+const paymentKey = (paymentId: string) => ({ PK: `PAYMENT_INTENT#${paymentId}`, SK: 'META' });
 const toItem = (o: Order): Item => ({
   ...key(o.id),
   ...userListKeys('ORDER', o),
@@ -77,14 +78,14 @@ export class OrderRepository extends Repository {
     await putNew(this.db, { TableName: this.table, Item: toItem(order) });
   }
 
-  /** Records which order a payment intent pays (before the order is written). */
-  async linkIntent(intentId: string, orderId: string): Promise<void> {
-    await this.db.send(new PutCommand({ TableName: this.table, Item: { ...intentKey(intentId), orderId } }));
+  /** Records which order a provider payment pays (before the order is written). */
+  async linkPayment(paymentId: string, orderId: string): Promise<void> {
+    await this.db.send(new PutCommand({ TableName: this.table, Item: { ...paymentKey(paymentId), orderId } }));
   }
 
-  /** The id of the order a payment intent was made for, if it is one of ours. */
-  async orderIdOfIntent(intentId: string): Promise<string | undefined> {
-    const out = await this.db.send(new GetCommand({ TableName: this.table, Key: intentKey(intentId) }));
+  /** The id of the order a provider payment was made for, if it is one of ours. */
+  async orderIdOfPayment(paymentId: string): Promise<string | undefined> {
+    const out = await this.db.send(new GetCommand({ TableName: this.table, Key: paymentKey(paymentId) }));
     return typeof out.Item?.orderId === 'string' ? out.Item.orderId : undefined;
   }
 

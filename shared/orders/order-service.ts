@@ -11,7 +11,7 @@ import {
 } from '../errors.ts';
 import { logger } from '../observability/logger.ts';
 import type { ProductRepository } from '../products/product-repository.ts';
-import { callerErrorOf, type PaymentProviderApi } from '../payments/provider-api.ts';
+import { AmountRefusedError, type PaymentProvider } from '../payments/payment-provider.ts';
 import { INITIAL_ORDER_STATUS, assertCanMove, type OrderStatus } from './order-status.ts';
 import { NEEDS_PAYMENT, orderStatusAfter, type PaymentStatus } from './payment-status.ts';
 import type { Credits } from '../limits/credits.ts';
@@ -28,7 +28,7 @@ interface OrderDeps {
   products: ProductRepository;
   clock: Clock;
   /** The payment provider; undefined when the service takes no payments (orders carry `payment: null`). */
-  payments?: PaymentProviderApi | undefined;
+  payments?: PaymentProvider | undefined;
   /** The buyers' token credits, granted by an order paid when it is placed (a free one). */
   credits?: Pick<Credits, 'grant'>;
 }
@@ -39,10 +39,11 @@ export const tokensOf = (order: Order): number =>
 
 /**
  * Idempotency keys at the provider, derived from the order: however often a request is retried
- * (by us, by the client, after a crash), an order has one intent and at most one refund.
+ * (by us, by the client, after a crash), an order has one payment and at most one refund. The
+ * words are those first sent, kept so that a retry across a deployment finds its first request.
  */
 export const providerKeys = (orderId: string) => ({
-  intent: `order-${orderId}-intent`,
+  create: `order-${orderId}-intent`,
   refund: `order-${orderId}-refund`,
   cancel: `order-${orderId}-cancel`,
 });
@@ -59,11 +60,11 @@ export function orderFor(user: AuthUser, order: Order): Order {
  * 1. load every named product in one batch; any unknown one is refused by name;
  * 2. refuse items in more than one currency;
  * 3. copy name and price into each item and compute the total from them (prices at order time);
- * 4. with payments: create the payment intent at the provider for the total, under an idempotency
- *    key derived from the order's id (chosen first); a provider failure ends here, with nothing
- *    written. A total of 0 needs no intent: the order is paid as it is placed (Processing);
- * 5. link the intent to the order and store the order with status New; if either write fails, the
- *    intent is cancelled (docs/DECISIONS.md, Payments: an order and its intent);
+ * 4. with payments: create the payment at the provider for the total, under an idempotency key
+ *    derived from the order's id (chosen first); a provider failure ends here, with nothing
+ *    written. A total of 0 needs no payment at the provider: the order is paid as it is placed (Processing);
+ * 5. link the payment to the order and store the order with status New; if either write fails, the
+ *    payment is cancelled (docs/DECISIONS.md, Payments: an order and its intent);
  * 6. a free order's credits are granted at once (docs/DECISIONS.md, Payments: free orders).
  */
 export async function createOrder(
@@ -110,20 +111,20 @@ export async function createOrder(
   const totalCents = items.reduce((sum, i) => sum + i.quantity * i.unitPriceCents, 0);
   const currency = currencies[0] ?? null;
   let payment: Payment | null = null;
-  let intentId: string | null = null;
+  let paymentId: string | null = null;
   let status: OrderStatus = INITIAL_ORDER_STATUS;
   if (payments && currency && totalCents === 0) {
-    // Nothing is due, and the provider refuses an intent for 0: paid in full as it is placed.
+    // Nothing is due, and a provider refuses a payment of 0: paid in full as it is placed.
     payment = { status: 'paid', amountCents: 0, currency };
     status = orderStatusAfter(status, 'paid');
   } else if (payments && currency) {
-    const intent = await payments
-      .createIntent({ amountCents: totalCents, currency, orderId: id, idempotencyKey: providerKeys(id).intent })
+    const made = await payments
+      .createPayment({ amountCents: totalCents, currency, orderId: id, idempotencyKey: providerKeys(id).create })
       .catch((err: unknown) => {
-        throw callerErrorOf(err);
+        throw err instanceof AmountRefusedError ? amountRefused(err) : err;
       });
-    intentId = intent.id;
-    payment = { status: 'requires_payment', amountCents: totalCents, currency, clientSecret: intent.client_secret };
+    paymentId = made.paymentId;
+    payment = { status: 'requires_payment', amountCents: totalCents, currency, clientSecret: made.clientSecret };
   }
   const now = isoNow(clock);
   const order: Order = {
@@ -132,20 +133,20 @@ export async function createOrder(
     status,
     createdAt: now,
     updatedAt: now,
-    providerPaymentIntentId: intentId,
+    providerPaymentIntentId: paymentId,
     payment,
     items,
     totalCents,
     currency,
   };
   try {
-    if (intentId) await orders.linkIntent(intentId, id);
+    if (paymentId) await orders.linkPayment(paymentId, id);
     await orders.create(order);
   } catch (err) {
-    // The order could not be stored: its intent is cancelled, so none is left without an order.
-    if (payments && intentId)
-      await payments.cancelIntent(intentId, providerKeys(id).cancel).catch((cancelErr: unknown) => {
-        logger.error('an intent without an order could not be cancelled', { intentId, error: asError(cancelErr) });
+    // The order could not be stored: its payment is cancelled, so none is left without an order.
+    if (payments && paymentId)
+      await payments.cancelPayment(paymentId, providerKeys(id).cancel).catch((cancelErr: unknown) => {
+        logger.error('a payment without an order could not be cancelled', { paymentId, error: asError(cancelErr) });
       });
     throw err;
   }
@@ -202,7 +203,7 @@ export async function listOrders(
  *    in 1, so of two racing updates one wins and the other gets a ConflictError naming the status it lost to;
  * 5. a cancelled order's payment is settled at the provider after the write (the write records
  *    what is owed, so a failure here is retried, never forgotten): a paid one refunded, an unpaid
- *    intent cancelled so that it can no longer be paid; each under a key derived from the order,
+ *    payment cancelled so that it can no longer be paid; each under a key derived from the order,
  *    so retries never refund twice (docs/DECISIONS.md, Payments: refunds).
  */
 export async function changeOrderStatus(
@@ -245,15 +246,15 @@ export async function changeOrderStatus(
 
 /**
  * Settles a cancelled order's payment at the provider: refunds a paid one (DependencyUnavailableError
- * when the provider cannot be reached: cancelling again retries), cancels an unpaid intent (best
+ * when the provider cannot be reached: cancelling again retries), cancels an unpaid one (best
  * effort: should it be paid after all, the succeeded event refunds it).
  */
 export async function settleCancelled({ payments }: Pick<OrderDeps, 'payments'>, order: Order): Promise<void> {
-  const intentId = order.providerPaymentIntentId;
-  if (!payments || !intentId || !order.payment) return;
+  const paymentId = order.providerPaymentIntentId;
+  if (!payments || !paymentId || !order.payment) return;
   const keys = providerKeys(order.id);
   if (order.payment.status === 'paid') {
-    await payments.refund(intentId, keys.refund).catch((err: unknown) => {
+    await payments.refundPayment(paymentId, keys.refund).catch((err: unknown) => {
       logger.error('refund failed', { orderId: order.id, error: asError(err) });
       throw new DependencyUnavailableError(
         'The order is cancelled, but its refund could not be requested yet; set Cancelled again to retry it',
@@ -261,8 +262,18 @@ export async function settleCancelled({ payments }: Pick<OrderDeps, 'payments'>,
       );
     });
   } else if (order.payment.status === 'requires_payment' || order.payment.status === 'failed') {
-    await payments.cancelIntent(intentId, keys.cancel).catch((err: unknown) => {
-      logger.warn('cancelling the payment intent failed', { orderId: order.id, error: asError(err) });
+    await payments.cancelPayment(paymentId, keys.cancel).catch((err: unknown) => {
+      logger.warn('cancelling the payment failed', { orderId: order.id, error: asError(err) });
     });
   }
+}
+
+/** An amount the provider cannot take is the order's: the client's 400, naming the items. */
+function amountRefused(err: AmountRefusedError): InvalidInputError {
+  const code = `amount_${err.limit}`;
+  return new InvalidInputError(
+    `The payment provider cannot take this amount: ${err.message}`,
+    [{ path: 'body.items', message: err.message, code }],
+    code.toUpperCase(),
+  );
 }

@@ -1,6 +1,8 @@
+import type { PaymentEventKind } from '../payments/payment-provider.ts';
 import type { OrderStatus } from './order-status.ts';
 
-// An order's payment, and how the provider's events move it (docs/DECISIONS.md, Payments).
+// An order's payment, and how the provider's events (in the service's words, whatever the
+// provider: shared/payments/payment-provider.ts) move it (docs/DECISIONS.md, Payments).
 //
 //   requires_payment ─ failed ⇄ (another attempt) ─┬─ paid ── refunded
 //                                                   └─ canceled
@@ -18,14 +20,19 @@ import type { OrderStatus } from './order-status.ts';
 export const PAYMENT_STATUSES = ['requires_payment', 'failed', 'paid', 'refunded', 'canceled'] as const;
 export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
 
-/** The provider events the service acts upon, and what each asks for. */
-export const PAYMENT_EVENTS = {
-  'payment_intent.succeeded': 'paid',
-  'payment_intent.payment_failed': 'failed',
-  'payment_intent.canceled': 'canceled',
-  'charge.refunded': 'refunded',
-} as const satisfies Record<string, PaymentStatus>;
-export type PaymentEventType = keyof typeof PAYMENT_EVENTS;
+/**
+ * What each kind of payment event asks of the payment; a kind not listed (a partial refund: the
+ * order stays paid) changes nothing. The payment statuses are the service's own, what clients see.
+ */
+const STATUS_AFTER: Partial<Record<PaymentEventKind, PaymentStatus>> = {
+  succeeded: 'paid',
+  failed: 'failed',
+  canceled: 'canceled',
+  refunded: 'refunded',
+};
+
+/** The payment status an event of `kind` asks for; undefined when the service does not act on it. */
+export const paymentStatusAfter = (kind: PaymentEventKind): PaymentStatus | undefined => STATUS_AFTER[kind];
 
 const FROM: Record<PaymentStatus, readonly PaymentStatus[]> = {
   requires_payment: [],

@@ -1,23 +1,21 @@
 import type { ServiceEvents } from '../events/service-events.ts';
 import { isoNow, type Clock } from '../clock.ts';
-import { NotFoundError } from '../errors.ts';
-import type { Payments } from '../payments/payment-keys.ts';
-import { verifiedEvent, type ProviderEvent } from '../payments/provider-events.ts';
+import type { PaymentEvent, PaymentProvider } from '../payments/payment-provider.ts';
 import type { WebhookOutcome } from '../payments/schemas.ts';
 import type { Credits } from '../limits/credits.ts';
 import type { OrderRepository } from './order-repository.ts';
 import type { Order } from './schemas.ts';
 import { settleCancelled, tokensOf } from './order-service.ts';
-import { PAYMENT_EVENTS, orderStatusAfter, paymentMoves, type PaymentEventType } from './payment-status.ts';
+import { orderStatusAfter, paymentMoves, paymentStatusAfter } from './payment-status.ts';
 
-// The payment provider's webhook: signed events move an order's payment, and with it the order
-// (docs/DECISIONS.md, Payments: webhooks).
+// The payment provider's events, verified and translated by the provider, move an order's payment
+// and with it the order (docs/DECISIONS.md, Payments: webhooks).
 
 interface WebhookDeps {
   orders: OrderRepository;
   clock: Clock;
-  /** Undefined when the service takes no payments: the webhook is not there. */
-  payments: Payments | undefined;
+  /** The provider, to refund a cancelled order found paid; undefined when the service takes no payments. */
+  payments: PaymentProvider | undefined;
   /** The buyers' token credits, granted by paid orders and taken back by refunds. */
   credits: Pick<Credits, 'grant' | 'takeBack'>;
   /** The buyer's webhooks hear of a payment (order.paid); absent: nothing is told. */
@@ -27,30 +25,24 @@ interface WebhookDeps {
 /** Attempts at a conditional write that another event for the same order may win first. */
 const MAX_ATTEMPTS = 5;
 
-const isPaymentEvent = (type: string): type is PaymentEventType => Object.hasOwn(PAYMENT_EVENTS, type);
-
 /**
- * Receives one delivery:
- * 1. verify the signature over the raw body (a 400 otherwise) and read the event;
- * 2. an event type the service does not act upon, an intent that is not one of its orders', a
- *    partial refund: acknowledged, ignored;
- * 3. apply it (applyEvent);
- * 4. a paid order's credits are granted, a refunded one's taken back (settleCredits);
- * 5. a cancelled order found paid (its payment arrived after the cancellation) is refunded.
+ * Receives one verified event (the provider checked its signature and translated it):
+ * 1. a kind the service does not act upon (a partial refund, any other event), a payment that is
+ *    not one of its orders': acknowledged, ignored;
+ * 2. apply it (applyEvent);
+ * 3. a paid order's credits are granted, a refunded one's taken back (settleCredits);
+ * 4. a cancelled order found paid (its payment arrived after the cancellation) is refunded.
  */
-export async function receivePaymentWebhook(
+export async function applyPaymentEvent(
   deps: WebhookDeps,
-  { rawBody, signature }: { rawBody: Buffer; signature: string | undefined },
+  event: PaymentEvent,
 ): Promise<{ eventId: string; outcome: WebhookOutcome }> {
-  if (!deps.payments) throw new NotFoundError('This service takes no payments');
-  const { webhookSecret } = await deps.payments.keys();
-  const event = verifiedEvent(rawBody, signature, webhookSecret, Math.floor(deps.clock().getTime() / 1000));
-  return { eventId: event.id, outcome: await applyEvent(deps, event) };
+  return { eventId: event.eventId, outcome: await applyEvent(deps, event) };
 }
 
 /**
- * Applies a verified event to its order, at most once:
- * 1. find the order by the intent; ignore when there is none or it has no payment;
+ * Applies an event to its order, at most once:
+ * 1. find the order by the payment; ignore when there is none or it has no payment;
  * 2. a payment already past what the event asks (a late, repeated or out-of-order event) is left
  *    as it is: a payment never moves backwards, and a full refund moves it whatever came before,
  *    so a success delivered after its refund changes nothing (shared/orders/payment-status.ts);
@@ -58,24 +50,25 @@ export async function receivePaymentWebhook(
  *    before and the statuses are still those read; when the condition fails, either the event
  *    was applied (done) or another event came first (read again, go back to 2).
  */
-async function applyEvent(deps: WebhookDeps, event: ProviderEvent): Promise<WebhookOutcome> {
+async function applyEvent(deps: WebhookDeps, event: PaymentEvent): Promise<WebhookOutcome> {
   const { orders, clock } = deps;
-  if (!isPaymentEvent(event.type) || !event.intentId) return 'ignored';
-  if (event.type === 'charge.refunded' && !event.fullyRefunded) return 'ignored';
-  const orderId = await orders.orderIdOfIntent(event.intentId);
+  if (event.kind === 'other') return 'ignored';
+  const target = paymentStatusAfter(event.kind);
+  if (!target) return 'ignored';
+  const { eventId, paymentId } = event;
+  const orderId = await orders.orderIdOfPayment(paymentId);
   if (!orderId) return 'ignored';
-  const target = PAYMENT_EVENTS[event.type];
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const order = await orders.get(orderId, true);
-    if (!order?.payment || order.providerPaymentIntentId !== event.intentId) return 'ignored';
+    if (!order?.payment || order.providerPaymentIntentId !== paymentId) return 'ignored';
     if (!paymentMoves(order.payment.status, target)) {
       // Also what completes an earlier delivery that moved the order and then failed.
       await settleCredits(deps, order);
       await refundIfCancelledAndPaid(deps, order);
-      return (await orders.hasApplied(orderId, event.id)) ? 'already-applied' : 'ignored';
+      return (await orders.hasApplied(orderId, eventId)) ? 'already-applied' : 'ignored';
     }
     const result = await orders.applyPayment(orderId, {
-      eventId: event.id,
+      eventId,
       from: { status: order.status, payment: order.payment.status },
       to: { status: orderStatusAfter(order.status, target), payment: target },
       now: isoNow(clock),
@@ -90,10 +83,10 @@ async function applyEvent(deps: WebhookDeps, event: ProviderEvent): Promise<Webh
       await refundIfCancelledAndPaid(deps, result.order);
       return 'applied';
     }
-    if (await orders.hasApplied(orderId, event.id)) return 'already-applied';
+    if (await orders.hasApplied(orderId, eventId)) return 'already-applied';
   }
   // Other events kept winning: the provider delivers this one again later.
-  throw new Error(`Payment event ${event.id} lost ${MAX_ATTEMPTS} races for order ${orderId}`);
+  throw new Error(`Payment event ${eventId} lost ${MAX_ATTEMPTS} races for order ${orderId}`);
 }
 
 /**
@@ -112,6 +105,6 @@ async function settleCredits(deps: WebhookDeps, order: Order): Promise<void> {
 
 async function refundIfCancelledAndPaid(deps: WebhookDeps, order: Parameters<typeof settleCancelled>[1]) {
   if (order.status === 'Cancelled' && order.payment?.status === 'paid') {
-    await settleCancelled({ payments: deps.payments?.api }, order);
+    await settleCancelled({ payments: deps.payments }, order);
   }
 }

@@ -2,7 +2,6 @@ import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import * as z from '../zod.ts';
 import { secretsClient } from '../clients.ts';
 import type { Config } from '../config.ts';
-import { PaymentProviderApi } from './provider-api.ts';
 
 // The payment provider's keys: from the environment (PAYMENTS_SECRET_KEY and
 // PAYMENTS_WEBHOOK_SECRET, what npm start sets), or a Secrets Manager secret holding
@@ -19,32 +18,18 @@ const secretSchema = z.object({
   webhookSecret: z.string().check(z.minLength(1)),
 });
 
-/** What a function that takes payments is given: the keys (read once) and the provider's API. */
-export interface Payments {
-  keys: () => Promise<PaymentKeys>;
-  api: PaymentProviderApi;
-}
-
-/** The payments of a configuration; undefined when it takes none. */
-export function paymentsOf(settings: Config): Payments | undefined {
+/** How to read the keys of a configuration (once, then cached); undefined when it takes no payments. */
+export function paymentKeysOf(settings: Config): (() => Promise<PaymentKeys>) | undefined {
   let keys: Promise<PaymentKeys> | undefined;
   const { PAYMENTS_SECRET_KEY: secretKey, PAYMENTS_WEBHOOK_SECRET: webhookSecret, PAYMENTS_SECRET_ARN: arn } = settings;
   let read: () => Promise<PaymentKeys>;
   if (secretKey && webhookSecret) read = async () => ({ secretKey, webhookSecret });
   else if (arn) read = () => readKeySecret(arn);
   else return undefined;
-  const cached = () => {
+  return () => {
     keys ??= read();
     keys.catch(() => (keys = undefined)); // a failed read is tried again by the next request
     return keys;
-  };
-  return {
-    keys: cached,
-    api: new PaymentProviderApi({
-      baseUrl: settings.PAYMENTS_API_URL,
-      secretKey: async () => (await cached()).secretKey,
-      timeoutMs: settings.PAYMENTS_TIMEOUT_MS,
-    }),
   };
 }
 

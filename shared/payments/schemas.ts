@@ -1,51 +1,31 @@
 import * as z from '../zod.ts';
 import type { NamedSchemas, RouteContracts } from '../openapi/contract.ts';
 import { example } from '../openapi/examples.ts';
+import { webhookContract } from './providers.ts';
 
-// The payment provider's webhook: what it posts (read from the raw body once its signature is
-// checked, shared/payments/provider-events.ts) and what it is answered.
+// The payment provider's webhook: what it posts (the chosen provider's events, read from the raw
+// body once their signature is checked) and what it is answered.
 
 export const WEBHOOK_OUTCOMES = ['applied', 'already-applied', 'ignored'] as const;
 /** What became of an event: acted upon (now or before), or acknowledged and ignored. */
 export type WebhookOutcome = (typeof WEBHOOK_OUTCOMES)[number];
 
-const providerEventSchema = z
-  .looseObject({
-    id: z.string(),
-    type: z.string(),
-    data: z.looseObject({ object: z.looseObject({}) }),
-  })
-  .check(
-    z.describe(
-      "An event of the provider (Stripe's event object), signed in the Stripe-Signature header over the exact bytes of the body",
-    ),
-    example({
-      id: 'evt_1NG8Du2eZvKYlo2CUI79vXWy',
-      object: 'event',
-      type: 'payment_intent.succeeded',
-      created: 1764149400,
-      data: { object: { id: 'pi_3MtwBwLkdIwHu7ix28a3tqPa', object: 'payment_intent', status: 'succeeded' } },
-    }),
-  );
+const webhook = webhookContract();
 
 const webhookReceiptSchema = z
   .object({ eventId: z.string(), outcome: z.enum(WEBHOOK_OUTCOMES) })
   .check(example({ eventId: 'evt_1NG8Du2eZvKYlo2CUI79vXWy', outcome: 'applied' }));
 
 export const schemas: NamedSchemas = {
-  PaymentProviderEvent: providerEventSchema,
+  PaymentProviderEvent: webhook.body,
   WebhookReceipt: webhookReceiptSchema,
 };
 
 export const contracts: RouteContracts = {
   'payment-webhook': {
     summary: "The payment provider's events (no sign-in; signed)",
-    description:
-      'No Authorization: the Stripe-Signature header (t=…,v1=…; HMAC-SHA256 of "{t}.{body}" with the webhook secret, within 5 minutes) is checked over the raw body; ' +
-      'a missing, wrong or stale signature is a 400. payment_intent.succeeded marks the payment paid and moves a New order to Processing; ' +
-      'payment_intent.payment_failed marks it failed; payment_intent.canceled cancels a New order; charge.refunded (in full) marks it refunded, also when it arrives before its success (the late success then changes nothing). ' +
-      'Each event is applied once; a late or repeated one never moves an order back; other events and unknown intents are acknowledged (200, ignored).',
-    body: providerEventSchema,
+    description: webhook.description,
+    body: webhook.body,
     responses: { 200: webhookReceiptSchema },
     errors: [400, 404, 413],
   },

@@ -1,8 +1,8 @@
 import { AccessDeniedError, UnauthenticatedError } from '../errors.ts';
-import type { UserRepository } from './user-repository.ts';
+import type { User, UserRepository } from './user-repository.ts';
 import { actingRole } from './roles.ts';
 import { bearerToken, type Role, type ServiceTokenClaims, type ServiceTokens } from '../auth/service-token.ts';
-import { isApiKey, type ApiKeyVerifier } from '../auth/api-keys.ts';
+import { isApiKey, type ApiKeyCaller, type ApiKeyVerifier } from '../auth/api-keys.ts';
 import type { ApiKeyScope } from '../auth/api-key-scopes.ts';
 
 /** The API key a caller came with (absent: a service JWT). */
@@ -20,7 +20,18 @@ export interface AuthUser {
 /** What the bearer token says of its caller, before the user is confirmed. */
 export interface CallerClaims extends ServiceTokenClaims {
   apiKey?: CallerKey;
+  /**
+   * The SHA-256 of an API key this instance verified before: its claims are what it proved then,
+   * and `confirm` checks it again against its record, read with the user's profile.
+   */
+  recalledKey?: Buffer;
 }
+
+const keyClaims = (key: ApiKeyCaller): CallerClaims => ({
+  userId: key.userId,
+  role: 'user',
+  apiKey: { id: key.keyId, scopes: key.scopes },
+});
 
 /** Who is calling: the service JWT (or API key) checked, then its user confirmed against the table. */
 export class CallerAuthenticator {
@@ -40,8 +51,11 @@ export class CallerAuthenticator {
     const token = bearerToken(headers);
     if (!isApiKey(token)) return this.tokens.verify(token);
     if (!this.apiKeys) throw new UnauthenticatedError('Invalid API key');
-    const key = await this.apiKeys.verify(token);
-    return { userId: key.userId, role: 'user', apiKey: { id: key.keyId, scopes: key.scopes } };
+    // A key this instance verified before names its user and scopes at once; its record is read
+    // again, consistently, beside the user's (docs/DECISIONS.md "API keys": checked on every request).
+    const recalled = this.apiKeys.recall(token);
+    if (recalled) return { ...keyClaims(recalled.caller), recalledKey: recalled.hash };
+    return keyClaims(await this.apiKeys.verify(token));
   }
 
   /**
@@ -66,7 +80,13 @@ export class CallerAuthenticator {
    * API key's user must exist too (a user being erased ends its keys at once) and acts as a user.
    */
   async confirm(claims: CallerClaims, mode: 'user' | 'admin'): Promise<AuthUser> {
-    const user = await this.users.get(claims.userId);
+    let user: User | undefined;
+    if (claims.recalledKey && claims.apiKey) {
+      // One read for both; a refused key outranks whatever the user read finds.
+      const read = await this.users.getWithApiKey(claims.userId, claims.apiKey.id);
+      await this.apiKeys!.confirmRecalled(claims.recalledKey, read.key);
+      user = read.user;
+    } else user = await this.users.get(claims.userId);
     if (!user) throw new UnauthenticatedError('The user of this token no longer exists');
     if (claims.apiKey) {
       if (mode === 'admin') throw new AccessDeniedError('API keys cannot be used on admin routes');

@@ -1,7 +1,9 @@
 import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { Role } from '../auth/service-token.ts';
+import { apiKeyFromItem, apiKeyItemKey, type ApiKeyRecord } from '../auth/api-key-repository.ts';
 import {
   applyIf,
+  batchGetAll,
   deleteAll,
   deleteIf,
   putIfAbsent,
@@ -78,6 +80,21 @@ export class UserRepository extends Repository {
       new GetCommand({ TableName: this.table, Key: profileKey(id), ConsistentRead: true }),
     );
     return out.Item && !out.Item.erasing ? fromItem(out.Item) : undefined;
+  }
+
+  /**
+   * The user (as `get` finds it) and one of the API key records, in one consistent BatchGetItem:
+   * a request with a key this instance verified before checks both in one round trip.
+   */
+  async getWithApiKey(id: string, keyId: string): Promise<{ user?: User; key?: ApiKeyRecord }> {
+    const profile = profileKey(id);
+    const items = await batchGetAll(this.db, this.table, [profile, apiKeyItemKey(keyId)], { consistentRead: true });
+    const profileItem = items.find((item) => item.PK === profile.PK && item.SK === profile.SK);
+    const keyItem = items.find((item) => item !== profileItem);
+    return {
+      ...(profileItem && !profileItem.erasing && { user: fromItem(profileItem) }),
+      ...(keyItem && { key: apiKeyFromItem(keyItem) }),
+    };
   }
 
   /**

@@ -1,12 +1,14 @@
 import type { Page } from 'playwright-core';
-import { type Playground, signInOnPage, startPlayground } from '#test/helpers/browser.ts';
+import { openPage, type Playground, signInOnPage, startPlayground } from '#test/helpers/browser.ts';
 import type { TestApp } from '#test/helpers/app.ts';
+import { makeTextPdf } from '#test/helpers/make-pdf.ts';
 
 // The playground's account panel in a real browser (Debian's chromium, driven by playwright-core):
 // the usage GET /me reports, shown against what is allowed and kept current, an export of the
 // account's data (built by the data sweep, run here every second) offered as a download link, and
 // the account deleted from the page (DELETE /me): the page signs out, saying so, and the token it
-// held is refused at once.
+// held is refused at once. The panel follows what the page does without Refresh: a chat created,
+// a document uploaded and read.
 
 let app: TestApp;
 let playground: Playground;
@@ -65,4 +67,38 @@ test('the account panel shows the usage, kept current, exports the account and d
   await page.locator('#sign-in-error', { hasText: 'Your account is deleted' }).waitFor();
   expect(await page.isVisible('#app')).toBe(false);
   expect((await app.request('GET', '/me', { token: oldToken! })).status).toBe(401);
+}, 120_000);
+
+test('the account panel counts a chat, an upload and the pages read as they happen, without Refresh', async () => {
+  const counts = await openPage(playground.browser);
+  await counts.goto(`${new URL(app.url).origin}/`);
+  await counts.fill('#email', 'counts@example.com');
+  await counts.press('#email', 'Enter');
+  const shows = (term: string, value: RegExp) =>
+    counts
+      .locator('#usage dt', { hasText: term })
+      .locator('xpath=following-sibling::dd[1]', { hasText: value })
+      .waitFor();
+  await shows('Files · chats', /^0 · 0$/);
+  await shows('Pages read', /^0 \(0 by OCR\)$/);
+
+  // A file chat: counted once created.
+  await counts.check('input[name="chat-type"][value="file"]');
+  await counts.click('#create-chat');
+  await counts.waitForSelector('#file-panel:not([hidden])');
+  await shows('Files · chats', /^0 · 1$/);
+
+  // A PDF of three pages, uploaded and read: the file, its bytes and its pages are counted.
+  await counts.setInputFiles('#pdf', {
+    name: 'animals.pdf',
+    mimeType: 'application/pdf',
+    buffer: Buffer.from(await makeTextPdf(3, 6)),
+  });
+  await counts.click('#upload-button');
+  await counts.waitForSelector('#files .file-status[data-status="completed"]');
+  await shows('Files · chats', /^1 · 1$/);
+  await shows('Pages read', /^3 \(0 by OCR\)$/);
+  await shows('Storage', /^[1-9][\d,]* KB of 10\.0 MB$/);
+  await shows('Tokens today', /^[1-9][\d,]* of 100,000$/);
+  await counts.close();
 }, 120_000);

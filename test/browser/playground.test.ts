@@ -297,14 +297,48 @@ test('conversations in the playground: a title, regenerate, versions ‹ › , e
   expect(edited[0].message).toBe('Migrating swans fly south too');
   expect(await page.$eval('#messages li.user .text', (e) => e.textContent)).toBe('Migrating swans fly south too');
 
+  // Thumbs drawn as the page's SVG icons, not emoji (an empty box where no emoji font is
+  // installed): drawn at their size, labelled, and pressed is seen (the thumb filled), not only said.
+  const thumbs = () =>
+    page.$$eval(`#messages li.ai[data-message-id="${edited[1].id}"] .rate`, (buttons) =>
+      buttons.map((b: any) => {
+        const w = globalThis as any;
+        const svg = b.querySelector('svg');
+        const box = svg?.getBoundingClientRect();
+        return {
+          label: b.getAttribute('aria-label'),
+          title: b.getAttribute('title'),
+          pressed: b.getAttribute('aria-pressed'),
+          text: b.textContent,
+          before: w.getComputedStyle(b, '::before').content,
+          icon: svg && { width: box.width, height: box.height, hidden: svg.getAttribute('aria-hidden') },
+          fill: svg && w.getComputedStyle(svg).fill,
+        };
+      }),
+    );
+  const icon = { width: 16, height: 16, hidden: 'true' };
+  const thumb = (label: string, pressed: boolean) => ({
+    label,
+    title: label,
+    pressed: String(pressed),
+    text: '',
+    before: 'none',
+    icon,
+    fill: pressed ? 'rgb(11, 92, 173)' : 'none',
+  });
+  expect(await thumbs()).toEqual([thumb('Good reply', false), thumb('Bad reply', false)]);
+
   // Thumbs up, stored on the message; pressed again, taken back.
   const rated = `#messages li.ai[data-message-id="${edited[1].id}"] .rate.up`;
   await page.click(rated);
   await page.waitForSelector(`${rated}[aria-pressed="true"]`);
   expect((await messagesOf(chatId))[1].feedback).toMatchObject({ rating: 'up' });
+  expect(await thumbs()).toEqual([thumb('Good reply', true), thumb('Bad reply', false)]);
+  await screenshot('10b-rated');
   await page.click(rated);
   await page.waitForSelector(`${rated}[aria-pressed="false"]`);
   expect((await messagesOf(chatId))[1].feedback).toBeUndefined();
+  expect(await thumbs()).toEqual([thumb('Good reply', false), thumb('Bad reply', false)]);
 
   // Search finds the chat by a word of its other branch.
   await page.fill('#search', 'geese');

@@ -76,6 +76,12 @@ test("a revoked key is refused on the very next request (401 in OpenAI's shape);
   const stranger = (await app.signIn('stranger@example.com')).token;
   expect((await app.request('DELETE', `/me/api-keys/${id}`, { token: stranger })).status).toBe(404);
   expect((await openai.models.list()).data.length).toBeGreaterThan(0);
+  // Used before on each route's instance, so the instance recalls it (a read, and a write):
+  // the fresh check that runs beside the request must still refuse it once revoked.
+  expect((await app.request('GET', '/me', { token: key })).status).toBe(200);
+  expect((await app.request('GET', '/me', { token: key })).status).toBe(200);
+  const chat = { name: 'by key', type: 'text' };
+  expect((await app.request('POST', '/chat', { token: key, body: chat })).status).toBe(201);
 
   const revoked = await app.request('DELETE', `/me/api-keys/${id}`, { token });
   expect(revoked.body).toMatchObject({ statusCode: 200, data: { id, revoked: true } });
@@ -88,6 +94,7 @@ test("a revoked key is refused on the very next request (401 in OpenAI's shape);
     code: 'invalid_api_key',
   });
   expect((await app.request('GET', '/me', { token: key })).status).toBe(401);
+  expect((await app.request('POST', '/chat', { token: key, body: chat })).status).toBe(401);
   expect((await app.request('DELETE', `/me/api-keys/${id}`, { token })).status).toBe(404);
 });
 
@@ -106,6 +113,8 @@ test('an expired key, a made-up key and a key whose secret is altered are refuse
   const expired = await refusal(client(key).models.list());
   expect(expired.status).toBe(401);
   expect(expired.error).toMatchObject({ message: 'This API key has expired', code: 'invalid_api_key' });
+  // GET /me's instance recalls the key from before its expiry: the fresh check still refuses it.
+  expect((await app.request('GET', '/me', { token: key })).body.message).toBe('This API key has expired');
 
   const madeUp = `cops_${'a'.repeat(24)}_${'b'.repeat(43)}`;
   expect((await refusal(client(madeUp).models.list())).status).toBe(401);

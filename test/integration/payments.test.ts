@@ -6,12 +6,13 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { payOrder, startPaymentProvider, type PaymentProviderStandIn } from '#infra/local/payment-provider.ts';
-import { PaymentProviderApi } from '#shared/payments/provider-api.ts';
+import { StripeApi } from '#shared/payments/stripe/api.ts';
+import { stripeProvider } from '#shared/payments/stripe/provider.ts';
 import { createOrder } from '#shared/orders/order-service.ts';
 import { OrderRepository } from '#shared/orders/order-repository.ts';
 import type { Order } from '#shared/orders/schemas.ts';
 import { ProductRepository } from '#shared/products/product-repository.ts';
-import { signatureHeader, verifySignature } from '#shared/payments/webhook-signature.ts';
+import { signatureHeader, verifySignature } from '#shared/payments/stripe/signature.ts';
 
 // Payments through the gateway against the provider's stand-in (its wire protocol, its signed
 // webhooks posted to the service): the intent made with the order, paying and declining, the
@@ -130,9 +131,9 @@ describe('POST /orders makes the payment intent', () => {
 test('the order cannot be stored after its intent was made: the intent is cancelled, so none is left without an order', async () => {
   const made: string[] = [];
   class FailingOrders extends OrderRepository {
-    override async linkIntent(intentId: string, orderId: string) {
-      made.push(intentId);
-      await super.linkIntent(intentId, orderId);
+    override async linkPayment(paymentId: string, orderId: string) {
+      made.push(paymentId);
+      await super.linkPayment(paymentId, orderId);
     }
     override async create(_order: Order): Promise<void> {
       throw new Error('the table refused the write');
@@ -143,9 +144,9 @@ test('the order cannot be stored after its intent was made: the intent is cancel
     orders: new FailingOrders(db, app.tableName),
     products: new ProductRepository(db, app.tableName),
     clock: () => new Date(),
-    payments: new PaymentProviderApi({
-      baseUrl: provider.url,
-      secretKey: async () => provider.secretKey,
+    payments: stripeProvider({
+      apiUrl: provider.url,
+      keys: async () => ({ secretKey: provider.secretKey, webhookSecret: provider.webhookSecret }),
       timeoutMs: 60_000, // generous: the stand-in answers, however loaded the machine
     }),
   };
@@ -527,7 +528,7 @@ describe('the stand-in under npm start keeps its state in DATA_DIR', () => {
     try {
       const first = await startPaymentProvider({ dataDir });
       const api = (standIn: PaymentProviderStandIn) =>
-        new PaymentProviderApi({ baseUrl: standIn.url, secretKey: async () => standIn.secretKey, timeoutMs: 60_000 });
+        new StripeApi({ baseUrl: standIn.url, secretKey: async () => standIn.secretKey, timeoutMs: 60_000 });
       const input = { amountCents: 1250, currency: 'EUR', orderId: 'o9r4d2e7r1s5t8u3v6w0x4yz', idempotencyKey: 'k-1' };
       const intent = await api(first).createIntent(input);
       await first.close(); // no webhook URL yet: payment_intent.created was never delivered

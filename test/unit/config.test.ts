@@ -1,6 +1,6 @@
 import { ConfigError, loadConfig } from '#shared/config.ts';
 import { identityProviderSettings } from '#shared/auth/identity-provider.ts';
-import { paymentsOf } from '#shared/payments/payment-keys.ts';
+import { paymentProviderOf } from '#shared/payments/providers.ts';
 
 const base = { TABLE_NAME: 'table' };
 
@@ -32,7 +32,7 @@ test.each([
 });
 
 test('payments: off by default (orders carry payment: null); on with both keys, or with the secret of both', () => {
-  const payments = (env: Record<string, string>) => paymentsOf(loadConfig({ ...base, ...env }));
+  const payments = (env: Record<string, string>) => paymentProviderOf(loadConfig({ ...base, ...env }));
   expect(payments({})).toBeUndefined();
   expect(payments({ PAYMENTS_SECRET_KEY: 'sk_test_a', PAYMENTS_WEBHOOK_SECRET: 'whsec_b' })).toBeDefined();
   expect(payments({ PAYMENTS_SECRET_ARN: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:p' })).toBeDefined();

@@ -115,3 +115,18 @@ test('the stale-run guard is written once: no stage checks or cleans up its run 
   );
   expect(others.map((f) => relative(projectRoot, f))).toEqual([]);
 });
+
+// Payment providers (docs/DECISIONS.md "Payment providers"): a provider's API, event names,
+// signature scheme and status words stay in its folder; the orders domain and the entry files speak
+// PaymentProvider, and shared/payments/providers.ts alone names a provider (its registration).
+test("Stripe's words stay in shared/payments/stripe/; only the registration names it", () => {
+  const stripe = join(SHARED, 'payments', 'stripe', '/');
+  const registration = join(SHARED, 'payments', 'providers.ts');
+  const files = [...sourceFiles(SHARED), ...sourceFiles(join(projectRoot, 'functions'))];
+  const leaks = files
+    .filter((f) => !f.startsWith(stripe) && f !== registration)
+    .filter((f) => /stripe|Stripe|STRIPE|payment_intent|charge\.\w+|client_secret/.test(readFileSync(f, 'utf8')))
+    .map((f) => relative(projectRoot, f));
+  expect(leaks).toEqual([]);
+  expect(sourceFiles(stripe).length).toBeGreaterThan(3); // the provider was found
+});

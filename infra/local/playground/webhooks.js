@@ -1,12 +1,11 @@
 // The playground's webhooks panel: the person's endpoints (GET /me/webhooks), a new one (its
 // secret shown once), a ping, a delete and one endpoint's delivery log, on the public API with
-// the person's own token. playground.js gives it its helpers and wires it in.
+// the person's own token. playground.js wires it in.
 
-/**
- * @param {{ call: Function, el: Function, $: (id: string) => HTMLElement, showError: Function }} helpers
- * @returns {{ list: () => Promise<void>, create: () => Promise<void>, reset: () => void }}
- */
-export function webhooksPanel({ call, el, $, showError }) {
+import { $, call, el, showError } from './api.js';
+
+/** @returns {{ list: () => Promise<void>, create: () => Promise<void>, reset: () => void }} */
+export function webhooksPanel() {
   let shown; // the endpoint whose delivery log is open: { id, url }
 
   const fail = (e) => showError('webhooks-error', e.message);

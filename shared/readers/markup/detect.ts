@@ -54,28 +54,43 @@ const LINK_DEFINITION = /^ {0,3}\[[^\]\n]+\]:[ \t]*\S/;
 const LIST_ITEM = /^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+\S/;
 const QUOTE = /^ {0,3}>/;
 
+/** The characters a line with Markdown structure starts with (after spaces and tabs). */
+const STRUCTURE_STARTS = new Set('#`~|:-=[>*+0123456789');
+
 /** Whether text has Markdown structure in a meaningful share of its lines. */
 export function looksLikeMarkdown(text: string): boolean {
-  const lines = text.split(/\r\n|\r|\n/, SNIFF_LINES);
+  const lines = text.includes('\r') ? text.split(/\r\n|\r|\n/, SNIFF_LINES) : text.split('\n', SNIFF_LINES);
   let nonBlank = 0;
   let distinctive = 0;
   let structured = 0;
-  lines.forEach((line, k) => {
-    if (line.trim() === '') return;
+  for (let k = 0; k < lines.length; k++) {
+    const line = lines[k]!;
+    let at = 0;
+    while (at < line.length && (line.charCodeAt(at) === 0x20 || line.charCodeAt(at) === 0x09)) at++;
+    if (at === line.length) continue;
+    const first = line[at]!;
+    if ((first <= ' ' || first > '~') && line.trim() === '') continue;
     nonBlank++;
-    const previous = k > 0 ? lines[k - 1]!.trim() : '';
+    // Most lines of prose start with none of Markdown's marks: only an inline link can make them count.
+    if (!STRUCTURE_STARTS.has(first)) {
+      if (line.includes('](') && INLINE_LINK.test(line)) {
+        distinctive++;
+        structured++;
+      }
+      continue;
+    }
     if (
       ATX_HEADING.test(line) ||
       FENCE.test(line) ||
       TABLE_DELIMITER.test(line) ||
       LINK_DEFINITION.test(line) ||
       INLINE_LINK.test(line) ||
-      (SETEXT_UNDERLINE.test(line) && previous !== '' && !LIST_ITEM.test(lines[k - 1]!))
+      (SETEXT_UNDERLINE.test(line) && k > 0 && lines[k - 1]!.trim() !== '' && !LIST_ITEM.test(lines[k - 1]!))
     ) {
       distinctive++;
       structured++;
     } else if (LIST_ITEM.test(line) || QUOTE.test(line)) structured++;
-  });
+  }
   // Two of Markdown's own marks, or one among a twentieth of lines with structure.
   return distinctive >= 2 || (distinctive >= 1 && structured >= 0.05 * nonBlank);
 }

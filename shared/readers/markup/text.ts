@@ -50,7 +50,10 @@ function checkText(bytes: Uint8Array, complete: boolean): { why: string } | { te
   }
   const signature = SIGNATURES.find(([sig]) => startsWith(body, sig));
   if (signature) return { why: signature[1] };
-  const nul = body.indexOf(0);
+  // One pass over the bytes finds a NUL and counts the controls other than tab, line and page
+  // breaks (rare in text, common in binary formats). In UTF-8 a byte below 0x20 is always that
+  // character, never part of another, so the bytes are counted rather than the decoded text.
+  const { nul, controls } = scanControls(body);
   if (nul >= 0) {
     // Text in UTF-16 without a BOM has a NUL in every other byte; anything else is binary data.
     const pairs = Math.min(body.length >> 1, 512);
@@ -75,21 +78,21 @@ function checkText(bytes: Uint8Array, complete: boolean): { why: string } | { te
       why: 'text that is not valid UTF-8 (perhaps a legacy code page such as Windows-1252): save it as UTF-8',
     };
   }
-  // Controls other than tab, line and page breaks are rare in text and common in binary formats.
-  // Counted in the text: in UTF-8 a byte below 0x20 is always that character, never part of another.
-  if (CONTROL.test(text)) {
-    let controls = 0;
-    for (let k = 0; k < text.length; k++) {
-      const c = text.charCodeAt(k);
-      if (c < 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d && c !== 0x0c && c !== 0x1b) controls++;
-    }
-    if (controls > 0.1 * body.length) return { why: 'binary data (control bytes throughout), not text' };
-  }
+  if (controls > 0.1 * body.length) return { why: 'binary data (control bytes throughout), not text' };
   return { text };
 }
 
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is this pattern's job
-const CONTROL = /[\u0000-\u0008\u000b\u000e-\u001a\u001c-\u001f]/;
+/** The first NUL byte's offset (-1: none), and how many control bytes other than whitespace and ESC. */
+function scanControls(bytes: Uint8Array): { nul: number; controls: number } {
+  let controls = 0;
+  for (let k = 0; k < bytes.length; k++) {
+    const b = bytes[k]!;
+    if (b >= 0x20) continue;
+    if (b === 0) return { nul: k, controls };
+    if (b !== 0x09 && b !== 0x0a && b !== 0x0d && b !== 0x0c && b !== 0x1b) controls++;
+  }
+  return { nul: -1, controls };
+}
 
 /** How much of a file `looksLikeText` reads. */
 export const TEXT_SNIFF_BYTES = 64 * 1024;
@@ -123,8 +126,9 @@ export function decodeText(bytes: Uint8Array): string {
       );
     }
   }
-  // The start was text; binary data further on (a NUL is valid UTF-8) is still not.
-  const nul = encoding === 'utf-8' ? bytes.indexOf(0, bom) : text.indexOf('\0');
+  // The start was text; binary data further on (a NUL is valid UTF-8) is still not. (The check
+  // looked at every byte of a whole UTF-8 file already.)
+  const nul = encoding !== 'utf-8' ? text.indexOf('\0') : complete ? -1 : bytes.indexOf(0, bom);
   if (nul >= 0)
     throw refusal(
       `binary data past its start (a NUL ${encoding === 'utf-8' ? `byte at offset ${nul}` : `character at ${nul}`}), not text`,

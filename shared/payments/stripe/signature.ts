@@ -1,15 +1,17 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { InvalidInputError } from '../errors.ts';
+import { InvalidSignatureError } from '../payment-provider.ts';
 
-// The provider's webhook signature (Stripe-Signature: `t=<unix seconds>,v1=<hex>[,v1=<hex>…]`):
+// Stripe's webhook signature (Stripe-Signature: `t=<unix seconds>,v1=<hex>[,v1=<hex>…]`):
 // HMAC-SHA256 of `"{t}.{raw body}"` with the webhook secret. Several v1 values are sent while a
 // secret is being rolled; any one of them matching is enough. The timestamp is signed with the
 // body, so a captured request cannot be replayed after TOLERANCE_SECONDS.
 
 export const SIGNATURE_TOLERANCE_SECONDS = 300;
 
-const refused = (message: string) =>
-  new InvalidInputError(message, [{ path: 'headers.stripe-signature', message }], 'INVALID_SIGNATURE');
+/** The (lower-cased) header that carries the signature. */
+export const SIGNATURE_HEADER = 'stripe-signature';
+
+const refused = (message: string) => new InvalidSignatureError(message, SIGNATURE_HEADER);
 
 /** The header value for `rawBody` signed at `timestamp` (seconds) with `secret` (the stand-in and tests sign with it). */
 export function signatureHeader(rawBody: Buffer | string, secret: string, timestamp: number): string {
@@ -21,7 +23,7 @@ function hmac(secret: string, timestamp: number | string, rawBody: Buffer | stri
 }
 
 /**
- * Throws InvalidInputError (a 400) unless `header` signs `rawBody` with `secret` within the
+ * Throws InvalidSignatureError (a 400) unless `header` signs `rawBody` with `secret` within the
  * tolerance of `nowSeconds`. The comparison takes the same time whatever the bytes.
  */
 export function verifySignature(rawBody: Buffer, header: string | undefined, secret: string, nowSeconds: number): void {

@@ -1,22 +1,20 @@
-import * as z from '../zod.ts';
-import { sleep } from '../clock.ts';
-import { DependencyFailedError, DependencyUnavailableError, InvalidInputError, asError } from '../errors.ts';
+import * as z from '../../zod.ts';
+import { sleep } from '../../clock.ts';
+import { DependencyUnavailableError, asError } from '../../errors.ts';
 
-// The payment provider's REST API (Stripe's wire protocol), spoken with fetch: form-encoded
-// requests, a bearer secret key, an Idempotency-Key on every write, and its error body
-// `{ error: { type, code, message } }`. A small client instead of the `stripe` package: the three
-// calls below are all the service makes (docs/DECISIONS.md, Payments: a small client).
+// Stripe's REST API, spoken with fetch: form-encoded requests, a bearer secret key, an
+// Idempotency-Key on every write, and its error body `{ error: { type, code, message } }`. A small
+// client instead of the `stripe` package: the three calls below are all the service makes
+// (docs/DECISIONS.md, Payments: a small client).
 //
-// Failures, as the caller is told of them:
-// - the provider unreachable, timing out, answering 5xx or 429 (after RETRIES attempts with the
-//   same idempotency key, so a retry never makes a second intent or refund): DependencyUnavailableError (503);
-// - an amount the provider refuses (too small, too large): InvalidInputError (400), the client can change the order;
-// - any other 4xx (a wrong key, a request it does not understand): DependencyFailedError (502).
+// Failures: unreachable, timing out, answering 5xx or 429 (after RETRIES attempts with the same
+// idempotency key, so a retry never makes a second intent or refund): DependencyUnavailableError;
+// any other answer but a 2xx: StripeRequestError with its error body (./provider.ts reads it).
 
 const RETRIES = 2;
 const RETRY_DELAY_MS = 200;
 
-export interface ProviderApiSettings {
+export interface StripeApiSettings {
   /** e.g. https://api.stripe.com (the local stand-in's URL under npm start). */
   baseUrl: string;
   secretKey: () => Promise<string>;
@@ -30,7 +28,7 @@ const intentSchema = z.object({
   amount: z.number(),
   currency: z.string(),
 });
-export type ProviderIntent = z.infer<typeof intentSchema>;
+export type StripeIntent = z.infer<typeof intentSchema>;
 
 const refundSchema = z.object({ id: z.string(), status: z.nullable(z.string()) });
 
@@ -43,16 +41,16 @@ const errorBodySchema = z.object({
     payment_intent: z.optional(z.object({ status: z.string() })),
   }),
 });
-type ProviderErrorBody = z.infer<typeof errorBodySchema>['error'];
+type StripeErrorBody = z.infer<typeof errorBodySchema>['error'];
 
 /** A 4xx the provider answered, with its error body (what the caller may act upon). */
-export class ProviderRequestError extends Error {
+export class StripeRequestError extends Error {
   constructor(
     readonly status: number,
-    readonly error: ProviderErrorBody,
+    readonly error: StripeErrorBody,
   ) {
     super(`Payment provider answered ${status}: ${error.code ?? error.type ?? 'error'}: ${error.message ?? ''}`);
-    this.name = 'ProviderRequestError';
+    this.name = 'StripeRequestError';
   }
 }
 
@@ -68,8 +66,8 @@ export function formEncode(params: Record<string, string | number | Record<strin
 
 const retryable = (status: number) => status === 429 || status >= 500;
 
-export class PaymentProviderApi {
-  constructor(private readonly settings: ProviderApiSettings) {}
+export class StripeApi {
+  constructor(private readonly settings: StripeApiSettings) {}
 
   /** A payment intent for `amountCents` in `currency`, made once per idempotency key. */
   async createIntent(input: {
@@ -77,7 +75,7 @@ export class PaymentProviderApi {
     currency: string;
     orderId: string;
     idempotencyKey: string;
-  }): Promise<ProviderIntent> {
+  }): Promise<StripeIntent> {
     const body = await this.post(
       '/v1/payment_intents',
       {
@@ -96,7 +94,7 @@ export class PaymentProviderApi {
     try {
       await this.post(`/v1/payment_intents/${encodeURIComponent(intentId)}/cancel`, {}, idempotencyKey);
     } catch (err) {
-      if (err instanceof ProviderRequestError && err.error.payment_intent?.status === 'canceled') return;
+      if (err instanceof StripeRequestError && err.error.payment_intent?.status === 'canceled') return;
       throw err;
     }
   }
@@ -106,7 +104,7 @@ export class PaymentProviderApi {
     try {
       z.parse(refundSchema, await this.post('/v1/refunds', { payment_intent: intentId }, idempotencyKey));
     } catch (err) {
-      if (err instanceof ProviderRequestError && err.error.code === 'charge_already_refunded') return;
+      if (err instanceof StripeRequestError && err.error.code === 'charge_already_refunded') return;
       throw err;
     }
   }
@@ -156,23 +154,6 @@ function providerError(status: number, text: string): Error {
   } catch {
     // not JSON: no details
   }
-  const error: ProviderErrorBody = parsed?.success ? parsed.data.error : {};
-  return new ProviderRequestError(status, error);
-}
-
-/**
- * The error a provider failure is for the service's caller: an amount the provider cannot take is
- * the order's (400); anything else it refused is ours (502); an outage stays a 503.
- */
-export function callerErrorOf(err: unknown): unknown {
-  if (!(err instanceof ProviderRequestError)) return err;
-  const { code, message } = err.error;
-  if (code === 'amount_too_small' || code === 'amount_too_large') {
-    return new InvalidInputError(
-      `The payment provider cannot take this amount: ${message ?? code}`,
-      [{ path: 'body.items', message: message ?? code, code }],
-      code.toUpperCase(),
-    );
-  }
-  return new DependencyFailedError(`The payment provider refused the request (${code ?? err.status})`);
+  const error: StripeErrorBody = parsed?.success ? parsed.data.error : {};
+  return new StripeRequestError(status, error);
 }
