@@ -225,32 +225,8 @@ async function startWith(options: TestAppOptions, standIns: StandIns): Promise<T
         throw err;
       })
     : undefined;
-  return {
+  const app = {
     ...runtime,
-    get ai() {
-      return standIn(standIns.ai, "model: 'openai'");
-    },
-    get bedrock() {
-      return standIn(standIns.bedrock, "model: 'bedrock'");
-    },
-    get pdfs() {
-      return standIn(standIns.pdfs, 'pdfs');
-    },
-    get idp() {
-      return standIn(standIns.idp, 'idp');
-    },
-    get reranker() {
-      return standIn(standIns.reranker, 'reranker');
-    },
-    get webhooks() {
-      return standIn(standIns.webhooks, 'webhooks');
-    },
-    get token() {
-      return standIn(signedIn, 'user').token;
-    },
-    get user() {
-      return standIn(signedIn, 'user').user;
-    },
     dataDir,
     request,
     clients: () =>
@@ -260,10 +236,10 @@ async function startWith(options: TestAppOptions, standIns: StandIns): Promise<T
         }),
         s3: new S3Client({ ...local, endpoint: runtime.endpoints.fauxqs, forcePathStyle: true }),
       }),
-    idToken: (o) => signLocalIdToken(dataDir, o),
+    idToken: (o: IdTokenOptions) => signLocalIdToken(dataDir, o),
     signIn,
     resourcePrefix,
-    async stop(options) {
+    async stop(options?: { keep?: boolean }) {
       clients?.db.destroy();
       clients?.s3.destroy();
       await standIns.closeSources();
@@ -272,4 +248,16 @@ async function startWith(options: TestAppOptions, standIns: StandIns): Promise<T
       if (!options?.keep) await rm(dataDir, { recursive: true, force: true });
     },
   };
+  const handles = {
+    ai: () => standIn(standIns.ai, "model: 'openai'"),
+    bedrock: () => standIn(standIns.bedrock, "model: 'bedrock'"),
+    pdfs: () => standIn(standIns.pdfs, 'pdfs'),
+    idp: () => standIn(standIns.idp, 'idp'),
+    reranker: () => standIn(standIns.reranker, 'reranker'),
+    webhooks: () => standIn(standIns.webhooks, 'webhooks'),
+    token: () => standIn(signedIn, 'user').token,
+    user: () => standIn(signedIn, 'user').user,
+  };
+  for (const [name, get] of Object.entries(handles)) Object.defineProperty(app, name, { get, enumerable: true });
+  return app as TestApp;
 }
