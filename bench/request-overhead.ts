@@ -4,7 +4,7 @@ import { startGateway, type Gateway } from '../infra/local/gateway.ts';
 import { inProcessInvoker, type Invoker } from '../infra/local/invoker.ts';
 import { httpRoutes, type HttpRoute } from '../infra/routes.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
-import { ChatRepository } from '#shared/chats/chat-repository.ts';
+import { ChatRepository } from '#shared/chats/conversations/chat-repository.ts';
 import { createChatBody, listQuery } from '#shared/chats/schemas.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { UnauthenticatedError } from '#shared/errors.ts';

@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { collectionRoutes } from '#shared/collections/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { systemClock } from '#shared/clock.ts';
 import { config } from '#shared/config.ts';
@@ -18,7 +18,7 @@ const deps = {
 };
 
 export const handler = httpHandler(
-  httpRoutes['add-collection-file'],
+  collectionRoutes['add-collection-file'],
   { params: collectionFileParams },
   async ({ params, user }) => {
     const input = { userId: user.id, collectionId: params.id, fileId: params.fileId };

@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { fileRoutes } from '#shared/files/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { completeMultipartBody, fileIdParams } from '#shared/files/schemas.ts';
 import { completeMultipartUpload } from '#shared/files/multipart-upload.ts';
@@ -12,7 +12,7 @@ import { systemClock } from '#shared/clock.ts';
 const deps = uploadDeps(config(), systemClock, configuredVectorStore(config()));
 
 export const handler = httpHandler(
-  httpRoutes['complete-multipart-upload'],
+  fileRoutes['complete-multipart-upload'],
   { params: fileIdParams, body: completeMultipartBody },
   async ({ params, body, user }) => ({
     message: 'Upload completed',

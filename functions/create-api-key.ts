@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { apiKeyRoutes } from '#shared/auth/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { systemClock } from '#shared/clock.ts';
 import { config } from '#shared/config.ts';
@@ -16,7 +16,7 @@ const deps = {
 };
 
 export const handler = httpHandler(
-  httpRoutes['create-api-key'],
+  apiKeyRoutes['create-api-key'],
   { body: createApiKeyBody },
   async ({ body, user }) => ({
     statusCode: 201,

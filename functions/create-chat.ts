@@ -1,11 +1,11 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { chatRoutes } from '#shared/chats/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { systemClock } from '#shared/clock.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { UsageLedger } from '#shared/limits/usage-ledger.ts';
-import { ChatRepository } from '#shared/chats/chat-repository.ts';
+import { ChatRepository } from '#shared/chats/conversations/chat-repository.ts';
 import { CollectionRepository } from '#shared/collections/collection-repository.ts';
-import { createChat } from '#shared/chats/chat-service.ts';
+import { createChat } from '#shared/chats/conversations/chat-service.ts';
 import { createChatBody } from '#shared/chats/schemas.ts';
 
 // POST /chat: a new chat of the caller's (201).
@@ -17,7 +17,7 @@ const deps = {
   clock: systemClock,
 };
 
-export const handler = httpHandler(httpRoutes['create-chat'], { body: createChatBody }, async ({ body, user }) => ({
+export const handler = httpHandler(chatRoutes['create-chat'], { body: createChatBody }, async ({ body, user }) => ({
   statusCode: 201,
   message: 'Chat created',
   data: await createChat(deps, { userId: user.id, chat: body }),

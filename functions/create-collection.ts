@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { collectionRoutes } from '#shared/collections/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { systemClock } from '#shared/clock.ts';
 import { config } from '#shared/config.ts';
@@ -16,7 +16,7 @@ const deps = {
 };
 
 export const handler = httpHandler(
-  httpRoutes['create-collection'],
+  collectionRoutes['create-collection'],
   { body: createCollectionBody },
   async ({ body, user }) => ({
     statusCode: 201,

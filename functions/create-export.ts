@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { accountExportRoutes } from '#shared/account-export/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { systemClock } from '#shared/clock.ts';
 import { accountExportDeps } from '#shared/account-export/account-export-deps.ts';
@@ -8,7 +8,7 @@ import { requestExport } from '#shared/account-export/account-export.ts';
 
 const deps = accountExportDeps(systemClock);
 
-export const handler = httpHandler(httpRoutes['create-export'], {}, async ({ user }) => ({
+export const handler = httpHandler(accountExportRoutes['create-export'], {}, async ({ user }) => ({
   statusCode: 202,
   message: 'Export accepted',
   data: await requestExport(deps, user.id),

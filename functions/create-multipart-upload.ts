@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { fileRoutes } from '#shared/files/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { createUploadBody } from '#shared/files/schemas.ts';
 import { createMultipartUpload } from '#shared/files/multipart-upload.ts';
@@ -12,7 +12,7 @@ import { systemClock } from '#shared/clock.ts';
 const deps = uploadDeps(config(), systemClock, configuredVectorStore(config()));
 
 export const handler = httpHandler(
-  httpRoutes['create-multipart-upload'],
+  fileRoutes['create-multipart-upload'],
   { body: createUploadBody },
   async ({ body, user }) => ({
     statusCode: 201,

@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { orderRoutes } from '#shared/orders/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { systemClock } from '#shared/clock.ts';
 import { config } from '#shared/config.ts';
@@ -21,7 +21,7 @@ const deps = {
   credits: new Credits(dynamo(), tableName()),
 };
 
-export const handler = httpHandler(httpRoutes['create-order'], { body: createOrderBody }, async ({ user, body }) => ({
+export const handler = httpHandler(orderRoutes['create-order'], { body: createOrderBody }, async ({ user, body }) => ({
   statusCode: 201,
   data: await createOrder(deps, { user, order: body }),
 }));

@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { productRoutes } from '#shared/products/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { systemClock } from '#shared/clock.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
@@ -9,7 +9,7 @@ import { createProductBody } from '#shared/products/schemas.ts';
 // POST /products (admin): 201 with the bare product.
 const deps = { products: new ProductRepository(dynamo(), tableName()), clock: systemClock };
 
-export const handler = httpHandler(httpRoutes['create-product'], { body: createProductBody }, async ({ body }) => ({
+export const handler = httpHandler(productRoutes['create-product'], { body: createProductBody }, async ({ body }) => ({
   statusCode: 201,
   data: await createProduct(deps, { product: body }),
 }));

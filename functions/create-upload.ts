@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { fileRoutes } from '#shared/files/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { createUploadBody } from '#shared/files/schemas.ts';
 import { createUpload } from '#shared/files/upload-service.ts';
@@ -10,7 +10,7 @@ import { systemClock } from '#shared/clock.ts';
 // POST /upload: a file record and presigned PUT/GET URLs for the PDF.
 const deps = uploadDeps(config(), systemClock, configuredVectorStore(config()));
 
-export const handler = httpHandler(httpRoutes['create-upload'], { body: createUploadBody }, async ({ body, user }) => ({
+export const handler = httpHandler(fileRoutes['create-upload'], { body: createUploadBody }, async ({ body, user }) => ({
   statusCode: 201,
   message: 'Upload created',
   data: await createUpload(deps, { userId: user.id, upload: body }),

@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { webhookRoutes } from '#shared/webhooks/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { systemClock } from '#shared/clock.ts';
 import { config } from '#shared/config.ts';
@@ -11,7 +11,7 @@ import { createWebhookBody } from '#shared/webhooks/schemas.ts';
 const deps = webhookDeps(config(), systemClock);
 
 export const handler = httpHandler(
-  httpRoutes['create-webhook'],
+  webhookRoutes['create-webhook'],
   { body: createWebhookBody },
   async ({ body, user }) => ({
     statusCode: 201,

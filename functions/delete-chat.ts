@@ -1,10 +1,10 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { chatRoutes } from '#shared/chats/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { systemClock } from '#shared/clock.ts';
 import { UsageLedger } from '#shared/limits/usage-ledger.ts';
-import { ChatRepository } from '#shared/chats/chat-repository.ts';
-import { deleteChat } from '#shared/chats/chat-service.ts';
+import { ChatRepository } from '#shared/chats/conversations/chat-repository.ts';
+import { deleteChat } from '#shared/chats/conversations/chat-service.ts';
 import { chatIdParams } from '#shared/chats/schemas.ts';
 
 // DELETE /chat/{chatId}: the chat with every message and attachment in its partition.
@@ -14,7 +14,7 @@ const deps = {
   usage: new UsageLedger(dynamo(), tableName(), systemClock),
 };
 
-export const handler = httpHandler(httpRoutes['delete-chat'], { params: chatIdParams }, async ({ params, user }) => {
+export const handler = httpHandler(chatRoutes['delete-chat'], { params: chatIdParams }, async ({ params, user }) => {
   await deleteChat(deps, { userId: user.id, chatId: params.chatId });
   return { message: 'Chat deleted', data: { id: params.chatId, deleted: true } };
 });

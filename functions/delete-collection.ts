@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { collectionRoutes } from '#shared/collections/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { CollectionRepository } from '#shared/collections/collection-repository.ts';
@@ -14,7 +14,7 @@ const deps = {
 };
 
 export const handler = httpHandler(
-  httpRoutes['delete-collection'],
+  collectionRoutes['delete-collection'],
   { params: collectionParams },
   async ({ params, user }) => {
     await deleteCollection(deps, { userId: user.id, collectionId: params.id });

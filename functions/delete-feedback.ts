@@ -1,11 +1,11 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { chatRoutes } from '#shared/chats/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { systemClock } from '#shared/clock.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { metrics } from '#shared/observability/metrics.ts';
 import { chatRepositories } from '#shared/chats/repositories.ts';
-import { FeedbackRepository } from '#shared/chats/feedback-repository.ts';
-import { removeFeedback } from '#shared/chats/feedback-service.ts';
+import { FeedbackRepository } from '#shared/chats/conversations/feedback-repository.ts';
+import { removeFeedback } from '#shared/chats/conversations/feedback-service.ts';
 import { replyParams } from '#shared/chats/schemas.ts';
 
 // DELETE /chat/{chatId}/messages/{messageId}/feedback: the reply's rating removed (none: unchanged).
@@ -18,7 +18,7 @@ const deps = {
 };
 
 export const handler = httpHandler(
-  httpRoutes['delete-feedback'],
+  chatRoutes['delete-feedback'],
   { params: replyParams },
   async ({ params, user }) => ({
     message: 'Feedback removed',

@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { erasureRoutes } from '#shared/erasure/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { config } from '#shared/config.ts';
 import { systemClock } from '#shared/clock.ts';
@@ -12,7 +12,7 @@ const deps = erasureDeps(config(), systemClock);
 /** Time kept back from the function's timeout to answer in. */
 const ANSWER_MARGIN_MS = 5_000;
 
-export const handler = httpHandler(httpRoutes['delete-me'], {}, async ({ user, context }) => {
+export const handler = httpHandler(erasureRoutes['delete-me'], {}, async ({ user, context }) => {
   const deadline = Date.now() + (context.getRemainingTimeInMillis?.() ?? 30_000) - ANSWER_MARGIN_MS;
   const status = await requestErasure(deps, { userId: user.id, hasTime: () => Date.now() < deadline });
   return { statusCode: 202, message: 'Account erasure accepted', data: { status } };

@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { fileRoutes } from '#shared/files/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { fileIdParams } from '#shared/files/schemas.ts';
 import { deleteUpload } from '#shared/files/upload-service.ts';
@@ -20,7 +20,7 @@ const deps = {
   releaseWaiting: (userId: string) => releaseWaiting(ingestQueues, userId),
 };
 
-export const handler = httpHandler(httpRoutes['delete-upload'], { params: fileIdParams }, async ({ params, user }) => {
+export const handler = httpHandler(fileRoutes['delete-upload'], { params: fileIdParams }, async ({ params, user }) => {
   await deleteUpload(deps, { userId: user.id, fileId: params.fileId });
   return { message: 'File deleted', data: { fileId: params.fileId, deleted: true } };
 });

@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { sharingRoutes } from '#shared/sharing/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { systemClock } from '#shared/clock.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
@@ -12,7 +12,7 @@ import { exportQuery } from '#shared/sharing/schemas.ts';
 const deps = { ...chatRepositories(dynamo(), tableName()), clock: systemClock };
 
 export const handler = httpHandler(
-  httpRoutes['export-chat'],
+  sharingRoutes['export-chat'],
   { params: chatIdParams, query: exportQuery },
   async ({ params, query, user }) => ({
     attachment: await exportChat(deps, { userId: user.id, chatId: params.chatId, format: query.format }),

@@ -1,10 +1,10 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { chatRoutes } from '#shared/chats/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { config } from '#shared/config.ts';
 import { systemClock } from '#shared/clock.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { chatRepositories } from '#shared/chats/repositories.ts';
-import { followReply } from '#shared/chats/reply-service.ts';
+import { followReply } from '#shared/chats/replies/reply-service.ts';
 import { followReplyQuery, replyParams } from '#shared/chats/schemas.ts';
 import { userLimits } from '#shared/limits/user-limits.ts';
 
@@ -21,7 +21,7 @@ const deps = {
 };
 
 export const handler = httpHandler(
-  httpRoutes['follow-reply'],
+  chatRoutes['follow-reply'],
   { params: replyParams, query: followReplyQuery },
   async ({ params, query, headers, user, context }) => {
     const input = {

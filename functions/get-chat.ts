@@ -1,8 +1,8 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { chatRoutes } from '#shared/chats/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
-import { ChatRepository } from '#shared/chats/chat-repository.ts';
-import { getChat } from '#shared/chats/chat-service.ts';
+import { ChatRepository } from '#shared/chats/conversations/chat-repository.ts';
+import { getChat } from '#shared/chats/conversations/chat-service.ts';
 import { chatIdParams } from '#shared/chats/schemas.ts';
 import { chatFilesDeps } from '#shared/files/chat-files.ts';
 import { CollectionRepository } from '#shared/collections/collection-repository.ts';
@@ -14,6 +14,6 @@ const deps = {
   files: { ...chatFilesDeps(dynamo(), tableName()), collections: new CollectionRepository(dynamo(), tableName()) },
 };
 
-export const handler = httpHandler(httpRoutes['get-chat'], { params: chatIdParams }, async ({ params, user }) => ({
+export const handler = httpHandler(chatRoutes['get-chat'], { params: chatIdParams }, async ({ params, user }) => ({
   data: await getChat(deps, { userId: user.id, chatId: params.chatId }),
 }));

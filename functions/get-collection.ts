@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { collectionRoutes } from '#shared/collections/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { CollectionRepository } from '#shared/collections/collection-repository.ts';
@@ -10,7 +10,7 @@ import { collectionParams } from '#shared/collections/schemas.ts';
 const deps = { collections: new CollectionRepository(dynamo(), tableName()) };
 
 export const handler = httpHandler(
-  httpRoutes['get-collection'],
+  collectionRoutes['get-collection'],
   { params: collectionParams },
   async ({ params, user }) => ({
     data: await getCollection(deps, { userId: user.id, collectionId: params.id }),

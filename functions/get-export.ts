@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { accountExportRoutes } from '#shared/account-export/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { systemClock } from '#shared/clock.ts';
 import { accountExportDeps } from '#shared/account-export/account-export-deps.ts';
@@ -9,6 +9,10 @@ import { exportIdParams } from '#shared/account-export/schemas.ts';
 
 const deps = accountExportDeps(systemClock);
 
-export const handler = httpHandler(httpRoutes['get-export'], { params: exportIdParams }, async ({ params, user }) => ({
-  data: await getExport(deps, { userId: user.id, exportId: params.exportId }),
-}));
+export const handler = httpHandler(
+  accountExportRoutes['get-export'],
+  { params: exportIdParams },
+  async ({ params, user }) => ({
+    data: await getExport(deps, { userId: user.id, exportId: params.exportId }),
+  }),
+);

@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { usageRoutes } from '#shared/usage/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { systemClock } from '#shared/clock.ts';
 import { config } from '#shared/config.ts';
@@ -16,6 +16,6 @@ const deps: MeDeps = {
   settings: { dailyTokens: settings.DAILY_TOKEN_BUDGET, storageMaxBytes: settings.USER_STORAGE_MAX_BYTES },
 };
 
-export const handler = httpHandler(httpRoutes['get-me'], {}, async ({ user }) => ({
+export const handler = httpHandler(usageRoutes['get-me'], {}, async ({ user }) => ({
   data: await getMe(deps, user.id),
 }));

@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { orderRoutes } from '#shared/orders/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { OrderRepository } from '#shared/orders/order-repository.ts';
@@ -8,6 +8,6 @@ import { orderParams } from '#shared/orders/schemas.ts';
 // GET /orders/{id}: the owner or an admin; 404 for anyone else.
 const deps = { orders: new OrderRepository(dynamo(), tableName()) };
 
-export const handler = httpHandler(httpRoutes['get-order'], { params: orderParams }, async ({ user, params }) => ({
+export const handler = httpHandler(orderRoutes['get-order'], { params: orderParams }, async ({ user, params }) => ({
   data: await getOrder(deps, { user, id: params.id }),
 }));

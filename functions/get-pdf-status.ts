@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { fileRoutes } from '#shared/files/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { FileRepository } from '#shared/files/file-repository.ts';
@@ -11,7 +11,7 @@ import { fileIdParams } from '#shared/files/schemas.ts';
 const deps = { files: new FileRepository(dynamo(), tableName()), waiting: new WaitingQueue(dynamo(), tableName()) };
 
 export const handler = httpHandler(
-  httpRoutes['get-pdf-status'],
+  fileRoutes['get-pdf-status'],
   { params: fileIdParams },
   async ({ params, user }) => ({
     data: await fileStatus(deps, { userId: user.id, fileId: params.fileId }),

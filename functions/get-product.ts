@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { productRoutes } from '#shared/products/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { ProductRepository } from '#shared/products/product-repository.ts';
@@ -8,6 +8,6 @@ import { productParams } from '#shared/products/schemas.ts';
 // GET /products/{id}: any signed-in user.
 const deps = { products: new ProductRepository(dynamo(), tableName()) };
 
-export const handler = httpHandler(httpRoutes['get-product'], { params: productParams }, async ({ params }) => ({
+export const handler = httpHandler(productRoutes['get-product'], { params: productParams }, async ({ params }) => ({
   data: await getProduct(deps, { id: params.id }),
 }));

@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { sharingRoutes } from '#shared/sharing/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { FileRepository } from '#shared/files/file-repository.ts';
@@ -10,6 +10,6 @@ import { shareIdParams } from '#shared/sharing/schemas.ts';
 
 const deps = { shares: new ShareRepository(dynamo(), tableName()), files: new FileRepository(dynamo(), tableName()) };
 
-export const handler = httpHandler(httpRoutes['get-shared-chat'], { params: shareIdParams }, async ({ params }) => ({
+export const handler = httpHandler(sharingRoutes['get-shared-chat'], { params: shareIdParams }, async ({ params }) => ({
   data: await readSharedChat(deps, { shareId: params.shareId }),
 }));

@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { fileRoutes } from '#shared/files/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { config } from '#shared/config.ts';
 import { systemClock } from '#shared/clock.ts';
@@ -11,7 +11,7 @@ const settings = config();
 const deps = ingestDeps(settings, systemClock);
 
 export const handler = httpHandler(
-  httpRoutes['ingest-pdf'],
+  fileRoutes['ingest-pdf'],
   { body: ingestPdfBody },
   async ({ body, user, context }) => {
     const remainingMs = context.getRemainingTimeInMillis?.();

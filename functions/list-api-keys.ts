@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { apiKeyRoutes } from '#shared/auth/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { pageResponse } from '#shared/http/pagination.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
@@ -10,6 +10,8 @@ import { listApiKeysQuery } from '#shared/auth/schemas.ts';
 
 const deps = { keys: new ApiKeyRepository(dynamo(), tableName()) };
 
-export const handler = httpHandler(httpRoutes['list-api-keys'], { query: listApiKeysQuery }, async ({ query, user }) =>
-  pageResponse(await listApiKeys(deps, { userId: user.id, ...query })),
+export const handler = httpHandler(
+  apiKeyRoutes['list-api-keys'],
+  { query: listApiKeysQuery },
+  async ({ query, user }) => pageResponse(await listApiKeys(deps, { userId: user.id, ...query })),
 );

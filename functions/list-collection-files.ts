@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { collectionRoutes } from '#shared/collections/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { pageResponse } from '#shared/http/pagination.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
@@ -15,7 +15,7 @@ const deps = {
 };
 
 export const handler = httpHandler(
-  httpRoutes['list-collection-files'],
+  collectionRoutes['list-collection-files'],
   { params: collectionParams, query: listCollectionsQuery },
   async ({ params, query, user }) =>
     pageResponse(await listCollectionFiles(deps, { userId: user.id, collectionId: params.id, ...query })),

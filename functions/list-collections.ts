@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { collectionRoutes } from '#shared/collections/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { pageResponse } from '#shared/http/pagination.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
@@ -11,7 +11,7 @@ import { listCollectionsQuery } from '#shared/collections/schemas.ts';
 const deps = { collections: new CollectionRepository(dynamo(), tableName()) };
 
 export const handler = httpHandler(
-  httpRoutes['list-collections'],
+  collectionRoutes['list-collections'],
   { query: listCollectionsQuery },
   async ({ query, user }) => pageResponse(await listCollections(deps, { userId: user.id, ...query })),
 );

@@ -1,10 +1,10 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { chatRoutes } from '#shared/chats/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { pageResponse } from '#shared/http/pagination.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
-import { ChatRepository } from '#shared/chats/chat-repository.ts';
-import { listMessages } from '#shared/chats/chat-service.ts';
-import { MessageRepository } from '#shared/chats/message-repository.ts';
+import { ChatRepository } from '#shared/chats/conversations/chat-repository.ts';
+import { listMessages } from '#shared/chats/conversations/chat-service.ts';
+import { MessageRepository } from '#shared/chats/conversations/message-repository.ts';
 import { chatIdParams, listMessagesQuery } from '#shared/chats/schemas.ts';
 
 // GET /chat/{chatId}/messages: a branch of the caller's chat (the active one, or ?leaf=), root first, paged.
@@ -15,7 +15,7 @@ const deps = {
 };
 
 export const handler = httpHandler(
-  httpRoutes['list-messages'],
+  chatRoutes['list-messages'],
   { params: chatIdParams, query: listMessagesQuery },
   async ({ params, query, user }) =>
     pageResponse(await listMessages(deps, { userId: user.id, chatId: params.chatId, ...query })),

@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { orderRoutes } from '#shared/orders/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { pageResponse } from '#shared/http/pagination.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
@@ -9,6 +9,6 @@ import { orderListQuery } from '#shared/orders/schemas.ts';
 // GET /orders: every order for an admin, the caller's own otherwise; newest first, paged.
 const deps = { orders: new OrderRepository(dynamo(), tableName()) };
 
-export const handler = httpHandler(httpRoutes['list-orders'], { query: orderListQuery }, async ({ user, query }) =>
+export const handler = httpHandler(orderRoutes['list-orders'], { query: orderListQuery }, async ({ user, query }) =>
   pageResponse(await listOrders(deps, { user, ...query })),
 );

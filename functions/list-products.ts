@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { productRoutes } from '#shared/products/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { pageResponse } from '#shared/http/pagination.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
@@ -9,6 +9,6 @@ import { productListQuery } from '#shared/products/schemas.ts';
 // GET /products: any signed-in user; ordered by name, paged.
 const deps = { products: new ProductRepository(dynamo(), tableName()) };
 
-export const handler = httpHandler(httpRoutes['list-products'], { query: productListQuery }, async ({ query }) =>
+export const handler = httpHandler(productRoutes['list-products'], { query: productListQuery }, async ({ query }) =>
   pageResponse(await listProducts(deps, query)),
 );

@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { fileRoutes } from '#shared/files/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { pageResponse } from '#shared/http/pagination.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
@@ -10,6 +10,6 @@ import { listUploadsQuery } from '#shared/files/schemas.ts';
 
 const deps = { files: new FileRepository(dynamo(), tableName()) };
 
-export const handler = httpHandler(httpRoutes['list-uploads'], { query: listUploadsQuery }, async ({ query, user }) =>
+export const handler = httpHandler(fileRoutes['list-uploads'], { query: listUploadsQuery }, async ({ query, user }) =>
   pageResponse(await listFiles(deps, { userId: user.id, ...query })),
 );

@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { webhookRoutes } from '#shared/webhooks/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { pageResponse } from '#shared/http/pagination.ts';
 import { systemClock } from '#shared/clock.ts';
@@ -12,7 +12,7 @@ import { listDeliveriesQuery, webhookParams } from '#shared/webhooks/schemas.ts'
 const deps = webhookDeps(config(), systemClock);
 
 export const handler = httpHandler(
-  httpRoutes['list-webhook-deliveries'],
+  webhookRoutes['list-webhook-deliveries'],
   { params: webhookParams, query: listDeliveriesQuery },
   async ({ params, query, user }) =>
     pageResponse(await listDeliveries(deps, { userId: user.id, endpointId: params.webhookId, ...query })),

@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { webhookRoutes } from '#shared/webhooks/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { pageResponse } from '#shared/http/pagination.ts';
 import { systemClock } from '#shared/clock.ts';
@@ -11,6 +11,8 @@ import { listWebhooksQuery } from '#shared/webhooks/schemas.ts';
 
 const deps = webhookDeps(config(), systemClock);
 
-export const handler = httpHandler(httpRoutes['list-webhooks'], { query: listWebhooksQuery }, async ({ query, user }) =>
-  pageResponse(await listEndpoints(deps, { userId: user.id, ...query })),
+export const handler = httpHandler(
+  webhookRoutes['list-webhooks'],
+  { query: listWebhooksQuery },
+  async ({ query, user }) => pageResponse(await listEndpoints(deps, { userId: user.id, ...query })),
 );

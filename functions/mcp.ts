@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { mcpRoutes } from '#shared/mcp/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { answerMcpRequest } from '#shared/http/mcp-transport.ts';
 import { systemClock } from '#shared/clock.ts';
@@ -13,7 +13,7 @@ import { mcpRequestBody } from '#shared/mcp/schemas.ts';
 const deps = await mcpDeps(config(), systemClock);
 
 export const handler = httpHandler(
-  httpRoutes.mcp,
+  mcpRoutes.mcp,
   { body: mcpRequestBody },
   async ({ body, user, headers, event }) =>
     await answerMcpRequest(mcpServer(deps, user.id), {

@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { completionRoutes } from '#shared/completions/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { config } from '#shared/config.ts';
 import { systemClock } from '#shared/clock.ts';
@@ -13,7 +13,7 @@ const settings = config();
 const deps = await completionDeps(settings, systemClock);
 
 export const handler = httpHandler(
-  httpRoutes['openai-chat-completions'],
+  completionRoutes['openai-chat-completions'],
   { body: chatCompletionBody },
   async ({ body, user, context }) => {
     const request = { userId: user.id, body, remainingMs: context.getRemainingTimeInMillis?.() };

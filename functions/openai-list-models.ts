@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { completionRoutes } from '#shared/completions/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { systemClock } from '#shared/clock.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
@@ -15,6 +15,6 @@ const deps = {
   collections: new CollectionRepository(dynamo(), tableName()),
 };
 
-export const handler = httpHandler(httpRoutes['openai-list-models'], {}, async ({ user }) => ({
+export const handler = httpHandler(completionRoutes['openai-list-models'], {}, async ({ user }) => ({
   data: await listModels(deps, user.id, systemClock()),
 }));

@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { paymentRoutes } from '#shared/payments/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { rawBodyOf } from '#shared/http/raw-body.ts';
 import { systemClock } from '#shared/clock.ts';
@@ -23,7 +23,7 @@ const deps = {
   events: queuedEvents(sqsClient(), config().WEBHOOK_QUEUE_URL),
 };
 
-export const handler = httpHandler(httpRoutes['payment-webhook'], {}, async ({ event, headers }) => {
+export const handler = httpHandler(paymentRoutes['payment-webhook'], {}, async ({ event, headers }) => {
   const rawBody = rawBodyOf(event, config().MAX_BODY_BYTES);
   if (!provider) throw new NotFoundError('This service takes no payments');
   const paymentEvent = await provider.verifyAndTranslate({ headers, rawBody }, deps.clock());

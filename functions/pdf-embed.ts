@@ -1,4 +1,4 @@
-import { stageSettings } from '#infra/routes.ts';
+import { stageSettings } from '#shared/files/stages.ts';
 import { aiProvider } from '#shared/ai/provider.ts';
 import { estimateTokens } from '#shared/ai/tokens.ts';
 import { config } from '#shared/config.ts';

@@ -1,4 +1,4 @@
-import { stageSettings } from '#infra/routes.ts';
+import { stageSettings } from '#shared/files/stages.ts';
 import { systemClock } from '#shared/clock.ts';
 import { config } from '#shared/config.ts';
 import { fetchMessageSchema } from '#shared/ingestion/queue-messages.ts';

@@ -1,4 +1,4 @@
-import { stageSettings } from '#infra/routes.ts';
+import { stageSettings } from '#shared/files/stages.ts';
 import { availableParallelism } from 'node:os';
 import { systemClock } from '#shared/clock.ts';
 import { config } from '#shared/config.ts';

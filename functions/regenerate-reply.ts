@@ -1,10 +1,10 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { chatRoutes } from '#shared/chats/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { config } from '#shared/config.ts';
 import { systemClock } from '#shared/clock.ts';
-import { replyDeps } from '#shared/chats/reply-deps.ts';
+import { replyDeps } from '#shared/chats/replies/reply-deps.ts';
 import { regenerateBody, replyParams } from '#shared/chats/schemas.ts';
-import { sendMessage, streamMessage } from '#shared/chats/send-message.ts';
+import { sendMessage, streamMessage } from '#shared/chats/replies/send-message.ts';
 
 // POST /chat/{chatId}/messages/{messageId}/regenerate: a new reply to the prompt of an ai
 // message (its sibling), whole or streamed, as POST /message/logged-in answers.
@@ -13,7 +13,7 @@ const settings = config();
 const deps = await replyDeps(settings, systemClock);
 
 export const handler = httpHandler(
-  httpRoutes['regenerate-reply'],
+  chatRoutes['regenerate-reply'],
   { params: replyParams, body: regenerateBody },
   async ({ params, body: { stream }, user, context }) => {
     const request = { userId: user.id, ...params, remainingMs: context.getRemainingTimeInMillis?.() };

@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { collectionRoutes } from '#shared/collections/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { CollectionRepository } from '#shared/collections/collection-repository.ts';
@@ -14,7 +14,7 @@ const deps = {
 };
 
 export const handler = httpHandler(
-  httpRoutes['remove-collection-file'],
+  collectionRoutes['remove-collection-file'],
   { params: collectionFileParams },
   async ({ params, user }) => {
     await removeFileFromCollection(deps, { userId: user.id, collectionId: params.id, fileId: params.fileId });

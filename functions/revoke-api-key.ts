@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { apiKeyRoutes } from '#shared/auth/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { ApiKeyRepository } from '#shared/auth/api-key-repository.ts';
@@ -9,7 +9,11 @@ import { apiKeyParams } from '#shared/auth/schemas.ts';
 
 const deps = { keys: new ApiKeyRepository(dynamo(), tableName()) };
 
-export const handler = httpHandler(httpRoutes['revoke-api-key'], { params: apiKeyParams }, async ({ params, user }) => {
-  await revokeApiKey(deps, { userId: user.id, id: params.id });
-  return { message: 'API key revoked', data: { id: params.id, revoked: true } };
-});
+export const handler = httpHandler(
+  apiKeyRoutes['revoke-api-key'],
+  { params: apiKeyParams },
+  async ({ params, user }) => {
+    await revokeApiKey(deps, { userId: user.id, id: params.id });
+    return { message: 'API key revoked', data: { id: params.id, revoked: true } };
+  },
+);

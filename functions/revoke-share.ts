@@ -1,7 +1,7 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { sharingRoutes } from '#shared/sharing/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
-import { ChatRepository } from '#shared/chats/chat-repository.ts';
+import { ChatRepository } from '#shared/chats/conversations/chat-repository.ts';
 import { chatIdParams } from '#shared/chats/schemas.ts';
 import { ShareRepository } from '#shared/sharing/share-repository.ts';
 import { revokeShare } from '#shared/sharing/share-service.ts';
@@ -10,7 +10,11 @@ import { revokeShare } from '#shared/sharing/share-service.ts';
 
 const deps = { chats: new ChatRepository(dynamo(), tableName()), shares: new ShareRepository(dynamo(), tableName()) };
 
-export const handler = httpHandler(httpRoutes['revoke-share'], { params: chatIdParams }, async ({ params, user }) => ({
-  message: 'Share revoked',
-  data: await revokeShare(deps, { userId: user.id, chatId: params.chatId }),
-}));
+export const handler = httpHandler(
+  sharingRoutes['revoke-share'],
+  { params: chatIdParams },
+  async ({ params, user }) => ({
+    message: 'Share revoked',
+    data: await revokeShare(deps, { userId: user.id, chatId: params.chatId }),
+  }),
+);

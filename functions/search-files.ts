@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { retrievalRoutes } from '#shared/retrieval/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { systemClock } from '#shared/clock.ts';
 import { config } from '#shared/config.ts';
@@ -27,7 +27,11 @@ const deps = {
   usage: new UsageLedger(dynamo(), tableName(), systemClock),
 };
 
-export const handler = httpHandler(httpRoutes['search-files'], { body: searchFilesBody }, async ({ body, user }) => ({
-  message: 'Passages found',
-  data: await searchFiles(deps, { userId: user.id, ...body }),
-}));
+export const handler = httpHandler(
+  retrievalRoutes['search-files'],
+  { body: searchFilesBody },
+  async ({ body, user }) => ({
+    message: 'Passages found',
+    data: await searchFiles(deps, { userId: user.id, ...body }),
+  }),
+);

@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { sharingRoutes } from '#shared/sharing/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { requestBaseUrl } from '#shared/http/base-url.ts';
 import { config } from '#shared/config.ts';
@@ -12,7 +12,7 @@ import { shareChat } from '#shared/sharing/share-service.ts';
 
 // POST /chat/{chatId}/share: a read-only snapshot of the chat, readable by anyone with its link.
 
-const route = httpRoutes['share-chat'];
+const route = sharingRoutes['share-chat'];
 const settings = config();
 const deps = {
   ...chatRepositories(dynamo(), tableName()),

@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { userRoutes } from '#shared/users/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { config } from '#shared/config.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
@@ -18,7 +18,7 @@ const deps: SignInDeps = {
   clock: systemClock,
 };
 
-export const handler = httpHandler(httpRoutes['sign-in'], {}, async ({ headers }) => {
+export const handler = httpHandler(userRoutes['sign-in'], {}, async ({ headers }) => {
   const { user, token, created } = await signIn(deps, { idToken: bearerToken(headers) });
   return {
     statusCode: created ? 201 : 200,

@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { webhookRoutes } from '#shared/webhooks/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { systemClock } from '#shared/clock.ts';
 import { config } from '#shared/config.ts';
@@ -10,8 +10,12 @@ import { webhookParams } from '#shared/webhooks/schemas.ts';
 
 const deps = webhookDeps(config(), systemClock);
 
-export const handler = httpHandler(httpRoutes['test-webhook'], { params: webhookParams }, async ({ params, user }) => ({
-  statusCode: 202,
-  message: 'Ping queued',
-  data: await pingEndpoint(deps, { userId: user.id, endpointId: params.webhookId }),
-}));
+export const handler = httpHandler(
+  webhookRoutes['test-webhook'],
+  { params: webhookParams },
+  async ({ params, user }) => ({
+    statusCode: 202,
+    message: 'Ping queued',
+    data: await pingEndpoint(deps, { userId: user.id, endpointId: params.webhookId }),
+  }),
+);

@@ -1,9 +1,9 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { chatRoutes } from '#shared/chats/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { systemClock } from '#shared/clock.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { chatRepositories } from '#shared/chats/repositories.ts';
-import { updateChat } from '#shared/chats/chat-service.ts';
+import { updateChat } from '#shared/chats/conversations/chat-service.ts';
 import { chatIdParams, updateChatBody } from '#shared/chats/schemas.ts';
 
 // PUT /chat/{chatId}: rename (name or chatName), change the system message, deactivate or
@@ -12,7 +12,7 @@ import { chatIdParams, updateChatBody } from '#shared/chats/schemas.ts';
 const deps = { ...chatRepositories(dynamo(), tableName()), clock: systemClock };
 
 export const handler = httpHandler(
-  httpRoutes['update-chat'],
+  chatRoutes['update-chat'],
   { params: chatIdParams, body: updateChatBody },
   async ({ params, body, user }) => ({
     message: 'Chat updated',

@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { collectionRoutes } from '#shared/collections/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { systemClock } from '#shared/clock.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
@@ -11,7 +11,7 @@ import { collectionParams, updateCollectionBody } from '#shared/collections/sche
 const deps = { collections: new CollectionRepository(dynamo(), tableName()), clock: systemClock };
 
 export const handler = httpHandler(
-  httpRoutes['update-collection'],
+  collectionRoutes['update-collection'],
   { params: collectionParams, body: updateCollectionBody },
   async ({ params, body, user }) => ({
     message: 'Collection updated',

@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { orderRoutes } from '#shared/orders/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { systemClock } from '#shared/clock.ts';
 import { config } from '#shared/config.ts';
@@ -17,7 +17,7 @@ const deps = {
 };
 
 export const handler = httpHandler(
-  httpRoutes['update-order'],
+  orderRoutes['update-order'],
   { params: orderParams, body: updateOrderBody },
   async ({ params, body, user }) => ({
     data: await changeOrderStatus(deps, { id: params.id, status: body.status, user }),

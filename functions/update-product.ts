@@ -1,4 +1,4 @@
-import { httpRoutes } from '#infra/routes.ts';
+import { productRoutes } from '#shared/products/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { systemClock } from '#shared/clock.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
@@ -10,7 +10,7 @@ import { productParams, updateProductBody } from '#shared/products/schemas.ts';
 const deps = { products: new ProductRepository(dynamo(), tableName()), clock: systemClock };
 
 export const handler = httpHandler(
-  httpRoutes['update-product'],
+  productRoutes['update-product'],
   { params: productParams, body: updateProductBody },
   async ({ params, body }) => ({ data: await updateProduct(deps, { id: params.id, changes: body }) }),
 );

@@ -1,18 +1,20 @@
 import { readdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod/mini';
 import { httpRouteList } from './routes.ts';
 import type { NamedSchemas, RouteContract, RouteContracts } from '#shared/openapi/contract.ts';
-import { projectRoot } from './local/runtime.ts';
 import { errorBody } from '#shared/http/envelope.ts';
 
 // Generates docs/openapi.json from the route manifest and the zod schemas the handlers use
-// (every `shared/<domain>/schemas.ts` exports `contracts`, and `schemas`: the ones the document
-// names as components, so generated clients get named types). `npm run openapi` rewrites it;
+// (every `shared/<domain>/contracts.ts` exports `contracts`, and `schemas`: the ones the document
+// names as components, so generated clients get named types). Only this generator imports the
+// contracts, so no function bundle builds them (docs/DECISIONS.md "Routes: definition and deployment"). `npm run openapi` rewrites it;
 // a test fails when the committed document is stale.
 
 type Json = Record<string, unknown>;
+
+const projectRoot = resolve(fileURLToPath(new URL('.', import.meta.url)), '..');
 
 export async function loadContracts(): Promise<RouteContracts> {
   return (await loadSchemaModules()).contracts;
@@ -24,8 +26,8 @@ async function loadSchemaModules(): Promise<{ contracts: RouteContracts; named: 
   const shared = join(projectRoot, 'shared');
   for (const dir of (await readdir(shared, { withFileTypes: true })).filter((d) => d.isDirectory())) {
     const files = await readdir(join(shared, dir.name));
-    if (!files.includes('schemas.ts')) continue;
-    const mod = (await import(pathToFileURL(join(shared, dir.name, 'schemas.ts')).href)) as {
+    if (!files.includes('contracts.ts')) continue;
+    const mod = (await import(pathToFileURL(join(shared, dir.name, 'contracts.ts')).href)) as {
       contracts?: RouteContracts;
       schemas?: NamedSchemas;
     };

@@ -1,7 +1,7 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { ChatRepository } from '../chats/chat-repository.ts';
-import { MessageRepository } from '../chats/message-repository.ts';
+import { ChatRepository } from '../chats/conversations/chat-repository.ts';
+import { MessageRepository } from '../chats/conversations/message-repository.ts';
 import { bucketName, dynamo, tableName } from '../clients.ts';
 import type { Clock } from '../clock.ts';
 import { CollectionRepository } from '../collections/collection-repository.ts';

@@ -1,5 +1,5 @@
 // What an API key may do (docs/DECISIONS.md "API keys"): each route that accepts keys names the
-// one scope it needs (infra/routes.ts `keyScope`); a route that names none refuses keys.
+// one scope it needs (its definition's `keyScope`, shared/<domain>/routes.ts); a route that names none refuses keys.
 //   chat    prompts and replies (chats, messages, the OpenAI-compatible completions)
 //   search  passages across files (POST /search)
 //   files   uploads, ingestion, collections

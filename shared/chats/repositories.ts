@@ -1,7 +1,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { ChatRepository } from './chat-repository.ts';
-import { MessageRepository } from './message-repository.ts';
-import { ReplyRepository } from './reply-repository.ts';
+import { ChatRepository } from './conversations/chat-repository.ts';
+import { MessageRepository } from './conversations/message-repository.ts';
+import { ReplyRepository } from './replies/reply-repository.ts';
 
 /** The chat partition's repositories over one table. */
 export const chatRepositories = (db: DynamoDBDocumentClient, table: string) => ({

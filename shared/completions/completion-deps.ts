@@ -9,7 +9,7 @@ import { UsageLedger } from '../limits/usage-ledger.ts';
 import { retrieverOnFirstUse } from '../retrieval/retriever-on-first-use.ts';
 import type { CompletionDeps } from './completions.ts';
 
-/** What the completions route works with, composed at its cold start (as a chat reply's, shared/chats/reply-deps.ts). */
+/** What the completions route works with, composed at its cold start (as a chat reply's, shared/chats/replies/reply-deps.ts). */
 export async function completionDeps(config: Config, clock: Clock): Promise<CompletionDeps> {
   return {
     db: dynamo(),

@@ -2,23 +2,20 @@ import { createId } from '@paralleldrive/cuid2';
 import { unreportedUsage } from '../ai/prompt.ts';
 import { estimateMessageTokens } from '../ai/tokens.ts';
 import type { AiProvider, ChatInput, ChatTurn, Source, Usage } from '../ai/types.ts';
-import { CitationStream, checkCitations, citableSources } from '../chats/citations.ts';
-import { replyCostBound } from '../chats/reply-cost.ts';
-import { ReplyLength } from '../chats/reply-length.ts';
-import { addUsage, retrievalQuery } from '../chats/retrieval-query.ts';
+import { CitationStream, checkCitations, citableSources } from '../chats/replies/citations.ts';
+import { replyCostBound } from '../chats/replies/reply-cost.ts';
+import { ReplyLength } from '../chats/replies/reply-length.ts';
+import { addUsage, retrievalQuery } from '../chats/replies/retrieval-query.ts';
 import { DEFAULT_SYSTEM_MESSAGE } from '../chats/schemas.ts';
+import { releaseReplySlot, settle, takeReplySlot, type Spent } from '../chats/replies/reply-budget.ts';
 import {
   DEFAULT_CHUNK_TOKENS,
   DEFAULT_RETRIEVAL_K,
   deadlineError,
   deadlineOf,
   failureMessage,
-  releaseReplySlot,
-  settle,
-  takeReplySlot,
   type SendMessageDeps,
-  type Spent,
-} from '../chats/send-message.ts';
+} from '../chats/replies/reply-request.ts';
 import type { Clock } from '../clock.ts';
 import { InvalidInputError, TimedOutError, asError } from '../errors.ts';
 import type { TokenReservation } from '../limits/user-limits.ts';

@@ -1,5 +1,5 @@
 import { ApiKeyRepository } from '../auth/api-key-repository.ts';
-import { ChatRepository } from '../chats/chat-repository.ts';
+import { ChatRepository } from '../chats/conversations/chat-repository.ts';
 import { CollectionRepository } from '../collections/collection-repository.ts';
 import { FileRepository } from '../files/file-repository.ts';
 import { dynamo } from '../clients.ts';

@@ -2,7 +2,7 @@ import type { WebhookRepository } from '../webhooks/webhook-repository.ts';
 import { createHash } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ApiKeyRepository } from '../auth/api-key-repository.ts';
-import type { ChatRepository } from '../chats/chat-repository.ts';
+import type { ChatRepository } from '../chats/conversations/chat-repository.ts';
 import { isoNow, type Clock } from '../clock.ts';
 import { deleteCollection, type CollectionDeps } from '../collections/collection-service.ts';
 import { NotFoundError } from '../errors.ts';

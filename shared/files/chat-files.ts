@@ -1,6 +1,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { AttachmentRepository } from './attachment-repository.ts';
-import { FileRepository, type FileRecord } from './file-repository.ts';
+import { FileRepository } from './file-repository.ts';
+import type { FileRecord } from './file-record.ts';
 
 // The files attached to a chat, with their current records (GET /chat/{chatId}, and the check
 // that a file chat's PDF is ready before a prompt is answered from it).

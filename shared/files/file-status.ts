@@ -1,6 +1,7 @@
 import type { Page } from '../dynamo.ts';
 import { NotFoundError } from '../errors.ts';
-import { isDeletedFile, type FileRecord, type FileRepository } from './file-repository.ts';
+import type { FileRepository } from './file-repository.ts';
+import { isDeletedFile, type FileRecord } from './file-record.ts';
 import { toEmbeddingsData } from './file-view.ts';
 import type { EmbeddingsData } from './schemas.ts';
 import { INGESTION_QUEUE, type WaitingQueue } from '../limits/waiting-queue.ts';

@@ -1,6 +1,6 @@
 import type { EmbeddingsData } from './schemas.ts';
 import type { Failure } from './failures.ts';
-import type { FileRecord, Run, RunProgress } from './file-repository.ts';
+import type { FileRecord, Run, RunProgress } from './file-record.ts';
 import type { RunStage } from './stages.ts';
 
 // The API's view of a file record: `embeddingsData` of POST /message/pdf and GET /message/pdf/{id}.

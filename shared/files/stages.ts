@@ -2,8 +2,8 @@ import type { Config } from '../config.ts';
 
 // The pipeline's stages: one vocabulary. A run's record says which stage it is at (`fetch` …
 // `embed`, then `done`); the function and queue of stage `x` are named `pdf-x`, and a setting
-// holds each queue's URL. The deployment (infra/routes.ts) gives each stage its queue, memory and
-// timeout; the domain only needs to know where to send.
+// holds each queue's URL. The deployment (infra/deployment/pipeline.ts) gives each stage its queue,
+// memory and timeout; the domain only needs to know where to send, and when an attempt is the last.
 
 /** The stage a run is at, as its file record says (`done` once completed). */
 export type RunStage = 'fetch' | 'extract' | 'ocr' | 'embed';
@@ -31,3 +31,20 @@ export interface StageSettings {
   name: PipelineStageName;
   maxReceiveCount: number;
 }
+
+/**
+ * Receives of a stage's message before its queue moves it to the DLQ: the deployment sets each
+ * queue's redrive from this, and the stage's runner treats the last receive as the last attempt.
+ */
+export const stageMaxReceiveCount = {
+  'pdf-fetch': 5,
+  'pdf-extract': 5,
+  'pdf-ocr': 5,
+  'pdf-embed': 5,
+} as const satisfies Record<PipelineStageName, number>;
+
+/** What a stage's runner (shared/ingestion/stage-handler.ts) is told of its deployment. */
+export const stageSettings = (name: PipelineStageName): StageSettings => ({
+  name,
+  maxReceiveCount: stageMaxReceiveCount[name],
+});

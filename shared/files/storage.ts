@@ -28,7 +28,7 @@ import { MultipartSink, PART_BYTES } from './multipart-sink.ts';
 //   vectors/<fileId>/<runId>/source.pdf     the completed run's PDF, kept to draw pages from
 //   exports/<userId>/<exportId>.zip         an account export (POST /me/export), expired after a day
 
-/** The bucket's top-level prefixes: the stack grants each function its own (infra/routes.ts) and expires uploads and work files. */
+/** The bucket's top-level prefixes: the stack grants each function its own (infra/deployment/) and expires uploads and work files. */
 export const UPLOADS_PREFIX = 'uploads/';
 export const WORK_PREFIX = 'work/';
 export const VECTORS_PREFIX = 'vectors/';

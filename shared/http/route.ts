@@ -2,8 +2,9 @@ import type { RateLimitName } from '../limits/user-limits.ts';
 import type { BodyShape } from './envelope.ts';
 import type { ApiKeyScope } from '../auth/api-key-scopes.ts';
 
-// What the HTTP layer needs to know of a route. The route manifest (infra/routes.ts) adds what the
-// deployment needs (timeout, memory, access) and each function passes its own route in.
+// What the HTTP layer needs to know of a route: what the route is. Each domain defines its own
+// (shared/<domain>/routes.ts) and each function passes its own route in; the deployment
+// (infra/deployment/) adds what the function gets (timeout, memory, access) by the same name.
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -26,3 +27,6 @@ export interface HttpRouteSettings {
   /** The scope an API key needs here (shared/auth/api-key-scopes.ts); absent: keys are refused (403). */
   keyScope?: ApiKeyScope;
 }
+
+/** A domain's routes, by function name (the entry is functions/<name>.ts). */
+export type RouteDefinitions = Record<string, HttpRouteSettings>;

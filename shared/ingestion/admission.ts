@@ -4,7 +4,7 @@ import { asError } from '../errors.ts';
 import { logger } from '../observability/logger.ts';
 import { metrics } from '../observability/metrics.ts';
 import { PermanentFailure, RetryableFailure } from '../files/failures.ts';
-import { isDeletedFile, type FileRecord } from '../files/file-repository.ts';
+import { isDeletedFile, type FileRecord } from '../files/file-record.ts';
 import { fileNotFound } from '../files/file-status.ts';
 import { probeSize } from '../net/guarded-fetch.ts';
 import {

@@ -1,6 +1,6 @@
 import { logger } from '../observability/logger.ts';
 import { metrics } from '../observability/metrics.ts';
-import type { FileRecord, ProcessingFile } from '../files/file-repository.ts';
+import type { FileRecord, ProcessingFile } from '../files/file-record.ts';
 import { keptPrefixOfVectors, keptSourceKey, runWorkPrefix, sourceKey } from '../files/storage.ts';
 import { chunkerId } from './chunker.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';

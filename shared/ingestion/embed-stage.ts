@@ -3,7 +3,7 @@ import { logger } from '../observability/logger.ts';
 import type { AiProvider } from '../ai/types.ts';
 import type { ChunkItem } from '../files/chunk-repository.ts';
 import { mapLimit } from '../dynamo.ts';
-import type { ProcessingFile } from '../files/file-repository.ts';
+import type { ProcessingFile } from '../files/file-record.ts';
 import { binaryToVector, vectorToBinary } from '../retrieval/packed-vectors.ts';
 import { buildLexicalIndexAside, lexicalText } from '../retrieval/lexical-index.ts';
 import { chunkerId } from './chunker.ts';

@@ -1,6 +1,7 @@
 import { extractTextBounded, type ExtractLimits } from '../pdf/bounded-extract.ts';
 import { planRanges, type PageRange } from '../pdf/page-ranges.ts';
-import { everyRangeCounted, type FileRecord, type ProcessingFile } from '../files/file-repository.ts';
+import { everyRangeCounted } from '../files/file-runs.ts';
+import type { FileRecord, ProcessingFile } from '../files/file-record.ts';
 import { PermanentFailure } from '../files/failures.ts';
 import { extractRangeKey } from '../files/storage.ts';
 import type { PageBlock } from '../pdf/layout/page-layout.ts';

@@ -1,6 +1,6 @@
 import { isoNow } from '../clock.ts';
 import type { Chunk } from '../files/chunk-repository.ts';
-import type { ProcessingFile } from '../files/file-repository.ts';
+import type { ProcessingFile } from '../files/file-record.ts';
 import { logger } from '../observability/logger.ts';
 import { mapLimit } from '../map-limit.ts';
 import { namesPageBlock, keptRunPrefix } from '../files/storage.ts';

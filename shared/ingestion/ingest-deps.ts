@@ -1,8 +1,8 @@
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { dynamo, sqsClient, tableName } from '../clients.ts';
-import { ChatRepository } from '../chats/chat-repository.ts';
-import { MessageRepository } from '../chats/message-repository.ts';
+import { ChatRepository } from '../chats/conversations/chat-repository.ts';
+import { MessageRepository } from '../chats/conversations/message-repository.ts';
 import { CollectionRepository } from '../collections/collection-repository.ts';
 import { collectionSettings } from '../collections/collection-service.ts';
 import { AttachmentRepository } from '../files/attachment-repository.ts';

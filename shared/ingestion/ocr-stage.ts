@@ -1,5 +1,6 @@
 import { logger } from '../observability/logger.ts';
-import { everyRangeCounted, type ProcessingFile } from '../files/file-repository.ts';
+import { everyRangeCounted } from '../files/file-runs.ts';
+import type { ProcessingFile } from '../files/file-record.ts';
 import { ocrResultKey } from '../files/storage.ts';
 import { RetryableFailure } from '../files/failures.ts';
 import { ocrResultSchema, type OcrMessage, type OcrResult } from './queue-messages.ts';

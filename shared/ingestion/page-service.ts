@@ -5,7 +5,8 @@ import type { Config } from '../config.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import { PermanentFailure } from '../files/failures.ts';
 import { logger } from '../observability/logger.ts';
-import { isDeletedFile, type FileRepository } from '../files/file-repository.ts';
+import type { FileRepository } from '../files/file-repository.ts';
+import { isDeletedFile } from '../files/file-record.ts';
 import { fileNotFound, ownedFile } from '../files/file-status.ts';
 import { partLocationSchema, type FilePart, type PdfPage } from '../files/schemas.ts';
 import {
@@ -49,6 +50,13 @@ export interface PageServiceDeps {
   /** Told each time a page is drawn (tests and metrics). */
   onDrawn?: (fileId: string, page: number) => void;
 }
+
+/**
+ * The memory of the functions that draw pages (get-pdf-page, get-file-part): their deployment
+ * (infra/deployment/http.ts) gives them this, and the drawing child's bounds are shares of it. As
+ * pdf-ocr's: the page a citation points at may be a book's cover, one 93 M pixel photograph.
+ */
+export const PAGE_FUNCTION_MEMORY_MB = 3008;
 
 /** The drawing child's bounds: a share of the function's memory (which decides the largest image a page may hold); OCR's time per page. */
 export function pageRenderLimits(c: Config, memoryMb: number): RenderLimits {

@@ -1,5 +1,5 @@
 import { PermanentFailure } from '../files/failures.ts';
-import type { FileRecord, ProcessingFile } from '../files/file-repository.ts';
+import type { FileRecord, ProcessingFile } from '../files/file-record.ts';
 import { readDocumentBounded, type ReadOutcome } from '../pdf/bounded-read.ts';
 import { DEFAULT_READER_LIMITS, type ReaderLimits } from '../readers/reader.ts';
 import { isoNow } from '../clock.ts';

@@ -1,4 +1,4 @@
-import { isDeletedFile, type FileRecord, type ProcessingFile } from '../files/file-repository.ts';
+import { isDeletedFile, type FileRecord, type ProcessingFile } from '../files/file-record.ts';
 import { keptRunPrefix, lexicalKey, runWorkPrefix, vectorsKey, vectorsPrefix, workPrefix } from '../files/storage.ts';
 import { logger } from '../observability/logger.ts';
 import { releaseAfterRunEnded } from './ingest-queue.ts';

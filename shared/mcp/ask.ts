@@ -1,6 +1,6 @@
 import type { ChatInput, Source, Usage } from '../ai/types.ts';
-import { checkCitations, citableSources } from '../chats/citations.ts';
-import { replyCostBound } from '../chats/reply-cost.ts';
+import { checkCitations, citableSources } from '../chats/replies/citations.ts';
+import { replyCostBound } from '../chats/replies/reply-cost.ts';
 import { asError } from '../errors.ts';
 import { logger } from '../observability/logger.ts';
 import { searchedFiles, type SearchDeps } from '../retrieval/search.ts';

@@ -25,7 +25,7 @@ export interface RouteContract {
   headers?: string[];
 }
 
-/** By route name (infra/routes.ts); the OpenAPI generator refuses a name the manifest lacks. */
+/** By route name (shared/<domain>/routes.ts); the OpenAPI generator refuses a name the manifest lacks. */
 export type RouteContracts = Record<string, RouteContract>;
 
 /** Schemas the OpenAPI document names as components (`#/components/schemas/<name>`). */

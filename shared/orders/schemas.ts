@@ -1,5 +1,4 @@
 import * as z from '../zod.ts';
-import type { NamedSchemas, RouteContracts } from '../openapi/contract.ts';
 import { cuidSchema, idParam, pageQuerySchema } from '../schemas.ts';
 import { ORDER_STATUSES } from './order-status.ts';
 import { PAYMENT_STATUSES } from './payment-status.ts';
@@ -11,7 +10,7 @@ import { example, EXAMPLE_IDS as ids, EXAMPLE_TIME as at } from '../openapi/exam
 const MAX_ORDER_ITEMS = 100;
 const MAX_ITEM_QUANTITY = 1000;
 
-const orderStatusSchema = z.enum(ORDER_STATUSES, {
+export const orderStatusSchema = z.enum(ORDER_STATUSES, {
   error: `Must be one of ${ORDER_STATUSES.join(', ')}`,
 });
 
@@ -23,7 +22,7 @@ const ORDER_ITEM_EXAMPLE = {
   currency: 'EUR',
 };
 
-const orderItemSchema = z
+export const orderItemSchema = z
   .object({
     productId: cuidSchema,
     name: z.string().check(z.describe("The product's name when the order was placed")),
@@ -44,7 +43,7 @@ const orderItemSchema = z
   .check(example(ORDER_ITEM_EXAMPLE));
 export type OrderItem = z.infer<typeof orderItemSchema>;
 
-const paymentStatusSchema = z.enum(PAYMENT_STATUSES, { error: `Must be one of ${PAYMENT_STATUSES.join(', ')}` });
+export const paymentStatusSchema = z.enum(PAYMENT_STATUSES, { error: `Must be one of ${PAYMENT_STATUSES.join(', ')}` });
 
 const PAYMENT_EXAMPLE = {
   status: 'requires_payment',
@@ -53,7 +52,7 @@ const PAYMENT_EXAMPLE = {
   clientSecret: 'pi_3MtwBwLkdIwHu7ix28a3tqPa_secret_YrKJUKribcBjcG8HVhfZluoGH',
 };
 
-const paymentSchema = z
+export const paymentSchema = z
   .object({
     status: paymentStatusSchema,
     amountCents: z.number().check(z.int()),
@@ -71,7 +70,7 @@ const paymentSchema = z
   .check(example(PAYMENT_EXAMPLE));
 export type Payment = z.infer<typeof paymentSchema>;
 
-const orderSchema = z
+export const orderSchema = z
   .object({
     id: cuidSchema,
     userId: cuidSchema,
@@ -156,50 +155,3 @@ export const orderListQuery = z.extend(pageQuerySchema, {
     .optional(paymentStatusSchema)
     .check(z.describe('Only orders whose payment has this status'), example('paid')),
 });
-
-/** The named component schemas of the OpenAPI document. */
-export const schemas: NamedSchemas = {
-  Order: orderSchema,
-  OrderItem: orderItemSchema,
-  OrderStatus: orderStatusSchema,
-  Payment: paymentSchema,
-  PaymentStatus: paymentStatusSchema,
-  CreateOrderRequest: createOrderBody,
-  UpdateOrderRequest: updateOrderBody,
-};
-
-export const contracts: RouteContracts = {
-  'create-order': {
-    summary: 'Place an order for the caller',
-    description:
-      'Status New. items [{ productId, quantity }] (at least one) are priced from the products at order time; all items must share one currency. An unknown product is a 400 naming it. A total of 0 needs no payment: the order is paid (amountCents 0, no intent) and Processing at once.',
-    body: createOrderBody,
-    responses: { 201: orderSchema },
-    errors: [400, 401],
-  },
-  'list-orders': {
-    summary: 'List orders, newest first',
-    description:
-      'An admin gets every order, anyone else their own. A bare array; pass the x-next-cursor header back as ?cursor= for the next page.',
-    query: orderListQuery,
-    responses: { 200: z.array(orderSchema) },
-    errors: [400, 401],
-    headers: ['x-next-cursor'],
-  },
-  'get-order': {
-    summary: 'Get one order',
-    description: 'The owner or an admin; anyone else gets 404.',
-    params: orderParams,
-    responses: { 200: orderSchema },
-    errors: [400, 401, 404],
-  },
-  'update-order': {
-    summary: "Change an order's status (admin)",
-    description:
-      'Allowed moves: New → Processing → Shipped → Delivered, and New or Processing → Cancelled. Any other move, setting the current status again, or losing a race with a concurrent update is a 409 naming the current status.',
-    params: orderParams,
-    body: updateOrderBody,
-    responses: { 200: orderSchema },
-    errors: [400, 401, 403, 404, 409],
-  },
-};

@@ -1,5 +1,4 @@
 import * as z from '../zod.ts';
-import type { NamedSchemas, RouteContracts } from '../openapi/contract.ts';
 import { cuidSchema, idParam, pageQuerySchema } from '../schemas.ts';
 import { example, EXAMPLE_IDS as ids, EXAMPLE_TIME as at } from '../openapi/examples.ts';
 
@@ -38,7 +37,7 @@ const priceCents = z
     z.describe('Price in minor units of the currency (e.g. cents)'),
   );
 
-const productSchema = z
+export const productSchema = z
   .object({
     id: cuidSchema,
     name: z.string(),
@@ -93,52 +92,3 @@ export type UpdateProductInput = z.infer<typeof updateProductBody>;
 
 export const productParams = z.strictObject({ id: idParam('product') });
 export const productListQuery = pageQuerySchema;
-
-const byId = { params: productParams };
-
-/** The named component schemas of the OpenAPI document. */
-export const schemas: NamedSchemas = {
-  Product: productSchema,
-  CreateProductRequest: createProductBody,
-  UpdateProductRequest: updateProductBody,
-};
-
-export const contracts: RouteContracts = {
-  'create-product': {
-    summary: 'Create a product (admin)',
-    body: createProductBody,
-    responses: { 201: productSchema },
-    errors: [400, 401, 403],
-  },
-  'update-product': {
-    summary: 'Change some fields of a product (admin)',
-    description:
-      'Partial update: at least one of name, description, priceCents, currency. Orders already placed keep the price they were placed at.',
-    ...byId,
-    body: updateProductBody,
-    responses: { 200: productSchema },
-    errors: [400, 401, 403, 404],
-  },
-  'delete-product': {
-    summary: 'Delete a product (admin)',
-    description: 'Answers 204 without a body. Orders that name the product keep their copy of its name and price.',
-    ...byId,
-    responses: { 204: null },
-    errors: [400, 401, 403, 404],
-  },
-  'list-products': {
-    summary: 'List products by name',
-    description:
-      'A bare array ordered by name (case-insensitive). Pass the x-next-cursor header back as ?cursor= for the next page.',
-    query: productListQuery,
-    responses: { 200: z.array(productSchema) },
-    errors: [400, 401],
-    headers: ['x-next-cursor'],
-  },
-  'get-product': {
-    summary: 'Get one product',
-    ...byId,
-    responses: { 200: productSchema },
-    errors: [400, 401, 404],
-  },
-};

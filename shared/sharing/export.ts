@@ -1,7 +1,7 @@
 import { isoNow, type Clock } from '../clock.ts';
-import { readBranch } from '../chats/branch.ts';
-import type { ChatRepository } from '../chats/chat-repository.ts';
-import type { MessageRepository } from '../chats/message-repository.ts';
+import { readBranch } from '../chats/conversations/branch.ts';
+import type { ChatRepository } from '../chats/conversations/chat-repository.ts';
+import type { MessageRepository } from '../chats/conversations/message-repository.ts';
 import type { Chat, Message } from '../chats/schemas.ts';
 import { markdownInline, markdownQuote, markdownText } from './markdown.ts';
 import { citationsOf, isUnfinished, readableTime, safeFileName } from './transcript.ts';

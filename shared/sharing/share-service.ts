@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { isoNow, type Clock } from '../clock.ts';
-import { readBranch } from '../chats/branch.ts';
-import type { ChatRepository } from '../chats/chat-repository.ts';
-import type { MessageRepository } from '../chats/message-repository.ts';
+import { readBranch } from '../chats/conversations/branch.ts';
+import type { ChatRepository } from '../chats/conversations/chat-repository.ts';
+import type { MessageRepository } from '../chats/conversations/message-repository.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import type { ShareRepository } from './share-repository.ts';
 import {

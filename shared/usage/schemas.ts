@@ -1,7 +1,5 @@
 import * as z from '../zod.ts';
-import type { NamedSchemas, RouteContracts } from '../openapi/contract.ts';
 import { example } from '../openapi/examples.ts';
-import { USER_EXAMPLE, userSchema } from '../users/schemas.ts';
 
 // GET /me: the signed-in user and what they have used (docs/DECISIONS.md "Usage counters").
 
@@ -11,7 +9,7 @@ const tokensByModel = z
   .record(z.string(), z.number())
   .check(z.describe('Tokens by model id (chat and embedding models), as the provider counted them'));
 
-const USAGE_EXAMPLE = {
+export const USAGE_EXAMPLE = {
   tokens: {
     today: { 'gpt-4o-mini': 1840, 'text-embedding-3-small': 5210 },
     thisMonth: { 'gpt-4o-mini': 40210, 'text-embedding-3-small': 98120 },
@@ -30,7 +28,7 @@ const USAGE_EXAMPLE = {
   chats: 31,
 };
 
-const usageSchema = z
+export const usageSchema = z
   .object({
     tokens: z.object({
       today: tokensByModel,
@@ -57,19 +55,3 @@ const usageSchema = z
   })
   .check(example(USAGE_EXAMPLE));
 export type Usage = z.infer<typeof usageSchema>;
-
-const meSchema = z
-  .object({ user: userSchema, usage: usageSchema })
-  .check(example({ user: USER_EXAMPLE, usage: USAGE_EXAMPLE }));
-
-export const schemas: NamedSchemas = { Me: meSchema, AccountUsage: usageSchema };
-
-export const contracts: RouteContracts = {
-  'get-me': {
-    summary: 'The signed-in user and their usage',
-    description:
-      "The user as POST /auth returns them, and their usage: tokens today and this month by model, the daily token budget with the credits bought with orders and what is left, pages ingested and recognised by OCR, bytes stored, files and chats. Read from counters kept as the work happens (a few items), not by listing the user's data.",
-    responses: { 200: meSchema },
-    errors: [401],
-  },
-};

@@ -1,5 +1,4 @@
 import * as z from '../zod.ts';
-import type { NamedSchemas, RouteContracts } from '../openapi/contract.ts';
 import { example, EXAMPLE_IDS as ids, EXAMPLE_TIME as at } from '../openapi/examples.ts';
 
 export const USER_EXAMPLE = {
@@ -29,28 +28,3 @@ export const userSchema = z
     updatedAt: z.iso.datetime(),
   })
   .check(example(USER_EXAMPLE));
-
-const signInResponse = z
-  .object({
-    user: userSchema,
-    token: z.string().check(z.describe('Service JWT (HS256), valid for 30 days; send as Authorization: Bearer')),
-  })
-  .check(
-    example({
-      user: USER_EXAMPLE,
-      token: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJ1MmI3YzRkOWUxZjZnM2g4ajVrMG03bnAifQ.…',
-    }),
-  );
-
-/** The named component schemas of the OpenAPI document. */
-export const schemas: NamedSchemas = { User: userSchema, SignInResult: signInResponse };
-
-export const contracts: RouteContracts = {
-  'sign-in': {
-    summary: 'Exchange an identity-provider ID token for a service JWT',
-    description:
-      'Send the ID token as Authorization: Bearer. Creates the user on first sign-in (201); refreshes name, picture and verified otherwise (200).',
-    responses: { 200: signInResponse, 201: signInResponse },
-    errors: [401, 503],
-  },
-};

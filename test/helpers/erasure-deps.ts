@@ -2,7 +2,7 @@ import type { TestApp } from './app.ts';
 import { accountExportDepsOf } from '#shared/account-export/account-export-deps.ts';
 import type { AccountExportDeps } from '#shared/account-export/account-export.ts';
 import { ApiKeyRepository } from '#shared/auth/api-key-repository.ts';
-import { ChatRepository } from '#shared/chats/chat-repository.ts';
+import { ChatRepository } from '#shared/chats/conversations/chat-repository.ts';
 import { CollectionRepository } from '#shared/collections/collection-repository.ts';
 import type { ErasureDeps } from '#shared/erasure/erasure.ts';
 import { AttachmentRepository } from '#shared/files/attachment-repository.ts';

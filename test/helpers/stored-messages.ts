@@ -1,4 +1,4 @@
-import { MessageRepository } from '#shared/chats/message-repository.ts';
+import { MessageRepository } from '#shared/chats/conversations/message-repository.ts';
 import type { Message } from '#shared/chats/schemas.ts';
 import type { TestApp } from './app.ts';
 

@@ -1,7 +1,7 @@
 import { type DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { messageKey } from '#shared/chats/keys.ts';
-import { SearchIndex, termPk } from '#shared/chats/search-index.ts';
-import { SEARCH_MAX_CANDIDATES } from '#shared/chats/search-service.ts';
+import { SearchIndex, termPk } from '#shared/chats/search/search-index.ts';
+import { SEARCH_MAX_CANDIDATES } from '#shared/chats/search/search-service.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { chatCalls } from '#test/helpers/chat-calls.ts';
 import { until } from '#test/helpers/until.ts';

@@ -1,7 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
-import { appendMessage } from '#shared/chats/message-repository.ts';
+import { appendMessage } from '#shared/chats/conversations/message-repository.ts';
 import { NotFoundError } from '#shared/errors.ts';
 import { DEFAULT_CHAT_NAME, DEFAULT_SYSTEM_MESSAGE } from '#shared/chats/schemas.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';

@@ -6,7 +6,7 @@ import { postSse } from '#test/helpers/sse.ts';
 import { until } from '#test/helpers/until.ts';
 import { accountExportDeps, erasureDeps } from '#test/helpers/erasure-deps.ts';
 import { buildPendingExports } from '#shared/account-export/account-export.ts';
-import { ChatRepository } from '#shared/chats/chat-repository.ts';
+import { ChatRepository } from '#shared/chats/conversations/chat-repository.ts';
 import { eraseUser, requestErasure, resumeErasures, tombstoneUserId } from '#shared/erasure/erasure.ts';
 import { UserRepository } from '#shared/users/user-repository.ts';
 

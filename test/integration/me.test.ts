@@ -1,7 +1,7 @@
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { createId } from '@paralleldrive/cuid2';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
-import type { CompletedFile, ProcessingFile } from '#shared/files/file-repository.ts';
+import type { CompletedFile, ProcessingFile } from '#shared/files/file-record.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { chatCalls } from '#test/helpers/chat-calls.ts';
 import { fixturePdf } from '#test/helpers/make-pdf.ts';

@@ -2,7 +2,8 @@ import type { TestApp } from '#test/helpers/app.ts';
 import { fixturePdf } from '#test/helpers/make-pdf.ts';
 import { startSlowDownloadApp } from '#test/helpers/slow-download-app.ts';
 import { until } from '#test/helpers/until.ts';
-import { FileRepository, type CompletedFile } from '#shared/files/file-repository.ts';
+import { FileRepository } from '#shared/files/file-repository.ts';
+import type { CompletedFile } from '#shared/files/file-record.ts';
 import { ChunkRepository } from '#shared/files/chunk-repository.ts';
 
 // Fair bulk ingestion: a burst of PDFs from one user is accepted whole (no 429 below

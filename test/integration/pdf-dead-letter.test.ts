@@ -14,7 +14,7 @@ let app: TestApp;
 let sqs: SQSClient;
 let token: string;
 let files: import('#shared/files/file-repository.ts').FileRepository;
-type FailedFile = import('#shared/files/file-repository.ts').FailedFile;
+type FailedFile = import('#shared/files/file-record.ts').FailedFile;
 let recordDeadLetter: typeof import('#shared/ingestion/dead-letter.ts').recordDeadLetter;
 
 beforeAll(async () => {

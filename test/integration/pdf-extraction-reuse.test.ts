@@ -1,7 +1,8 @@
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { makeScannedPdf } from '#test/helpers/make-script-pdfs.ts';
 import { until } from '#test/helpers/until.ts';
-import { FileRepository, type CompletedFile } from '#shared/files/file-repository.ts';
+import { FileRepository } from '#shared/files/file-repository.ts';
+import type { CompletedFile } from '#shared/files/file-record.ts';
 
 // Identical bytes are not extracted or recognised twice: a second file of a scan the user already
 // ingested takes the first one's chunks (its OCR text, pages and OCR pages) and never reaches

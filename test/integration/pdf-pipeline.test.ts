@@ -4,7 +4,7 @@ import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { createId } from '@paralleldrive/cuid2';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
-import type { FailedFile, ProcessingFile } from '#shared/files/file-repository.ts';
+import type { FailedFile, ProcessingFile } from '#shared/files/file-record.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { messagesIn } from '#test/helpers/queues.ts';
 import { fixturePdf, knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';

@@ -287,7 +287,7 @@ async function main() {
       const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
       const { DynamoDBDocumentClient } = await import('@aws-sdk/lib-dynamodb');
       const { UserRepository } = await import('../../shared/users/user-repository.ts');
-      const { ChatRepository } = await import('../../shared/chats/chat-repository.ts');
+      const { ChatRepository } = await import('../../shared/chats/conversations/chat-repository.ts');
       const { ServiceTokens, serviceTokenSettings } = await import('../../shared/auth/service-token.ts');
       const { loadConfig } = await import('../../shared/config.ts');
       const functionConfig = loadConfig(env);
@@ -351,7 +351,7 @@ async function main() {
         // Deployed, a client that goes away does not stop the invocation (AWS: streamed responses
         // are not interrupted when the client's connection breaks), and the instance may be frozen
         // once it ends: the reply must be stored whole by then, whoever still reads the stream.
-        const { MessageRepository } = await import('../../shared/chats/message-repository.ts');
+        const { MessageRepository } = await import('../../shared/chats/conversations/message-repository.ts');
         const [, reply] = await new MessageRepository(db, env.TABLE_NAME!).all(chat.id);
         assert.equal(reply?.status, 'complete');
         assert.equal(reply?.message, deltas.join(''));

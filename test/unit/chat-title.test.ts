@@ -1,4 +1,4 @@
-import { chatTitle, titleFromWords } from '#shared/chats/chat-title.ts';
+import { chatTitle, titleFromWords } from '#shared/chats/conversations/chat-title.ts';
 import { createOfflineProvider } from '#shared/ai/offline-provider.ts';
 
 // Titles from the first exchange: offline, the prompt's first words, cleaned of markup.

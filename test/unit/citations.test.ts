@@ -1,7 +1,7 @@
 import { jest } from '@jest/globals';
 import fc from 'fast-check';
-import { CitationStream, checkCitations } from '#shared/chats/citations.ts';
-import { retrievalQuery, rewritePrompt, REWRITE_SYSTEM } from '#shared/chats/retrieval-query.ts';
+import { CitationStream, checkCitations } from '#shared/chats/replies/citations.ts';
+import { retrievalQuery, rewritePrompt, REWRITE_SYSTEM } from '#shared/chats/replies/retrieval-query.ts';
 import { createOfflineProvider, splitIntoParts } from '#shared/ai/offline-provider.ts';
 import type { AiProvider, ChatInput } from '#shared/ai/types.ts';
 import { estimateTokens } from '#shared/ai/tokens.ts';

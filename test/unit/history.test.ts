@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { fitHistory } from '#shared/chats/history.ts';
+import { fitHistory } from '#shared/chats/replies/history.ts';
 import type { Message } from '#shared/chats/schemas.ts';
 import { estimateMessageTokens, estimateTokens } from '#shared/ai/tokens.ts';
 

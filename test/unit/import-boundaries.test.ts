@@ -64,17 +64,62 @@ test('no import between the domain folders of shared/ runs back up (their graph 
   expect(edges.size).toBeGreaterThan(5); // the graph was read
 });
 
-test('the domain imports neither infra/ nor functions/; infra/ does not import functions/', () => {
+// The layers, top to bottom (docs/ARCHITECTURE.md, The map): functions/ → shared/http (the HTTP
+// layer, built on the auth, users and limits domains) → the domain folders of shared/ → the base
+// (shared/*.ts, shared/observability, shared/openapi). An import only points down a layer (or
+// sideways between domains, which the test above keeps acyclic). infra/ stands above them all and
+// the local runtime (infra/local) apart: infra/ reads shared/ and never the functions' code, and only
+// the local runtime imports infra/local. The OpenAPI contracts (shared/<domain>/contracts.ts) are
+// the generator's alone (infra/openapi.ts), so no function bundle builds them.
+const BASE_ROOMS = ['observability', 'openapi'];
+type Layer = 'functions' | 'http' | 'domain' | 'base' | 'infra' | 'local' | 'test' | 'contracts';
+
+function layerOf(file: string): Layer | undefined {
+  const [top, second = ''] = relative(projectRoot, file).split('/');
+  if (top === 'functions') return 'functions';
+  if (top === 'test') return 'test';
+  if (top === 'infra') return second === 'local' ? 'local' : 'infra';
+  if (top !== 'shared') return undefined; // a path in a comment's example, not a project file
+  if (
+    /^shared\/[^/]+\/contracts\.ts$/.test(relative(projectRoot, file)) ||
+    file === join(SHARED, 'openapi', 'contract.ts')
+  )
+    return 'contracts';
+  if (second === 'http') return 'http';
+  if (second.includes('.') || BASE_ROOMS.includes(second)) return 'base';
+  return 'domain';
+}
+
+/** What each layer may import (besides itself). */
+const mayImport: Record<Exclude<Layer, 'test'>, Layer[]> = {
+  functions: ['http', 'domain', 'base'],
+  http: ['domain', 'base'],
+  domain: ['base'],
+  base: [],
+  contracts: ['contracts', 'domain', 'base'],
+  infra: ['contracts', 'http', 'domain', 'base'],
+  local: ['infra', 'contracts', 'http', 'domain', 'base'],
+};
+
+/** Every import that points the wrong way, as `file → target (layer → layer)`. */
+function importsAgainstTheLayers(): string[] {
   const wrong: string[] = [];
-  const check = (dir: string, forbidden: string[]) => {
-    for (const file of sourceFiles(join(projectRoot, dir)))
-      for (const target of importsOf(file))
-        if (forbidden.some((f) => target.startsWith(join(projectRoot, f, '/'))))
-          wrong.push(`${relative(projectRoot, file)} → ${relative(projectRoot, target)}`);
-  };
-  check('shared', ['infra', 'functions', 'test']);
-  check('infra', ['functions', 'test']);
-  expect(wrong).toEqual([]);
+  for (const dir of ['functions', 'shared', 'infra']) {
+    for (const file of sourceFiles(join(projectRoot, dir))) {
+      const from = layerOf(file) as Exclude<Layer, 'test'>;
+      for (const target of importsOf(file)) {
+        const to = layerOf(target);
+        if (to && to !== from && !mayImport[from].includes(to))
+          wrong.push(`${relative(projectRoot, file)} → ${relative(projectRoot, target)} (${from} → ${to})`);
+      }
+    }
+  }
+  return wrong;
+}
+
+test('every import points down the layers: functions → HTTP layer → domain → base; infra above, infra/local apart', () => {
+  expect(importsAgainstTheLayers()).toEqual([]);
+  expect(sourceFiles(join(projectRoot, 'functions')).length).toBeGreaterThan(20); // the files were read
 });
 
 // Readers turn bytes into parts (docs/DECISIONS.md "Documents, not only PDFs"): the pipeline

@@ -1,4 +1,4 @@
-import { MessageTree, type MessageNode } from '#shared/chats/message-tree.ts';
+import { MessageTree, type MessageNode } from '#shared/chats/conversations/message-tree.ts';
 
 // The tree of a chat's messages: branches, siblings, the newest message under a message, and
 // messages from before the tree (no parentId) read as one line.

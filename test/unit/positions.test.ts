@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { CitationStream, checkCitations, citableSources } from '#shared/chats/citations.ts';
+import { CitationStream, checkCitations, citableSources } from '#shared/chats/replies/citations.ts';
 import { chunkPages } from '#shared/ingestion/chunker.ts';
 import { normalisePageText } from '#shared/pdf/normalise.ts';
 import { layoutOfItems, layoutOfWords, normaliseWithOrigins, rawFromPieces, spansOf } from '#shared/pdf/positions.ts';

@@ -1,7 +1,7 @@
 import { AiProviderError } from '#shared/ai/errors.ts';
 import { estimateUsage, unreportedUsage } from '#shared/ai/prompt.ts';
 import type { ChatInput } from '#shared/ai/types.ts';
-import { replyCostBound } from '#shared/chats/reply-cost.ts';
+import { replyCostBound } from '#shared/chats/replies/reply-cost.ts';
 
 // What a reply reserves against the daily budget, and what a model call that failed still costs.
 

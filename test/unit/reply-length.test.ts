@@ -1,4 +1,4 @@
-import { MAX_STORED_REPLY_BYTES, ReplyLength } from '#shared/chats/reply-length.ts';
+import { MAX_STORED_REPLY_BYTES, ReplyLength } from '#shared/chats/replies/reply-length.ts';
 
 // What a reply keeps of what the model sends (the gateway-level cases are in
 // test/security/reply-length.test.ts): within its tokens, and within its table item whatever

@@ -1,5 +1,5 @@
-import { distinctTerms, MAX_TERM_CHARS, snippet, tokens } from '#shared/chats/search-tokenizer.ts';
-import { formatRef, parseRef } from '#shared/chats/search-index.ts';
+import { distinctTerms, MAX_TERM_CHARS, snippet, tokens } from '#shared/chats/search/search-tokenizer.ts';
+import { formatRef, parseRef } from '#shared/chats/search/search-index.ts';
 
 // The search tokenizer: words in any script, folded; CJK as bigrams; offsets for snippets.
 

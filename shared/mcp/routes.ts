@@ -1,0 +1,14 @@
+// What this domain's routes are, by function name: the fields of the HTTP layer's route
+// (HttpRouteSettings, which infra/routes.ts checks each against; no import of shared/http here, which
+// builds on the domains). What their functions get is the deployment's (infra/deployment/).
+
+export const mcpRoutes = {
+  // Streamable HTTP, stateless (a server per request, nothing kept: any instance answers). JSON-RPC
+  // bodies, hence `bare`. There is no GET (a stateless server offers no event stream: docs/DECISIONS.md).
+  mcp: {
+    method: 'POST',
+    path: '/mcp',
+    auth: 'user',
+    shape: 'bare',
+  },
+} as const;

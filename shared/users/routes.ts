@@ -1,0 +1,12 @@
+// What this domain's routes are, by function name: the fields of the HTTP layer's route
+// (HttpRouteSettings, which infra/routes.ts checks each against; no import of shared/http here, which
+// builds on the domains). What their functions get is the deployment's (infra/deployment/).
+
+export const userRoutes = {
+  'sign-in': {
+    method: 'POST',
+    path: '/auth',
+    auth: 'idp',
+    shape: 'envelope',
+  },
+} as const;
