@@ -1,6 +1,6 @@
-import type { Browser, Page } from 'playwright-core';
-import { launchChromium, openPage } from '#test/helpers/browser.ts';
-import { startTestApp, type TestApp } from '#test/helpers/app.ts';
+import type { Page } from 'playwright-core';
+import { openPage, type Playground, signInOnPage, startPlayground } from '#test/helpers/browser.ts';
+import type { TestApp } from '#test/helpers/app.ts';
 import { makeTextPdf } from '#test/helpers/make-pdf.ts';
 
 // The playground's account panel in a real browser (Debian's chromium, driven by playwright-core):
@@ -11,34 +11,26 @@ import { makeTextPdf } from '#test/helpers/make-pdf.ts';
 // a document uploaded and read.
 
 let app: TestApp;
-let browser: Browser;
+let playground: Playground;
 let page: Page;
 
 beforeAll(async () => {
-  app = await startTestApp({
+  ({ app, page } = playground = await startPlayground({
     env: {
       DAILY_TOKEN_BUDGET: '100000',
       USER_STORAGE_MAX_BYTES: String(10 * 1024 * 1024),
       SWEEP_INTERVAL_SECONDS: '1',
     },
-  });
-  browser = await launchChromium();
-  page = await openPage(browser);
+  }));
 }, 120_000);
-afterAll(async () => {
-  await browser?.close();
-  await app?.stop();
-});
+afterAll(() => playground?.close());
 
 /** The usage list as [term, value] pairs, as the page shows it. */
 const usage = () =>
   page.$$eval('#usage dt', (terms) => terms.map((dt) => [dt.textContent, dt.nextElementSibling?.textContent]));
 
 test('the account panel shows the usage, kept current, exports the account and deletes it', async () => {
-  await page.goto(`${new URL(app.url).origin}/`);
-  await page.fill('#email', 'account@example.com');
-  await page.press('#email', 'Enter');
-  await page.waitForSelector('#app:not([hidden])');
+  await signInOnPage(page, app, 'account@example.com');
   await page.locator('#usage dt', { hasText: 'Tokens today' }).waitFor();
   expect(await usage()).toEqual([
     ['Tokens today', '0 of 100,000'],
@@ -78,7 +70,7 @@ test('the account panel shows the usage, kept current, exports the account and d
 }, 120_000);
 
 test('the account panel counts a chat, an upload and the pages read as they happen, without Refresh', async () => {
-  const counts = await openPage(browser);
+  const counts = await openPage(playground.browser);
   await counts.goto(`${new URL(app.url).origin}/`);
   await counts.fill('#email', 'counts@example.com');
   await counts.press('#email', 'Enter');

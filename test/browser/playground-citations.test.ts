@@ -1,9 +1,9 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { startTestApp, type TestApp } from '#test/helpers/app.ts';
-import { launchChromium, openPage } from '#test/helpers/browser.ts';
+import type { Page } from 'playwright-core';
+import type { TestApp } from '#test/helpers/app.ts';
+import { type Playground, signInOnPage, startPlayground } from '#test/helpers/browser.ts';
 import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
 import { makeScannedPdf, SCANNED_PAGES } from '#test/helpers/make-script-pdfs.ts';
 
@@ -14,7 +14,7 @@ import { makeScannedPdf, SCANNED_PAGES } from '#test/helpers/make-script-pdfs.ts
 // and on a scan (PLAYGROUND_SCREENSHOTS=<dir> keeps a screenshot of each).
 
 let app: TestApp;
-let browser: Browser;
+let playground: Playground;
 let page: Page;
 let dir: string;
 
@@ -24,13 +24,10 @@ beforeAll(async () => {
   await writeFile(join(dir, 'scan.pdf'), await makeScannedPdf(SCANNED_PAGES.slice(0, 3)));
   // Small chunks overlapping by more than a sentence: every sentence is in two chunks, so a
   // question naming one retrieves both and each quotes the same sentence.
-  app = await startTestApp({ env: { CHUNK_TOKENS: '120', CHUNK_OVERLAP_TOKENS: '60' } });
-  browser = await launchChromium();
-  page = await openPage(browser);
+  ({ app, page } = playground = await startPlayground({ env: { CHUNK_TOKENS: '120', CHUNK_OVERLAP_TOKENS: '60' } }));
 }, 120_000);
 afterAll(async () => {
-  await browser?.close();
-  await app?.stop();
+  await playground?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
@@ -45,10 +42,7 @@ const keyOf = (s: { fileId: string; page: number; quote: string }) =>
   JSON.stringify([s.fileId, s.page, s.quote.replace(/\s+/g, ' ').trim().toLowerCase()]);
 
 test('a citation clicked shows its page with the quote highlighted; cited sources are marked, duplicate quotes shown once', async () => {
-  await page.goto(`${new URL(app.url).origin}/`);
-  await page.fill('#email', 'citations@example.com');
-  await page.press('#email', 'Enter');
-  await page.waitForSelector('#app:not([hidden])');
+  await signInOnPage(page, app, 'citations@example.com');
   const sources = await askAbout('animals.pdf', knownSentence(2, 1));
 
   // The reply as stored: its sources hold the same quote twice (the setup's point).

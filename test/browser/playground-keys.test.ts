@@ -1,30 +1,22 @@
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import OpenAI from 'openai';
-import { launchChromium, openPage } from '#test/helpers/browser.ts';
-import { startTestApp, type TestApp } from '#test/helpers/app.ts';
+import { type Playground, signInOnPage, startPlayground } from '#test/helpers/browser.ts';
+import type { TestApp } from '#test/helpers/app.ts';
 
 // The playground's API keys panel in a real browser: a key made from the page is shown once and
 // works with the OpenAI client; the list shows it (never the key) and Revoke ends it at once.
 
 let app: TestApp;
-let browser: Browser;
+let playground: Playground;
 let page: Page;
 
 beforeAll(async () => {
-  app = await startTestApp();
-  browser = await launchChromium();
-  page = await openPage(browser);
+  ({ app, page } = playground = await startPlayground());
 }, 120_000);
-afterAll(async () => {
-  await browser?.close();
-  await app?.stop();
-});
+afterAll(() => playground?.close());
 
 test('a key made in the panel is shown once, works with the OpenAI client, is listed without the key and revoked', async () => {
-  await page.goto(`${new URL(app.url).origin}/`);
-  await page.fill('#email', 'keys-panel@example.com');
-  await page.press('#email', 'Enter');
-  await page.waitForSelector('#app:not([hidden])');
+  await signInOnPage(page, app, 'keys-panel@example.com');
   expect(await page.textContent('#openai-base')).toBe(`${app.url}/openai`);
 
   await page.fill('#key-name', 'notebook');

@@ -1,6 +1,6 @@
-import type { Browser, Page } from 'playwright-core';
-import { launchChromium, openPage } from '#test/helpers/browser.ts';
-import { startTestApp, type TestApp } from '#test/helpers/app.ts';
+import type { Page } from 'playwright-core';
+import { type Playground, signInOnPage, startPlayground } from '#test/helpers/browser.ts';
+import type { TestApp } from '#test/helpers/app.ts';
 
 // The playground pays an order in a real browser (Debian's chromium, driven by playwright-core):
 // an order placed from the page, a declined card, then a card that pays, each confirmed at the
@@ -8,30 +8,22 @@ import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 // cross-origin call, as a web shop makes it), and the order moved by the provider's webhook.
 
 let app: TestApp;
-let browser: Browser;
+let playground: Playground;
 let page: Page;
 
 beforeAll(async () => {
-  app = await startTestApp({ payments: true, env: { ADMIN_EMAILS: 'admin@example.com' } });
+  ({ app, page } = playground = await startPlayground({ payments: true, env: { ADMIN_EMAILS: 'admin@example.com' } }));
   const admin = await app.signIn('admin@example.com');
   const product = await app.request('POST', '/products', {
     token: admin.token,
     body: { name: 'Reading lamp', priceCents: 2499, currency: 'EUR' },
   });
   expect(product.status).toBe(201);
-  browser = await launchChromium();
-  page = await openPage(browser);
 }, 120_000);
-afterAll(async () => {
-  await browser?.close();
-  await app?.stop();
-});
+afterAll(() => playground?.close());
 
 test('an order placed, declined, then paid from the playground; the webhook moves it to Processing', async () => {
-  await page.goto(`${new URL(app.url).origin}/`);
-  await page.fill('#email', 'shopper@example.com');
-  await page.press('#email', 'Enter');
-  await page.waitForSelector('#app:not([hidden])');
+  await signInOnPage(page, app, 'shopper@example.com');
   await page.locator('#order-product option', { hasText: 'Reading lamp' }).waitFor({ state: 'attached' });
 
   await page.fill('#order-quantity', '2');

@@ -1,39 +1,27 @@
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
-import { launchChromium, openPage } from '#test/helpers/browser.ts';
-import { startTestApp, type TestApp } from '#test/helpers/app.ts';
+import { type Playground, signInOnPage, startPlayground } from '#test/helpers/browser.ts';
+import type { TestApp } from '#test/helpers/app.ts';
 import { until } from '#test/helpers/until.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '#test/helpers/webhook-receiver.ts';
 
 // The playground's webhooks panel in a real browser, against a loopback receiver: an endpoint
 // made from the page shows its secret once (never in the list), a ping arrives signed with that
 // secret and shows delivered in the endpoint's delivery log, and Delete removes the endpoint.
 
 let app: TestApp;
-let receiver: WebhookReceiver;
-let browser: Browser;
+let playground: Playground;
 let page: Page;
 
 beforeAll(async () => {
-  receiver = await startWebhookReceiver();
-  app = await startTestApp();
-  browser = await launchChromium();
-  page = await openPage(browser);
+  ({ app, page } = playground = await startPlayground({ webhooks: true }));
 }, 120_000);
-afterAll(async () => {
-  await browser?.close();
-  await app?.stop();
-  await receiver?.close();
-});
+afterAll(() => playground?.close());
 
 test('an endpoint made in the panel shows its secret once, is pinged, logs the delivery and is deleted', async () => {
-  await page.goto(`${new URL(app.url).origin}/`);
-  await page.fill('#email', 'hooks-panel@example.com');
-  await page.press('#email', 'Enter');
-  await page.waitForSelector('#app:not([hidden])');
+  await signInOnPage(page, app, 'hooks-panel@example.com');
 
   // No event chosen: refused on the page, nothing created.
-  await page.fill('#webhook-url', `${receiver.url}/panel`);
+  await page.fill('#webhook-url', `${app.webhooks.url}/panel`);
   await page.uncheck('#webhook-events input[value="file.completed"]');
   await page.click('#create-webhook');
   await page.locator('#webhooks-error', { hasText: 'Choose at least one event' }).waitFor();
@@ -44,7 +32,7 @@ test('an endpoint made in the panel shows its secret once, is pinged, logs the d
   await page.waitForSelector('#new-webhook-secret:not([hidden])');
   const secret = (await page.textContent('#new-webhook-secret-value'))!;
   expect(secret).toMatch(/^whsec_/);
-  const row = page.locator('#webhooks li', { hasText: `${receiver.url}/panel` });
+  const row = page.locator('#webhooks li', { hasText: `${app.webhooks.url}/panel` });
   await row.waitFor();
   expect(await row.textContent()).toContain('file.completed, order.paid');
   expect(await page.textContent('#webhooks')).not.toContain(secret);
@@ -57,7 +45,7 @@ test('an endpoint made in the panel shows its secret once, is pinged, logs the d
 
   await row.getByRole('button', { name: 'Ping' }).click();
   await page.locator('#webhook-deliveries li', { hasText: 'ping' }).waitFor();
-  const hook = await until('the ping at the receiver', () => receiver.received.find((h) => h.path === '/panel'));
+  const hook = await until('the ping at the receiver', () => app.webhooks.received.find((h) => h.path === '/panel'));
   expect(new Webhook(secret).verify(hook!.body, hook!.headers)).toMatchObject({ type: 'ping' });
   // The log says delivered once the delivery function recorded the receiver's 200.
   await until(

@@ -1,10 +1,10 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { launchChromium, openPage } from '#test/helpers/browser.ts';
+import type { Page } from 'playwright-core';
+import { type Playground, signInOnPage, startPlayground } from '#test/helpers/browser.ts';
 import { httpRouteList } from '#infra/routes.ts';
-import { startTestApp, type TestApp } from '#test/helpers/app.ts';
+import type { TestApp } from '#test/helpers/app.ts';
 import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
 import { makeScannedPdf, SCANNED_PAGES } from '#test/helpers/make-script-pdfs.ts';
 import { until } from '#test/helpers/until.ts';
@@ -15,7 +15,7 @@ import { until } from '#test/helpers/until.ts';
 // answer. A screenshot is taken of each main state (PLAYGROUND_SCREENSHOTS=<dir> keeps them).
 
 let app: TestApp;
-let browser: Browser;
+let playground: Playground;
 let page: Page;
 let origin: string;
 let dir: string;
@@ -31,16 +31,13 @@ beforeAll(async () => {
   await writeFile(join(dir, 'renamed.pdf'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]));
   // No wait inside POST /message/pdf: the page shows the ingestion while it runs.
   // Offline replies stream word by word at a pace a Stop and a reload can catch mid-way.
-  app = await startTestApp({
+  ({ app, page } = playground = await startPlayground({
     env: { PDF_SYNC_WAIT_MS: '0', OCR_WORKERS: '1', OCR_PAGES_PER_MESSAGE: '1', OFFLINE_STREAM_DELAY_MS: '40' },
-  });
+  }));
   origin = new URL(app.url).origin;
-  browser = await launchChromium();
-  page = await openPage(browser);
 }, 120_000);
 afterAll(async () => {
-  await browser?.close();
-  await app?.stop();
+  await playground?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
@@ -266,10 +263,7 @@ test('the playground: signed out, signed in, a text chat, a file chat read live,
 }, 420_000);
 
 test('conversations in the playground: a title, regenerate, versions ‹ › , edit, thumbs, search, export and a share link', async () => {
-  await page.goto(`${origin}/`);
-  await page.fill('#email', 'branches-browser@example.com');
-  await page.press('#email', 'Enter');
-  await page.waitForSelector('#app:not([hidden])');
+  await signInOnPage(page, app, 'branches-browser@example.com');
   const token = await serviceToken();
   const messagesOf = async (chatId: string) =>
     (await app.request('GET', `/chat/${chatId}/messages`, { token })).body.data as any[];

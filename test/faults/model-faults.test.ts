@@ -1,6 +1,5 @@
 import fc from 'fast-check';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
-import { startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
 import { readSse } from '#test/helpers/sse.ts';
 import { storedMessages } from '#test/helpers/stored-messages.ts';
 
@@ -15,18 +14,15 @@ import { storedMessages } from '#test/helpers/stored-messages.ts';
 
 const RUNS = Number(process.env.FAULT_RUNS ?? 20);
 
-let ai: OpenAiTestServer;
 let app: TestApp;
 let token: string;
 const tally = { prompts: 0, ok: 0, failed: 0, partial: 0, byFault: {} as Record<string, number> };
 
 beforeAll(async () => {
-  ai = await startOpenAiTestServer();
   app = await startTestApp({
+    model: 'openai',
     pollers: false,
     env: {
-      OPENAI_API_KEY: 'test-key',
-      OPENAI_BASE_URL: ai.baseURL,
       // Reached on purpose by the faults "no answer" and "stream goes quiet"; long enough that no
       // answering call does on a loaded machine (the chat after the faults must be answered).
       OPENAI_TIMEOUT_MS: '5000',
@@ -38,7 +34,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await app?.stop();
-  await ai?.close();
   console.log(
     `Model faults: ${tally.prompts} prompts (${tally.ok} answered, ${tally.partial} cut short and stored incomplete, ${tally.failed} failed cleanly); faults injected: ${Object.entries(
       tally.byFault,
@@ -81,13 +76,13 @@ const step = fc.record({
 
 function inject(f: Fault, after: number) {
   tally.byFault[f] = (tally.byFault[f] ?? 0) + 1;
-  if (f === '429 once') ai.failNext(1, 429);
-  if (f === '500 once') ai.failNext(1, 500, { retryAfterSeconds: 0 });
-  if (f === '429 past the retries') ai.failNext(2, 429);
-  if (f === '500 past the retries') ai.failNext(2, 500, { retryAfterSeconds: 0 });
-  if (f === 'no answer') ai.stallNext(1);
-  if (f === 'stream cut') ai.cutStreamAfter(after);
-  if (f === 'stream goes quiet') ai.stallStreamAfter(after);
+  if (f === '429 once') app.ai.failNext(1, 429);
+  if (f === '500 once') app.ai.failNext(1, 500, { retryAfterSeconds: 0 });
+  if (f === '429 past the retries') app.ai.failNext(2, 429);
+  if (f === '500 past the retries') app.ai.failNext(2, 500, { retryAfterSeconds: 0 });
+  if (f === 'no answer') app.ai.stallNext(1);
+  if (f === 'stream cut') app.ai.cutStreamAfter(after);
+  if (f === 'stream goes quiet') app.ai.stallStreamAfter(after);
 }
 
 interface Outcome {
@@ -143,7 +138,7 @@ test('under any sequence of model faults: terminal answers, no lost user message
         .data;
       const outcomes: Outcome[] = [];
       for (const [i, s] of steps.entries()) {
-        ai.reset();
+        app.ai.reset();
         // A whole reply never meets a stream fault; it would wait for the next stream.
         const applies = !(s.fault.startsWith('stream') && !s.prompts.some(Boolean));
         if (applies) inject(s.fault, s.after);
@@ -155,7 +150,7 @@ test('under any sequence of model faults: terminal answers, no lost user message
           )),
         );
       }
-      ai.reset();
+      app.ai.reset();
       const stored = await storedMessages(app, chat.id); // every branch: prompts sent at once may end apart
       // Every prompt stored once, as a user message.
       expect(sorted(stored.filter((m) => m.messageType === 'user').map((m) => m.message))).toEqual(

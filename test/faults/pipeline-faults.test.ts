@@ -9,8 +9,6 @@ import { loadFunction } from '#infra/local/runtime.ts';
 import { lambdaContext } from '#infra/local/lambda-runtime.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { messagesIn } from '#test/helpers/queues.ts';
-import { startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
-import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 import { makeTextPdf } from '#test/helpers/make-pdf.ts';
 import { partKey, sourceKey } from '#shared/files/storage.ts';
 
@@ -23,8 +21,6 @@ import { partKey, sourceKey } from '#shared/files/storage.ts';
 // passes each request by what the request embeds.
 
 let app: TestApp;
-let ai: OpenAiTestServer;
-let pdfs: PdfServer;
 let gate: http.Server;
 let token: string;
 let db: DynamoDBDocumentClient;
@@ -36,7 +32,7 @@ let rule: (inputs: string[]) => Verdict = () => 'pass';
 const held = new Set<() => void>();
 const embedCalls: string[][] = [];
 
-async function startGate(target: string) {
+async function startGate(target: () => string) {
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -59,7 +55,7 @@ async function startGate(target: string) {
       }
       if (verdict === 'hold') await new Promise<void>((release) => held.add(release));
       if (res.destroyed) return;
-      const upstream = await fetch(`${target}${req.url}`, {
+      const upstream = await fetch(`${target()}${req.url}`, {
         method: req.method,
         headers: { 'content-type': 'application/json', authorization: String(req.headers.authorization ?? '') },
         body,
@@ -78,11 +74,12 @@ const releaseHeld = () => {
 };
 
 beforeAll(async () => {
-  [ai, pdfs] = await Promise.all([startOpenAiTestServer(), startPdfServer()]);
-  gate = await startGate(ai.url);
+  // The model's stand-in is named at each request: it starts with the app, after the gate.
+  gate = await startGate(() => app.ai.url);
   app = await startTestApp({
+    model: 'openai',
+    pdfs: true,
     env: {
-      OPENAI_API_KEY: 'test-key',
       OPENAI_BASE_URL: `http://127.0.0.1:${(gate.address() as AddressInfo).port}/v1`,
       OPENAI_TIMEOUT_MS: '3000',
       OPENAI_MAX_RETRIES: '0', // SQS redelivery does the retrying, so each attempt is visible
@@ -105,8 +102,6 @@ afterAll(async () => {
   sqs?.destroy();
   gate?.closeAllConnections();
   await new Promise<void>((r) => gate?.close(() => r()));
-  await ai?.close();
-  await pdfs?.close();
 });
 beforeEach(() => {
   rule = () => 'pass';
@@ -121,7 +116,7 @@ let documents = 0;
 /** Ingests a PDF never seen before (the same bytes would reuse earlier embeddings), or again with force. */
 async function ingest(o: { fileId?: string; force?: boolean; path?: string } = {}) {
   const path = o.path ?? `/doc-${++documents}.pdf`;
-  if (!o.path) pdfs.serve(path, { body: await makeTextPdf(11 + documents) });
+  if (!o.path) app.pdfs.serve(path, { body: await makeTextPdf(11 + documents) });
   const fileId =
     o.fileId ??
     (
@@ -132,7 +127,7 @@ async function ingest(o: { fileId?: string; force?: boolean; path?: string } = {
     ).body.data.fileId;
   const res = await app.request('POST', '/message/pdf', {
     token,
-    body: { url: `${pdfs.url}${path}`, fileId, ...(o.force && { force: true }) },
+    body: { url: `${app.pdfs.url}${path}`, fileId, ...(o.force && { force: true }) },
   });
   expect([200, 202]).toContain(res.status);
   return fileId as string;

@@ -5,32 +5,18 @@ import { DeleteCommand, DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/l
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { generateKeyPair, SignJWT } from 'jose';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { startJwksServer, type JwksServer } from '../helpers/jwks-server.ts';
 
 // Sign-in against a loopback JWKS (a custom provider configured with IDP_* settings), and every
 // kind of bad token on POST /auth and on protected routes (envelope and bare shapes).
 
-let idp: JwksServer;
 let app: TestApp;
 let secret: string;
 
 beforeAll(async () => {
-  idp = await startJwksServer();
-  app = await startTestApp({
-    env: {
-      IDP_PRESET: 'custom',
-      IDP_JWKS_URL: idp.url,
-      IDP_ISSUER: idp.issuer,
-      IDP_AUDIENCE: idp.audience,
-      ADMIN_EMAILS: 'Boss@Example.com',
-    },
-  });
+  app = await startTestApp({ idp: true, env: { ADMIN_EMAILS: 'Boss@Example.com' } });
   secret = await readFile(join(app.dataDir, 'service-jwt-secret'), 'utf8');
 });
-afterAll(async () => {
-  await app?.stop();
-  await idp?.close();
-});
+afterAll(() => app?.stop());
 
 const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
 const person = (n: string) => ({
@@ -45,7 +31,7 @@ const auth = (token: string) => app.request('POST', '/auth', { token });
 
 describe('POST /auth', () => {
   test('maps the claims to the User: user_id, email, verified, name, picture, null address', async () => {
-    const res = await auth(await idp.sign(person('map')));
+    const res = await auth(await app.idp.sign(person('map')));
     expect(res.status).toBe(201);
     expect(res.body.data.user).toEqual({
       id: expect.stringMatching(/^[a-z][a-z0-9]{23}$/),
@@ -62,9 +48,9 @@ describe('POST /auth', () => {
   });
 
   test('a returning user is 200 with name, picture and verified refreshed', async () => {
-    const first = await auth(await idp.sign({ ...person('back'), email_verified: false }));
+    const first = await auth(await app.idp.sign({ ...person('back'), email_verified: false }));
     const again = await auth(
-      await idp.sign({ ...person('back'), name: 'New Name', picture: 'https://img.example.com/new.png' }),
+      await app.idp.sign({ ...person('back'), name: 'New Name', picture: 'https://img.example.com/new.png' }),
     );
     expect(first.status).toBe(201);
     expect(again.status).toBe(200);
@@ -78,12 +64,12 @@ describe('POST /auth', () => {
   });
 
   test('emails in ADMIN_EMAILS sign in as admin, case-insensitively', async () => {
-    const res = await auth(await idp.sign({ ...person('boss'), email: 'boss@example.com' }));
+    const res = await auth(await app.idp.sign({ ...person('boss'), email: 'boss@example.com' }));
     expect(res.body.data.user.role).toBe('admin');
   });
 
   test('simultaneous first sign-ins of one identity create exactly one user', async () => {
-    const token = await idp.sign(person('race'));
+    const token = await app.idp.sign(person('race'));
     const results = await Promise.all(Array.from({ length: 6 }, () => auth(token)));
     const ids = new Set(results.map((r) => r.body.data.user.id));
     expect(results.every((r) => r.status === 200 || r.status === 201)).toBe(true);
@@ -93,7 +79,7 @@ describe('POST /auth', () => {
 
   test('a token without an email is 401', async () => {
     const { email: _e, ...noEmail } = person('noemail');
-    const res = await auth(await idp.sign(noEmail));
+    const res = await auth(await app.idp.sign(noEmail));
     expect(res.status).toBe(401);
     expect(res.body).toEqual({ success: false, statusCode: 401, message: 'The ID token carries no valid email' });
   });
@@ -102,19 +88,19 @@ describe('POST /auth', () => {
     const cases: [string, () => Promise<string | undefined>][] = [
       ['no Authorization header', async () => undefined],
       ['a malformed token', async () => 'not-a-jwt'],
-      ['a truncated token', async () => (await idp.sign(person('t'))).slice(0, -12)],
-      ['an expired token', async () => idp.sign(person('t'), { expiresIn: -3600 })],
-      ['a token not yet valid', async () => idp.sign(person('t'), { notBefore: 3600 })],
-      ['the wrong issuer', async () => idp.sign(person('t'), { issuer: 'https://evil.test' })],
-      ['the wrong audience', async () => idp.sign(person('t'), { audience: 'other-app' })],
+      ['a truncated token', async () => (await app.idp.sign(person('t'))).slice(0, -12)],
+      ['an expired token', async () => app.idp.sign(person('t'), { expiresIn: -3600 })],
+      ['a token not yet valid', async () => app.idp.sign(person('t'), { notBefore: 3600 })],
+      ['the wrong issuer', async () => app.idp.sign(person('t'), { issuer: 'https://evil.test' })],
+      ['the wrong audience', async () => app.idp.sign(person('t'), { audience: 'other-app' })],
       [
         'a key the provider does not publish (same kid)',
-        async () => idp.sign(person('t'), { key: (await generateKeyPair('RS256')).privateKey }),
+        async () => app.idp.sign(person('t'), { key: (await generateKeyPair('RS256')).privateKey }),
       ],
       [
         'alg: none',
         async () =>
-          `${b64({ alg: 'none', typ: 'JWT' })}.${b64({ ...person('t'), iss: idp.issuer, aud: idp.audience, exp: 9e9, iat: 1 })}.`,
+          `${b64({ alg: 'none', typ: 'JWT' })}.${b64({ ...person('t'), iss: app.idp.issuer, aud: app.idp.audience, exp: 9e9, iat: 1 })}.`,
       ],
       [
         'HS256 signed with the public key (algorithm confusion)',
@@ -122,12 +108,12 @@ describe('POST /auth', () => {
           const header = b64({ alg: 'HS256', kid: 'test-key-1' });
           const payload = b64({
             ...person('t'),
-            iss: idp.issuer,
-            aud: idp.audience,
+            iss: app.idp.issuer,
+            aud: app.idp.audience,
             exp: 9e9,
             iat: Math.floor(Date.now() / 1000),
           });
-          const sig = createHmac('sha256', JSON.stringify(idp.publicJwk))
+          const sig = createHmac('sha256', JSON.stringify(app.idp.publicJwk))
             .update(`${header}.${payload}`)
             .digest('base64url');
           return `${header}.${payload}.${sig}`;
@@ -135,7 +121,7 @@ describe('POST /auth', () => {
       ],
       [
         'a service JWT instead of an ID token',
-        async () => (await auth(await idp.sign(person('svc')))).body.data.token as string,
+        async () => (await auth(await app.idp.sign(person('svc')))).body.data.token as string,
       ],
     ];
     test.each(cases)('%s', async (_name, make) => {
@@ -151,7 +137,7 @@ describe('POST /auth', () => {
 describe('protected routes', () => {
   let good: { token: string; userId: string };
   beforeAll(async () => {
-    const res = await auth(await idp.sign(person('holder')));
+    const res = await auth(await app.idp.sign(person('holder')));
     good = { token: res.body.data.token, userId: res.body.data.user.id };
   });
 
@@ -198,7 +184,7 @@ describe('protected routes', () => {
     ['a token not yet valid', async () => serviceToken({ nbf: Math.floor(Date.now() / 1000) + 3600 })],
     ['the wrong issuer', async () => serviceToken({ iss: 'someone-else' })],
     ['the wrong audience', async () => serviceToken({ aud: 'another-api' })],
-    ['an identity-provider ID token', async () => idp.sign(person('holder'))],
+    ['an identity-provider ID token', async () => app.idp.sign(person('holder'))],
   ];
 
   test.each(attacks)('%s → 401 in the envelope and in { message } on order routes', async (_name, make) => {
@@ -212,7 +198,7 @@ describe('protected routes', () => {
   });
 
   test('an ID token sent where the service token belongs is told to exchange it at POST /auth', async () => {
-    const res = await app.request('GET', '/chat', { token: await idp.sign(person('holder')) });
+    const res = await app.request('GET', '/chat', { token: await app.idp.sign(person('holder')) });
     expect(res.status).toBe(401);
     expect(res.body.message).toMatch(/ID token\. Exchange it at POST \/auth/);
     const forged = await app.request('GET', '/chat', { token: await serviceToken({ iss: 'someone-else' }) });
@@ -220,7 +206,7 @@ describe('protected routes', () => {
   });
 
   test('a token whose user was deleted is 401', async () => {
-    const res = await auth(await idp.sign(person('gone')));
+    const res = await auth(await app.idp.sign(person('gone')));
     const { token, user } = res.body.data;
     expect((await app.request('GET', '/chat', { token })).status).toBe(200);
     const db = DynamoDBDocumentClient.from(
@@ -232,7 +218,7 @@ describe('protected routes', () => {
     expect(after.status).toBe(401);
     expect(after.body.message).toBe('The user of this token no longer exists');
     // Signing in again makes a fresh user: the old token stays dead.
-    const back = await auth(await idp.sign(person('gone')));
+    const back = await auth(await app.idp.sign(person('gone')));
     expect(back.status).toBe(201);
     expect(back.body.data.user.id).not.toBe(user.id);
     expect((await app.request('GET', '/chat', { token })).status).toBe(401);
@@ -242,7 +228,7 @@ describe('protected routes', () => {
     DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: app.endpoints.dynamodb, region: 'us-east-1' }));
 
   test('a deleted user is refused on reads even when the read itself fails (401, not the 404)', async () => {
-    const res = await auth(await idp.sign(person('gone-read')));
+    const res = await auth(await app.idp.sign(person('gone-read')));
     const { token, user } = res.body.data;
     const db = table();
     await db.send(new DeleteCommand({ TableName: app.tableName, Key: { PK: `USER#${user.id}`, SK: 'PROFILE' } }));
@@ -255,7 +241,7 @@ describe('protected routes', () => {
   });
 
   test('a token issued before a role change must be renewed, on reads and on writes', async () => {
-    const res = await auth(await idp.sign(person('demoted')));
+    const res = await auth(await app.idp.sign(person('demoted')));
     const { token, user } = res.body.data;
     expect((await app.request('GET', '/orders', { token })).status).toBe(200);
     // What a sign-in does when ADMIN_EMAILS changed: the stored role moves, old tokens carry the old one.

@@ -1,6 +1,6 @@
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
-import { lastUserText, startBedrockTestServer, type BedrockTestServer } from '#test/helpers/bedrock-server.ts';
+import { lastUserText } from '#test/helpers/bedrock-server.ts';
 import { splitIntoDeltas } from '#test/helpers/openai-server.ts';
 import { chatCalls, eventually, kinds } from '#test/helpers/chat-calls.ts';
 
@@ -8,16 +8,13 @@ import { chatCalls, eventually, kinds } from '#test/helpers/chat-calls.ts';
 // handlers, the real Bedrock SDK pointed at the loopback stand-in (Converse, ConverseStream's
 // event-stream frames, InvokeModel for Titan V2 embeddings), SigV4 with the runtime's dummy keys.
 
-let bedrock: BedrockTestServer;
 let app: TestApp;
 let token: string;
 
 beforeAll(async () => {
-  bedrock = await startBedrockTestServer();
   app = await startTestApp({
+    model: 'bedrock',
     env: {
-      AI_PROVIDER: 'bedrock',
-      BEDROCK_ENDPOINT: bedrock.url,
       BEDROCK_REGION: 'eu-west-1',
       BEDROCK_CHAT_MODEL: 'us.amazon.nova-lite-v1:0',
       BEDROCK_EMBEDDING_DIMENSIONS: '512',
@@ -31,22 +28,19 @@ beforeAll(async () => {
   });
   ({ token } = await app.signIn('bedrock@example.com'));
 }, 60_000);
-afterAll(async () => {
-  await app?.stop();
-  await bedrock?.close();
-});
-beforeEach(() => bedrock.reset());
+afterAll(() => app?.stop());
+beforeEach(() => app.bedrock.reset());
 
 const REPLY = 'Bedrock says the fox jumps over the lazy dog.';
 const { newChat, stream, history } = chatCalls(() => ({ app, token }));
 
 test('a whole reply through Converse, with the usage Bedrock reported stored beside it', async () => {
   const chat = await newChat({ type: 'text', systemMessage: 'Answer in one line.' });
-  bedrock.setReply(REPLY);
+  app.bedrock.setReply(REPLY);
   const res = await app.request('POST', '/message/logged-in', { token, body: { chatId: chat.id, prompt: 'Hello' } });
   expect(res.status).toBe(200);
   expect(res.body.data.response).toBe(REPLY);
-  const sent = bedrock.requests[0]!;
+  const sent = app.bedrock.requests[0]!;
   expect([sent.operation, sent.modelId]).toEqual(['converse', 'us.amazon.nova-lite-v1:0']);
   expect(sent.body.system).toEqual([{ text: 'Answer in one line.' }]);
   expect(sent.body.messages).toEqual([{ role: 'user', content: [{ text: 'Hello' }] }]);
@@ -62,7 +56,7 @@ test('a whole reply through Converse, with the usage Bedrock reported stored bes
 
   // The next prompt carries the history as alternating turns.
   await app.request('POST', '/message/logged-in', { token, body: { chatId: chat.id, prompt: 'And then?' } });
-  expect(bedrock.requests[1]!.body.messages.map((m: any) => [m.role, m.content[0].text])).toEqual([
+  expect(app.bedrock.requests[1]!.body.messages.map((m: any) => [m.role, m.content[0].text])).toEqual([
     ['user', 'Hello'],
     ['assistant', REPLY],
     ['user', 'And then?'],
@@ -71,7 +65,7 @@ test('a whole reply through Converse, with the usage Bedrock reported stored bes
 
 test('a streamed reply: one SSE event per contentBlockDelta, the metadata usage, [DONE]; stored', async () => {
   const chat = await newChat();
-  bedrock.setReply(REPLY);
+  app.bedrock.setReply(REPLY);
   const sse = await stream(chat.id, 'Tell me about the fox');
   expect(sse.status).toBe(200);
   expect(sse.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
@@ -79,7 +73,7 @@ test('a streamed reply: one SSE event per contentBlockDelta, the metadata usage,
   expect(kinds(sse).slice(-2)).toEqual(['event:usage', '[DONE]']);
   const [usage] = sse.named('usage');
   expect(usage.completionTokens).toBe(splitIntoDeltas(REPLY).length);
-  expect(bedrock.requests[0]!.operation).toBe('converse-stream');
+  expect(app.bedrock.requests[0]!.operation).toBe('converse-stream');
   const stored = await history(chat.id);
   expect(stored.at(-1)).toMatchObject({ messageType: 'ai', message: REPLY, usage });
   expect(stored.at(-1)).not.toHaveProperty('incomplete');
@@ -87,14 +81,14 @@ test('a streamed reply: one SSE event per contentBlockDelta, the metadata usage,
 
 test('throttling is retried with backoff; throttling that persists is a 503 with retry-after', async () => {
   const chat = await newChat();
-  bedrock.failNext(2, 'ThrottlingException');
+  app.bedrock.failNext(2, 'ThrottlingException');
   const ok = await app.request('POST', '/message/logged-in', { token, body: { chatId: chat.id, prompt: 'Patience' } });
   expect(ok.status).toBe(200);
   expect(ok.body.data.response).toBe('You said: Patience');
-  expect(bedrock.requests).toHaveLength(3);
+  expect(app.bedrock.requests).toHaveLength(3);
 
-  bedrock.reset();
-  bedrock.failNext(3, 'ThrottlingException');
+  app.bedrock.reset();
+  app.bedrock.failNext(3, 'ThrottlingException');
   const busy = await app.request('POST', '/message/logged-in', { token, body: { chatId: chat.id, prompt: 'Again' } });
   expect(busy.status).toBe(503);
   expect(busy.body).toMatchObject({
@@ -104,18 +98,18 @@ test('throttling is retried with backoff; throttling that persists is a 503 with
   });
   expect(busy.headers.get('retry-after')).toMatch(/^\d+$/);
 
-  bedrock.reset();
-  bedrock.failNext(1, 'ServiceUnavailableException', { operation: 'converse-stream' });
+  app.bedrock.reset();
+  app.bedrock.failNext(1, 'ServiceUnavailableException', { operation: 'converse-stream' });
   // (The unanswered 'Again' stays in the history: Converse gets it and this prompt as one user turn.)
   const sse = await stream(chat.id, 'Streamed after a 503');
   expect(sse.deltas().join('')).toBe('You said: Again\nStreamed after a 503');
-  expect(bedrock.requests).toHaveLength(2);
+  expect(app.bedrock.requests).toHaveLength(2);
 });
 
 test('an exception frame mid-stream becomes event: error after the deltas already sent; the partial reply is kept', async () => {
   const chat = await newChat();
-  bedrock.setReply(REPLY);
-  bedrock.streamExceptionAfter(3, 'modelStreamErrorException');
+  app.bedrock.setReply(REPLY);
+  app.bedrock.streamExceptionAfter(3, 'modelStreamErrorException');
   const sse = await stream(chat.id, 'Break please');
   expect(sse.status).toBe(200);
   expect(sse.deltas()).toEqual(splitIntoDeltas(REPLY).slice(0, 3));
@@ -131,14 +125,14 @@ test('an exception frame mid-stream becomes event: error after the deltas alread
 
 test('when the client goes away the ConverseStream call is aborted and what was generated is stored', async () => {
   const chat = await newChat();
-  bedrock.setReply(REPLY);
-  const release = bedrock.holdStreamAfter(2);
+  app.bedrock.setReply(REPLY);
+  const release = app.bedrock.holdStreamAfter(2);
   const sse = await stream(chat.id, 'I will leave', {
     stopWhen: (events) => events.filter((e) => !e.event && e.data.startsWith('{')).length >= 2,
   });
   expect(sse.stoppedEarly).toBe(true);
   const upstream = await eventually(
-    async () => bedrock.requests.at(-1)!,
+    async () => app.bedrock.requests.at(-1)!,
     (r) => r.clientClosedEarly,
   );
   expect(upstream.clientClosedEarly).toBe(true);
@@ -180,7 +174,7 @@ test("the README's PDF flow: upload, ingest with Titan V2 embeddings (512 dimens
     dimensions: 512,
   });
   // One InvokeModel per chunk, each asking for 512 dimensions, never more than 3 at once per call.
-  const embeds = bedrock.invokeRequests();
+  const embeds = app.bedrock.invokeRequests();
   expect(embeds.length).toBe(data.chunks);
   expect(
     embeds.every(
@@ -190,14 +184,14 @@ test("the README's PDF flow: upload, ingest with Titan V2 embeddings (512 dimens
   expect(data.tokens).toBeGreaterThan(0);
 
   // A whole reply: the prompt is embedded with the same model, the passages go to the model, the reply cites them.
-  bedrock.reset();
+  app.bedrock.reset();
   const sentence = knownSentence(2, 3);
   const res = await app.request('POST', '/message/logged-in', { token, body: { chatId: chat.id, prompt: sentence } });
   expect(res.status).toBe(200);
   const { sources } = res.body.data;
   expect(sources[0]).toMatchObject({ fileId, fileName: 'animals.pdf', page: 2 });
-  expect(bedrock.invokeRequests().map((r) => r.body.inputText)).toEqual([sentence]);
-  const converse = bedrock.converseRequests()[0]!;
+  expect(app.bedrock.invokeRequests().map((r) => r.body.inputText)).toEqual([sentence]);
+  const converse = app.bedrock.converseRequests()[0]!;
   expect(JSON.stringify(converse)).toContain('animals.pdf, page 2');
   expect(JSON.stringify(converse)).toContain(sentence);
   expect(lastUserText(converse)).toContain(sentence);

@@ -2,7 +2,6 @@ import { DeleteObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { bookPdf } from '#test/helpers/book-pdf.ts';
 import { fixturePdf, knownSentence } from '#test/helpers/make-pdf.ts';
-import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 
 // Books as people upload them: a cover that is one large photograph, then pages of text
 // (docs/DECISIONS.md, Bounds where the cost is). Drawing is bounded page by page, by what the
@@ -11,30 +10,25 @@ import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 // A page that cannot be drawn is remembered: no later request draws it again.
 
 let app: TestApp;
-let pdfs: PdfServer;
 let token: string;
 
 const TEXT_PAGES = 12;
 
 beforeAll(async () => {
-  pdfs = await startPdfServer();
   // The cover takes seconds to draw, many more on a loaded machine: the time per page is not under test here.
-  app = await startTestApp({ env: { OCR_WORKERS: '1', PDF_SYNC_WAIT_MS: '2000', OCR_PAGE_MS: '300000' } });
+  app = await startTestApp({ pdfs: true, env: { OCR_WORKERS: '1', PDF_SYNC_WAIT_MS: '2000', OCR_PAGE_MS: '300000' } });
   ({ token } = await app.signIn('reader@example.com'));
   const [book, poster] = await Promise.all([
     bookPdf({ textPages: TEXT_PAGES }),
     // 400 M pixels: about 6.5 GB to draw, beyond any function's drawing child here.
     bookPdf({ textPages: TEXT_PAGES, coverWidth: 20_000, coverHeight: 20_000 }),
   ]);
-  pdfs.serve('/book.pdf', { body: Buffer.from(book) });
-  pdfs.serve('/poster-cover.pdf', { body: Buffer.from(poster) });
-  pdfs.serve('/tracemonkey.pdf', { body: await fixturePdf('tracemonkey.pdf') });
-  pdfs.serve('/hello-world.pdf', { body: await fixturePdf('hello-world.pdf') });
+  app.pdfs.serve('/book.pdf', { body: Buffer.from(book) });
+  app.pdfs.serve('/poster-cover.pdf', { body: Buffer.from(poster) });
+  app.pdfs.serve('/tracemonkey.pdf', { body: await fixturePdf('tracemonkey.pdf') });
+  app.pdfs.serve('/hello-world.pdf', { body: await fixturePdf('hello-world.pdf') });
 }, 60_000);
-afterAll(async () => {
-  await app?.stop();
-  await pdfs?.close();
-});
+afterAll(() => app?.stop());
 
 /** Ingests a served PDF into a new file chat and waits until it completes or fails. */
 async function ingest(name: string) {
@@ -46,7 +40,7 @@ async function ingest(name: string) {
   const fileId = upload.body.data.fileId as string;
   const res = await app.request('POST', '/message/pdf', {
     token,
-    body: { url: `${pdfs.url}/${name}`, fileId, chatId },
+    body: { url: `${app.pdfs.url}/${name}`, fileId, chatId },
   });
   expect([200, 202]).toContain(res.status);
   for (;;) {

@@ -5,13 +5,11 @@ import { appendMessage } from '#shared/chats/conversations/message-repository.ts
 import { mapLimit } from '#shared/dynamo.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
-import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 
 // Export (GET /chat/{chatId}/export) and share (POST/DELETE /chat/{chatId}/share, the public
 // GET /shared/{shareId}) of a file chat whose offline replies cite a real PDF's pages.
 
 let app: TestApp;
-let pdfs: PdfServer;
 let db: DynamoDBDocumentClient;
 let alice: { token: string; user: any };
 let bob: { token: string; user: any };
@@ -26,9 +24,10 @@ const HOSTILE_NAME = 'Zoë\'s "notes" \\ 100%\n# not a heading\r\n../../etc/pass
 const HOSTILE_PROMPT = '# Heading?\n```\nunclosed fence\n<script>alert(1)</script>\n- item\n1. first';
 
 beforeAll(async () => {
-  pdfs = await startPdfServer();
-  pdfs.serve('/animals.pdf', { body: Buffer.from(await makeTextPdf(3, 8)) });
-  app = await startTestApp({ env: { RATE_LIMIT_SHARED_READS_PER_MINUTE: String(SHARED_READS_PER_MINUTE) } });
+  app = await startTestApp({
+    pdfs: { '/animals.pdf': { body: Buffer.from(await makeTextPdf(3, 8)) } },
+    env: { RATE_LIMIT_SHARED_READS_PER_MINUTE: String(SHARED_READS_PER_MINUTE) },
+  });
   db = DynamoDBDocumentClient.from(
     new DynamoDBClient({ endpoint: app.endpoints.dynamodb, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }),
   );
@@ -42,7 +41,6 @@ beforeAll(async () => {
 afterAll(async () => {
   db?.destroy();
   await app?.stop();
-  await pdfs?.close();
 });
 
 /** A file chat with the PDF attached, a prompt whose offline reply cites page 2, and a hostile prompt. */
@@ -54,7 +52,7 @@ async function citedFileChat(
   const chatId = chat.body.data.id;
   const ingested = await app.request('POST', '/message/pdf', {
     token: alice.token,
-    body: { url: `${pdfs.url}/animals.pdf`, fileId: file, chatId },
+    body: { url: `${app.pdfs.url}/animals.pdf`, fileId: file, chatId },
   });
   expect(ingested.body.data.embeddingsData.status).toBe('completed');
   for (const prompt of prompts) {
@@ -248,7 +246,16 @@ describe('sharing', () => {
     });
     expect(shared.messages.some((m: any) => m.citations?.length)).toBe(true);
     // Nothing that identifies the owner, the chat's storage or the file.
-    for (const secret of [alice.user.id, 'alice@example.com', chatId, fileId, pdfs.url, 'userId', 'fileId', 'system'])
+    for (const secret of [
+      alice.user.id,
+      'alice@example.com',
+      chatId,
+      fileId,
+      app.pdfs.url,
+      'userId',
+      'fileId',
+      'system',
+    ])
       expect(read.text).not.toContain(secret);
 
     // A public route reads no Authorization header: a bad one changes nothing.

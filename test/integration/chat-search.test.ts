@@ -4,14 +4,12 @@ import { SearchIndex, termPk } from '#shared/chats/search/search-index.ts';
 import { SEARCH_MAX_CANDIDATES } from '#shared/chats/search/search-service.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { chatCalls } from '#test/helpers/chat-calls.ts';
-import { startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
 import { until } from '#test/helpers/until.ts';
 
 // GET /chat/search through the local gateway: words in any script (case, accents and CJK
 // bigrams), chat names, paging with the cursor, strangers, deleted chats, bad queries, and a
 // streamed reply found once it has ended (docs/DECISIONS.md, Chat search).
 
-let ai: OpenAiTestServer;
 let app: TestApp;
 let db: DynamoDBDocumentClient;
 let token: string;
@@ -19,11 +17,7 @@ let userId: string;
 let strangerToken: string;
 
 beforeAll(async () => {
-  ai = await startOpenAiTestServer();
-  app = await startTestApp({
-    pollers: false,
-    env: { OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: ai.baseURL, OPENAI_MAX_RETRIES: '0' },
-  });
+  app = await startTestApp({ model: 'openai', pollers: false, env: { OPENAI_MAX_RETRIES: '0' } });
   ({ db } = app.clients());
   ({
     token,
@@ -31,17 +25,14 @@ beforeAll(async () => {
   } = await app.signIn('searcher@example.com'));
   ({ token: strangerToken } = await app.signIn('stranger-search@example.com'));
 });
-afterAll(async () => {
-  await app?.stop();
-  await ai?.close();
-});
-beforeEach(() => ai.reset());
+afterAll(() => app?.stop());
+beforeEach(() => app.ai.reset());
 
 const { newChat, stream } = chatCalls(() => ({ app, token }));
 
 /** Sends a prompt and waits for the whole reply (the model answers `reply`). */
 async function say(chatId: string, prompt: string, reply = 'Noted.') {
-  ai.setReply(reply);
+  app.ai.setReply(reply);
   const res = await app.request('POST', '/message/logged-in', { token, body: { chatId, prompt } });
   expect(res.status).toBe(200);
   return res.body.data as { messageId: string; userMessageId: string };
@@ -189,8 +180,8 @@ test('a deleted chat is no longer found, and its entries leave the index', async
 
 test('a streamed reply is found once it has ended, not while it streams', async () => {
   const chat = await newChat({ type: 'text' });
-  ai.setReply('Capybaras enjoy warm baths in winter');
-  const release = ai.holdStreamAfter(2);
+  app.ai.setReply('Capybaras enjoy warm baths in winter');
+  const release = app.ai.holdStreamAfter(2);
   const reading = stream(chat.id, 'Tell me about rodents');
   const start = await until('the reply to start streaming', async () => {
     const res = await app.request('GET', `/chat/${chat.id}/messages`, { token });
@@ -213,8 +204,8 @@ test('a streamed reply is found once it has ended, not while it streams', async 
 
 test('a stopped reply is found by the text it had when it stopped', async () => {
   const chat = await newChat({ type: 'text' });
-  ai.setReply('Narwhals carry one long tusk through icy water');
-  const release = ai.holdStreamAfter(3);
+  app.ai.setReply('Narwhals carry one long tusk through icy water');
+  const release = app.ai.holdStreamAfter(3);
   const reading = stream(chat.id, 'Tell me about whales');
   const reply = await until('the reply to store its first words', async () => {
     const res = await app.request('GET', `/chat/${chat.id}/messages`, { token });

@@ -7,19 +7,16 @@ import { DEFAULT_CHAT_NAME, DEFAULT_SYSTEM_MESSAGE } from '#shared/chats/schemas
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { postSse } from '#test/helpers/sse.ts';
 import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
-import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 
 // Chat CRUD, message listing, ownership, and the offline provider (no OPENAI_API_KEY here).
 
 let app: TestApp;
-let pdfs: PdfServer;
 let db: DynamoDBDocumentClient;
 let alice: { token: string; user: any };
 let bob: { token: string; user: any };
 
 beforeAll(async () => {
-  pdfs = await startPdfServer();
-  app = await startTestApp();
+  app = await startTestApp({ pdfs: true });
   db = DynamoDBDocumentClient.from(
     new DynamoDBClient({ endpoint: app.endpoints.dynamodb, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }),
   );
@@ -28,7 +25,6 @@ beforeAll(async () => {
 afterAll(async () => {
   db?.destroy();
   await app?.stop();
-  await pdfs?.close();
 });
 
 const createChat = async (token: string, body: Record<string, unknown> = { type: 'text' }) => {
@@ -400,7 +396,7 @@ describe('the offline provider (no OPENAI_API_KEY)', () => {
     expect((await app.request('GET', `/chat/${chat.id}/messages`, { token: alice.token })).body.data).toEqual([]);
   });
   test('a file chat with a PDF answers with the best-matching passages and their pages, labelled offline', async () => {
-    pdfs.serve('/animals.pdf', { body: Buffer.from(await makeTextPdf(3, 8)) });
+    app.pdfs.serve('/animals.pdf', { body: Buffer.from(await makeTextPdf(3, 8)) });
     const chat = await createChat(alice.token, { name: 'animals', type: 'file' });
     const upload = await app.request('POST', '/upload', {
       token: alice.token,
@@ -408,7 +404,7 @@ describe('the offline provider (no OPENAI_API_KEY)', () => {
     });
     const ingested = await app.request('POST', '/message/pdf', {
       token: alice.token,
-      body: { url: `${pdfs.url}/animals.pdf`, fileId: upload.body.data.fileId, chatId: chat.id },
+      body: { url: `${app.pdfs.url}/animals.pdf`, fileId: upload.body.data.fileId, chatId: chat.id },
     });
     expect(ingested.body.data.embeddingsData.status).toBe('completed');
 

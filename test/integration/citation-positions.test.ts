@@ -4,8 +4,6 @@ import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
 import { makeScannedPdf } from '#test/helpers/make-script-pdfs.ts';
-import { startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
-import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 
 // Citations a reader can check, through the gateway: each source's charStart/charEnd index the
 // text GET /message/pdf/{fileId}/pages/{page} returns, its boxes cover the quote where the PDF
@@ -37,27 +35,24 @@ const SCAN = { x: 56, top: 700, step: 28, size: 18, wrap: 500 };
 const PASSAGE =
   'The lighthouse keeper is named Margaret Hollis. She has kept the light burning for thirty years. Storms arrive from the north in November.';
 
-let ai: OpenAiTestServer;
-let pdfs: PdfServer;
 let app: TestApp;
 let token: string;
 let helvetica: Awaited<ReturnType<PDFDocument['embedFont']>>;
 
 beforeAll(async () => {
-  [ai, pdfs] = await Promise.all([startOpenAiTestServer(), startPdfServer()]);
-  pdfs.serve('/known.pdf', { body: Buffer.from(await makeTextPdf(3, 8)) });
-  pdfs.serve('/scan.pdf', { body: Buffer.from(await makeScannedPdf([PASSAGE])) });
   helvetica = await (await PDFDocument.create()).embedFont(StandardFonts.Helvetica);
   app = await startTestApp({
-    env: { OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: ai.baseURL, OCR_WORKERS: '1', PDF_SYNC_WAIT_MS: '2000' },
+    model: 'openai',
+    pdfs: {
+      '/known.pdf': { body: Buffer.from(await makeTextPdf(3, 8)) },
+      '/scan.pdf': { body: Buffer.from(await makeScannedPdf([PASSAGE])) },
+    },
+    env: { OCR_WORKERS: '1', PDF_SYNC_WAIT_MS: '2000' },
   });
   ({ token } = await app.signIn('positions@example.com'));
 }, 60_000);
-afterAll(async () => {
-  await app?.stop();
-  await Promise.all([ai?.close(), pdfs?.close()]);
-});
-beforeEach(() => ai.reset());
+afterAll(() => app?.stop());
+beforeEach(() => app.ai.reset());
 
 /** Uploads a record, ingests the served PDF into a new file chat and waits for it to complete. */
 async function ingest(name: string): Promise<{ chatId: string; fileId: string }> {
@@ -67,7 +62,7 @@ async function ingest(name: string): Promise<{ chatId: string; fileId: string }>
     body: { fileName: name, contentType: 'application/pdf', size: 5000 },
   });
   const fileId = upload.body.data.fileId;
-  await app.request('POST', '/message/pdf', { token, body: { url: `${pdfs.url}/${name}`, fileId, chatId } });
+  await app.request('POST', '/message/pdf', { token, body: { url: `${app.pdfs.url}/${name}`, fileId, chatId } });
   for (;;) {
     const data = (await app.request('GET', `/message/pdf/${fileId}`, { token })).body.data.embeddingsData;
     if (data.status === 'completed') return { chatId, fileId };
@@ -79,7 +74,7 @@ async function ingest(name: string): Promise<{ chatId: string; fileId: string }>
 /** A new file chat with an ingested file attached: no history, so the prompt itself is the retrieval query. */
 async function chatWith(fileId: string, name: string): Promise<string> {
   const chatId = (await app.request('POST', '/chat', { token, body: { name: 'again', type: 'file' } })).body.data.id;
-  await app.request('POST', '/message/pdf', { token, body: { url: `${pdfs.url}/${name}`, fileId, chatId } });
+  await app.request('POST', '/message/pdf', { token, body: { url: `${app.pdfs.url}/${name}`, fileId, chatId } });
   return chatId;
 }
 
@@ -214,7 +209,7 @@ describe('a text PDF', () => {
     const { Item } = await app.clients().db.send(new GetCommand({ TableName: app.tableName, Key: key }));
     const { runs: _runs, spans: _spans, ...before } = Item!;
     await app.clients().db.send(new PutCommand({ TableName: app.tableName, Item: before }));
-    ai.setReply('It says so [1].');
+    app.ai.setReply('It says so [1].');
     const { response, sources } = await ask(oldChat, knownSentence(1, 4));
     expect(response).toBe('It says so .');
     expect(sources[0]).toMatchObject({ quote: knownSentence(1, 4), verified: false, boxes: [], cited: false });

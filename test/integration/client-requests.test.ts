@@ -7,21 +7,17 @@ import { FileRepository } from '#shared/files/file-repository.ts';
 import { storedMessages } from '#test/helpers/stored-messages.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
-import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 import { postSse } from '#test/helpers/sse.ts';
 
 // What client developers asked for, each over real HTTP against the emulators.
 
 let app: TestApp;
-let pdfs: PdfServer;
 let db: DynamoDBDocumentClient;
 let alice: { token: string; user: any };
 let bob: { token: string; user: any };
 
 beforeAll(async () => {
-  pdfs = await startPdfServer();
-  pdfs.serve('/three.pdf', { body: Buffer.from(await makeTextPdf(3, 6)) });
-  app = await startTestApp();
+  app = await startTestApp({ pdfs: { '/three.pdf': { body: Buffer.from(await makeTextPdf(3, 6)) } } });
   db = DynamoDBDocumentClient.from(
     new DynamoDBClient({ endpoint: app.endpoints.dynamodb, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }),
   );
@@ -30,7 +26,6 @@ beforeAll(async () => {
 afterAll(async () => {
   db?.destroy();
   await app?.stop();
-  await pdfs?.close();
 });
 
 const createChat = async (token: string, body: Record<string, unknown> = { type: 'text' }) => {
@@ -53,7 +48,7 @@ describe('GET /chat/{chatId}', () => {
     const fileId = await upload(alice.token);
     const ingested = await app.request('POST', '/message/pdf', {
       token: alice.token,
-      body: { url: `${pdfs.url}/three.pdf`, fileId, chatId: chat.id },
+      body: { url: `${app.pdfs.url}/three.pdf`, fileId, chatId: chat.id },
     });
     expect(ingested.status).toBe(200);
 
@@ -267,7 +262,7 @@ describe('a file chat whose PDF is still being processed', () => {
     const fileId = await upload(alice.token);
     await app.request('POST', '/message/pdf', {
       token: alice.token,
-      body: { url: `${pdfs.url}/three.pdf`, fileId, chatId: chat.id },
+      body: { url: `${app.pdfs.url}/three.pdf`, fileId, chatId: chat.id },
     });
     const ok = await app.request('POST', '/message/logged-in', {
       token: alice.token,
@@ -283,7 +278,7 @@ describe('ingestion progress', () => {
     const fileId = await upload(alice.token);
     const res = await app.request('POST', '/message/pdf', {
       token: alice.token,
-      body: { url: `${pdfs.url}/three.pdf`, fileId },
+      body: { url: `${app.pdfs.url}/three.pdf`, fileId },
     });
     expect(res.status).toBe(200);
     const { progress } = (await app.request('GET', `/message/pdf/${fileId}`, { token: alice.token })).body.data

@@ -7,7 +7,6 @@ import { buildPendingExports } from '#shared/account-export/account-export.ts';
 import { accountExportDeps } from '#test/helpers/erasure-deps.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { makePdfFromLines } from '#test/helpers/make-pdf.ts';
-import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 import { until } from '#test/helpers/until.ts';
 
 // Collections through the gateway: CRUD and paging, files in and out, the limits, strangers
@@ -16,7 +15,6 @@ import { until } from '#test/helpers/until.ts';
 // account does to them.
 
 let app: TestApp;
-let pdfs: PdfServer;
 
 const TOPICS = {
   trees: [
@@ -34,17 +32,14 @@ const TOPICS = {
 };
 
 beforeAll(async () => {
-  pdfs = await startPdfServer();
-  for (const [name, lines] of Object.entries(TOPICS))
-    pdfs.serve(`/${name}.pdf`, { body: Buffer.from(await makePdfFromLines([lines])) });
   app = await startTestApp({
+    pdfs: true,
     env: { COLLECTIONS_MAX_PER_USER: '4', COLLECTION_MAX_FILES: '2', COLLECTION_NAME_MAX_CHARS: '40' },
   });
+  for (const [name, lines] of Object.entries(TOPICS))
+    app.pdfs.serve(`/${name}.pdf`, { body: Buffer.from(await makePdfFromLines([lines])) });
 });
-afterAll(async () => {
-  await app?.stop();
-  await pdfs?.close();
-});
+afterAll(() => app?.stop());
 
 type Who = { token: string; id: string };
 const signIn = async (email: string): Promise<Who> => {
@@ -71,7 +66,7 @@ async function upload(who: Who, fileName = 'doc.pdf'): Promise<string> {
 /** A file ingested to completion from the PDF server (in a collection when one is given). */
 async function ingested(who: Who, topic: keyof typeof TOPICS, collectionId?: string): Promise<string> {
   const fileId = await upload(who, `${topic}.pdf`);
-  const body = { url: `${pdfs.url}/${topic}.pdf`, fileId, collectionId };
+  const body = { url: `${app.pdfs.url}/${topic}.pdf`, fileId, collectionId };
   const res = await call(who, 'POST', '/message/pdf', body);
   expect([200, 202]).toContain(res.status);
   await until(
@@ -218,7 +213,7 @@ test("a stranger's collection, or a stranger's file, answers 404 as a missing on
     ['GET', `/collections/${missing}`],
     ['PUT', `/collections/${bobCollection}/files/${missing}`],
     ['POST', '/chat', { type: 'file', collectionId: aliceCollection }],
-    ['POST', '/message/pdf', { url: `${pdfs.url}/trees.pdf`, fileId: bobFile, collectionId: aliceCollection }],
+    ['POST', '/message/pdf', { url: `${app.pdfs.url}/trees.pdf`, fileId: bobFile, collectionId: aliceCollection }],
   ] as [string, string, unknown?][]) {
     const res = await call(bob, method, path, body);
     expect([method, path, res.status, res.body.success]).toEqual([method, path, 404, false]);

@@ -2,7 +2,7 @@ import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { createId } from '@paralleldrive/cuid2';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { chatCalls, eventually, kinds } from '#test/helpers/chat-calls.ts';
-import { lastUserMessage, startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
+import { lastUserMessage } from '#test/helpers/openai-server.ts';
 import { readSse } from '#test/helpers/sse.ts';
 
 // Conversations as trees, through the local gateway against the loopback OpenAI server: an edit
@@ -10,19 +10,16 @@ import { readSse } from '#test/helpers/sse.ts';
 // branch it answers, any branch can be read and made active, a chat stored before the tree reads
 // as one branch, and a chat created without a name is titled from its first exchange.
 
-let ai: OpenAiTestServer;
 let app: TestApp;
 let token: string;
 let userId: string;
 let strangerToken: string;
 
 beforeAll(async () => {
-  ai = await startOpenAiTestServer();
   app = await startTestApp({
+    model: 'openai',
     pollers: false,
     env: {
-      OPENAI_API_KEY: 'test-key',
-      OPENAI_BASE_URL: ai.baseURL,
       OPENAI_MAX_RETRIES: '0',
       DAILY_TOKEN_BUDGET: '10000000',
     },
@@ -33,14 +30,11 @@ beforeAll(async () => {
   } = await app.signIn('branches@example.com'));
   ({ token: strangerToken } = await app.signIn('stranger-branches@example.com'));
 });
-afterAll(async () => {
-  await app?.stop();
-  await ai?.close();
-});
+afterAll(() => app?.stop());
 beforeEach(() => {
-  ai.reset();
-  ai.chunkDelayMs = 0;
-  ai.setReply((req) => (isTitleRequest(req) ? 'Animals And Their Habits' : `You said: ${lastUserMessage(req)}`));
+  app.ai.reset();
+  app.ai.chunkDelayMs = 0;
+  app.ai.setReply((req) => (isTitleRequest(req) ? 'Animals And Their Habits' : `You said: ${lastUserMessage(req)}`));
 });
 
 const { newChat, stream } = chatCalls(() => ({ app, token }));
@@ -48,7 +42,7 @@ const isTitleRequest = (req: { messages: { role: string; content: string }[] }) 
   req.messages[0]?.content.startsWith('You name conversations') ?? false;
 /** The dialogue a reply request sent (system message and title requests left out). */
 const dialogues = () =>
-  ai
+  app.ai
     .chatRequests()
     .filter((r) => !isTitleRequest(r))
     .map((r) => r.messages.filter((m) => m.role !== 'system').map((m) => `${m.role}: ${m.content}`));
@@ -132,7 +126,7 @@ test('a regenerated reply, whole or streamed, is a sibling answering the same pr
   expect(whole.body.data).toMatchObject({ userMessageId: beta.userMessageId, response: 'You said: beta' });
   expect(dialogues().at(-1)).toEqual(['user: alpha', 'assistant: You said: alpha', 'user: beta']);
 
-  ai.setReply('a streamed alternative');
+  app.ai.setReply('a streamed alternative');
   const response = await fetch(`${app.url}/chat/${chat.id}/messages/${beta.messageId}/regenerate`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'text/event-stream' },
@@ -297,14 +291,14 @@ test('a chat created without a name is titled from its first exchange (whole or 
   expect(first.chatName).toBe('Animals And Their Habits');
   // The title's tokens are counted in the user's daily budget, beside the reply's.
   expect((await tokensToday()) - before).toBeGreaterThan((first as any).usage.totalTokens);
-  const titleRequests = ai.chatRequests().filter(isTitleRequest);
+  const titleRequests = app.ai.chatRequests().filter(isTitleRequest);
   expect(titleRequests).toHaveLength(1);
   expect(JSON.stringify(titleRequests[0]!.messages)).toContain('Tell me about animals');
   const read = await app.request('GET', `/chat/${untitled.id}`, { token });
   expect(read.body.data.chatName).toBe('Animals And Their Habits');
   // Only the first exchange.
   await send(untitled.id, 'and more');
-  expect(ai.chatRequests().filter(isTitleRequest)).toHaveLength(1);
+  expect(app.ai.chatRequests().filter(isTitleRequest)).toHaveLength(1);
 
   const streamed = await newChat({ type: 'text', name: undefined });
   const sse = await stream(streamed.id, 'What do owls eat?');
@@ -331,5 +325,5 @@ test('a chat created without a name is titled from its first exchange (whole or 
   expect(kept.chatName).toBeUndefined();
   expect((await tokensToday()) - beforeKept).toBe((kept as any).usage.totalTokens);
   expect((await app.request('GET', `/chat/${renamed.id}`, { token })).body.data.chatName).toBe('My own name');
-  expect(ai.chatRequests().filter(isTitleRequest)).toHaveLength(2);
+  expect(app.ai.chatRequests().filter(isTitleRequest)).toHaveLength(2);
 });

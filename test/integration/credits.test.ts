@@ -5,8 +5,6 @@ import { UsageCounters } from '#shared/limits/usage-counters.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { fixturePdf } from '#test/helpers/make-pdf.ts';
 import { until } from '#test/helpers/until.ts';
-import { startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
-import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 
 // Credits through the gateway against the payment provider's stand-in: a product that grants
 // tokens, its order paid (credits granted once, whatever the replays), the credits used once the
@@ -16,22 +14,18 @@ const BUDGET = 50_000;
 const GRANTS = 4_000;
 
 let app: TestApp;
-let ai: OpenAiTestServer;
-let pdfs: PdfServer;
 let provider: PaymentProviderStandIn;
 let admin: string;
 let counters: UsageCounters;
 let people = 0;
 
 beforeAll(async () => {
-  [ai, pdfs] = await Promise.all([startOpenAiTestServer(), startPdfServer()]);
-  pdfs.serve('/hello.pdf', { body: await fixturePdf('hello-world.pdf') });
   app = await startTestApp({
+    model: 'openai',
+    pdfs: { '/hello.pdf': { body: await fixturePdf('hello-world.pdf') } },
     payments: true,
     env: {
       ADMIN_EMAILS: 'admin@example.com',
-      OPENAI_API_KEY: 'test-key',
-      OPENAI_BASE_URL: ai.baseURL,
       DAILY_TOKEN_BUDGET: String(BUDGET),
     },
   });
@@ -39,10 +33,7 @@ beforeAll(async () => {
   admin = (await app.signIn('admin@example.com')).token;
   counters = new UsageCounters(app.clients().db, app.tableName);
 });
-afterAll(async () => {
-  await app?.stop();
-  await Promise.all([ai?.close(), pdfs?.close()]);
-});
+afterAll(() => app?.stop());
 
 const person = () => app.signIn(`buyer-${++people}@example.com`);
 const providerApi = () => ({ apiUrl: provider.url, secretKey: provider.secretKey });
@@ -140,7 +131,7 @@ test('an ingestion is admitted on credits once the day is spent, and its embeddi
   const fileId = upload.body.data.fileId;
   const res = await app.request('POST', '/message/pdf', {
     token: buyer.token,
-    body: { url: `${pdfs.url}/hello.pdf`, fileId },
+    body: { url: `${app.pdfs.url}/hello.pdf`, fileId },
   });
   expect(res.status).toBe(200);
   const { tokens } = res.body.data.embeddingsData;
@@ -228,10 +219,10 @@ test('a refund delivered before the success: nothing is granted, the late succes
  */
 async function replyAround(buyer: { token: string }, whileHeld: (reserved: number) => Promise<void>) {
   const before = (await budgetOf(buyer.token)).creditsLeft;
-  const chatRequests = ai.count('/v1/chat/completions');
-  const release = ai.holdNext({ only: 'chat' });
+  const chatRequests = app.ai.count('/v1/chat/completions');
+  const release = app.ai.holdNext({ only: 'chat' });
   const reply = prompt(buyer.token);
-  await until('the reply at the model', () => ai.count('/v1/chat/completions') > chatRequests);
+  await until('the reply at the model', () => app.ai.count('/v1/chat/completions') > chatRequests);
   const reserved = before - (await budgetOf(buyer.token)).creditsLeft;
   await whileHeld(reserved);
   release();

@@ -2,7 +2,6 @@ import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client
 import { decodePacked, encodePacked, packVectors } from '#shared/retrieval/packed-vectors.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
-import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 import { rawRequest } from '#test/helpers/raw-request.ts';
 
 // A completed file whose packed vectors object is damaged (cut short, overwritten, written by
@@ -11,7 +10,6 @@ import { rawRequest } from '#test/helpers/raw-request.ts';
 // a request that runs until the function's timeout. Each damage is written over the real object
 // in the local S3, and the chat's function is asked afresh (a damaged object is never cached).
 
-let pdfs: PdfServer;
 let app: TestApp;
 let s3: S3Client;
 let token: string;
@@ -21,9 +19,7 @@ let key: string;
 let original: Buffer;
 
 beforeAll(async () => {
-  pdfs = await startPdfServer();
-  pdfs.serve('/animals.pdf', { body: Buffer.from(await makeTextPdf(3, 8)) });
-  app = await startTestApp();
+  app = await startTestApp({ pdfs: { '/animals.pdf': { body: Buffer.from(await makeTextPdf(3, 8)) } } });
   ({ s3 } = app.clients());
   ({ token } = await app.signIn('damaged@example.com'));
   chatId = (await app.request('POST', '/chat', { token, body: { name: 'animals', type: 'file' } })).body.data.id;
@@ -34,7 +30,7 @@ beforeAll(async () => {
   fileId = upload.body.data.fileId;
   const ingested = await app.request('POST', '/message/pdf', {
     token,
-    body: { url: `${pdfs.url}/animals.pdf`, fileId, chatId },
+    body: { url: `${app.pdfs.url}/animals.pdf`, fileId, chatId },
   });
   expect(ingested.body.data.embeddingsData.status).toBe('completed');
   const listed = await s3.send(new ListObjectsV2Command({ Bucket: app.bucket, Prefix: `vectors/${fileId}/` }));
@@ -45,10 +41,7 @@ beforeAll(async () => {
   const got = await s3.send(new GetObjectCommand({ Bucket: app.bucket, Key: key }));
   original = Buffer.from(await got.Body!.transformToByteArray());
 });
-afterAll(async () => {
-  await app?.stop();
-  await pdfs?.close();
-});
+afterAll(() => app?.stop());
 
 /** The real pack with its lexical index's row offsets pointing far past its postings. */
 function lexicalPastItsEnd(): Buffer {

@@ -2,7 +2,6 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { projectRoot } from '#infra/build.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
-import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 import { makeDocx, makePptx, makeXlsx } from '#test/helpers/ooxml-docs.ts';
 import { settledIngestion } from '#test/helpers/settled-ingestion.ts';
 
@@ -12,7 +11,6 @@ import { settledIngestion } from '#test/helpers/settled-ingestion.ts';
 // [charStart, charEnd) is the quote. What must not be searchable (a page's navigation) is not.
 
 let app: TestApp;
-let docs: PdfServer;
 let token: string;
 
 const fixture = (name: string) => readFileSync(join(projectRoot, 'test/fixtures/documents', name));
@@ -22,7 +20,7 @@ async function ingest(path: string, fileName: string, contentType = 'application
   const upload = await app.request('POST', '/upload', { token, body: { fileName, contentType, size: 5000 } });
   expect(upload.status).toBe(201);
   const fileId: string = upload.body.data.fileId;
-  const res = await app.request('POST', '/message/pdf', { token, body: { url: `${docs.url}${path}`, fileId } });
+  const res = await app.request('POST', '/message/pdf', { token, body: { url: `${app.pdfs.url}${path}`, fileId } });
   return { res: await settledIngestion(app, token, fileId, res), fileId };
 }
 
@@ -65,12 +63,12 @@ const MARKDOWN = [
 ].join('\n\n');
 
 beforeAll(async () => {
-  docs = await startPdfServer();
-  docs.serve('/guide.md', { body: MARKDOWN, contentType: 'text/markdown' });
+  app = await startTestApp({ pdfs: true, env: { CHUNK_TOKENS: '120', CHUNK_OVERLAP_TOKENS: '0' } });
+  app.pdfs.serve('/guide.md', { body: MARKDOWN, contentType: 'text/markdown' });
   // A Markdown file under a PDF's name and type: read as what its bytes are.
-  docs.serve('/guide-named.pdf', { body: MARKDOWN, contentType: 'application/pdf' });
-  docs.serve('/rustdoc.html', { body: fixture('rustdoc-what-is-rustdoc.html'), contentType: 'text/html' });
-  docs.serve('/deck.pptx', {
+  app.pdfs.serve('/guide-named.pdf', { body: MARKDOWN, contentType: 'application/pdf' });
+  app.pdfs.serve('/rustdoc.html', { body: fixture('rustdoc-what-is-rustdoc.html'), contentType: 'text/html' });
+  app.pdfs.serve('/deck.pptx', {
     body: Buffer.from(
       makePptx(
         [1, 2, 3, 4, 5].map((n) => ({
@@ -84,7 +82,7 @@ beforeAll(async () => {
       ),
     ),
   });
-  docs.serve('/stations.xlsx', {
+  app.pdfs.serve('/stations.xlsx', {
     body: Buffer.from(
       makeXlsx([
         {
@@ -99,7 +97,7 @@ beforeAll(async () => {
       ]),
     ),
   });
-  docs.serve('/handbook.docx', {
+  app.pdfs.serve('/handbook.docx', {
     body: Buffer.from(
       makeDocx([
         { heading: 'Staff handbook', level: 1 },
@@ -111,15 +109,11 @@ beforeAll(async () => {
     ),
   });
   for (const name of ['officer-example.docx', 'officer-example.pptx', 'readxl-deaths.xlsx'])
-    docs.serve(`/${name}`, { body: fixture(name) });
-  docs.serve('/photo.pdf', { body: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3]) });
-  app = await startTestApp({ env: { CHUNK_TOKENS: '120', CHUNK_OVERLAP_TOKENS: '0' } });
+    app.pdfs.serve(`/${name}`, { body: fixture(name) });
+  app.pdfs.serve('/photo.pdf', { body: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3]) });
   ({ token } = await app.signIn('documents@example.com'));
 });
-afterAll(async () => {
-  await app?.stop();
-  await docs?.close();
-});
+afterAll(() => app?.stop());
 
 test('Markdown: its status says markdown and its parts; a sentence is found under its heading path, verified in its part', async () => {
   const { res, fileId } = await ingest('/guide.md', 'guide.md', 'text/markdown');

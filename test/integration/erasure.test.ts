@@ -2,7 +2,6 @@ import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { makeTextPdf } from '#test/helpers/make-pdf.ts';
-import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 import { postSse } from '#test/helpers/sse.ts';
 import { until } from '#test/helpers/until.ts';
 import { accountExportDeps, erasureDeps } from '#test/helpers/erasure-deps.ts';
@@ -16,17 +15,17 @@ import { UserRepository } from '#shared/users/user-repository.ts';
 // that dies half-way is finished by the sweep.
 
 let app: TestApp;
-let pdfs: PdfServer;
 let admin: string;
 let productId: string;
 let pdf: Uint8Array;
 
 beforeAll(async () => {
   pdf = await makeTextPdf(3, 8);
-  pdfs = await startPdfServer();
-  pdfs.serve('/doc.pdf', { body: Buffer.from(pdf) });
   // The periodic sweep is off (the helper's default): this suite runs it itself, after interrupting an erasure.
-  app = await startTestApp({ env: { ADMIN_EMAILS: 'admin@example.com' } });
+  app = await startTestApp({
+    pdfs: { '/doc.pdf': { body: Buffer.from(pdf) } },
+    env: { ADMIN_EMAILS: 'admin@example.com' },
+  });
   admin = (await app.signIn('admin@example.com')).token;
   const product = await app.request('POST', '/products', {
     token: admin,
@@ -34,10 +33,7 @@ beforeAll(async () => {
   });
   productId = product.body.id;
 });
-afterAll(async () => {
-  await app?.stop();
-  await pdfs?.close();
-});
+afterAll(() => app?.stop());
 
 /** A user with chats, messages (whole and streamed), a share, feedback, an ingested PDF, an upload and an order. */
 async function populatedUser(email: string) {
@@ -53,7 +49,7 @@ async function populatedUser(email: string) {
   });
   const ingestedId = ingestedUpload.body.data.fileId;
   const ingested = await call('POST', '/message/pdf', {
-    url: `${pdfs.url}/doc.pdf`,
+    url: `${app.pdfs.url}/doc.pdf`,
     fileId: ingestedId,
     chatId: fileChat,
   });

@@ -1,24 +1,22 @@
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
-import { splitIntoDeltas, startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
-import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
+import { splitIntoDeltas } from '#test/helpers/openai-server.ts';
 import { postSse } from '#test/helpers/sse.ts';
 
 // A file chat end to end with the OpenAI provider: a PDF ingested into the chat, then prompts
 // whose replies are given the best passages (model context) and cite them (data.sources,
 // `event: sources`).
 
-let ai: OpenAiTestServer;
-let pdfs: PdfServer;
 let app: TestApp;
 let token: string;
 let chatId: string;
 let fileId: string;
 
 beforeAll(async () => {
-  [ai, pdfs] = await Promise.all([startOpenAiTestServer(), startPdfServer()]);
-  pdfs.serve('/animals.pdf', { body: Buffer.from(await makeTextPdf(3, 8)) });
-  app = await startTestApp({ env: { OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: ai.baseURL } });
+  app = await startTestApp({
+    model: 'openai',
+    pdfs: { '/animals.pdf': { body: Buffer.from(await makeTextPdf(3, 8)) } },
+  });
   ({ token } = await app.signIn('files@example.com'));
   chatId = (await app.request('POST', '/chat', { token, body: { name: 'animals', type: 'file' } })).body.data.id;
   const upload = await app.request('POST', '/upload', {
@@ -28,15 +26,12 @@ beforeAll(async () => {
   fileId = upload.body.data.fileId;
   const ingested = await app.request('POST', '/message/pdf', {
     token,
-    body: { url: `${pdfs.url}/animals.pdf`, fileId, chatId },
+    body: { url: `${app.pdfs.url}/animals.pdf`, fileId, chatId },
   });
   expect(ingested.body.data.embeddingsData.status).toBe('completed');
 });
-afterAll(async () => {
-  await app?.stop();
-  await Promise.all([ai?.close(), pdfs?.close()]);
-});
-beforeEach(() => ai.reset());
+afterAll(() => app?.stop());
+beforeEach(() => app.ai.reset());
 
 /** The usage the loopback server reports for a chat request and its reply (its own formula). */
 /** A new file chat with the animals PDF attached (a chat of its own: no history). */
@@ -44,7 +39,7 @@ async function newChat(name: string): Promise<string> {
   const { body } = await app.request('POST', '/chat', { token, body: { name, type: 'file' } });
   await app.request('POST', '/message/pdf', {
     token,
-    body: { url: `${pdfs.url}/animals.pdf`, fileId, chatId: body.data.id },
+    body: { url: `${app.pdfs.url}/animals.pdf`, fileId, chatId: body.data.id },
   });
   return body.data.id;
 }
@@ -57,7 +52,7 @@ const serverUsage = (messages: { content: string }[], reply: string) => {
 
 test('a whole reply is given the matching passages as data and cites them; markers naming no source are removed', async () => {
   const sentence = knownSentence(2, 3);
-  ai.setReply('The folio says so [1], see also [7].');
+  app.ai.setReply('The folio says so [1], see also [7].');
   const res = await app.request('POST', '/message/logged-in', { token, body: { chatId, prompt: sentence } });
   expect(res.status).toBe(200);
   const { sources, response } = res.body.data;
@@ -83,7 +78,7 @@ test('a whole reply is given the matching passages as data and cites them; marke
   expect(sentence).toContain(sources[0].quote.trim().split(' ')[0]);
 
   // The model was given the passages, labelled with file and page, as data before the prompt.
-  const messages = ai.chatRequests()[0]!.messages;
+  const messages = app.ai.chatRequests()[0]!.messages;
   expect(messages.map((m) => m.role)).toEqual(['system', 'user']);
   const last = messages.at(-1)!.content;
   expect(last).toContain('<passage n="1" source="animals.pdf, page 2">');
@@ -99,7 +94,7 @@ test('a whole reply is given the matching passages as data and cites them; marke
 
 test('a streamed reply sends event: sources before any delta, then event: citations, usage and [DONE]', async () => {
   const sentence = knownSentence(3, 5);
-  ai.setReply('It is on page three [1] and nowhere else [12].');
+  app.ai.setReply('It is on page three [1] and nowhere else [12].');
   const streamChat = await newChat('stream');
   const sse = await postSse(`${app.url}/message/logged-in`, token, {
     chatId: streamChat,
@@ -121,19 +116,19 @@ test('a streamed reply sends event: sources before any delta, then event: citati
 test('a follow-up is rewritten by the model into a standalone question, which retrieves; its tokens count in usage', async () => {
   const followChat = await newChat('follow-up');
   const target = knownSentence(3, 5);
-  ai.setReply('Page three talks about it [1].');
+  app.ai.setReply('Page three talks about it [1].');
   expect(
     (await app.request('POST', '/message/logged-in', { token, body: { chatId: followChat, prompt: target } })).status,
   ).toBe(200);
 
-  ai.reset();
-  ai.setReply((req) => (req.messages[0]!.content.includes('standalone') ? target : 'Here is more [1].'));
+  app.ai.reset();
+  app.ai.setReply((req) => (req.messages[0]!.content.includes('standalone') ? target : 'Here is more [1].'));
   const res = await app.request('POST', '/message/logged-in', {
     token,
     body: { chatId: followChat, prompt: 'Tell me more about that.' },
   });
   expect(res.status).toBe(200);
-  const [rewrite, answer] = ai.chatRequests();
+  const [rewrite, answer] = app.ai.chatRequests();
   expect(rewrite!.messages.map((m) => m.role)).toEqual(['system', 'user']);
   expect(rewrite!.messages[1]!.content).toContain(`<conversation>\nuser: ${target}`);
   expect(rewrite!.messages[1]!.content).toContain('user: Tell me more about that.');

@@ -1,30 +1,29 @@
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
-import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 
 // Follow-up questions with the offline provider: the retrieval query joins the
 // prompt to the previous user turn, so a follow-up that names nothing new still retrieves the
 // pages the conversation is about. The same prompt in a new chat (no conversation) does not.
 // Small chunks (CHUNK_TOKENS) give the document many passages to choose from.
 
-let pdfs: PdfServer;
 let app: TestApp;
 let token: string;
 let fileId: string;
 const PAGES = 30;
 
 beforeAll(async () => {
-  pdfs = await startPdfServer();
-  pdfs.serve('/book.pdf', { body: Buffer.from(await makeTextPdf(PAGES, 6)) });
-  app = await startTestApp({ env: { CHUNK_TOKENS: '120', CHUNK_OVERLAP_TOKENS: '0', RETRIEVAL_K: '4' } });
+  app = await startTestApp({
+    pdfs: { '/book.pdf': { body: Buffer.from(await makeTextPdf(PAGES, 6)) } },
+    env: { CHUNK_TOKENS: '120', CHUNK_OVERLAP_TOKENS: '0', RETRIEVAL_K: '4' },
+  });
   ({ token } = await app.signIn('follow-up@example.com'));
   const upload = await app.request('POST', '/upload', {
     token,
     body: { fileName: 'book.pdf', contentType: 'application/pdf', size: 5000 },
   });
   fileId = upload.body.data.fileId;
-  let data = (await app.request('POST', '/message/pdf', { token, body: { url: `${pdfs.url}/book.pdf`, fileId } })).body
-    .data.embeddingsData;
+  let data = (await app.request('POST', '/message/pdf', { token, body: { url: `${app.pdfs.url}/book.pdf`, fileId } }))
+    .body.data.embeddingsData;
   // On a busy machine the ingestion may outlast the synchronous wait (202): follow it to the end.
   while (data.status === 'processing') {
     await new Promise((r) => setTimeout(r, 200));
@@ -33,14 +32,11 @@ beforeAll(async () => {
   expect(data.status).toBe('completed');
   expect(data.chunks).toBeGreaterThan(20);
 }, 150_000);
-afterAll(async () => {
-  await app?.stop();
-  await pdfs?.close();
-});
+afterAll(() => app?.stop());
 
 async function newChat(): Promise<string> {
   const chatId = (await app.request('POST', '/chat', { token, body: { name: 'book', type: 'file' } })).body.data.id;
-  await app.request('POST', '/message/pdf', { token, body: { url: `${pdfs.url}/book.pdf`, fileId, chatId } });
+  await app.request('POST', '/message/pdf', { token, body: { url: `${app.pdfs.url}/book.pdf`, fileId, chatId } });
   return chatId;
 }
 const ask = async (chatId: string, prompt: string) => {

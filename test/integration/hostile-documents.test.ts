@@ -6,7 +6,6 @@ import { join } from 'node:path';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { docxAround, makeCfb, zeroBombStream } from '#test/helpers/hostile-ooxml.ts';
 import { makeXlsx } from '#test/helpers/ooxml-docs.ts';
-import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 import { settledIngestion } from '#test/helpers/settled-ingestion.ts';
 
 // Hostile documents of the formats beyond PDF, through the gateway: each fails with its typed
@@ -14,7 +13,6 @@ import { settledIngestion } from '#test/helpers/settled-ingestion.ts';
 // and the service keeps answering other requests meanwhile (docs/DECISIONS.md "Documents, not only PDFs").
 
 let app: TestApp;
-let docs: PdfServer;
 let token: string;
 /** Where hostile documents point: any request arriving here is a failure. */
 let bait: Server;
@@ -25,7 +23,7 @@ const WORD = (body: string) =>
   `<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>${body}</w:body></w:document>`;
 
 async function ingest(path: string, body: Uint8Array | string) {
-  docs.serve(path, { body: typeof body === 'string' ? body : Buffer.from(body) });
+  app.pdfs.serve(path, { body: typeof body === 'string' ? body : Buffer.from(body) });
   const upload = await app.request('POST', '/upload', {
     token,
     body: { fileName: path.slice(1), contentType: 'application/octet-stream', size: 5000 },
@@ -33,7 +31,7 @@ async function ingest(path: string, body: Uint8Array | string) {
   const fileId: string = upload.body.data.fileId;
   // Another request while the document is read: it is served as usual.
   const [res, me] = await Promise.all([
-    app.request('POST', '/message/pdf', { token, body: { url: `${docs.url}${path}`, fileId } }),
+    app.request('POST', '/message/pdf', { token, body: { url: `${app.pdfs.url}${path}`, fileId } }),
     app.request('GET', '/me', { token }),
   ]);
   expect(me.status).toBe(200);
@@ -53,13 +51,11 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => bait.listen(0, '127.0.0.1', resolve));
   baitUrl = `http://127.0.0.1:${(bait.address() as AddressInfo).port}`;
-  docs = await startPdfServer();
-  app = await startTestApp();
+  app = await startTestApp({ pdfs: true });
   ({ token } = await app.signIn('hostile-documents@example.com'));
 });
 afterAll(async () => {
   await app?.stop();
-  await docs?.close();
   await new Promise<void>((resolve) => bait.close(() => resolve()));
 });
 afterEach(() => expect(baitRequests).toBe(0));

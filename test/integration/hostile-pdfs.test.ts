@@ -5,8 +5,6 @@ import { extractLimits } from '#shared/ingestion/extract-stage.ts';
 import { PermanentFailure } from '#shared/files/failures.ts';
 import { hostilePdf, plainRawPdf, type HostileClass } from '#test/helpers/hostile-pdfs.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
-import { startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
-import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 
 // The hostile-document suite: every class of generated PDF ends as a typed failure or
 // a completion, with the default limits of pdf-extract (1536 MB), through the bounded child
@@ -113,30 +111,24 @@ test('the child that read a document reads the next one, and is still stopped pa
 
 describe('through the service', () => {
   let app: TestApp;
-  let ai: OpenAiTestServer;
-  let pdfs: PdfServer;
   let token: string;
 
   beforeAll(async () => {
-    [ai, pdfs] = await Promise.all([startOpenAiTestServer(), startPdfServer()]);
-    app = await startTestApp({ env: { OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: ai.baseURL } });
+    app = await startTestApp({ model: 'openai', pdfs: true });
     ({ token } = await app.signIn('hostile@example.com'));
   });
-  afterAll(async () => {
-    await app?.stop();
-    await Promise.all([ai?.close(), pdfs?.close()]);
-  });
+  afterAll(() => app?.stop());
 
   test('a CMap bomb fails the ingestion with 400 TOO_COMPLEX; the service answers meanwhile', async () => {
     const pdf = await hostilePdf('cmap-8-ranges');
-    pdfs.serve('/bomb.pdf', { body: pdf });
+    app.pdfs.serve('/bomb.pdf', { body: pdf });
     const upload = await app.request('POST', '/upload', {
       token,
       body: { fileName: 'bomb.pdf', contentType: 'application/pdf', size: pdf.length },
     });
     const { fileId } = upload.body.data;
 
-    const ingesting = app.request('POST', '/message/pdf', { token, body: { url: `${pdfs.url}/bomb.pdf`, fileId } });
+    const ingesting = app.request('POST', '/message/pdf', { token, body: { url: `${app.pdfs.url}/bomb.pdf`, fileId } });
     const chats = await app.request('GET', '/chat', { token });
     expect(chats.status).toBe(200);
 

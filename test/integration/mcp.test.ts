@@ -3,7 +3,6 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { makePdfFromLines } from '#test/helpers/make-pdf.ts';
-import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 import { until } from '#test/helpers/until.ts';
 
 // POST /api/v1/mcp driven by the official SDK's Client over StreamableHTTPClientTransport, as an
@@ -12,7 +11,6 @@ import { until } from '#test/helpers/until.ts';
 // carry none of the owner's data, and no token or a bad one is 401 before any tool runs.
 
 let app: TestApp;
-let pdfs: PdfServer;
 let alice: string;
 let bob: string;
 let fileId: string;
@@ -39,9 +37,7 @@ const call = async (client: Client, name: string, args: Record<string, unknown>)
 const textOf = (r: CallToolResult) => r.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
 
 beforeAll(async () => {
-  pdfs = await startPdfServer();
-  pdfs.serve('/trees.pdf', { body: Buffer.from(await makePdfFromLines(PAGES)) });
-  app = await startTestApp();
+  app = await startTestApp({ pdfs: { '/trees.pdf': { body: Buffer.from(await makePdfFromLines(PAGES)) } } });
   alice = (await app.signIn('mcp-alice@example.com')).token;
   bob = (await app.signIn('mcp-bob@example.com')).token;
   const upload = await app.request('POST', '/upload', {
@@ -49,7 +45,7 @@ beforeAll(async () => {
     body: { fileName: 'trees.pdf', contentType: 'application/pdf', size: 2000 },
   });
   fileId = upload.body.data.fileId;
-  await app.request('POST', '/message/pdf', { token: alice, body: { url: `${pdfs.url}/trees.pdf`, fileId } });
+  await app.request('POST', '/message/pdf', { token: alice, body: { url: `${app.pdfs.url}/trees.pdf`, fileId } });
   await until(
     'trees.pdf completed',
     async () =>
@@ -63,7 +59,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(open.map((c) => c.close()));
   await app?.stop();
-  await pdfs?.close();
 });
 
 test('the five tools are listed, each with an input and an output schema', async () => {

@@ -5,8 +5,6 @@ import type { CompletedFile, ProcessingFile } from '#shared/files/file-record.ts
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { chatCalls } from '#test/helpers/chat-calls.ts';
 import { fixturePdf } from '#test/helpers/make-pdf.ts';
-import { startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
-import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 import { messagesIn } from '#test/helpers/queues.ts';
 import { until } from '#test/helpers/until.ts';
 
@@ -19,26 +17,20 @@ const CHAT_MODEL = 'gpt-4o-mini';
 const EMBEDDING_MODEL = 'text-embedding-3-small';
 
 let app: TestApp;
-let ai: OpenAiTestServer;
-let pdfs: PdfServer;
 let people = 0;
 
 beforeAll(async () => {
-  [ai, pdfs] = await Promise.all([startOpenAiTestServer(), startPdfServer()]);
   app = await startTestApp({
+    model: 'openai',
+    pdfs: true,
     env: {
-      OPENAI_API_KEY: 'test-key',
-      OPENAI_BASE_URL: ai.baseURL,
       DAILY_TOKEN_BUDGET: String(BUDGET),
       USER_STORAGE_MAX_BYTES: '100000000',
     },
   });
-  pdfs.serve('/hello.pdf', { body: await fixturePdf('hello-world.pdf') });
+  app.pdfs.serve('/hello.pdf', { body: await fixturePdf('hello-world.pdf') });
 });
-afterAll(async () => {
-  await app?.stop();
-  await Promise.all([ai?.close(), pdfs?.close()]);
-});
+afterAll(() => app?.stop());
 
 async function person() {
   const signedIn = await app.signIn(`me-${++people}@example.com`);
@@ -61,7 +53,7 @@ async function uploadAndIngest(token: string, size: number, chatId: string) {
   const fileId = upload.body.data.fileId as string;
   const res = await app.request('POST', '/message/pdf', {
     token,
-    body: { url: `${pdfs.url}/hello.pdf`, fileId, chatId },
+    body: { url: `${app.pdfs.url}/hello.pdf`, fileId, chatId },
   });
   expect(res.body.data.embeddingsData).toMatchObject({ status: 'completed', pages: 1 });
   return fileId;
@@ -91,7 +83,7 @@ test('a new user: the user POST /auth returned, nothing used, the whole budget l
 test('a reply and a streamed reply are counted by model, today and this month, as the budget counted them', async () => {
   const { token, calls } = await person();
   const chat = await calls.newChat();
-  ai.setReply(() => 'A short answer.');
+  app.ai.setReply(() => 'A short answer.');
   const whole = await app.request('POST', '/message/logged-in', { token, body: { chatId: chat.id, prompt: 'Hello' } });
   expect(whole.status).toBe(200);
   const afterWhole = (await me(token)).usage;
@@ -128,7 +120,7 @@ test('an ingested PDF counts its pages, file, bytes and embedding tokens; deleti
   expect(ingested.budget.usedToday).toBe(ingested.tokens.today[EMBEDDING_MODEL]);
 
   // A file chat's prompt embeds its query: the embedding model's tokens grow beside the chat model's.
-  ai.setReply(() => 'It says hello [1].');
+  app.ai.setReply(() => 'It says hello [1].');
   const reply = await app.request('POST', '/message/logged-in', {
     token,
     body: { chatId: chat.id, prompt: 'What does it say?' },
@@ -165,7 +157,7 @@ test("a completion delivered three times counts the file's pages once", async ()
   // A run at its last part, started the way POST /message/pdf starts one, without queuing it.
   const runId = createId();
   const now = new Date().toISOString();
-  await files.startRun({ id: fileId, userId: user.id, runId, url: `${pdfs.url}/hello.pdf`, force: false, now });
+  await files.startRun({ id: fileId, userId: user.id, runId, url: `${app.pdfs.url}/hello.pdf`, force: false, now });
   await files.recordDownload(fileId, runId, { sha256: 'y'.repeat(64), size: 1 }, now);
   await files.recordExtraction(
     fileId,

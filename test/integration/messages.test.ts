@@ -1,25 +1,22 @@
 import { estimateMessageTokens } from '#shared/ai/tokens.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { chatCalls } from '#test/helpers/chat-calls.ts';
-import { lastUserMessage, startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
+import { lastUserMessage } from '#test/helpers/openai-server.ts';
 
 // Whole (non-streamed) replies through the OpenAI provider, against the loopback
 // OpenAI-compatible server: what the model is sent, what is stored, retries and timeouts.
 
 const HISTORY_TOKEN_BUDGET = 300;
 
-let ai: OpenAiTestServer;
 let app: TestApp;
 let token: string;
 let userId: string;
 
 beforeAll(async () => {
-  ai = await startOpenAiTestServer();
   app = await startTestApp({
+    model: 'openai',
     pollers: false,
     env: {
-      OPENAI_API_KEY: 'test-key',
-      OPENAI_BASE_URL: ai.baseURL,
       // Reached on purpose by the model that does not answer; long enough that no answering call does on a loaded machine.
       OPENAI_TIMEOUT_MS: '5000',
       OPENAI_MAX_RETRIES: '2',
@@ -31,11 +28,8 @@ beforeAll(async () => {
     user: { id: userId },
   } = await app.signIn('messages@example.com'));
 });
-afterAll(async () => {
-  await app?.stop();
-  await ai?.close();
-});
-beforeEach(() => ai.reset());
+afterAll(() => app?.stop());
+beforeEach(() => app.ai.reset());
 
 const send = (chatId: string, prompt: string) =>
   app.request('POST', '/message/logged-in', { token, body: { chatId, prompt } });
@@ -43,7 +37,7 @@ const { newChat, history } = chatCalls(() => ({ app, token }));
 
 test('the model gets the system message, the history and the prompt; the reply is stored with its usage', async () => {
   const chat = await newChat({ type: 'text', systemMessage: 'You are terse.' });
-  ai.setReply((req) => `Echo: ${lastUserMessage(req)}`);
+  app.ai.setReply((req) => `Echo: ${lastUserMessage(req)}`);
 
   const first = await send(chat.id, 'Hello');
   expect(first.status).toBe(200);
@@ -56,7 +50,7 @@ test('the model gets the system message, the history and the prompt; the reply i
   const second = await send(chat.id, 'How are you?');
   expect(second.body.data.response).toBe('Echo: How are you?');
 
-  const sent = ai.chatRequests().at(-1)!;
+  const sent = app.ai.chatRequests().at(-1)!;
   expect(sent.model).toBe('gpt-4o-mini');
   expect(sent.stream).toBeFalsy();
   expect(sent.messages).toEqual([
@@ -65,7 +59,7 @@ test('the model gets the system message, the history and the prompt; the reply i
     { role: 'assistant', content: 'Echo: Hello' },
     { role: 'user', content: 'How are you?' },
   ]);
-  expect(ai.requests.at(-1)!.headers.authorization).toBe('Bearer test-key');
+  expect(app.ai.requests.at(-1)!.headers.authorization).toBe('Bearer test-key');
 
   const stored = await history(chat.id);
   expect(stored.map((m) => [m.sequenceNumber, m.messageType, m.type, m.message])).toEqual([
@@ -81,7 +75,7 @@ test('the model gets the system message, the history and the prompt; the reply i
 
 test('two concurrent prompts to one chat get distinct, consecutive sequence numbers', async () => {
   const chat = await newChat();
-  ai.chunkDelayMs = 0;
+  app.ai.chunkDelayMs = 0;
   const [a, b, c] = await Promise.all([send(chat.id, 'first'), send(chat.id, 'second'), send(chat.id, 'third')]);
   expect([a.status, b.status, c.status]).toEqual([200, 200, 200]);
   // Each prompt follows the leaf active when it was counted, so the replies may be on different
@@ -109,11 +103,11 @@ test('two concurrent prompts to one chat get distinct, consecutive sequence numb
 
 test('the history is trimmed to the token budget, oldest messages dropped first', async () => {
   const chat = await newChat();
-  ai.setReply(`ok ${'r'.repeat(150)}`);
+  app.ai.setReply(`ok ${'r'.repeat(150)}`);
   const prompts = ['a', 'b', 'c', 'd', 'e'].map((letter) => `${letter} ${'p'.repeat(150)}`);
   for (const prompt of prompts) expect((await send(chat.id, prompt)).status).toBe(200);
 
-  const sent = ai.chatRequests().at(-1)!.messages;
+  const sent = app.ai.chatRequests().at(-1)!.messages;
   const historySent = sent.slice(1, -1); // between the system message and the prompt
   const stored = (await history(chat.id)).slice(0, -2); // all but the last prompt and its reply
   // What was sent is the newest end of the stored dialogue, in order...
@@ -129,29 +123,29 @@ test('the history is trimmed to the token budget, oldest messages dropped first'
 
 test('429 and 500 answers are retried with backoff until the reply comes', async () => {
   const chat = await newChat();
-  ai.failNext(2, 429);
+  app.ai.failNext(2, 429);
   const limited = await send(chat.id, 'after a rate limit');
   expect(limited.status).toBe(200);
   expect(limited.body.data.response).toBe('You said: after a rate limit');
-  expect(ai.count('/v1/chat/completions')).toBe(3);
+  expect(app.ai.count('/v1/chat/completions')).toBe(3);
 
-  ai.reset();
-  ai.failNext(1, 500);
+  app.ai.reset();
+  app.ai.failNext(1, 500);
   const failed = await send(chat.id, 'after a server error');
   expect(failed.status).toBe(200);
-  expect(ai.count('/v1/chat/completions')).toBe(2);
+  expect(app.ai.count('/v1/chat/completions')).toBe(2);
 });
 
 test('when the retries run out the caller gets 503 (rate limited) or 502, and the prompt stays stored unanswered', async () => {
   const chat = await newChat();
-  ai.failNext(3, 429, { retryAfterSeconds: 0 });
+  app.ai.failNext(3, 429, { retryAfterSeconds: 0 });
   const limited = await send(chat.id, 'too busy');
   expect(limited.status).toBe(503);
   expect(limited.body).toMatchObject({ success: false, statusCode: 503 });
   expect(limited.headers.get('retry-after')).toBeTruthy();
-  expect(ai.count('/v1/chat/completions')).toBe(3); // one try and OPENAI_MAX_RETRIES=2 retries
+  expect(app.ai.count('/v1/chat/completions')).toBe(3); // one try and OPENAI_MAX_RETRIES=2 retries
 
-  ai.failNext(3, 500);
+  app.ai.failNext(3, 500);
   const broken = await send(chat.id, 'broken');
   expect(broken.status).toBe(502);
   expect(broken.body.message).not.toMatch(/Injected/); // the provider's text is not echoed
@@ -165,10 +159,10 @@ test('when the retries run out the caller gets 503 (rate limited) or 502, and th
 
 test('a model that does not answer times out (OPENAI_TIMEOUT_MS) and the call is retried', async () => {
   const chat = await newChat();
-  ai.stallNext(1);
+  app.ai.stallNext(1);
   const res = await send(chat.id, 'are you there?');
   expect(res.status).toBe(200);
   expect(res.body.data.response).toBe('You said: are you there?');
-  expect(ai.count('/v1/chat/completions')).toBe(2);
-  expect(ai.requests[0]!.clientClosedEarly).toBe(true);
+  expect(app.ai.count('/v1/chat/completions')).toBe(2);
+  expect(app.ai.requests[0]!.clientClosedEarly).toBe(true);
 });

@@ -1,28 +1,21 @@
 import { DeleteObjectsCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
-import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 
 // A completed file whose stored vectors are gone (a local S3 lost before write-through, an
 // object deleted by hand): a question in its chat answers 409 naming the file and saying how to
 // ingest it again, never a 500; ingesting it again with force makes the chat answer with sources.
 
-let pdfs: PdfServer;
 let app: TestApp;
 let s3: S3Client;
 let token: string;
 
 beforeAll(async () => {
-  pdfs = await startPdfServer();
-  pdfs.serve('/animals.pdf', { body: Buffer.from(await makeTextPdf(3, 8)) });
-  app = await startTestApp();
+  app = await startTestApp({ pdfs: { '/animals.pdf': { body: Buffer.from(await makeTextPdf(3, 8)) } } });
   ({ s3 } = app.clients());
   ({ token } = await app.signIn('lost@example.com'));
 });
-afterAll(async () => {
-  await app?.stop();
-  await pdfs?.close();
-});
+afterAll(() => app?.stop());
 
 async function deleteVectors(fileId: string): Promise<number> {
   const listed = await s3.send(new ListObjectsV2Command({ Bucket: app.bucket, Prefix: `vectors/${fileId}/` }));
@@ -39,7 +32,7 @@ test('missing vectors: 409 naming the file, then a forced re-ingestion answers w
     body: { fileName: 'animals.pdf', contentType: 'application/pdf', size: 5000 },
   });
   const fileId = upload.body.data.fileId as string;
-  const url = `${pdfs.url}/animals.pdf`;
+  const url = `${app.pdfs.url}/animals.pdf`;
   const ingested = await app.request('POST', '/message/pdf', { token, body: { url, fileId, chatId } });
   expect(ingested.body.data.embeddingsData.status).toBe('completed');
   expect(await deleteVectors(fileId)).toBe(1);
@@ -50,10 +43,10 @@ test('missing vectors: 409 naming the file, then a forced re-ingestion answers w
   expect(lost.body.message).toContain(`"animals.pdf" (file ${fileId})`);
   expect(lost.body.message).toMatch(/ingest it again: POST \/message\/pdf .*"force": true/);
   // The record still says completed; without force the ingestion is not started again.
-  const served = pdfs.count('/animals.pdf');
+  const served = app.pdfs.count('/animals.pdf');
   const again = await app.request('POST', '/message/pdf', { token, body: { url, fileId, chatId } });
   expect(again.status).toBe(200);
-  expect(pdfs.count('/animals.pdf')).toBe(served);
+  expect(app.pdfs.count('/animals.pdf')).toBe(served);
 
   const forced = await app.request('POST', '/message/pdf', { token, body: { url, fileId, chatId, force: true } });
   expect(forced.status).toBe(200);

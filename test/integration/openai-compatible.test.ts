@@ -1,8 +1,7 @@
 import OpenAI from 'openai';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
-import { splitIntoDeltas, startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
-import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
+import { splitIntoDeltas } from '#test/helpers/openai-server.ts';
 import { UsageCounters } from '#shared/limits/usage-counters.ts';
 import { tokenCounter, utcDay } from '#shared/limits/user-limits.ts';
 
@@ -11,8 +10,6 @@ import { tokenCounter, utcDay } from '#shared/limits/user-limits.ts';
 // token limits, multi-turn messages, and errors in OpenAI's shape. The model behind it is the
 // loopback OpenAI-compatible server (the service's own provider).
 
-let ai: OpenAiTestServer;
-let pdfs: PdfServer;
 let app: TestApp;
 let openai: OpenAI;
 let fileId: string;
@@ -23,12 +20,10 @@ const MESSAGES_PER_MINUTE = 1_000;
 const DAILY_TOKEN_BUDGET = 10_000_000;
 
 beforeAll(async () => {
-  [ai, pdfs] = await Promise.all([startOpenAiTestServer(), startPdfServer()]);
-  pdfs.serve('/animals.pdf', { body: Buffer.from(await makeTextPdf(3, 8)) });
   app = await startTestApp({
+    model: 'openai',
+    pdfs: { '/animals.pdf': { body: Buffer.from(await makeTextPdf(3, 8)) } },
     env: {
-      OPENAI_API_KEY: 'test-key',
-      OPENAI_BASE_URL: ai.baseURL,
       REPLY_MAX_TOKENS: String(REPLY_MAX_TOKENS),
       RATE_LIMIT_MESSAGES_PER_MINUTE: String(MESSAGES_PER_MINUTE),
       DAILY_TOKEN_BUDGET: String(DAILY_TOKEN_BUDGET),
@@ -43,17 +38,14 @@ beforeAll(async () => {
   collectionId = (await app.request('POST', '/collections', { token, body: { name: 'Zoo' } })).body.data.id;
   const ingested = await app.request('POST', '/message/pdf', {
     token,
-    body: { url: `${pdfs.url}/animals.pdf`, fileId, collectionId },
+    body: { url: `${app.pdfs.url}/animals.pdf`, fileId, collectionId },
   });
   expect(ingested.body.data.embeddingsData.status).toBe('completed');
   const key = (await app.request('POST', '/me/api-keys', { token, body: { name: 'sdk' } })).body.data.key;
   openai = new OpenAI({ apiKey: key, baseURL: `${app.url}/openai`, maxRetries: 0 });
 });
-afterAll(async () => {
-  await app?.stop();
-  await Promise.all([ai?.close(), pdfs?.close()]);
-});
-beforeEach(() => ai.reset());
+afterAll(() => app?.stop());
+beforeEach(() => app.ai.reset());
 
 /** The usage the loopback server reports for a request and its reply (its own formula). */
 const serverUsage = (messages: { content: string }[], reply: string) => {
@@ -87,7 +79,7 @@ test('models.list names chat, library, the collection and the completed file', a
 });
 
 test('a whole completion is a chat.completion, from the whole multi-turn conversation, with usage', async () => {
-  ai.setReply('Blue, as before.');
+  app.ai.setReply('Blue, as before.');
   const completion = await openai.chat.completions.create({
     model: 'chat',
     messages: [
@@ -114,7 +106,7 @@ test('a whole completion is a chat.completion, from the whole multi-turn convers
     usage: expect.any(Object),
     citations: [],
   });
-  const sent = ai.chatRequests()[0]!;
+  const sent = app.ai.chatRequests()[0]!;
   expect(sent.messages).toEqual([
     { role: 'system', content: 'Answer briefly.' },
     { role: 'user', content: 'What colour is the sky?' },
@@ -127,7 +119,7 @@ test('a whole completion is a chat.completion, from the whole multi-turn convers
 });
 
 test('a streamed completion sends chunks, the finish reason, then the usage chunk with no choices', async () => {
-  ai.setReply('One two three four');
+  app.ai.setReply('One two three four');
   const stream = await openai.chat.completions.create({
     model: 'chat',
     messages: [{ role: 'user', content: 'Count' }],
@@ -144,7 +136,7 @@ test('a streamed completion sends chunks, the finish reason, then the usage chun
   const [finish, last] = chunks.slice(-2);
   expect(finish!.choices).toEqual([{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }]);
   expect(last!.choices).toEqual([]);
-  expect(last!.usage).toEqual(serverUsage(ai.chatRequests()[0]!.messages, 'One two three four'));
+  expect(last!.usage).toEqual(serverUsage(app.ai.chatRequests()[0]!.messages, 'One two three four'));
   expect((last as unknown as { citations: unknown[] }).citations).toEqual([]);
   // Without include_usage no chunk carries usage, and the finish chunk is the last.
   const plain = await openai.chat.completions.create({
@@ -160,7 +152,7 @@ test('a streamed completion sends chunks, the finish reason, then the usage chun
 
 test('file:<id> answers from the file with citations, whole and streamed; [n] is citation n', async () => {
   const sentence = knownSentence(2, 3);
-  ai.setReply('The folio says so [1], see also [9].');
+  app.ai.setReply('The folio says so [1], see also [9].');
   const completion = await openai.chat.completions.create({
     model: `file:${fileId}`,
     messages: [{ role: 'user', content: sentence }],
@@ -180,9 +172,11 @@ test('file:<id> answers from the file with citations, whole and streamed; [n] is
     cited: true,
   });
   expect(citations.map((c) => c.index)).toEqual(citations.map((_, i) => i + 1));
-  expect(ai.chatRequests().at(-1)!.messages.at(-1)!.content).toContain('<passage n="1" source="animals.pdf, page 2">');
+  expect(app.ai.chatRequests().at(-1)!.messages.at(-1)!.content).toContain(
+    '<passage n="1" source="animals.pdf, page 2">',
+  );
 
-  ai.setReply('Page two [1].');
+  app.ai.setReply('Page two [1].');
   const stream = await openai.chat.completions.create({
     model: `collection:${collectionId}`,
     messages: [{ role: 'user', content: sentence }],
@@ -197,20 +191,20 @@ test('file:<id> answers from the file with citations, whole and streamed; [n] is
 });
 
 test('max_tokens and max_completion_tokens are honoured within REPLY_MAX_TOKENS; a cut reply finishes with length', async () => {
-  ai.setReply('one two three four five six');
+  app.ai.setReply('one two three four five six');
   const short = await openai.chat.completions.create({
     model: 'chat',
     messages: [{ role: 'user', content: 'Go on' }],
     max_tokens: 3,
   });
-  expect(ai.chatRequests().at(-1)!.max_completion_tokens).toBe(3);
+  expect(app.ai.chatRequests().at(-1)!.max_completion_tokens).toBe(3);
   expect(short.choices[0]!.finish_reason).toBe('length');
   await openai.chat.completions.create({
     model: 'chat',
     messages: [{ role: 'user', content: 'Go on' }],
     max_completion_tokens: 1_000_000,
   });
-  expect(ai.chatRequests().at(-1)!.max_completion_tokens).toBe(REPLY_MAX_TOKENS);
+  expect(app.ai.chatRequests().at(-1)!.max_completion_tokens).toBe(REPLY_MAX_TOKENS);
 });
 
 test("another user's file or collection, and unknown models, are 404 model_not_found in OpenAI's shape", async () => {
@@ -226,7 +220,7 @@ test("another user's file or collection, and unknown models, are 404 model_not_f
     expect(error).toMatchObject({ type: 'invalid_request_error', code: 'model_not_found', param: null });
   }
   expect((await stranger.models.list()).data.map((m) => m.id)).toEqual(['chat', 'library']);
-  expect(ai.count('/v1/chat/completions')).toBe(0);
+  expect(app.ai.count('/v1/chat/completions')).toBe(0);
 });
 
 test("bad requests are 400 invalid_request_error in OpenAI's shape, naming the parameter", async () => {
@@ -242,7 +236,7 @@ test("bad requests are 400 invalid_request_error in OpenAI's shape, naming the p
   expect(several.error).toMatchObject({ type: 'invalid_request_error', param: 'n' });
   const empty = await refusal(openai.chat.completions.create({ model: 'chat', messages: [] }));
   expect(empty.error).toMatchObject({ param: 'messages', code: 'validation_failed' });
-  expect(ai.count('/v1/chat/completions')).toBe(0);
+  expect(app.ai.count('/v1/chat/completions')).toBe(0);
 });
 
 test("the key's user's rate limit and token budget answer 429 in OpenAI's shape", async () => {
@@ -264,12 +258,12 @@ test("the key's user's rate limit and token budget answer 429 in OpenAI's shape"
   const rate = await refusal(ask());
   expect(rate.status).toBe(429);
   expect(rate.error).toMatchObject({ type: 'rate_limit_error', code: 'rate_limit_exceeded' });
-  expect(ai.count('/v1/chat/completions')).toBe(0);
+  expect(app.ai.count('/v1/chat/completions')).toBe(0);
 });
 
 test('chunks reach the client while the model is still generating; a failure mid-stream is raised by the client', async () => {
-  ai.setReply('alpha beta gamma delta');
-  const release = ai.holdStreamAfter(2);
+  app.ai.setReply('alpha beta gamma delta');
+  const release = app.ai.holdStreamAfter(2);
   const stream = await openai.chat.completions.create({
     model: 'chat',
     messages: [{ role: 'user', content: 'Go' }],
@@ -283,7 +277,7 @@ test('chunks reach the client while the model is still generating; a failure mid
   }
   expect(text).toBe('alpha beta gamma delta');
 
-  ai.cutStreamAfter(2);
+  app.ai.cutStreamAfter(2);
   const cut = await openai.chat.completions.create({
     model: 'chat',
     messages: [{ role: 'user', content: 'Go' }],

@@ -1,7 +1,6 @@
 import type { TestApp } from '#test/helpers/app.ts';
-import type { PdfServer } from '#test/helpers/pdf-server.ts';
 import { fixturePdf } from '#test/helpers/make-pdf.ts';
-import { startSlowDownloadApp, type SlowDownloadApp } from '#test/helpers/slow-download-app.ts';
+import { startSlowDownloadApp } from '#test/helpers/slow-download-app.ts';
 import { until } from '#test/helpers/until.ts';
 import { FileRepository } from '#shared/files/file-repository.ts';
 import type { CompletedFile } from '#shared/files/file-record.ts';
@@ -16,12 +15,10 @@ const BURST = 100;
 const IN_FLIGHT = 2;
 
 let app: TestApp;
-let pdfs: PdfServer;
-let setting: SlowDownloadApp;
 let files: FileRepository;
 
 beforeAll(async () => {
-  setting = await startSlowDownloadApp({
+  app = await startSlowDownloadApp({
     PDF_MAX_IN_FLIGHT_PER_USER: String(IN_FLIGHT),
     PDF_MAX_QUEUED_PER_USER: String(BURST),
     // The abuse limits stay on: the burst must pass them.
@@ -29,12 +26,11 @@ beforeAll(async () => {
     RATE_LIMIT_UPLOADS_PER_MINUTE: '20',
     PDF_SYNC_WAIT_MS: '0',
   });
-  ({ app, pdfs } = setting);
   files = new FileRepository(app.clients().db, app.config.TABLE_NAME);
   const small = await fixturePdf('hello-world.pdf');
-  for (const path of ['/bob.pdf', '/queued-then-deleted.pdf', '/after.pdf']) pdfs.serve(path, { body: small });
+  for (const path of ['/bob.pdf', '/queued-then-deleted.pdf', '/after.pdf']) app.pdfs.serve(path, { body: small });
 });
-afterAll(() => setting?.stop());
+afterAll(() => app?.stop());
 
 async function upload(token: string) {
   return app.request('POST', '/upload', {
@@ -44,7 +40,7 @@ async function upload(token: string) {
 }
 
 const ingest = (token: string, fileId: string, path: string) =>
-  app.request('POST', '/message/pdf', { token, body: { url: `${pdfs.url}${path}`, fileId } });
+  app.request('POST', '/message/pdf', { token, body: { url: `${app.pdfs.url}${path}`, fileId } });
 
 const records = async (ids: string[]) =>
   (await files.getMany(ids)).filter((r): r is CompletedFile => r.status === 'completed');
@@ -123,7 +119,7 @@ test('a queued file that is deleted is never fetched or chunked; the queue moves
   await allCompleted([id(after)]);
 
   expect((await app.request('GET', `/message/pdf/${id(cancelled)}`, { token })).status).toBe(404);
-  expect(pdfs.responses('/queued-then-deleted.pdf').filter((r) => r.method === 'GET')).toHaveLength(0);
+  expect(app.pdfs.responses('/queued-then-deleted.pdf').filter((r) => r.method === 'GET')).toHaveLength(0);
   const chunks = new ChunkRepository(app.clients().db, app.config.TABLE_NAME);
   const stored = [];
   for await (const page of chunks.list(id(cancelled))) stored.push(...page);

@@ -1,5 +1,5 @@
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
-import { startPdfServer, type Behaviour, type PdfServer } from '#test/helpers/pdf-server.ts';
+import type { Behaviour } from '#test/helpers/pdf-server.ts';
 import { fixturePdf, makeTextPdf } from '#test/helpers/make-pdf.ts';
 import { download, probeSize, type FetchPolicy } from '#shared/net/guarded-fetch.ts';
 import { PermanentFailure, RetryableFailure } from '#shared/files/failures.ts';
@@ -10,21 +10,16 @@ import { PermanentFailure, RetryableFailure } from '#shared/files/failures.ts';
 
 const CAP = 100_000;
 let app: TestApp;
-let pdfs: PdfServer;
 let token: string;
 let hello: Buffer;
 
 beforeAll(async () => {
-  pdfs = await startPdfServer();
-  app = await startTestApp({ env: { PDF_MAX_BYTES: String(CAP), PDF_MAX_PAGES: '5' } });
+  app = await startTestApp({ pdfs: true, env: { PDF_MAX_BYTES: String(CAP), PDF_MAX_PAGES: '5' } });
   ({ token } = await app.signIn('downloader@example.com'));
   hello = await fixturePdf('hello-world.pdf');
 });
-afterAll(async () => {
-  await app?.stop();
-  await pdfs?.close();
-});
-beforeEach(() => pdfs.reset());
+afterAll(() => app?.stop());
+beforeEach(() => app.pdfs.reset());
 
 async function newFile(): Promise<string> {
   const res = await app.request('POST', '/upload', {
@@ -35,7 +30,7 @@ async function newFile(): Promise<string> {
 }
 const ingest = async (path: string) => {
   const fileId = await newFile();
-  const res = await app.request('POST', '/message/pdf', { token, body: { url: `${pdfs.url}${path}`, fileId } });
+  const res = await app.request('POST', '/message/pdf', { token, body: { url: `${app.pdfs.url}${path}`, fileId } });
   return { res, fileId };
 };
 const status = async (fileId: string) =>
@@ -50,12 +45,12 @@ test.each([
   ],
   ['no Content-Length at all', { contentLength: 'none' as const }],
 ])('a body larger than the cap with %s is cut off at the cap: TOO_LARGE', async (_, behaviour) => {
-  pdfs.serve('/big.pdf', { size: HUGE, ...behaviour });
+  app.pdfs.serve('/big.pdf', { size: HUGE, ...behaviour });
   const { res, fileId } = await ingest('/big.pdf');
   expect(res.status).toBe(400);
   expect(res.body.errors[0]).toMatchObject({ code: 'TOO_LARGE' });
   expect(await status(fileId)).toMatchObject({ status: 'failed', failure: { reason: 'TOO_LARGE' } });
-  const gets = pdfs.responses('/big.pdf').filter((r) => r.method === 'GET');
+  const gets = app.pdfs.responses('/big.pdf').filter((r) => r.method === 'GET');
   expect(gets).toHaveLength(1); // not retried: too large stays too large
   await gets[0]!.finished;
   expect(gets[0]!.aborted).toBe(true); // the client hung up...
@@ -63,26 +58,26 @@ test.each([
 });
 
 test('a HEAD that lies, then a GET announcing the real size, is refused on the GET headers', async () => {
-  pdfs.serve('/big.pdf', { size: HUGE, head: { contentLength: 1000 } });
+  app.pdfs.serve('/big.pdf', { size: HUGE, head: { contentLength: 1000 } });
   const { res } = await ingest('/big.pdf');
   expect(res.status).toBe(400);
   expect(res.body.errors[0]).toMatchObject({ code: 'TOO_LARGE' });
-  const [get] = pdfs.responses('/big.pdf').filter((r) => r.method === 'GET');
+  const [get] = app.pdfs.responses('/big.pdf').filter((r) => r.method === 'GET');
   await get!.finished;
   expect(get!.bytesWritten).toBeLessThan(HUGE / 2);
 });
 
 test('an honest Content-Length above the cap is refused by the size probe, before any download', async () => {
-  pdfs.serve('/honest.pdf', { size: CAP + 1 });
+  app.pdfs.serve('/honest.pdf', { size: CAP + 1 });
   const { res, fileId } = await ingest('/honest.pdf');
   expect(res.status).toBe(400);
   expect(res.body).toMatchObject({ statusCode: 400, errors: [{ path: 'body.url', code: 'TOO_LARGE' }] });
-  expect(pdfs.requests.map((r) => r.method)).toEqual(['HEAD']);
+  expect(app.pdfs.requests.map((r) => r.method)).toEqual(['HEAD']);
   expect(await status(fileId)).toMatchObject({ status: 'uploaded' });
 });
 
 test('a URL whose size check fails (404) is a 400 at once', async () => {
-  pdfs.serve('/gone.pdf', { status: 404 });
+  app.pdfs.serve('/gone.pdf', { status: 404 });
   const { res } = await ingest('/gone.pdf');
   expect(res.status).toBe(400);
   // What the server answered over HTTP is said; how a connection failed is not (test/security/download-oracle.test.ts).
@@ -91,22 +86,22 @@ test('a URL whose size check fails (404) is a 400 at once', async () => {
 });
 
 test('a server refusing HEAD is probed with a one-byte ranged GET', async () => {
-  pdfs.serve('/nohead.pdf', { body: hello, head: { status: 405 } });
+  app.pdfs.serve('/nohead.pdf', { body: hello, head: { status: 405 } });
   const { res } = await ingest('/nohead.pdf');
   expect(res.status).toBe(200);
-  expect(pdfs.requests.some((r) => r.method === 'GET' && r.headers.range === 'bytes=0-0')).toBe(true);
+  expect(app.pdfs.requests.some((r) => r.method === 'GET' && r.headers.range === 'bytes=0-0')).toBe(true);
 });
 
 test('three redirects are followed; a fourth fails', async () => {
-  pdfs.serve('/final.pdf', { body: hello });
-  pdfs.redirect('/r1', '/r2');
-  pdfs.redirect('/r2', `${pdfs.url}/r3`, 301);
-  pdfs.redirect('/r3', '/final.pdf', 307);
+  app.pdfs.serve('/final.pdf', { body: hello });
+  app.pdfs.redirect('/r1', '/r2');
+  app.pdfs.redirect('/r2', `${app.pdfs.url}/r3`, 301);
+  app.pdfs.redirect('/r3', '/final.pdf', 307);
   const ok = await ingest('/r1');
   expect(ok.res.status).toBe(200);
   expect(ok.res.body.data.embeddingsData).toMatchObject({ status: 'completed', pages: 1 });
 
-  pdfs.redirect('/r0', '/r1');
+  app.pdfs.redirect('/r0', '/r1');
   const tooMany = await ingest('/r0');
   expect(tooMany.res.status).toBe(400);
   expect(tooMany.res.body.errors[0]).toMatchObject({
@@ -118,7 +113,7 @@ test('three redirects are followed; a fourth fails', async () => {
 });
 
 test('a download that keeps failing (500) fails the file with DOWNLOAD_FAILED after its retries', async () => {
-  pdfs.serve('/flaky.pdf', { body: hello, status: 500, head: { status: 200 } });
+  app.pdfs.serve('/flaky.pdf', { body: hello, status: 500, head: { status: 200 } });
   const { res, fileId } = await ingest('/flaky.pdf');
   // The URL's server failed, not this service: a 400, not a 500 that would trip the 5xx alarm.
   expect(res.status).toBe(400);
@@ -132,7 +127,7 @@ test('a download that keeps failing (500) fails the file with DOWNLOAD_FAILED af
       message: 'The PDF could not be downloaded from the URL: the server answered 500 Internal Server Error',
     },
   });
-  expect(pdfs.responses('/flaky.pdf').filter((r) => r.method === 'GET')).toHaveLength(5); // maxReceiveCount of pdf-fetch
+  expect(app.pdfs.responses('/flaky.pdf').filter((r) => r.method === 'GET')).toHaveLength(5); // maxReceiveCount of pdf-fetch
 });
 
 // The size check passed (HEAD 200), then the user's own server failed the download: a typed 400
@@ -154,7 +149,7 @@ test.each<[string, Behaviour, { cause: string; httpStatus?: number; message: str
     5,
   ],
 ])('HEAD 200, then %s: 400 DOWNLOAD_FAILED and the file failed with its cause', async (_, behaviour, failure, gets) => {
-  pdfs.serve('/users.pdf', { body: hello, head: { status: 200 }, ...behaviour });
+  app.pdfs.serve('/users.pdf', { body: hello, head: { status: 200 }, ...behaviour });
   const { res, fileId } = await ingest('/users.pdf');
   expect(res.status).toBe(400);
   expect(res.body).toMatchObject({ success: false, statusCode: 400, errors: [{ code: 'DOWNLOAD_FAILED' }] });
@@ -164,11 +159,11 @@ test.each<[string, Behaviour, { cause: string; httpStatus?: number; message: str
     status: 'failed',
     failure: { reason: 'DOWNLOAD_FAILED', ...cause, message: expect.stringContaining(message) },
   });
-  expect(pdfs.responses('/users.pdf').filter((r) => r.method === 'GET')).toHaveLength(gets);
+  expect(app.pdfs.responses('/users.pdf').filter((r) => r.method === 'GET')).toHaveLength(gets);
 });
 
 test('a PDF with more pages than PDF_MAX_PAGES fails TOO_MANY_PAGES', async () => {
-  pdfs.serve('/six.pdf', { body: await makeTextPdf(6, 2) });
+  app.pdfs.serve('/six.pdf', { body: await makeTextPdf(6, 2) });
   const { res, fileId } = await ingest('/six.pdf');
   expect(res.status).toBe(400);
   expect(res.body.errors[0]).toMatchObject({ code: 'TOO_MANY_PAGES' });
@@ -191,13 +186,17 @@ describe('the guarded download itself', () => {
     const body = Buffer.alloc(50_000, 0x25);
     let release!: () => void;
     const released = new Promise<void>((r) => (release = r));
-    pdfs.serve('/drip.pdf', { body, drip: { bytes: 100, everyMs: 20 }, holdAfter: { bytes: 1000, until: released } });
+    app.pdfs.serve('/drip.pdf', {
+      body,
+      drip: { bytes: 100, everyMs: 20 },
+      holdAfter: { bytes: 1000, until: released },
+    });
     try {
-      const err = await download(`${pdfs.url}/drip.pdf`, policy({ timeoutMs: 10_000 })).catch((e: unknown) => e);
+      const err = await download(`${app.pdfs.url}/drip.pdf`, policy({ timeoutMs: 10_000 })).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(RetryableFailure);
       expect((err as Error).message).toBe('The download took longer than 10000 ms');
       // Stopped, not waited out: the client hung up while the server still had the rest to send.
-      const [get] = pdfs.responses('/drip.pdf').filter((r) => r.method === 'GET');
+      const [get] = app.pdfs.responses('/drip.pdf').filter((r) => r.method === 'GET');
       await get!.finished;
       expect(get!.aborted).toBe(true);
       expect(get!.bytesWritten).toBe(1000);
@@ -213,9 +212,9 @@ describe('the guarded download itself', () => {
       'http://[fd00:ec2::254]/',
       'http://private.test/a.pdf',
     ]) {
-      pdfs.redirect('/hop', target);
+      app.pdfs.redirect('/hop', target);
       const err = await download(
-        `${pdfs.url}/hop`,
+        `${app.pdfs.url}/hop`,
         policy({
           resolve: async (host) =>
             host === 'private.test' ? [{ address: '192.168.0.7', family: 4 }] : [{ address: '127.0.0.1', family: 4 }],
@@ -227,10 +226,10 @@ describe('the guarded download itself', () => {
   });
 
   test('the probe reports the announced size', async () => {
-    pdfs.serve('/a.pdf', { body: hello });
-    await expect(probeSize(`${pdfs.url}/a.pdf`, policy())).resolves.toBe(hello.length);
-    pdfs.serve('/b.pdf', { body: hello, contentLength: 'none' });
-    await expect(probeSize(`${pdfs.url}/b.pdf`, policy())).resolves.toBeUndefined();
+    app.pdfs.serve('/a.pdf', { body: hello });
+    await expect(probeSize(`${app.pdfs.url}/a.pdf`, policy())).resolves.toBe(hello.length);
+    app.pdfs.serve('/b.pdf', { body: hello, contentLength: 'none' });
+    await expect(probeSize(`${app.pdfs.url}/b.pdf`, policy())).resolves.toBeUndefined();
   });
 });
 

@@ -13,7 +13,6 @@ import { resumeStuckIngestions } from '#shared/ingestion/recovery.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
 import { makeScannedPdf } from '#test/helpers/make-script-pdfs.ts';
-import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 import { until } from '#test/helpers/until.ts';
 
 // A document longer than PDF_EXTRACT_PAGES_PER_RANGE is read in ranges of pages, each its own
@@ -26,7 +25,6 @@ const PAGES = 100; // ranges 1–32, 33–64, 65–96, 97–100
 const SCAN_PASSAGE = 'The orchard keeper counts forty quince trees behind the mill.';
 
 let app: TestApp;
-let pdfs: PdfServer;
 let files: FileRepository;
 let chunks: ChunkRepository;
 let sqs: SQSClient;
@@ -41,8 +39,8 @@ async function textWithScan(pages: number, scanAt: number): Promise<Uint8Array> 
 }
 
 beforeAll(async () => {
-  pdfs = await startPdfServer();
   app = await startTestApp({
+    pdfs: true,
     env: { PDF_EXTRACT_PAGES_PER_RANGE: String(PER_RANGE), OCR_WORKERS: '1', PDF_SYNC_WAIT_MS: '0' },
   });
   const { db } = app.clients();
@@ -53,13 +51,12 @@ beforeAll(async () => {
     credentials: LOCAL_CREDENTIALS,
     endpoint: app.endpoints.fauxqs,
   });
-  pdfs.serve('/long.pdf', { body: Buffer.from(await makeTextPdf(PAGES, 4)) });
-  pdfs.serve('/mixed.pdf', { body: Buffer.from(await textWithScan(40, 35)) });
+  app.pdfs.serve('/long.pdf', { body: Buffer.from(await makeTextPdf(PAGES, 4)) });
+  app.pdfs.serve('/mixed.pdf', { body: Buffer.from(await textWithScan(40, 35)) });
 }, 60_000);
 afterAll(async () => {
   sqs?.destroy();
   await app?.stop();
-  await pdfs?.close();
 });
 
 async function submit(token: string, path: string): Promise<string> {
@@ -68,7 +65,7 @@ async function submit(token: string, path: string): Promise<string> {
     body: { fileName: path.slice(1), contentType: 'application/pdf', size: 5000 },
   });
   const fileId = upload.body.data.fileId as string;
-  const res = await app.request('POST', '/message/pdf', { token, body: { url: `${pdfs.url}${path}`, fileId } });
+  const res = await app.request('POST', '/message/pdf', { token, body: { url: `${app.pdfs.url}${path}`, fileId } });
   expect(res.status).toBe(202);
   return fileId;
 }
@@ -200,7 +197,7 @@ async function runAtExtract(email: string) {
     id: fileId,
     userId: user.id as string,
     runId,
-    url: `${pdfs.url}/long.pdf`,
+    url: `${app.pdfs.url}/long.pdf`,
     force: false,
     now,
   });

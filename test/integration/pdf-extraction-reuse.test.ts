@@ -1,5 +1,4 @@
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
-import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 import { makeScannedPdf } from '#test/helpers/make-script-pdfs.ts';
 import { until } from '#test/helpers/until.ts';
 import { FileRepository } from '#shared/files/file-repository.ts';
@@ -10,21 +9,19 @@ import type { CompletedFile } from '#shared/files/file-record.ts';
 // pdf-ocr.
 
 let app: TestApp;
-let pdfs: PdfServer;
 let token: string;
 let files: FileRepository;
 
 beforeAll(async () => {
-  pdfs = await startPdfServer();
-  app = await startTestApp({ env: { OCR_WORKERS: '1', OCR_PAGES_PER_MESSAGE: '2', PDF_SYNC_WAIT_MS: '0' } });
+  app = await startTestApp({
+    pdfs: true,
+    env: { OCR_WORKERS: '1', OCR_PAGES_PER_MESSAGE: '2', PDF_SYNC_WAIT_MS: '0' },
+  });
   files = new FileRepository(app.clients().db, app.config.TABLE_NAME);
   ({ token } = await app.signIn('reuse@example.com'));
-  pdfs.serve('/scanned.pdf', { body: Buffer.from(await makeScannedPdf()) });
+  app.pdfs.serve('/scanned.pdf', { body: Buffer.from(await makeScannedPdf()) });
 }, 60_000);
-afterAll(async () => {
-  await app?.stop();
-  await pdfs?.close();
-});
+afterAll(() => app?.stop());
 
 async function ingest() {
   const upload = await app.request('POST', '/upload', {
@@ -34,7 +31,7 @@ async function ingest() {
   const fileId = upload.body.data.fileId as string;
   const res = await app.request('POST', '/message/pdf', {
     token,
-    body: { url: `${pdfs.url}/scanned.pdf`, fileId },
+    body: { url: `${app.pdfs.url}/scanned.pdf`, fileId },
   });
   expect(res.status).toBe(202);
   return until(

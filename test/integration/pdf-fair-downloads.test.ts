@@ -1,7 +1,6 @@
 import type { TestApp } from '#test/helpers/app.ts';
-import type { PdfServer } from '#test/helpers/pdf-server.ts';
 import { fixturePdf } from '#test/helpers/make-pdf.ts';
-import { startSlowDownloadApp, type SlowDownloadApp } from '#test/helpers/slow-download-app.ts';
+import { startSlowDownloadApp } from '#test/helpers/slow-download-app.ts';
 import { download, MAX_REDIRECTS, type FetchPolicy } from '#shared/net/guarded-fetch.ts';
 import { PermanentFailure } from '#shared/files/failures.ts';
 import { until } from '#test/helpers/until.ts';
@@ -11,11 +10,9 @@ import { until } from '#test/helpers/until.ts';
 // another user's small PDF is never queued behind their slow URLs.
 
 let app: TestApp;
-let pdfs: PdfServer;
-let setting: SlowDownloadApp;
 
 beforeAll(async () => {
-  setting = await startSlowDownloadApp({
+  app = await startSlowDownloadApp({
     PDF_MAX_IN_FLIGHT_PER_USER: '2',
     // Without a queue an ingestion beyond the slots is refused (with one it waits:
     // test/integration/pdf-bulk-ingestion.test.ts).
@@ -25,9 +22,8 @@ beforeAll(async () => {
     // takes longer than the default 5 s deadline.
     PDF_PROBE_TIMEOUT_MS: '20000',
   });
-  ({ app, pdfs } = setting);
 });
-afterAll(() => setting?.stop());
+afterAll(() => app?.stop());
 
 /**
  * The end of an ingestion POST /message/pdf answered: a 200 or 400 carries it; a 202 (the run
@@ -49,7 +45,7 @@ async function ingest(token: string, path: string) {
     body: { fileName: 'doc.pdf', contentType: 'application/pdf', size: 1000 },
   });
   const fileId: string = upload.body.data.fileId;
-  const res = await app.request('POST', '/message/pdf', { token, body: { url: `${pdfs.url}${path}`, fileId } });
+  const res = await app.request('POST', '/message/pdf', { token, body: { url: `${app.pdfs.url}${path}`, fileId } });
   return Object.assign(res, { fileId });
 }
 
@@ -71,7 +67,7 @@ test("one user's slow URLs: two in flight, the third is 429 with Retry-After; an
   const b = await ingest(bob, '/small.pdf');
   expect(await ended(b, bob, b.fileId)).toMatchObject({ status: 'completed', pages: 1 });
   // Alice's two downloads were still open when Bob's PDF completed, and a third never started.
-  const slow = pdfs.responses('/slow.pdf').filter((r) => r.method === 'GET');
+  const slow = app.pdfs.responses('/slow.pdf').filter((r) => r.method === 'GET');
   expect(slow).toHaveLength(2);
   expect(slow.every((r) => !r.aborted && r.bytesWritten < 1024 * 1024)).toBe(true);
 }, 120_000); // two answers after PDF_SYNC_WAIT_MS, then a run followed to its end
@@ -81,7 +77,7 @@ test('ingestions at once while the size check is held: only PDF_MAX_IN_FLIGHT_PE
   const small = await fixturePdf('hello-world.pdf');
   let release!: () => void;
   const released = new Promise<void>((r) => (release = r));
-  pdfs.serve('/held.pdf', { body: small, head: { hold: released } });
+  app.pdfs.serve('/held.pdf', { body: small, head: { hold: released } });
   const fileIds: string[] = [];
   for (let i = 0; i < 6; i++) {
     const upload = await app.request('POST', '/upload', {
@@ -100,13 +96,13 @@ test('ingestions at once while the size check is held: only PDF_MAX_IN_FLIGHT_PE
   expect(warm.map((r) => r.status)).toEqual(Array(6).fill(400));
   const answered: number[] = [];
   const requests = fileIds.map((fileId) =>
-    app.request('POST', '/message/pdf', { token, body: { url: `${pdfs.url}/held.pdf`, fileId } }).then((res) => {
+    app.request('POST', '/message/pdf', { token, body: { url: `${app.pdfs.url}/held.pdf`, fileId } }).then((res) => {
       answered.push(res.status);
       return res;
     }),
   );
   // Every request is either held at the size check (HEAD) or already answered.
-  const heads = () => pdfs.requests.filter((r) => r.path === '/held.pdf' && r.method === 'HEAD').length;
+  const heads = () => app.pdfs.requests.filter((r) => r.path === '/held.pdf' && r.method === 'HEAD').length;
   await until(
     'every ingestion held at the size check or answered',
     () => heads() + answered.length,
@@ -129,13 +125,13 @@ test('ingestions at once while the size check is held: only PDF_MAX_IN_FLIGHT_PE
   );
 
   // Completed runs, a failed size check and a failed run all free their slots.
-  pdfs.serve('/missing.pdf', { status: 404 });
+  app.pdfs.serve('/missing.pdf', { status: 404 });
   // An image under a PDF's name: the run starts, then fails UNSUPPORTED_TYPE.
-  pdfs.serve('/not-a.pdf', { body: Buffer.from('GIF89a not a document'), contentType: 'application/pdf' });
+  app.pdfs.serve('/not-a.pdf', { body: Buffer.from('GIF89a not a document'), contentType: 'application/pdf' });
   // Files whose ingestion was refused (which ones were admitted is the race's choice).
   const [third, fourth, fifth, sixth] = fileIds.filter((_, i) => answers[i]!.status === 429);
   const ingest = (fileId: string, path: string) =>
-    app.request('POST', '/message/pdf', { token, body: { url: `${pdfs.url}${path}`, fileId } });
+    app.request('POST', '/message/pdf', { token, body: { url: `${app.pdfs.url}${path}`, fileId } });
   expect((await ingest(third!, '/missing.pdf')).status).toBe(400);
   await ended(await ingest(fourth!, '/not-a.pdf'), token, fourth!); // the run started, then failed
   expect((await app.request('GET', `/message/pdf/${fourth}`, { token })).body.data.embeddingsData.status).toBe(
@@ -158,19 +154,19 @@ describe('the download floor', () => {
   });
 
   test('a body slower than the floor over a window is cut: DOWNLOAD_FAILED, not retried, the connection closed', async () => {
-    pdfs.serve('/drip.pdf', { size: 64 * 1024, drip: { bytes: 10, everyMs: 50 } });
-    const err = await download(`${pdfs.url}/drip.pdf`, policy(1024, 500)).catch((e: unknown) => e);
+    app.pdfs.serve('/drip.pdf', { size: 64 * 1024, drip: { bytes: 10, everyMs: 50 } });
+    const err = await download(`${app.pdfs.url}/drip.pdf`, policy(1024, 500)).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PermanentFailure);
     expect(err).toMatchObject({ reason: 'DOWNLOAD_FAILED', message: 'The download was too slow' });
-    const [response] = pdfs.responses('/drip.pdf');
+    const [response] = app.pdfs.responses('/drip.pdf');
     await response!.finished;
     expect(response!.aborted).toBe(true);
     expect(response!.bytesWritten).toBeLessThan(64 * 1024);
   });
 
   test('a body that keeps above the floor completes, however many windows it takes', async () => {
-    pdfs.serve('/steady.pdf', { size: 6000, drip: { bytes: 500, everyMs: 50 } });
-    const body = await download(`${pdfs.url}/steady.pdf`, policy(1024, 200));
+    app.pdfs.serve('/steady.pdf', { size: 6000, drip: { bytes: 500, everyMs: 50 } });
+    const body = await download(`${app.pdfs.url}/steady.pdf`, policy(1024, 200));
     expect(body.length).toBe(6000);
   });
 });

@@ -5,7 +5,7 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
 import { lambdaContext } from '#infra/local/lambda-runtime.ts';
 import { loadFunction } from '#infra/local/runtime.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
-import { startPdfServer, type Behaviour, type PdfServer } from '#test/helpers/pdf-server.ts';
+import type { Behaviour } from '#test/helpers/pdf-server.ts';
 import { fixturePdf } from '#test/helpers/make-pdf.ts';
 
 // pdf-fetch on its last attempt when the user's own server is what failed (a 503 every time, a
@@ -15,15 +15,13 @@ import { fixturePdf } from '#test/helpers/make-pdf.ts';
 // and handed to the function as Lambda would on its fifth receive.
 
 let app: TestApp;
-let pdfs: PdfServer;
 let sqs: SQSClient;
 let token: string;
 let hello: Buffer;
 const LAST = String(pipelineStages['pdf-fetch'].maxReceiveCount);
 
 beforeAll(async () => {
-  pdfs = await startPdfServer();
-  app = await startTestApp({ pollers: false, env: { PDF_SYNC_WAIT_MS: '0' } });
+  app = await startTestApp({ pdfs: true, pollers: false, env: { PDF_SYNC_WAIT_MS: '0' } });
   sqs = new SQSClient({ endpoint: app.endpoints.fauxqs, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
   ({ token } = await app.signIn('last-attempt@example.com'));
   hello = await fixturePdf('hello-world.pdf');
@@ -31,7 +29,6 @@ beforeAll(async () => {
 afterAll(async () => {
   sqs?.destroy();
   await app?.stop();
-  await pdfs?.close();
 });
 
 type FetchHandler = (e: SQSEvent, c: unknown) => Promise<{ batchItemFailures: { itemIdentifier: string }[] }>;
@@ -43,7 +40,7 @@ async function lastDelivery(path: string): Promise<{ fileId: string; record: SQS
     body: { fileName: 'x.pdf', contentType: 'application/pdf', size: 1000 },
   });
   const fileId = upload.body.data.fileId as string;
-  const started = await app.request('POST', '/message/pdf', { token, body: { url: `${pdfs.url}${path}`, fileId } });
+  const started = await app.request('POST', '/message/pdf', { token, body: { url: `${app.pdfs.url}${path}`, fileId } });
   expect(started.status).toBe(202);
   const got = await sqs.send(
     new ReceiveMessageCommand({ QueueUrl: app.queues['pdf-fetch'].url, MaxNumberOfMessages: 1, WaitTimeSeconds: 5 }),
@@ -76,7 +73,7 @@ test.each<[string, Behaviour, string]>([
   'the URL’s server answering %s on the last attempt: the file fails, the message is consumed',
   async (_, behaviour, cause) => {
     const path = `/last-${cause}.pdf`;
-    pdfs.serve(path, { body: hello, head: { status: 200 }, ...behaviour });
+    app.pdfs.serve(path, { body: hello, head: { status: 200 }, ...behaviour });
     const { fileId, record } = await lastDelivery(path);
     const handler = (await loadFunction('functions/pdf-fetch.ts')) as FetchHandler;
     const result = await handler({ Records: [record] }, lambdaContext('pdf-fetch', 60_000));

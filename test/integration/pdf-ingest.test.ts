@@ -1,6 +1,4 @@
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
-import { startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
-import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 import { fixturePdf, makeTextPdf } from '#test/helpers/make-pdf.ts';
 import { messagesIn } from '#test/helpers/queues.ts';
 import { until } from '#test/helpers/until.ts';
@@ -18,32 +16,24 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
 // POST /upload, POST /message/pdf, the SQS pipeline, GET /message/pdf/{id}, retrieval.
 
 let app: TestApp;
-let ai: OpenAiTestServer;
-let pdfs: PdfServer;
 let token: string;
 
 beforeAll(async () => {
-  [ai, pdfs] = await Promise.all([startOpenAiTestServer(), startPdfServer()]);
   // Most tests below read the outcome from POST /message/pdf itself (200, or 400 for a failure):
   // the longest wait the invocation allows (about 25 s), so that a loaded machine finishes within it.
-  app = await startTestApp({
-    env: { OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: ai.baseURL, PDF_SYNC_WAIT_MS: '60000' },
-  });
+  app = await startTestApp({ model: 'openai', pdfs: true, env: { PDF_SYNC_WAIT_MS: '60000' } });
   ({ token } = await app.signIn('reader@example.com'));
   for (const name of ['tracemonkey', 'hello-world', 'no-text', 'encrypted-user-password', 'truncated']) {
-    pdfs.serve(`/${name}.pdf`, { body: await fixturePdf(`${name}.pdf`) });
+    app.pdfs.serve(`/${name}.pdf`, { body: await fixturePdf(`${name}.pdf`) });
   }
-  pdfs.serve('/thirty.pdf', { body: Buffer.from(await makeTextPdf(30)) });
+  app.pdfs.serve('/thirty.pdf', { body: Buffer.from(await makeTextPdf(30)) });
   // An image under a PDF's name: no document this service reads.
-  pdfs.serve('/page.pdf', {
+  app.pdfs.serve('/page.pdf', {
     body: Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 16, 0x4a, 0x46, 0x49, 0x46]),
     contentType: 'image/jpeg',
   });
 });
-afterAll(async () => {
-  await app?.stop();
-  await Promise.all([ai?.close(), pdfs?.close()]);
-});
+afterAll(() => app?.stop());
 
 async function newFile(fileName = 'doc.pdf', size = 1000): Promise<string> {
   const res = await app.request('POST', '/upload', { token, body: { fileName, contentType: 'application/pdf', size } });
@@ -58,7 +48,7 @@ test('the text PDF completes with its 14 pages, and a known sentence is retrieve
   const chat = await app.request('POST', '/chat', { token, body: { name: 'paper', type: 'file' } });
   const chatId = chat.body.data.id;
 
-  const res = await ingest({ url: `${pdfs.url}/tracemonkey.pdf`, fileId, chatId });
+  const res = await ingest({ url: `${app.pdfs.url}/tracemonkey.pdf`, fileId, chatId });
   // 200 when it completed within the wait, else 202 and the status to poll: a loaded machine
   // may take either path for 14 pages, and the completed file must be the same.
   expect([200, 202]).toContain(res.status);
@@ -108,13 +98,13 @@ test('the text PDF completes with its 14 pages, and a known sentence is retrieve
   const reply = await app.request('POST', '/message/logged-in', { token, body: { chatId, prompt: sentence } });
   expect(reply.status).toBe(200);
   expect(reply.body.data.sources[0]).toMatchObject({ fileId, page: 9, quote: sentence });
-  const context = JSON.stringify(ai.chatRequests().at(-1)!.messages);
+  const context = JSON.stringify(app.ai.chatRequests().at(-1)!.messages);
   expect(context).toContain(sentence);
 });
 
 test('hello-world completes with one page and one chunk', async () => {
   const fileId = await newFile('hello.pdf');
-  const res = await ingest({ url: `${pdfs.url}/hello-world.pdf`, fileId });
+  const res = await ingest({ url: `${app.pdfs.url}/hello-world.pdf`, fileId });
   expect(res.status).toBe(200);
   expect(res.body.data.embeddingsData).toMatchObject({ status: 'completed', pages: 1, chunks: 1 });
 });
@@ -125,7 +115,7 @@ test.each([
   ['page.pdf', 'UNSUPPORTED_TYPE'],
 ])('%s fails with %s (400), and the status says why', async (name, reason) => {
   const fileId = await newFile(name);
-  const res = await ingest({ url: `${pdfs.url}/${name}`, fileId });
+  const res = await ingest({ url: `${app.pdfs.url}/${name}`, fileId });
   expect(res.status).toBe(400);
   expect(res.body).toMatchObject({ success: false, statusCode: 400, errors: [{ code: reason }] });
   const status = await app.request('GET', `/message/pdf/${fileId}`, { token });
@@ -135,10 +125,10 @@ test.each([
 
 test('the truncated PDF fails cleanly (NOT_PDF), once, without retries', async () => {
   const fileId = await newFile('truncated.pdf');
-  const res = await ingest({ url: `${pdfs.url}/truncated.pdf`, fileId });
+  const res = await ingest({ url: `${app.pdfs.url}/truncated.pdf`, fileId });
   expect(res.status).toBe(400);
   expect(res.body.errors[0].code).toBe('NOT_PDF');
-  expect(pdfs.responses('/truncated.pdf').filter((r) => r.method === 'GET')).toHaveLength(1);
+  expect(app.pdfs.responses('/truncated.pdf').filter((r) => r.method === 'GET')).toHaveLength(1);
 });
 
 test('five forced re-ingestions at once of a completed file: the last one completes, and no superseded run keeps an in-flight slot', async () => {
@@ -149,7 +139,7 @@ test('five forced re-ingestions at once of a completed file: the last one comple
     body: { fileName: 'thirty.pdf', contentType: 'application/pdf', size: 1000 },
   });
   const fileId = upload.body.data.fileId as string;
-  const url = `${pdfs.url}/thirty.pdf`;
+  const url = `${app.pdfs.url}/thirty.pdf`;
   expect((await ingest({ url, fileId }, own)).body.data.embeddingsData).toMatchObject({ status: 'completed' });
 
   // Five at once: two take the free slots, three wait in the queue (the first run's slot was taken
@@ -185,6 +175,6 @@ test('five forced re-ingestions at once of a completed file: the last one comple
     token: own,
     body: { fileName: 'hello.pdf', contentType: 'application/pdf', size: 1000 },
   });
-  const admitted = await ingest({ url: `${pdfs.url}/hello-world.pdf`, fileId: next.body.data.fileId }, own);
+  const admitted = await ingest({ url: `${app.pdfs.url}/hello-world.pdf`, fileId: next.body.data.fileId }, own);
   expect(admitted.body.data.embeddingsData).toMatchObject({ status: 'completed' });
 }, 120_000);

@@ -6,8 +6,6 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
-import { startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
-import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 import { startS3Recorder, type S3Recorder } from '#test/helpers/s3-recorder.ts';
 import { largePdf, largePdfPages } from '#test/helpers/large-pdf.ts';
 import { until } from '#test/helpers/until.ts';
@@ -26,21 +24,17 @@ import { extractLimits } from '#shared/ingestion/extract-stage.ts';
 // copies the stored PDF to a temporary file of its own, which the pdf.js child reads in ranges.
 
 let app: TestApp;
-let ai: OpenAiTestServer;
-let pdfs: PdfServer;
 let s3: S3Recorder;
 let token: string;
 let files: FileRepository;
 
 beforeAll(async () => {
-  ai = await startOpenAiTestServer();
-  pdfs = await startPdfServer();
   s3 = await startS3Recorder(process.env.TEST_FAUXQS_ENDPOINT!);
   app = await startTestApp({
+    model: 'openai',
+    pdfs: true,
     env: {
       S3_ENDPOINT: s3.url,
-      OPENAI_API_KEY: 'test-key',
-      OPENAI_BASE_URL: ai.baseURL,
       PDF_MAX_BYTES: String(64 * 1024 * 1024),
       PDF_SYNC_WAIT_MS: '0',
     },
@@ -50,9 +44,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await app?.stop();
-  await pdfs?.close();
   await s3?.close();
-  await ai?.close();
 });
 
 test('a PDF of several parts is stored part by part as it downloads; its SHA-256 and size are the whole body’s', async () => {
@@ -62,14 +54,17 @@ test('a PDF of several parts is stored part by part as it downloads; its SHA-256
   const pdf = Buffer.concat(chunks);
   let release!: () => void;
   const released = new Promise<void>((r) => (release = r));
-  pdfs.serve('/large.pdf', { body: pdf, holdAfter: { bytes: 3 * PART_BYTES + 1024 * 1024, until: released } });
+  app.pdfs.serve('/large.pdf', { body: pdf, holdAfter: { bytes: 3 * PART_BYTES + 1024 * 1024, until: released } });
 
   const created = await app.request('POST', '/upload', {
     token,
     body: { fileName: 'large.pdf', contentType: 'application/pdf', size: pdf.byteLength },
   });
   const fileId: string = created.body.data.fileId;
-  const ingest = await app.request('POST', '/message/pdf', { token, body: { url: `${pdfs.url}/large.pdf`, fileId } });
+  const ingest = await app.request('POST', '/message/pdf', {
+    token,
+    body: { url: `${app.pdfs.url}/large.pdf`, fileId },
+  });
   expect([200, 202]).toContain(ingest.status);
 
   // Three parts' worth sent, the rest held back: parts must reach the bucket before the body ends.
@@ -95,14 +90,14 @@ test('a body that is no document read here is refused on its first KiB: the down
   // A PNG image (its signature, then bytes): refused from its head, whatever its length.
   const png = Buffer.alloc(3 * PART_BYTES, 7);
   png.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-  pdfs.serve('/page.html', { body: png, contentType: 'image/png' });
+  app.pdfs.serve('/page.html', { body: png, contentType: 'image/png' });
   const created = await app.request('POST', '/upload', {
     token,
     body: { fileName: 'page.pdf', contentType: 'application/pdf', size: 1000 },
   });
   const fileId: string = created.body.data.fileId;
   const before = s3.requests.length;
-  await app.request('POST', '/message/pdf', { token, body: { url: `${pdfs.url}/page.html`, fileId } });
+  await app.request('POST', '/message/pdf', { token, body: { url: `${app.pdfs.url}/page.html`, fileId } });
   const failed = await until(
     'the image refused',
     () => files.get(fileId),
@@ -112,7 +107,7 @@ test('a body that is no document read here is refused on its first KiB: the down
     failure: { reason: 'UNSUPPORTED_TYPE', message: expect.stringContaining('a PNG image') },
   });
   expect(s3.requests.slice(before).filter((r) => r.includes('source.pdf'))).toEqual([]);
-  const [get] = pdfs.responses('/page.html').filter((r) => r.method === 'GET');
+  const [get] = app.pdfs.responses('/page.html').filter((r) => r.method === 'GET');
   await get!.finished;
   expect(get!.aborted).toBe(true); // the rest of the body was never read
 });

@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { knownSentence } from '#test/helpers/make-pdf.ts';
-import { startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
 import { until } from '#test/helpers/until.ts';
 import { FileRepository } from '#shared/files/file-repository.ts';
 
@@ -13,16 +12,13 @@ import { FileRepository } from '#shared/files/file-repository.ts';
 const PART_BYTES = 5 * 1024 * 1024;
 
 let app: TestApp;
-let ai: OpenAiTestServer;
 let token: string;
 let files: FileRepository;
 
 beforeAll(async () => {
-  ai = await startOpenAiTestServer();
   app = await startTestApp({
+    model: 'openai',
     env: {
-      OPENAI_API_KEY: 'test-key',
-      OPENAI_BASE_URL: ai.baseURL,
       UPLOAD_PART_BYTES: String(PART_BYTES),
       PDF_SYNC_WAIT_MS: '0',
     },
@@ -30,10 +26,7 @@ beforeAll(async () => {
   files = new FileRepository(app.clients().db, app.config.TABLE_NAME);
   ({ token } = await app.signIn('multipart@example.com'));
 });
-afterAll(async () => {
-  await app?.stop();
-  await ai?.close();
-});
+afterAll(() => app?.stop());
 
 /** A 3-page text PDF made larger than a part (or `padding` bytes larger) by an attached file of random bytes. */
 async function largePdf(padding = PART_BYTES + 512 * 1024): Promise<Uint8Array> {

@@ -1,5 +1,4 @@
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
-import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 import {
   ARABIC_LIGATURE_PAGES,
   ARABIC_PAGES,
@@ -37,13 +36,14 @@ async function makeBlankPagesPdf(): Promise<Uint8Array> {
 // CPU-heavy: one worker thread, small pages, a handful of them.
 
 let app: TestApp;
-let pdfs: PdfServer;
 let token: string;
 
 beforeAll(async () => {
-  pdfs = await startPdfServer();
   // Ranges of 2 pages, so OCR's progress has steps to show.
-  app = await startTestApp({ env: { OCR_WORKERS: '1', OCR_PAGES_PER_MESSAGE: '2', PDF_SYNC_WAIT_MS: '2000' } });
+  app = await startTestApp({
+    pdfs: true,
+    env: { OCR_WORKERS: '1', OCR_PAGES_PER_MESSAGE: '2', PDF_SYNC_WAIT_MS: '2000' },
+  });
   ({ token } = await app.signIn('scripts@example.com'));
   const [scanned, glyphIds, blackAndWhite, hugeImage] = await Promise.all([
     makeScannedPdf(),
@@ -51,21 +51,18 @@ beforeAll(async () => {
     makeCcittScanPdf([SCANNED_PAGES[0]!, null, SCANNED_PAGES[2]!]),
     ocrHostilePdf('huge-image'),
   ]);
-  pdfs.serve('/black-and-white.pdf', { body: Buffer.from(blackAndWhite) });
-  pdfs.serve('/blank-pages.pdf', { body: Buffer.from(await makeBlankPagesPdf()) });
-  pdfs.serve('/huge-image.pdf', { body: hugeImage });
-  pdfs.serve('/scanned.pdf', { body: Buffer.from(scanned) });
-  pdfs.serve('/glyph-ids.pdf', { body: Buffer.from(glyphIds) });
-  pdfs.serve('/japanese.pdf', { body: Buffer.from(makeJapanesePdf()) });
-  pdfs.serve('/arabic.pdf', { body: Buffer.from(makeArabicPdf()) });
+  app.pdfs.serve('/black-and-white.pdf', { body: Buffer.from(blackAndWhite) });
+  app.pdfs.serve('/blank-pages.pdf', { body: Buffer.from(await makeBlankPagesPdf()) });
+  app.pdfs.serve('/huge-image.pdf', { body: hugeImage });
+  app.pdfs.serve('/scanned.pdf', { body: Buffer.from(scanned) });
+  app.pdfs.serve('/glyph-ids.pdf', { body: Buffer.from(glyphIds) });
+  app.pdfs.serve('/japanese.pdf', { body: Buffer.from(makeJapanesePdf()) });
+  app.pdfs.serve('/arabic.pdf', { body: Buffer.from(makeArabicPdf()) });
   // Ligatures mapped to the letters they show, as word processors write them.
-  pdfs.serve('/arabic-ligatures.pdf', { body: Buffer.from(makeArabicPdf(ARABIC_LIGATURE_PAGES, 'letters')) });
-  pdfs.serve('/hebrew-ligatures.pdf', { body: Buffer.from(makeHebrewPdf(HEBREW_LIGATURE_PAGES, 'letters')) });
+  app.pdfs.serve('/arabic-ligatures.pdf', { body: Buffer.from(makeArabicPdf(ARABIC_LIGATURE_PAGES, 'letters')) });
+  app.pdfs.serve('/hebrew-ligatures.pdf', { body: Buffer.from(makeHebrewPdf(HEBREW_LIGATURE_PAGES, 'letters')) });
 }, 60_000);
-afterAll(async () => {
-  await app?.stop();
-  await pdfs?.close();
-});
+afterAll(() => app?.stop());
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -79,7 +76,7 @@ async function ingest(name: string, timeoutMs = 150_000) {
   const fileId = upload.body.data.fileId;
   const res = await app.request('POST', '/message/pdf', {
     token,
-    body: { url: `${pdfs.url}/${name}`, fileId, chatId },
+    body: { url: `${app.pdfs.url}/${name}`, fileId, chatId },
   });
   expect([200, 202, 400]).toContain(res.status);
   const deadline = Date.now() + timeoutMs;

@@ -7,8 +7,6 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
 import type { FailedFile, ProcessingFile } from '#shared/files/file-record.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { messagesIn } from '#test/helpers/queues.ts';
-import { startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
-import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 import { fixturePdf, knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
 import { createAiProvider } from '#shared/ai/provider.ts';
 import { createDocumentClient } from '#shared/clients.ts';
@@ -22,8 +20,6 @@ import { until } from '#test/helpers/until.ts';
 
 const BATCH = 16;
 let app: TestApp;
-let ai: OpenAiTestServer;
-let pdfs: PdfServer;
 let alice: string;
 let bob: string;
 let db: DynamoDBDocumentClient;
@@ -32,16 +28,19 @@ let sqs: SQSClient;
 let bigPdf: Uint8Array;
 
 beforeAll(async () => {
-  [ai, pdfs, bigPdf] = await Promise.all([startOpenAiTestServer(), startPdfServer(), makeTextPdf(300)]);
-  ai.embeddingBatchLimit = BATCH;
-  app = await startTestApp({
-    env: {
-      OPENAI_API_KEY: 'test-key',
-      OPENAI_BASE_URL: ai.baseURL,
-      EMBEDDING_BATCH_SIZE: String(BATCH),
-      PDF_SYNC_WAIT_MS: '1500',
-    },
-  });
+  [bigPdf, app] = await Promise.all([
+    makeTextPdf(300),
+    startTestApp({
+      model: 'openai',
+      pdfs: { '/hello.pdf': { body: await fixturePdf('hello-world.pdf') } },
+      env: {
+        EMBEDDING_BATCH_SIZE: String(BATCH),
+        PDF_SYNC_WAIT_MS: '1500',
+      },
+    }),
+  ]);
+  app.pdfs.serve('/big.pdf', { body: bigPdf });
+  app.ai.embeddingBatchLimit = BATCH;
   [{ token: alice }, { token: bob }] = await Promise.all([
     app.signIn('alice@example.com'),
     app.signIn('bob@example.com'),
@@ -50,19 +49,16 @@ beforeAll(async () => {
   db = DynamoDBDocumentClient.from(new DynamoDBClient({ ...endpoint, endpoint: app.endpoints.dynamodb }));
   s3 = new S3Client({ ...endpoint, endpoint: app.endpoints.fauxqs, forcePathStyle: true });
   sqs = new SQSClient({ ...endpoint, endpoint: app.endpoints.fauxqs });
-  pdfs.serve('/hello.pdf', { body: await fixturePdf('hello-world.pdf') });
-  pdfs.serve('/big.pdf', { body: bigPdf });
 });
 afterAll(async () => {
   await app?.stop();
-  await Promise.all([ai?.close(), pdfs?.close()]);
   db?.destroy();
   s3?.destroy();
   sqs?.destroy();
 });
 beforeEach(() => {
-  ai.reset();
-  ai.embeddingBatchLimit = BATCH;
+  app.ai.reset();
+  app.ai.embeddingBatchLimit = BATCH;
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -143,7 +139,7 @@ test('a 300-page PDF uploaded through the presigned URL fans out, completes, and
   expect(data).toMatchObject({ status: 'completed', pages: 300, size: bigPdf.length });
 
   // Fan-out: one part per embedding request, every request as full as the provider allows.
-  const requests = ai.embeddingRequests();
+  const requests = app.ai.embeddingRequests();
   expect(requests.length).toBe(Math.ceil(data.chunks / BATCH));
   expect(requests.length).toBeGreaterThan(5);
   const sizes = requests.map((r) => (r.input as string[]).length).sort((a, b) => b - a);
@@ -170,73 +166,76 @@ test('a 300-page PDF uploaded through the presigned URL fans out, completes, and
   expect(best).toMatchObject({ fileId: file.fileId, page: 217, quote: sentence });
 
   // The same bytes again for the same user: embeddings reused, nothing paid.
-  ai.reset();
-  ai.embeddingBatchLimit = BATCH;
+  app.ai.reset();
+  app.ai.embeddingBatchLimit = BATCH;
   const again = await newFile(alice, 'copy.pdf');
   await app.request('POST', '/message/pdf', {
     token: alice,
-    body: { url: `${pdfs.url}/big.pdf`, fileId: again.fileId },
+    body: { url: `${app.pdfs.url}/big.pdf`, fileId: again.fileId },
   });
   const copy = await finished(again.fileId);
   expect(copy).toMatchObject({ status: 'completed', pages: 300, chunks: data.chunks, reusedFrom: file.fileId });
-  expect(ai.count('/v1/embeddings')).toBe(0);
+  expect(app.ai.count('/v1/embeddings')).toBe(0);
   expect(await chunkItems(again.fileId)).toHaveLength(data.chunks);
 
   // Another user pays for their own copy.
   const bobs = await newFile(bob, 'book.pdf');
-  await app.request('POST', '/message/pdf', { token: bob, body: { url: `${pdfs.url}/big.pdf`, fileId: bobs.fileId } });
+  await app.request('POST', '/message/pdf', {
+    token: bob,
+    body: { url: `${app.pdfs.url}/big.pdf`, fileId: bobs.fileId },
+  });
   const theirs = await finished(bobs.fileId, bob);
   expect(theirs.reusedFrom).toBeUndefined();
-  expect(ai.count('/v1/embeddings')).toBe(requests.length);
+  expect(app.ai.count('/v1/embeddings')).toBe(requests.length);
 }, 120_000);
 
 test('the embedding server answering 429 a few times: the file still completes', async () => {
   const { fileId } = await newFile();
-  ai.failNext(3, 429, { only: 'embeddings' });
-  await app.request('POST', '/message/pdf', { token: alice, body: { url: `${pdfs.url}/hello.pdf`, fileId } });
+  app.ai.failNext(3, 429, { only: 'embeddings' });
+  await app.request('POST', '/message/pdf', { token: alice, body: { url: `${app.pdfs.url}/hello.pdf`, fileId } });
   expect(await finished(fileId)).toMatchObject({ status: 'completed', chunks: 1 });
-  expect(ai.count('/v1/embeddings')).toBe(4);
+  expect(app.ai.count('/v1/embeddings')).toBe(4);
 });
 
 test('an embedding request the provider refuses (400) fails the file at once: EMBEDDING_FAILED, a 500', async () => {
   const { fileId } = await newFile();
-  ai.failNext(1, 400, { only: 'embeddings' });
+  app.ai.failNext(1, 400, { only: 'embeddings' });
   // force: alice embedded these bytes before, and would otherwise get them back for free.
   const res = await app.request('POST', '/message/pdf', {
     token: alice,
-    body: { url: `${pdfs.url}/hello.pdf`, fileId, force: true },
+    body: { url: `${app.pdfs.url}/hello.pdf`, fileId, force: true },
   });
   // A 500 when the run failed within PDF_SYNC_WAIT_MS; on a loaded machine a 202, then the failure.
   expect([500, 202]).toContain(res.status);
   if (res.status === 500)
     expect(res.body).toMatchObject({ success: false, statusCode: 500, errors: [{ code: 'EMBEDDING_FAILED' }] });
   expect(await finished(fileId)).toMatchObject({ status: 'failed', failure: { reason: 'EMBEDDING_FAILED' } });
-  expect(ai.count('/v1/embeddings')).toBe(1); // not retried
+  expect(app.ai.count('/v1/embeddings')).toBe(1); // not retried
 });
 
 test('the same fileId again starts nothing new; force: true ingests again and replaces the chunks', async () => {
   const { fileId } = await newFile();
   const first = await app.request('POST', '/message/pdf', {
     token: alice,
-    body: { url: `${pdfs.url}/hello.pdf`, fileId },
+    body: { url: `${app.pdfs.url}/hello.pdf`, fileId },
   });
   const firstRun = await ingested(first);
   expect(firstRun.status).toBe('completed');
-  const gets = () => pdfs.requests.filter((r) => r.path === '/hello.pdf' && r.method === 'GET').length;
-  const before = { gets: gets(), embeds: ai.count('/v1/embeddings') };
+  const gets = () => app.pdfs.requests.filter((r) => r.path === '/hello.pdf' && r.method === 'GET').length;
+  const before = { gets: gets(), embeds: app.ai.count('/v1/embeddings') };
 
   const second = await app.request('POST', '/message/pdf', {
     token: alice,
-    body: { url: `${pdfs.url}/hello.pdf`, fileId },
+    body: { url: `${app.pdfs.url}/hello.pdf`, fileId },
   });
   expect(second.status).toBe(200);
   expect(second.body.data.embeddingsData.completedAt).toBe(firstRun.completedAt);
-  expect({ gets: gets(), embeds: ai.count('/v1/embeddings') }).toEqual(before);
+  expect({ gets: gets(), embeds: app.ai.count('/v1/embeddings') }).toEqual(before);
 
   // Another URL for the same file is not passed over in silence: it needs force.
   const moved = await app.request('POST', '/message/pdf', {
     token: alice,
-    body: { url: `${pdfs.url}/hello-moved.pdf`, fileId },
+    body: { url: `${app.pdfs.url}/hello-moved.pdf`, fileId },
   });
   expect(moved.status).toBe(409);
   expect(moved.body).toMatchObject({
@@ -244,17 +243,17 @@ test('the same fileId again starts nothing new; force: true ingests again and re
     statusCode: 409,
     message: expect.stringMatching(/another URL.*force: true/),
   });
-  expect({ gets: gets(), embeds: ai.count('/v1/embeddings') }).toEqual(before);
+  expect({ gets: gets(), embeds: app.ai.count('/v1/embeddings') }).toEqual(before);
 
   const forced = await app.request('POST', '/message/pdf', {
     token: alice,
-    body: { url: `${pdfs.url}/hello.pdf`, fileId, force: true },
+    body: { url: `${app.pdfs.url}/hello.pdf`, fileId, force: true },
   });
   const forcedRun = await ingested(forced);
   expect(forcedRun.status).toBe('completed');
   expect(forcedRun.completedAt > firstRun.completedAt).toBe(true);
   expect(gets()).toBe(before.gets + 1);
-  expect(ai.count('/v1/embeddings')).toBe(before.embeds + 1); // forced: not reused
+  expect(app.ai.count('/v1/embeddings')).toBe(before.embeds + 1); // forced: not reused
   expect(await chunkItems(fileId)).toHaveLength(1);
   // The old run's vectors, page texts and PDF are gone: one run's are left (the completion's
   // clean-up runs after the file reads completed, so it is awaited).
@@ -283,7 +282,7 @@ describe('messages', () => {
       id: fileId,
       userId: user,
       runId,
-      url: `${pdfs.url}/hello.pdf`,
+      url: `${app.pdfs.url}/hello.pdf`,
       force: false,
       now: new Date().toISOString(),
     });
@@ -360,8 +359,8 @@ describe('messages', () => {
 describe('ownership and deletion', () => {
   test("another user's file is 404 everywhere; a text chat or another user's chat cannot take the PDF", async () => {
     const { fileId } = await newFile(alice);
-    const url = `${pdfs.url}/hello.pdf`;
-    const seen = pdfs.count('/hello.pdf');
+    const url = `${app.pdfs.url}/hello.pdf`;
+    const seen = app.pdfs.count('/hello.pdf');
     expect((await app.request('POST', '/message/pdf', { token: bob, body: { url, fileId } })).status).toBe(404);
     expect((await app.request('GET', `/message/pdf/${fileId}`, { token: bob })).status).toBe(404);
     expect((await app.request('DELETE', `/upload/${fileId}`, { token: bob })).status).toBe(404);
@@ -380,7 +379,7 @@ describe('ownership and deletion', () => {
     expect(
       (await app.request('POST', '/message/pdf', { token: alice, body: { url, fileId, chatId: bobsChat.id } })).status,
     ).toBe(404);
-    expect(pdfs.count('/hello.pdf')).toBe(seen); // nothing was fetched
+    expect(app.pdfs.count('/hello.pdf')).toBe(seen); // nothing was fetched
   });
 
   test('bad bodies are 400 with the fields named', async () => {

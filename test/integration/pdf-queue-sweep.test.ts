@@ -1,7 +1,6 @@
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import type { TestApp } from '#test/helpers/app.ts';
-import type { PdfServer } from '#test/helpers/pdf-server.ts';
-import { startSlowDownloadApp, type SlowDownloadApp } from '#test/helpers/slow-download-app.ts';
+import { startSlowDownloadApp } from '#test/helpers/slow-download-app.ts';
 import { until } from '#test/helpers/until.ts';
 import { FileRepository } from '#shared/files/file-repository.ts';
 
@@ -9,18 +8,15 @@ import { FileRepository } from '#shared/files/file-repository.ts';
 // when a run's ender dies) is released by the periodic data sweep.
 
 let app: TestApp;
-let pdfs: PdfServer;
-let setting: SlowDownloadApp;
 
 beforeAll(async () => {
-  setting = await startSlowDownloadApp({
+  app = await startSlowDownloadApp({
     PDF_MAX_IN_FLIGHT_PER_USER: '1',
     PDF_SYNC_WAIT_MS: '0',
     SWEEP_INTERVAL_SECONDS: '1',
   });
-  ({ app, pdfs } = setting);
 });
-afterAll(() => setting?.stop());
+afterAll(() => app?.stop());
 
 test('a queued file left waiting with its slot free is released by the data sweep', async () => {
   const { token, user } = await app.signIn('dana-sweep@example.com');
@@ -33,7 +29,7 @@ test('a queued file left waiting with its slot free is released by the data swee
     ).body.data.fileId as string;
   const [slowId, waitingId] = [await upload(), await upload()];
   const ingest = (fileId: string, path: string) =>
-    app.request('POST', '/message/pdf', { token, body: { url: `${pdfs.url}${path}`, fileId } });
+    app.request('POST', '/message/pdf', { token, body: { url: `${app.pdfs.url}${path}`, fileId } });
   expect((await ingest(slowId, '/slow.pdf')).status).toBe(202);
   const queued = await ingest(waitingId, '/small.pdf');
   expect(queued.body.data.embeddingsData.queued).toMatchObject({ place: 1 });

@@ -1,5 +1,4 @@
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
-import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 import { fixturePdf } from '#test/helpers/make-pdf.ts';
 import { installTripwire, type Tripwire } from '#test/helpers/loopback-tripwire.ts';
 
@@ -7,22 +6,19 @@ import { installTripwire, type Tripwire } from '#test/helpers/loopback-tripwire.
 // refused with a 400 before anything is fetched: the test server never sees a request.
 
 let app: TestApp;
-let pdfs: PdfServer;
 let token: string;
 let tripwire: Tripwire;
 
 beforeAll(async () => {
   // Some cases name non-loopback addresses: a broken guard must fail here, not reach a network.
   tripwire = installTripwire();
-  pdfs = await startPdfServer();
-  app = await startTestApp({ env: { PDF_ALLOW_LOOPBACK: 'false' } });
+  app = await startTestApp({ pdfs: true, env: { PDF_ALLOW_LOOPBACK: 'false' } });
   ({ token } = await app.signIn('attacker@example.com'));
-  pdfs.serve('/doc.pdf', { body: await fixturePdf('hello-world.pdf') });
-  pdfs.redirect('/to-loopback', `http://127.0.0.1:${pdfs.port}/doc.pdf`);
+  app.pdfs.serve('/doc.pdf', { body: await fixturePdf('hello-world.pdf') });
+  app.pdfs.redirect('/to-loopback', `http://127.0.0.1:${app.pdfs.port}/doc.pdf`);
 });
 afterAll(async () => {
   await app?.stop();
-  await pdfs?.close();
   tripwire?.uninstall();
 });
 
@@ -46,12 +42,12 @@ test.each([
     body: { fileName: 'x.pdf', contentType: 'application/pdf', size: 743 },
   });
   const fileId = upload.body.data.fileId;
-  const url = template.replace('{port}', String(pdfs.port));
+  const url = template.replace('{port}', String(app.pdfs.port));
   const res = await app.request('POST', '/message/pdf', { token, body: { url, fileId } });
   expect(res.status).toBe(400);
   expect(res.body).toMatchObject({ success: false, statusCode: 400, errors: [{ path: 'body.url' }] });
   expect(res.body.message).toMatch(/not allowed|credentials|http/);
-  expect(pdfs.count()).toBe(0);
+  expect(app.pdfs.count()).toBe(0);
   expect(tripwire.attempts).toEqual([]); // refused before any connection was tried
   const status = await app.request('GET', `/message/pdf/${fileId}`, { token });
   expect(status.body.data.embeddingsData.status).toBe('uploaded'); // nothing started

@@ -7,8 +7,6 @@ import {
   tableRow,
   type TableFixture,
 } from '#test/helpers/make-pdf.ts';
-import { startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
-import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 import { ChunkRepository, type ChunkItem } from '#shared/files/chunk-repository.ts';
 
 // Tables and sections through the gateway: a PDF with numbered headings and a table is ingested;
@@ -17,8 +15,6 @@ import { ChunkRepository, type ChunkItem } from '#shared/files/chunk-repository.
 // its header row at the start of every chunk that holds its rows. Small chunks (200 tokens), so
 // that a table of a few dozen rows spans several.
 
-let ai: OpenAiTestServer;
-let pdfs: PdfServer;
 let app: TestApp;
 let token: string;
 let short: TableFixture;
@@ -36,32 +32,31 @@ async function chatWith(path: string, name: string): Promise<{ chatId: string; f
   const fileId = upload.body.data.fileId;
   const ingested = await app.request('POST', '/message/pdf', {
     token,
-    body: { url: `${pdfs.url}${path}`, fileId, chatId },
+    body: { url: `${app.pdfs.url}${path}`, fileId, chatId },
   });
   expect(ingested.body.data.embeddingsData.status).toBe('completed');
   return { chatId, fileId };
 }
 
 beforeAll(async () => {
-  [ai, pdfs] = await Promise.all([startOpenAiTestServer(), startPdfServer()]);
   [short, long] = await Promise.all([makeTablePdf(12), makeTablePdf(90)]);
-  pdfs.serve('/stations.pdf', { body: Buffer.from(short.bytes) });
-  pdfs.serve('/stations-long.pdf', { body: Buffer.from(long.bytes) });
   app = await startTestApp({
-    env: { OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: ai.baseURL, CHUNK_TOKENS: '200', CHUNK_OVERLAP_TOKENS: '40' },
+    model: 'openai',
+    pdfs: {
+      '/stations.pdf': { body: Buffer.from(short.bytes) },
+      '/stations-long.pdf': { body: Buffer.from(long.bytes) },
+    },
+    env: { CHUNK_TOKENS: '200', CHUNK_OVERLAP_TOKENS: '40' },
   });
   ({ token } = await app.signIn('tables@example.com'));
 });
-afterAll(async () => {
-  await app?.stop();
-  await Promise.all([ai?.close(), pdfs?.close()]);
-});
-beforeEach(() => ai.reset());
+afterAll(() => app?.stop());
+beforeEach(() => app.ai.reset());
 
 test('a question about a cell cites its row: the quote is the row, the passage starts with the header, the source names its section', async () => {
   const { chatId } = await chatWith('/stations.pdf', 'stations.pdf');
   const row = tableRow(5);
-  ai.setReply(`The rainfall there is ${row[2]} [1][2][3].`);
+  app.ai.setReply(`The rainfall there is ${row[2]} [1][2][3].`);
   const res = await app.request('POST', '/message/logged-in', {
     token,
     body: { chatId, prompt: `What is the rainfall at the station ${row[0]}?` },
@@ -82,7 +77,7 @@ test('a question about a cell cites its row: the quote is the row, the passage s
   for (const source of sources) expect(typeof source.section).toBe('string');
 
   // The model was given the row under the table's header (its column names).
-  const passage = ai
+  const passage = app.ai
     .chatRequests()[0]!
     .messages.at(-1)!
     .content.split(`<passage n="${at + 1}"`)[1]!
@@ -100,7 +95,7 @@ test('a question about a cell cites its row: the quote is the row, the passage s
 test('prose after the table is cited under its own heading', async () => {
   const { chatId } = await chatWith('/stations.pdf', 'stations-again.pdf');
   const sentence = knownSentence(short.rowPages.at(-1)!, 21);
-  ai.setReply('See [1].');
+  app.ai.setReply('See [1].');
   const res = await app.request('POST', '/message/logged-in', { token, body: { chatId, prompt: sentence } });
   expect(res.body.data.sources[0]).toMatchObject({ quote: sentence, section: short.closingSection });
 });
@@ -117,7 +112,7 @@ test('a table longer than a chunk repeats its header row at the start of every c
 
   // A row deep in the table is cited with its page, and given to the model under the header.
   const row = tableRow(70);
-  ai.setReply(`It lies at ${row[1]} [1].`);
+  app.ai.setReply(`It lies at ${row[1]} [1].`);
   const res = await app.request('POST', '/message/logged-in', {
     token,
     body: { chatId, prompt: `How high is the station ${row[0]}?` },

@@ -1,7 +1,5 @@
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { makePdfFromLines } from '#test/helpers/make-pdf.ts';
-import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
-import { type CohereRerankTestServer, startCohereRerankTestServer } from '#test/helpers/rerank-servers.ts';
 import { until } from '#test/helpers/until.ts';
 
 // The rerank stage in the running service (RERANK_PROVIDER=cohere against the loopback stand-in):
@@ -9,8 +7,6 @@ import { until } from '#test/helpers/until.ts';
 // in time, they answer all the same, in the retrieval order (the order the candidates were sent in).
 
 let app: TestApp;
-let pdfs: PdfServer;
-let reranker: CohereRerankTestServer;
 let token: string;
 let fileId: string;
 
@@ -31,18 +27,14 @@ const QUERY = 'lighthouse keeper lamp hours';
 
 const search = (k = 3) => app.request('POST', '/search', { token, body: { query: QUERY, fileIds: [fileId], k } });
 /** The documents the reranker was last sent (the candidates, in retrieval order). */
-const sentDocuments = (): string[] => reranker.requests.at(-1)!.body.documents;
+const sentDocuments = (): string[] => app.reranker.requests.at(-1)!.body.documents;
 const positionIn = (documents: string[], quote: string) => documents.findIndex((d) => d.includes(quote));
 
 beforeAll(async () => {
-  reranker = await startCohereRerankTestServer();
-  pdfs = await startPdfServer();
-  pdfs.serve('/harbour.pdf', { body: Buffer.from(await makePdfFromLines(PAGES)) });
   app = await startTestApp({
+    pdfs: { '/harbour.pdf': { body: Buffer.from(await makePdfFromLines(PAGES)) } },
+    reranker: true,
     env: {
-      RERANK_PROVIDER: 'cohere',
-      RERANK_URL: reranker.url,
-      RERANK_API_KEY: reranker.apiKey,
       RERANK_MODEL: 'rerank-v3.5',
       RERANK_TIMEOUT_MS: '300',
       // About one chunk a page.
@@ -57,25 +49,21 @@ beforeAll(async () => {
       body: { fileName: 'harbour.pdf', contentType: 'application/pdf', size: 2000 },
     })
   ).body.data.fileId;
-  await app.request('POST', '/message/pdf', { token, body: { url: `${pdfs.url}/harbour.pdf`, fileId } });
+  await app.request('POST', '/message/pdf', { token, body: { url: `${app.pdfs.url}/harbour.pdf`, fileId } });
   await until(
     'harbour.pdf completed',
     async () => (await app.request('GET', `/message/pdf/${fileId}`, { token })).body.data?.embeddingsData?.status,
     (status) => status === 'completed',
   );
 });
-afterEach(() => reranker.reset());
-afterAll(async () => {
-  await app?.stop();
-  await pdfs?.close();
-  await reranker?.close();
-});
+afterEach(() => app.reranker.reset());
+afterAll(() => app?.stop());
 
 test("POST /search returns the reranker's order of the candidates", async () => {
   const res = await search();
   expect(res.status).toBe(200);
-  expect(reranker.requests).toHaveLength(1);
-  const { body } = reranker.requests[0]!;
+  expect(app.reranker.requests).toHaveLength(1);
+  const { body } = app.reranker.requests[0]!;
   expect(body).toMatchObject({ model: 'rerank-v3.5', query: QUERY, top_n: 3 });
   expect(body.documents.length).toBeGreaterThanOrEqual(3);
   // The stand-in ranks by the share of the query's words: page 3 holds all four.
@@ -83,9 +71,9 @@ test("POST /search returns the reranker's order of the candidates", async () => 
 });
 
 test.each([
-  ['an error', () => reranker.failNext(1, 503)],
-  ['a rate limit', () => reranker.failNext(1, 429)],
-  ['no answer within RERANK_TIMEOUT_MS', () => reranker.hold()],
+  ['an error', () => app.reranker.failNext(1, 503)],
+  ['a rate limit', () => app.reranker.failNext(1, 429)],
+  ['no answer within RERANK_TIMEOUT_MS', () => app.reranker.hold()],
 ])('with %s from the reranker, POST /search answers in the retrieval order', async (_name, arrange) => {
   arrange();
   const res = await search();
@@ -97,12 +85,12 @@ test.each([
 
 test("a file chat's reply is given the reranker's order, and a reranker that fails does not fail the reply", async () => {
   const chatId = (await app.request('POST', '/chat', { token, body: { name: 'harbour', type: 'file' } })).body.data.id;
-  await app.request('POST', '/message/pdf', { token, body: { url: `${pdfs.url}/harbour.pdf`, fileId, chatId } });
+  await app.request('POST', '/message/pdf', { token, body: { url: `${app.pdfs.url}/harbour.pdf`, fileId, chatId } });
   const ranked = await app.request('POST', '/message/logged-in', { token, body: { chatId, prompt: QUERY } });
   expect(ranked.status).toBe(200);
   expect(ranked.body.data.sources[0].page).toBe(3);
 
-  reranker.failNext(1, 500);
+  app.reranker.failNext(1, 500);
   const kept = await app.request('POST', '/message/logged-in', { token, body: { chatId, prompt: QUERY } });
   expect(kept.status).toBe(200);
   const documents = sentDocuments();

@@ -1,6 +1,5 @@
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { makePdfFromLines, makeTextPdf } from '#test/helpers/make-pdf.ts';
-import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 import { until } from '#test/helpers/until.ts';
 
 // POST /search through the gateway: passages across the caller's completed files, over a
@@ -9,7 +8,6 @@ import { until } from '#test/helpers/until.ts';
 // daily token budget and counted in the usage.
 
 let app: TestApp;
-let pdfs: PdfServer;
 let alice: { token: string; id: string };
 let files: Record<'trees' | 'gardens' | 'tides', string>;
 let collectionId: string;
@@ -36,7 +34,7 @@ async function upload(token: string, fileName: string): Promise<string> {
 
 async function ingested(token: string, topic: keyof typeof TOPICS | 'long'): Promise<string> {
   const fileId = await upload(token, `${topic}.pdf`);
-  await app.request('POST', '/message/pdf', { token, body: { url: `${pdfs.url}/${topic}.pdf`, fileId } });
+  await app.request('POST', '/message/pdf', { token, body: { url: `${app.pdfs.url}/${topic}.pdf`, fileId } });
   await until(
     `${topic}.pdf completed`,
     async () => (await app.request('GET', `/message/pdf/${fileId}`, { token })).body.data?.embeddingsData?.status,
@@ -46,15 +44,14 @@ async function ingested(token: string, topic: keyof typeof TOPICS | 'long'): Pro
 }
 
 beforeAll(async () => {
-  pdfs = await startPdfServer();
-  for (const [name, pages] of Object.entries(TOPICS))
-    pdfs.serve(`/${name}.pdf`, { body: Buffer.from(await makePdfFromLines(pages)) });
-  pdfs.serve('/long.pdf', { body: Buffer.from(await makeTextPdf(4, 12)) });
   // A daily budget of 3,000 tokens, far above what the other tests spend (what a search holds
   // and settles shows in GET /me); small chunks, so one file holds more passages than the default k.
   app = await startTestApp({
+    pdfs: { '/long.pdf': { body: Buffer.from(await makeTextPdf(4, 12)) } },
     env: { DAILY_TOKEN_BUDGET: '3000', CHUNK_TOKENS: '60', CHUNK_OVERLAP_TOKENS: '0' },
   });
+  for (const [name, pages] of Object.entries(TOPICS))
+    app.pdfs.serve(`/${name}.pdf`, { body: Buffer.from(await makePdfFromLines(pages)) });
   const signedIn = await app.signIn('searcher@example.com');
   alice = { token: signedIn.token, id: signedIn.user.id };
   files = {
@@ -67,10 +64,7 @@ beforeAll(async () => {
   for (const f of [files.gardens, files.tides])
     await app.request('PUT', `/collections/${collectionId}/files/${f}`, { token: alice.token });
 });
-afterAll(async () => {
-  await app?.stop();
-  await pdfs?.close();
-});
+afterAll(() => app?.stop());
 
 test('with no filter every completed file of the caller is searched; passages carry file, page, part and location, quote with its place, and score', async () => {
   const res = await search({ query: 'trace tree side exit branch' });

@@ -1,5 +1,4 @@
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
-import { startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
 import { chatCalls, eventually } from '#test/helpers/chat-calls.ts';
 import { readSse, type ReadSseOptions, type SseEvent, type SseResult } from '#test/helpers/sse.ts';
 import { until } from '#test/helpers/until.ts';
@@ -10,7 +9,6 @@ import { until } from '#test/helpers/until.ts';
 // the generation and every stream of it; the stored reply reads as it grows; a generator whose
 // instance is killed leaves a failed reply, never one stuck in streaming; strangers get 404.
 
-let ai: OpenAiTestServer;
 let app: TestApp;
 let token: string;
 let strangerToken: string;
@@ -20,12 +18,10 @@ let strangerToken: string;
 const STALE_MS = 10_000;
 
 beforeAll(async () => {
-  ai = await startOpenAiTestServer();
   app = await startTestApp({
+    model: 'openai',
     pollers: false,
     env: {
-      OPENAI_API_KEY: 'test-key',
-      OPENAI_BASE_URL: ai.baseURL,
       OPENAI_TIMEOUT_MS: '60000', // no test here waits for it: held streams are released by the test
       OPENAI_MAX_RETRIES: '0',
       STREAM_HEARTBEAT_MS: '1000',
@@ -35,13 +31,10 @@ beforeAll(async () => {
   ({ token } = await app.signIn('resume@example.com'));
   ({ token: strangerToken } = await app.signIn('stranger-resume@example.com'));
 });
-afterAll(async () => {
-  await app?.stop();
-  await ai?.close();
-});
+afterAll(() => app?.stop());
 beforeEach(() => {
-  ai.reset();
-  ai.chunkDelayMs = 40;
+  app.ai.reset();
+  app.ai.chunkDelayMs = 40;
 });
 
 const REPLY = Array.from({ length: 30 }, (_, i) => `word${i}`).join(' ');
@@ -74,7 +67,7 @@ const startOf = (sse: SseResult) => JSON.parse(sse.events.find((e) => e.event ==
 
 test('every event of a reply has an id 1, 2, …; start names the reply; a finished reply is replayed whole', async () => {
   const chat = await newChat();
-  ai.setReply(REPLY);
+  app.ai.setReply(REPLY);
   const live = await stream(chat.id, 'count');
   const events = numbered(live.events);
   expect(events.map(([id]) => id)).toEqual(events.map((_, i) => i + 1));
@@ -92,11 +85,11 @@ test('every event of a reply has an id 1, 2, …; start names the reply; a finis
 
 test('a stream cut after a few deltas and resumed with Last-Event-ID joins into the uncut run: no gap, no duplicate', async () => {
   const chat = await newChat();
-  ai.setReply(REPLY);
+  app.ai.setReply(REPLY);
   const uncut = numbered((await stream(chat.id, 'uncut')).events);
 
   // The model holds after four deltas, so the reply is still being generated when it is read.
-  const release = ai.holdStreamAfter(4);
+  const release = app.ai.holdStreamAfter(4);
   const cut = await stream(chat.id, 'cut', { stopWhen: (events) => events.filter((e) => !e.event).length >= 4 });
   expect(cut.stoppedEarly).toBe(true);
   const had = numbered(cut.events);
@@ -126,8 +119,8 @@ test('a stream cut after a few deltas and resumed with Last-Event-ID joins into 
 
 test('an abandoned stream is stored complete; a resume from anywhere follows the live generation to its end', async () => {
   const chat = await newChat();
-  ai.setReply(REPLY);
-  ai.chunkDelayMs = 80;
+  app.ai.setReply(REPLY);
+  app.ai.chunkDelayMs = 80;
   const first = await stream(chat.id, 'leave', { stopWhen: (events) => events.some((e) => e.event === 'start') });
   const { messageId } = startOf(first);
   const followed = await resume(chat.id, messageId, { lastEventId: '1' });
@@ -143,9 +136,9 @@ test('an abandoned stream is stored complete; a resume from anywhere follows the
 
 test('a stop from another connection ends the generation and every stream of it', async () => {
   const chat = await newChat();
-  ai.setReply(REPLY);
+  app.ai.setReply(REPLY);
   // The model holds after three deltas: the stop finds the generation under way, whatever the machine's speed.
-  const release = ai.holdStreamAfter(3);
+  const release = app.ai.holdStreamAfter(3);
   let messageId: string | undefined;
   const stopped: { body?: any } = {};
   const live = stream(chat.id, 'stop me', {
@@ -175,7 +168,7 @@ test('a stop from another connection ends the generation and every stream of it'
     expect(sse.last()).toBe('[DONE]');
   }
   // The service abandoned its model call: the generation ended where the stop found it.
-  expect(ai.requests.at(-1)!.clientClosedEarly).toBe(true);
+  expect(app.ai.requests.at(-1)!.clientClosedEarly).toBe(true);
   const text = numbered(liveSse.events)
     .filter(([, name]) => name === 'delta')
     .map(([, , d]) => d.content)
@@ -190,9 +183,9 @@ test('a stop from another connection ends the generation and every stream of it'
 
 test('a generator whose instance is killed leaves a failed reply, never one stuck in streaming', async () => {
   const chat = await newChat();
-  ai.setReply(REPLY);
+  app.ai.setReply(REPLY);
   // The model holds after three deltas: the instance is still generating when it is killed.
-  const release = ai.holdStreamAfter(3);
+  const release = app.ai.holdStreamAfter(3);
   const live = await stream(chat.id, 'die', { stopWhen: (events) => events.filter((e) => !e.event).length >= 3 });
   const { messageId } = startOf(live);
   const instances = app.functions.instances('send-message').filter((i) => i.busy);
@@ -211,7 +204,7 @@ test('a generator whose instance is killed leaves a failed reply, never one stuc
 
 test("another user's reply is 404 to resume and stop; a malformed Last-Event-ID is 400", async () => {
   const chat = await newChat();
-  ai.setReply('short');
+  app.ai.setReply('short');
   const { messageId } = startOf(await stream(chat.id, 'mine'));
   const resumed = await resume(chat.id, messageId, { as: strangerToken });
   expect(resumed.statusCode).toBe(404);

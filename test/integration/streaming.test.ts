@@ -1,22 +1,19 @@
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
-import { splitIntoDeltas, startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
+import { splitIntoDeltas } from '#test/helpers/openai-server.ts';
 import { chatCalls, eventually, kinds } from '#test/helpers/chat-calls.ts';
 import { storedMessages } from '#test/helpers/stored-messages.ts';
 
 // Streamed replies (stream: true) through the local gateway's Lambda response streaming,
 // against the loopback OpenAI-compatible server, read with a real SSE parser.
 
-let ai: OpenAiTestServer;
 let app: TestApp;
 let token: string;
 
 beforeAll(async () => {
-  ai = await startOpenAiTestServer();
   app = await startTestApp({
+    model: 'openai',
     pollers: false,
     env: {
-      OPENAI_API_KEY: 'test-key',
-      OPENAI_BASE_URL: ai.baseURL,
       // Reached on purpose by the model that goes quiet; long enough that no answering call does on a loaded machine.
       OPENAI_TIMEOUT_MS: '5000',
       OPENAI_MAX_RETRIES: '2',
@@ -25,11 +22,8 @@ beforeAll(async () => {
   });
   ({ token } = await app.signIn('streaming@example.com'));
 });
-afterAll(async () => {
-  await app?.stop();
-  await ai?.close();
-});
-beforeEach(() => ai.reset());
+afterAll(() => app?.stop());
+beforeEach(() => app.ai.reset());
 
 const REPLY = 'The quick brown fox jumps over the lazy dog, twice.';
 
@@ -37,7 +31,7 @@ const { newChat, stream, history } = chatCalls(() => ({ app, token }));
 
 test('streams one event per delta in order, then usage, then [DONE] and a blank line; the reply is stored', async () => {
   const chat = await newChat();
-  ai.setReply(REPLY);
+  app.ai.setReply(REPLY);
   const sse = await stream(chat.id, 'Tell me about the fox');
 
   expect(sse.status).toBe(200);
@@ -54,7 +48,7 @@ test('streams one event per delta in order, then usage, then [DONE] and a blank 
     totalTokens: expect.any(Number),
   });
 
-  const sent = ai.chatRequests()[0]!;
+  const sent = app.ai.chatRequests()[0]!;
   expect(sent.stream).toBe(true);
   expect(sent.stream_options).toEqual({ include_usage: true });
 
@@ -69,8 +63,8 @@ test('streams one event per delta in order, then usage, then [DONE] and a blank 
 
 test('bytes really stream: the first deltas arrive while the model is still generating', async () => {
   const chat = await newChat();
-  ai.setReply(REPLY);
-  const release = ai.holdStreamAfter(2); // the model sends two deltas, then waits
+  app.ai.setReply(REPLY);
+  const release = app.ai.holdStreamAfter(2); // the model sends two deltas, then waits
   let releasedByClient = false;
   const safety = setTimeout(release, 50_000); // never hang the suite (the test fails first: releasedByClient)
   const sse = await stream(chat.id, 'go', {
@@ -90,8 +84,8 @@ test('bytes really stream: the first deltas arrive while the model is still gene
 
 test('a quiet model gets a keep-alive comment (STREAM_HEARTBEAT_MS)', async () => {
   const chat = await newChat();
-  ai.setReply(REPLY);
-  const release = ai.holdStreamAfter(1);
+  app.ai.setReply(REPLY);
+  const release = app.ai.holdStreamAfter(1);
   const safety = setTimeout(release, 50_000);
   const sse = await stream(chat.id, 'slowly', {
     onChunk: (_events, comments) => {
@@ -107,8 +101,8 @@ test('a quiet model gets a keep-alive comment (STREAM_HEARTBEAT_MS)', async () =
 
 test('a stream cut upstream ends with event: error then [DONE]; the partial reply is stored as incomplete', async () => {
   const chat = await newChat();
-  ai.setReply(REPLY);
-  ai.cutStreamAfter(3);
+  app.ai.setReply(REPLY);
+  app.ai.cutStreamAfter(3);
   const sse = await stream(chat.id, 'cut me off');
   expect(sse.status).toBe(200);
   expect(sse.deltas()).toEqual(splitIntoDeltas(REPLY).slice(0, 3));
@@ -123,8 +117,8 @@ test('a stream cut upstream ends with event: error then [DONE]; the partial repl
 
 test('a stream that goes quiet mid-way times out with event: error then [DONE]', async () => {
   const chat = await newChat();
-  ai.setReply(REPLY);
-  ai.stallStreamAfter(2);
+  app.ai.setReply(REPLY);
+  app.ai.stallStreamAfter(2);
   const sse = await stream(chat.id, 'stall');
   expect(sse.deltas()).toHaveLength(2);
   expect(sse.named('error')[0].message).toMatch(/did not answer in time/);
@@ -134,14 +128,14 @@ test('a stream that goes quiet mid-way times out with event: error then [DONE]',
 
 test('429 and 500 before the stream starts are retried; exhausted retries end in event: error', async () => {
   const chat = await newChat();
-  ai.setReply(REPLY);
-  ai.failNext(1, 429);
-  ai.failNext(1, 500);
+  app.ai.setReply(REPLY);
+  app.ai.failNext(1, 429);
+  app.ai.failNext(1, 500);
   const ok = await stream(chat.id, 'retry me');
   expect(ok.deltas().join('')).toBe(REPLY);
-  expect(ai.count('/v1/chat/completions')).toBe(3);
+  expect(app.ai.count('/v1/chat/completions')).toBe(3);
 
-  ai.failNext(3, 500, { retryAfterSeconds: 0 });
+  app.ai.failNext(3, 500, { retryAfterSeconds: 0 });
   const failed = await stream(chat.id, 'fail me');
   expect(failed.status).toBe(200);
   expect(kinds(failed)).toEqual(['event:start', 'event:error', '[DONE]']);
@@ -157,8 +151,8 @@ test('429 and 500 before the stream starts are retried; exhausted retries end in
 
 test('when the client goes away the generation goes on to its end and the whole reply is stored', async () => {
   const chat = await newChat();
-  ai.setReply(REPLY);
-  const release = ai.holdStreamAfter(2);
+  app.ai.setReply(REPLY);
+  const release = app.ai.holdStreamAfter(2);
   const sse = await stream(chat.id, 'I will leave', {
     stopWhen: (events) => events.filter((e) => !e.event && e.data.startsWith('{')).length >= 2,
   });
@@ -170,7 +164,7 @@ test('when the client goes away the generation goes on to its end and the whole 
   );
   expect(stored[1]).toMatchObject({ messageType: 'ai', message: REPLY, status: 'complete' });
   expect(stored[1]).not.toHaveProperty('incomplete');
-  expect(ai.requests.at(-1)!.clientClosedEarly).toBe(false); // the model call was never aborted
+  expect(app.ai.requests.at(-1)!.clientClosedEarly).toBe(false); // the model call was never aborted
 });
 
 test('concurrent streamed prompts to one chat get distinct sequence numbers', async () => {
@@ -192,5 +186,5 @@ test('errors before the stream starts are ordinary JSON envelopes', async () => 
   expect(res.status).toBe(404);
   expect(res.headers.get('content-type')).toMatch(/application\/json/);
   expect(res.body).toMatchObject({ success: false, statusCode: 404 });
-  expect(ai.count()).toBe(0);
+  expect(app.ai.count()).toBe(0);
 });

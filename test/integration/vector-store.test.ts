@@ -1,6 +1,6 @@
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
-import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
+import type { Behaviour } from '#test/helpers/pdf-server.ts';
 import { until } from '#test/helpers/until.ts';
 import { erasureDeps } from '#test/helpers/erasure-deps.ts';
 import { resumeErasures } from '#shared/erasure/erasure.ts';
@@ -11,19 +11,18 @@ import { resumeErasures } from '#shared/erasure/erasure.ts';
 // backends; the file ingested before the switch keeps answering; deleting a file removes its
 // vectors from the index, an erasure all of the user's.
 
-let pdfs: PdfServer;
 let app: TestApp | undefined;
+/** What each deployment's PDF server serves: the same bytes before and after the switch. */
+let documents: Record<string, Behaviour>;
 const SMALL_CHUNKS = { CHUNK_TOKENS: '120', CHUNK_OVERLAP_TOKENS: '0', RETRIEVAL_K: '4' };
 
 beforeAll(async () => {
-  pdfs = await startPdfServer();
-  pdfs.serve('/book.pdf', { body: Buffer.from(await makeTextPdf(4, 10)) });
-  pdfs.serve('/other.pdf', { body: Buffer.from(await makeTextPdf(2, 12)) });
+  documents = {
+    '/book.pdf': { body: Buffer.from(await makeTextPdf(4, 10)) },
+    '/other.pdf': { body: Buffer.from(await makeTextPdf(2, 12)) },
+  };
 });
-afterAll(async () => {
-  await app?.stop();
-  await pdfs?.close();
-});
+afterAll(() => app?.stop());
 
 async function ingest(a: TestApp, token: string, chatId: string, path: string, fileName: string): Promise<string> {
   const upload = await a.request('POST', '/upload', {
@@ -31,7 +30,7 @@ async function ingest(a: TestApp, token: string, chatId: string, path: string, f
     body: { fileName, contentType: 'application/pdf', size: 5000 },
   });
   const fileId = upload.body.data.fileId;
-  const res = await a.request('POST', '/message/pdf', { token, body: { url: `${pdfs.url}${path}`, fileId, chatId } });
+  const res = await a.request('POST', '/message/pdf', { token, body: { url: `${a.pdfs.url}${path}`, fileId, chatId } });
   expect(res.body.data.embeddingsData.status).toBe('completed');
   return fileId;
 }
@@ -50,7 +49,7 @@ async function sourcesOf(a: TestApp, token: string, chatId: string, prompt: stri
 
 test('packs, then S3 Vectors: the same sources for the same PDF; the file ingested before the switch keeps answering; a delete removes the vectors', async () => {
   // 1. Deployed with packs (the default).
-  const packs = await startTestApp({ env: SMALL_CHUNKS });
+  const packs = await startTestApp({ pdfs: documents, env: SMALL_CHUNKS });
   app = packs;
   let { token } = await packs.signIn('library@example.com');
   const packsChat = await newFileChat(packs, token, 'packs');
@@ -66,7 +65,9 @@ test('packs, then S3 Vectors: the same sources for the same PDF; the file ingest
 
   // 2. Redeployed with VECTOR_STORE=s3vectors, on the same table and bucket.
   const vectors = await startTestApp({
-    env: { ...SMALL_CHUNKS, VECTOR_STORE: 's3vectors' },
+    pdfs: documents,
+    vectorStore: 's3vectors',
+    env: SMALL_CHUNKS,
     after: { resourcePrefix: packs.resourcePrefix, dataDir: packs.dataDir },
   });
   app = vectors;
@@ -97,7 +98,7 @@ test('packs, then S3 Vectors: the same sources for the same PDF; the file ingest
     for (const [fileId, path] of files) {
       const res = await vectors.request('POST', '/message/pdf', {
         token,
-        body: { url: `${pdfs.url}${path}`, fileId, chatId },
+        body: { url: `${vectors.pdfs.url}${path}`, fileId, chatId },
       });
       expect(res.body.data.embeddingsData.status).toBe('completed');
     }

@@ -1,9 +1,8 @@
 import { Webhook } from 'standardwebhooks';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { makePdfFromLines } from '#test/helpers/make-pdf.ts';
-import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 import { until } from '#test/helpers/until.ts';
-import { startWebhookReceiver, type ReceivedHook, type WebhookReceiver } from '#test/helpers/webhook-receiver.ts';
+import type { ReceivedHook } from '#test/helpers/webhook-receiver.ts';
 
 // /me/webhooks through the gateway and the delivery function on its queue, against a loopback
 // receiver that checks every delivery with the `standardwebhooks` library (the specification's
@@ -12,13 +11,11 @@ import { startWebhookReceiver, type ReceivedHook, type WebhookReceiver } from '#
 // addresses refused at creation, and one user's endpoints invisible to another.
 
 let app: TestApp;
-let pdfs: PdfServer;
-let receiver: WebhookReceiver;
 let alice: string;
 let bob: string;
 
 const create = (token: string, body: unknown) => app.request('POST', '/me/webhooks', { token, body });
-const hooksAt = (path: string) => receiver.received.filter((h) => h.path === path);
+const hooksAt = (path: string) => app.webhooks.received.filter((h) => h.path === path);
 /** The payload, once the standardwebhooks library has checked its signature and timestamp. */
 const verified = (secret: string, hook: ReceivedHook) =>
   new Webhook(secret).verify(hook.body, hook.headers) as {
@@ -28,32 +25,29 @@ const verified = (secret: string, hook: ReceivedHook) =>
   };
 
 beforeAll(async () => {
-  receiver = await startWebhookReceiver();
-  pdfs = await startPdfServer();
-  pdfs.serve('/hooked.pdf', {
-    body: Buffer.from(await makePdfFromLines([['Webhooks tell a backend when a file is ready.']])),
+  app = await startTestApp({
+    webhooks: true,
+    pdfs: {
+      '/hooked.pdf': { body: Buffer.from(await makePdfFromLines([['Webhooks tell a backend when a file is ready.']])) },
+      // A page without any text: read as HTML, it fails NO_TEXT_LAYER.
+      '/page.html': { body: `<html>${' '.repeat(4096)}</html>`, contentType: 'text/html' },
+    },
+    // One second between attempts: a retried delivery is seen within the test's time.
+    env: { WEBHOOK_RETRY_DELAYS_S: '1,1', WEBHOOKS_MAX_PER_USER: '3' },
   });
-  // A page without any text: read as HTML, it fails NO_TEXT_LAYER.
-  pdfs.serve('/page.html', { body: `<html>${' '.repeat(4096)}</html>`, contentType: 'text/html' });
-  // One second between attempts: a retried delivery is seen within the test's time.
-  app = await startTestApp({ env: { WEBHOOK_RETRY_DELAYS_S: '1,1', WEBHOOKS_MAX_PER_USER: '3' } });
   alice = (await app.signIn('hooks-alice@example.com')).token;
   bob = (await app.signIn('hooks-bob@example.com')).token;
 });
-afterAll(async () => {
-  await app?.stop();
-  await pdfs?.close();
-  await receiver?.close();
-});
+afterAll(() => app?.stop());
 
 test('an endpoint is created with a secret shown once; a ping arrives signed per Standard Webhooks and is logged delivered', async () => {
-  const created = await create(alice, { url: `${receiver.url}/ping`, events: ['file.completed'] });
+  const created = await create(alice, { url: `${app.webhooks.url}/ping`, events: ['file.completed'] });
   expect(created.status).toBe(201);
   const { id, secret } = created.body.data;
   expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
   const listed = await app.request('GET', '/me/webhooks', { token: alice });
   expect(listed.body.data).toEqual([
-    { id, url: `${receiver.url}/ping`, events: ['file.completed'], createdAt: created.body.data.createdAt },
+    { id, url: `${app.webhooks.url}/ping`, events: ['file.completed'], createdAt: created.body.data.createdAt },
   ]);
   expect(listed.text).not.toContain(secret);
 
@@ -88,14 +82,14 @@ test('an endpoint is created with a secret shown once; a ping arrives signed per
 });
 
 test('file.completed is delivered after an ingestion, with the file', async () => {
-  const created = await create(alice, { url: `${receiver.url}/files`, events: ['file.completed', 'file.failed'] });
+  const created = await create(alice, { url: `${app.webhooks.url}/files`, events: ['file.completed', 'file.failed'] });
   const { secret } = created.body.data;
   const upload = await app.request('POST', '/upload', {
     token: alice,
     body: { fileName: 'hooked.pdf', contentType: 'application/pdf', size: 2000 },
   });
   const fileId = upload.body.data.fileId;
-  await app.request('POST', '/message/pdf', { token: alice, body: { url: `${pdfs.url}/hooked.pdf`, fileId } });
+  await app.request('POST', '/message/pdf', { token: alice, body: { url: `${app.pdfs.url}/hooked.pdf`, fileId } });
   const [hook] = await until(
     'file.completed',
     () => hooksAt('/files'),
@@ -116,7 +110,7 @@ test('file.failed is delivered when an ingestion fails, with the reason', async 
     body: { fileName: 'page.pdf', contentType: 'application/pdf', size: 1000 },
   });
   const fileId = upload.body.data.fileId;
-  await app.request('POST', '/message/pdf', { token: alice, body: { url: `${pdfs.url}/page.html`, fileId } });
+  await app.request('POST', '/message/pdf', { token: alice, body: { url: `${app.pdfs.url}/page.html`, fileId } });
   const hook = await until(
     'file.failed',
     () => hooksAt('/files').find((h) => h.body.includes('file.failed')),
@@ -130,9 +124,9 @@ test('file.failed is delivered when an ingestion fails, with the reason', async 
 });
 
 test('a receiver that answers 500 twice gets the same webhook-id again until it answers 200', async () => {
-  const created = await create(alice, { url: `${receiver.url}/flaky`, events: ['order.paid'] });
+  const created = await create(alice, { url: `${app.webhooks.url}/flaky`, events: ['order.paid'] });
   const { id, secret } = created.body.data;
-  receiver.answer('/flaky', 500, 500);
+  app.webhooks.answer('/flaky', 500, 500);
   const ping = await app.request('POST', `/me/webhooks/${id}/test`, { token: alice });
   const hooks = await until(
     'three attempts',
@@ -164,11 +158,11 @@ test.each([
 });
 
 test('bad bodies are 400; the cap on endpoints is 409', async () => {
-  expect((await create(alice, { url: `${receiver.url}/x`, events: [] })).status).toBe(400);
-  expect((await create(alice, { url: `${receiver.url}/x`, events: ['file.deleted'] })).status).toBe(400);
+  expect((await create(alice, { url: `${app.webhooks.url}/x`, events: [] })).status).toBe(400);
+  expect((await create(alice, { url: `${app.webhooks.url}/x`, events: ['file.deleted'] })).status).toBe(400);
   expect((await create(alice, { events: ['file.completed'] })).status).toBe(400);
   // Alice has 3 (the cap): the fourth is refused.
-  const fourth = await create(alice, { url: `${receiver.url}/x`, events: ['file.completed'] });
+  const fourth = await create(alice, { url: `${app.webhooks.url}/x`, events: ['file.completed'] });
   expect(fourth.status).toBe(409);
 });
 

@@ -1,7 +1,5 @@
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { makeTextPdf } from '#test/helpers/make-pdf.ts';
-import { startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
-import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 import { postSse, readSse } from '#test/helpers/sse.ts';
 import { until } from '#test/helpers/until.ts';
 import { UsageCounters } from '#shared/limits/usage-counters.ts';
@@ -22,18 +20,14 @@ const MAX_FOLLOWERS = 2;
 const MAX_FOLLOWS = 3;
 
 let app: TestApp;
-let ai: OpenAiTestServer;
-let pdfs: PdfServer;
 let counters: UsageCounters;
 let slots: InFlightSlots;
 
 beforeAll(async () => {
-  [ai, pdfs] = await Promise.all([startOpenAiTestServer(), startPdfServer()]);
-  pdfs.serve('/animals.pdf', { body: Buffer.from(await makeTextPdf(2, 6)) });
   app = await startTestApp({
+    model: 'openai',
+    pdfs: { '/animals.pdf': { body: Buffer.from(await makeTextPdf(2, 6)) } },
     env: {
-      OPENAI_API_KEY: 'test-key',
-      OPENAI_BASE_URL: ai.baseURL,
       DAILY_TOKEN_BUDGET: String(BUDGET),
       REPLY_MAX_TOKENS: String(REPLY_MAX_TOKENS),
       REPLIES_MAX_IN_FLIGHT_PER_USER: String(MAX_REPLIES),
@@ -47,11 +41,8 @@ beforeAll(async () => {
   counters = new UsageCounters(db, app.tableName);
   slots = new InFlightSlots(db, app.tableName);
 });
-afterAll(async () => {
-  await app?.stop();
-  await Promise.all([ai?.close(), pdfs?.close()]);
-});
-beforeEach(() => ai.reset());
+afterAll(() => app?.stop());
+beforeEach(() => app.ai.reset());
 
 let people = 0;
 const person = () => app.signIn(`under-load-${++people}@example.com`);
@@ -63,7 +54,7 @@ const prompt = (token: string, chatId: string, text: string) =>
   app.request('POST', '/message/logged-in', { token, body: { chatId, prompt: text } });
 const streamed = (token: string, chatId: string, text: string) =>
   postSse(`${app.url}/message/logged-in`, token, { chatId, prompt: text, stream: true });
-const chatRequests = () => ai.count('/v1/chat/completions');
+const chatRequests = () => app.ai.count('/v1/chat/completions');
 /** What the budget counts for a text: about three characters a token (shared/ai/tokens.ts). */
 const estimated = (messages: { content: string }[]) =>
   messages.reduce((n, m) => n + Math.ceil(m.content.length / 3) + 4, 0);
@@ -87,7 +78,7 @@ describe('replies in flight per user', () => {
     expect(first.status).toBe(200); // its slot was given back at its end
 
     // Two slow replies (one whole, one streamed): the model holds both until released.
-    const release = [ai.holdNext({ only: 'chat' }), ai.holdNext({ only: 'chat' })];
+    const release = [app.ai.holdNext({ only: 'chat' }), app.ai.holdNext({ only: 'chat' })];
     const heldWhole = prompt(token, chatId, 'slow whole');
     const heldStream = streamed(token, chatId, 'slow streamed');
     await until('both slow replies at the model', chatRequests, (n) => n === 3); // the first reply's, and these two
@@ -116,11 +107,11 @@ describe('replies in flight per user', () => {
     expect(stream.events.at(-1)?.data).toBe('[DONE]');
 
     // Failed replies give their slots back too.
-    ai.failNext(1, 400, { only: 'chat' });
+    app.ai.failNext(1, 400, { only: 'chat' });
     expect((await prompt(token, chatId, 'refused by the model')).status).toBe(502);
-    ai.failNext(1, 400, { only: 'chat' });
+    app.ai.failNext(1, 400, { only: 'chat' });
     expect((await streamed(token, chatId, 'refused streamed')).events.some((e) => e.event === 'error')).toBe(true);
-    const again = [ai.holdNext({ only: 'chat' }), ai.holdNext({ only: 'chat' })];
+    const again = [app.ai.holdNext({ only: 'chat' }), app.ai.holdNext({ only: 'chat' })];
     const before = chatRequests();
     const admitted = [prompt(token, chatId, 'slow again'), prompt(token, chatId, 'and again')];
     await until('both replies at the model again', chatRequests, (n) => n === before + 2);
@@ -141,11 +132,11 @@ describe('replies in flight per user', () => {
     expect((await prompt(token, chatId, 'the expired slot is mine')).status).toBe(200);
     // Released at its end: the slot is free again, the other still held by its lease.
     expect((await slots.held(key)).map((s) => s.holder)).toEqual(['died-recently']);
-    const release = ai.holdNext({ only: 'chat' });
+    const release = app.ai.holdNext({ only: 'chat' });
     const holding = prompt(token, chatId, 'holding the free slot');
     await until(
       'the reply at the model',
-      () => ai.count('/v1/chat/completions'),
+      () => app.ai.count('/v1/chat/completions'),
       (n) => n === 2,
     );
     expect((await prompt(token, chatId, 'no slot left')).status).toBe(429);
@@ -181,7 +172,7 @@ describe('followers of a reply', () => {
     const { token, user } = await person();
     const chatId = await newChat(token);
     // Two replies being generated: the model holds both.
-    const release = [ai.holdNext({ only: 'chat' }), ai.holdNext({ only: 'chat' })];
+    const release = [app.ai.holdNext({ only: 'chat' }), app.ai.holdNext({ only: 'chat' })];
     const first = await startedReply(token, chatId, 'first live');
     const second = await startedReply(token, chatId, 'second live');
     const held = () => slots.held({ subject: user.id, kind: 'follows' });
@@ -205,7 +196,7 @@ describe('followers of a reply', () => {
     // Another user follows their reply at once, to its end.
     const other = await person();
     const otherChat = await newChat(other.token);
-    ai.setReply('all mine');
+    app.ai.setReply('all mine');
     const theirs = await postSse(`${app.url}/message/logged-in`, other.token, {
       chatId: otherChat,
       prompt: 'mine',
@@ -253,17 +244,20 @@ describe('whatever is sent to a model is charged', () => {
   test('a file deleted while its embedding request was out: the tokens embedded are charged', async () => {
     const { token, user } = await person();
     const fileId = await uploadFile(token);
-    const release = ai.holdNext({ only: 'embeddings' });
-    const ingestion = app.request('POST', '/message/pdf', { token, body: { url: `${pdfs.url}/animals.pdf`, fileId } });
+    const release = app.ai.holdNext({ only: 'embeddings' });
+    const ingestion = app.request('POST', '/message/pdf', {
+      token,
+      body: { url: `${app.pdfs.url}/animals.pdf`, fileId },
+    });
     await until(
       'the embedding request held',
-      () => ai.count('/v1/embeddings'),
+      () => app.ai.count('/v1/embeddings'),
       (n) => n === 1,
     );
     expect((await app.request('DELETE', `/upload/${fileId}`, { token })).status).toBe(200);
     release();
     expect((await ingestion).status).toBe(404);
-    const [request] = ai.embeddingRequests();
+    const [request] = app.ai.embeddingRequests();
     const tokens = embeddedTokens(request!.input);
     expect(
       await until(
@@ -277,17 +271,17 @@ describe('whatever is sent to a model is charged', () => {
   test('a streamed reply cut before its first token is charged the prompt it was sent', async () => {
     const { token, user } = await person();
     const chatId = await newChat(token);
-    ai.cutStreamAfter(0);
+    app.ai.cutStreamAfter(0);
     const cut = await streamed(token, chatId, 'Will you answer at all?');
     expect(cut.events.some((e) => e.event === 'error')).toBe(true);
-    const [sent] = ai.chatRequests();
+    const [sent] = app.ai.chatRequests();
     expect(await todaysTokens(user.id)).toBe(estimated(sent!.messages));
   });
 
   test('the reservation counts the history sent with the prompt: a reply whose whole prompt does not fit is refused', async () => {
     const { token, user } = await person();
     const chatId = await newChat(token);
-    ai.setReply('Noted.');
+    app.ai.setReply('Noted.');
     expect((await prompt(token, chatId, `Remember this: ${'lorem ipsum '.repeat(500)}`)).status).toBe(200);
     // Room for a short prompt with the system message and the longest reply, not for the history too.
     const used = await todaysTokens(user.id);
@@ -308,15 +302,15 @@ describe('whatever is sent to a model is charged', () => {
     const fileId = await uploadFile(token);
     const ingested = await app.request('POST', '/message/pdf', {
       token,
-      body: { url: `${pdfs.url}/animals.pdf`, fileId, chatId },
+      body: { url: `${app.pdfs.url}/animals.pdf`, fileId, chatId },
     });
     expect(ingested.status).toBe(200);
     const before = await todaysTokens(user.id);
-    ai.reset();
+    app.ai.reset();
     const question = 'Which animals are named on the first page?';
     const res = await prompt(token, chatId, question);
     expect(res.status).toBe(200);
-    expect(ai.embeddingRequests().map((r) => r.input)).toEqual([[question]]);
+    expect(app.ai.embeddingRequests().map((r) => r.input)).toEqual([[question]]);
     expect((await todaysTokens(user.id)) - before).toBe(res.body.data.usage.totalTokens + embeddedTokens(question));
   });
 });

@@ -1,7 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { startTestApp, type TestApp, type TestResponse } from '#test/helpers/app.ts';
-import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 import { fixturePdf } from '#test/helpers/make-pdf.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
 import { UsageCounters } from '#shared/limits/usage-counters.ts';
@@ -17,14 +16,12 @@ const BUDGET = 50_000;
 const REPLY_MAX_TOKENS = 1_000;
 
 let app: TestApp;
-let pdfs: PdfServer;
 let counters: UsageCounters;
 const tally = { refused: 0 };
 
 beforeAll(async () => {
-  pdfs = await startPdfServer();
-  pdfs.serve('/hello.pdf', { body: await fixturePdf('hello-world.pdf') });
   app = await startTestApp({
+    pdfs: { '/hello.pdf': { body: await fixturePdf('hello-world.pdf') } },
     env: {
       RATE_LIMIT_MESSAGES_PER_MINUTE: String(PER_MINUTE.messages),
       RATE_LIMIT_INGESTIONS_PER_MINUTE: String(PER_MINUTE.ingestions),
@@ -45,7 +42,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await app?.stop();
-  await pdfs?.close();
   console.log(
     `Per-user limits: ${tally.refused} requests over a limit, each a 429 with Retry-After in the route's body shape`,
   );
@@ -147,7 +143,7 @@ describe('requests per minute', () => {
       ).toBe(400);
     }
     expectLimited(
-      await app.request('POST', '/message/pdf', { token, body: { url: `${pdfs.url}/hello.pdf`, fileId } }),
+      await app.request('POST', '/message/pdf', { token, body: { url: `${app.pdfs.url}/hello.pdf`, fileId } }),
       60,
     );
   });
@@ -179,7 +175,10 @@ describe('daily token budget', () => {
     await earlyInAMinute();
     const { token, user } = await person();
     const fileId = (await upload(token)).body.data.fileId;
-    const res = await app.request('POST', '/message/pdf', { token, body: { url: `${pdfs.url}/hello.pdf`, fileId } });
+    const res = await app.request('POST', '/message/pdf', {
+      token,
+      body: { url: `${app.pdfs.url}/hello.pdf`, fileId },
+    });
     expect(res.status).toBe(200);
     const tokens = res.body.data.embeddingsData.tokens as number;
     expect(tokens).toBeGreaterThan(0);
@@ -208,7 +207,7 @@ describe('daily token budget', () => {
     // Spent entirely: ingestion (whose cost is only known later) is refused too.
     await counters.add({ subject: user.id, counter: tokenCounter(utcDay(Date.now())) }, REPLY_MAX_TOKENS);
     expectLimited(
-      await app.request('POST', '/message/pdf', { token, body: { url: `${pdfs.url}/hello.pdf`, fileId } }),
+      await app.request('POST', '/message/pdf', { token, body: { url: `${app.pdfs.url}/hello.pdf`, fileId } }),
       untilMidnight,
     );
     expect((await app.request('GET', `/message/pdf/${fileId}`, { token })).body.data.embeddingsData.status).toBe(

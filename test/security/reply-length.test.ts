@@ -1,6 +1,5 @@
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { chatCalls, eventually, kinds } from '#test/helpers/chat-calls.ts';
-import { startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
 import { until } from '#test/helpers/until.ts';
 
 // A model that ignores the reply's length (REPLY_MAX_TOKENS): what it sends past what a reply of
@@ -13,33 +12,27 @@ const MAX_CHARS = REPLY_MAX_TOKENS * 16;
 const TWO_MB = 'word '.repeat(400_000);
 const ONE_MB = 'x'.repeat(1_000_000);
 
-let ai: OpenAiTestServer;
 let app: TestApp;
 let token: string;
 
 beforeAll(async () => {
-  ai = await startOpenAiTestServer();
   app = await startTestApp({
+    model: 'openai',
     pollers: false,
     env: {
-      OPENAI_API_KEY: 'test-key',
-      OPENAI_BASE_URL: ai.baseURL,
       REPLY_MAX_TOKENS: String(REPLY_MAX_TOKENS),
     },
   });
   ({ token } = await app.signIn('reply-length@example.com'));
 });
-afterAll(async () => {
-  await app?.stop();
-  await ai?.close();
-});
-beforeEach(() => ai.reset());
+afterAll(() => app?.stop());
+beforeEach(() => app.ai.reset());
 
 const { newChat, stream, history } = chatCalls(() => ({ app, token }));
 
 test('a 2 MB stream against a 64-token reply: the reply ends complete at its length, stored as sent, the model request closed', async () => {
   const chat = await newChat();
-  ai.setReply(TWO_MB);
+  app.ai.setReply(TWO_MB);
   const sse = await stream(chat.id, 'Say a lot');
 
   const received = sse.deltas().join('');
@@ -52,12 +45,12 @@ test('a 2 MB stream against a 64-token reply: the reply ends complete at its len
     (m) => m.at(-1)?.status === 'complete',
   );
   expect(stored.at(-1).message).toBe(received);
-  await until('the model request closed by the service', () => ai.requests.at(-1)?.clientClosedEarly);
+  await until('the model request closed by the service', () => app.ai.requests.at(-1)?.clientClosedEarly);
 });
 
 test('a 1 MB whole reply against a 64-token reply: 200 with the reply cut at its length, stored as answered', async () => {
   const chat = await newChat();
-  ai.setReply(ONE_MB);
+  app.ai.setReply(ONE_MB);
   const res = await app.request('POST', '/message/logged-in', {
     token,
     body: { chatId: chat.id, prompt: 'Say a lot' },

@@ -1,7 +1,6 @@
 import fc from 'fast-check';
 import http from 'node:http';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
-import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 import { fixturePdf } from '#test/helpers/make-pdf.ts';
 import { installTripwire, type Tripwire } from '#test/helpers/loopback-tripwire.ts';
 import { classifyAddress } from '#shared/net/address-class.ts';
@@ -17,7 +16,6 @@ import { embeddedV4Spelling, inBlock, ipv4Spelling, ipv6Spelling, v6In, type Byt
 const RUNS = Number(process.env.SSRF_RUNS ?? 150);
 
 let app: TestApp;
-let pdfs: PdfServer;
 let tripwire: Tripwire;
 let token: string;
 let fileId: string;
@@ -25,9 +23,10 @@ const tally: Record<string, number> = {};
 
 beforeAll(async () => {
   tripwire = installTripwire();
-  pdfs = await startPdfServer();
-  pdfs.serve('/doc.pdf', { body: await fixturePdf('hello-world.pdf') });
-  app = await startTestApp({ env: { PDF_ALLOW_LOOPBACK: 'false', PDF_SYNC_WAIT_MS: '0' } });
+  app = await startTestApp({
+    pdfs: { '/doc.pdf': { body: await fixturePdf('hello-world.pdf') } },
+    env: { PDF_ALLOW_LOOPBACK: 'false', PDF_SYNC_WAIT_MS: '0' },
+  });
   ({ token } = await app.signIn('ssrf@example.com'));
   fileId = (
     await app.request('POST', '/upload', {
@@ -39,7 +38,6 @@ beforeAll(async () => {
 afterAll(async () => {
   tripwire?.uninstall();
   await app?.stop();
-  await pdfs?.close();
   console.log(
     `SSRF (PDF_ALLOW_LOOPBACK=false): ${Object.entries(tally)
       .map(([k, n]) => `${n} ${k}`)
@@ -60,7 +58,7 @@ async function refused(url: string, kind: string, expectClass: RegExp) {
     res.status !== 400 && `status ${res.status}`,
     res.body?.errors?.[0]?.path !== 'body.url' && 'errors[0].path is not body.url',
     !/not allowed/.test(res.body?.message ?? '') && `message: ${res.body?.message}`,
-    pdfs.count() > 0 && `the test server got ${pdfs.count()} request(s)`,
+    app.pdfs.count() > 0 && `the test server got ${app.pdfs.count()} request(s)`,
     tripwire.attempts.length > 0 && `connections attempted: ${tripwire.attempts.join(', ')}`,
   ].filter(Boolean);
   if (problems.length) throw new Error(`${url} (${host}, ${cls}): ${problems.join('; ')}`);
@@ -70,15 +68,15 @@ test('the tripwire refuses a connection before it is made', async () => {
   tripwire.deny.add('127.0.0.3');
   const err = await new Promise<Error>((resolve) => {
     try {
-      http.get(`http://127.0.0.3:${pdfs.port}/doc.pdf`).on('error', resolve);
+      http.get(`http://127.0.0.3:${app.pdfs.port}/doc.pdf`).on('error', resolve);
     } catch (e) {
       resolve(e as Error);
     }
   });
   tripwire.deny.clear();
   expect(err.message).toMatch(/tripwire/);
-  expect(tripwire.attempts).toEqual([`127.0.0.3:${pdfs.port}`]);
-  expect(pdfs.count()).toBe(0);
+  expect(tripwire.attempts).toEqual([`127.0.0.3:${app.pdfs.port}`]);
+  expect(app.pdfs.count()).toBe(0);
   tripwire.attempts.length = 0;
 });
 
@@ -94,7 +92,7 @@ test('loopback in every spelling (IPv4 notations, full-width digits, IPv6, embed
   );
   await fc.assert(
     fc.asyncProperty(fc.oneof(loopback, v6, names), fc.constantFrom('/doc.pdf', '/x?y=1#z', ''), async (host, path) => {
-      await refused(`http://${host}:${pdfs.port}${path}`, 'loopback spellings', /^loopback$/);
+      await refused(`http://${host}:${app.pdfs.port}${path}`, 'loopback spellings', /^loopback$/);
     }),
     { numRuns: RUNS },
   );
@@ -143,7 +141,7 @@ test('private, link-local, metadata, CGNAT, multicast, reserved and unspecified 
 });
 
 test('the classic spellings the generators do not reach', async () => {
-  const port = pdfs.port;
+  const port = app.pdfs.port;
   for (const host of [
     '127.000.000.001',
     '0x7F.1',
