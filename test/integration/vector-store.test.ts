@@ -1,6 +1,6 @@
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
-import type { Behaviour } from '#test/helpers/pdf-server.ts';
+import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 import { until } from '#test/helpers/until.ts';
 import { erasureDeps } from '#test/helpers/erasure-deps.ts';
 import { resumeErasures } from '#shared/erasure/erasure.ts';
@@ -11,18 +11,20 @@ import { resumeErasures } from '#shared/erasure/erasure.ts';
 // backends; the file ingested before the switch keeps answering; deleting a file removes its
 // vectors from the index, an erasure all of the user's.
 
+/** One PDF server for both deployments: a file is attached again by the URL it was ingested from. */
+let pdfs: PdfServer;
 let app: TestApp | undefined;
-/** What each deployment's PDF server serves: the same bytes before and after the switch. */
-let documents: Record<string, Behaviour>;
 const SMALL_CHUNKS = { CHUNK_TOKENS: '120', CHUNK_OVERLAP_TOKENS: '0', RETRIEVAL_K: '4' };
 
 beforeAll(async () => {
-  documents = {
-    '/book.pdf': { body: Buffer.from(await makeTextPdf(4, 10)) },
-    '/other.pdf': { body: Buffer.from(await makeTextPdf(2, 12)) },
-  };
+  pdfs = await startPdfServer();
+  pdfs.serve('/book.pdf', { body: Buffer.from(await makeTextPdf(4, 10)) });
+  pdfs.serve('/other.pdf', { body: Buffer.from(await makeTextPdf(2, 12)) });
 });
-afterAll(() => app?.stop());
+afterAll(async () => {
+  await app?.stop();
+  await pdfs?.close();
+});
 
 async function ingest(a: TestApp, token: string, chatId: string, path: string, fileName: string): Promise<string> {
   const upload = await a.request('POST', '/upload', {
@@ -30,7 +32,7 @@ async function ingest(a: TestApp, token: string, chatId: string, path: string, f
     body: { fileName, contentType: 'application/pdf', size: 5000 },
   });
   const fileId = upload.body.data.fileId;
-  const res = await a.request('POST', '/message/pdf', { token, body: { url: `${a.pdfs.url}${path}`, fileId, chatId } });
+  const res = await a.request('POST', '/message/pdf', { token, body: { url: `${pdfs.url}${path}`, fileId, chatId } });
   expect(res.body.data.embeddingsData.status).toBe('completed');
   return fileId;
 }
@@ -49,7 +51,7 @@ async function sourcesOf(a: TestApp, token: string, chatId: string, prompt: stri
 
 test('packs, then S3 Vectors: the same sources for the same PDF; the file ingested before the switch keeps answering; a delete removes the vectors', async () => {
   // 1. Deployed with packs (the default).
-  const packs = await startTestApp({ pdfs: documents, env: SMALL_CHUNKS });
+  const packs = await startTestApp({ env: SMALL_CHUNKS });
   app = packs;
   let { token } = await packs.signIn('library@example.com');
   const packsChat = await newFileChat(packs, token, 'packs');
@@ -65,7 +67,6 @@ test('packs, then S3 Vectors: the same sources for the same PDF; the file ingest
 
   // 2. Redeployed with VECTOR_STORE=s3vectors, on the same table and bucket.
   const vectors = await startTestApp({
-    pdfs: documents,
     vectorStore: 's3vectors',
     env: SMALL_CHUNKS,
     after: { resourcePrefix: packs.resourcePrefix, dataDir: packs.dataDir },
@@ -98,7 +99,7 @@ test('packs, then S3 Vectors: the same sources for the same PDF; the file ingest
     for (const [fileId, path] of files) {
       const res = await vectors.request('POST', '/message/pdf', {
         token,
-        body: { url: `${vectors.pdfs.url}${path}`, fileId, chatId },
+        body: { url: `${pdfs.url}${path}`, fileId, chatId },
       });
       expect(res.body.data.embeddingsData.status).toBe('completed');
     }
