@@ -17,6 +17,14 @@ export interface HttpDeployment {
 
 const signedIn = { table: 'read', jwtSecret: true } as const;
 const signedInWrites = { table: 'readwrite', jwtSecret: true } as const;
+/** Answers from the caller's files: retrieval (the packs' and S3 Vectors' reads), a reply, the budget's writes. */
+const answersFromFiles: Access = {
+  table: 'readwrite',
+  bucket: { read: ['vectors/'] },
+  jwtSecret: true,
+  ai: ['chat', 'embeddings'],
+  vectors: ['query'],
+};
 
 export const httpDeployments = {
   'sign-in': { access: signedInWrites },
@@ -44,13 +52,7 @@ export const httpDeployments = {
   'openai-list-models': { access: signedIn },
   'openai-chat-completions': {
     timeoutSeconds: 300,
-    access: {
-      table: 'readwrite',
-      bucket: { read: ['vectors/'] },
-      jwtSecret: true,
-      ai: ['chat', 'embeddings'],
-      vectors: ['query'],
-    },
+    access: answersFromFiles,
   },
   // --- end of programs
   // Chats and messages. send-message may wait on a long reply, hence its timeout; it calls the
@@ -151,13 +153,7 @@ export const httpDeployments = {
   // --- MCP server (shared/mcp/): the tools search and ask (embeddings, a reply, the budget's
   // writes) and read page texts (vectors/).
   mcp: {
-    access: {
-      table: 'readwrite',
-      bucket: { read: ['vectors/'] },
-      jwtSecret: true,
-      ai: ['chat', 'embeddings'],
-      vectors: ['query'],
-    },
+    access: answersFromFiles,
   },
   // --- end MCP server
   // --- Webhooks (shared/webhooks/): the ping queues a delivery (the webhook queue).
