@@ -68,5 +68,6 @@ export async function signInOnPage(page: Page, app: TestApp, email: string): Pro
   await page.goto(`${new URL(app.url).origin}/`);
   await page.fill('#email', email);
   await page.press('#email', 'Enter');
-  await page.waitForSelector('#app:not([hidden])');
+  // The app's lists load after it shows and move the page; a click before they land can miss.
+  await page.waitForSelector('#app:not([hidden])[aria-busy="false"]');
 }

@@ -64,7 +64,13 @@ async function showApp() {
   $('account').hidden = false;
   $('app').hidden = false;
   $('welcome').hidden = session.current !== undefined;
-  await Promise.all([listChats(), listOrders(), showUsage(), listKeys(), webhooks.list()]);
+  // Busy until the lists are drawn: they move the page as they arrive (a click would land elsewhere).
+  $('app').setAttribute('aria-busy', 'true');
+  try {
+    await Promise.all([listChats(), listOrders(), showUsage(), listKeys(), webhooks.list()]);
+  } finally {
+    $('app').setAttribute('aria-busy', 'false');
+  }
 }
 
 // --- wiring --------------------------------------------------------------------------------
