@@ -77,8 +77,11 @@ test('a page holding an image costlier than the child can afford is unreadable, 
 test.each<[OcrHostileClass, RegExp]>([
   // Refused before drawing: the operator list's groups.
   ['transparency-groups', /^page 1 draws more than 10000 transparency groups$/],
-])('%s ends as TOO_COMPLEX with the default limits', async (kind, message) => {
-  const outcome = await ocrPages(await ocrHostilePdf(kind), [1], engine, { dpi: 150, limits }).then(
+])('%s ends as TOO_COMPLEX by its own bound, the other limits the defaults', async (kind, message) => {
+  // The time per page is the one default raised: on a loaded machine building the operator list
+  // can outlast it, and the bound under test here is the count (the time bound has its own test).
+  const countOnly = { ...limits, pageMs: 150_000 };
+  const outcome = await ocrPages(await ocrHostilePdf(kind), [1], engine, { dpi: 150, limits: countOnly }).then(
     () => 'completed',
     (err: unknown) => err,
   );
