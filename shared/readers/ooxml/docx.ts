@@ -12,7 +12,7 @@ import { firstOfKind, normalise, readRelationships, TextBudget } from './opc.ts'
 import type { OoxmlPackage } from './package.ts';
 import { type SectionBlock as SectionItem, sectionParts } from '../sections.ts';
 import { squareTable } from './tables.ts';
-import { attr, readXmlPart } from './xml.ts';
+import { attr, readXmlPart, skippingSubtrees } from './xml.ts';
 
 /** A paragraph being read (every field set at creation, so each has one shape). */
 class Paragraph {
@@ -20,6 +20,9 @@ class Paragraph {
   style: string | undefined = undefined;
   outline: number | undefined = undefined;
 }
+
+/** Subtrees whose text is not the document's: a compatibility copy, deletions, field codes, control properties. */
+const NOT_THE_DOCUMENTS_TEXT = new Set(['Fallback', 'del', 'moveFrom', 'delText', 'instrText', 'sdtPr']);
 
 /** A table being read: its rows, the row and cell open in it (undefined outside one). */
 class Table {
@@ -61,7 +64,6 @@ function readBody(
   const tables: Table[] = [];
   let paragraph: Paragraph | undefined; // paragraphs' last, the innermost open one
   let table: Table | undefined; // tables' last
-  let skipUntil = 0; // the depth of the skipped subtree's root, 0 when none
   let inText = false;
   let inProperties = false;
 
@@ -85,103 +87,94 @@ function readBody(
     } else if (rows) items.push({ kind: 'table', rows });
   };
 
-  readXmlPart(pkg, mainPart, limits, {
-    open(element, depth) {
-      if (skipUntil) return;
-      switch (element.local) {
-        // Subtrees whose text is not the document's: a compatibility copy, deletions, field codes, control properties.
-        case 'Fallback':
-        case 'del':
-        case 'moveFrom':
-        case 'delText':
-        case 'instrText':
-        case 'sdtPr':
-          skipUntil = depth;
-          break;
-        case 'p':
-          paragraph = new Paragraph();
-          paragraphs.push(paragraph);
-          break;
-        case 'pPr':
-          inProperties = true;
-          break;
-        case 'pStyle':
-          if (paragraph && inProperties) paragraph.style = attr(element, 'val');
-          break;
-        case 'outlineLvl':
-          if (paragraph && inProperties) paragraph.outline = Number(attr(element, 'val'));
-          break;
-        case 't':
-          inText = true;
-          break;
-        case 'tab':
-        case 'br':
-        case 'cr':
-          if (paragraph && !inProperties) paragraph.text += ' ';
-          break;
-        case 'tbl':
-          table = new Table();
-          tables.push(table);
-          break;
-        case 'tr':
-          if (table) table.row = [];
-          break;
-        case 'tc':
-          if (table) {
-            table.cell = '';
-            table.span = 1;
-            table.merged = false;
-          }
-          break;
-        case 'gridSpan':
-          if (table) table.span = Math.max(1, Math.min(64, Number(attr(element, 'val')) || 1));
-          break;
-        case 'vMerge':
-          if (table) table.merged = (attr(element, 'val') ?? 'continue') === 'continue';
-          break;
-      }
-    },
-    close(local, depth) {
-      if (skipUntil) {
-        if (depth === skipUntil) skipUntil = 0;
-        return;
-      }
-      switch (local) {
-        case 'p': {
-          const closed = paragraphs.pop();
-          paragraph = paragraphs[paragraphs.length - 1];
-          if (closed) closeParagraph(closed);
-          break;
+  readXmlPart(
+    pkg,
+    mainPart,
+    limits,
+    skippingSubtrees(NOT_THE_DOCUMENTS_TEXT, {
+      open(element) {
+        switch (element.local) {
+          case 'p':
+            paragraph = new Paragraph();
+            paragraphs.push(paragraph);
+            break;
+          case 'pPr':
+            inProperties = true;
+            break;
+          case 'pStyle':
+            if (paragraph && inProperties) paragraph.style = attr(element, 'val');
+            break;
+          case 'outlineLvl':
+            if (paragraph && inProperties) paragraph.outline = Number(attr(element, 'val'));
+            break;
+          case 't':
+            inText = true;
+            break;
+          case 'tab':
+          case 'br':
+          case 'cr':
+            if (paragraph && !inProperties) paragraph.text += ' ';
+            break;
+          case 'tbl':
+            table = new Table();
+            tables.push(table);
+            break;
+          case 'tr':
+            if (table) table.row = [];
+            break;
+          case 'tc':
+            if (table) {
+              table.cell = '';
+              table.span = 1;
+              table.merged = false;
+            }
+            break;
+          case 'gridSpan':
+            if (table) table.span = Math.max(1, Math.min(64, Number(attr(element, 'val')) || 1));
+            break;
+          case 'vMerge':
+            if (table) table.merged = (attr(element, 'val') ?? 'continue') === 'continue';
+            break;
         }
-        case 'pPr':
-          inProperties = false;
-          break;
-        case 't':
-          inText = false;
-          break;
-        case 'tc':
-          if (table?.row && table.cell !== undefined) {
-            table.row.push(table.merged ? '' : normalise(table.cell));
-            for (let k = 1; k < table.span; k++) table.row.push('');
+      },
+      close(local) {
+        switch (local) {
+          case 'p': {
+            const closed = paragraphs.pop();
+            paragraph = paragraphs[paragraphs.length - 1];
+            if (closed) closeParagraph(closed);
+            break;
           }
-          if (table) table.cell = undefined;
-          break;
-        case 'tr':
-          if (table?.row) table.rows.push(table.row);
-          if (table) table.row = undefined;
-          break;
-        case 'tbl': {
-          const closed = tables.pop();
-          table = tables[tables.length - 1];
-          if (closed) closeTable(closed);
-          break;
+          case 'pPr':
+            inProperties = false;
+            break;
+          case 't':
+            inText = false;
+            break;
+          case 'tc':
+            if (table?.row && table.cell !== undefined) {
+              table.row.push(table.merged ? '' : normalise(table.cell));
+              for (let k = 1; k < table.span; k++) table.row.push('');
+            }
+            if (table) table.cell = undefined;
+            break;
+          case 'tr':
+            if (table?.row) table.rows.push(table.row);
+            if (table) table.row = undefined;
+            break;
+          case 'tbl': {
+            const closed = tables.pop();
+            table = tables[tables.length - 1];
+            if (closed) closeTable(closed);
+            break;
+          }
         }
-      }
-    },
-    text(text) {
-      if (inText && !skipUntil && paragraph) paragraph.text += text;
-    },
-  });
+      },
+      text(text) {
+        if (inText && paragraph) paragraph.text += text;
+      },
+    }),
+  );
   return items;
 }
 
