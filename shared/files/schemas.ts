@@ -1,5 +1,5 @@
 import * as z from '../zod.ts';
-import { cuidSchema, idParam, pageQuerySchema } from '../schemas.ts';
+import { cuidSchema, idParam, pageQuerySchema, urlField } from '../schemas.ts';
 import { downloadCauses, failureReasons } from './failures.ts';
 import { pipelineStageNames } from './stages.ts';
 import { DOCUMENT_FORMATS } from '../readers/reader.ts';
@@ -44,14 +44,7 @@ export const fileIdParams = z.strictObject({ fileId: idParam('file') });
 
 export const ingestPdfBody = z
   .strictObject({
-    url: z
-      .string()
-      .check(
-        z.trim(),
-        z.minLength(1),
-        z.maxLength(4096),
-        z.describe('http(s) URL of the PDF; the downloadUrl of POST /upload works'),
-      ),
+    url: urlField(4096, 'http(s) URL of the PDF; the downloadUrl of POST /upload works'),
     fileId: cuidSchema.check(z.describe('The id POST /upload returned')),
     chatId: z.optional(cuidSchema).check(z.describe('A file chat of the caller to attach the PDF to')),
     collectionId: z

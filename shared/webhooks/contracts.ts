@@ -6,6 +6,13 @@ import { WEBHOOK_ID, webhookParams, createWebhookBody, listDeliveriesQuery, list
 // The OpenAPI contracts of the webhooks routes (infra/openapi.ts alone imports this file, so no
 // function bundle builds them): the schemas the document names, and what it says of each route.
 
+const ENDPOINT_EXAMPLE = {
+  id: WEBHOOK_ID,
+  url: 'https://example.com/hooks/documents',
+  events: ['file.completed'],
+  createdAt: EXAMPLE_TIME,
+};
+
 const endpointSchema = z
   .object({
     id: z.string(),
@@ -13,29 +20,14 @@ const endpointSchema = z
     events: z.array(z.string()),
     createdAt: z.iso.datetime(),
   })
-  .check(
-    example({
-      id: WEBHOOK_ID,
-      url: 'https://example.com/hooks/documents',
-      events: ['file.completed'],
-      createdAt: EXAMPLE_TIME,
-    }),
-  );
+  .check(example(ENDPOINT_EXAMPLE));
 
 const createdEndpointSchema = z
   .object({
     ...endpointSchema.shape,
     secret: z.string().check(z.describe('whsec_…: the signing secret (Standard Webhooks); shown only here, keep it')),
   })
-  .check(
-    example({
-      id: WEBHOOK_ID,
-      url: 'https://example.com/hooks/documents',
-      events: ['file.completed'],
-      createdAt: EXAMPLE_TIME,
-      secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw/ARfffhWQmw=',
-    }),
-  );
+  .check(example({ ...ENDPOINT_EXAMPLE, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw/ARfffhWQmw=' }));
 
 const deliverySchema = z
   .object({
