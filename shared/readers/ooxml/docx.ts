@@ -12,7 +12,7 @@ import { firstOfKind, normalise, readRelationships, TextBudget } from './opc.ts'
 import type { OoxmlPackage } from './package.ts';
 import { type SectionBlock as SectionItem, sectionParts } from '../sections.ts';
 import { squareTable } from './tables.ts';
-import { attr, readXmlPart, skippingSubtrees } from './xml.ts';
+import { attr, readXmlPart, skippingSubtrees, type XmlHandlers } from './xml.ts';
 
 /** A paragraph being read (every field set at creation, so each has one shape). */
 class Paragraph {
@@ -87,94 +87,90 @@ function readBody(
     } else if (rows) items.push({ kind: 'table', rows });
   };
 
-  readXmlPart(
-    pkg,
-    mainPart,
-    limits,
-    skippingSubtrees(NOT_THE_DOCUMENTS_TEXT, {
-      open(element) {
-        switch (element.local) {
-          case 'p':
-            paragraph = new Paragraph();
-            paragraphs.push(paragraph);
-            break;
-          case 'pPr':
-            inProperties = true;
-            break;
-          case 'pStyle':
-            if (paragraph && inProperties) paragraph.style = attr(element, 'val');
-            break;
-          case 'outlineLvl':
-            if (paragraph && inProperties) paragraph.outline = Number(attr(element, 'val'));
-            break;
-          case 't':
-            inText = true;
-            break;
-          case 'tab':
-          case 'br':
-          case 'cr':
-            if (paragraph && !inProperties) paragraph.text += ' ';
-            break;
-          case 'tbl':
-            table = new Table();
-            tables.push(table);
-            break;
-          case 'tr':
-            if (table) table.row = [];
-            break;
-          case 'tc':
-            if (table) {
-              table.cell = '';
-              table.span = 1;
-              table.merged = false;
-            }
-            break;
-          case 'gridSpan':
-            if (table) table.span = Math.max(1, Math.min(64, Number(attr(element, 'val')) || 1));
-            break;
-          case 'vMerge':
-            if (table) table.merged = (attr(element, 'val') ?? 'continue') === 'continue';
-            break;
-        }
-      },
-      close(local) {
-        switch (local) {
-          case 'p': {
-            const closed = paragraphs.pop();
-            paragraph = paragraphs[paragraphs.length - 1];
-            if (closed) closeParagraph(closed);
-            break;
+  const handlers: XmlHandlers = {
+    open(element) {
+      switch (element.local) {
+        case 'p':
+          paragraph = new Paragraph();
+          paragraphs.push(paragraph);
+          break;
+        case 'pPr':
+          inProperties = true;
+          break;
+        case 'pStyle':
+          if (paragraph && inProperties) paragraph.style = attr(element, 'val');
+          break;
+        case 'outlineLvl':
+          if (paragraph && inProperties) paragraph.outline = Number(attr(element, 'val'));
+          break;
+        case 't':
+          inText = true;
+          break;
+        case 'tab':
+        case 'br':
+        case 'cr':
+          if (paragraph && !inProperties) paragraph.text += ' ';
+          break;
+        case 'tbl':
+          table = new Table();
+          tables.push(table);
+          break;
+        case 'tr':
+          if (table) table.row = [];
+          break;
+        case 'tc':
+          if (table) {
+            table.cell = '';
+            table.span = 1;
+            table.merged = false;
           }
-          case 'pPr':
-            inProperties = false;
-            break;
-          case 't':
-            inText = false;
-            break;
-          case 'tc':
-            if (table?.row && table.cell !== undefined) {
-              table.row.push(table.merged ? '' : normalise(table.cell));
-              for (let k = 1; k < table.span; k++) table.row.push('');
-            }
-            if (table) table.cell = undefined;
-            break;
-          case 'tr':
-            if (table?.row) table.rows.push(table.row);
-            if (table) table.row = undefined;
-            break;
-          case 'tbl': {
-            const closed = tables.pop();
-            table = tables[tables.length - 1];
-            if (closed) closeTable(closed);
-            break;
-          }
+          break;
+        case 'gridSpan':
+          if (table) table.span = Math.max(1, Math.min(64, Number(attr(element, 'val')) || 1));
+          break;
+        case 'vMerge':
+          if (table) table.merged = (attr(element, 'val') ?? 'continue') === 'continue';
+          break;
+      }
+    },
+    close(local) {
+      switch (local) {
+        case 'p': {
+          const closed = paragraphs.pop();
+          paragraph = paragraphs[paragraphs.length - 1];
+          if (closed) closeParagraph(closed);
+          break;
         }
-      },
-      text(text) {
-        if (inText && paragraph) paragraph.text += text;
-      },
-    }),
-  );
+        case 'pPr':
+          inProperties = false;
+          break;
+        case 't':
+          inText = false;
+          break;
+        case 'tc':
+          if (table?.row && table.cell !== undefined) {
+            table.row.push(table.merged ? '' : normalise(table.cell));
+            for (let k = 1; k < table.span; k++) table.row.push('');
+          }
+          if (table) table.cell = undefined;
+          break;
+        case 'tr':
+          if (table?.row) table.rows.push(table.row);
+          if (table) table.row = undefined;
+          break;
+        case 'tbl': {
+          const closed = tables.pop();
+          table = tables[tables.length - 1];
+          if (closed) closeTable(closed);
+          break;
+        }
+      }
+    },
+    text(text) {
+      if (inText && paragraph) paragraph.text += text;
+    },
+  };
+  readXmlPart(pkg, mainPart, limits, skippingSubtrees(NOT_THE_DOCUMENTS_TEXT, handlers));
   return items;
 }
 

@@ -17,7 +17,7 @@ import { type OpenedDocument, openAs } from './detect.ts';
 import { firstOfKind, normalise, readRelationships, relationshipIdOf, TextBudget } from './opc.ts';
 import type { OoxmlPackage } from './package.ts';
 import { squareTable } from './tables.ts';
-import { attr, readXmlPart, skippingSubtrees } from './xml.ts';
+import { attr, readXmlPart, skippingSubtrees, type XmlHandlers } from './xml.ts';
 
 const TITLE_PLACEHOLDERS = new Set(['title', 'ctrTitle']);
 /** Notes-page placeholders that are not the notes: the slide image, number, header, footer, date. */
@@ -93,85 +93,81 @@ function readShapes(
   let paragraph: string | undefined;
   let inText = false;
 
+  const handlers: XmlHandlers = {
+    open(element) {
+      switch (element.local) {
+        case 'sp':
+          shape = { paragraphs: [] };
+          break;
+        case 'ph':
+          if (shape) shape.placeholder = attr(element, 'type') ?? 'body';
+          break;
+        case 'tbl':
+          table = { rows: [], blank: false };
+          break;
+        case 'tr':
+          if (table) table.row = [];
+          break;
+        case 'tc':
+          if (table) {
+            table.cell = [];
+            table.blank = attr(element, 'hMerge') === '1' || attr(element, 'vMerge') === '1';
+          }
+          break;
+        case 'p':
+          paragraph = '';
+          break;
+        case 't':
+          inText = true;
+          break;
+        case 'br':
+          if (paragraph !== undefined) paragraph += ' ';
+          break;
+      }
+    },
+    close(local) {
+      switch (local) {
+        case 't':
+          inText = false;
+          break;
+        case 'p': {
+          const text = normalise(paragraph ?? '');
+          paragraph = undefined;
+          budget.spend(text.length);
+          if (!text) break;
+          if (table?.cell) table.cell.push(text);
+          else if (shape) shape.paragraphs.push(text);
+          break;
+        }
+        case 'tc':
+          if (table?.row && table.cell) table.row.push(table.blank ? '' : table.cell.join(' '));
+          if (table) table.cell = undefined;
+          break;
+        case 'tr':
+          if (table?.row) table.rows.push(table.row);
+          if (table) table.row = undefined;
+          break;
+        case 'tbl': {
+          const rows = squareTable(table?.rows ?? []);
+          if (rows && keep(undefined)) body.push(blocks.table(rows));
+          table = undefined;
+          break;
+        }
+        case 'sp':
+          if (shape && keep(shape.placeholder)) {
+            if (TITLE_PLACEHOLDERS.has(shape.placeholder ?? '') && title === undefined) {
+              title = shape.paragraphs.join(' ') || undefined;
+            } else body.push(...shape.paragraphs.map((text) => blocks.prose(text)));
+          }
+          shape = undefined;
+          break;
+      }
+    },
+    text(text) {
+      if (inText && paragraph !== undefined) paragraph += text;
+    },
+  };
   // A compatibility copy (mc:Fallback) is not the slide's text.
-  readXmlPart(
-    pkg,
-    part,
-    limits,
-    skippingSubtrees(new Set(['Fallback']), {
-      open(element) {
-        switch (element.local) {
-          case 'sp':
-            shape = { paragraphs: [] };
-            break;
-          case 'ph':
-            if (shape) shape.placeholder = attr(element, 'type') ?? 'body';
-            break;
-          case 'tbl':
-            table = { rows: [], blank: false };
-            break;
-          case 'tr':
-            if (table) table.row = [];
-            break;
-          case 'tc':
-            if (table) {
-              table.cell = [];
-              table.blank = attr(element, 'hMerge') === '1' || attr(element, 'vMerge') === '1';
-            }
-            break;
-          case 'p':
-            paragraph = '';
-            break;
-          case 't':
-            inText = true;
-            break;
-          case 'br':
-            if (paragraph !== undefined) paragraph += ' ';
-            break;
-        }
-      },
-      close(local) {
-        switch (local) {
-          case 't':
-            inText = false;
-            break;
-          case 'p': {
-            const text = normalise(paragraph ?? '');
-            paragraph = undefined;
-            budget.spend(text.length);
-            if (!text) break;
-            if (table?.cell) table.cell.push(text);
-            else if (shape) shape.paragraphs.push(text);
-            break;
-          }
-          case 'tc':
-            if (table?.row && table.cell) table.row.push(table.blank ? '' : table.cell.join(' '));
-            if (table) table.cell = undefined;
-            break;
-          case 'tr':
-            if (table?.row) table.rows.push(table.row);
-            if (table) table.row = undefined;
-            break;
-          case 'tbl': {
-            const rows = squareTable(table?.rows ?? []);
-            if (rows && keep(undefined)) body.push(blocks.table(rows));
-            table = undefined;
-            break;
-          }
-          case 'sp':
-            if (shape && keep(shape.placeholder)) {
-              if (TITLE_PLACEHOLDERS.has(shape.placeholder ?? '') && title === undefined) {
-                title = shape.paragraphs.join(' ') || undefined;
-              } else body.push(...shape.paragraphs.map((text) => blocks.prose(text)));
-            }
-            shape = undefined;
-            break;
-        }
-      },
-      text(text) {
-        if (inText && paragraph !== undefined) paragraph += text;
-      },
-    }),
-  );
+  readXmlPart(pkg, part, limits, skippingSubtrees(new Set(['Fallback']), handlers));
   return { title, body };
 }
