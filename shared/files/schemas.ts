@@ -222,15 +222,19 @@ embeddingsDataSchema.register(z.globalRegistry, { examples: [FILE_STATUS_EXAMPLE
 
 export const listUploadsQuery = pageQuerySchema;
 
-export const pdfPageParams = z.strictObject({
-  fileId: idParam('file'),
-  page: z
+/** A 1-based number in a path (`{page}`, `{part}`), as digits. */
+const ordinalParam = (what: 'page' | 'part', exampleValue: string) =>
+  z
     .string()
     .check(
-      z.regex(/^[1-9]\d{0,5}$/, 'Must be a page number (1, 2, …)'),
-      z.describe('1-based page number'),
-      example('2'),
-    ),
+      z.regex(/^[1-9]\d{0,5}$/, `Must be a ${what} number (1, 2, …)`),
+      z.describe(`1-based ${what} number`),
+      example(exampleValue),
+    );
+
+export const pdfPageParams = z.strictObject({
+  fileId: idParam('file'),
+  page: ordinalParam('page', '2'),
 });
 
 const PDF_PAGE_EXAMPLE = {
@@ -287,13 +291,7 @@ export const partLocationSchema = z
 
 export const filePartParams = z.strictObject({
   fileId: idParam('file'),
-  part: z
-    .string()
-    .check(
-      z.regex(/^[1-9]\d{0,5}$/, 'Must be a part number (1, 2, …)'),
-      z.describe('1-based part number'),
-      example('4'),
-    ),
+  part: ordinalParam('part', '4'),
 });
 
 /** GET /files/{fileId}/parts/{part}: a part's place and text (what sources' charStart/charEnd index). */
