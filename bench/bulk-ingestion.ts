@@ -1,9 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import { makePdfFromLines } from '../test/helpers/make-pdf.ts';
 import type { Benchmark } from './lib/context.ts';
-import { request } from './lib/http.ts';
 import { info } from './lib/report.ts';
-import type { BenchService } from './lib/service.ts';
+import { type BenchService, uploadPdf } from './lib/service.ts';
 
 // Bulk ingestion: one user uploads and submits 100 one-page PDFs at once (each its own bytes, so
 // nothing is reused), and another user submits one PDF right after them; wall time from the
@@ -15,15 +14,7 @@ const BURST = 100;
 const POLL_MS = 200;
 
 async function submit(svc: BenchService, token: string, bytes: Uint8Array, fileName: string): Promise<string> {
-  const upload = await svc.api('POST', '/upload', token, {
-    fileName,
-    contentType: 'application/pdf',
-    size: bytes.byteLength,
-  });
-  if (upload.status !== 201) throw new Error(`POST /upload: ${upload.status} ${upload.body}`);
-  const { fileId, uploadUrl, uploadHeaders, downloadUrl } = upload.json.data;
-  const put = await request(uploadUrl, { method: 'PUT', headers: uploadHeaders, body: bytes });
-  if (put.status !== 200) throw new Error(`PUT: ${put.status}`);
+  const { fileId, downloadUrl } = await uploadPdf(svc, token, bytes, fileName);
   const started = await svc.api('POST', '/message/pdf', token, { url: downloadUrl, fileId });
   if (started.status !== 200 && started.status !== 202)
     throw new Error(`POST /message/pdf: ${started.status} ${started.body}`);

@@ -7,9 +7,8 @@ import { countTextTokens } from '#shared/ingestion/chunk-tokens.ts';
 import { lexicalEmbedding } from '#shared/ai/lexical-embedding.ts';
 import type { Benchmark } from './lib/context.ts';
 import { missingFiles } from './lib/context.ts';
-import { request } from './lib/http.ts';
 import { absoluteCheck, info, median, ratioCheck } from './lib/report.ts';
-import type { BenchService } from './lib/service.ts';
+import { type BenchService, uploadPdf } from './lib/service.ts';
 import { againstLangChain } from './ingestion-langchain.ts';
 
 // Ingestion: pages per second end to end for the generated 300-page PDF, from POST /upload to
@@ -89,15 +88,7 @@ export async function ingestThroughApi(
   const embeddingsBefore = svc.ai.count('/v1/embeddings');
   const t0 = performance.now();
   const wallStart = Date.now();
-  const upload = await svc.api('POST', '/upload', token, {
-    fileName,
-    contentType: 'application/pdf',
-    size: bytes.byteLength,
-  });
-  if (upload.status !== 201) throw new Error(`POST /upload: ${upload.status} ${upload.body}`);
-  const { fileId, uploadUrl, uploadHeaders, downloadUrl } = upload.json.data;
-  const put = await request(uploadUrl, { method: 'PUT', headers: uploadHeaders, body: bytes });
-  if (put.status !== 200) throw new Error(`PUT to the upload URL: ${put.status} ${put.body}`);
+  const { fileId, downloadUrl } = await uploadPdf(svc, token, bytes, fileName);
   const uploadedAt = performance.now();
   const wallUploaded = Date.now();
   const started = await svc.api('POST', '/message/pdf', token, { url: downloadUrl, fileId, ...(chatId && { chatId }) });

@@ -9,9 +9,8 @@ import { projectRoot } from '../infra/local/runtime.ts';
 import { makeTextPdf } from '../test/helpers/make-pdf.ts';
 import type { Benchmark } from './lib/context.ts';
 import { missingFiles } from './lib/context.ts';
-import { request } from './lib/http.ts';
 import { absoluteCheck, info, type Check } from './lib/report.ts';
-import type { BenchService } from './lib/service.ts';
+import { type BenchService, uploadPdf } from './lib/service.ts';
 import { BASELINE, BUNDLE_ENV, bundleOf, childError } from './cold-start.ts';
 
 // Memory: the peak RSS of pdf-extract working on the largest fixture PDF (tracemonkey.pdf), in
@@ -58,15 +57,7 @@ async function fileReadyForExtract(svc: BenchService, bytes: Uint8Array, fileNam
   const { dynamo, tableName } = await import('#shared/clients.ts');
   const { s3Client } = await import('#shared/s3-client.ts');
   const user = await svc.signIn(`bench-memory-${randomBytes(4).toString('hex')}@example.com`);
-  const upload = await svc.api('POST', '/upload', user.token, {
-    fileName,
-    contentType: 'application/pdf',
-    size: bytes.byteLength,
-  });
-  if (upload.status !== 201) throw new Error(`POST /upload: ${upload.status} ${upload.body}`);
-  const { fileId, uploadUrl, uploadHeaders, downloadUrl } = upload.json.data;
-  const put = await request(uploadUrl, { method: 'PUT', headers: uploadHeaders, body: bytes });
-  if (put.status !== 200) throw new Error(`PUT: ${put.status}`);
+  const { fileId, downloadUrl } = await uploadPdf(svc, user.token, bytes, fileName);
 
   const files = new FileRepository(dynamo(), tableName());
   const storage = new FileStorage(s3Client(), svc.runtime.bucket);

@@ -102,15 +102,16 @@ export const retrieval: Benchmark = {
     const { PackStore } = await import('#shared/retrieval/vector-store.ts');
     const { AttachmentRepository } = await import('#shared/files/attachment-repository.ts');
     const { ChunkRepository } = await import('#shared/files/chunk-repository.ts');
-    const denseOnly = createRetriever({
+    // Each retriever its own repositories and caches, as each function instance has.
+    const retrieverDeps = () => ({
       attachments: new AttachmentRepository(dynamo(), tableName()),
       files: new FileRepository(dynamo(), tableName()),
       chunks: new ChunkRepository(dynamo(), tableName()),
       storage,
       vectors: new PackStore(storage),
       cacheBytes: config().RETRIEVAL_CACHE_MB * 1024 * 1024,
-      mode: 'dense',
     });
+    const denseOnly = createRetriever({ ...retrieverDeps(), mode: 'dense' });
     await denseOnly({ chatId, prompt: prompt().text, provider, k: K }); // fills its cache
     const denseTimes: number[] = [];
     let denseHits = 0;
@@ -119,14 +120,7 @@ export const retrieval: Benchmark = {
     const { createOfflineReranker } = await import('#shared/retrieval/rerank/offline-reranker.ts');
     const { rerankStage } = await import('#shared/retrieval/rerank/reranker.ts');
     const { termRarity } = await import('#shared/retrieval/lexical-index.ts');
-    const unranked = createRetriever({
-      attachments: new AttachmentRepository(dynamo(), tableName()),
-      files: new FileRepository(dynamo(), tableName()),
-      chunks: new ChunkRepository(dynamo(), tableName()),
-      storage,
-      vectors: new PackStore(storage),
-      cacheBytes: config().RETRIEVAL_CACHE_MB * 1024 * 1024,
-    });
+    const unranked = createRetriever(retrieverDeps());
     await unranked({ chatId, prompt: prompt().text, provider, k: K }); // fills its cache
     const offlineReranker = createOfflineReranker();
     const unrankedTimes: number[] = [];

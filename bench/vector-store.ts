@@ -135,6 +135,15 @@ async function measure(ctx: BenchContext, DOCS: number): Promise<Measured> {
   const packCold: number[] = [];
   const packWarm: number[] = [];
   const loaded: PackedVectors[] = [];
+  /** Query q over the loaded packs: the dense top k and the lexical one. */
+  const searchLoaded = (q: number) => {
+    topK(loaded, queryVector(q), WANTED);
+    bm25TopK(
+      loaded.map((p) => p.lexical),
+      queryTerms(queryText(q)),
+      WANTED,
+    );
+  };
   for (let q = 0; q < COLD_QUERIES; q++) {
     // The previous load is garbage before the next: one library in memory at a time. Emptied in
     // place: the array itself stays reachable from this suspended function (measured: three cold
@@ -147,22 +156,12 @@ async function measure(ctx: BenchContext, DOCS: number): Promise<Measured> {
         loaded[i] = decodePacked(await packStorage.get(k));
       }),
     );
-    topK(loaded, queryVector(q), WANTED);
-    bm25TopK(
-      loaded.map((p) => p.lexical),
-      queryTerms(queryText(q)),
-      WANTED,
-    );
+    searchLoaded(q);
     packCold.push(performance.now() - t0);
   }
   for (let q = 0; q < QUERIES; q++) {
     t0 = performance.now();
-    topK(loaded, queryVector(q), WANTED);
-    bm25TopK(
-      loaded.map((p) => p.lexical),
-      queryTerms(queryText(q)),
-      WANTED,
-    );
+    searchLoaded(q);
     packWarm.push(performance.now() - t0);
   }
   const packBytes = packStorage.bytes('.pvec');

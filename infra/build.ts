@@ -1,32 +1,42 @@
-import { execFileSync } from 'node:child_process';
-import { access, cp, mkdir, readFile, rm, stat, readdir, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import { dirname, join, relative, resolve, sep } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { build, type Metafile, type Plugin } from 'esbuild';
+import { access, cp, mkdir, rm, stat, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
 import { manifestFunctions, type ManifestFunction } from './routes.ts';
+import { DEFAULT_OUT_DIR, projectRoot } from './project-paths.ts';
+import { budgetOf, overBudgetReport, sizeTable } from './build/budgets.ts';
+import {
+  BANNER,
+  lambdaCredentialsOnly,
+  TRACER_PACKAGE,
+  TRACER_SOURCE,
+  tracerApart,
+  zodEnglishOnly,
+} from './build/esbuild-plugins.ts';
+import {
+  CHUNKS_DIR,
+  chunksOf,
+  dirSize,
+  largestInputs,
+  loadedAtStart,
+  mergeMetafiles,
+  outputOf,
+} from './build/measure.ts';
+import { copyOcrPackages, LAMBDA_CANVAS_BINARY, OCR_EXTERNALS } from './build/ocr-packages.ts';
 import { asError } from '#shared/errors.ts';
 import { pdfjsWorkerPatch } from '#shared/pdf/pdfjs-worker-patch.ts';
-
 // `npm run build`: one minified ESM bundle per manifest function (HTTP routes and pipeline
 // stages) in dist/<name>/index.mjs, with a linked source map. The AWS SDK is bundled rather
 // than taken from the Lambda runtime, so what we test is what runs. Functions that read PDFs get
 // the pdf.js child (extract-child.mjs, with pdfjs-dist) and pdfjs's standard_fonts/, cmaps/ and
 // wasm/ directories beside the bundle.
 
-export const projectRoot = resolve(fileURLToPath(new URL('.', import.meta.url)), '..');
-export const DEFAULT_OUT_DIR = join(projectRoot, 'dist');
-
-/** Size budgets for what a cold start reads, index.mjs and its static chunks (decimal MB): small API bundles keep cold starts short. */
-const BUNDLE_BUDGET_BYTES: Record<string, number> = {
-  'pdf-extract': 4_000_000,
-  // The MCP SDK's server brings its JSON-RPC types and ajv (the tools' schema validation): about 1.06 MB.
-  mcp: 1_300_000,
-};
-export const HTTP_BUNDLE_BUDGET_BYTES = 1_000_000;
-const QUEUE_BUNDLE_BUDGET_BYTES = 4_000_000;
-const budgetOf = (fn: Pick<ManifestFunction, 'name' | 'kind'>) =>
-  BUNDLE_BUDGET_BYTES[fn.name] ?? (fn.kind === 'http' ? HTTP_BUNDLE_BUDGET_BYTES : QUEUE_BUNDLE_BUDGET_BYTES);
+// What the stack, the local runtime, the bench and the tests take from the build.
+export { DEFAULT_OUT_DIR, projectRoot } from './project-paths.ts';
+export { HTTP_BUNDLE_BUDGET_BYTES, overBudgetReport, sizeTable } from './build/budgets.ts';
+export { TRACER_PACKAGE } from './build/esbuild-plugins.ts';
+export { CHUNKS_DIR } from './build/measure.ts';
+export { LAMBDA_CANVAS_BINARY } from './build/ocr-packages.ts';
 
 /** The bounded pdf.js child (shared/pdf/bounded-child.ts: extraction, drawing) forks `<EXTRACT_CHILD>.mjs` beside the bundle. */
 const BOUNDED_CHILD = 'shared/pdf/bounded-child.ts';
@@ -34,16 +44,6 @@ export const EXTRACT_CHILD = 'extract-child';
 const EXTRACT_CHILD_SOURCE = 'shared/pdf/extract-child.ts';
 
 type BuildOptionsOfEsbuild = Parameters<typeof build>[0];
-
-/** The metafile entry of one output (`<name>/<base>.mjs`). */
-function outputOf(metafile: Metafile, outDir: string, name: string, base: string): Metafile['outputs'][string] {
-  const outKey = relative(projectRoot, join(outDir, name, `${base}.mjs`))
-    .split(sep)
-    .join('/');
-  const output = metafile.outputs[outKey];
-  if (!output) throw new Error(`esbuild wrote no ${outKey}`);
-  return output;
-}
 
 /** Where the bundle of a function that uses pdfjs finds the standard fonts (see shared/pdf). */
 export const STANDARD_FONTS_DIR = 'standard_fonts';
@@ -54,83 +54,6 @@ const PDFJS_CMAPS = join(projectRoot, 'node_modules/pdfjs-dist/cmaps');
 /** pdf.js's WebAssembly image decoders (JBIG2 and CCITT fax, JPX, ICC colours), beside the bundle too. */
 export const WASM_DIR = 'wasm';
 const PDFJS_WASM = join(projectRoot, 'node_modules/pdfjs-dist/wasm');
-
-// OCR (functions that import these, pdf-ocr): tesseract.js runs its WASM core in worker threads
-// that load files by path, and @napi-rs/canvas is a native addon, so neither can be bundled. They
-// stay external and are copied with their dependencies into <function>/node_modules; tesseract's
-// core only in its LSTM builds, the trained data only in the model the engine uses, and the
-// canvas addon for the Lambda platform (linux-arm64-gnu), taken from the npm registry with
-// `npm pack` at build time when it is not installed (cached in node_modules/.cache).
-const OCR_EXTERNALS = ['tesseract.js', '@napi-rs/canvas'];
-export const LAMBDA_CANVAS_BINARY = '@napi-rs/canvas-linux-arm64-gnu';
-const OCR_LANGUAGE_PACKAGES = (process.env.OCR_LANGUAGES ?? 'eng').split('+').map((l) => `@tesseract.js-data/${l}`);
-
-// ESM output with CommonJS dependencies inside: give them `require` (Node built-ins mostly).
-const BANNER = [
-  "import { createRequire as __bundleCreateRequire } from 'node:module';",
-  'const require = __bundleCreateRequire(import.meta.url);',
-].join('\n');
-
-// zod 4 (classic and mini) re-exports every locale through the `z` namespace, which esbuild cannot tree-shake
-// once `z` is imported as an object: ~300 KB of error messages in 60 languages per bundle.
-// We only ever use English (shared/zod.ts configures it for zod/mini), so the bundles get just that one.
-const zodEnglishOnly: Plugin = {
-  name: 'zod-english-only',
-  setup(b) {
-    b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) => {
-      if (!/[\\/]zod[\\/]v4[\\/](classic[\\/]external|mini[\\/]external|core[\\/]index)\.js$/.test(args.importer))
-        return undefined;
-      return { path: join(args.resolveDir, '../locales/index.js'), namespace: 'zod-locales' };
-    });
-    b.onLoad({ filter: /.*/, namespace: 'zod-locales' }, (args) => ({
-      contents: "export { default as en } from './en.js';",
-      resolveDir: join(args.path, '..'),
-      loader: 'js',
-    }));
-  },
-};
-
-// In Lambda the execution role's credentials are always in the environment. The SDK's default
-// chain would also bundle SSO, INI files, web identity, process and container/instance
-// metadata providers (~90 kB of every bundle) that can never apply there; the bundles get the
-// environment provider alone. (Unbundled code under npm start and tests keeps the full chain.)
-const lambdaCredentialsOnly: Plugin = {
-  name: 'lambda-credentials-only',
-  setup(b) {
-    b.onResolve({ filter: /^@aws-sdk\/credential-provider-node$/ }, (args) => ({
-      path: args.path,
-      namespace: 'lambda-credentials',
-      pluginData: { resolveDir: args.resolveDir },
-    }));
-    b.onLoad({ filter: /.*/, namespace: 'lambda-credentials' }, (args) => ({
-      contents: [
-        "import { fromEnv } from '@aws-sdk/credential-provider-env';",
-        'export const defaultProvider = (init = {}) => fromEnv(init);',
-        'export const credentialsWillNeedRefresh = (c) => c?.expiration !== undefined;',
-        'export const credentialsTreatedAsExpired = (c) => c?.expiration !== undefined && c.expiration.getTime() - Date.now() < 300000;',
-      ].join('\n'),
-      resolveDir: (args.pluginData as { resolveDir: string }).resolveDir,
-      loader: 'js',
-    }));
-  },
-};
-
-// Tracing (shared/observability/tracing.ts) imports Powertools Tracer and the X-Ray SDK only when it is on.
-// Rather than a chunk (which would make every function a code-split build), the tracer is a
-// bundle of its own, shipped in each function's node_modules as a package the bundle imports
-// by name: resolved the same from index.mjs and from any chunk, read only when imported.
-export const TRACER_PACKAGE = 'chat-service-tracer';
-const TRACER_SOURCE = 'shared/observability/powertools-tracer.ts';
-const tracerApart: Plugin = {
-  name: 'tracer-apart',
-  setup(b) {
-    b.onResolve({ filter: /^\.\/powertools-tracer\.ts$/ }, (args) =>
-      args.importer.endsWith(join('shared', 'observability', 'tracing.ts'))
-        ? { path: TRACER_PACKAGE, external: true }
-        : undefined,
-    );
-  },
-};
 
 interface BuildOptions {
   /** Default: dist/ in the project. Each function gets <outDir>/<name>/. */
@@ -176,70 +99,6 @@ export class MissingEntryError extends Error {
   override name = 'MissingEntryError';
 }
 
-async function exists(path: string): Promise<boolean> {
-  return access(path).then(
-    () => true,
-    () => false,
-  );
-}
-
-async function dirSize(dir: string): Promise<number> {
-  let total = 0;
-  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile()) total += (await stat(join(entry.parentPath, entry.name))).size;
-  }
-  return total;
-}
-
-/** The packages (or "project sources") taking most of a bundle, for finding what made it big. */
-function largestInputs(outputs: Metafile['outputs'][string][]) {
-  const byPackage = new Map<string, number>();
-  for (const [path, { bytesInOutput }] of outputs.flatMap((o) => Object.entries(o.inputs))) {
-    const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path)?.[1] ?? '(project sources)';
-    byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + bytesInOutput);
-  }
-  return [...byPackage]
-    .map(([path, bytes]) => ({ path, bytes }))
-    .sort((a, b) => b.bytes - a.bytes)
-    .slice(0, 6);
-}
-
-/** Lazily loaded parts of a bundle, beside its index.mjs (see buildFunctions). */
-export const CHUNKS_DIR = 'chunks';
-
-function mergeMetafiles(metafiles: Metafile[]): Metafile {
-  return {
-    inputs: Object.assign({}, ...metafiles.map((m) => m.inputs)) as Metafile['inputs'],
-    outputs: Object.assign({}, ...metafiles.map((m) => m.outputs)) as Metafile['outputs'],
-  };
-}
-
-/** The metafile entries of a function's chunks (outputs under <name>/chunks/ that are code). */
-function chunksOf(metafile: Metafile, outDir: string, name: string): Metafile['outputs'][string][] {
-  const prefix = `${relative(projectRoot, join(outDir, name, CHUNKS_DIR))
-    .split(sep)
-    .join('/')}/`;
-  return Object.entries(metafile.outputs)
-    .filter(([key]) => key.startsWith(prefix) && key.endsWith('.mjs'))
-    .map(([, output]) => output);
-}
-
-/** index.mjs and every chunk it imports statically, transitively: what loading the function reads. */
-function loadedAtStart(metafile: Metafile, index: Metafile['outputs'][string]): Set<Metafile['outputs'][string]> {
-  const seen = new Set([index]);
-  const todo = [index];
-  for (let output = todo.pop(); output; output = todo.pop()) {
-    for (const i of output.imports) {
-      const chunk = i.kind === 'import-statement' && !i.external ? metafile.outputs[i.path] : undefined;
-      if (chunk && !seen.has(chunk)) {
-        seen.add(chunk);
-        todo.push(chunk);
-      }
-    }
-  }
-  return seen;
-}
-
 /** Bundles each function; fails with a message naming every manifest entry whose file is missing. */
 export async function buildFunctions(options: BuildOptions = {}): Promise<BuiltFunction[]> {
   const outDir = resolve(options.outDir ?? DEFAULT_OUT_DIR);
@@ -253,7 +112,7 @@ export async function buildFunctions(options: BuildOptions = {}): Promise<BuiltF
 
   const missing: string[] = [];
   for (const fn of functions)
-    if (!(await exists(join(projectRoot, fn.entry)))) missing.push(`${fn.name} → ${fn.entry}`);
+    await access(join(projectRoot, fn.entry)).catch(() => missing.push(`${fn.name} → ${fn.entry}`));
   if (missing.length) {
     throw new MissingEntryError(
       `The manifest (infra/routes.ts) lists functions whose entry file does not exist:\n  ${missing.join('\n  ')}`,
@@ -405,140 +264,6 @@ export async function buildFunctions(options: BuildOptions = {}): Promise<BuiltF
   );
   await rm(tracerDir, { recursive: true, force: true });
   return built;
-}
-
-/** Copies a package and, recursively, its dependencies into <dir>/node_modules; their names. */
-async function copyPackageTree(
-  dir: string,
-  name: string,
-  from: string,
-  done: Set<string>,
-  filter?: (path: string) => boolean,
-): Promise<void> {
-  if (done.has(name)) return;
-  const pkgJson = createRequire(join(from, 'noop.js')).resolve(`${name}/package.json`);
-  const src = dirname(pkgJson);
-  done.add(name);
-  await cp(src, join(dir, 'node_modules', name), {
-    recursive: true,
-    filter: (path) =>
-      !/(^|[\\/])(test|tests|docs|examples|\.github)([\\/]|$)/.test(relative(src, path)) &&
-      (filter?.(relative(src, path)) ?? true),
-  });
-  const pkg = JSON.parse(await readFile(pkgJson, 'utf8')) as { dependencies?: Record<string, string> };
-  for (const dep of Object.keys(pkg.dependencies ?? {})) {
-    if (dep === 'opencollective-postinstall') continue; // an install-time banner
-    await copyPackageTree(dir, dep, src, done, undefined);
-  }
-}
-
-/** A canvas addon package (e.g. the arm64 Lambda one): installed, or unpacked from `npm pack` into node_modules/.cache. */
-async function canvasBinary(name: string, version: string): Promise<string> {
-  try {
-    const installed = dirname(createRequire(join(projectRoot, 'noop.js')).resolve(`${name}/package.json`));
-    const pkg = JSON.parse(await readFile(join(installed, 'package.json'), 'utf8')) as { version: string };
-    if (pkg.version === version) return installed;
-  } catch {
-    // not installed on this (x64) machine: fetch it below
-  }
-  const cache = join(projectRoot, 'node_modules/.cache/lambda-natives', `${name.replace('/', '+')}-${version}`);
-  if (!(await exists(join(cache, 'package/package.json')))) {
-    await mkdir(cache, { recursive: true });
-    const out = execFileSync('npm', ['pack', `${name}@${version}`, '--pack-destination', cache, '--silent'], {
-      encoding: 'utf8',
-    }).trim();
-    execFileSync('tar', ['-xzf', join(cache, out.split('\n').at(-1)!), '-C', cache]);
-  }
-  return join(cache, 'package');
-}
-
-/** tesseract.js, its WASM core (LSTM builds), trained data and @napi-rs/canvas (+ the arm64 addon) into <dir>/node_modules. */
-async function copyOcrPackages(dir: string, canvasBinaries: string[]): Promise<string[]> {
-  const done = new Set<string>();
-  await copyPackageTree(dir, 'tesseract.js', projectRoot, done);
-  // Only the cores Node loads: tesseract.js 7's Node worker hands getCore a boolean where it
-  // expects an OEM, so it always picks the combined (legacy + LSTM) builds; the -lstm ones are
-  // never loaded there (test/infra/ocr-bundle.test.ts proves the asset works without them).
-  await rm(join(dir, 'node_modules/tesseract.js-core'), { recursive: true, force: true });
-  done.delete('tesseract.js-core');
-  await copyPackageTree(
-    dir,
-    'tesseract.js-core',
-    join(projectRoot, 'node_modules/tesseract.js'),
-    done,
-    (p) => !/-lstm\.(js|wasm|wasm\.js)$/.test(p),
-  );
-  for (const lang of OCR_LANGUAGE_PACKAGES)
-    await copyPackageTree(
-      dir,
-      lang,
-      projectRoot,
-      done,
-      (p) => !p.startsWith('4.0.0') || p.startsWith('4.0.0_best_int'),
-    );
-  await copyPackageTree(dir, '@napi-rs/canvas', projectRoot, done);
-  const canvasVersion = (
-    JSON.parse(await readFile(join(dir, 'node_modules/@napi-rs/canvas/package.json'), 'utf8')) as { version: string }
-  ).version;
-  // Only the addons asked for: the one the x64 build machine installed is no use in arm64 Lambda.
-  for (const entry of await readdir(join(dir, 'node_modules/@napi-rs'))) {
-    if (entry.startsWith('canvas-'))
-      await rm(join(dir, 'node_modules/@napi-rs', entry), { recursive: true, force: true });
-  }
-  for (const name of canvasBinaries) {
-    await cp(await canvasBinary(name, canvasVersion), join(dir, 'node_modules', name), { recursive: true });
-    done.add(name);
-  }
-  return [...done].sort();
-}
-
-const kb = (bytes: number) => `${(bytes / 1000).toFixed(1)} kB`;
-
-/**
- * The size table `npm run build` prints. The budget is for what a cold start reads ("at start"),
- * so that column sits beside it with a verdict; "asset" (everything uploaded: the bundle's
- * lazily loaded chunks, fonts, OCR data, source map) has no budget.
- */
-export function sizeTable(built: BuiltFunction[], outDir = DEFAULT_OUT_DIR): string {
-  const rows = built.map((b) => [
-    b.name,
-    b.kind,
-    kb(b.bytes),
-    `${b.budgetBytes / 1_000_000} MB`,
-    b.bytes > b.budgetBytes ? 'OVER BUDGET' : `ok (${Math.round((100 * b.bytes) / b.budgetBytes)} %)`,
-    kb(b.mapBytes),
-    kb(b.assetBytes),
-  ]);
-  const header = ['function', 'kind', 'at start', 'budget', 'within budget', 'map', 'asset (no budget)'];
-  const rightAligned = new Set([2, 3, 5, 6]);
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((c, i) => (rightAligned.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
-      .join('  ')
-      .trimEnd();
-  const total = built.reduce((sum, b) => sum + b.bytes, 0);
-  const over = built.filter((b) => b.bytes > b.budgetBytes).length;
-  return [
-    line(header),
-    line(widths.map((w) => '-'.repeat(w))),
-    ...rows.map(line),
-    `${built.length} bundles in ${relative(process.cwd(), outDir) || '.'}/, ${kb(total)} read at start in all; ` +
-      (over ? `${over} over budget` : 'all within budget'),
-  ].join('\n');
-}
-
-/** What to say when bundles are over budget (their largest packages), or undefined when none is. */
-export function overBudgetReport(built: BuiltFunction[]): string | undefined {
-  const over = built.filter((b) => b.bytes > b.budgetBytes);
-  if (!over.length) return undefined;
-  return over
-    .map(
-      (b) =>
-        `${b.name}: ${kb(b.bytes)} read at start is over its ${b.budgetBytes / 1_000_000} MB budget. Largest packages:\n` +
-        b.largestInputs.map((i) => `  ${kb(i.bytes).padStart(10)}  ${i.path}`).join('\n'),
-    )
-    .join('\n\n');
 }
 
 // CLI: `npm run build [-- --no-minify] [-- name ...]`

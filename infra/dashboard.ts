@@ -42,6 +42,9 @@ export function serviceDashboard(
   const graph = (title: string, left: cloudwatch.IMetric[], leftYAxis?: cloudwatch.YAxisProps) =>
     new cloudwatch.GraphWidget({ title, left, width: 8, height: 6, ...(leftYAxis && { leftYAxis }) });
   const ms = { label: 'ms', showUnits: false, min: 0 };
+  /** A duration's median and 90th percentile, in ms. */
+  const percentiles = (title: string, metricName: string) =>
+    graph(`${title} (p50, p90)`, [metric(metricName, 'p50', 'p50'), metric(metricName, 'p90', 'p90')], ms);
 
   const dashboard = new cloudwatch.Dashboard(scope, id, {
     dashboardName: p.dashboardName,
@@ -64,16 +67,8 @@ export function serviceDashboard(
     graph('5xx by route', [search(METRIC.serverErrors, 'route', 'Sum', '')]),
   );
   dashboard.addWidgets(
-    graph(
-      'Model latency per reply (p50, p90)',
-      [metric(METRIC.modelLatency, 'p50', 'p50'), metric(METRIC.modelLatency, 'p90', 'p90')],
-      ms,
-    ),
-    graph(
-      'Time to first token, streamed (p50, p90)',
-      [metric(METRIC.timeToFirstToken, 'p50', 'p50'), metric(METRIC.timeToFirstToken, 'p90', 'p90')],
-      ms,
-    ),
+    percentiles('Model latency per reply', METRIC.modelLatency),
+    percentiles('Time to first token, streamed', METRIC.timeToFirstToken),
     graph('Tokens per reply (average, max) and replies', [
       metric(METRIC.replyTokens, 'Average', 'average'),
       metric(METRIC.replyTokens, 'Maximum', 'max'),
@@ -89,11 +84,7 @@ export function serviceDashboard(
     ]),
   );
   dashboard.addWidgets(
-    graph(
-      'Ingestion duration, upload or URL to completed (p50, p90)',
-      [metric(METRIC.ingestionDuration, 'p50', 'p50'), metric(METRIC.ingestionDuration, 'p90', 'p90')],
-      ms,
-    ),
+    percentiles('Ingestion duration, upload or URL to completed', METRIC.ingestionDuration),
     graph('Pages and embedding tokens ingested (sum)', [
       metric(METRIC.ingestionPages, 'Sum', 'pages'),
       metric(METRIC.ingestionTokens, 'Sum', 'tokens'),

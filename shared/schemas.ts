@@ -13,6 +13,10 @@ export const cuidSchema = z.string().check(z.regex(/^(?:[a-z][a-z0-9]{23}|c[a-z0
 /** An id in a path (`{chatId}`), with an example of what it names (shared/openapi/examples.ts). */
 export const idParam = (kind: keyof typeof EXAMPLE_IDS) => cuidSchema.check(example(EXAMPLE_IDS[kind]));
 
+/** A URL the caller gives (trimmed, not empty, at most `maxChars`); where it may lead is the download guard's to check. */
+export const urlField = (maxChars: number, description: string) =>
+  z.string().check(z.trim(), z.minLength(1), z.maxLength(maxChars), z.describe(description));
+
 /** A cursor as the lists issue them (opaque: base64url of the last key read). */
 const CURSOR_EXAMPLE = Buffer.from(
   JSON.stringify({

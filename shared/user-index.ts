@@ -5,7 +5,7 @@ import { queryPage, queryPages, type Item, type Page } from './dynamo.ts';
 // files, orders, collections and API keys, so each kind is listed newest first by one query of one shape. The id in the
 // sort key keeps items of the same millisecond distinct and stably ordered.
 
-type UserListKind = 'CHAT' | 'FILE' | 'ORDER' | 'COLLECTION' | 'APIKEY';
+export type UserListKind = 'CHAT' | 'FILE' | 'ORDER' | 'COLLECTION' | 'APIKEY';
 
 const KEY_ATTRIBUTES = ['PK', 'SK', 'GSI1PK', 'GSI1SK'] as const;
 

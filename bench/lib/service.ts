@@ -141,3 +141,22 @@ export async function startBenchService(env: Record<string, string> = {}): Promi
     },
   };
 }
+
+/** POST /upload, then PUT the PDF to the presigned URL it answers: the file's id and where to ingest it from. */
+export async function uploadPdf(
+  svc: BenchService,
+  token: string,
+  bytes: Uint8Array,
+  fileName: string,
+): Promise<{ fileId: string; downloadUrl: string }> {
+  const upload = await svc.api('POST', '/upload', token, {
+    fileName,
+    contentType: 'application/pdf',
+    size: bytes.byteLength,
+  });
+  if (upload.status !== 201) throw new Error(`POST /upload: ${upload.status} ${upload.body}`);
+  const { fileId, uploadUrl, uploadHeaders, downloadUrl } = upload.json.data;
+  const put = await request(uploadUrl, { method: 'PUT', headers: uploadHeaders, body: bytes });
+  if (put.status !== 200) throw new Error(`PUT to the upload URL: ${put.status} ${put.body}`);
+  return { fileId, downloadUrl };
+}

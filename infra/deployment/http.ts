@@ -25,6 +25,21 @@ const answersFromFiles: Access = {
   ai: ['chat', 'embeddings'],
   vectors: ['query'],
 };
+/** A file chat's reply (send-message and regenerate-reply): answersFromFiles, its passages reranked. */
+const repliesFromFiles: Access = { ...answersFromFiles, ai: ['chat', 'embeddings', 'rerank'] };
+/** Starts an upload (one PUT or multipart): the file's record, and presigned URLs into uploads/. */
+const startsUpload: Access = {
+  table: 'readwrite',
+  bucket: { read: ['uploads/'], write: ['uploads/'] },
+  jwtSecret: true,
+};
+/** Draws a page in the bounded pdf.js child (from the run's source PDF) and keeps it beside the file's vectors. */
+const drawsPages = {
+  timeoutSeconds: 60,
+  memoryMb: PAGE_FUNCTION_MEMORY_MB,
+  tmpMb: PDF_COPY_TMP_MB,
+  access: { table: 'read', bucket: { read: ['vectors/'], write: ['vectors/'] }, jwtSecret: true },
+} as const satisfies HttpDeployment;
 
 export const httpDeployments = {
   'sign-in': { access: signedInWrites },
@@ -66,24 +81,12 @@ export const httpDeployments = {
   'list-messages': { access: signedIn },
   'send-message': {
     timeoutSeconds: 300,
-    access: {
-      table: 'readwrite',
-      bucket: { read: ['vectors/'] },
-      jwtSecret: true,
-      ai: ['chat', 'embeddings', 'rerank'],
-      vectors: ['query'],
-    },
+    access: repliesFromFiles,
   },
   // What send-message does, but the prompt.
   'regenerate-reply': {
     timeoutSeconds: 300,
-    access: {
-      table: 'readwrite',
-      bucket: { read: ['vectors/'] },
-      jwtSecret: true,
-      ai: ['chat', 'embeddings', 'rerank'],
-      vectors: ['query'],
-    },
+    access: repliesFromFiles,
   },
   // Resumed from the table, as long as a reply may take.
   'follow-reply': { timeoutSeconds: 300, access: signedInWrites },
@@ -96,12 +99,8 @@ export const httpDeployments = {
   'revoke-share': { access: signedInWrites },
   'get-shared-chat': { access: { table: 'readwrite' } },
   // PDF upload and ingestion.
-  'create-upload': {
-    access: { table: 'readwrite', bucket: { read: ['uploads/'], write: ['uploads/'] }, jwtSecret: true },
-  },
-  'create-multipart-upload': {
-    access: { table: 'readwrite', bucket: { read: ['uploads/'], write: ['uploads/'] }, jwtSecret: true },
-  },
+  'create-upload': { access: startsUpload },
+  'create-multipart-upload': { access: startsUpload },
   'complete-multipart-upload': { access: { table: 'readwrite', bucket: { write: ['uploads/'] }, jwtSecret: true } },
   'list-uploads': { access: signedIn },
   'delete-upload': {
@@ -138,18 +137,8 @@ export const httpDeployments = {
   // A page's text (written at ingestion) and its image, drawn on the first request by the bounded
   // pdf.js child from the run's source PDF and kept beside the file's vectors. A file part's page
   // is drawn as the page route's.
-  'get-pdf-page': {
-    timeoutSeconds: 60,
-    memoryMb: PAGE_FUNCTION_MEMORY_MB,
-    tmpMb: PDF_COPY_TMP_MB,
-    access: { table: 'read', bucket: { read: ['vectors/'], write: ['vectors/'] }, jwtSecret: true },
-  },
-  'get-file-part': {
-    timeoutSeconds: 60,
-    memoryMb: PAGE_FUNCTION_MEMORY_MB,
-    tmpMb: PDF_COPY_TMP_MB,
-    access: { table: 'read', bucket: { read: ['vectors/'], write: ['vectors/'] }, jwtSecret: true },
-  },
+  'get-pdf-page': drawsPages,
+  'get-file-part': drawsPages,
   // --- MCP server (shared/mcp/): the tools search and ask (embeddings, a reply, the budget's
   // writes) and read page texts (vectors/).
   mcp: {

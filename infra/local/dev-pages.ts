@@ -1,7 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join, resolve } from 'node:path';
-import { readLocalPayments } from './payment-provider.ts';
+import { readLocalPayments } from './payment-stand-in/state.ts';
 import { fileURLToPath } from 'node:url';
 import { signLocalIdToken } from './local-idp.ts';
 

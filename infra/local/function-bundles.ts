@@ -13,7 +13,14 @@ import type { FunctionSpec } from './invoker.ts';
 // (size or modification time), or the build itself does.
 
 const BUNDLE_CACHE_DIR = join(projectRoot, 'node_modules/.cache/local-functions');
-const BUILD_INPUTS = ['infra/build.ts', 'package-lock.json'];
+const BUILD_INPUTS = [
+  'infra/build.ts',
+  'infra/build/esbuild-plugins.ts',
+  'infra/build/measure.ts',
+  'infra/build/ocr-packages.ts',
+  'infra/project-paths.ts',
+  'package-lock.json',
+];
 
 interface Stamp {
   /** index.mjs of the bundle. */

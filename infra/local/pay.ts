@@ -1,7 +1,8 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_DATA_DIR } from './data-dir-lock.ts';
-import { payOrder, readLocalPayments } from './payment-provider.ts';
+import { payOrder } from './payment-provider.ts';
+import { readLocalPayments } from './payment-stand-in/state.ts';
 import { asError } from '#shared/errors.ts';
 
 // `npm run pay -- <orderId> [--fail]`: pays an order under `npm start` (same DATA_DIR) the way a

@@ -1,10 +1,20 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { renameSync, writeFileSync } from 'node:fs';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { signatureHeader } from '#shared/payments/stripe/signature.ts';
+import { ApiError, formDecode, paymentRoutes } from './payment-stand-in/routes.ts';
+import {
+  DECLINED_CARD,
+  type Json,
+  keysIn,
+  loadState,
+  LOCAL_PAYMENTS_FILE,
+  type LocalPaymentsFile,
+  type ProviderEvent,
+  randomId,
+  SUCCEEDING_CARD,
+} from './payment-stand-in/state.ts';
+import { DEFAULT_RETRY_DELAYS_MS, type Delivery, webhookSender } from './payment-stand-in/webhooks.ts';
 
 // A loopback stand-in of the payment provider (Stripe's API), for npm start and the tests: what
 // the service and `npm run pay` call, on the provider's wire protocol. Form-encoded requests with
@@ -15,47 +25,9 @@ import { signatureHeader } from '#shared/payments/stripe/signature.ts';
 // while the service does not answer 2xx. Cards are the provider's test payment methods:
 // `pm_card_visa` pays, `pm_card_chargeDeclined` is declined.
 //
-// With a DATA_DIR (npm start), the keys are kept in DATA_DIR/local-payments.json, with the
-// stand-in's URL for `npm run pay`, and its intents, charges, idempotency keys and the events not
-// yet acknowledged in DATA_DIR/local-payments-state.json, written after every change: a restart
-// loses no payment, and delivers what it had not delivered.
-
-export const LOCAL_PAYMENTS_FILE = 'local-payments.json';
-const STATE_FILE = 'local-payments-state.json';
-
-interface SavedState {
-  intents: Json[];
-  charges: Json[];
-  idempotent: [string, { fingerprint: string; status: number; body: string }][];
-  unacknowledged: ProviderEvent[];
-}
-export const SUCCEEDING_CARD = 'pm_card_visa';
-export const DECLINED_CARD = 'pm_card_chargeDeclined';
-
-export interface LocalPaymentsFile {
-  secretKey: string;
-  webhookSecret: string;
-  /** What a browser holds (the provider's publishable key): it may only confirm an intent whose client secret it has. */
-  publishableKey?: string;
-  /** Where the stand-in of the running npm start listens (changes with each start). */
-  apiUrl?: string;
-}
-
-type Json = Record<string, unknown>;
-
-export interface ProviderEvent {
-  id: string;
-  type: string;
-  /** The exact body posted (and signed). */
-  body: string;
-}
-
-export interface Delivery {
-  eventId: string;
-  type: string;
-  status: number | 'unreachable';
-  body: string;
-}
+// With a DATA_DIR (npm start), its keys and state are kept there (payment-stand-in/state.ts): a
+// restart loses no payment, and delivers what it had not delivered. Its routes are in
+// payment-stand-in/routes.ts, its events' delivery in payment-stand-in/webhooks.ts.
 
 export interface PaymentProviderStandIn {
   url: string;
@@ -87,348 +59,13 @@ export interface PaymentProviderOptions {
   retryDelaysMs?: number[];
 }
 
-const DEFAULT_RETRY_DELAYS_MS = [1_000, 2_000, 5_000, 10_000, 30_000, 60_000];
-
-const randomId = (prefix: string, length = 24) =>
-  `${prefix}_${randomBytes(length).toString('base64url').replace(/[-_]/g, '').slice(0, length).padEnd(length, '0')}`;
-
-/** The stand-in's keys: those kept in dataDir (made the first time). */
-async function keysIn(dataDir: string | undefined): Promise<Required<Omit<LocalPaymentsFile, 'apiUrl'>>> {
-  const fresh = {
-    secretKey: randomId('sk_test', 32),
-    webhookSecret: randomId('whsec', 32),
-    publishableKey: randomId('pk_test', 32),
-  };
-  if (!dataDir) return fresh;
-  try {
-    const kept = JSON.parse(await readFile(join(dataDir, LOCAL_PAYMENTS_FILE), 'utf8')) as LocalPaymentsFile;
-    if (kept.secretKey && kept.webhookSecret) return { ...fresh, ...kept };
-  } catch {
-    // none yet (or unreadable): new keys
-  }
-  return fresh;
-}
-
-/** Reads DATA_DIR/local-payments.json (what `npm run pay` uses). */
-export async function readLocalPayments(dataDir: string): Promise<LocalPaymentsFile> {
-  return JSON.parse(await readFile(join(dataDir, LOCAL_PAYMENTS_FILE), 'utf8')) as LocalPaymentsFile;
-}
-
-/** `metadata[orderId]=x` → { metadata: { orderId: 'x' } }. */
-function formDecode(text: string): Json {
-  const out: Json = {};
-  for (const [key, value] of new URLSearchParams(text)) {
-    const nested = /^(\w+)\[(\w+)\]$/.exec(key);
-    if (nested) out[nested[1]!] = { ...(out[nested[1]!] as Json | undefined), [nested[2]!]: value };
-    else out[key] = value;
-  }
-  return out;
-}
-
-class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly body: { type: string; code?: string; message: string; param?: string; payment_intent?: Json },
-  ) {
-    super(body.message);
-  }
-}
-
-const invalid = (message: string, code?: string, param?: string) =>
-  new ApiError(400, { type: 'invalid_request_error', message, ...(code && { code }), ...(param && { param }) });
-
 export async function startPaymentProvider(options: PaymentProviderOptions = {}): Promise<PaymentProviderStandIn> {
   const keys = await keysIn(options.dataDir);
-  const retryDelays = options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
-  const statePath = options.dataDir && join(options.dataDir, STATE_FILE);
-  const saved = statePath
-    ? ((await readFile(statePath, 'utf8').then(JSON.parse, () => undefined)) as SavedState | undefined)
-    : undefined;
-  const intents = new Map<string, Json>(saved?.intents.map((i) => [String(i.id), i]));
-  const charges = new Map<string, Json>(saved?.charges.map((c) => [String(c.id), c]));
-  const idempotent = new Map<string, { fingerprint: string; status: number; body: string }>(saved?.idempotent);
-  /** Events made and not yet acknowledged by the service (kept across restarts, delivered again). */
-  const unacknowledged = new Map<string, ProviderEvent>(saved?.unacknowledged.map((e) => [e.id, e]));
-  const events: ProviderEvent[] = [...unacknowledged.values()];
-  const deliveries: Delivery[] = [];
-  const waiters: { match: (event: Json) => boolean; resolve: (d: Delivery) => void }[] = [];
-  let webhookUrl: string | undefined;
+  const state = await loadState(options.dataDir);
+  const webhooks = webhookSender(state, keys.webhookSecret, options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS);
+  const routes = paymentRoutes(state, webhooks.emit);
+  const { idempotent } = state;
   let outage: number | undefined;
-  let paused = false;
-  let closed = false;
-  const queue: ProviderEvent[] = [...unacknowledged.values()];
-  let pumping = false;
-
-  /** Writes the state whole, then renames it into place (a reader, or a crash, never sees half of it). */
-  function save() {
-    if (!statePath) return;
-    const state: SavedState = {
-      intents: [...intents.values()],
-      charges: [...charges.values()],
-      idempotent: [...idempotent],
-      unacknowledged: [...unacknowledged.values()],
-    };
-    writeFileSync(`${statePath}.tmp`, JSON.stringify(state));
-    renameSync(`${statePath}.tmp`, statePath);
-  }
-  const timers = new Set<NodeJS.Timeout>();
-
-  const now = () => Math.floor(Date.now() / 1000);
-
-  async function post(event: ProviderEvent): Promise<Delivery> {
-    if (!webhookUrl) return { eventId: event.id, type: event.type, status: 'unreachable', body: '' };
-    let delivery: Delivery;
-    try {
-      const res = await fetch(webhookUrl, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json; charset=utf-8',
-          'user-agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)',
-          'stripe-signature': signatureHeader(event.body, keys.webhookSecret, now()),
-        },
-        body: event.body,
-      });
-      delivery = { eventId: event.id, type: event.type, status: res.status, body: await res.text() };
-    } catch {
-      delivery = { eventId: event.id, type: event.type, status: 'unreachable', body: '' };
-    }
-    deliveries.push(delivery);
-    if (typeof delivery.status === 'number' && delivery.status < 300) {
-      if (unacknowledged.delete(event.id)) save();
-      const parsed = JSON.parse(event.body) as Json;
-      for (const waiter of [...waiters]) {
-        if (waiter.match(parsed)) {
-          waiters.splice(waiters.indexOf(waiter), 1);
-          waiter.resolve(delivery);
-        }
-      }
-    }
-    return delivery;
-  }
-
-  /** Posts queued events one at a time, in order of making; one not acknowledged is tried again later. */
-  async function pump() {
-    if (pumping) return;
-    pumping = true;
-    try {
-      while (queue.length && webhookUrl && !paused && !closed) await deliverWithRetries(queue.shift()!, 0);
-    } finally {
-      pumping = false;
-    }
-  }
-
-  async function deliverWithRetries(event: ProviderEvent, attempt: number): Promise<void> {
-    if (closed) return;
-    const delivery = await post(event);
-    const ok = typeof delivery.status === 'number' && delivery.status < 300;
-    if (ok || attempt >= retryDelays.length || closed) return;
-    const timer = setTimeout(() => {
-      timers.delete(timer);
-      void deliverWithRetries(event, attempt + 1);
-    }, retryDelays[attempt]);
-    timers.add(timer);
-  }
-
-  function emit(type: string, object: Json, request: { idempotencyKey?: string }) {
-    const event = {
-      id: randomId('evt'),
-      object: 'event',
-      api_version: '2024-06-20',
-      created: now(),
-      data: { object },
-      livemode: false,
-      pending_webhooks: 1,
-      request: { id: randomId('req', 14), idempotency_key: request.idempotencyKey ?? null },
-      type,
-    };
-    const made = { id: event.id, type, body: JSON.stringify(event, null, 2) };
-    events.push(made);
-    unacknowledged.set(made.id, made);
-    queue.push(made);
-    void pump();
-  }
-
-  function intentOf(id: string): Json {
-    const intent = intents.get(id);
-    if (!intent) {
-      throw new ApiError(404, {
-        type: 'invalid_request_error',
-        code: 'resource_missing',
-        param: 'intent',
-        message: `No such payment_intent: '${id}'`,
-      });
-    }
-    return intent;
-  }
-
-  function unexpectedState(intent: Json, action: string) {
-    return new ApiError(400, {
-      type: 'invalid_request_error',
-      code: 'payment_intent_unexpected_state',
-      message: `You cannot ${action} this PaymentIntent because it has a status of ${intent.status}.`,
-      payment_intent: intent,
-    });
-  }
-
-  type Handler = (
-    params: Json,
-    match: RegExpExecArray,
-    key: string | undefined,
-    /** Called with the publishable key (a browser holding a client secret), not the secret key. */
-    publishable: boolean,
-  ) => [number, Json];
-  /** Method, path, handler, and whether a publishable key may call it (confirming, with the client secret). */
-  const routes: [string, RegExp, Handler, boolean?][] = [
-    [
-      'POST',
-      /^\/v1\/payment_intents$/,
-      (params, _m, key) => {
-        const amount = Number(params.amount);
-        if (params.amount === undefined)
-          throw invalid('Missing required param: amount.', 'parameter_missing', 'amount');
-        if (!Number.isInteger(amount))
-          throw invalid(`Invalid integer: ${params.amount}`, 'parameter_invalid_integer', 'amount');
-        // The provider's answer to 0 (or less): not its minimum charge (amount_too_small), a bad integer.
-        if (amount < 1)
-          throw invalid('This value must be greater than or equal to 1.', 'parameter_invalid_integer', 'amount');
-        if (typeof params.currency !== 'string' || !/^[a-z]{3}$/.test(params.currency))
-          throw invalid('Missing required param: currency.', 'parameter_missing', 'currency');
-        if (amount < 50) throw invalid(`Amount must be at least 50 cents`, 'amount_too_small', 'amount');
-        if (amount > 99_999_999) throw invalid('Amount must be no more than 999,999.99', 'amount_too_large', 'amount');
-        const id = randomId('pi');
-        const intent: Json = {
-          id,
-          object: 'payment_intent',
-          amount,
-          amount_received: 0,
-          currency: params.currency,
-          client_secret: `${id}_secret_${randomId('x', 25).slice(2)}`,
-          created: now(),
-          latest_charge: null,
-          last_payment_error: null,
-          livemode: false,
-          metadata: (params.metadata as Json | undefined) ?? {},
-          payment_method: null,
-          status: 'requires_payment_method',
-        };
-        intents.set(id, intent);
-        emit('payment_intent.created', intent, { idempotencyKey: key });
-        return [200, intent];
-      },
-    ],
-    [
-      'GET',
-      /^\/v1\/payment_intents\/search$/,
-      (params) => {
-        // The search language's one query the tools need: metadata['key']:'value'.
-        const query = /^metadata\['(\w+)'\]:'([^']*)'$/.exec(String(params.query ?? ''));
-        if (!query) throw invalid('Invalid search query', 'parameter_invalid_string', 'query');
-        const data = [...intents.values()].filter((i) => (i.metadata as Json)[query[1]!] === query[2]);
-        return [
-          200,
-          { object: 'search_result', data, has_more: false, next_page: null, url: '/v1/payment_intents/search' },
-        ];
-      },
-    ],
-    ['GET', /^\/v1\/payment_intents\/(pi_\w+)$/, (_p, m) => [200, intentOf(m[1]!)]],
-    [
-      'POST',
-      /^\/v1\/payment_intents\/(pi_\w+)\/confirm$/,
-      (params, m, key, publishable) => {
-        const intent = intentOf(m[1]!);
-        // With the publishable key (a browser), the intent's client secret is the credential.
-        if (publishable && params.client_secret !== intent.client_secret) {
-          throw invalid(
-            'The client_secret provided does not match the client_secret associated with the PaymentIntent.',
-            'payment_intent_invalid_parameter',
-            'client_secret',
-          );
-        }
-        if (intent.status !== 'requires_payment_method' && intent.status !== 'requires_confirmation')
-          throw unexpectedState(intent, 'confirm');
-        const method = String(params.payment_method ?? '');
-        if (method !== SUCCEEDING_CARD && method !== DECLINED_CARD)
-          throw invalid(`No such PaymentMethod: '${method}'`, 'resource_missing', 'payment_method');
-        intent.payment_method = method;
-        if (method === DECLINED_CARD) {
-          const error = {
-            type: 'card_error',
-            code: 'card_declined',
-            decline_code: 'generic_decline',
-            message: 'Your card was declined.',
-          };
-          Object.assign(intent, { status: 'requires_payment_method', last_payment_error: error });
-          emit('payment_intent.payment_failed', intent, { idempotencyKey: key });
-          throw new ApiError(402, { ...error, payment_intent: intent });
-        }
-        const charge: Json = {
-          id: randomId('ch'),
-          object: 'charge',
-          amount: intent.amount,
-          amount_refunded: 0,
-          currency: intent.currency,
-          paid: true,
-          payment_intent: intent.id,
-          refunded: false,
-          status: 'succeeded',
-        };
-        charges.set(charge.id as string, charge);
-        Object.assign(intent, {
-          status: 'succeeded',
-          amount_received: intent.amount,
-          latest_charge: charge.id,
-          last_payment_error: null,
-        });
-        emit('charge.succeeded', charge, { idempotencyKey: key });
-        emit('payment_intent.succeeded', intent, { idempotencyKey: key });
-        return [200, intent];
-      },
-      true,
-    ],
-    [
-      'POST',
-      /^\/v1\/payment_intents\/(pi_\w+)\/cancel$/,
-      (_p, m, key) => {
-        const intent = intentOf(m[1]!);
-        if (intent.status === 'succeeded' || intent.status === 'canceled') throw unexpectedState(intent, 'cancel');
-        Object.assign(intent, { status: 'canceled', canceled_at: now() });
-        emit('payment_intent.canceled', intent, { idempotencyKey: key });
-        return [200, intent];
-      },
-    ],
-    [
-      'POST',
-      /^\/v1\/refunds$/,
-      (params, _m, key) => {
-        if (typeof params.payment_intent !== 'string')
-          throw invalid('Missing required param: payment_intent.', 'parameter_missing', 'payment_intent');
-        const intent = intentOf(params.payment_intent);
-        const charge = charges.get(String(intent.latest_charge));
-        if (!charge) {
-          throw invalid(
-            `This PaymentIntent (${intent.id}) does not have a successful charge to refund.`,
-            'charge_not_refundable',
-          );
-        }
-        if (charge.refunded) {
-          throw invalid(`Charge ${charge.id} has already been refunded.`, 'charge_already_refunded');
-        }
-        Object.assign(charge, { refunded: true, amount_refunded: charge.amount });
-        const refund = {
-          id: randomId('re'),
-          object: 'refund',
-          amount: charge.amount,
-          charge: charge.id,
-          currency: charge.currency,
-          payment_intent: intent.id,
-          status: 'succeeded',
-        };
-        emit('charge.refunded', charge, { idempotencyKey: key });
-        emit('refund.created', refund, { idempotencyKey: key });
-        return [200, refund];
-      },
-    ],
-  ];
 
   function answer(res: ServerResponse, status: number, body: string, replayed = false) {
     res.writeHead(status, {
@@ -516,7 +153,7 @@ export async function startPaymentProvider(options: PaymentProviderOptions = {})
       [status, body] = [err.status, errorBody(err.body)];
     }
     if (key) idempotent.set(key, { fingerprint, status, body });
-    if (method === 'POST') save();
+    if (method === 'POST') state.save();
     answer(res, status, body);
   }
 
@@ -542,42 +179,18 @@ export async function startPaymentProvider(options: PaymentProviderOptions = {})
     secretKey: keys.secretKey,
     publishableKey: keys.publishableKey,
     webhookSecret: keys.webhookSecret,
-    events,
-    deliveries,
-    setWebhookUrl(target) {
-      webhookUrl = target;
-      void pump();
-    },
-    acknowledged(match) {
-      return new Promise((resolve) => {
-        const done = deliveries.find(
-          (d) =>
-            typeof d.status === 'number' &&
-            d.status < 300 &&
-            match(JSON.parse(events.find((e) => e.id === d.eventId)!.body) as Json),
-        );
-        if (done) resolve(done);
-        else waiters.push({ match, resolve });
-      });
-    },
-    pauseDeliveries() {
-      paused = true;
-    },
-    resumeDeliveries() {
-      paused = false;
-      void pump();
-    },
-    deliver(eventId) {
-      const event = events.find((e) => e.id === eventId);
-      if (!event) throw new Error(`No event ${eventId}`);
-      return post(event);
-    },
+    events: webhooks.events,
+    deliveries: webhooks.deliveries,
+    setWebhookUrl: webhooks.setWebhookUrl,
+    acknowledged: webhooks.acknowledged,
+    pauseDeliveries: webhooks.pauseDeliveries,
+    resumeDeliveries: webhooks.resumeDeliveries,
+    deliver: webhooks.deliver,
     setOutage(status) {
       outage = status;
     },
     async close() {
-      closed = true;
-      for (const timer of timers) clearTimeout(timer);
+      webhooks.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

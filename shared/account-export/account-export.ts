@@ -14,7 +14,7 @@ import { toEmbeddingsData } from '../files/file-view.ts';
 import { exportZipKey, uploadKey, type FileStorage } from '../files/storage.ts';
 import type { OrderRepository } from '../orders/order-repository.ts';
 import { exportChat, exportedChat, exportedMessage } from '../sharing/export.ts';
-import { userListIds } from '../user-index.ts';
+import { type UserListKind, userListIds } from '../user-index.ts';
 import type { ExportJob, ExportRepository, ExportStatus } from './export-repository.ts';
 import { MultipartSink } from '../files/multipart-sink.ts';
 import { ZipWriter } from './zip-writer.ts';
@@ -158,49 +158,37 @@ async function writeEntries(deps: AccountExportDeps, job: ExportJob, zip: ZipWri
     if (markdown) await zip.add(`chats/${chatId}.md`, markdown.body);
   }
 
+  /** `name`: a JSON array of what `read` gives for each of the user's items of `kind` (undefined: left out). */
+  const addList = (name: string, kind: UserListKind, read: (id: string) => Promise<unknown>) =>
+    zip.add(
+      name,
+      jsonArray(
+        (async function* () {
+          for await (const id of userListIds(deps.db, deps.table, userId, kind)) {
+            const item = await read(id);
+            if (item !== undefined) yield item;
+          }
+        })(),
+      ),
+    );
+
   const fileIds: string[] = [];
-  await zip.add(
-    'files.json',
-    jsonArray(
-      (async function* () {
-        for await (const fileId of userListIds(deps.db, deps.table, userId, 'FILE')) {
-          const record = await deps.files.get(fileId);
-          if (!record || record.userId !== userId) continue;
-          fileIds.push(fileId);
-          yield { ...toEmbeddingsData(record), size: record.size, createdAt: record.createdAt };
-        }
-      })(),
-    ),
-  );
+  await addList('files.json', 'FILE', async (fileId) => {
+    const record = await deps.files.get(fileId);
+    if (!record || record.userId !== userId) return undefined;
+    fileIds.push(fileId);
+    return { ...toEmbeddingsData(record), size: record.size, createdAt: record.createdAt };
+  });
   for (const fileId of fileIds) {
     const original = await deps.storage.stream(uploadKey(userId, fileId));
     if (original) await zip.add(`files/${fileId}.pdf`, original);
   }
-
-  await zip.add(
-    'orders.json',
-    jsonArray(
-      (async function* () {
-        for await (const orderId of userListIds(deps.db, deps.table, userId, 'ORDER')) {
-          const order = await deps.orders.get(orderId);
-          if (order) yield order;
-        }
-      })(),
-    ),
-  );
-
-  await zip.add(
-    'collections.json',
-    jsonArray(
-      (async function* () {
-        for await (const collectionId of userListIds(deps.db, deps.table, userId, 'COLLECTION')) {
-          const collection = await deps.collections.get(collectionId);
-          if (!collection || collection.userId !== userId) continue;
-          yield { ...collection, fileIds: await deps.collections.memberIds(collectionId) };
-        }
-      })(),
-    ),
-  );
+  await addList('orders.json', 'ORDER', (orderId) => deps.orders.get(orderId));
+  await addList('collections.json', 'COLLECTION', async (collectionId) => {
+    const collection = await deps.collections.get(collectionId);
+    if (!collection || collection.userId !== userId) return undefined;
+    return { ...collection, fileIds: await deps.collections.memberIds(collectionId) };
+  });
 }
 
 const skipGone = (err: unknown): undefined => {

@@ -1,5 +1,5 @@
 import * as z from '../zod.ts';
-import type { RouteContracts } from '../openapi/contract.ts';
+import { byId, type RouteContracts } from '../openapi/contract.ts';
 import { EXAMPLE_IDS, example } from '../openapi/examples.ts';
 import { exportStatuses } from './export-repository.ts';
 import { exportIdParams } from './schemas.ts';
@@ -46,8 +46,7 @@ export const contracts: RouteContracts = {
   },
   'get-export': {
     summary: 'The state of an export, and a URL of its ZIP once ready',
-    params: exportIdParams,
+    ...byId(exportIdParams),
     responses: { 200: exportState },
-    errors: [400, 401, 404],
   },
 };

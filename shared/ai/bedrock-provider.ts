@@ -14,10 +14,10 @@ import { mapLimit } from '../map-limit.ts';
 import * as z from '../zod.ts';
 import { embeddingModelSpec, type BedrockEmbeddingModel } from './bedrock-models.ts';
 import { AiProviderError } from './errors.ts';
-import { idleAbort } from './idle-abort.ts';
 import { estimateUsage, modelMessages, type ModelMessage } from './prompt.ts';
 import { estimateTokens } from './tokens.ts';
-import type { AiProvider, ChatInput, EmbeddingResult, StreamPart, Usage } from './types.ts';
+import { streamedReply } from './streamed-reply.ts';
+import type { AiProvider, ChatInput, EmbeddingResult, Usage } from './types.ts';
 
 // Amazon Bedrock through the function's IAM role: chat with Converse / ConverseStream (any model
 // or inference profile that speaks them), embeddings with InvokeModel (Titan Text Embeddings V2:
@@ -270,39 +270,17 @@ export function createBedrockProvider(settings: BedrockSettings): AiProvider {
       }
     },
 
-    async *streamReply(input): AsyncGenerator<StreamPart> {
-      const abort = idleAbort(input.signal, settings.timeoutMs);
-      let text = '';
-      let usage: Usage | undefined;
-      let stopped = false;
-      try {
-        const out = await client.send(new ConverseStreamCommand(request(input)), { abortSignal: abort.signal });
-        abort.arm();
-        for await (const event of out.stream ?? []) {
-          abort.arm();
-          const delta = event.contentBlockDelta?.delta?.text;
-          if (delta) {
-            text += delta;
-            yield { type: 'delta', text: delta };
-          }
-          if (event.messageStop) stopped = true;
-          usage = toUsage(event.metadata?.usage) ?? usage;
-        }
-      } catch (err) {
-        if (abort.idle) throw new AiProviderError('timeout', 'The AI provider stopped sending', { cause: err });
-        if (input.signal?.aborted) return;
-        const classified = classifyBedrockError(err);
-        // Anything else mid-stream (a cut connection, a bad frame) is the provider's failure.
-        throw classified instanceof AiProviderError
-          ? classified
-          : new AiProviderError('unavailable', 'The connection to the AI provider broke', { cause: err });
-      } finally {
-        abort.dispose();
-      }
-      if (abort.idle) throw new AiProviderError('timeout', 'The AI provider stopped sending');
-      if (input.signal?.aborted) return;
-      if (!stopped) throw new AiProviderError('unavailable', 'The AI provider ended the reply before finishing it');
-      yield { type: 'usage', usage: usage ?? estimateUsage(input, text) };
+    streamReply(input) {
+      return streamedReply(input, settings.timeoutMs, {
+        open: async (signal) =>
+          (await client.send(new ConverseStreamCommand(request(input)), { abortSignal: signal })).stream ?? [],
+        read: (event) => ({
+          delta: event.contentBlockDelta?.delta?.text,
+          finished: Boolean(event.messageStop),
+          usage: toUsage(event.metadata?.usage),
+        }),
+        classify: classifyBedrockError,
+      });
     },
 
     async embed(texts, options = {}): Promise<EmbeddingResult> {

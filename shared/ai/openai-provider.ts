@@ -1,10 +1,10 @@
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import { packBatches } from '../batches.ts';
 import { AiProviderError } from './errors.ts';
-import { idleAbort } from './idle-abort.ts';
+import { streamedReply } from './streamed-reply.ts';
 import { estimateUsage, modelMessages } from './prompt.ts';
 import { estimateTokens } from './tokens.ts';
-import type { AiProvider, ChatInput, EmbeddingResult, StreamPart, Usage } from './types.ts';
+import type { AiProvider, ChatInput, EmbeddingResult, Usage } from './types.ts';
 
 // OpenAI, or any server speaking its API (OPENAI_BASE_URL), through the official SDK.
 // Retries: the SDK retries connection failures, timeouts, 408/409/429 and 5xx with exponential
@@ -113,45 +113,22 @@ export function createOpenAiProvider(settings: OpenAiSettings): AiProvider {
       }
     },
 
-    async *streamReply(input): AsyncGenerator<StreamPart> {
-      const abort = idleAbort(input.signal, settings.timeoutMs);
-      let text = '';
-      let usage: Usage | undefined;
-      let finished = false;
-      try {
-        const openai = await sdk();
-        const stream = await openai.chat.completions.create(
-          { ...request(input), stream: true, stream_options: { include_usage: true } },
-          { signal: abort.signal },
-        );
-        abort.arm();
-        for await (const chunk of stream) {
-          abort.arm();
-          const choice = chunk.choices[0];
-          const delta = choice?.delta?.content;
-          if (delta) {
-            text += delta;
-            yield { type: 'delta', text: delta };
-          }
-          if (choice?.finish_reason) finished = true;
-          usage = toUsage(chunk.usage) ?? usage;
-        }
-      } catch (err) {
-        if (abort.idle) throw new AiProviderError('timeout', 'The AI provider stopped sending', { cause: err });
-        if (input.signal?.aborted) return;
-        const classified = classify(err);
-        // Anything else mid-stream (a connection cut, a malformed chunk) is the provider's failure.
-        throw classified instanceof AiProviderError || classified instanceof APIUserAbortError
-          ? classified
-          : new AiProviderError('unavailable', 'The connection to the AI provider broke', { cause: err });
-      } finally {
-        abort.dispose();
-      }
-      // The SDK ends the iteration quietly on an abort; tell ours from the caller's.
-      if (abort.idle) throw new AiProviderError('timeout', 'The AI provider stopped sending');
-      if (input.signal?.aborted) return;
-      if (!finished) throw new AiProviderError('unavailable', 'The AI provider ended the reply before finishing it');
-      yield { type: 'usage', usage: usage ?? estimateUsage(input, text) };
+    streamReply(input) {
+      return streamedReply(input, settings.timeoutMs, {
+        open: async (signal) =>
+          (await sdk()).chat.completions.create(
+            { ...request(input), stream: true, stream_options: { include_usage: true } },
+            { signal },
+          ),
+        read: (chunk) => ({
+          delta: chunk.choices[0]?.delta?.content,
+          finished: Boolean(chunk.choices[0]?.finish_reason),
+          usage: toUsage(chunk.usage),
+        }),
+        classify,
+        // The SDK's own abort error: the caller's abort, told apart after the stream.
+        keeps: (classified) => classified instanceof APIUserAbortError,
+      });
     },
 
     async embed(texts, options = {}): Promise<EmbeddingResult> {

@@ -1,5 +1,5 @@
 import * as z from '../zod.ts';
-import type { NamedSchemas, RouteContracts } from '../openapi/contract.ts';
+import { doneSchema, byId, pageOf, type NamedSchemas, type RouteContracts } from '../openapi/contract.ts';
 import { example, EXAMPLE_IDS as ids, EXAMPLE_TIME as at } from '../openapi/examples.ts';
 import { scopeSchema, createApiKeyBody, apiKeyParams, listApiKeysQuery } from './schemas.ts';
 
@@ -64,17 +64,13 @@ export const contracts: RouteContracts = {
     summary: "The caller's API keys, newest first, paged (never the keys themselves)",
     description: KEYS_BY_TOKEN_ONLY,
     query: listApiKeysQuery,
-    responses: { 200: z.array(apiKeySchema) },
-    headers: ['x-next-cursor'],
+    ...pageOf(apiKeySchema),
     errors: [400, 401, 403],
   },
   'revoke-api-key': {
     summary: 'Revoke an API key: refused from the next request on',
     description: `Another user's key is 404. ${KEYS_BY_TOKEN_ONLY}`,
-    params: apiKeyParams,
-    responses: {
-      200: z.object({ id: z.string(), revoked: z.literal(true) }).check(example({ id: ids.apiKey, revoked: true })),
-    },
-    errors: [400, 401, 403, 404],
+    ...byId(apiKeyParams, 403),
+    responses: { 200: doneSchema({ id: ids.apiKey }, 'revoked') },
   },
 };

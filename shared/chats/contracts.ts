@@ -1,5 +1,5 @@
 import * as z from '../zod.ts';
-import type { NamedSchemas, RouteContracts } from '../openapi/contract.ts';
+import { doneSchema, byId, pageOf, type NamedSchemas, type RouteContracts } from '../openapi/contract.ts';
 import { embeddingsDataSchema, FILE_STATUS_EXAMPLE } from '../files/schemas.ts';
 import { example, EXAMPLE_IDS as ids, EXAMPLE_TIME as at } from '../openapi/examples.ts';
 import {
@@ -115,8 +115,6 @@ export const schemas: NamedSchemas = {
   FeedbackRequest: feedbackBody,
 };
 
-const pagingHeaders = ['x-next-cursor'];
-
 export const contracts: RouteContracts = {
   'create-chat': {
     summary: 'Create a chat session',
@@ -128,9 +126,8 @@ export const contracts: RouteContracts = {
   'list-chats': {
     summary: "The caller's chats, newest first",
     query: listQuery,
-    responses: { 200: z.array(chatSchema) },
+    ...pageOf(chatSchema),
     errors: [400, 401],
-    headers: pagingHeaders,
   },
   'search-chats': {
     summary: "Search the caller's chats: names and messages holding every word of q, newest first",
@@ -140,15 +137,13 @@ export const contracts: RouteContracts = {
       'still have a cursor: each request reads a bounded part of the index. 400 for an empty or over-long q, or a q ' +
       'without a searchable word.',
     query: searchQuery,
-    responses: { 200: z.array(searchHitSchema) },
+    ...pageOf(searchHitSchema),
     errors: [400, 401],
-    headers: pagingHeaders,
   },
   'get-chat': {
     summary: 'One chat, with the files attached to it and their status',
-    params: chatIdParams,
+    ...byId(chatIdParams),
     responses: { 200: chatWithFilesSchema },
-    errors: [400, 401, 404],
   },
   'update-chat': {
     summary: 'Rename a chat, change its system message, deactivate or reactivate it, switch its active branch',
@@ -156,18 +151,14 @@ export const contracts: RouteContracts = {
       'The new name goes in name or chatName (the field the responses use); a chat the user named is never retitled. ' +
       'activeLeafId: a message of the chat; the branch through it (to the newest message under it) becomes the active ' +
       'one, and the next prompt without parentId follows it (400 when it is not a message of the chat).',
-    params: chatIdParams,
+    ...byId(chatIdParams),
     body: updateChatBody,
     responses: { 200: chatSchema },
-    errors: [400, 401, 404],
   },
   'delete-chat': {
     summary: 'Delete a chat with all its messages and attachments',
-    params: chatIdParams,
-    responses: {
-      200: z.object({ id: z.string(), deleted: z.literal(true) }).check(example({ id: ids.chat, deleted: true })),
-    },
-    errors: [400, 401, 404],
+    ...byId(chatIdParams),
+    responses: { 200: doneSchema({ id: ids.chat }) },
   },
   'list-messages': {
     summary: "A branch of a chat's messages, root first: the active one, or the one through ?leaf=",
@@ -176,11 +167,9 @@ export const contracts: RouteContracts = {
       'parent, in creation order, itself included: edits of a prompt, regenerated replies). ?leaf={messageId} reads the ' +
       'branch through that message, to the newest message under it; PUT /chat/{chatId} { activeLeafId } makes it the ' +
       "active one. The newest reply's branch is active. 400 when leaf is not a message of the chat.",
-    params: chatIdParams,
+    ...byId(chatIdParams),
     query: listMessagesQuery,
-    responses: { 200: z.array(messageSchema) },
-    errors: [400, 401, 404],
-    headers: pagingHeaders,
+    ...pageOf(messageSchema),
   },
   'send-message': {
     summary: 'Send a prompt to the assistant; the reply whole or streamed',
@@ -208,10 +197,9 @@ export const contracts: RouteContracts = {
       'The same responses as POST /message/logged-in (stream false: the reply; stream true: the event stream, resumable and ' +
       "stoppable), answering the prompt again with the history of its own branch. The new reply's branch becomes the active " +
       "one; the regenerated message stays, a sibling. 400 when the message is not an ai reply to a prompt; 404 for a stranger's chat or an unknown message.",
-    params: replyParams,
+    ...byId(replyParams, 409, 429, 502, 504),
     body: regenerateBody,
     responses: { 200: replySchema },
-    errors: [400, 401, 404, 409, 429, 502, 504],
     streams: true,
   },
   'follow-reply': {
@@ -224,10 +212,9 @@ export const contracts: RouteContracts = {
       'a message that is not a streamed reply. 429 with Retry-After past the requests per minute, or when the reply ' +
       '(REPLY_MAX_FOLLOWERS) or the caller (FOLLOWS_MAX_IN_FLIGHT_PER_USER) already has as many streams open as allowed: ' +
       'a stream counts until the reply ends or the client leaves.',
-    params: replyParams,
+    ...byId(replyParams, 429),
     query: followReplyQuery,
     responses: { 200: null },
-    errors: [400, 401, 404, 429],
     streams: 'only',
   },
   'stop-reply': {
@@ -236,9 +223,8 @@ export const contracts: RouteContracts = {
       'The generation ends within a second wherever it runs; the reply is stored as far as it got, status stopped, its ' +
       'tokens counted; every open stream of it ends with `event: stopped` and `[DONE]`. 200 with the message as stored. ' +
       'Stopping a finished reply changes nothing.',
-    params: replyParams,
+    ...byId(replyParams),
     responses: { 200: messageSchema },
-    errors: [400, 401, 404],
   },
   'put-feedback': {
     summary: 'Rate an ai reply up or down, with an optional comment',
@@ -246,18 +232,16 @@ export const contracts: RouteContracts = {
       'The chat owner rates one of its ai replies (whatever its status, streaming included); a second PUT replaces the ' +
       'first. 200 with the message as stored, `feedback` set. 400 (errors[0].code NOT_AN_AI_REPLY) for a user message ' +
       "or a file attachment; 404 for a stranger's chat or an unknown message.",
-    params: replyParams,
+    ...byId(replyParams),
     body: feedbackBody,
     responses: { 200: messageSchema },
-    errors: [400, 401, 404],
   },
   'delete-feedback': {
     summary: 'Remove the rating of an ai reply',
     description:
       '200 with the message as stored, without `feedback`; removing a rating that is not there changes nothing (200). ' +
       "400 (errors[0].code NOT_AN_AI_REPLY) for a user message or a file attachment; 404 for a stranger's chat or an unknown message.",
-    params: replyParams,
+    ...byId(replyParams),
     responses: { 200: messageSchema },
-    errors: [400, 401, 404],
   },
 };

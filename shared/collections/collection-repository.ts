@@ -13,7 +13,7 @@ import {
   type Item,
   type Page,
 } from '../dynamo.ts';
-import { ConflictError, NotFoundError } from '../errors.ts';
+import { ConflictError, NotFoundError, ownedBy } from '../errors.ts';
 import { userListKeys, userListPage } from '../user-index.ts';
 
 // Collections (docs/ARCHITECTURE.md, Access patterns; docs/DECISIONS.md "Collections"):
@@ -99,9 +99,7 @@ export class CollectionRepository extends Repository {
 
   /** The caller's collection; anyone else's is not found (no existence oracle). */
   async getOwned(id: string, userId: string): Promise<Collection> {
-    const collection = await this.get(id);
-    if (!collection || collection.userId !== userId) throw collectionNotFound();
-    return collection;
+    return ownedBy(await this.get(id), userId, collectionNotFound);
   }
 
   /** One page of the user's collections, newest first. */

@@ -1,5 +1,5 @@
 import * as z from '../zod.ts';
-import type { NamedSchemas, RouteContracts } from '../openapi/contract.ts';
+import { doneSchema, byId, pageOf, type NamedSchemas, type RouteContracts } from '../openapi/contract.ts';
 import { embeddingsDataSchema, FILE_STATUS_EXAMPLE } from '../files/schemas.ts';
 import { example, EXAMPLE_IDS as ids, EXAMPLE_TIME as at } from '../openapi/examples.ts';
 import {
@@ -53,8 +53,6 @@ export const schemas: NamedSchemas = {
   UpdateCollectionRequest: updateCollectionBody,
 };
 
-const pagingHeaders = ['x-next-cursor'];
-
 export const contracts: RouteContracts = {
   'create-collection': {
     summary: 'Create a collection of files',
@@ -68,58 +66,44 @@ export const contracts: RouteContracts = {
   'list-collections': {
     summary: "The caller's collections, newest first",
     query: listCollectionsQuery,
-    responses: { 200: z.array(collectionSchema) },
+    ...pageOf(collectionSchema),
     errors: [400, 401],
-    headers: pagingHeaders,
   },
   'get-collection': {
     summary: 'One collection',
-    params: collectionParams,
+    ...byId(collectionParams),
     responses: { 200: collectionSchema },
-    errors: [400, 401, 404],
   },
   'update-collection': {
     summary: 'Rename a collection',
-    params: collectionParams,
+    ...byId(collectionParams),
     body: updateCollectionBody,
     responses: { 200: collectionSchema },
-    errors: [400, 401, 404],
   },
   'delete-collection': {
     summary: 'Delete a collection (its files stay)',
     description: 'File chats bound to it then search no file.',
-    params: collectionParams,
-    responses: {
-      200: z.object({ id: z.string(), deleted: z.literal(true) }).check(example({ id: ids.collection, deleted: true })),
-    },
-    errors: [400, 401, 404],
+    ...byId(collectionParams),
+    responses: { 200: doneSchema({ id: ids.collection }) },
   },
   'add-collection-file': {
     summary: 'Put a file of the caller in a collection',
     description:
       'Idempotent: a file already in it answers added: false. Any status: the file is searched once completed. ' +
       '409 COLLECTION_FULL past COLLECTION_MAX_FILES.',
-    params: collectionFileParams,
+    ...byId(collectionFileParams, 409),
     responses: { 200: membershipSchema },
-    errors: [400, 401, 404, 409],
   },
   'remove-collection-file': {
     summary: 'Take a file out of a collection (the file stays)',
     description: '404 when the file is not in the collection.',
-    params: collectionFileParams,
-    responses: {
-      200: z
-        .object({ collectionId: z.string(), fileId: z.string(), removed: z.literal(true) })
-        .check(example({ collectionId: ids.collection, fileId: ids.file, removed: true })),
-    },
-    errors: [400, 401, 404],
+    ...byId(collectionFileParams),
+    responses: { 200: doneSchema({ collectionId: ids.collection, fileId: ids.file }, 'removed') },
   },
   'list-collection-files': {
     summary: "A collection's files with their status, by file id",
-    params: collectionParams,
+    ...byId(collectionParams),
     query: listCollectionsQuery,
-    responses: { 200: z.array(collectionFileSchema) },
-    errors: [400, 401, 404],
-    headers: pagingHeaders,
+    ...pageOf(collectionFileSchema),
   },
 };

@@ -1,7 +1,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { encodeCursor } from '../dynamo.ts';
 import type { CollectionRepository } from '../collections/collection-repository.ts';
-import { ConflictError, NotFoundError } from '../errors.ts';
+import { ConflictError, NotFoundError, ownedBy } from '../errors.ts';
 import type { FileRepository } from '../files/file-repository.ts';
 import { SERVICE_NAME } from '../observability/service-name.ts';
 import { userListIds } from '../user-index.ts';
@@ -49,12 +49,10 @@ export async function resolveModel(deps: ModelDeps, userId: string, model: strin
   if (!id || !ID.test(id) || model !== `${kind}:${id}`) throw modelNotFound(model);
   let fileIds: string[];
   if (kind === 'collection') {
-    const collection = await deps.collections.get(id);
-    if (!collection || collection.userId !== userId) throw modelNotFound(model);
+    ownedBy(await deps.collections.get(id), userId, () => modelNotFound(model));
     fileIds = await deps.collections.memberIds(id);
   } else if (kind === 'file') {
-    const file = await deps.files.get(id);
-    if (!file || file.userId !== userId) throw modelNotFound(model);
+    ownedBy(await deps.files.get(id), userId, () => modelNotFound(model));
     fileIds = [id];
   } else throw modelNotFound(model);
   const files = fileIds.length ? await deps.files.getMany(fileIds) : [];

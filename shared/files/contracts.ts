@@ -1,5 +1,5 @@
 import * as z from '../zod.ts';
-import type { NamedSchemas, RouteContracts } from '../openapi/contract.ts';
+import { doneSchema, byId, pageOf, type NamedSchemas, type RouteContracts } from '../openapi/contract.ts';
 import { example, EXAMPLE_IDS as ids, EXAMPLE_TIME as at } from '../openapi/examples.ts';
 import {
   LOCAL_BUCKET,
@@ -144,27 +144,20 @@ export const contracts: RouteContracts = {
     description:
       'Every part, partNumber 1 to n in order (400 PARTS_MISMATCH otherwise; 400 with the storage’s code when it refuses them). ' +
       '409 when the file has no multipart upload in progress (completed already, or a single PUT upload).',
-    params: fileIdParams,
+    ...byId(fileIdParams, 409),
     body: completeMultipartBody,
     responses: { 200: completedUpload },
-    errors: [400, 401, 404, 409],
   },
   'list-uploads': {
     summary: "The caller's files with their status, newest first",
     query: listUploadsQuery,
-    responses: { 200: z.array(embeddingsDataSchema) },
+    ...pageOf(embeddingsDataSchema),
     errors: [400, 401],
-    headers: ['x-next-cursor'],
   },
   'delete-upload': {
     summary: 'Delete an uploaded file, its chunks, embeddings and attachments',
-    params: fileIdParams,
-    responses: {
-      200: z
-        .object({ fileId: z.string(), deleted: z.literal(true) })
-        .check(example({ fileId: ids.file, deleted: true })),
-    },
-    errors: [400, 401, 404],
+    ...byId(fileIdParams),
+    responses: { 200: doneSchema({ fileId: ids.file }) },
   },
   'ingest-pdf': {
     summary: 'Ingest a PDF: size check, download, extract, chunk, embed, store',
@@ -183,9 +176,8 @@ export const contracts: RouteContracts = {
   },
   'get-pdf-status': {
     summary: 'Status of a PDF ingestion',
-    params: fileIdParams,
+    ...byId(fileIdParams),
     responses: { 200: ingestResponse },
-    errors: [400, 401, 404],
   },
   'get-pdf-page': {
     summary: "One page of a completed file: its text (what sources' charStart/charEnd index) and an image of it",
@@ -195,9 +187,8 @@ export const contracts: RouteContracts = {
       'a page that cannot be drawn within the bounds of the function that draws it (an image costlier than its memory affords, its time ' +
       'per page) is 409 PAGE_NOT_DRAWABLE, remembered: later requests answer the same without drawing again. Limited per user ' +
       '(RATE_LIMIT_PAGES_PER_MINUTE).',
-    params: pdfPageParams,
+    ...byId(pdfPageParams, 409, 429),
     responses: { 200: pdfPageResponse },
-    errors: [400, 401, 404, 409, 429],
   },
   'get-file-part': {
     summary: "One part of a completed file, any format: its place and its text (what sources' charStart/charEnd index)",
@@ -205,8 +196,7 @@ export const contracts: RouteContracts = {
       "Owner only (another user's file is 404). A part the file does not have is 404; a file that is not completed is 409 " +
       'FILE_NOT_READY. A PDF page adds imageUrl, drawn as GET /message/pdf/{fileId}/pages/{page} draws it (409 PAGE_NOT_DRAWABLE ' +
       'when it cannot be). Limited per user (RATE_LIMIT_PAGES_PER_MINUTE).',
-    params: filePartParams,
+    ...byId(filePartParams, 409, 429),
     responses: { 200: filePartResponse },
-    errors: [400, 401, 404, 409, 429],
   },
 };

@@ -1,5 +1,5 @@
 import * as z from '../zod.ts';
-import { cuidSchema, idParam, pageQuerySchema } from '../schemas.ts';
+import { cuidSchema, idParam, pageQuerySchema, urlField } from '../schemas.ts';
 import { downloadCauses, failureReasons } from './failures.ts';
 import { pipelineStageNames } from './stages.ts';
 import { DOCUMENT_FORMATS } from '../readers/reader.ts';
@@ -44,14 +44,7 @@ export const fileIdParams = z.strictObject({ fileId: idParam('file') });
 
 export const ingestPdfBody = z
   .strictObject({
-    url: z
-      .string()
-      .check(
-        z.trim(),
-        z.minLength(1),
-        z.maxLength(4096),
-        z.describe('http(s) URL of the PDF; the downloadUrl of POST /upload works'),
-      ),
+    url: urlField(4096, 'http(s) URL of the PDF; the downloadUrl of POST /upload works'),
     fileId: cuidSchema.check(z.describe('The id POST /upload returned')),
     chatId: z.optional(cuidSchema).check(z.describe('A file chat of the caller to attach the PDF to')),
     collectionId: z
@@ -229,15 +222,19 @@ embeddingsDataSchema.register(z.globalRegistry, { examples: [FILE_STATUS_EXAMPLE
 
 export const listUploadsQuery = pageQuerySchema;
 
-export const pdfPageParams = z.strictObject({
-  fileId: idParam('file'),
-  page: z
+/** A 1-based number in a path (`{page}`, `{part}`), as digits. */
+const ordinalParam = (what: 'page' | 'part', exampleValue: string) =>
+  z
     .string()
     .check(
-      z.regex(/^[1-9]\d{0,5}$/, 'Must be a page number (1, 2, …)'),
-      z.describe('1-based page number'),
-      example('2'),
-    ),
+      z.regex(/^[1-9]\d{0,5}$/, `Must be a ${what} number (1, 2, …)`),
+      z.describe(`1-based ${what} number`),
+      example(exampleValue),
+    );
+
+export const pdfPageParams = z.strictObject({
+  fileId: idParam('file'),
+  page: ordinalParam('page', '2'),
 });
 
 const PDF_PAGE_EXAMPLE = {
@@ -294,13 +291,7 @@ export const partLocationSchema = z
 
 export const filePartParams = z.strictObject({
   fileId: idParam('file'),
-  part: z
-    .string()
-    .check(
-      z.regex(/^[1-9]\d{0,5}$/, 'Must be a part number (1, 2, …)'),
-      z.describe('1-based part number'),
-      example('4'),
-    ),
+  part: ordinalParam('part', '4'),
 });
 
 /** GET /files/{fileId}/parts/{part}: a part's place and text (what sources' charStart/charEnd index). */

@@ -3,7 +3,7 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { createId } from '@paralleldrive/cuid2';
 import type { z } from 'zod/mini';
 import { isoNow, type Clock } from '../clock.ts';
-import { asError, InvalidInputError } from '../errors.ts';
+import { asError, InvalidInputError, ownedBy } from '../errors.ts';
 import { logger } from '../observability/logger.ts';
 import type { AttachmentRepository } from './attachment-repository.ts';
 import type { ChunkRepository } from './chunk-repository.ts';
@@ -156,8 +156,7 @@ export async function deleteUpload(
   deps: UploadDeps,
   { userId, fileId }: { userId: string; fileId: string },
 ): Promise<void> {
-  const record = await deps.files.get(fileId);
-  if (!record || record.userId !== userId) throw fileNotFound();
+  const record = ownedBy(await deps.files.get(fileId), userId, fileNotFound);
   await deps.files.retire(fileId, isoNow(deps.clock));
   if (record.multipartUploadId) await abortMultipart(deps, record.s3Key, record.multipartUploadId);
   await Promise.all((record.chatIds ?? []).map((chatId) => deps.attachments.detach(chatId, fileId)));

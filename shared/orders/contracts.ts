@@ -1,5 +1,4 @@
-import * as z from '../zod.ts';
-import type { NamedSchemas, RouteContracts } from '../openapi/contract.ts';
+import { byId, pageOf, type NamedSchemas, type RouteContracts } from '../openapi/contract.ts';
 import {
   orderStatusSchema,
   orderItemSchema,
@@ -40,24 +39,21 @@ export const contracts: RouteContracts = {
     description:
       'An admin gets every order, anyone else their own. A bare array; pass the x-next-cursor header back as ?cursor= for the next page.',
     query: orderListQuery,
-    responses: { 200: z.array(orderSchema) },
+    ...pageOf(orderSchema),
     errors: [400, 401],
-    headers: ['x-next-cursor'],
   },
   'get-order': {
     summary: 'Get one order',
     description: 'The owner or an admin; anyone else gets 404.',
-    params: orderParams,
+    ...byId(orderParams),
     responses: { 200: orderSchema },
-    errors: [400, 401, 404],
   },
   'update-order': {
     summary: "Change an order's status (admin)",
     description:
       'Allowed moves: New → Processing → Shipped → Delivered, and New or Processing → Cancelled. Any other move, setting the current status again, or losing a race with a concurrent update is a 409 naming the current status.',
-    params: orderParams,
+    ...byId(orderParams, 403, 409),
     body: updateOrderBody,
     responses: { 200: orderSchema },
-    errors: [400, 401, 403, 404, 409],
   },
 };

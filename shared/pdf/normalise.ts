@@ -1,4 +1,5 @@
 import { normalizeText } from '../sentences.ts';
+import type { LayoutItem } from './layout/lines.ts';
 import { type PageBlock, readPageLayout } from './layout/page-layout.ts';
 import { judgePageText, type TextVerdict } from './text-quality.ts';
 
@@ -13,18 +14,6 @@ import { judgePageText, type TextVerdict } from './text-quality.ts';
 // - A word hyphenated at a line end is one word again ("inter-\npreter" → "interpreter").
 // - Control characters go; whitespace runs become single spaces.
 
-/** What this module needs of a pdf.js text item (TextItem). */
-interface PageTextItem {
-  str: string;
-  dir?: string;
-  /** [a, b, c, d, e, f]: e and f are the item's origin on the page. */
-  transform?: number[];
-  width?: number;
-  height?: number;
-  fontName?: string;
-  hasEOL?: boolean;
-}
-
 // Strong right-to-left letters: Hebrew, Arabic (with its supplements and presentation forms), Syriac, Thaana, NKo.
 const RTL_CLASS = '[\\u0590-\\u08ff\\ufb1d-\\ufdff\\ufe70-\\ufefc]';
 const RTL = new RegExp(RTL_CLASS, 'gu');
@@ -34,9 +23,9 @@ const LTR = /[A-Za-z\u00c0-\u024f\u0370-\u03ff\u0400-\u04ff\u3040-\u30ff\u3400-\
 const count = (s: string, re: RegExp) => s.match(re)?.length ?? 0;
 
 /** The raw text of a page, lines in logical order (not yet normalised). */
-export function joinItems(items: readonly PageTextItem[]): string {
+export function joinItems(items: readonly LayoutItem[]): string {
   let out = '';
-  let line: PageTextItem[] = [];
+  let line: LayoutItem[] = [];
   const flush = (eol: boolean) => {
     out += joinLine(line) + (eol ? '\n' : '');
     line = [];
@@ -49,7 +38,7 @@ export function joinItems(items: readonly PageTextItem[]): string {
   return out;
 }
 
-export function joinLine(line: PageTextItem[]): string {
+export function joinLine(line: LayoutItem[]): string {
   const text = line.map((i) => i.str).join('');
   if (!line.length || !HAS_RTL.test(text)) return text;
   if (count(text, RTL) <= count(text, LTR) || line.some((i) => !i.transform)) return text;
@@ -94,7 +83,7 @@ interface PageText {
 }
 
 /** A page's text items → the quality verdict on the raw text, and the normalised text when usable. */
-export function readPageText(items: readonly PageTextItem[]): PageText {
+export function readPageText(items: readonly LayoutItem[]): PageText {
   const raw = joinItems(items);
   const verdict = judgePageText(raw);
   if (!verdict.usable) return { text: '', verdict };

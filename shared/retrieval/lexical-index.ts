@@ -49,15 +49,20 @@ export async function buildLexicalIndexAside(texts: string[]): Promise<LexicalIn
   return indexOf(counted);
 }
 
-function indexOf(counted: ReturnType<typeof termCounts>[]): LexicalIndex {
-  const total = counted.reduce((n, c) => n + c.counts.size, 0);
-  const index: LexicalIndex = {
-    version: LEXICAL_TERMS_VERSION,
-    docLen: new Uint32Array(counted.length),
-    termStart: new Uint32Array(counted.length + 1),
+/** An index of `rows` documents holding `total` term entries in all, every array zeroed. */
+function allocated(version: LexicalIndex['version'], rows: number, total: number): LexicalIndex {
+  return {
+    version,
+    docLen: new Uint32Array(rows),
+    termStart: new Uint32Array(rows + 1),
     terms: new Uint32Array(total),
     tf: new Uint8Array(total),
   };
+}
+
+function indexOf(counted: ReturnType<typeof termCounts>[]): LexicalIndex {
+  const total = counted.reduce((n, c) => n + c.counts.size, 0);
+  const index = allocated(LEXICAL_TERMS_VERSION, counted.length, total);
   let at = 0;
   counted.forEach(({ counts, length }, i) => {
     index.docLen[i] = length;
@@ -75,13 +80,7 @@ function indexOf(counted: ReturnType<typeof termCounts>[]): LexicalIndex {
 /** Several indexes as one, rows taken in `order` ({ part, row } per output row). */
 export function concatLexical(parts: LexicalIndex[], order: { part: number; row: number }[]): LexicalIndex {
   const total = parts.reduce((n, p) => n + p.terms.length, 0);
-  const out: LexicalIndex = {
-    version: parts[0]?.version ?? LEXICAL_TERMS_VERSION,
-    docLen: new Uint32Array(order.length),
-    termStart: new Uint32Array(order.length + 1),
-    terms: new Uint32Array(total),
-    tf: new Uint8Array(total),
-  };
+  const out = allocated(parts[0]?.version ?? LEXICAL_TERMS_VERSION, order.length, total);
   let at = 0;
   order.forEach(({ part, row }, j) => {
     const p = parts[part]!;

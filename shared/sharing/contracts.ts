@@ -1,6 +1,6 @@
 import * as z from '../zod.ts';
 import { chatIdParams, messageSchema } from '../chats/schemas.ts';
-import type { NamedSchemas, RouteContracts } from '../openapi/contract.ts';
+import { doneSchema, byId, type NamedSchemas, type RouteContracts } from '../openapi/contract.ts';
 import { example, EXAMPLE_IDS as ids, EXAMPLE_TIME as at } from '../openapi/examples.ts';
 import { SHARE_ID_EXAMPLE, exportQuery, shareIdParams } from './schemas.ts';
 
@@ -155,11 +155,10 @@ export const contracts: RouteContracts = {
       'markdown: the chat name, then who said what and when, each reply followed by the passages it cites (file name, page, quote); ' +
       'message text is escaped, so it shows literally. json: ExportedChat. The file is streamed as it is written. ' +
       "400 for another format; 404 for a stranger's chat.",
-    params: chatIdParams,
+    ...byId(chatIdParams),
     query: exportQuery,
     responses: { 200: null },
     attachment: { 'text/markdown': null, 'application/json': exportedChatSchema },
-    errors: [400, 401, 404],
   },
   'share-chat': {
     summary: 'Share a read-only snapshot of a chat (its active branch as it is now)',
@@ -168,19 +167,13 @@ export const contracts: RouteContracts = {
       'file name, page and quote); no ids, emails or file URLs. A cited file deleted later (or before sharing) shows only ' +
       '`{ n, deleted: true }`, and verbatim copies of its quotes and name leave the reply text. One live share per chat: sharing again replaces the snapshot ' +
       'under a new id, and the old link answers 404. 409 (SHARE_TOO_LARGE) when the snapshot exceeds SHARE_MAX_BYTES.',
-    params: chatIdParams,
+    ...byId(chatIdParams, 409),
     responses: { 201: shareCreatedSchema },
-    errors: [400, 401, 404, 409],
   },
   'revoke-share': {
     summary: 'Stop sharing a chat (its link answers 404 from now on; deleting the chat does the same)',
-    params: chatIdParams,
-    responses: {
-      200: z
-        .object({ shareId: z.string(), revoked: z.literal(true) })
-        .check(example({ shareId: SHARE_ID_EXAMPLE, revoked: true })),
-    },
-    errors: [400, 401, 404],
+    ...byId(chatIdParams),
+    responses: { 200: doneSchema({ shareId: SHARE_ID_EXAMPLE }, 'revoked') },
   },
   'get-shared-chat': {
     summary: 'Read a shared chat (no sign-in)',

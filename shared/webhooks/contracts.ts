@@ -1,10 +1,17 @@
 import * as z from '../zod.ts';
-import type { NamedSchemas, RouteContracts } from '../openapi/contract.ts';
+import { doneSchema, byId, pageOf, type NamedSchemas, type RouteContracts } from '../openapi/contract.ts';
 import { example, EXAMPLE_TIME } from '../openapi/examples.ts';
 import { WEBHOOK_ID, webhookParams, createWebhookBody, listDeliveriesQuery, listWebhooksQuery } from './schemas.ts';
 
 // The OpenAPI contracts of the webhooks routes (infra/openapi.ts alone imports this file, so no
 // function bundle builds them): the schemas the document names, and what it says of each route.
+
+const ENDPOINT_EXAMPLE = {
+  id: WEBHOOK_ID,
+  url: 'https://example.com/hooks/documents',
+  events: ['file.completed'],
+  createdAt: EXAMPLE_TIME,
+};
 
 const endpointSchema = z
   .object({
@@ -13,29 +20,14 @@ const endpointSchema = z
     events: z.array(z.string()),
     createdAt: z.iso.datetime(),
   })
-  .check(
-    example({
-      id: WEBHOOK_ID,
-      url: 'https://example.com/hooks/documents',
-      events: ['file.completed'],
-      createdAt: EXAMPLE_TIME,
-    }),
-  );
+  .check(example(ENDPOINT_EXAMPLE));
 
 const createdEndpointSchema = z
   .object({
     ...endpointSchema.shape,
     secret: z.string().check(z.describe('whsec_…: the signing secret (Standard Webhooks); shown only here, keep it')),
   })
-  .check(
-    example({
-      id: WEBHOOK_ID,
-      url: 'https://example.com/hooks/documents',
-      events: ['file.completed'],
-      createdAt: EXAMPLE_TIME,
-      secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw/ARfffhWQmw=',
-    }),
-  );
+  .check(example({ ...ENDPOINT_EXAMPLE, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw/ARfffhWQmw=' }));
 
 const deliverySchema = z
   .object({
@@ -85,39 +77,32 @@ export const contracts: RouteContracts = {
   'list-webhooks': {
     summary: "The caller's webhook endpoints (without their secrets)",
     query: listWebhooksQuery,
-    responses: { 200: z.array(endpointSchema) },
+    ...pageOf(endpointSchema),
     errors: [400, 401],
-    headers: ['x-next-cursor'],
   },
   'delete-webhook': {
     summary: 'Delete a webhook endpoint and its delivery log',
     description: "Its deliveries still queued are dropped. Anyone else's endpoint is 404.",
-    params: webhookParams,
-    responses: {
-      200: z.object({ id: z.string(), deleted: z.literal(true) }).check(example({ id: WEBHOOK_ID, deleted: true })),
-    },
-    errors: [400, 401, 404],
+    ...byId(webhookParams),
+    responses: { 200: doneSchema({ id: WEBHOOK_ID }) },
   },
   'list-webhook-deliveries': {
     summary: "An endpoint's deliveries, newest first: event, status, attempts, last response code",
     description: 'Kept 30 days.',
-    params: webhookParams,
+    ...byId(webhookParams),
     query: listDeliveriesQuery,
-    responses: { 200: z.array(deliverySchema) },
-    errors: [400, 401, 404],
-    headers: ['x-next-cursor'],
+    ...pageOf(deliverySchema),
   },
   'test-webhook': {
     summary: 'Send a ping to an endpoint',
     description:
       'A delivery of type ping ({ type: "ping", timestamp, data: { endpointId } }), queued and delivered as any event is; ' +
       'its outcome shows in the delivery log.',
-    params: webhookParams,
+    ...byId(webhookParams),
     responses: {
       202: z
         .object({ deliveryId: z.string(), event: z.literal('ping'), status: z.string() })
         .check(example({ deliveryId: 'msg_2Lq0fN3xV7tYbQm8sK1pRz5wHc', event: 'ping', status: 'pending' })),
     },
-    errors: [400, 401, 404],
   },
 };

@@ -1,5 +1,5 @@
 import * as z from '../zod.ts';
-import { cuidSchema, pageQuerySchema } from '../schemas.ts';
+import { cuidSchema, pageQuerySchema, urlField } from '../schemas.ts';
 import { SERVICE_EVENT_TYPES } from '../events/service-events.ts';
 import { example } from '../openapi/examples.ts';
 
@@ -12,16 +12,10 @@ export const webhookParams = z.strictObject({ webhookId: cuidSchema.check(exampl
 
 export const createWebhookBody = z
   .strictObject({
-    url: z
-      .string()
-      .check(
-        z.trim(),
-        z.minLength(1),
-        z.maxLength(URL_MAX_CHARS),
-        z.describe(
-          'Where deliveries are POSTed: http(s), no credentials, a public address (no private, link-local, loopback or metadata one); redirects are not followed',
-        ),
-      ),
+    url: urlField(
+      URL_MAX_CHARS,
+      'Where deliveries are POSTed: http(s), no credentials, a public address (no private, link-local, loopback or metadata one); redirects are not followed',
+    ),
     events: z
       .array(z.enum(SERVICE_EVENT_TYPES))
       .check(z.minLength(1), z.maxLength(SERVICE_EVENT_TYPES.length * 2), z.describe('The events delivered to it')),

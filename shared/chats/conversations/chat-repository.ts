@@ -10,7 +10,7 @@ import {
   type Item,
   type Page,
 } from '../../dynamo.ts';
-import { NotFoundError } from '../../errors.ts';
+import { NotFoundError, ownedBy } from '../../errors.ts';
 import { createdKeys } from '../../created-index.ts';
 import { userListKeys, userListPage } from '../../user-index.ts';
 import { chatKey, chatPk } from '../keys.ts';
@@ -129,9 +129,7 @@ export class ChatRepository extends Repository {
 
   /** The caller's chat; a chat of someone else answers exactly like a missing one (not found). */
   async getOwned(chatId: string, userId: string): Promise<Chat> {
-    const chat = await this.get(chatId);
-    if (!chat || chat.userId !== userId) throw chatNotFound();
-    return chat;
+    return ownedBy(await this.get(chatId), userId, chatNotFound);
   }
 
   /** One page of the user's chats, newest first. */

@@ -12,7 +12,7 @@ import { firstOfKind, normalise, readRelationships, TextBudget } from './opc.ts'
 import type { OoxmlPackage } from './package.ts';
 import { type SectionBlock as SectionItem, sectionParts } from '../sections.ts';
 import { squareTable } from './tables.ts';
-import { attr, readXmlPart } from './xml.ts';
+import { attr, readXmlPart, skippingSubtrees, type XmlHandlers } from './xml.ts';
 
 /** A paragraph being read (every field set at creation, so each has one shape). */
 class Paragraph {
@@ -20,6 +20,9 @@ class Paragraph {
   style: string | undefined = undefined;
   outline: number | undefined = undefined;
 }
+
+/** Subtrees whose text is not the document's: a compatibility copy, deletions, field codes, control properties. */
+const NOT_THE_DOCUMENTS_TEXT = new Set(['Fallback', 'del', 'moveFrom', 'delText', 'instrText', 'sdtPr']);
 
 /** A table being read: its rows, the row and cell open in it (undefined outside one). */
 class Table {
@@ -61,7 +64,6 @@ function readBody(
   const tables: Table[] = [];
   let paragraph: Paragraph | undefined; // paragraphs' last, the innermost open one
   let table: Table | undefined; // tables' last
-  let skipUntil = 0; // the depth of the skipped subtree's root, 0 when none
   let inText = false;
   let inProperties = false;
 
@@ -85,19 +87,9 @@ function readBody(
     } else if (rows) items.push({ kind: 'table', rows });
   };
 
-  readXmlPart(pkg, mainPart, limits, {
-    open(element, depth) {
-      if (skipUntil) return;
+  const handlers: XmlHandlers = {
+    open(element) {
       switch (element.local) {
-        // Subtrees whose text is not the document's: a compatibility copy, deletions, field codes, control properties.
-        case 'Fallback':
-        case 'del':
-        case 'moveFrom':
-        case 'delText':
-        case 'instrText':
-        case 'sdtPr':
-          skipUntil = depth;
-          break;
         case 'p':
           paragraph = new Paragraph();
           paragraphs.push(paragraph);
@@ -141,11 +133,7 @@ function readBody(
           break;
       }
     },
-    close(local, depth) {
-      if (skipUntil) {
-        if (depth === skipUntil) skipUntil = 0;
-        return;
-      }
+    close(local) {
       switch (local) {
         case 'p': {
           const closed = paragraphs.pop();
@@ -179,9 +167,10 @@ function readBody(
       }
     },
     text(text) {
-      if (inText && !skipUntil && paragraph) paragraph.text += text;
+      if (inText && paragraph) paragraph.text += text;
     },
-  });
+  };
+  readXmlPart(pkg, mainPart, limits, skippingSubtrees(NOT_THE_DOCUMENTS_TEXT, handlers));
   return items;
 }
 

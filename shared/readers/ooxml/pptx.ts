@@ -17,7 +17,7 @@ import { type OpenedDocument, openAs } from './detect.ts';
 import { firstOfKind, normalise, readRelationships, relationshipIdOf, TextBudget } from './opc.ts';
 import type { OoxmlPackage } from './package.ts';
 import { squareTable } from './tables.ts';
-import { attr, readXmlPart } from './xml.ts';
+import { attr, readXmlPart, skippingSubtrees, type XmlHandlers } from './xml.ts';
 
 const TITLE_PLACEHOLDERS = new Set(['title', 'ctrTitle']);
 /** Notes-page placeholders that are not the notes: the slide image, number, header, footer, date. */
@@ -92,15 +92,10 @@ function readShapes(
   let table: Table | undefined;
   let paragraph: string | undefined;
   let inText = false;
-  let skipUntil = 0;
 
-  readXmlPart(pkg, part, limits, {
-    open(element, depth) {
-      if (skipUntil) return;
+  const handlers: XmlHandlers = {
+    open(element) {
       switch (element.local) {
-        case 'Fallback':
-          skipUntil = depth;
-          break;
         case 'sp':
           shape = { paragraphs: [] };
           break;
@@ -130,11 +125,7 @@ function readShapes(
           break;
       }
     },
-    close(local, depth) {
-      if (skipUntil) {
-        if (depth === skipUntil) skipUntil = 0;
-        return;
-      }
+    close(local) {
       switch (local) {
         case 't':
           inText = false;
@@ -173,8 +164,10 @@ function readShapes(
       }
     },
     text(text) {
-      if (inText && !skipUntil && paragraph !== undefined) paragraph += text;
+      if (inText && paragraph !== undefined) paragraph += text;
     },
-  });
+  };
+  // A compatibility copy (mc:Fallback) is not the slide's text.
+  readXmlPart(pkg, part, limits, skippingSubtrees(new Set(['Fallback']), handlers));
   return { title, body };
 }

@@ -22,6 +22,28 @@ export interface XmlHandlers {
   text?(text: string): void;
 }
 
+/**
+ * `handlers` passing over whole subtrees: an element `skipped` names, and everything under it,
+ * reach none of them (the subtrees whose text is not the document's).
+ */
+export function skippingSubtrees(skipped: ReadonlySet<string>, handlers: XmlHandlers): XmlHandlers {
+  let skipUntil = 0; // the depth of the skipped subtree's root, 0 when none
+  return {
+    open(element, depth) {
+      if (skipUntil) return;
+      if (skipped.has(element.local)) skipUntil = depth;
+      else handlers.open?.(element, depth);
+    },
+    close(local, depth) {
+      if (!skipUntil) handlers.close?.(local, depth);
+      else if (depth === skipUntil) skipUntil = 0;
+    },
+    text(text) {
+      if (!skipUntil) handlers.text?.(text);
+    },
+  };
+}
+
 /** An attribute by local name, whatever its prefix (`r:id`, `w:val`, `val`). */
 export function attr(element: XmlElement, local: string): string | undefined {
   const attributes = element.attributes;
