@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { startTestApp, type TestApp } from '#test/helpers/app.ts';
+import { useReplyTestApp } from '#test/helpers/chat-calls.ts';
 import { readSse } from '#test/helpers/sse.ts';
 import { storedMessages } from '#test/helpers/stored-messages.ts';
 
@@ -14,26 +14,16 @@ import { storedMessages } from '#test/helpers/stored-messages.ts';
 
 const RUNS = Number(process.env.FAULT_RUNS ?? 20);
 
-let app: TestApp;
-let token: string;
 const tally = { prompts: 0, ok: 0, failed: 0, partial: 0, byFault: {} as Record<string, number> };
 
-beforeAll(async () => {
-  app = await startTestApp({
-    model: 'openai',
-    pollers: false,
-    env: {
-      // Reached on purpose by the faults "no answer" and "stream goes quiet"; long enough that no
-      // answering call does on a loaded machine (the chat after the faults must be answered).
-      OPENAI_TIMEOUT_MS: '5000',
-      OPENAI_MAX_RETRIES: '1',
-      STREAM_HEARTBEAT_MS: '300',
-    },
-  });
-  ({ token } = await app.signIn('faults@example.com'));
+const { app } = useReplyTestApp('faults@example.com', {
+  // Reached on purpose by the faults "no answer" and "stream goes quiet"; long enough that no
+  // answering call does on a loaded machine (the chat after the faults must be answered).
+  OPENAI_TIMEOUT_MS: '5000',
+  OPENAI_MAX_RETRIES: '1',
+  STREAM_HEARTBEAT_MS: '300',
 });
-afterAll(async () => {
-  await app?.stop();
+afterAll(() => {
   console.log(
     `Model faults: ${tally.prompts} prompts (${tally.ok} answered, ${tally.partial} cut short and stored incomplete, ${tally.failed} failed cleanly); faults injected: ${Object.entries(
       tally.byFault,
@@ -96,7 +86,7 @@ async function send(chatId: string, prompt: string, stream: boolean): Promise<Ou
   tally.prompts++;
   const res = await fetch(`${app.url}/message/logged-in`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${app.token}`, 'content-type': 'application/json' },
     body: JSON.stringify({ chatId, prompt, stream }),
     signal: AbortSignal.timeout(60_000), // a hung answer fails the run; generous for a loaded machine
   });
@@ -134,8 +124,9 @@ test('under any sequence of model faults: terminal answers, no lost user message
   await fc.assert(
     fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 4 }), async (steps) => {
       run++;
-      const chat = (await app.request('POST', '/chat', { token, body: { type: 'text', name: `run ${run}` } })).body
-        .data;
+      const chat = (
+        await app.request('POST', '/chat', { token: app.token, body: { type: 'text', name: `run ${run}` } })
+      ).body.data;
       const outcomes: Outcome[] = [];
       for (const [i, s] of steps.entries()) {
         app.ai.reset();

@@ -3,12 +3,12 @@ import type { AddressInfo } from 'node:net';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import type { SQSEvent, SQSRecord } from 'aws-lambda';
+import type { SQSEvent } from 'aws-lambda';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
 import { loadFunction } from '#infra/local/runtime.ts';
 import { lambdaContext } from '#infra/local/lambda-runtime.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
-import { messagesIn } from '#test/helpers/queues.ts';
+import { messagesIn, sqsRecord } from '#test/helpers/queues.ts';
 import { makeTextPdf } from '#test/helpers/make-pdf.ts';
 import { partKey, sourceKey } from '#shared/files/storage.ts';
 
@@ -252,23 +252,8 @@ test('every stage’s message delivered again mid-run, and a consumer that throw
     e: SQSEvent,
     c: unknown,
   ) => Promise<{ batchItemFailures: { itemIdentifier: string }[] }>;
-  const record = (messageId: string, body: object): SQSRecord =>
-    ({
-      messageId,
-      receiptHandle: messageId,
-      body: JSON.stringify(body),
-      attributes: {
-        ApproximateReceiveCount: '1',
-        SentTimestamp: String(Date.now()),
-        SenderId: 'test',
-        ApproximateFirstReceiveTimestamp: String(Date.now()),
-      },
-      messageAttributes: {},
-      md5OfBody: '',
-      eventSource: 'aws:sqs',
-      eventSourceARN: app.queues['pdf-embed'].arn,
-      awsRegion: LOCAL_REGION,
-    }) as SQSRecord;
+  const record = (messageId: string, body: object) =>
+    sqsRecord(app.queues['pdf-embed'].arn, { messageId, body: JSON.stringify(body) });
   const batch: SQSEvent = {
     Records: [
       record('good-0', { fileId, runId, part: 0, key: partKey(fileId, runId, 0) }),

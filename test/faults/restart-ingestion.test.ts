@@ -62,19 +62,21 @@ afterAll(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
+/** The server's settings: its data directory, embeddings through the gate, small chunks in parts of four. */
+const serverEnv = (dir: string) => ({
+  DATA_DIR: dir,
+  OPENAI_API_KEY: 'test-key',
+  OPENAI_BASE_URL: `http://127.0.0.1:${(gate.address() as AddressInfo).port}/v1`,
+  OPENAI_TIMEOUT_MS: '10000', // generous: an embedding that passes must not time out on a loaded machine
+  OPENAI_MAX_RETRIES: '0',
+  CHUNK_TOKENS: '120',
+  CHUNK_OVERLAP_TOKENS: '10',
+  CHUNKS_PER_PART: '4',
+  PDF_SYNC_WAIT_MS: '0',
+});
+
 test('Ctrl-C mid-ingestion, start again: the file completes, nothing embedded twice, every chunk once', async () => {
-  const env = {
-    DATA_DIR: dataDir,
-    OPENAI_API_KEY: 'test-key',
-    OPENAI_BASE_URL: `http://127.0.0.1:${(gate.address() as AddressInfo).port}/v1`,
-    OPENAI_TIMEOUT_MS: '10000', // generous: an embedding that passes must not time out on a loaded machine
-    OPENAI_MAX_RETRIES: '0',
-    CHUNK_TOKENS: '120',
-    CHUNK_OVERLAP_TOKENS: '10',
-    CHUNKS_PER_PART: '4',
-    EMBEDDING_CONCURRENCY: '1',
-    PDF_SYNC_WAIT_MS: '0',
-  };
+  const env = { ...serverEnv(dataDir), EMBEDDING_CONCURRENCY: '1' };
   const pdf = await makeTextPdf(60);
   budget = 4;
   server = await startServerProcess(env);
@@ -164,17 +166,7 @@ test('Ctrl-C mid-ingestion, start again: the file completes, nothing embedded tw
 }, 300_000); // two starts of the server, a drain and a 60-page ingestion: generous for a loaded machine
 
 test('kill -9 after completion and again mid-ingestion: both files answer with sources at the next start', async () => {
-  const env = {
-    DATA_DIR: await mkdtemp(join(tmpdir(), 'restart-kill-')),
-    OPENAI_API_KEY: 'test-key',
-    OPENAI_BASE_URL: `http://127.0.0.1:${(gate.address() as AddressInfo).port}/v1`,
-    OPENAI_TIMEOUT_MS: '10000', // generous: an embedding that passes must not time out on a loaded machine
-    OPENAI_MAX_RETRIES: '0',
-    CHUNK_TOKENS: '120',
-    CHUNK_OVERLAP_TOKENS: '10',
-    CHUNKS_PER_PART: '4',
-    PDF_SYNC_WAIT_MS: '0',
-  };
+  const env = serverEnv(await mkdtemp(join(tmpdir(), 'restart-kill-')));
   const killGroup = async (s: ServerProcess) => {
     process.kill(-s.pid, 'SIGKILL'); // the whole process group, nothing gets to save anything
     expect(await s.exited).toBe('SIGKILL');

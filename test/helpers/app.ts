@@ -261,3 +261,30 @@ async function startWith(options: TestAppOptions, standIns: StandIns): Promise<T
   for (const [name, get] of Object.entries(handles)) Object.defineProperty(app, name, { get, enumerable: true });
   return app as TestApp;
 }
+
+/**
+ * The app a test file's tests share: started in beforeAll (`options` may be made there, for what
+ * takes awaiting, such as a PDF to serve), then `ready` for the file's own arranging, and stopped
+ * in afterAll. What it returns stands for that app: read it inside tests and hooks, not while the
+ * file is being collected.
+ *
+ *   const app = useTestApp({ model: 'openai', user: 'me@example.com' });
+ *   test('…', async () => { await app.request('GET', '/me', { token: app.token }); });
+ */
+export function useTestApp(
+  options: TestAppOptions | (() => Promise<TestAppOptions>) = {},
+  { ready, timeout }: { ready?: (app: TestApp) => void | Promise<void>; timeout?: number } = {},
+): TestApp {
+  let started: TestApp | undefined;
+  beforeAll(async () => {
+    started = await startTestApp(typeof options === 'function' ? await options() : options);
+    await ready?.(started);
+  }, timeout);
+  afterAll(() => started?.stop());
+  return new Proxy({} as TestApp, {
+    get(_, name) {
+      if (!started) throw new Error('the test app starts in beforeAll: read it inside a test or a hook');
+      return Reflect.get(started, name);
+    },
+  });
+}

@@ -1,8 +1,8 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
 import { crc32 } from 'node:zlib';
 import { lexicalEmbedding } from '../../shared/ai/lexical-embedding.ts';
 import { splitIntoDeltas } from './openai-server.ts';
+import { listenOnLoopback, releaseAll } from './loopback-server.ts';
 
 // A loopback stand-in for the Amazon Bedrock runtime, speaking its wire protocol so the real
 // SDK (@aws-sdk/client-bedrock-runtime, endpoint override, dummy credentials) can be driven:
@@ -80,6 +80,19 @@ type Fault =
   | { type: 'cut'; afterDeltas: number };
 
 /** The text of the last user turn of a Converse request. */
+/** Whether a request carries a SigV4 signature for the service `bedrock` (its shape: the stand-ins check no more). */
+export const signedForBedrock = (req: IncomingMessage) =>
+  /^AWS4-HMAC-SHA256 Credential=[^/]+\/\d{8}\/[a-z0-9-]+\/bedrock\/aws4_request, SignedHeaders=.+, Signature=[0-9a-f]{64}$/.test(
+    String(req.headers.authorization ?? ''),
+  );
+
+/** What Bedrock answers a request without it: status, body and headers. */
+export const BEDROCK_UNSIGNED = [
+  403,
+  { message: 'Missing Authentication Token' },
+  { 'x-amzn-errortype': 'AccessDeniedException:' },
+] as const;
+
 export function lastUserText(body: ConverseBody): string {
   const last = [...body.messages].reverse().find((m) => m.role === 'user');
   return (last?.content ?? []).map((b) => b.text ?? '').join('\n');
@@ -165,7 +178,6 @@ export async function startBedrockTestServer(): Promise<BedrockTestServer> {
   let faults: Fault[] = [];
   let reply: string | ((body: ConverseBody) => string) = (b) => `You said: ${lastUserText(b)}`;
   const releases = new Set<() => void>();
-  const sockets = new Set<Socket>();
 
   const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
     res.writeHead(status, {
@@ -340,19 +352,7 @@ export async function startBedrockTestServer(): Promise<BedrockTestServer> {
         if (!res.writableFinished) record.clientClosedEarly = true;
       });
 
-      const auth = String(req.headers.authorization ?? '');
-      if (
-        !/^AWS4-HMAC-SHA256 Credential=[^/]+\/\d{8}\/[a-z0-9-]+\/bedrock\/aws4_request, SignedHeaders=.+, Signature=[0-9a-f]{64}$/.test(
-          auth,
-        )
-      ) {
-        return json(
-          res,
-          403,
-          { message: 'Missing Authentication Token' },
-          { 'x-amzn-errortype': 'AccessDeniedException:' },
-        );
-      }
+      if (!signedForBedrock(req)) return json(res, ...BEDROCK_UNSIGNED);
       const fault = takeFault(operation);
       // Some latency, so the SDK's retries and our concurrency have something to overlap.
       setTimeout(() => {
@@ -371,15 +371,10 @@ export async function startBedrockTestServer(): Promise<BedrockTestServer> {
       }, 2);
     });
   });
-  httpServer.on('connection', (s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((resolve) => httpServer.listen(0, '127.0.0.1', resolve));
-  const { port } = httpServer.address() as AddressInfo;
+  const listening = await listenOnLoopback(httpServer);
 
   const server: BedrockTestServer = {
-    url: `http://127.0.0.1:${port}`,
+    url: listening.url,
     requests,
     converseRequests: () => requests.filter((r) => r.operation !== 'invoke').map((r) => r.body as ConverseBody),
     invokeRequests: () =>
@@ -409,15 +404,13 @@ export async function startBedrockTestServer(): Promise<BedrockTestServer> {
     reset() {
       requests.length = 0;
       faults = [];
-      for (const r of releases) r();
-      releases.clear();
+      releaseAll(releases);
       reply = (b) => `You said: ${lastUserText(b)}`;
       server.maxInFlight = server.inFlight;
     },
     async close() {
-      for (const r of releases) r();
-      for (const s of sockets) s.destroy();
-      await new Promise<void>((resolve) => httpServer.close(() => resolve()));
+      releaseAll(releases);
+      await listening.close();
     },
   };
   return server;

@@ -1,4 +1,4 @@
-import type { TestApp } from './app.ts';
+import { useTestApp, type TestApp } from './app.ts';
 import { postSse, type SseResult } from './sse.ts';
 import { until } from '#test/helpers/until.ts';
 
@@ -23,9 +23,23 @@ export function chatCalls(who: () => { app: TestApp; token: string }) {
   };
 }
 
+/**
+ * The app a file of reply tests shares: the model's OpenAI stand-in (reset before each test), no
+ * pollers (no file is ingested), `user` signed in (`app.token`); and the chat calls as that user.
+ */
+export function useReplyTestApp(user: string, env: Record<string, string> = {}) {
+  const app = useTestApp({ model: 'openai', pollers: false, user, env });
+  beforeEach(() => app.ai.reset());
+  return { app, ...chatCalls(() => ({ app, token: app.token })) };
+}
+
 /** A stream's events by kind: `event:<name>`, `delta` or `[DONE]`. */
 export const kinds = (sse: SseResult) =>
   sse.events.map((e) => (e.event ? `event:${e.event}` : e.data === '[DONE]' ? '[DONE]' : 'delta'));
+
+/** A stream's `stopWhen` that leaves once `n` deltas (JSON data events) have come. */
+export const afterDeltas = (n: number) => (events: SseResult['events']) =>
+  events.filter((e) => !e.event && e.data.startsWith('{')).length >= n;
 
 /** Reads until `ok`: what a reply stored after its stream ended. */
 export const eventually = <T>(read: () => Promise<T>, ok: (value: T) => boolean): Promise<T> =>

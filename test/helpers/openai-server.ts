@@ -1,6 +1,6 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
 import { lexicalEmbedding } from '../../shared/ai/lexical-embedding.ts';
+import { listenOnLoopback, releaseAll } from './loopback-server.ts';
 
 // A loopback OpenAI-compatible server for tests: POST /v1/chat/completions (whole and streamed,
 // with `stream_options.include_usage`) and POST /v1/embeddings (deterministic lexical vectors).
@@ -118,7 +118,6 @@ export async function startOpenAiTestServer(): Promise<OpenAiTestServer> {
   let faults: Fault[] = [];
   let reply: string | ((request: ChatCompletionRequest) => string) = (req) => `You said: ${lastUserMessage(req)}`;
   const pendingReleases = new Set<() => void>();
-  const sockets = new Set<Socket>();
 
   const takeFault = (kind: 'chat' | 'embeddings', streaming: boolean): Fault | undefined => {
     const i = faults.findIndex((f) => {
@@ -285,13 +284,8 @@ export async function startOpenAiTestServer(): Promise<OpenAiTestServer> {
       chat(body as ChatCompletionRequest, res, record, fault).catch(() => res.destroy());
     });
   });
-  httpServer.on('connection', (socket: Socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => httpServer.listen(0, '127.0.0.1', resolve));
-  const { port } = httpServer.address() as AddressInfo;
-  const url = `http://127.0.0.1:${port}`;
+  const listening = await listenOnLoopback(httpServer);
+  const { url } = listening;
 
   const hold = (afterDeltas: number, releasable: boolean): (() => void) => {
     let release!: () => void;
@@ -347,8 +341,7 @@ export async function startOpenAiTestServer(): Promise<OpenAiTestServer> {
     reset() {
       requests.length = 0;
       faults = [];
-      for (const release of pendingReleases) release();
-      pendingReleases.clear();
+      releaseAll(pendingReleases);
       reply = (req) => `You said: ${lastUserMessage(req)}`;
       server.chunkDelayMs = 0;
       server.embeddingBatchLimit = 2048;
@@ -356,9 +349,8 @@ export async function startOpenAiTestServer(): Promise<OpenAiTestServer> {
       server.embeddingLatency = undefined;
     },
     async close() {
-      for (const release of pendingReleases) release();
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => httpServer.close(() => resolve()));
+      releaseAll(pendingReleases);
+      await listening.close();
     },
   };
   return server;

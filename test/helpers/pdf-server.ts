@@ -1,5 +1,5 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { listenOnLoopback } from './loopback-server.ts';
 
 // A loopback HTTP server serving PDFs (and things that are not) with controllable misbehaviour,
 // for the ingestion tests. Every request is recorded; every response says how many body bytes
@@ -79,7 +79,6 @@ export async function startPdfServer(): Promise<PdfServer> {
   const requests: RecordedRequest[] = [];
   const records: ResponseRecord[] = [];
   let routes = new Map<string, Behaviour | { redirect: string; status: number }>();
-  const sockets = new Set<Socket>();
 
   async function writeBody(req: IncomingMessage, res: ServerResponse, b: Behaviour, record: ResponseRecord) {
     const body =
@@ -170,13 +169,8 @@ export async function startPdfServer(): Promise<PdfServer> {
     }
     writeBody(req, res, route, record).catch(() => res.destroy());
   });
-  server.on('connection', (s: Socket) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  const url = `http://127.0.0.1:${port}`;
+  const listening = await listenOnLoopback(server);
+  const { url, port } = listening;
 
   return {
     url,
@@ -196,8 +190,7 @@ export async function startPdfServer(): Promise<PdfServer> {
       routes = new Map();
     },
     async close() {
-      for (const s of sockets) s.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await listening.close();
     },
   };
 }

@@ -1,5 +1,6 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { BEDROCK_UNSIGNED, signedForBedrock } from './bedrock-server.ts';
+import { listenOnLoopback, releaseAll } from './loopback-server.ts';
 
 // Loopback stand-ins for the two rerank APIs the service can call, speaking their wire formats so
 // the real clients can be driven (the AWS SDK with an endpoint override; fetch):
@@ -52,7 +53,6 @@ async function serve<Fault>(
   let faults: Fault[] = [];
   let holds: Promise<void>[] = [];
   const releases = new Set<() => void>();
-  const sockets = new Set<Socket>();
   const httpServer = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -70,14 +70,9 @@ async function serve<Fault>(
       handle(req, res, body, faults.shift());
     });
   });
-  httpServer.on('connection', (s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((resolve) => httpServer.listen(0, '127.0.0.1', resolve));
-  const { port } = httpServer.address() as AddressInfo;
+  const listening = await listenOnLoopback(httpServer);
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: listening.url,
     requests,
     failNext(n, fault) {
       for (let i = 0; i < n; i++) faults.push(fault);
@@ -91,14 +86,12 @@ async function serve<Fault>(
     reset() {
       requests.length = 0;
       faults = [];
-      for (const r of releases) r();
-      releases.clear();
+      releaseAll(releases);
       holds = [];
     },
     async close() {
-      for (const r of releases) r();
-      for (const s of sockets) s.destroy();
-      await new Promise<void>((resolve) => httpServer.close(() => resolve()));
+      releaseAll(releases);
+      await listening.close();
     },
   };
 }
@@ -198,18 +191,7 @@ export async function startBedrockRerankTestServer(): Promise<BedrockRerankTestS
         { 'x-amzn-errortype': `${name}:http://internal.amazon.com/coral/com.amazon.bedrock.agent.runtime/` },
       );
     if (req.method !== 'POST' || req.url !== '/rerank') return error('ResourceNotFoundException', 'Unknown operation');
-    const auth = String(req.headers.authorization ?? '');
-    if (
-      !/^AWS4-HMAC-SHA256 Credential=[^/]+\/\d{8}\/[a-z0-9-]+\/bedrock\/aws4_request, SignedHeaders=.+, Signature=[0-9a-f]{64}$/.test(
-        auth,
-      )
-    )
-      return send(
-        res,
-        403,
-        { message: 'Missing Authentication Token' },
-        { 'x-amzn-errortype': 'AccessDeniedException:' },
-      );
+    if (!signedForBedrock(req)) return send(res, ...BEDROCK_UNSIGNED);
     if (fault) return error(fault, `Simulated ${fault}`);
     const problem = bedrockProblem(body);
     if (problem) return error(...problem);

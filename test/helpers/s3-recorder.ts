@@ -1,5 +1,5 @@
 import http from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { listenOnLoopback } from './loopback-server.ts';
 
 // A loopback pass-through in front of the local S3 (fauxqs) that records every request's method and
 // path with query, so a test can see when the service writes what (a multipart upload's parts while
@@ -15,7 +15,6 @@ export interface S3Recorder {
 export async function startS3Recorder(target: string): Promise<S3Recorder> {
   const upstream = new URL(target);
   const requests: string[] = [];
-  const sockets = new Set<Socket>();
   const server = http.createServer((req, res) => {
     requests.push(`${req.method} ${req.url}`);
     const forwarded = http.request(
@@ -28,19 +27,10 @@ export async function startS3Recorder(target: string): Promise<S3Recorder> {
     forwarded.on('error', () => res.destroy());
     req.pipe(forwarded);
   });
-  server.on('connection', (s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
+  const listening = await listenOnLoopback(server);
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: listening.url,
     requests,
-    close: () =>
-      new Promise<void>((r) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => r());
-      }),
+    close: listening.close,
   };
 }

@@ -26,6 +26,7 @@ import {
 import { hostilePdf } from '#test/helpers/hostile-pdfs.ts';
 import { createServiceApp } from '#infra/app.ts';
 import { manifestFunctions, type ManifestFunction } from '#infra/routes.ts';
+import { probeFunction } from '#test/helpers/bundle-probe.ts';
 import { startBedrockTestServer } from '#test/helpers/bedrock-server.ts';
 import { ARABIC_LIGATURE_PAGES, makeArabicPdf } from '#test/helpers/make-script-pdfs.ts';
 
@@ -180,14 +181,7 @@ test('a bundle reaches DynamoDB with the credentials Lambda puts in the environm
 });
 
 test('pdfjs-dist works inside a bundle: text per page, fonts read from beside the bundle', async () => {
-  const probe: ManifestFunction = {
-    name: 'pdf-probe',
-    entry: 'test/infra/fixtures/pdf-probe.ts',
-    kind: 'queue',
-    timeoutSeconds: 60,
-    memoryMb: 512,
-    access: {},
-  };
+  const probe = probeFunction('pdf-probe', 'queue', { timeoutSeconds: 60, memoryMb: 512 });
   const [b] = await buildFunctions({ outDir, functions: [probe] });
   expect(b!.pdfjs).toBe(true);
 
@@ -231,14 +225,7 @@ test('pdfjs-dist works inside a bundle: text per page, fonts read from beside th
 });
 
 test('AI_PROVIDER=bedrock works inside a bundle: ConverseStream frames decoded, credentials from the environment, signed requests', async () => {
-  const probe: ManifestFunction = {
-    name: 'ai-probe',
-    entry: 'test/infra/fixtures/ai-probe.ts',
-    kind: 'http',
-    timeoutSeconds: 29,
-    memoryMb: 1024,
-    access: {},
-  };
+  const probe = probeFunction('ai-probe', 'http', { timeoutSeconds: 29, memoryMb: 1024 });
   const [b] = await buildFunctions({ outDir, functions: [probe] });
   const bedrock = await startBedrockTestServer();
   try {

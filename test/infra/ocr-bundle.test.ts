@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { buildFunctions, CMAPS_DIR, projectRoot, WASM_DIR } from '#infra/build.ts';
-import type { ManifestFunction } from '#infra/routes.ts';
+import { probeFunction } from '#test/helpers/bundle-probe.ts';
 import { makeCcittScanPdf, makeScannedPdf } from '#test/helpers/make-script-pdfs.ts';
 
 // OCR from a built asset, offline: the pdf-ocr packaging (tesseract.js, its WASM core, the
@@ -20,15 +20,22 @@ beforeAll(async () => {
 });
 afterAll(() => rm(outDir, { recursive: true, force: true }));
 
+/** Page 1 read by OCR as `text`, with the word boxes it was drawn from (in the bundle too). */
+const recognisedPage = (text: string) => ({
+  page: 1,
+  text,
+  verdict: { usable: true },
+  confidence: expect.any(Number),
+  recognised: true,
+  layout: {
+    width: expect.any(Number),
+    height: expect.any(Number),
+    spans: expect.arrayContaining([expect.any(Number)]),
+  },
+});
+
 test('the OCR asset reads a scanned page with no network and nothing from the project', async () => {
-  const probe: ManifestFunction = {
-    name: 'ocr-probe',
-    entry: 'test/infra/fixtures/ocr-probe.ts',
-    kind: 'queue',
-    timeoutSeconds: 60,
-    memoryMb: 2048,
-    access: {},
-  };
+  const probe = probeFunction('ocr-probe', 'queue', { timeoutSeconds: 60, memoryMb: 2048 });
   const host = `@napi-rs/canvas-${process.platform}-${process.arch}-gnu`;
   const [b] = await buildFunctions({ outDir, functions: [probe], canvasBinaries: [host] });
   expect(b!.nodeModules).toEqual(
@@ -64,36 +71,8 @@ test('the OCR asset reads a scanned page with no network and nothing from the pr
     timeout: 120_000,
   });
   const result = JSON.parse(stdout);
-  expect(result.pages).toEqual([
-    {
-      page: 1,
-      text: 'The lighthouse keeper is named Margaret Hollis.',
-      verdict: { usable: true },
-      confidence: expect.any(Number),
-      recognised: true,
-      // Where the recognised words are drawn (the OCR engine's word boxes), in the bundle too.
-      layout: {
-        width: expect.any(Number),
-        height: expect.any(Number),
-        spans: expect.arrayContaining([expect.any(Number)]),
-      },
-    },
-  ]);
-  expect(result.ccitt).toEqual([
-    {
-      page: 1,
-      text: 'The market opens on Tuesdays and Saturdays.',
-      verdict: { usable: true },
-      confidence: expect.any(Number),
-      recognised: true,
-      // Where the recognised words are drawn (the OCR engine's word boxes), in the bundle too.
-      layout: {
-        width: expect.any(Number),
-        height: expect.any(Number),
-        spans: expect.arrayContaining([expect.any(Number)]),
-      },
-    },
-  ]);
+  expect(result.pages).toEqual([recognisedPage('The lighthouse keeper is named Margaret Hollis.')]);
+  expect(result.ccitt).toEqual([recognisedPage('The market opens on Tuesdays and Saturdays.')]);
   expect(result.cmapsDir).toBe(`${join(b!.dir, CMAPS_DIR)}/`);
   expect(result.wasmDir).toBe(`${join(b!.dir, WASM_DIR)}/`);
 }, 240_000);

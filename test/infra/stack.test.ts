@@ -134,6 +134,21 @@ beforeAll(() => {
 
 const byType = (resources: Resources, type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
 
+/** The statements of the inline policies on the role of function `name` in `t`. */
+function roleStatements(t: ReturnType<typeof synth>, name: string): any[] {
+  const roleId = lambdaId(t, name, 'role');
+  return byType(t.functionResources, 'AWS::IAM::Policy')
+    .filter(([, p]) => p.Properties.Roles.some((r: any) => r.Ref === roleId))
+    .flatMap(([, p]) => p.Properties.PolicyDocument.Statement);
+}
+
+/** The environment variables of function `name` in `t`. */
+const envOf = (t: ReturnType<typeof synth>, name: string) =>
+  t.functionResources[lambdaId(t, name)]!.Properties.Environment.Variables;
+
+/** Whether a policy statement grants a Bedrock action. */
+const grantsBedrock = (st: any) => [st.Action].flat().some((a: string) => a.startsWith('bedrock:'));
+
 /** The name of the function a REST API method integrates (its URI names it: arn:…:function:<name>/…). */
 const invokedName = (method: { Properties: any }) =>
   /:function:([^/"]+)\//.exec(JSON.stringify(method.Properties.Integration?.Uri ?? ''))?.[1];
@@ -147,11 +162,10 @@ function functionOf(fn: ManifestFunction) {
 
 /** Every action a function's role may take, with the resources, from its inline policies. */
 function statementsOf(fn: ManifestFunction): { actions: string[]; resources: unknown[] }[] {
-  const roleId = lambdaId(s, fn.name, 'role');
-  return byType(functionResources, 'AWS::IAM::Policy')
-    .filter(([, p]) => p.Properties.Roles.some((r: any) => r.Ref === roleId))
-    .flatMap(([, p]) => p.Properties.PolicyDocument.Statement)
-    .map((st: any) => ({ actions: [st.Action].flat(), resources: [st.Resource].flat() }));
+  return roleStatements(s, fn.name).map((st: any) => ({
+    actions: [st.Action].flat(),
+    resources: [st.Resource].flat(),
+  }));
 }
 
 /** CloudFormation refuses a template over 500 resources; this leaves room for the routes to come. */
@@ -357,11 +371,9 @@ describe('least privilege', () => {
     const readOnly = manifestFunctions.filter((f) => f.access.apiKeys && f.access.table === 'read');
     expect(readOnly.map((f) => f.name)).toEqual(expect.arrayContaining(['get-me', 'list-chats', 'get-pdf-page']));
     for (const fn of readOnly) {
-      const roleId = lambdaId(s, fn.name, 'role');
-      const updates = byType(functionResources, 'AWS::IAM::Policy')
-        .filter(([, p]) => p.Properties.Roles.some((r: any) => r.Ref === roleId))
-        .flatMap(([, p]) => p.Properties.PolicyDocument.Statement)
-        .filter((st: any) => [st.Action].flat().includes('dynamodb:UpdateItem'));
+      const updates = roleStatements(s, fn.name).filter((st: any) =>
+        [st.Action].flat().includes('dynamodb:UpdateItem'),
+      );
       expect([fn.name, updates.map((st: any) => ({ Action: st.Action, Condition: st.Condition }))]).toEqual([
         fn.name,
         [
@@ -895,9 +907,8 @@ describe('settings', () => {
       },
     );
     expect(t.settings.warnings).toEqual([]);
-    const resources = t.functionResources;
     for (const fn of manifestFunctions) {
-      const vars = resources[lambdaId(t, fn.name)]!.Properties.Environment.Variables;
+      const vars = envOf(t, fn.name);
       expect(vars).toMatchObject({
         ADMIN_EMAILS: 'boss@example.com',
         IDP_PRESET: 'firebase',
@@ -915,18 +926,15 @@ describe('settings', () => {
     const t = synth({ paymentsSecret: 'prod/payments' }, { PAYMENTS_SECRET_KEY: 'sk_live_never_in_a_template' });
     expect(t.settings.warnings.join('\n')).not.toMatch(/paymentsSecret/);
     expect(t.statelessJson).not.toContain('sk_live_never_in_a_template');
-    const resources = t.functionResources;
     const readsPaymentsSecret = (fn: ManifestFunction) => {
-      const roleId = lambdaId(t, fn.name, 'role');
-      return byType(resources, 'AWS::IAM::Policy')
-        .filter(([, p]) => p.Properties.Roles.some((r: any) => r.Ref === roleId))
-        .flatMap(([, p]) => p.Properties.PolicyDocument.Statement)
-        .some((st: any) => JSON.stringify(st.Resource).includes(':secret:prod/payments-??????'));
+      return roleStatements(t, fn.name).some((st: any) =>
+        JSON.stringify(st.Resource).includes(':secret:prod/payments-??????'),
+      );
     };
     const takers = manifestFunctions.filter((fn) => fn.access.payments).map((fn) => fn.name);
     expect(takers.sort()).toEqual(['create-order', 'payment-webhook', 'update-order']);
     for (const fn of manifestFunctions) {
-      const vars = resources[lambdaId(t, fn.name)]!.Properties.Environment.Variables;
+      const vars = envOf(t, fn.name);
       const takes = takers.includes(fn.name);
       expect([fn.name, vars.PAYMENTS_SECRET_ARN !== undefined, readsPaymentsSecret(fn)]).toEqual([
         fn.name,
@@ -952,20 +960,13 @@ describe('settings', () => {
       'AI_PROVIDER=bedrock: openAiKeySecret is ignored (no function is given the OpenAI key)',
     );
     expect(t.statelessJson).not.toContain('secret:prod/openai');
-    const resources = t.functionResources;
     // ARNs in the stack's partition (aws, aws-cn, aws-us-gov).
     const arn = (rest: string) => ({ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, rest]] });
     const chatArn = arn(':bedrock:eu-central-1::foundation-model/anthropic.claude-3-haiku-20240307-v1:0');
     const embedArn = arn(':bedrock:eu-central-1::foundation-model/amazon.titan-embed-text-v2:0');
-    const bedrockStatements = (fn: ManifestFunction) => {
-      const roleId = lambdaId(t, fn.name, 'role');
-      return byType(resources, 'AWS::IAM::Policy')
-        .filter(([, p]) => p.Properties.Roles.some((r: any) => r.Ref === roleId))
-        .flatMap(([, p]) => p.Properties.PolicyDocument.Statement)
-        .filter((st: any) => [st.Action].flat().some((a: string) => a.startsWith('bedrock:')));
-    };
+    const bedrockStatements = (fn: ManifestFunction) => roleStatements(t, fn.name).filter(grantsBedrock);
     for (const fn of manifestFunctions) {
-      const vars = resources[lambdaId(t, fn.name)]!.Properties.Environment.Variables;
+      const vars = envOf(t, fn.name);
       expect(vars).toMatchObject({
         AI_PROVIDER: 'bedrock',
         BEDROCK_CHAT_MODEL: 'anthropic.claude-3-haiku-20240307-v1:0',
@@ -1017,11 +1018,7 @@ describe('settings', () => {
       BEDROCK_REGION: 'us-west-2',
     });
     const send = manifestFunctions.find((f) => f.name === 'send-message')!;
-    const roleId = lambdaId(t, send.name, 'role');
-    const statements = byType(t.functionResources, 'AWS::IAM::Policy')
-      .filter(([, p]) => p.Properties.Roles.some((r: any) => r.Ref === roleId))
-      .flatMap(([, p]) => p.Properties.PolicyDocument.Statement)
-      .filter((st: any) => [st.Action].flat().some((a: string) => a.startsWith('bedrock:')));
+    const statements = roleStatements(t, send.name).filter(grantsBedrock);
     const profileArn = {
       'Fn::Join': [
         '',
@@ -1072,18 +1069,11 @@ describe('settings', () => {
       BEDROCK_RERANK_MODEL: 'cohere.rerank-v3-5:0',
       BEDROCK_REGION: 'us-west-2',
     });
-    const resources = t.functionResources;
-    const bedrockStatements = (fn: ManifestFunction) => {
-      const roleId = lambdaId(t, fn.name, 'role');
-      return byType(resources, 'AWS::IAM::Policy')
-        .filter(([, p]) => p.Properties.Roles.some((r: any) => r.Ref === roleId))
-        .flatMap(([, p]) => p.Properties.PolicyDocument.Statement)
-        .filter((st: any) => [st.Action].flat().some((a: string) => a.startsWith('bedrock:')));
-    };
+    const bedrockStatements = (fn: ManifestFunction) => roleStatements(t, fn.name).filter(grantsBedrock);
     const rerankers = manifestFunctions.filter((f) => f.access.ai?.includes('rerank')).map((f) => f.name);
     expect(rerankers.sort()).toEqual(['regenerate-reply', 'search-files', 'send-message']);
     for (const fn of manifestFunctions) {
-      const vars = resources[lambdaId(t, fn.name)]!.Properties.Environment.Variables;
+      const vars = envOf(t, fn.name);
       expect(vars).toMatchObject({ RERANK_PROVIDER: 'bedrock', BEDROCK_RERANK_MODEL: 'cohere.rerank-v3-5:0' });
       // The AI provider stays the offline one: the reranker's are the only Bedrock rights.
       expect([fn.name, bedrockStatements(fn)]).toEqual([
@@ -1314,11 +1304,10 @@ describe('VECTOR_STORE=s3vectors', () => {
   const vectors = synth({ VECTOR_STORE: 's3vectors' });
   const resources = vectors.functionResources;
   const statementsIn = (name: string) => {
-    const roleId = lambdaId(vectors, name, 'role');
-    return byType(resources, 'AWS::IAM::Policy')
-      .filter(([, p]) => p.Properties.Roles.some((r: any) => r.Ref === roleId))
-      .flatMap(([, p]) => p.Properties.PolicyDocument.Statement)
-      .map((st: any) => ({ actions: [st.Action].flat() as string[], resources: JSON.stringify([st.Resource].flat()) }));
+    return roleStatements(vectors, name).map((st: any) => ({
+      actions: [st.Action].flat() as string[],
+      resources: JSON.stringify([st.Resource].flat()),
+    }));
   };
   const vectorActions = (name: string) =>
     [...new Set(statementsIn(name).flatMap((st) => st.actions.filter((a) => a.startsWith('s3vectors:'))))].sort();

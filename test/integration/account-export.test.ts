@@ -10,6 +10,7 @@ import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { accountExportDeps, erasureDeps } from '#test/helpers/erasure-deps.ts';
 import { accountExportDepsOf } from '#shared/account-export/account-export-deps.ts';
 import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
+import { uploadBytes } from '#test/helpers/files.ts';
 
 // POST /me/export and GET /me/export/{exportId}: the sweep's build streams a ZIP of everything of
 // the user's into the bucket; the archive is read back by an independent reader (python3's zipfile).
@@ -55,13 +56,7 @@ function readZip(bytes: Buffer): Record<string, string> {
 /** A user's uploaded (and ingested) PDF in a file chat with a cited reply; its ids. */
 async function fileChat(token: string) {
   const chat = (await app.request('POST', '/chat', { token, body: { name: 'Animals', type: 'file' } })).body.data;
-  const upload = (
-    await app.request('POST', '/upload', {
-      token,
-      body: { fileName: 'animals.pdf', contentType: 'application/pdf', size: pdf.byteLength },
-    })
-  ).body.data;
-  expect((await fetch(upload.uploadUrl, { method: 'PUT', headers: upload.uploadHeaders, body: pdf })).status).toBe(200);
+  const upload = await uploadBytes(app, token, 'animals.pdf', pdf);
   const ingested = await app.request('POST', '/message/pdf', {
     token,
     body: { url: upload.downloadUrl, fileId: upload.fileId, chatId: chat.id },

@@ -1,4 +1,5 @@
 import OpenAI from 'openai';
+import { refusal } from '#test/helpers/openai-client.ts';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 
@@ -18,19 +19,6 @@ afterAll(() => app?.stop());
 
 const createKey = async (body: object, as = token) => app.request('POST', '/me/api-keys', { token: as, body });
 const client = (apiKey: string) => new OpenAI({ apiKey, baseURL: `${app.url}/openai`, maxRetries: 0 });
-
-/** What the OpenAI client raises for a refused request: its status and OpenAI's error body. */
-async function refusal(call: Promise<unknown>) {
-  const err = await call.then(
-    () => {
-      throw new Error('the request was not refused');
-    },
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(OpenAI.APIError);
-  const { status, error } = err as InstanceType<typeof OpenAI.APIError>;
-  return { status, error };
-}
 
 test('a key is shown once, stored only as its hash, listed without it, and works as a bearer token', async () => {
   const created = await createKey({ name: 'build server', expiresInDays: 30 });

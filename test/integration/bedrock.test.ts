@@ -1,19 +1,17 @@
-import { startTestApp, type TestApp } from '#test/helpers/app.ts';
+import { useTestApp } from '#test/helpers/app.ts';
 import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
 import { lastUserText } from '#test/helpers/bedrock-server.ts';
 import { splitIntoDeltas } from '#test/helpers/openai-server.ts';
-import { chatCalls, eventually, kinds } from '#test/helpers/chat-calls.ts';
+import { afterDeltas, chatCalls, eventually, kinds } from '#test/helpers/chat-calls.ts';
 
 // The README's chat and PDF flows end to end with AI_PROVIDER=bedrock: the local gateway and
 // handlers, the real Bedrock SDK pointed at the loopback stand-in (Converse, ConverseStream's
 // event-stream frames, InvokeModel for Titan V2 embeddings), SigV4 with the runtime's dummy keys.
 
-let app: TestApp;
-let token: string;
-
-beforeAll(async () => {
-  app = await startTestApp({
+const app = useTestApp(
+  {
     model: 'bedrock',
+    user: 'bedrock@example.com',
     env: {
       BEDROCK_REGION: 'eu-west-1',
       BEDROCK_CHAT_MODEL: 'us.amazon.nova-lite-v1:0',
@@ -25,19 +23,21 @@ beforeAll(async () => {
       BEDROCK_MAX_RETRIES: '2',
       STREAM_HEARTBEAT_MS: '150',
     },
-  });
-  ({ token } = await app.signIn('bedrock@example.com'));
-}, 60_000);
-afterAll(() => app?.stop());
+  },
+  { timeout: 60_000 },
+);
 beforeEach(() => app.bedrock.reset());
 
 const REPLY = 'Bedrock says the fox jumps over the lazy dog.';
-const { newChat, stream, history } = chatCalls(() => ({ app, token }));
+const { newChat, stream, history } = chatCalls(() => ({ app, token: app.token }));
 
 test('a whole reply through Converse, with the usage Bedrock reported stored beside it', async () => {
   const chat = await newChat({ type: 'text', systemMessage: 'Answer in one line.' });
   app.bedrock.setReply(REPLY);
-  const res = await app.request('POST', '/message/logged-in', { token, body: { chatId: chat.id, prompt: 'Hello' } });
+  const res = await app.request('POST', '/message/logged-in', {
+    token: app.token,
+    body: { chatId: chat.id, prompt: 'Hello' },
+  });
   expect(res.status).toBe(200);
   expect(res.body.data.response).toBe(REPLY);
   const sent = app.bedrock.requests[0]!;
@@ -55,7 +55,7 @@ test('a whole reply through Converse, with the usage Bedrock reported stored bes
   expect((await history(chat.id)).at(-1)).toMatchObject({ messageType: 'ai', message: REPLY, usage });
 
   // The next prompt carries the history as alternating turns.
-  await app.request('POST', '/message/logged-in', { token, body: { chatId: chat.id, prompt: 'And then?' } });
+  await app.request('POST', '/message/logged-in', { token: app.token, body: { chatId: chat.id, prompt: 'And then?' } });
   expect(app.bedrock.requests[1]!.body.messages.map((m: any) => [m.role, m.content[0].text])).toEqual([
     ['user', 'Hello'],
     ['assistant', REPLY],
@@ -82,14 +82,20 @@ test('a streamed reply: one SSE event per contentBlockDelta, the metadata usage,
 test('throttling is retried with backoff; throttling that persists is a 503 with retry-after', async () => {
   const chat = await newChat();
   app.bedrock.failNext(2, 'ThrottlingException');
-  const ok = await app.request('POST', '/message/logged-in', { token, body: { chatId: chat.id, prompt: 'Patience' } });
+  const ok = await app.request('POST', '/message/logged-in', {
+    token: app.token,
+    body: { chatId: chat.id, prompt: 'Patience' },
+  });
   expect(ok.status).toBe(200);
   expect(ok.body.data.response).toBe('You said: Patience');
   expect(app.bedrock.requests).toHaveLength(3);
 
   app.bedrock.reset();
   app.bedrock.failNext(3, 'ThrottlingException');
-  const busy = await app.request('POST', '/message/logged-in', { token, body: { chatId: chat.id, prompt: 'Again' } });
+  const busy = await app.request('POST', '/message/logged-in', {
+    token: app.token,
+    body: { chatId: chat.id, prompt: 'Again' },
+  });
   expect(busy.status).toBe(503);
   expect(busy.body).toMatchObject({
     success: false,
@@ -127,9 +133,7 @@ test('when the client goes away the ConverseStream call is aborted and what was 
   const chat = await newChat();
   app.bedrock.setReply(REPLY);
   const release = app.bedrock.holdStreamAfter(2);
-  const sse = await stream(chat.id, 'I will leave', {
-    stopWhen: (events) => events.filter((e) => !e.event && e.data.startsWith('{')).length >= 2,
-  });
+  const sse = await stream(chat.id, 'I will leave', { stopWhen: afterDeltas(2) });
   expect(sse.stoppedEarly).toBe(true);
   const upstream = await eventually(
     async () => app.bedrock.requests.at(-1)!,
@@ -153,7 +157,7 @@ test("the README's PDF flow: upload, ingest with Titan V2 embeddings (512 dimens
   // POST /upload → PUT the bytes to the presigned URL → POST /message/pdf with the download URL.
   const pdf = Buffer.from(await makeTextPdf(3, 8));
   const up = await app.request('POST', '/upload', {
-    token,
+    token: app.token,
     body: { fileName: 'animals.pdf', contentType: 'application/pdf', size: pdf.length },
   });
   expect(up.status).toBe(201);
@@ -161,7 +165,7 @@ test("the README's PDF flow: upload, ingest with Titan V2 embeddings (512 dimens
   expect((await fetch(uploadUrl, { method: 'PUT', headers: uploadHeaders, body: pdf })).status).toBe(200);
   const chat = await newChat({ type: 'file', name: 'animals' });
   const ingested = await app.request('POST', '/message/pdf', {
-    token,
+    token: app.token,
     body: { url: downloadUrl, fileId, chatId: chat.id },
   });
   expect(ingested.status).toBe(200);
@@ -186,7 +190,10 @@ test("the README's PDF flow: upload, ingest with Titan V2 embeddings (512 dimens
   // A whole reply: the prompt is embedded with the same model, the passages go to the model, the reply cites them.
   app.bedrock.reset();
   const sentence = knownSentence(2, 3);
-  const res = await app.request('POST', '/message/logged-in', { token, body: { chatId: chat.id, prompt: sentence } });
+  const res = await app.request('POST', '/message/logged-in', {
+    token: app.token,
+    body: { chatId: chat.id, prompt: sentence },
+  });
   expect(res.status).toBe(200);
   const { sources } = res.body.data;
   expect(sources[0]).toMatchObject({ fileId, fileName: 'animals.pdf', page: 2 });

@@ -2,38 +2,38 @@ import { type DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/
 import { messageKey } from '#shared/chats/keys.ts';
 import { SearchIndex, termPk } from '#shared/chats/search/search-index.ts';
 import { SEARCH_MAX_CANDIDATES } from '#shared/chats/search/search-service.ts';
-import { startTestApp, type TestApp } from '#test/helpers/app.ts';
-import { chatCalls } from '#test/helpers/chat-calls.ts';
+import { useReplyTestApp } from '#test/helpers/chat-calls.ts';
 import { until } from '#test/helpers/until.ts';
 
 // GET /chat/search through the local gateway: words in any script (case, accents and CJK
 // bigrams), chat names, paging with the cursor, strangers, deleted chats, bad queries, and a
 // streamed reply found once it has ended (docs/DECISIONS.md, Chat search).
 
-let app: TestApp;
 let db: DynamoDBDocumentClient;
-let token: string;
-let userId: string;
 let strangerToken: string;
 
+const { app, newChat, stream } = useReplyTestApp('searcher@example.com', { OPENAI_MAX_RETRIES: '0' });
 beforeAll(async () => {
-  app = await startTestApp({ model: 'openai', pollers: false, env: { OPENAI_MAX_RETRIES: '0' } });
   ({ db } = app.clients());
-  ({
-    token,
-    user: { id: userId },
-  } = await app.signIn('searcher@example.com'));
   ({ token: strangerToken } = await app.signIn('stranger-search@example.com'));
 });
-afterAll(() => app?.stop());
-beforeEach(() => app.ai.reset());
 
-const { newChat, stream } = chatCalls(() => ({ app, token }));
+/** The rows of the user's search index under `term` that still point at messages. */
+async function termRefs(term: string) {
+  const rows = await db.send(
+    new QueryCommand({
+      TableName: app.tableName,
+      KeyConditionExpression: 'PK = :pk',
+      ExpressionAttributeValues: { ':pk': termPk(app.user.id, term) },
+    }),
+  );
+  return rows.Items?.filter((i) => i.refs);
+}
 
 /** Sends a prompt and waits for the whole reply (the model answers `reply`). */
 async function say(chatId: string, prompt: string, reply = 'Noted.') {
   app.ai.setReply(reply);
-  const res = await app.request('POST', '/message/logged-in', { token, body: { chatId, prompt } });
+  const res = await app.request('POST', '/message/logged-in', { token: app.token, body: { chatId, prompt } });
   expect(res.status).toBe(200);
   return res.body.data as { messageId: string; userMessageId: string };
 }
@@ -42,7 +42,7 @@ const search = (q: string, options: { as?: string; limit?: number; cursor?: stri
   const params = new URLSearchParams({ q });
   if (options.limit) params.set('limit', String(options.limit));
   if (options.cursor) params.set('cursor', options.cursor);
-  return app.request('GET', `/chat/search?${params}`, { token: options.as ?? token });
+  return app.request('GET', `/chat/search?${params}`, { token: options.as ?? app.token });
 };
 
 const found = async (q: string, as?: string) => {
@@ -102,21 +102,14 @@ test("a chat's name is found (messageId null), and a rename replaces it", async 
     },
   ]);
 
-  const renamed = await app.request('PUT', `/chat/${chat.id}`, { token, body: { name: 'Rye bread log' } });
+  const renamed = await app.request('PUT', `/chat/${chat.id}`, { token: app.token, body: { name: 'Rye bread log' } });
   expect(renamed.status).toBe(200);
   expect(await found('sourdough')).toEqual([]);
   expect((await found('rye')).map((h) => [h.chatId, h.chatName, h.messageId])).toEqual([
     [chat.id, 'Rye bread log', null],
   ]);
   // The old name's entries are gone from the index itself, not only hidden at read.
-  const old = await db.send(
-    new QueryCommand({
-      TableName: app.tableName,
-      KeyConditionExpression: 'PK = :pk',
-      ExpressionAttributeValues: { ':pk': termPk(userId, 'sourdough') },
-    }),
-  );
-  expect(old.Items?.filter((i) => i.refs)).toEqual([]);
+  expect(await termRefs('sourdough')).toEqual([]);
 });
 
 test('pages follow the cursor, newest first, each hit once, until no cursor is left', async () => {
@@ -165,28 +158,40 @@ test('a deleted chat is no longer found, and its entries leave the index', async
   await say(chat.id, 'Do platypus lay eggs?', 'Yes, the platypus lays eggs.');
   expect((await found('platypus')).length).toBe(3);
 
-  expect((await app.request('DELETE', `/chat/${chat.id}`, { token })).status).toBe(200);
+  expect((await app.request('DELETE', `/chat/${chat.id}`, { token: app.token })).status).toBe(200);
   expect(await found('platypus')).toEqual([]);
   expect(await found('eggs')).toEqual([]);
-  const left = await db.send(
-    new QueryCommand({
-      TableName: app.tableName,
-      KeyConditionExpression: 'PK = :pk',
-      ExpressionAttributeValues: { ':pk': termPk(userId, 'platypus') },
-    }),
-  );
-  expect(left.Items?.filter((i) => i.refs)).toEqual([]);
+  expect(await termRefs('platypus')).toEqual([]);
 });
 
-test('a streamed reply is found once it has ended, not while it streams', async () => {
+/**
+ * A streamed reply in a new chat, the model held after `deltas` deltas: the chat, the release, the
+ * stream being read, and the stored reply once `ok` accepts its text.
+ */
+async function heldReply(reply: string, prompt: string, deltas: number, what: string, ok: (text: string) => boolean) {
   const chat = await newChat({ type: 'text' });
-  app.ai.setReply('Capybaras enjoy warm baths in winter');
-  const release = app.ai.holdStreamAfter(2);
-  const reading = stream(chat.id, 'Tell me about rodents');
-  const start = await until('the reply to start streaming', async () => {
-    const res = await app.request('GET', `/chat/${chat.id}/messages`, { token });
-    return (res.body.data as any[]).find((m) => m.messageType === 'ai' && m.message !== '');
+  app.ai.setReply(reply);
+  const release = app.ai.holdStreamAfter(deltas);
+  const reading = stream(chat.id, prompt);
+  const stored = await until(what, async () => {
+    const res = await app.request('GET', `/chat/${chat.id}/messages`, { token: app.token });
+    return (res.body.data as any[]).find((m) => m.messageType === 'ai' && ok(m.message));
   });
+  return { chat, release, reading, stored };
+}
+
+test('a streamed reply is found once it has ended, not while it streams', async () => {
+  const {
+    release,
+    reading,
+    stored: start,
+  } = await heldReply(
+    'Capybaras enjoy warm baths in winter',
+    'Tell me about rodents',
+    2,
+    'the reply to start streaming',
+    (message) => message !== '',
+  );
   expect(start.status).toBe('streaming');
   expect(await found('capybaras')).toEqual([]);
 
@@ -203,15 +208,19 @@ test('a streamed reply is found once it has ended, not while it streams', async 
 });
 
 test('a stopped reply is found by the text it had when it stopped', async () => {
-  const chat = await newChat({ type: 'text' });
-  app.ai.setReply('Narwhals carry one long tusk through icy water');
-  const release = app.ai.holdStreamAfter(3);
-  const reading = stream(chat.id, 'Tell me about whales');
-  const reply = await until('the reply to store its first words', async () => {
-    const res = await app.request('GET', `/chat/${chat.id}/messages`, { token });
-    return (res.body.data as any[]).find((m) => m.messageType === 'ai' && m.message.includes('Narwhals'));
-  });
-  const stopped = await app.request('POST', `/chat/${chat.id}/messages/${reply.id}/stop`, { token });
+  const {
+    chat,
+    release,
+    reading,
+    stored: reply,
+  } = await heldReply(
+    'Narwhals carry one long tusk through icy water',
+    'Tell me about whales',
+    3,
+    'the reply to store its first words',
+    (message) => message.includes('Narwhals'),
+  );
+  const stopped = await app.request('POST', `/chat/${chat.id}/messages/${reply.id}/stop`, { token: app.token });
   expect(stopped.status).toBe(200);
   release();
   await reading;
@@ -228,7 +237,7 @@ test('an empty, blank, over-long or wordless q is a 400; so is a forged cursor',
     const res = await search(q);
     expect([q, res.status, res.body.success]).toEqual([q, 400, false]);
   }
-  const missing = await app.request('GET', '/chat/search', { token });
+  const missing = await app.request('GET', '/chat/search', { token: app.token });
   expect(missing.status).toBe(400);
   const forged = await search('anything', { cursor: Buffer.from('{"before":42}').toString('base64url') });
   expect(forged.status).toBe(400);
@@ -241,7 +250,7 @@ test('an empty, blank, over-long or wordless q is a 400; so is a forged cursor',
 
 test('GET /chat/{chatId} still reaches the chat beside the literal /chat/search', async () => {
   const chat = await newChat({ name: 'Beside search', type: 'text' });
-  const res = await app.request('GET', `/chat/${chat.id}`, { token });
+  const res = await app.request('GET', `/chat/${chat.id}`, { token: app.token });
   expect(res.status).toBe(200);
   expect(res.body.data.id).toBe(chat.id);
 });
@@ -253,7 +262,7 @@ test('a term in more messages than a request may check is answered over several 
   const gone = Array.from({ length: 300 }, (_, i) => ({
     id: `m${String(i).padStart(23, '0')}`,
     chatId: 'z'.repeat(24),
-    userId,
+    userId: app.user.id,
     message: 'the ocelot sleeps',
     type: 'message' as const,
     sequenceNumber: i + 1,

@@ -1,31 +1,25 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
+import { type DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { appendMessage } from '#shared/chats/conversations/message-repository.ts';
 import { NotFoundError } from '#shared/errors.ts';
 import { DEFAULT_CHAT_NAME, DEFAULT_SYSTEM_MESSAGE } from '#shared/chats/schemas.ts';
-import { startTestApp, type TestApp } from '#test/helpers/app.ts';
+import { useTestApp } from '#test/helpers/app.ts';
 import { postSse } from '#test/helpers/sse.ts';
 import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
 
 // Chat CRUD, message listing, ownership, and the offline provider (no OPENAI_API_KEY here).
 
-let app: TestApp;
 let db: DynamoDBDocumentClient;
 let alice: { token: string; user: any };
 let bob: { token: string; user: any };
-
-beforeAll(async () => {
-  app = await startTestApp({ pdfs: true });
-  db = DynamoDBDocumentClient.from(
-    new DynamoDBClient({ endpoint: app.endpoints.dynamodb, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }),
-  );
-  [alice, bob] = await Promise.all([app.signIn('alice@example.com'), app.signIn('bob@example.com')]);
-});
-afterAll(async () => {
-  db?.destroy();
-  await app?.stop();
-});
+const app = useTestApp(
+  { pdfs: true },
+  {
+    ready: async (app) => {
+      ({ db } = app.clients());
+      [alice, bob] = await Promise.all([app.signIn('alice@example.com'), app.signIn('bob@example.com')]);
+    },
+  },
+);
 
 const createChat = async (token: string, body: Record<string, unknown> = { type: 'text' }) => {
   const res = await app.request('POST', '/chat', { token, body });
@@ -135,25 +129,21 @@ describe('PUT /chat/{chatId}', () => {
 
     const off = await app.request('PUT', `/chat/${chat.id}`, { token: alice.token, body: { status: 'deactivated' } });
     expect(off.body.data.status).toBe('deactivated');
-    const refused = await app.request('POST', '/message/logged-in', {
-      token: alice.token,
-      body: { chatId: chat.id, prompt: 'hello?' },
-    });
+    const hello = (stream: boolean) =>
+      app.request('POST', '/message/logged-in', {
+        token: alice.token,
+        body: { chatId: chat.id, prompt: 'hello?', stream },
+      });
+    const refused = await hello(false);
     expect(refused.status).toBe(400);
     expect(refused.body.message).toMatch(/deactivated/);
-    const refusedStream = await app.request('POST', '/message/logged-in', {
-      token: alice.token,
-      body: { chatId: chat.id, prompt: 'hello?', stream: true },
-    });
+    const refusedStream = await hello(true);
     expect(refusedStream.status).toBe(400);
     expect(refusedStream.headers.get('content-type')).toMatch(/application\/json/);
 
     const on = await app.request('PUT', `/chat/${chat.id}`, { token: alice.token, body: { status: 'active' } });
     expect(on.body.data.status).toBe('active');
-    const accepted = await app.request('POST', '/message/logged-in', {
-      token: alice.token,
-      body: { chatId: chat.id, prompt: 'hello?' },
-    });
+    const accepted = await hello(false);
     expect(accepted.status).toBe(200);
     // The refused prompts were not stored.
     const history = await app.request('GET', `/chat/${chat.id}/messages`, { token: alice.token });

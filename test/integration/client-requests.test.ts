@@ -1,31 +1,19 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createId } from '@paralleldrive/cuid2';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
 import { AttachmentRepository } from '#shared/files/attachment-repository.ts';
 import { FileRepository } from '#shared/files/file-repository.ts';
 import { storedMessages } from '#test/helpers/stored-messages.ts';
-import { startTestApp, type TestApp } from '#test/helpers/app.ts';
+import { useTestApp } from '#test/helpers/app.ts';
 import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
 import { postSse } from '#test/helpers/sse.ts';
 
 // What client developers asked for, each over real HTTP against the emulators.
 
-let app: TestApp;
-let db: DynamoDBDocumentClient;
 let alice: { token: string; user: any };
 let bob: { token: string; user: any };
-
-beforeAll(async () => {
-  app = await startTestApp({ pdfs: { '/three.pdf': { body: Buffer.from(await makeTextPdf(3, 6)) } } });
-  db = DynamoDBDocumentClient.from(
-    new DynamoDBClient({ endpoint: app.endpoints.dynamodb, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }),
-  );
-  [alice, bob] = await Promise.all([app.signIn('alice-clients@example.com'), app.signIn('bob-clients@example.com')]);
-});
-afterAll(async () => {
-  db?.destroy();
-  await app?.stop();
+const app = useTestApp(async () => ({ pdfs: { '/three.pdf': { body: Buffer.from(await makeTextPdf(3, 6)) } } }), {
+  ready: async (app) => {
+    [alice, bob] = await Promise.all([app.signIn('alice-clients@example.com'), app.signIn('bob-clients@example.com')]);
+  },
 });
 
 const createChat = async (token: string, body: Record<string, unknown> = { type: 'text' }) => {
@@ -176,35 +164,30 @@ describe('message ids in replies', () => {
 });
 
 describe('PUT /chat/{chatId}', () => {
+  const putChat = (chatId: string, body: object) => app.request('PUT', `/chat/${chatId}`, { token: alice.token, body });
+
   test('takes chatName as well as name', async () => {
     const chat = await createChat(alice.token);
-    const res = await app.request('PUT', `/chat/${chat.id}`, { token: alice.token, body: { chatName: '  Renamed ' } });
+    const res = await putChat(chat.id, { chatName: '  Renamed ' });
     expect(res.status).toBe(200);
     expect(res.body.data.chatName).toBe('Renamed');
-    const both = await app.request('PUT', `/chat/${chat.id}`, {
-      token: alice.token,
-      body: { name: 'A', chatName: 'A' },
-    });
+    const both = await putChat(chat.id, { name: 'A', chatName: 'A' });
     expect(both.body.data.chatName).toBe('A');
   });
 
   test('refuses name and chatName that differ, and an empty chatName, with 400', async () => {
     const chat = await createChat(alice.token);
-    const differ = await app.request('PUT', `/chat/${chat.id}`, {
-      token: alice.token,
-      body: { name: 'A', chatName: 'B' },
-    });
+    const differ = await putChat(chat.id, { name: 'A', chatName: 'B' });
     expect(differ.status).toBe(400);
     expect(differ.body.errors.map((e: any) => e.path)).toContain('body.chatName');
-    expect((await app.request('PUT', `/chat/${chat.id}`, { token: alice.token, body: { chatName: '' } })).status).toBe(
-      400,
-    );
+    expect((await putChat(chat.id, { chatName: '' })).status).toBe(400);
   });
 });
 
 describe('a file chat whose PDF is still being processed', () => {
   test('answers 409 saying so (with the progress), stores nothing, then answers once the file is done', async () => {
     const chat = await createChat(alice.token, { type: 'file' });
+    const { db } = app.clients();
     const files = new FileRepository(db, app.tableName);
     const attachments = new AttachmentRepository(db, app.tableName);
     const now = new Date().toISOString();

@@ -1,7 +1,6 @@
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { createId } from '@paralleldrive/cuid2';
-import { startTestApp, type TestApp } from '#test/helpers/app.ts';
-import { chatCalls, eventually, kinds } from '#test/helpers/chat-calls.ts';
+import { eventually, kinds, useReplyTestApp } from '#test/helpers/chat-calls.ts';
 import { lastUserMessage } from '#test/helpers/openai-server.ts';
 import { readSse } from '#test/helpers/sse.ts';
 
@@ -10,34 +9,19 @@ import { readSse } from '#test/helpers/sse.ts';
 // branch it answers, any branch can be read and made active, a chat stored before the tree reads
 // as one branch, and a chat created without a name is titled from its first exchange.
 
-let app: TestApp;
-let token: string;
-let userId: string;
 let strangerToken: string;
-
+const { app, newChat, stream } = useReplyTestApp('branches@example.com', {
+  OPENAI_MAX_RETRIES: '0',
+  DAILY_TOKEN_BUDGET: '10000000',
+});
 beforeAll(async () => {
-  app = await startTestApp({
-    model: 'openai',
-    pollers: false,
-    env: {
-      OPENAI_MAX_RETRIES: '0',
-      DAILY_TOKEN_BUDGET: '10000000',
-    },
-  });
-  ({
-    token,
-    user: { id: userId },
-  } = await app.signIn('branches@example.com'));
   ({ token: strangerToken } = await app.signIn('stranger-branches@example.com'));
 });
-afterAll(() => app?.stop());
 beforeEach(() => {
-  app.ai.reset();
   app.ai.chunkDelayMs = 0;
   app.ai.setReply((req) => (isTitleRequest(req) ? 'Animals And Their Habits' : `You said: ${lastUserMessage(req)}`));
 });
 
-const { newChat, stream } = chatCalls(() => ({ app, token }));
 const isTitleRequest = (req: { messages: { role: string; content: string }[] }) =>
   req.messages[0]?.content.startsWith('You name conversations') ?? false;
 /** The dialogue a reply request sent (system message and title requests left out). */
@@ -48,14 +32,14 @@ const dialogues = () =>
     .map((r) => r.messages.filter((m) => m.role !== 'system').map((m) => `${m.role}: ${m.content}`));
 
 const send = async (chatId: string, prompt: string, extra: object = {}) => {
-  const res = await app.request('POST', '/message/logged-in', { token, body: { chatId, prompt, ...extra } });
+  const res = await app.request('POST', '/message/logged-in', { token: app.token, body: { chatId, prompt, ...extra } });
   expect(res.status).toBe(200);
   return res.body.data as { messageId: string; userMessageId: string; response: string; chatName?: string };
 };
-const regenerate = (chatId: string, messageId: string, body: object = {}, as = token) =>
+const regenerate = (chatId: string, messageId: string, body: object = {}, as = app.token) =>
   app.request('POST', `/chat/${chatId}/messages/${messageId}/regenerate`, { token: as, body });
 const branch = async (chatId: string, leaf?: string) => {
-  const res = await app.request('GET', `/chat/${chatId}/messages${leaf ? `?leaf=${leaf}` : ''}`, { token });
+  const res = await app.request('GET', `/chat/${chatId}/messages${leaf ? `?leaf=${leaf}` : ''}`, { token: app.token });
   expect(res.status).toBe(200);
   return res.body.data as any[];
 };
@@ -65,7 +49,7 @@ const tokensToday = async () => {
   const out = await dynamo().send(
     new GetCommand({
       TableName: app.tableName,
-      Key: { PK: `LIMIT#${userId}`, SK: `TOKENS#${new Date().toISOString().slice(0, 10)}` },
+      Key: { PK: `LIMIT#${app.user.id}`, SK: `TOKENS#${new Date().toISOString().slice(0, 10)}` },
       ConsistentRead: true,
     }),
   );
@@ -92,7 +76,7 @@ test('an edit starts a branch the model sees alone; both versions stay, and eith
   // The first version, by any of its messages: the branch runs on to the newest message under it.
   expect(texts(await branch(chat.id, second.userMessageId))).toEqual(['one', 'You said: one', 'two', 'You said: two']);
   const switched = await app.request('PUT', `/chat/${chat.id}`, {
-    token,
+    token: app.token,
     body: { activeLeafId: second.userMessageId },
   });
   expect(switched.status).toBe(200);
@@ -129,7 +113,7 @@ test('a regenerated reply, whole or streamed, is a sibling answering the same pr
   app.ai.setReply('a streamed alternative');
   const response = await fetch(`${app.url}/chat/${chat.id}/messages/${beta.messageId}/regenerate`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'text/event-stream' },
+    headers: { authorization: `Bearer ${app.token}`, 'content-type': 'application/json', accept: 'text/event-stream' },
     body: JSON.stringify({ stream: true }),
   });
   expect(response.status).toBe(200);
@@ -157,7 +141,7 @@ test('refusals: a prompt as parent, messages not in the chat, regenerating a pro
   const a = await send(chat.id, 'question');
   const elsewhere = await send(other.id, 'elsewhere');
   const post = (body: object) =>
-    app.request('POST', '/message/logged-in', { token, body: { chatId: chat.id, ...body } });
+    app.request('POST', '/message/logged-in', { token: app.token, body: { chatId: chat.id, ...body } });
 
   const underPrompt = await post({ prompt: 'x', parentId: a.userMessageId });
   expect(underPrompt.status).toBe(400);
@@ -176,7 +160,10 @@ test('refusals: a prompt as parent, messages not in the chat, regenerating a pro
   expect((await regenerate(chat.id, a.messageId, {}, strangerToken)).status).toBe(404);
   expect((await regenerate(chat.id, a.messageId, { stream: 'yes' })).status).toBe(400);
 
-  const put = await app.request('PUT', `/chat/${chat.id}`, { token, body: { activeLeafId: elsewhere.messageId } });
+  const put = await app.request('PUT', `/chat/${chat.id}`, {
+    token: app.token,
+    body: { activeLeafId: elsewhere.messageId },
+  });
   expect(put.status).toBe(400);
   expect(put.body.errors).toEqual([{ path: 'body.activeLeafId', message: 'Not a message of this chat' }]);
   const strangerPut = await app.request('PUT', `/chat/${chat.id}`, {
@@ -184,7 +171,7 @@ test('refusals: a prompt as parent, messages not in the chat, regenerating a pro
     body: { activeLeafId: a.messageId },
   });
   expect(strangerPut.status).toBe(404);
-  const leaf = await app.request('GET', `/chat/${chat.id}/messages?leaf=${elsewhere.messageId}`, { token });
+  const leaf = await app.request('GET', `/chat/${chat.id}/messages?leaf=${elsewhere.messageId}`, { token: app.token });
   expect(leaf.status).toBe(400);
   // Nothing was stored by the refusals: the chat still holds its one exchange.
   expect(texts(await branch(chat.id))).toEqual(['question', 'You said: question']);
@@ -294,7 +281,7 @@ test('a chat created without a name is titled from its first exchange (whole or 
   const titleRequests = app.ai.chatRequests().filter(isTitleRequest);
   expect(titleRequests).toHaveLength(1);
   expect(JSON.stringify(titleRequests[0]!.messages)).toContain('Tell me about animals');
-  const read = await app.request('GET', `/chat/${untitled.id}`, { token });
+  const read = await app.request('GET', `/chat/${untitled.id}`, { token: app.token });
   expect(read.body.data.chatName).toBe('Animals And Their Habits');
   // Only the first exchange.
   await send(untitled.id, 'and more');
@@ -309,7 +296,7 @@ test('a chat created without a name is titled from its first exchange (whole or 
   const start = JSON.parse(sse.events[0]!.data);
   const replay = await readSse(
     await fetch(`${app.url}/chat/${streamed.id}/messages/${start.messageId}/stream`, {
-      headers: { authorization: `Bearer ${token}`, 'last-event-id': String(Number(titleEvent.id) - 1) },
+      headers: { authorization: `Bearer ${app.token}`, 'last-event-id': String(Number(titleEvent.id) - 1) },
     }),
   );
   expect(replay.events.map((e) => [e.id, e.event])).toEqual([
@@ -319,11 +306,13 @@ test('a chat created without a name is titled from its first exchange (whole or 
 
   // Named before its first exchange: never retitled.
   const renamed = await newChat({ type: 'text', name: undefined });
-  await app.request('PUT', `/chat/${renamed.id}`, { token, body: { name: 'My own name' } });
+  await app.request('PUT', `/chat/${renamed.id}`, { token: app.token, body: { name: 'My own name' } });
   const beforeKept = await tokensToday();
   const kept = await send(renamed.id, 'Tell me about animals');
   expect(kept.chatName).toBeUndefined();
   expect((await tokensToday()) - beforeKept).toBe((kept as any).usage.totalTokens);
-  expect((await app.request('GET', `/chat/${renamed.id}`, { token })).body.data.chatName).toBe('My own name');
+  expect((await app.request('GET', `/chat/${renamed.id}`, { token: app.token })).body.data.chatName).toBe(
+    'My own name',
+  );
   expect(app.ai.chatRequests().filter(isTitleRequest)).toHaveLength(2);
 });

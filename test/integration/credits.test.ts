@@ -2,7 +2,7 @@ import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { payOrder, type PaymentProviderStandIn } from '#infra/local/payment-provider.ts';
 import { tokenCounter, utcDay } from '#shared/limits/user-limits.ts';
 import { UsageCounters } from '#shared/limits/usage-counters.ts';
-import { startTestApp, type TestApp } from '#test/helpers/app.ts';
+import { useTestApp } from '#test/helpers/app.ts';
 import { fixturePdf } from '#test/helpers/make-pdf.ts';
 import { until } from '#test/helpers/until.ts';
 
@@ -13,27 +13,26 @@ import { until } from '#test/helpers/until.ts';
 const BUDGET = 50_000;
 const GRANTS = 4_000;
 
-let app: TestApp;
 let provider: PaymentProviderStandIn;
 let admin: string;
 let counters: UsageCounters;
 let people = 0;
 
-beforeAll(async () => {
-  app = await startTestApp({
+const app = useTestApp(
+  async () => ({
     model: 'openai',
     pdfs: { '/hello.pdf': { body: await fixturePdf('hello-world.pdf') } },
     payments: true,
-    env: {
-      ADMIN_EMAILS: 'admin@example.com',
-      DAILY_TOKEN_BUDGET: String(BUDGET),
+    env: { ADMIN_EMAILS: 'admin@example.com', DAILY_TOKEN_BUDGET: String(BUDGET) },
+  }),
+  {
+    ready: async (app) => {
+      provider = app.paymentProvider!;
+      admin = (await app.signIn('admin@example.com')).token;
+      counters = new UsageCounters(app.clients().db, app.tableName);
     },
-  });
-  provider = app.paymentProvider!;
-  admin = (await app.signIn('admin@example.com')).token;
-  counters = new UsageCounters(app.clients().db, app.tableName);
-});
-afterAll(() => app?.stop());
+  },
+);
 
 const person = () => app.signIn(`buyer-${++people}@example.com`);
 const providerApi = () => ({ apiUrl: provider.url, secretKey: provider.secretKey });

@@ -1,6 +1,7 @@
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { decodePacked, encodePacked, packVectors } from '#shared/retrieval/packed-vectors.ts';
-import { startTestApp, type TestApp } from '#test/helpers/app.ts';
+import { type TestApp, useTestApp } from '#test/helpers/app.ts';
+import { fileChatWith } from '#test/helpers/files.ts';
 import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
 import { rawRequest } from '#test/helpers/raw-request.ts';
 
@@ -10,29 +11,24 @@ import { rawRequest } from '#test/helpers/raw-request.ts';
 // a request that runs until the function's timeout. Each damage is written over the real object
 // in the local S3, and the chat's function is asked afresh (a damaged object is never cached).
 
-let app: TestApp;
 let s3: S3Client;
-let token: string;
 let chatId: string;
 let fileId: string;
 let key: string;
 let original: Buffer;
 
-beforeAll(async () => {
-  app = await startTestApp({ pdfs: { '/animals.pdf': { body: Buffer.from(await makeTextPdf(3, 8)) } } });
+const app = useTestApp(
+  async () => ({
+    pdfs: { '/animals.pdf': { body: Buffer.from(await makeTextPdf(3, 8)) } },
+    user: 'damaged@example.com',
+  }),
+  { ready: storedPack },
+);
+
+/** Ingests the animals PDF into a file chat; keeps its packed vectors' key and bytes. */
+async function storedPack(app: TestApp) {
   ({ s3 } = app.clients());
-  ({ token } = await app.signIn('damaged@example.com'));
-  chatId = (await app.request('POST', '/chat', { token, body: { name: 'animals', type: 'file' } })).body.data.id;
-  const upload = await app.request('POST', '/upload', {
-    token,
-    body: { fileName: 'animals.pdf', contentType: 'application/pdf', size: 5000 },
-  });
-  fileId = upload.body.data.fileId;
-  const ingested = await app.request('POST', '/message/pdf', {
-    token,
-    body: { url: `${app.pdfs.url}/animals.pdf`, fileId, chatId },
-  });
-  expect(ingested.body.data.embeddingsData.status).toBe('completed');
+  ({ chatId, fileId } = await fileChatWith(app, app.token, '/animals.pdf', 'animals'));
   const listed = await s3.send(new ListObjectsV2Command({ Bucket: app.bucket, Prefix: `vectors/${fileId}/` }));
   // The packed vectors (beside them: the run's page texts and PDF).
   const packs = listed.Contents!.filter((o) => o.Key!.endsWith('.pvec'));
@@ -40,8 +36,7 @@ beforeAll(async () => {
   key = packs[0]!.Key!;
   const got = await s3.send(new GetObjectCommand({ Bucket: app.bucket, Key: key }));
   original = Buffer.from(await got.Body!.transformToByteArray());
-});
-afterAll(() => app?.stop());
+}
 
 /** The real pack with its lexical index's row offsets pointing far past its postings. */
 function lexicalPastItsEnd(): Buffer {
@@ -92,7 +87,7 @@ test.each(damages)('a pack %s: 409 FILE_DATA_MISSING naming the file, at once', 
     method: 'POST',
     base: app.url,
     path: '/message/logged-in',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${app.token}`, 'content-type': 'application/json' },
     body: JSON.stringify({ chatId, prompt: knownSentence(2, 3) }),
     // A hang fails here rather than at the function's 300 s timeout.
     timeoutMs: 60_000,
@@ -105,7 +100,10 @@ test.each(damages)('a pack %s: 409 FILE_DATA_MISSING naming the file, at once', 
 
 test('the original object written back: the chat answers with sources again', async () => {
   await s3.send(new PutObjectCommand({ Bucket: app.bucket, Key: key, Body: original }));
-  const res = await app.request('POST', '/message/logged-in', { token, body: { chatId, prompt: knownSentence(2, 3) } });
+  const res = await app.request('POST', '/message/logged-in', {
+    token: app.token,
+    body: { chatId, prompt: knownSentence(2, 3) },
+  });
   expect(res.status).toBe(200);
   expect(res.body.data.sources[0]).toMatchObject({ fileId, page: 2 });
 });

@@ -15,6 +15,13 @@ let token: string;
 
 const fixture = (name: string) => readFileSync(join(projectRoot, 'test/fixtures/documents', name));
 
+/** The content types of Office Open XML files. */
+const OOXML_TYPES = {
+  docx: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  pptx: 'application/vnd.openxmlformats-officedocument.presentationml.presentation',
+  xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+};
+
 /** Uploads a file record, ingests the URL's bytes into it; the ingestion's answer and the file id. */
 async function ingest(path: string, fileName: string, contentType = 'application/pdf') {
   const upload = await app.request('POST', '/upload', { token, body: { fileName, contentType, size: 5000 } });
@@ -135,11 +142,7 @@ test("a table's row is found with its header in the chunk", async () => {
 });
 
 test("PowerPoint: a sentence of slide 4's speaker notes is found at slide 4, verified in its part", async () => {
-  const { res, fileId } = await ingest(
-    '/deck.pptx',
-    'deck.pptx',
-    'application/vnd.openxmlformats-officedocument.presentationml.presentation',
-  );
+  const { res, fileId } = await ingest('/deck.pptx', 'deck.pptx', OOXML_TYPES.pptx);
   expect(res.body.data.embeddingsData).toMatchObject({ status: 'completed', format: 'pptx', parts: 5 });
   const [best] = await search('When did the lighthouse restoration finish?', fileId);
   expect(best!.quote).toContain('lighthouse restoration finished two weeks early');
@@ -148,11 +151,7 @@ test("PowerPoint: a sentence of slide 4's speaker notes is found at slide 4, ver
 });
 
 test("Excel: a row is found with its sheet and A1 range, its chunk starts with the header; a hidden sheet's text is not searchable", async () => {
-  const { res, fileId } = await ingest(
-    '/stations.xlsx',
-    'stations.xlsx',
-    'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
-  );
+  const { res, fileId } = await ingest('/stations.xlsx', 'stations.xlsx', OOXML_TYPES.xlsx);
   expect(res.body.data.embeddingsData).toMatchObject({ status: 'completed', format: 'xlsx' });
   const [best] = await search('What is the rainfall at Gull Point?', fileId);
   expect(best!.quote).toContain('| Gull Point | 777 | 9 |');
@@ -165,11 +164,7 @@ test("Excel: a row is found with its sheet and A1 range, its chunk starts with t
 });
 
 test('Word: a sentence is found under its heading path', async () => {
-  const { res, fileId } = await ingest(
-    '/handbook.docx',
-    'handbook.docx',
-    'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
-  );
+  const { res, fileId } = await ingest('/handbook.docx', 'handbook.docx', OOXML_TYPES.docx);
   expect(res.body.data.embeddingsData).toMatchObject({ status: 'completed', format: 'docx' });
   const [best] = await search('How long is parental leave?', fileId);
   expect(best!.quote).toContain('twenty-six weeks');

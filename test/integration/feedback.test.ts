@@ -1,4 +1,3 @@
-import { jest } from '@jest/globals';
 import { createId } from '@paralleldrive/cuid2';
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient } from '#shared/clients.ts';
@@ -11,6 +10,7 @@ import { messageKey } from '#shared/chats/keys.ts';
 import { METRIC, serviceMetrics } from '#shared/observability/metrics.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { chatCalls, eventually } from '#test/helpers/chat-calls.ts';
+import { emitted } from '#test/helpers/emf.ts';
 
 // Feedback on ai replies through the local gateway (the offline provider answers): set, replaced,
 // shown wherever the message is, removed; refused on prompts and attachments (400) and for
@@ -204,23 +204,6 @@ describe('below the routes', () => {
     metrics: serviceMetrics(metricsNamespace),
   });
 
-  /** The EMF lines written to stdout while `run` runs (as test/unit/metrics.test.ts reads them). */
-  async function emitted(run: () => Promise<unknown>): Promise<Record<string, unknown>[]> {
-    const lines: string[] = [];
-    const spy = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-      lines.push(String(chunk));
-      return true;
-    });
-    try {
-      await run();
-    } finally {
-      spy.mockRestore();
-    }
-    return lines
-      .flatMap((l) => l.split('\n'))
-      .filter((l) => l.startsWith('{"_aws"'))
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
-  }
   const feedbackCounts = (line: Record<string, unknown>) =>
     Object.fromEntries(
       [METRIC.feedbackUp, METRIC.feedbackDown, METRIC.feedbackRemoved]

@@ -1,4 +1,5 @@
-import { startTestApp, type TestApp } from '#test/helpers/app.ts';
+import { useTestApp } from '#test/helpers/app.ts';
+import { fileChatWith } from '#test/helpers/files.ts';
 import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
 import { splitIntoDeltas } from '#test/helpers/openai-server.ts';
 import { postSse } from '#test/helpers/sse.ts';
@@ -7,38 +8,29 @@ import { postSse } from '#test/helpers/sse.ts';
 // whose replies are given the best passages (model context) and cite them (data.sources,
 // `event: sources`).
 
-let app: TestApp;
-let token: string;
 let chatId: string;
 let fileId: string;
 
-beforeAll(async () => {
-  app = await startTestApp({
+const app = useTestApp(
+  async () => ({
     model: 'openai',
     pdfs: { '/animals.pdf': { body: Buffer.from(await makeTextPdf(3, 8)) } },
-  });
-  ({ token } = await app.signIn('files@example.com'));
-  chatId = (await app.request('POST', '/chat', { token, body: { name: 'animals', type: 'file' } })).body.data.id;
-  const upload = await app.request('POST', '/upload', {
-    token,
-    body: { fileName: 'animals.pdf', contentType: 'application/pdf', size: 5000 },
-  });
-  fileId = upload.body.data.fileId;
-  const ingested = await app.request('POST', '/message/pdf', {
-    token,
-    body: { url: `${app.pdfs.url}/animals.pdf`, fileId, chatId },
-  });
-  expect(ingested.body.data.embeddingsData.status).toBe('completed');
-});
-afterAll(() => app?.stop());
+    user: 'files@example.com',
+  }),
+  {
+    ready: async (app) => {
+      ({ chatId, fileId } = await fileChatWith(app, app.token, '/animals.pdf', 'animals'));
+    },
+  },
+);
 beforeEach(() => app.ai.reset());
 
 /** The usage the loopback server reports for a chat request and its reply (its own formula). */
 /** A new file chat with the animals PDF attached (a chat of its own: no history). */
 async function newChat(name: string): Promise<string> {
-  const { body } = await app.request('POST', '/chat', { token, body: { name, type: 'file' } });
+  const { body } = await app.request('POST', '/chat', { token: app.token, body: { name, type: 'file' } });
   await app.request('POST', '/message/pdf', {
-    token,
+    token: app.token,
     body: { url: `${app.pdfs.url}/animals.pdf`, fileId, chatId: body.data.id },
   });
   return body.data.id;
@@ -53,7 +45,7 @@ const serverUsage = (messages: { content: string }[], reply: string) => {
 test('a whole reply is given the matching passages as data and cites them; markers naming no source are removed', async () => {
   const sentence = knownSentence(2, 3);
   app.ai.setReply('The folio says so [1], see also [7].');
-  const res = await app.request('POST', '/message/logged-in', { token, body: { chatId, prompt: sentence } });
+  const res = await app.request('POST', '/message/logged-in', { token: app.token, body: { chatId, prompt: sentence } });
   expect(res.status).toBe(200);
   const { sources, response } = res.body.data;
   expect(response).toBe('The folio says so [1], see also .');
@@ -86,7 +78,7 @@ test('a whole reply is given the matching passages as data and cites them; marke
   expect(last.endsWith(`Question: ${sentence}`)).toBe(true);
 
   // The stored reply keeps its checked text and flagged citations.
-  const stored = (await app.request('GET', `/chat/${chatId}/messages`, { token })).body.data;
+  const stored = (await app.request('GET', `/chat/${chatId}/messages`, { token: app.token })).body.data;
   expect(stored.at(-1)).toMatchObject({ messageType: 'ai', message: response, sources });
   // The attachment is in the chat's messages but not in what the model was sent as history.
   expect(stored.some((m: any) => m.type === 'file')).toBe(true);
@@ -96,7 +88,7 @@ test('a streamed reply sends event: sources before any delta, then event: citati
   const sentence = knownSentence(3, 5);
   app.ai.setReply('It is on page three [1] and nowhere else [12].');
   const streamChat = await newChat('stream');
-  const sse = await postSse(`${app.url}/message/logged-in`, token, {
+  const sse = await postSse(`${app.url}/message/logged-in`, app.token, {
     chatId: streamChat,
     prompt: sentence,
     stream: true,
@@ -109,7 +101,7 @@ test('a streamed reply sends event: sources before any delta, then event: citati
   // The server split "[12]." into its own delta; the invalid marker never reached the client.
   expect(sse.deltas().join('')).toBe('It is on page three [1] and nowhere else .');
   expect(sse.named('citations')).toEqual([{ cited: [1] }]);
-  const stored = (await app.request('GET', `/chat/${streamChat}/messages`, { token })).body.data.at(-1);
+  const stored = (await app.request('GET', `/chat/${streamChat}/messages`, { token: app.token })).body.data.at(-1);
   expect(stored.sources[0].cited).toBe(true);
 });
 
@@ -118,13 +110,18 @@ test('a follow-up is rewritten by the model into a standalone question, which re
   const target = knownSentence(3, 5);
   app.ai.setReply('Page three talks about it [1].');
   expect(
-    (await app.request('POST', '/message/logged-in', { token, body: { chatId: followChat, prompt: target } })).status,
+    (
+      await app.request('POST', '/message/logged-in', {
+        token: app.token,
+        body: { chatId: followChat, prompt: target },
+      })
+    ).status,
   ).toBe(200);
 
   app.ai.reset();
   app.ai.setReply((req) => (req.messages[0]!.content.includes('standalone') ? target : 'Here is more [1].'));
   const res = await app.request('POST', '/message/logged-in', {
-    token,
+    token: app.token,
     body: { chatId: followChat, prompt: 'Tell me more about that.' },
   });
   expect(res.status).toBe(200);

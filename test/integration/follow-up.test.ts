@@ -1,4 +1,5 @@
-import { startTestApp, type TestApp } from '#test/helpers/app.ts';
+import { type TestApp, useTestApp } from '#test/helpers/app.ts';
+import { uploadFile } from '#test/helpers/files.ts';
 import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
 
 // Follow-up questions with the offline provider: the retrieval query joins the
@@ -6,41 +7,44 @@ import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
 // pages the conversation is about. The same prompt in a new chat (no conversation) does not.
 // Small chunks (CHUNK_TOKENS) give the document many passages to choose from.
 
-let app: TestApp;
-let token: string;
 let fileId: string;
 const PAGES = 30;
 
-beforeAll(async () => {
-  app = await startTestApp({
+const app = useTestApp(
+  async () => ({
     pdfs: { '/book.pdf': { body: Buffer.from(await makeTextPdf(PAGES, 6)) } },
     env: { CHUNK_TOKENS: '120', CHUNK_OVERLAP_TOKENS: '0', RETRIEVAL_K: '4' },
-  });
-  ({ token } = await app.signIn('follow-up@example.com'));
-  const upload = await app.request('POST', '/upload', {
-    token,
-    body: { fileName: 'book.pdf', contentType: 'application/pdf', size: 5000 },
-  });
-  fileId = upload.body.data.fileId;
-  let data = (await app.request('POST', '/message/pdf', { token, body: { url: `${app.pdfs.url}/book.pdf`, fileId } }))
-    .body.data.embeddingsData;
+    user: 'follow-up@example.com',
+  }),
+  { ready: ingestBook, timeout: 150_000 },
+);
+
+async function ingestBook(app: TestApp) {
+  const { token } = app;
+  fileId = await uploadFile(app, token, 'book.pdf');
+  let data = (
+    await app.request('POST', '/message/pdf', { token: app.token, body: { url: `${app.pdfs.url}/book.pdf`, fileId } })
+  ).body.data.embeddingsData;
   // On a busy machine the ingestion may outlast the synchronous wait (202): follow it to the end.
   while (data.status === 'processing') {
     await new Promise((r) => setTimeout(r, 200));
-    data = (await app.request('GET', `/message/pdf/${fileId}`, { token })).body.data.embeddingsData;
+    data = (await app.request('GET', `/message/pdf/${fileId}`, { token: app.token })).body.data.embeddingsData;
   }
   expect(data.status).toBe('completed');
   expect(data.chunks).toBeGreaterThan(20);
-}, 150_000);
-afterAll(() => app?.stop());
+}
 
 async function newChat(): Promise<string> {
-  const chatId = (await app.request('POST', '/chat', { token, body: { name: 'book', type: 'file' } })).body.data.id;
-  await app.request('POST', '/message/pdf', { token, body: { url: `${app.pdfs.url}/book.pdf`, fileId, chatId } });
+  const chatId = (await app.request('POST', '/chat', { token: app.token, body: { name: 'book', type: 'file' } })).body
+    .data.id;
+  await app.request('POST', '/message/pdf', {
+    token: app.token,
+    body: { url: `${app.pdfs.url}/book.pdf`, fileId, chatId },
+  });
   return chatId;
 }
 const ask = async (chatId: string, prompt: string) => {
-  const res = await app.request('POST', '/message/logged-in', { token, body: { chatId, prompt } });
+  const res = await app.request('POST', '/message/logged-in', { token: app.token, body: { chatId, prompt } });
   expect(res.status).toBe(200);
   return res.body.data as { response: string; messageId: string; sources: { page: number; cited: boolean }[] };
 };
@@ -67,12 +71,12 @@ test('a follow-up is read with the conversation of its own branch: an edit and a
   const chatId = await newChat();
   const first = await ask(chatId, `What does "${knownSentence(23, 2)}" mean?`);
   expect(first.sources[0]!.page).toBe(23);
-  const [attachment] = (await app.request('GET', `/chat/${chatId}/messages`, { token })).body.data;
+  const [attachment] = (await app.request('GET', `/chat/${chatId}/messages`, { token: app.token })).body.data;
   expect(attachment.type).toBe('file');
 
   // Edit the first question into one about another page: a branch beside the first.
   const edited = await app.request('POST', '/message/logged-in', {
-    token,
+    token: app.token,
     body: { chatId, prompt: `What does "${knownSentence(5, 2)}" mean?`, parentId: attachment.id },
   });
   expect(edited.body.data.sources[0].page).toBe(5);
@@ -80,7 +84,10 @@ test('a follow-up is read with the conversation of its own branch: an edit and a
   expect((await ask(chatId, followUp)).sources[0]!.page).toBe(5);
 
   // Back on the first branch, the same words follow the first question.
-  const switched = await app.request('PUT', `/chat/${chatId}`, { token, body: { activeLeafId: first.messageId } });
+  const switched = await app.request('PUT', `/chat/${chatId}`, {
+    token: app.token,
+    body: { activeLeafId: first.messageId },
+  });
   expect(switched.status).toBe(200);
   expect((await ask(chatId, followUp)).sources[0]!.page).toBe(23);
 });

@@ -158,24 +158,18 @@ test('deeply nested JSON is refused as a client error, not a crash', async () =>
 });
 
 test('bare routes answer bare objects and { message } errors', async () => {
-  const ok = await fetch(`${gateway.url}/bare/x`, {
-    method: 'PUT',
-    headers: { 'content-type': 'application/json' },
-    body: '{"status":"New"}',
-  });
+  const putBare = (status: string) =>
+    fetch(`${gateway.url}/bare/x`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ status }),
+    });
+  const ok = await putBare('New');
   expect(await ok.json()).toEqual({ status: 'New' });
-  const conflict = await fetch(`${gateway.url}/bare/x`, {
-    method: 'PUT',
-    headers: { 'content-type': 'application/json' },
-    body: '{"status":"Done"}',
-  });
+  const conflict = await putBare('Done');
   expect(conflict.status).toBe(409);
   expect(await conflict.json()).toEqual({ message: 'Cannot move order from New to Done' });
-  const invalid = await fetch(`${gateway.url}/bare/x`, {
-    method: 'PUT',
-    headers: { 'content-type': 'application/json' },
-    body: '{"status":"Lost"}',
-  });
+  const invalid = await putBare('Lost');
   expect(invalid.status).toBe(400);
   expect(await invalid.json()).toMatchObject({
     message: 'Request validation failed',

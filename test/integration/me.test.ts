@@ -1,5 +1,4 @@
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { createId } from '@paralleldrive/cuid2';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
 import type { CompletedFile, ProcessingFile } from '#shared/files/file-record.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
@@ -7,6 +6,8 @@ import { chatCalls } from '#test/helpers/chat-calls.ts';
 import { fixturePdf } from '#test/helpers/make-pdf.ts';
 import { messagesIn } from '#test/helpers/queues.ts';
 import { until } from '#test/helpers/until.ts';
+import { uploadFile } from '#test/helpers/files.ts';
+import { runAtEmbed } from '#test/helpers/runs.ts';
 
 // GET /me through the gateway: the user as POST /auth returns them, and their usage counted where
 // the work happens (replies whole and streamed, an ingested PDF, deleted files and chats, a
@@ -142,29 +143,17 @@ test('an ingested PDF counts its pages, file, bytes and embedding tokens; deleti
 });
 
 test("a completion delivered three times counts the file's pages once", async () => {
-  const { token, user } = await person();
+  const { token } = await person();
   const { FileRepository } = await import('#shared/files/file-repository.ts');
   const { FileStorage, partKey, partVectorsKey } = await import('#shared/files/storage.ts');
   const { dynamo, tableName } = await import('#shared/clients.ts');
   const { s3Client } = await import('#shared/s3-client.ts');
   const files = new FileRepository(dynamo(), tableName());
   const storage = new FileStorage(s3Client(), app.bucket);
-  const upload = await app.request('POST', '/upload', {
-    token,
-    body: { fileName: 'run.pdf', contentType: 'application/pdf', size: 1000 },
-  });
-  const fileId = upload.body.data.fileId as string;
+  const fileId = await uploadFile(app, token, 'run.pdf', 1000);
   // A run at its last part, started the way POST /message/pdf starts one, without queuing it.
-  const runId = createId();
-  const now = new Date().toISOString();
-  await files.startRun({ id: fileId, userId: user.id, runId, url: `${app.pdfs.url}/hello.pdf`, force: false, now });
-  await files.recordDownload(fileId, runId, { sha256: 'y'.repeat(64), size: 1 }, now);
-  await files.recordExtraction(
-    fileId,
-    runId,
-    { next: 'embed', pages: 3, textPages: 3, unreadablePages: 0, chunks: 2, partsTotal: 1 },
-    now,
-  );
+  const url = `${app.pdfs.url}/hello.pdf`;
+  const runId = await runAtEmbed(files, fileId, { url, sha256: 'y'.repeat(64), pages: 3, chunks: 2, partsTotal: 1 });
   const chunks = [0, 1].map((i) => ({
     index: i,
     text: `Sentence ${i} of the only part.`,

@@ -1,6 +1,5 @@
 import { estimateMessageTokens } from '#shared/ai/tokens.ts';
-import { startTestApp, type TestApp } from '#test/helpers/app.ts';
-import { chatCalls } from '#test/helpers/chat-calls.ts';
+import { useReplyTestApp } from '#test/helpers/chat-calls.ts';
 import { lastUserMessage } from '#test/helpers/openai-server.ts';
 
 // Whole (non-streamed) replies through the OpenAI provider, against the loopback
@@ -8,32 +7,15 @@ import { lastUserMessage } from '#test/helpers/openai-server.ts';
 
 const HISTORY_TOKEN_BUDGET = 300;
 
-let app: TestApp;
-let token: string;
-let userId: string;
-
-beforeAll(async () => {
-  app = await startTestApp({
-    model: 'openai',
-    pollers: false,
-    env: {
-      // Reached on purpose by the model that does not answer; long enough that no answering call does on a loaded machine.
-      OPENAI_TIMEOUT_MS: '5000',
-      OPENAI_MAX_RETRIES: '2',
-      HISTORY_TOKEN_BUDGET: String(HISTORY_TOKEN_BUDGET),
-    },
-  });
-  ({
-    token,
-    user: { id: userId },
-  } = await app.signIn('messages@example.com'));
+const { app, newChat, history } = useReplyTestApp('messages@example.com', {
+  // Reached on purpose by the model that does not answer; long enough that no answering call does on a loaded machine.
+  OPENAI_TIMEOUT_MS: '5000',
+  OPENAI_MAX_RETRIES: '2',
+  HISTORY_TOKEN_BUDGET: String(HISTORY_TOKEN_BUDGET),
 });
-afterAll(() => app?.stop());
-beforeEach(() => app.ai.reset());
 
 const send = (chatId: string, prompt: string) =>
-  app.request('POST', '/message/logged-in', { token, body: { chatId, prompt } });
-const { newChat, history } = chatCalls(() => ({ app, token }));
+  app.request('POST', '/message/logged-in', { token: app.token, body: { chatId, prompt } });
 
 test('the model gets the system message, the history and the prompt; the reply is stored with its usage', async () => {
   const chat = await newChat({ type: 'text', systemMessage: 'You are terse.' });
@@ -69,7 +51,7 @@ test('the model gets the system message, the history and the prompt; the reply i
     [4, 'ai', 'message', 'Echo: How are you?'],
   ]);
   expect(stored[1].usage).toEqual(usage);
-  expect(stored.every((m) => m.userId === userId && m.chatId === chat.id)).toBe(true);
+  expect(stored.every((m) => m.userId === app.user.id && m.chatId === chat.id)).toBe(true);
   expect(second.body.data).toMatchObject({ messageId: stored[3].id, sequenceNumber: 4 });
 });
 
@@ -83,7 +65,8 @@ test('two concurrent prompts to one chat get distinct, consecutive sequence numb
   const branches = await Promise.all(
     [a, b, c].map(async (r) => {
       const { messageId, userMessageId } = r.body.data;
-      const branch = (await app.request('GET', `/chat/${chat.id}/messages?leaf=${messageId}`, { token })).body.data;
+      const branch = (await app.request('GET', `/chat/${chat.id}/messages?leaf=${messageId}`, { token: app.token }))
+        .body.data;
       expect(branch.find((m: any) => m.id === messageId)).toMatchObject({ parentId: userMessageId });
       return branch as any[];
     }),

@@ -1,23 +1,19 @@
-import { DeleteObjectsCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
-import { startTestApp, type TestApp } from '#test/helpers/app.ts';
+import { DeleteObjectsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { useTestApp } from '#test/helpers/app.ts';
+import { fileChatWith } from '#test/helpers/files.ts';
 import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
 
 // A completed file whose stored vectors are gone (a local S3 lost before write-through, an
 // object deleted by hand): a question in its chat answers 409 naming the file and saying how to
 // ingest it again, never a 500; ingesting it again with force makes the chat answer with sources.
 
-let app: TestApp;
-let s3: S3Client;
-let token: string;
-
-beforeAll(async () => {
-  app = await startTestApp({ pdfs: { '/animals.pdf': { body: Buffer.from(await makeTextPdf(3, 8)) } } });
-  ({ s3 } = app.clients());
-  ({ token } = await app.signIn('lost@example.com'));
-});
-afterAll(() => app?.stop());
+const app = useTestApp(async () => ({
+  pdfs: { '/animals.pdf': { body: Buffer.from(await makeTextPdf(3, 8)) } },
+  user: 'lost@example.com',
+}));
 
 async function deleteVectors(fileId: string): Promise<number> {
+  const { s3 } = app.clients();
   const listed = await s3.send(new ListObjectsV2Command({ Bucket: app.bucket, Prefix: `vectors/${fileId}/` }));
   // The packed vectors (not the run's page texts and PDF kept beside them).
   const keys = (listed.Contents ?? []).filter((o) => o.Key!.endsWith('.pvec')).map((o) => ({ Key: o.Key! }));
@@ -26,15 +22,9 @@ async function deleteVectors(fileId: string): Promise<number> {
 }
 
 test('missing vectors: 409 naming the file, then a forced re-ingestion answers with sources', async () => {
-  const chatId = (await app.request('POST', '/chat', { token, body: { name: 'animals', type: 'file' } })).body.data.id;
-  const upload = await app.request('POST', '/upload', {
-    token,
-    body: { fileName: 'animals.pdf', contentType: 'application/pdf', size: 5000 },
-  });
-  const fileId = upload.body.data.fileId as string;
+  const { token } = app;
+  const { chatId, fileId } = await fileChatWith(app, token, '/animals.pdf', 'animals');
   const url = `${app.pdfs.url}/animals.pdf`;
-  const ingested = await app.request('POST', '/message/pdf', { token, body: { url, fileId, chatId } });
-  expect(ingested.body.data.embeddingsData.status).toBe('completed');
   expect(await deleteVectors(fileId)).toBe(1);
 
   const prompt = knownSentence(2, 3);

@@ -1,5 +1,7 @@
 import OpenAI from 'openai';
-import { startTestApp, type TestApp } from '#test/helpers/app.ts';
+import { refusal } from '#test/helpers/openai-client.ts';
+import { type TestApp, useTestApp } from '#test/helpers/app.ts';
+import { ingestedFile } from '#test/helpers/files.ts';
 import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
 import { splitIntoDeltas } from '#test/helpers/openai-server.ts';
 import { UsageCounters } from '#shared/limits/usage-counters.ts';
@@ -10,7 +12,6 @@ import { tokenCounter, utcDay } from '#shared/limits/user-limits.ts';
 // token limits, multi-turn messages, and errors in OpenAI's shape. The model behind it is the
 // loopback OpenAI-compatible server (the service's own provider).
 
-let app: TestApp;
 let openai: OpenAI;
 let fileId: string;
 let collectionId: string;
@@ -19,32 +20,28 @@ const REPLY_MAX_TOKENS = 400;
 const MESSAGES_PER_MINUTE = 1_000;
 const DAILY_TOKEN_BUDGET = 10_000_000;
 
-beforeAll(async () => {
-  app = await startTestApp({
+const app = useTestApp(
+  async () => ({
     model: 'openai',
     pdfs: { '/animals.pdf': { body: Buffer.from(await makeTextPdf(3, 8)) } },
+    user: 'programs@example.com',
     env: {
       REPLY_MAX_TOKENS: String(REPLY_MAX_TOKENS),
       RATE_LIMIT_MESSAGES_PER_MINUTE: String(MESSAGES_PER_MINUTE),
       DAILY_TOKEN_BUDGET: String(DAILY_TOKEN_BUDGET),
     },
-  });
-  const { token } = await app.signIn('programs@example.com');
-  const upload = await app.request('POST', '/upload', {
-    token,
-    body: { fileName: 'animals.pdf', contentType: 'application/pdf', size: 5000 },
-  });
-  fileId = upload.body.data.fileId;
+  }),
+  { ready: animalsInACollection },
+);
+
+/** The animals PDF ingested into a collection; an API key's client. */
+async function animalsInACollection(app: TestApp) {
+  const { token } = app;
   collectionId = (await app.request('POST', '/collections', { token, body: { name: 'Zoo' } })).body.data.id;
-  const ingested = await app.request('POST', '/message/pdf', {
-    token,
-    body: { url: `${app.pdfs.url}/animals.pdf`, fileId, collectionId },
-  });
-  expect(ingested.body.data.embeddingsData.status).toBe('completed');
+  fileId = await ingestedFile(app, token, '/animals.pdf', { collectionId });
   const key = (await app.request('POST', '/me/api-keys', { token, body: { name: 'sdk' } })).body.data.key;
   openai = new OpenAI({ apiKey: key, baseURL: `${app.url}/openai`, maxRetries: 0 });
-});
-afterAll(() => app?.stop());
+}
 beforeEach(() => app.ai.reset());
 
 /** The usage the loopback server reports for a request and its reply (its own formula). */
@@ -53,19 +50,6 @@ const serverUsage = (messages: { content: string }[], reply: string) => {
   const completion = splitIntoDeltas(reply).length;
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 };
-
-/** What the OpenAI client raises for a refused request. */
-async function refusal(call: Promise<unknown>) {
-  const err = await call.then(
-    () => {
-      throw new Error('the request was not refused');
-    },
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(OpenAI.APIError);
-  const { status, error } = err as InstanceType<typeof OpenAI.APIError>;
-  return { status, error };
-}
 
 test('models.list names chat, library, the collection and the completed file', async () => {
   const models = await openai.models.list();

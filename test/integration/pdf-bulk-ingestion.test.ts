@@ -1,6 +1,5 @@
-import type { TestApp } from '#test/helpers/app.ts';
 import { fixturePdf } from '#test/helpers/make-pdf.ts';
-import { startSlowDownloadApp } from '#test/helpers/slow-download-app.ts';
+import { useSlowDownloadApp } from '#test/helpers/slow-download-app.ts';
 import { until } from '#test/helpers/until.ts';
 import { FileRepository } from '#shared/files/file-repository.ts';
 import type { CompletedFile } from '#shared/files/file-record.ts';
@@ -14,23 +13,23 @@ import { ChunkRepository } from '#shared/files/chunk-repository.ts';
 const BURST = 100;
 const IN_FLIGHT = 2;
 
-let app: TestApp;
 let files: FileRepository;
 
-beforeAll(async () => {
-  app = await startSlowDownloadApp({
+const app = useSlowDownloadApp(
+  {
     PDF_MAX_IN_FLIGHT_PER_USER: String(IN_FLIGHT),
     PDF_MAX_QUEUED_PER_USER: String(BURST),
     // The abuse limits stay on: the burst must pass them.
     RATE_LIMIT_INGESTIONS_PER_MINUTE: '10',
     RATE_LIMIT_UPLOADS_PER_MINUTE: '20',
     PDF_SYNC_WAIT_MS: '0',
-  });
-  files = new FileRepository(app.clients().db, app.config.TABLE_NAME);
-  const small = await fixturePdf('hello-world.pdf');
-  for (const path of ['/bob.pdf', '/queued-then-deleted.pdf', '/after.pdf']) app.pdfs.serve(path, { body: small });
-});
-afterAll(() => app?.stop());
+  },
+  async (app) => {
+    files = new FileRepository(app.clients().db, app.config.TABLE_NAME);
+    const small = await fixturePdf('hello-world.pdf');
+    for (const path of ['/bob.pdf', '/queued-then-deleted.pdf', '/after.pdf']) app.pdfs.serve(path, { body: small });
+  },
+);
 
 async function upload(token: string) {
   return app.request('POST', '/upload', {

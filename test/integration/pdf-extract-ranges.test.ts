@@ -14,6 +14,7 @@ import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
 import { makeScannedPdf } from '#test/helpers/make-script-pdfs.ts';
 import { until } from '#test/helpers/until.ts';
+import { uploadFile } from '#test/helpers/files.ts';
 
 // A document longer than PDF_EXTRACT_PAGES_PER_RANGE is read in ranges of pages, each its own
 // pdf-extract message: every page is read once, the chunks of all ranges are numbered in page
@@ -186,11 +187,7 @@ test('range messages delivered twice are counted once: the same chunks and parts
 /** A run set up by hand at pdf-extract (as pdf-fetch leaves it), its PDF stored: what the tests below start from. */
 async function runAtExtract(email: string) {
   const { token, user } = await app.signIn(email);
-  const upload = await app.request('POST', '/upload', {
-    token,
-    body: { fileName: 'by-hand.pdf', contentType: 'application/pdf', size: 5000 },
-  });
-  const fileId = upload.body.data.fileId as string;
+  const fileId = await uploadFile(app, token, 'by-hand.pdf');
   const runId = createId();
   const now = new Date().toISOString();
   await files.startRun({

@@ -1,4 +1,5 @@
-import { startTestApp, type TestApp } from '#test/helpers/app.ts';
+import { useTestApp } from '#test/helpers/app.ts';
+import { uploadFile } from '#test/helpers/files.ts';
 import { makeScannedPdf } from '#test/helpers/make-script-pdfs.ts';
 import { until } from '#test/helpers/until.ts';
 import { FileRepository } from '#shared/files/file-repository.ts';
@@ -8,29 +9,27 @@ import type { CompletedFile } from '#shared/files/file-record.ts';
 // ingested takes the first one's chunks (its OCR text, pages and OCR pages) and never reaches
 // pdf-ocr.
 
-let app: TestApp;
-let token: string;
 let files: FileRepository;
 
-beforeAll(async () => {
-  app = await startTestApp({
+const app = useTestApp(
+  {
     pdfs: true,
+    user: 'reuse@example.com',
     env: { OCR_WORKERS: '1', OCR_PAGES_PER_MESSAGE: '2', PDF_SYNC_WAIT_MS: '0' },
-  });
-  files = new FileRepository(app.clients().db, app.config.TABLE_NAME);
-  ({ token } = await app.signIn('reuse@example.com'));
-  app.pdfs.serve('/scanned.pdf', { body: Buffer.from(await makeScannedPdf()) });
-}, 60_000);
-afterAll(() => app?.stop());
+  },
+  {
+    ready: async (app) => {
+      files = new FileRepository(app.clients().db, app.config.TABLE_NAME);
+      app.pdfs.serve('/scanned.pdf', { body: Buffer.from(await makeScannedPdf()) });
+    },
+    timeout: 60_000,
+  },
+);
 
 async function ingest() {
-  const upload = await app.request('POST', '/upload', {
-    token,
-    body: { fileName: 'scan.pdf', contentType: 'application/pdf', size: 5000 },
-  });
-  const fileId = upload.body.data.fileId as string;
+  const fileId = await uploadFile(app, app.token, 'scan.pdf');
   const res = await app.request('POST', '/message/pdf', {
-    token,
+    token: app.token,
     body: { url: `${app.pdfs.url}/scanned.pdf`, fileId },
   });
   expect(res.status).toBe(202);
@@ -44,7 +43,7 @@ async function ingest() {
 test('a second upload of the same scanned bytes takes the first one’s OCR text: no OCR range, no OCR pages counted', async () => {
   const first = (await ingest()) as CompletedFile;
   expect(first).toMatchObject({ status: 'completed', pages: 5, ocrPages: 5, ocrRangesTotal: 3 });
-  const usage = async () => (await app.request('GET', '/me', { token })).body.data.usage.pages;
+  const usage = async () => (await app.request('GET', '/me', { token: app.token })).body.data.usage.pages;
   expect(await usage()).toEqual({ ingested: 5, ocr: 5 });
 
   const second = (await ingest())!;

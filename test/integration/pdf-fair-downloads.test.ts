@@ -1,6 +1,5 @@
-import type { TestApp } from '#test/helpers/app.ts';
 import { fixturePdf } from '#test/helpers/make-pdf.ts';
-import { startSlowDownloadApp } from '#test/helpers/slow-download-app.ts';
+import { useSlowDownloadApp } from '#test/helpers/slow-download-app.ts';
 import { download, MAX_REDIRECTS, type FetchPolicy } from '#shared/net/guarded-fetch.ts';
 import { PermanentFailure } from '#shared/files/failures.ts';
 import { until } from '#test/helpers/until.ts';
@@ -9,21 +8,16 @@ import { until } from '#test/helpers/until.ts';
 // over a window, and one user cannot hold more than PDF_MAX_IN_FLIGHT_PER_USER ingestions, so
 // another user's small PDF is never queued behind their slow URLs.
 
-let app: TestApp;
-
-beforeAll(async () => {
-  app = await startSlowDownloadApp({
-    PDF_MAX_IN_FLIGHT_PER_USER: '2',
-    // Without a queue an ingestion beyond the slots is refused (with one it waits:
-    // test/integration/pdf-bulk-ingestion.test.ts).
-    PDF_MAX_QUEUED_PER_USER: '0',
-    PDF_SYNC_WAIT_MS: '10000',
-    // Size checks are held open until the other ingestions are refused: on a loaded machine that
-    // takes longer than the default 5 s deadline.
-    PDF_PROBE_TIMEOUT_MS: '20000',
-  });
+const app = useSlowDownloadApp({
+  PDF_MAX_IN_FLIGHT_PER_USER: '2',
+  // Without a queue an ingestion beyond the slots is refused (with one it waits:
+  // test/integration/pdf-bulk-ingestion.test.ts).
+  PDF_MAX_QUEUED_PER_USER: '0',
+  PDF_SYNC_WAIT_MS: '10000',
+  // Size checks are held open until the other ingestions are refused: on a loaded machine that
+  // takes longer than the default 5 s deadline.
+  PDF_PROBE_TIMEOUT_MS: '20000',
 });
-afterAll(() => app?.stop());
 
 /**
  * The end of an ingestion POST /message/pdf answered: a 200 or 400 carries it; a 202 (the run

@@ -7,6 +7,7 @@ import { loadFunction } from '#infra/local/runtime.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import type { Behaviour } from '#test/helpers/pdf-server.ts';
 import { fixturePdf } from '#test/helpers/make-pdf.ts';
+import { sqsRecord } from '#test/helpers/queues.ts';
 
 // pdf-fetch on its last attempt when the user's own server is what failed (a 503 every time, a
 // body cut short): the file fails with that typed reason and the message is consumed, not
@@ -47,22 +48,11 @@ async function lastDelivery(path: string): Promise<{ fileId: string; record: SQS
   );
   const message = got.Messages![0]!;
   expect(JSON.parse(message.Body!).fileId).toBe(fileId);
-  const record = {
-    messageId: message.MessageId!,
-    receiptHandle: message.ReceiptHandle!,
-    body: message.Body!,
-    attributes: {
-      ApproximateReceiveCount: LAST,
-      SentTimestamp: String(Date.now()),
-      SenderId: 'test',
-      ApproximateFirstReceiveTimestamp: String(Date.now()),
-    },
-    messageAttributes: {},
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: app.queues['pdf-fetch'].arn,
-    awsRegion: LOCAL_REGION,
-  } as SQSRecord;
+  const record = sqsRecord(
+    app.queues['pdf-fetch'].arn,
+    { messageId: message.MessageId!, receiptHandle: message.ReceiptHandle!, body: message.Body! },
+    LAST,
+  );
   return { fileId, record };
 }
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
-import { startTestApp, type TestApp } from '#test/helpers/app.ts';
+import { useTestApp } from '#test/helpers/app.ts';
 import { knownSentence } from '#test/helpers/make-pdf.ts';
 import { until } from '#test/helpers/until.ts';
 import { FileRepository } from '#shared/files/file-repository.ts';
@@ -11,22 +11,20 @@ import { FileRepository } from '#shared/files/file-repository.ts';
 
 const PART_BYTES = 5 * 1024 * 1024;
 
-let app: TestApp;
-let token: string;
 let files: FileRepository;
 
-beforeAll(async () => {
-  app = await startTestApp({
+const app = useTestApp(
+  {
     model: 'openai',
-    env: {
-      UPLOAD_PART_BYTES: String(PART_BYTES),
-      PDF_SYNC_WAIT_MS: '0',
+    user: 'multipart@example.com',
+    env: { UPLOAD_PART_BYTES: String(PART_BYTES), PDF_SYNC_WAIT_MS: '0' },
+  },
+  {
+    ready: (app) => {
+      files = new FileRepository(app.clients().db, app.config.TABLE_NAME);
     },
-  });
-  files = new FileRepository(app.clients().db, app.config.TABLE_NAME);
-  ({ token } = await app.signIn('multipart@example.com'));
-});
-afterAll(() => app?.stop());
+  },
+);
 
 /** A 3-page text PDF made larger than a part (or `padding` bytes larger) by an attached file of random bytes. */
 async function largePdf(padding = PART_BYTES + 512 * 1024): Promise<Uint8Array> {
@@ -40,9 +38,24 @@ async function largePdf(padding = PART_BYTES + 512 * 1024): Promise<Uint8Array> 
   return doc.save();
 }
 
+/** The file's record once its ingestion has ended, completed or failed. */
+const ended = (what: string, fileId: string) =>
+  until(
+    what,
+    () => files.get(fileId),
+    (r) => r?.status === 'completed' || r?.status === 'failed',
+  );
+
+/** The parts of a multipart upload, numbered in the order of their ETags. */
+const partsOf = (etags: string[]) => etags.map((etag, i) => ({ partNumber: i + 1, etag }));
+/** Two parts whose ETags no upload gave. */
+const MADE_UP_ETAGS = partsOf(['"x"', '"y"']);
+const complete = (fileId: string, parts: { partNumber: number; etag: string }[], token = app.token) =>
+  app.request('POST', `/upload/${fileId}/complete`, { token, body: { parts } });
+
 const create = (size: number) =>
   app.request('POST', '/upload/multipart', {
-    token,
+    token: app.token,
     body: { fileName: 'large.pdf', contentType: 'application/pdf', size },
   });
 
@@ -59,25 +72,9 @@ test('a PDF of two parts: each part PUT to its URL, completed with the ETags, th
   ]);
 
   // Completing before any part is sent, or with the parts out of order, is the client's mistake.
-  const early = await app.request('POST', `/upload/${fileId}/complete`, {
-    token,
-    body: {
-      parts: [
-        { partNumber: 1, etag: '"x"' },
-        { partNumber: 2, etag: '"y"' },
-      ],
-    },
-  });
+  const early = await complete(fileId, MADE_UP_ETAGS);
   expect(early.status).toBe(400);
-  const shuffled = await app.request('POST', `/upload/${fileId}/complete`, {
-    token,
-    body: {
-      parts: [
-        { partNumber: 2, etag: '"y"' },
-        { partNumber: 1, etag: '"x"' },
-      ],
-    },
-  });
+  const shuffled = await complete(fileId, [...MADE_UP_ETAGS].reverse());
   expect(shuffled).toMatchObject({ status: 400, body: { errors: [{ code: 'PARTS_MISMATCH' }] } });
 
   const etags: string[] = [];
@@ -87,27 +84,17 @@ test('a PDF of two parts: each part PUT to its URL, completed with the ETags, th
     expect(put.status).toBe(200);
     etags.push(put.headers.get('etag')!);
   }
-  const completed = await app.request('POST', `/upload/${fileId}/complete`, {
-    token,
-    body: { parts: etags.map((etag, i) => ({ partNumber: i + 1, etag })) },
-  });
+  const completed = await complete(fileId, partsOf(etags));
   expect(completed.status).toBe(200);
   expect(completed.body.data).toEqual({ fileId, status: 'uploaded', size: pdf.byteLength });
-  const again = await app.request('POST', `/upload/${fileId}/complete`, {
-    token,
-    body: { parts: etags.map((etag, i) => ({ partNumber: i + 1, etag })) },
-  });
+  const again = await complete(fileId, partsOf(etags));
   expect(again).toMatchObject({ status: 409, body: { message: 'This file has no multipart upload in progress' } });
 
   // The object is whole: it downloads byte for byte and ingests.
   expect(Buffer.from(await (await fetch(downloadUrl)).arrayBuffer()).equals(Buffer.from(pdf))).toBe(true);
-  const ingest = await app.request('POST', '/message/pdf', { token, body: { url: downloadUrl, fileId } });
+  const ingest = await app.request('POST', '/message/pdf', { token: app.token, body: { url: downloadUrl, fileId } });
   expect([200, 202]).toContain(ingest.status);
-  const done = await until(
-    'the multipart upload ingested',
-    () => files.get(fileId),
-    (r) => r?.status === 'completed' || r?.status === 'failed',
-  );
+  const done = await ended('the multipart upload ingested', fileId);
   expect(done).toMatchObject({ status: 'completed', pages: 3, size: pdf.byteLength });
 }, 180_000);
 
@@ -115,19 +102,13 @@ test('an upload not completed is aborted by deleting the file; another user cann
   const res = await create(PART_BYTES * 2);
   const { fileId } = res.body.data;
   const { token: stranger } = await app.signIn('stranger-multipart@example.com');
-  const theirs = await app.request('POST', `/upload/${fileId}/complete`, {
-    token: stranger,
-    body: {
-      parts: [
-        { partNumber: 1, etag: '"x"' },
-        { partNumber: 2, etag: '"y"' },
-      ],
-    },
-  });
+  const theirs = await complete(fileId, MADE_UP_ETAGS, stranger);
   expect(theirs.status).toBe(404);
-  expect((await app.request('DELETE', `/upload/${fileId}`, { token })).status).toBe(200);
+  expect((await app.request('DELETE', `/upload/${fileId}`, { token: app.token })).status).toBe(200);
   expect(await files.get(fileId)).toBeUndefined();
-  expect((await app.request('POST', `/upload/${fileId}/complete`, { token, body: { parts: [] } })).status).toBe(400);
+  expect(
+    (await app.request('POST', `/upload/${fileId}/complete`, { token: app.token, body: { parts: [] } })).status,
+  ).toBe(400);
 });
 
 test('a PDF larger than one request to S3 may carry (12 MiB; the local S3 takes 11) is uploaded, downloaded and stored in parts, and ingests', async () => {
@@ -140,19 +121,12 @@ test('a PDF larger than one request to S3 may carry (12 MiB; the local S3 takes 
       (await fetch(part.url, { method: 'PUT', body: pdf.subarray(start, start + part.size) })).headers.get('etag')!,
     );
   }
-  const completed = await app.request('POST', `/upload/${fileId}/complete`, {
-    token,
-    body: { parts: etags.map((etag, i) => ({ partNumber: i + 1, etag })) },
-  });
+  const completed = await complete(fileId, partsOf(etags));
   expect(completed.status).toBe(200);
   // pdf-fetch downloads it whole and stores it again: in parts, or the local S3 refuses it (413).
   expect([200, 202]).toContain(
-    (await app.request('POST', '/message/pdf', { token, body: { url: downloadUrl, fileId } })).status,
+    (await app.request('POST', '/message/pdf', { token: app.token, body: { url: downloadUrl, fileId } })).status,
   );
-  const done = await until(
-    'the 12 MiB PDF ingested',
-    () => files.get(fileId),
-    (r) => r?.status === 'completed' || r?.status === 'failed',
-  );
+  const done = await ended('the 12 MiB PDF ingested', fileId);
   expect(done).toMatchObject({ status: 'completed', pages: 3, size: pdf.byteLength });
 }, 180_000);

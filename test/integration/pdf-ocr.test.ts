@@ -1,4 +1,5 @@
-import { startTestApp, type TestApp } from '#test/helpers/app.ts';
+import { type TestApp, useTestApp } from '#test/helpers/app.ts';
+import { uploadFile } from '#test/helpers/files.ts';
 import {
   ARABIC_LIGATURE_PAGES,
   ARABIC_PAGES,
@@ -35,16 +36,17 @@ async function makeBlankPagesPdf(): Promise<Uint8Array> {
 // OCR, a font without a Unicode map, Japanese and Arabic asked in their own script. OCR is
 // CPU-heavy: one worker thread, small pages, a handful of them.
 
-let app: TestApp;
-let token: string;
-
-beforeAll(async () => {
-  // Ranges of 2 pages, so OCR's progress has steps to show.
-  app = await startTestApp({
+// Ranges of 2 pages, so OCR's progress has steps to show.
+const app = useTestApp(
+  {
     pdfs: true,
+    user: 'scripts@example.com',
     env: { OCR_WORKERS: '1', OCR_PAGES_PER_MESSAGE: '2', PDF_SYNC_WAIT_MS: '2000' },
-  });
-  ({ token } = await app.signIn('scripts@example.com'));
+  },
+  { ready: serveScripts, timeout: 60_000 },
+);
+
+async function serveScripts(app: TestApp) {
   const [scanned, glyphIds, blackAndWhite, hugeImage] = await Promise.all([
     makeScannedPdf(),
     makeGlyphIdPdf(),
@@ -61,28 +63,23 @@ beforeAll(async () => {
   // Ligatures mapped to the letters they show, as word processors write them.
   app.pdfs.serve('/arabic-ligatures.pdf', { body: Buffer.from(makeArabicPdf(ARABIC_LIGATURE_PAGES, 'letters')) });
   app.pdfs.serve('/hebrew-ligatures.pdf', { body: Buffer.from(makeHebrewPdf(HEBREW_LIGATURE_PAGES, 'letters')) });
-}, 60_000);
-afterAll(() => app?.stop());
+}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Ingests a served PDF into a new file chat; the final embeddingsData, the chat and every status seen. */
 async function ingest(name: string, timeoutMs = 150_000) {
-  const chatId = (await app.request('POST', '/chat', { token, body: { name, type: 'file' } })).body.data.id;
-  const upload = await app.request('POST', '/upload', {
-    token,
-    body: { fileName: name, contentType: 'application/pdf', size: 5000 },
-  });
-  const fileId = upload.body.data.fileId;
+  const chatId = (await app.request('POST', '/chat', { token: app.token, body: { name, type: 'file' } })).body.data.id;
+  const fileId = await uploadFile(app, app.token, name);
   const res = await app.request('POST', '/message/pdf', {
-    token,
+    token: app.token,
     body: { url: `${app.pdfs.url}/${name}`, fileId, chatId },
   });
   expect([200, 202, 400]).toContain(res.status);
   const deadline = Date.now() + timeoutMs;
   const seen: any[] = [];
   for (;;) {
-    const data = (await app.request('GET', `/message/pdf/${fileId}`, { token })).body.data.embeddingsData;
+    const data = (await app.request('GET', `/message/pdf/${fileId}`, { token: app.token })).body.data.embeddingsData;
     seen.push(data);
     if (data.status === 'completed' || data.status === 'failed') return { data, chatId, fileId, seen };
     if (Date.now() > deadline) throw new Error(`still ${data.status} (${data.stage})`);
@@ -91,16 +88,26 @@ async function ingest(name: string, timeoutMs = 150_000) {
 }
 
 const ask = async (chatId: string, prompt: string) => {
-  const res = await app.request('POST', '/message/logged-in', { token, body: { chatId, prompt } });
+  const res = await app.request('POST', '/message/logged-in', { token: app.token, body: { chatId, prompt } });
   expect(res.status).toBe(200);
   return res.body.data as { response: string; sources: { page: number; quote: string; ocr?: boolean }[] };
+};
+
+/** Asks in the chat; its best source is `page`, read by OCR. */
+const askOcr = async (chatId: string, prompt: string, page: number) => {
+  const reply = await ask(chatId, prompt);
+  expect(reply.sources[0]).toMatchObject({ page, ocr: true });
+  return reply;
 };
 
 test('a scanned 5-page PDF is read by OCR, and a question about page 3 cites page 3 with a verbatim quote', async () => {
   const { data, chatId, seen } = await ingest('scanned.pdf');
   expect(data).toMatchObject({ status: 'completed', pages: 5, textPages: 0, ocrPages: 5, unreadablePages: 0 });
   // GET /me counts the scan's pages, each read by OCR (the user's first ingestion).
-  expect((await app.request('GET', '/me', { token })).body.data.usage.pages).toEqual({ ingested: 5, ocr: 5 });
+  expect((await app.request('GET', '/me', { token: app.token })).body.data.usage.pages).toEqual({
+    ingested: 5,
+    ocr: 5,
+  });
   // OCR's progress counts pages as its ranges (2, 2 and 1 pages, in any order) finish, never backwards.
   expect(data.progress.ocrPages).toEqual({ done: 5, total: 5 });
   const duringOcr = seen.filter((s) => s.stage === 'ocr').map((s) => s.progress.ocrPages);
@@ -122,8 +129,7 @@ test('a scanned 5-page PDF is read by OCR, and a question about page 3 cites pag
 test('a PDF whose font has no Unicode map is read through OCR, never completed with its glyph ids', async () => {
   const { data, chatId } = await ingest('glyph-ids.pdf');
   expect(data).toMatchObject({ status: 'completed', pages: 2, textPages: 0, ocrPages: 2, unreadablePages: 0 });
-  const reply = await ask(chatId, 'When is the cider festival held?');
-  expect(reply.sources[0]).toMatchObject({ page: 2, ocr: true });
+  const reply = await askOcr(chatId, 'When is the cider festival held?', 2);
   expect(GLYPH_ID_PAGES[1]).toContain(reply.sources[0]!.quote.replace(/\s+$/, ''));
   // biome-ignore lint/suspicious/noControlCharactersInRegex: the reply must hold no control characters
   expect(JSON.stringify(reply)).not.toMatch(/[\u0000-\u0008\u000e-\u001f]/);
@@ -132,8 +138,7 @@ test('a PDF whose font has no Unicode map is read through OCR, never completed w
 test('a black-and-white (CCITT fax) scan is read by OCR; its empty page is neither read nor unreadable', async () => {
   const { data, chatId } = await ingest('black-and-white.pdf');
   expect(data).toMatchObject({ status: 'completed', pages: 3, textPages: 0, ocrPages: 2, unreadablePages: 0 });
-  const reply = await ask(chatId, 'Who is the lighthouse keeper?');
-  expect(reply.sources[0]).toMatchObject({ page: 3, ocr: true });
+  const reply = await askOcr(chatId, 'Who is the lighthouse keeper?', 3);
   expect(reply.sources[0]!.quote).toContain('lighthouse keeper is named Margaret Hollis');
 }, 240_000);
 
@@ -142,8 +147,7 @@ test('pages that draw nothing are never sent to OCR; a scan and a page of drawin
   expect(data).toMatchObject({ status: 'completed', pages: 5, textPages: 1, ocrPages: 1, unreadablePages: 0 });
   // Pages 3 (the scan) and 5 (a frame: OCR decides it holds no text) were drawn; 2 and 4 were not.
   expect(data.progress.ocrPages).toEqual({ done: 2, total: 2 });
-  const reply = await ask(chatId, 'Who is the lighthouse keeper?');
-  expect(reply.sources[0]).toMatchObject({ page: 3, ocr: true });
+  await askOcr(chatId, 'Who is the lighthouse keeper?', 3);
 }, 240_000);
 
 test('a one-page PDF whose only page is a 16000×16000 image fails: the page cannot be drawn, and nothing else has text', async () => {

@@ -13,6 +13,7 @@ import { createDocumentClient } from '#shared/clients.ts';
 import { retrieverFor } from '#shared/retrieval/retrieve.ts';
 import { createS3Client } from '#shared/s3-client.ts';
 import { until } from '#test/helpers/until.ts';
+import { runAtEmbed } from '#test/helpers/runs.ts';
 
 // The SQS pipeline under load and faults, with an embedding provider that takes 16 inputs per
 // request: fan-out, the number of embedding requests, 429s, redelivery, a poison message, reuse
@@ -276,24 +277,13 @@ describe('messages', () => {
     const files = new FileRepository(dynamo(), tableName());
     const storage = new FileStorage(s3Client(), app.bucket);
     const { fileId } = await newFile();
-    const runId = createId();
-    const user = (await files.get(fileId))!.userId;
-    await files.startRun({
-      id: fileId,
-      userId: user,
-      runId,
+    const runId = await runAtEmbed(files, fileId, {
       url: `${app.pdfs.url}/hello.pdf`,
-      force: false,
-      now: new Date().toISOString(),
+      sha256: 'x'.repeat(64),
+      pages: 1,
+      chunks: parts * 3,
+      partsTotal: parts,
     });
-    const now = new Date().toISOString();
-    await files.recordDownload(fileId, runId, { sha256: 'x'.repeat(64), size: 1 }, now);
-    await files.recordExtraction(
-      fileId,
-      runId,
-      { next: 'embed', pages: 1, textPages: 1, unreadablePages: 0, chunks: parts * 3, partsTotal: parts },
-      now,
-    );
     const chunks = [0, 1, 2].map((i) => ({
       index: i,
       text: `Sentence number ${i} of the part.`,

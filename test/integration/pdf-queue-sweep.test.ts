@@ -1,22 +1,12 @@
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
-import type { TestApp } from '#test/helpers/app.ts';
-import { startSlowDownloadApp } from '#test/helpers/slow-download-app.ts';
+import { useSlowDownloadApp } from '#test/helpers/slow-download-app.ts';
 import { until } from '#test/helpers/until.ts';
 import { FileRepository } from '#shared/files/file-repository.ts';
 
 // A queued ingestion whose release was lost (a slot freed with no run ending to release it, as
 // when a run's ender dies) is released by the periodic data sweep.
 
-let app: TestApp;
-
-beforeAll(async () => {
-  app = await startSlowDownloadApp({
-    PDF_MAX_IN_FLIGHT_PER_USER: '1',
-    PDF_SYNC_WAIT_MS: '0',
-    SWEEP_INTERVAL_SECONDS: '1',
-  });
-});
-afterAll(() => app?.stop());
+const app = useSlowDownloadApp({ PDF_MAX_IN_FLIGHT_PER_USER: '1', PDF_SYNC_WAIT_MS: '0', SWEEP_INTERVAL_SECONDS: '1' });
 
 test('a queued file left waiting with its slot free is released by the data sweep', async () => {
   const { token, user } = await app.signIn('dana-sweep@example.com');

@@ -3,13 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { DeleteMessageCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { createId } from '@paralleldrive/cuid2';
 import { startLocalRuntime, type LocalRuntime, type LocalRuntimeOptions } from '#infra/local/runtime.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
 import { signLocalIdToken } from '#infra/local/local-idp.ts';
 import { startPdfServer, type PdfServer } from '#test/helpers/pdf-server.ts';
 import { fixturePdf } from '#test/helpers/make-pdf.ts';
 import { until } from '#test/helpers/until.ts';
+import { runAtEmbed } from '#test/helpers/runs.ts';
 
 // A restart in the middle of an ingestion: fauxqs keeps queues in memory, so the queued messages
 // are lost while the records on disk still say processing. The next start queues each run again
@@ -83,24 +83,14 @@ test('runs cut short by a restart are queued again on start and complete', async
   const { dynamo, tableName } = await import('#shared/clients.ts');
   const { s3Client } = await import('#shared/s3-client.ts');
   const files = new FileRepository(dynamo(), tableName());
-  const runId = createId();
-  const userId = (await files.get(atEmbed))!.userId;
-  await files.startRun({
-    id: atEmbed,
-    userId,
-    runId,
-    url: `${pdfs.url}/hello.pdf`,
-    force: false,
-    now: new Date().toISOString(),
+  const helloUrl = `${pdfs.url}/hello.pdf`;
+  const runId = await runAtEmbed(files, atEmbed, {
+    url: helloUrl,
+    sha256: 'a'.repeat(64),
+    pages: 1,
+    chunks: 1,
+    partsTotal: 1,
   });
-  const now = new Date().toISOString();
-  await files.recordDownload(atEmbed, runId, { sha256: 'a'.repeat(64), size: 1 }, now);
-  await files.recordExtraction(
-    atEmbed,
-    runId,
-    { next: 'embed', pages: 1, textPages: 1, unreadablePages: 0, chunks: 1, partsTotal: 1 },
-    now,
-  );
   const chunk = { index: 0, text: 'Hello world.', page: 1, pageEnd: 1, pageStarts: [[0, 1]], tokens: 3 };
   await new FileStorage(s3Client(), first.bucket).put(
     partKey(atEmbed, runId, 0),

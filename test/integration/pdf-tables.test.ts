@@ -1,4 +1,5 @@
-import { startTestApp, type TestApp } from '#test/helpers/app.ts';
+import { useTestApp } from '#test/helpers/app.ts';
+import { fileChatWith } from '#test/helpers/files.ts';
 import {
   knownSentence,
   makeTablePdf,
@@ -15,42 +16,26 @@ import { ChunkRepository, type ChunkItem } from '#shared/files/chunk-repository.
 // its header row at the start of every chunk that holds its rows. Small chunks (200 tokens), so
 // that a table of a few dozen rows spans several.
 
-let app: TestApp;
-let token: string;
 let short: TableFixture;
 let long: TableFixture;
 
 const header = tableMarkdownRow(TABLE_HEADER);
 
 /** A new file chat with the PDF at `path` ingested into it; its chat and file ids. */
-async function chatWith(path: string, name: string): Promise<{ chatId: string; fileId: string }> {
-  const chatId = (await app.request('POST', '/chat', { token, body: { name, type: 'file' } })).body.data.id;
-  const upload = await app.request('POST', '/upload', {
-    token,
-    body: { fileName: name, contentType: 'application/pdf', size: 5000 },
-  });
-  const fileId = upload.body.data.fileId;
-  const ingested = await app.request('POST', '/message/pdf', {
-    token,
-    body: { url: `${app.pdfs.url}${path}`, fileId, chatId },
-  });
-  expect(ingested.body.data.embeddingsData.status).toBe('completed');
-  return { chatId, fileId };
-}
+const chatWith = (path: string, name: string) => fileChatWith(app, app.token, path, name);
 
-beforeAll(async () => {
+const app = useTestApp(async () => {
   [short, long] = await Promise.all([makeTablePdf(12), makeTablePdf(90)]);
-  app = await startTestApp({
+  return {
     model: 'openai',
     pdfs: {
       '/stations.pdf': { body: Buffer.from(short.bytes) },
       '/stations-long.pdf': { body: Buffer.from(long.bytes) },
     },
     env: { CHUNK_TOKENS: '200', CHUNK_OVERLAP_TOKENS: '40' },
-  });
-  ({ token } = await app.signIn('tables@example.com'));
+    user: 'tables@example.com',
+  };
 });
-afterAll(() => app?.stop());
 beforeEach(() => app.ai.reset());
 
 test('a question about a cell cites its row: the quote is the row, the passage starts with the header, the source names its section', async () => {
@@ -58,7 +43,7 @@ test('a question about a cell cites its row: the quote is the row, the passage s
   const row = tableRow(5);
   app.ai.setReply(`The rainfall there is ${row[2]} [1][2][3].`);
   const res = await app.request('POST', '/message/logged-in', {
-    token,
+    token: app.token,
     body: { chatId, prompt: `What is the rainfall at the station ${row[0]}?` },
   });
   expect(res.status).toBe(200);
@@ -88,7 +73,7 @@ test('a question about a cell cites its row: the quote is the row, the passage s
   expect(lines.indexOf(tableMarkdownRow(row))).toBeGreaterThan(headerAt);
 
   // The stored reply keeps the section with its sources.
-  const stored = (await app.request('GET', `/chat/${chatId}/messages`, { token })).body.data.at(-1);
+  const stored = (await app.request('GET', `/chat/${chatId}/messages`, { token: app.token })).body.data.at(-1);
   expect(stored.sources[at].section).toBe(short.tableSection);
 });
 
@@ -96,7 +81,7 @@ test('prose after the table is cited under its own heading', async () => {
   const { chatId } = await chatWith('/stations.pdf', 'stations-again.pdf');
   const sentence = knownSentence(short.rowPages.at(-1)!, 21);
   app.ai.setReply('See [1].');
-  const res = await app.request('POST', '/message/logged-in', { token, body: { chatId, prompt: sentence } });
+  const res = await app.request('POST', '/message/logged-in', { token: app.token, body: { chatId, prompt: sentence } });
   expect(res.body.data.sources[0]).toMatchObject({ quote: sentence, section: short.closingSection });
 });
 
@@ -114,7 +99,7 @@ test('a table longer than a chunk repeats its header row at the start of every c
   const row = tableRow(70);
   app.ai.setReply(`It lies at ${row[1]} [1].`);
   const res = await app.request('POST', '/message/logged-in', {
-    token,
+    token: app.token,
     body: { chatId, prompt: `How high is the station ${row[0]}?` },
   });
   const cited = res.body.data.sources.find((s: { quote: string }) => s.quote === tableMarkdownRow(row));

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, startEmulators } from '#infra/local/emulators.ts';
 import { signLocalIdToken } from '#infra/local/local-idp.ts';
-import { startOpenAiTestServer } from '#test/helpers/openai-server.ts';
+import { type OpenAiTestServer, startOpenAiTestServer } from '#test/helpers/openai-server.ts';
 import { startServerProcess, type ServerProcess } from '#test/helpers/server-process.ts';
 import { until } from '#test/helpers/until.ts';
 
@@ -67,6 +67,22 @@ async function signedIn(url: string, dataDir: string, email: string): Promise<st
 }
 
 /** Polls the output until it matches (fails the test after `ms`, generous for a loaded machine). */
+/** A streamed reply to "Count" in a new chat, the model saying `reply` and held after `deltas` deltas. */
+async function heldReply(url: string, token: string, ai: OpenAiTestServer, reply: string, deltas: number) {
+  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+  const chat = (await (
+    await fetch(`${url}/chat`, { method: 'POST', headers, body: JSON.stringify({ type: 'text' }) })
+  ).json()) as any;
+  ai.setReply(reply);
+  const release = ai.holdStreamAfter(deltas);
+  const res = await fetch(`${url}/message/logged-in`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ chatId: chat.data.id, prompt: 'Count', stream: true }),
+  });
+  return { res, release };
+}
+
 async function printed(server: ServerProcess, pattern: RegExp, ms = 60_000): Promise<void> {
   for (const until = Date.now() + ms; Date.now() < until; ) {
     if (pattern.test(server.output())) return;
@@ -86,17 +102,7 @@ test('one Ctrl-C under npm start (its whole process group): one stop, and the re
   );
   try {
     const token = await signedIn(server.url, dataDir, 'drain@example.com');
-    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
-    const chat = (await (
-      await fetch(`${server.url}/chat`, { method: 'POST', headers, body: JSON.stringify({ type: 'text' }) })
-    ).json()) as any;
-    ai.setReply('one two three four five six');
-    const release = ai.holdStreamAfter(2);
-    const res = await fetch(`${server.url}/message/logged-in`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({ chatId: chat.data.id, prompt: 'Count', stream: true }),
-    });
+    const { res, release } = await heldReply(server.url, token, ai, 'one two three four five six', 2);
     expect(res.status).toBe(200);
     const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
     let text = '';
@@ -159,17 +165,7 @@ test('a second Ctrl-C while stopping: the server exits at once, and every upload
     uploaded.push(data.fileId);
   }
   // A reply held in flight: the first Ctrl-C's drain cannot end before the second one comes.
-  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
-  const chat = (await (
-    await fetch(`${server.url}/chat`, { method: 'POST', headers, body: JSON.stringify({ type: 'text' }) })
-  ).json()) as any;
-  ai.setReply('one two three');
-  const release = ai.holdStreamAfter(1);
-  const reply = await fetch(`${server.url}/message/logged-in`, {
-    method: 'POST',
-    headers,
-    body: JSON.stringify({ chatId: chat.data.id, prompt: 'Count', stream: true }),
-  });
+  const { res: reply, release } = await heldReply(server.url, token, ai, 'one two three', 1);
   const reader = reply.body!.pipeThrough(new TextDecoderStream()).getReader();
   for (let text = ''; !text.includes('"content"'); ) text += (await reader.read()).value ?? '';
 

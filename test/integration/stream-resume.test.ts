@@ -1,5 +1,4 @@
-import { startTestApp, type TestApp } from '#test/helpers/app.ts';
-import { chatCalls, eventually } from '#test/helpers/chat-calls.ts';
+import { eventually, useReplyTestApp } from '#test/helpers/chat-calls.ts';
 import { readSse, type ReadSseOptions, type SseEvent, type SseResult } from '#test/helpers/sse.ts';
 import { until } from '#test/helpers/until.ts';
 
@@ -9,36 +8,26 @@ import { until } from '#test/helpers/until.ts';
 // the generation and every stream of it; the stored reply reads as it grows; a generator whose
 // instance is killed leaves a failed reply, never one stuck in streaming; strangers get 404.
 
-let app: TestApp;
-let token: string;
 let strangerToken: string;
 
 // Long enough that a live generator's heartbeat (a third of it) is never late on a loaded machine;
 // the test of a killed generator waits this long for its reply to be taken for dead.
 const STALE_MS = 10_000;
 
+const { app, newChat, stream, history } = useReplyTestApp('resume@example.com', {
+  OPENAI_TIMEOUT_MS: '60000', // no test here waits for it: held streams are released by the test
+  OPENAI_MAX_RETRIES: '0',
+  STREAM_HEARTBEAT_MS: '1000',
+  REPLY_STALE_MS: String(STALE_MS),
+});
 beforeAll(async () => {
-  app = await startTestApp({
-    model: 'openai',
-    pollers: false,
-    env: {
-      OPENAI_TIMEOUT_MS: '60000', // no test here waits for it: held streams are released by the test
-      OPENAI_MAX_RETRIES: '0',
-      STREAM_HEARTBEAT_MS: '1000',
-      REPLY_STALE_MS: String(STALE_MS),
-    },
-  });
-  ({ token } = await app.signIn('resume@example.com'));
   ({ token: strangerToken } = await app.signIn('stranger-resume@example.com'));
 });
-afterAll(() => app?.stop());
 beforeEach(() => {
-  app.ai.reset();
   app.ai.chunkDelayMs = 40;
 });
 
 const REPLY = Array.from({ length: 30 }, (_, i) => `word${i}`).join(' ');
-const { newChat, stream, history } = chatCalls(() => ({ app, token }));
 
 /** GET a reply's stream (a resume): Last-Event-ID and/or ?after. */
 async function resume(
@@ -49,7 +38,7 @@ async function resume(
   const query = options.after !== undefined ? `?after=${options.after}` : '';
   const response = await fetch(`${app.url}/chat/${chatId}/messages/${messageId}/stream${query}`, {
     headers: {
-      authorization: `Bearer ${options.as ?? token}`,
+      authorization: `Bearer ${options.as ?? app.token}`,
       accept: 'text/event-stream',
       ...(options.lastEventId !== undefined && { 'last-event-id': options.lastEventId }),
     },
@@ -153,7 +142,7 @@ test('a stop from another connection ends the generation and every stream of it'
     (m) => !!m && m.message.split(' ').length >= 3,
   );
   const follower = resume(chat.id, messageId!, { lastEventId: '1' });
-  const res = await app.request('POST', `/chat/${chat.id}/messages/${messageId}/stop`, { token });
+  const res = await app.request('POST', `/chat/${chat.id}/messages/${messageId}/stop`, { token: app.token });
   stopped.body = res.body;
   expect(res.status).toBe(200);
   expect(res.body.data).toMatchObject({ id: messageId, status: 'stopped', incomplete: true });
@@ -175,7 +164,7 @@ test('a stop from another connection ends the generation and every stream of it'
     .join('');
   expect((await history(chat.id))[1]).toMatchObject({ status: 'stopped', message: text });
   // Stopping a finished reply changes nothing.
-  const twice = await app.request('POST', `/chat/${chat.id}/messages/${messageId}/stop`, { token });
+  const twice = await app.request('POST', `/chat/${chat.id}/messages/${messageId}/stop`, { token: app.token });
   expect(twice.status).toBe(200);
   expect(twice.body.data).toEqual(stopped.body.data);
   release();

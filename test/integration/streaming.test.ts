@@ -1,33 +1,18 @@
-import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { splitIntoDeltas } from '#test/helpers/openai-server.ts';
-import { chatCalls, eventually, kinds } from '#test/helpers/chat-calls.ts';
+import { afterDeltas, eventually, kinds, useReplyTestApp } from '#test/helpers/chat-calls.ts';
 import { storedMessages } from '#test/helpers/stored-messages.ts';
 
 // Streamed replies (stream: true) through the local gateway's Lambda response streaming,
 // against the loopback OpenAI-compatible server, read with a real SSE parser.
 
-let app: TestApp;
-let token: string;
-
-beforeAll(async () => {
-  app = await startTestApp({
-    model: 'openai',
-    pollers: false,
-    env: {
-      // Reached on purpose by the model that goes quiet; long enough that no answering call does on a loaded machine.
-      OPENAI_TIMEOUT_MS: '5000',
-      OPENAI_MAX_RETRIES: '2',
-      STREAM_HEARTBEAT_MS: '150',
-    },
-  });
-  ({ token } = await app.signIn('streaming@example.com'));
+const { app, newChat, stream, history } = useReplyTestApp('streaming@example.com', {
+  // Reached on purpose by the model that goes quiet; long enough that no answering call does on a loaded machine.
+  OPENAI_TIMEOUT_MS: '5000',
+  OPENAI_MAX_RETRIES: '2',
+  STREAM_HEARTBEAT_MS: '150',
 });
-afterAll(() => app?.stop());
-beforeEach(() => app.ai.reset());
 
 const REPLY = 'The quick brown fox jumps over the lazy dog, twice.';
-
-const { newChat, stream, history } = chatCalls(() => ({ app, token }));
 
 test('streams one event per delta in order, then usage, then [DONE] and a blank line; the reply is stored', async () => {
   const chat = await newChat();
@@ -153,9 +138,7 @@ test('when the client goes away the generation goes on to its end and the whole 
   const chat = await newChat();
   app.ai.setReply(REPLY);
   const release = app.ai.holdStreamAfter(2);
-  const sse = await stream(chat.id, 'I will leave', {
-    stopWhen: (events) => events.filter((e) => !e.event && e.data.startsWith('{')).length >= 2,
-  });
+  const sse = await stream(chat.id, 'I will leave', { stopWhen: afterDeltas(2) });
   expect(sse.stoppedEarly).toBe(true);
   release();
   const stored = await eventually(
@@ -180,7 +163,7 @@ test('concurrent streamed prompts to one chat get distinct sequence numbers', as
 
 test('errors before the stream starts are ordinary JSON envelopes', async () => {
   const res = await app.request('POST', '/message/logged-in', {
-    token,
+    token: app.token,
     body: { chatId: 'zzzzzzzzzzzzzzzzzzzzzzzz', prompt: 'hi', stream: true },
   });
   expect(res.status).toBe(404);

@@ -110,25 +110,20 @@ test('packs, then S3 Vectors: the same sources for the same PDF; the file ingest
   );
   const bothChat = await newFileChat(vectors, token, 'both');
   const other = await ingest(vectors, token, bothChat, '/other.pdf', 'other.pdf');
-  const mixed = await sourcesOf(
-    vectors,
-    token,
-    await chatWith('mixed-1', [
-      [before, '/book.pdf'],
-      [other, '/other.pdf'],
-    ]),
-    knownSentence(3, 4),
-  );
+  /** The sources of a question in a new chat with both files (one in packs, one in the index). */
+  const askBoth = async (name: string, prompt: string) =>
+    sourcesOf(
+      vectors,
+      token,
+      await chatWith(name, [
+        [before, '/book.pdf'],
+        [other, '/other.pdf'],
+      ]),
+      prompt,
+    );
+  const mixed = await askBoth('mixed-1', knownSentence(3, 4));
   expect(mixed[0]).toMatchObject({ fileId: before, page: 3 });
-  const fromIndex = await sourcesOf(
-    vectors,
-    token,
-    await chatWith('mixed-2', [
-      [before, '/book.pdf'],
-      [other, '/other.pdf'],
-    ]),
-    knownSentence(2, 11),
-  );
+  const fromIndex = await askBoth('mixed-2', knownSentence(2, 11));
   expect(fromIndex[0]).toMatchObject({ fileId: other, page: 2 });
 
   // Deleting the file removes its vectors from the index; the other file's stay.

@@ -4,6 +4,7 @@ import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { startTestApp, type TestApp, type TestResponse } from '#test/helpers/app.ts';
 import { makeTextPdf } from '#test/helpers/make-pdf.ts';
+import { uploadBytes } from '#test/helpers/files.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
 import { aiProvider } from '#shared/ai/provider.ts';
 import { estimateTokens } from '#shared/ai/tokens.ts';
@@ -76,13 +77,7 @@ const plainChunks = () => new ChunkRepository(db, app.tableName);
 
 /** Uploads the PDF, asks for its ingestion (the request keeps waiting), and returns once the run has started. */
 async function startIngestion() {
-  const up = (
-    await app.request('POST', '/upload', {
-      token,
-      body: { fileName: 'doc.pdf', contentType: 'application/pdf', size: pdf.byteLength },
-    })
-  ).body.data;
-  expect((await fetch(up.uploadUrl, { method: 'PUT', headers: up.uploadHeaders, body: pdf })).status).toBe(200);
+  const up = await uploadBytes(app, token, 'doc.pdf', pdf);
   const waiting = app.request('POST', '/message/pdf', { token, body: { url: up.downloadUrl, fileId: up.fileId } });
   const files = new FileRepository(db, app.tableName);
   let runId: string | undefined;

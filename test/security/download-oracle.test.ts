@@ -81,6 +81,16 @@ async function ingest(url: string) {
 const detail = /ECONNREFUSED|connect|parse|HPE_|SSH|attempts|127\.0\.0\.1|\d{4,5}/i;
 /** What a client is told when nothing answered over HTTP, however the connection failed. */
 const NO_HTTP_ANSWER = expect.stringMatching(new RegExp(`^${DOWNLOAD_FAILED_MESSAGE}: no HTTP answer came back`));
+/** The 400 of a download that got no HTTP answer, the error on `path`. */
+function expectNoHttpAnswer(res: { status: number; body: unknown }, path: string) {
+  expect(res.status).toBe(400);
+  expect(res.body).toEqual({
+    success: false,
+    statusCode: 400,
+    message: NO_HTTP_ANSWER,
+    errors: [{ path, message: NO_HTTP_ANSWER, code: 'DOWNLOAD_FAILED' }],
+  });
+}
 const NOT_FOUND = `${DOWNLOAD_FAILED_MESSAGE}: the server answered 404 Not Found`;
 
 test('the size check: a refused connection and a server that is not HTTP answer byte-identical bodies; a 404 says 404', async () => {
@@ -90,13 +100,7 @@ test('the size check: a refused connection and a server that is not HTTP answer 
     ingest(`${rawBase}/404/head`),
   ]);
   for (const { res, status } of [refused!, garbage!]) {
-    expect(res.status).toBe(400);
-    expect(res.body).toEqual({
-      success: false,
-      statusCode: 400,
-      message: NO_HTTP_ANSWER,
-      errors: [{ path: 'body.url', message: NO_HTTP_ANSWER, code: 'DOWNLOAD_FAILED' }],
-    });
+    expectNoHttpAnswer(res, 'body.url');
     expect(res.text).not.toMatch(detail);
     expect(status.status).toBe('uploaded'); // nothing started
   }
@@ -115,13 +119,7 @@ test('the download: a refused connection (after a redirect) and a server that is
   ]);
   // The URL's host, not this service, failed: a 400 as at the size check (no 500 for the 5xx alarm).
   for (const { res, status } of [refused!, garbage!]) {
-    expect(res.status).toBe(400);
-    expect(res.body).toEqual({
-      success: false,
-      statusCode: 400,
-      message: NO_HTTP_ANSWER,
-      errors: [{ path: 'fileId', message: NO_HTTP_ANSWER, code: 'DOWNLOAD_FAILED' }],
-    });
+    expectNoHttpAnswer(res, 'fileId');
     expect(status).toMatchObject({
       status: 'failed',
       failure: { reason: 'DOWNLOAD_FAILED', cause: 'NO_HTTP_ANSWER', message: NO_HTTP_ANSWER },

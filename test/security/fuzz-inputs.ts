@@ -195,6 +195,13 @@ export const weirdText = fc.oneof(
   ),
 );
 
+/** Strings made from a fresh CUID2 (each run's own). */
+const madeFromAnId = (variants: (id: string) => string[]) =>
+  fc
+    .constant(null)
+    .map(() => createId())
+    .chain((id) => fc.constantFrom(...variants(id)));
+
 /** Strings that are not CUID2s (length, case, alphabet, injection attempts, look-alikes). */
 export const invalidCuid = fc.oneof(
   fc.string({ maxLength: 40 }),
@@ -221,21 +228,16 @@ export const invalidCuid = fc.oneof(
     '%',
     'a%2Fb',
   ),
-  fc
-    .constant(null)
-    .map(() => createId())
-    .chain((id) =>
-      fc.constantFrom(
-        id.toUpperCase(),
-        id.slice(1),
-        `${id}a`,
-        `${id}#META`,
-        `USER#${id}`,
-        `${id.slice(0, 12)}-${id.slice(13)}`,
-        ` ${id}`,
-        `${id} `,
-      ),
-    ),
+  madeFromAnId((id) => [
+    id.toUpperCase(),
+    id.slice(1),
+    `${id}a`,
+    `${id}#META`,
+    `USER#${id}`,
+    `${id.slice(0, 12)}-${id.slice(13)}`,
+    ` ${id}`,
+    `${id} `,
+  ]),
 );
 
 /** URLs the service must refuse without fetching (wrong scheme, credentials, private or loopback hosts, junk). */
@@ -374,20 +376,15 @@ export const hostileSegment = fc.oneof(
     '(',
     ')',
   ),
-  fc
-    .constant(null)
-    .map(() => createId())
-    .chain((id) =>
-      fc.constantFrom(
-        `${id}%2F..`,
-        `${id};x=1`,
-        `${id}%3Fa=1`,
-        `${id}%23frag`,
-        `${id}%00`,
-        `${id.toUpperCase()}`,
-        `${id}.json`,
-      ),
-    ),
+  madeFromAnId((id) => [
+    `${id}%2F..`,
+    `${id};x=1`,
+    `${id}%3Fa=1`,
+    `${id}%23frag`,
+    `${id}%00`,
+    `${id.toUpperCase()}`,
+    `${id}.json`,
+  ]),
   fc
     .string({ maxLength: 30 })
     .filter(isWellFormed)

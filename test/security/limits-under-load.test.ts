@@ -1,4 +1,4 @@
-import { startTestApp, type TestApp } from '#test/helpers/app.ts';
+import { useTestApp } from '#test/helpers/app.ts';
 import { makeTextPdf } from '#test/helpers/make-pdf.ts';
 import { postSse, readSse } from '#test/helpers/sse.ts';
 import { until } from '#test/helpers/until.ts';
@@ -19,12 +19,11 @@ const MAX_REPLIES = 2;
 const MAX_FOLLOWERS = 2;
 const MAX_FOLLOWS = 3;
 
-let app: TestApp;
 let counters: UsageCounters;
 let slots: InFlightSlots;
 
-beforeAll(async () => {
-  app = await startTestApp({
+const app = useTestApp(
+  async () => ({
     model: 'openai',
     pdfs: { '/animals.pdf': { body: Buffer.from(await makeTextPdf(2, 6)) } },
     env: {
@@ -36,12 +35,15 @@ beforeAll(async () => {
       // A follower that left is noticed at its stream's next write: the keep-alive, when the reply is quiet.
       STREAM_HEARTBEAT_MS: '200',
     },
-  });
-  const { db } = app.clients();
-  counters = new UsageCounters(db, app.tableName);
-  slots = new InFlightSlots(db, app.tableName);
-});
-afterAll(() => app?.stop());
+  }),
+  {
+    ready: async (app) => {
+      const { db } = app.clients();
+      counters = new UsageCounters(db, app.tableName);
+      slots = new InFlightSlots(db, app.tableName);
+    },
+  },
+);
 beforeEach(() => app.ai.reset());
 
 let people = 0;

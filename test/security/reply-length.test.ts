@@ -1,5 +1,4 @@
-import { startTestApp, type TestApp } from '#test/helpers/app.ts';
-import { chatCalls, eventually, kinds } from '#test/helpers/chat-calls.ts';
+import { eventually, kinds, useReplyTestApp } from '#test/helpers/chat-calls.ts';
 import { until } from '#test/helpers/until.ts';
 
 // A model that ignores the reply's length (REPLY_MAX_TOKENS): what it sends past what a reply of
@@ -12,23 +11,9 @@ const MAX_CHARS = REPLY_MAX_TOKENS * 16;
 const TWO_MB = 'word '.repeat(400_000);
 const ONE_MB = 'x'.repeat(1_000_000);
 
-let app: TestApp;
-let token: string;
-
-beforeAll(async () => {
-  app = await startTestApp({
-    model: 'openai',
-    pollers: false,
-    env: {
-      REPLY_MAX_TOKENS: String(REPLY_MAX_TOKENS),
-    },
-  });
-  ({ token } = await app.signIn('reply-length@example.com'));
+const { app, newChat, stream, history } = useReplyTestApp('reply-length@example.com', {
+  REPLY_MAX_TOKENS: String(REPLY_MAX_TOKENS),
 });
-afterAll(() => app?.stop());
-beforeEach(() => app.ai.reset());
-
-const { newChat, stream, history } = chatCalls(() => ({ app, token }));
 
 test('a 2 MB stream against a 64-token reply: the reply ends complete at its length, stored as sent, the model request closed', async () => {
   const chat = await newChat();
@@ -52,7 +37,7 @@ test('a 1 MB whole reply against a 64-token reply: 200 with the reply cut at its
   const chat = await newChat();
   app.ai.setReply(ONE_MB);
   const res = await app.request('POST', '/message/logged-in', {
-    token,
+    token: app.token,
     body: { chatId: chat.id, prompt: 'Say a lot' },
   });
 

@@ -1,37 +1,12 @@
-import { jest } from '@jest/globals';
 import { METRIC, SERVICE_NAME, serviceMetrics } from '#shared/observability/metrics.ts';
 import { withReplyMetrics } from '#shared/ai/reply-metrics.ts';
 import { createOfflineProvider } from '#shared/ai/offline-provider.ts';
 import type { ChatInput } from '#shared/ai/types.ts';
+import { emitted } from '#test/helpers/emf.ts';
 
 // The service's metrics as CloudWatch reads them: EMF lines on stdout, each one metric set with
 // its namespace, its dimensions and its values (shared/observability/metrics.ts); the model's replies measured
 // around any provider (shared/ai/reply-metrics.ts).
-
-interface Emf {
-  _aws: {
-    CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string; Unit: string }[] }[];
-  };
-  [key: string]: unknown;
-}
-
-/** The EMF lines written to stdout while `run` runs. */
-async function emitted(run: () => unknown): Promise<Emf[]> {
-  const lines: string[] = [];
-  const spy = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    lines.push(String(chunk));
-    return true;
-  });
-  try {
-    await run();
-  } finally {
-    spy.mockRestore();
-  }
-  return lines
-    .flatMap((l) => l.split('\n'))
-    .filter((l) => l.startsWith('{"_aws"'))
-    .map((l) => JSON.parse(l) as Emf);
-}
 
 test('a response is one line: requests, 4xx and 5xx under its route', async () => {
   const m = serviceMetrics('Test');

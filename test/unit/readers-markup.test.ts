@@ -370,9 +370,15 @@ describe('sections', () => {
 });
 
 describe('real files nobody here wrote', () => {
-  test('an mdBook page (rustdoc book): its content under heading paths, not its sidebar, menu or page links', async () => {
-    const parts = await read(htmlReader, readFileSync(join(FIXTURES, 'rustdoc-what-is-rustdoc.html')));
+  /** The fixture read by `reader`, its parts well formed. */
+  const readFixture = async (reader: DocumentReader, name: string) => {
+    const parts = await read(reader, readFileSync(join(FIXTURES, name)));
     expectWellFormed(parts);
+    return parts;
+  };
+
+  test('an mdBook page (rustdoc book): its content under heading paths, not its sidebar, menu or page links', async () => {
+    const parts = await readFixture(htmlReader, 'rustdoc-what-is-rustdoc.html');
     expect(paths(parts)).toEqual([
       ['What is rustdoc?'],
       ['What is rustdoc?', 'Basic usage'],
@@ -393,8 +399,7 @@ describe('real files nobody here wrote', () => {
   });
 
   test('a Texinfo page (libffi manual): its navigation panel is not read', async () => {
-    const parts = await read(htmlReader, readFileSync(join(FIXTURES, 'libffi-the-basics.html')));
-    expectWellFormed(parts);
+    const parts = await readFixture(htmlReader, 'libffi-the-basics.html');
     const text = allText(parts);
     expect(paths(parts)).toEqual([['The Basics (libffi: the portable foreign function interface library)']]);
     expect(text).toContain('2.1 The Basics libffi assumes that you have a pointer to the function you wish to call');
@@ -402,8 +407,7 @@ describe('real files nobody here wrote', () => {
   });
 
   test("a package's README (htmlparser2): sections, its tables with their header", async () => {
-    const parts = await read(markdownReader, readFileSync(join(FIXTURES, 'htmlparser2-readme.md')));
-    expectWellFormed(parts);
+    const parts = await readFixture(markdownReader, 'htmlparser2-readme.md');
     expect(paths(parts)).toEqual([
       ['htmlparser2'],
       ['htmlparser2', 'Installation'],

@@ -40,6 +40,9 @@ afterAll(async () => {
 });
 
 /** The error the SDK raises for a command: its name and HTTP status. */
+/** `k0`, `k1`, … : `n` vector keys. */
+const keyNames = (n: number) => Array.from({ length: n }, (_, i) => `k${i}`);
+
 async function failure(promise: Promise<unknown>): Promise<{ name: string; status: number | undefined }> {
   try {
     await promise;
@@ -255,17 +258,8 @@ test('GetVectors (≤ 100), DeleteVectors (≤ 500, missing keys are no error), 
     }),
   );
   expect(got.vectors).toEqual([{ key: 'k1', data: { float32: [1] }, metadata: { n: 1 } }]);
-  expect(
-    await failure(
-      client.send(
-        new GetVectorsCommand({
-          vectorBucketName: bucket,
-          indexName: 'idx-list',
-          keys: Array.from({ length: 101 }, (_, i) => `k${i}`),
-        }),
-      ),
-    ),
-  ).toEqual({ name: 'ValidationException', status: 400 });
+  const over101 = new GetVectorsCommand({ vectorBucketName: bucket, indexName: 'idx-list', keys: keyNames(101) });
+  expect(await failure(client.send(over101))).toEqual({ name: 'ValidationException', status: 400 });
   const listed: string[] = [];
   let nextToken: string | undefined;
   do {
@@ -286,17 +280,8 @@ test('GetVectors (≤ 100), DeleteVectors (≤ 500, missing keys are no error), 
     new DeleteVectorsCommand({ vectorBucketName: bucket, indexName: 'idx-list', keys: ['k0', 'k1', 'never'] }),
   );
   expect(standIn.vectorKeys(bucket, 'idx-list')).toHaveLength(1498);
-  expect(
-    await failure(
-      client.send(
-        new DeleteVectorsCommand({
-          vectorBucketName: bucket,
-          indexName: 'idx-list',
-          keys: Array.from({ length: 501 }, (_, i) => `k${i}`),
-        }),
-      ),
-    ),
-  ).toEqual({ name: 'ValidationException', status: 400 });
+  const over501 = new DeleteVectorsCommand({ vectorBucketName: bucket, indexName: 'idx-list', keys: keyNames(501) });
+  expect(await failure(client.send(over501))).toEqual({ name: 'ValidationException', status: 400 });
 });
 
 test('an unsigned request is a 403 AccessDeniedException', async () => {
