@@ -212,7 +212,11 @@ async function startWith(options: TestAppOptions, standIns: StandIns): Promise<T
 
   async function signIn(email: string, name?: string) {
     const idToken = await signLocalIdToken(dataDir, { email, ...(name && { name }) });
-    const res = await request('POST', '/auth', { token: idToken });
+    let res = await request('POST', '/auth', { token: idToken });
+    // 503: the function's fetch of the local IdP's keys timed out (5 s) on a loaded machine; a
+    // client tries again, and the next fetch starts afresh.
+    for (let retry = 0; retry < 3 && res.status === 503; retry++)
+      res = await request('POST', '/auth', { token: idToken });
     if (res.status !== 200 && res.status !== 201) throw new Error(`sign-in failed: ${res.status} ${res.text}`);
     return { token: res.body.data.token as string, user: res.body.data.user, status: res.status };
   }
