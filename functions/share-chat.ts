@@ -1,3 +1,4 @@
+import '#shared/config/sharing.ts';
 import { sharingRoutes } from '#shared/sharing/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { requestBaseUrl } from '#shared/http/base-url.ts';

@@ -1,3 +1,4 @@
+import '#shared/config/chat.ts';
 import { chatRoutes } from '#shared/chats/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { config } from '#shared/config.ts';

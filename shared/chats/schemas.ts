@@ -1,3 +1,4 @@
+import '../config/chat.ts';
 import * as z from '../zod.ts';
 import { partLocationSchema } from '../files/schemas.ts';
 import { config } from '../config.ts';
