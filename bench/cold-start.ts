@@ -32,7 +32,7 @@ export const BASELINE: ManifestFunction = {
 /** Bundles between the baseline and a real API function, each adding one layer (the breakdown). */
 export const LAYERS: { fn: ManifestFunction; adds: string; alternative?: boolean }[] = [
   ['1-zod', 'zod/mini (shared/zod.ts, English locale), one schema'],
-  ['2-config', 'the configuration: shared/config.ts schema built and parsed'],
+  ['2-config', "the configuration: the HTTP layer's pieces of shared/config/ built and parsed"],
   ['3-libraries', 'middy, jose, Powertools logger, cuid2'],
   ['3b-metrics', 'Powertools Metrics (shared/observability/metrics.ts, a namespace set)'],
   ['4-http-layer', 'the shared HTTP layer (shared/http/handler.ts) around a no-op route'],

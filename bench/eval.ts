@@ -14,7 +14,7 @@ import { keepAliveAgent, request } from './lib/http.ts';
 import { evalFigures, type ScoredQuestion } from './lib/eval-metrics.ts';
 import { makeJudge } from './lib/eval-judge.ts';
 import { createAiProvider, describeAiProvider } from '#shared/ai/provider.ts';
-import { chosenProvider } from '#shared/config.ts';
+import { chosenProvider } from '#shared/config/all.ts';
 import { renderTable } from './lib/report.ts';
 import { startEmulatorsProcess } from './lib/service.ts';
 

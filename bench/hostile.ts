@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { loadConfig } from '#shared/config.ts';
+import { loadConfig } from '#shared/config/all.ts';
 import { extractTextBounded } from '#shared/pdf/bounded-extract.ts';
 import { extractLimits } from '#shared/ingestion/extract-stage.ts';
 import { PermanentFailure } from '#shared/files/failures.ts';

@@ -1,3 +1,5 @@
+import '../shared/config/pdf.ts';
+import '../shared/config/retrieval.ts';
 import { performance } from 'node:perf_hooks';
 import { knownSentence } from '../test/helpers/make-pdf.ts';
 import type { Benchmark } from './lib/context.ts';

@@ -1,3 +1,4 @@
+import '#shared/config/auth.ts';
 import { apiKeyRoutes } from '#shared/auth/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { systemClock } from '#shared/clock.ts';

@@ -6,7 +6,7 @@ import { UsageLedger } from '#shared/limits/usage-ledger.ts';
 import { ChatRepository } from '#shared/chats/conversations/chat-repository.ts';
 import { CollectionRepository } from '#shared/collections/collection-repository.ts';
 import { createChat } from '#shared/chats/conversations/chat-service.ts';
-import { createChatBody } from '#shared/chats/schemas.ts';
+import { createChatBody } from '#shared/chats/requests.ts';
 
 // POST /chat: a new chat of the caller's (201).
 

@@ -1,3 +1,5 @@
+import '#shared/config/retention.ts';
+import '#shared/config/webhooks.ts';
 import { config } from '#shared/config.ts';
 import { systemClock } from '#shared/clock.ts';
 import { accountExportDeps } from '#shared/account-export/account-export-deps.ts';

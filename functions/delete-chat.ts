@@ -5,7 +5,7 @@ import { systemClock } from '#shared/clock.ts';
 import { UsageLedger } from '#shared/limits/usage-ledger.ts';
 import { ChatRepository } from '#shared/chats/conversations/chat-repository.ts';
 import { deleteChat } from '#shared/chats/conversations/chat-service.ts';
-import { chatIdParams } from '#shared/chats/schemas.ts';
+import { chatIdParams } from '#shared/chats/requests.ts';
 
 // DELETE /chat/{chatId}: the chat with every message and attachment in its partition.
 

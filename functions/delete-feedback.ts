@@ -6,7 +6,7 @@ import { metrics } from '#shared/observability/metrics.ts';
 import { chatRepositories } from '#shared/chats/repositories.ts';
 import { FeedbackRepository } from '#shared/chats/conversations/feedback-repository.ts';
 import { removeFeedback } from '#shared/chats/conversations/feedback-service.ts';
-import { replyParams } from '#shared/chats/schemas.ts';
+import { replyParams } from '#shared/chats/requests.ts';
 
 // DELETE /chat/{chatId}/messages/{messageId}/feedback: the reply's rating removed (none: unchanged).
 

@@ -3,7 +3,7 @@ import { httpHandler } from '#shared/http/handler.ts';
 import { systemClock } from '#shared/clock.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { chatRepositories } from '#shared/chats/repositories.ts';
-import { chatIdParams } from '#shared/chats/schemas.ts';
+import { chatIdParams } from '#shared/chats/requests.ts';
 import { exportChat } from '#shared/sharing/export.ts';
 import { exportQuery } from '#shared/sharing/schemas.ts';
 

@@ -1,3 +1,4 @@
+import '#shared/config/chat.ts';
 import { chatRoutes } from '#shared/chats/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { config } from '#shared/config.ts';
@@ -5,7 +6,7 @@ import { systemClock } from '#shared/clock.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { chatRepositories } from '#shared/chats/repositories.ts';
 import { followReply } from '#shared/chats/replies/reply-service.ts';
-import { followReplyQuery, replyParams } from '#shared/chats/schemas.ts';
+import { followReplyQuery, replyParams } from '#shared/chats/requests.ts';
 import { userLimits } from '#shared/limits/user-limits.ts';
 
 // GET /chat/{chatId}/messages/{messageId}/stream: a streamed reply's events after Last-Event-ID

@@ -3,7 +3,7 @@ import { httpHandler } from '#shared/http/handler.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { ChatRepository } from '#shared/chats/conversations/chat-repository.ts';
 import { getChat } from '#shared/chats/conversations/chat-service.ts';
-import { chatIdParams } from '#shared/chats/schemas.ts';
+import { chatIdParams } from '#shared/chats/requests.ts';
 import { chatFilesDeps } from '#shared/files/chat-files.ts';
 import { CollectionRepository } from '#shared/collections/collection-repository.ts';
 

@@ -1,3 +1,5 @@
+import '#shared/config/limits.ts';
+import '#shared/config/uploads.ts';
 import { usageRoutes } from '#shared/usage/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { systemClock } from '#shared/clock.ts';

@@ -4,7 +4,7 @@ import { pageResponse } from '#shared/http/pagination.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { ChatRepository } from '#shared/chats/conversations/chat-repository.ts';
 import { listChats } from '#shared/chats/conversations/chat-service.ts';
-import { listQuery } from '#shared/chats/schemas.ts';
+import { listQuery } from '#shared/chats/requests.ts';
 
 // GET /chat: the caller's chats, newest first, paged (x-next-cursor).
 

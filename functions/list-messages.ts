@@ -5,7 +5,7 @@ import { dynamo, tableName } from '#shared/clients.ts';
 import { ChatRepository } from '#shared/chats/conversations/chat-repository.ts';
 import { listMessages } from '#shared/chats/conversations/chat-service.ts';
 import { MessageRepository } from '#shared/chats/conversations/message-repository.ts';
-import { chatIdParams, listMessagesQuery } from '#shared/chats/schemas.ts';
+import { chatIdParams, listMessagesQuery } from '#shared/chats/requests.ts';
 
 // GET /chat/{chatId}/messages: a branch of the caller's chat (the active one, or ?leaf=), root first, paged.
 

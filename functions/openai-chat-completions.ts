@@ -1,3 +1,4 @@
+import '#shared/config/chat.ts';
 import { completionRoutes } from '#shared/completions/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { config } from '#shared/config.ts';

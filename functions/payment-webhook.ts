@@ -1,3 +1,4 @@
+import '#shared/config/webhooks.ts';
 import { paymentRoutes } from '#shared/payments/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { rawBodyOf } from '#shared/http/raw-body.ts';

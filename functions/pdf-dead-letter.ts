@@ -1,3 +1,4 @@
+import '#shared/config/webhooks.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { config } from '#shared/config.ts';
 import { systemClock } from '#shared/clock.ts';

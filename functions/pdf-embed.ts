@@ -1,3 +1,4 @@
+import '#shared/config/ai.ts';
 import { stageSettings } from '#shared/files/stages.ts';
 import { aiProvider } from '#shared/ai/provider.ts';
 import { estimateTokens } from '#shared/ai/tokens.ts';

@@ -1,3 +1,4 @@
+import '#shared/config/pdf.ts';
 import { stageSettings } from '#shared/files/stages.ts';
 import { availableParallelism } from 'node:os';
 import { systemClock } from '#shared/clock.ts';

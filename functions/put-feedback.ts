@@ -6,7 +6,7 @@ import { metrics } from '#shared/observability/metrics.ts';
 import { chatRepositories } from '#shared/chats/repositories.ts';
 import { FeedbackRepository } from '#shared/chats/conversations/feedback-repository.ts';
 import { setFeedback } from '#shared/chats/conversations/feedback-service.ts';
-import { feedbackBody, replyParams } from '#shared/chats/schemas.ts';
+import { feedbackBody, replyParams } from '#shared/chats/requests.ts';
 
 // PUT /chat/{chatId}/messages/{messageId}/feedback: rate an ai reply up or down (replaces an earlier rating).
 

@@ -1,9 +1,10 @@
+import '#shared/config/chat.ts';
 import { chatRoutes } from '#shared/chats/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { config } from '#shared/config.ts';
 import { systemClock } from '#shared/clock.ts';
 import { replyDeps } from '#shared/chats/replies/reply-deps.ts';
-import { regenerateBody, replyParams } from '#shared/chats/schemas.ts';
+import { regenerateBody, replyParams } from '#shared/chats/requests.ts';
 import { sendMessage, streamMessage } from '#shared/chats/replies/send-message.ts';
 
 // POST /chat/{chatId}/messages/{messageId}/regenerate: a new reply to the prompt of an ai

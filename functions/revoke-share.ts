@@ -2,7 +2,7 @@ import { sharingRoutes } from '#shared/sharing/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { ChatRepository } from '#shared/chats/conversations/chat-repository.ts';
-import { chatIdParams } from '#shared/chats/schemas.ts';
+import { chatIdParams } from '#shared/chats/requests.ts';
 import { ShareRepository } from '#shared/sharing/share-repository.ts';
 import { revokeShare } from '#shared/sharing/share-service.ts';
 

@@ -4,7 +4,7 @@ import { pageResponse } from '#shared/http/pagination.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { SearchIndex } from '#shared/chats/search/search-index.ts';
 import { searchChats } from '#shared/chats/search/search-service.ts';
-import { searchQuery } from '#shared/chats/schemas.ts';
+import { searchQuery } from '#shared/chats/requests.ts';
 
 // GET /chat/search?q=: the caller's chats whose name or messages match, newest first, paged (x-next-cursor).
 

@@ -1,9 +1,10 @@
+import '#shared/config/chat.ts';
 import { chatRoutes } from '#shared/chats/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { config } from '#shared/config.ts';
 import { systemClock } from '#shared/clock.ts';
 import { replyDeps } from '#shared/chats/replies/reply-deps.ts';
-import { sendMessageBody } from '#shared/chats/schemas.ts';
+import { sendMessageBody } from '#shared/chats/requests.ts';
 import { sendMessage, streamMessage } from '#shared/chats/replies/send-message.ts';
 
 // POST /message/logged-in: a prompt to the assistant; the reply whole (stream false) or as

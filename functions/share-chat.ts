@@ -1,3 +1,4 @@
+import '#shared/config/sharing.ts';
 import { sharingRoutes } from '#shared/sharing/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { requestBaseUrl } from '#shared/http/base-url.ts';
@@ -5,7 +6,7 @@ import { config } from '#shared/config.ts';
 import { systemClock } from '#shared/clock.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { chatRepositories } from '#shared/chats/repositories.ts';
-import { chatIdParams } from '#shared/chats/schemas.ts';
+import { chatIdParams } from '#shared/chats/requests.ts';
 import { FileRepository } from '#shared/files/file-repository.ts';
 import { ShareRepository } from '#shared/sharing/share-repository.ts';
 import { shareChat } from '#shared/sharing/share-service.ts';

@@ -1,3 +1,4 @@
+import '#shared/config/auth.ts';
 import { userRoutes } from '#shared/users/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { config } from '#shared/config.ts';

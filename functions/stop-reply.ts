@@ -1,3 +1,4 @@
+import '#shared/config/chat.ts';
 import { chatRoutes } from '#shared/chats/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { config } from '#shared/config.ts';
@@ -5,7 +6,7 @@ import { systemClock } from '#shared/clock.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { chatRepositories } from '#shared/chats/repositories.ts';
 import { stopReply } from '#shared/chats/replies/reply-service.ts';
-import { replyParams } from '#shared/chats/schemas.ts';
+import { replyParams } from '#shared/chats/requests.ts';
 
 // POST /chat/{chatId}/messages/{messageId}/stop: the reply stops wherever it is generated.
 

@@ -4,7 +4,7 @@ import { systemClock } from '#shared/clock.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { chatRepositories } from '#shared/chats/repositories.ts';
 import { updateChat } from '#shared/chats/conversations/chat-service.ts';
-import { chatIdParams, updateChatBody } from '#shared/chats/schemas.ts';
+import { chatIdParams, updateChatBody } from '#shared/chats/requests.ts';
 
 // PUT /chat/{chatId}: rename (name or chatName), change the system message, deactivate or
 // reactivate, switch the active branch.

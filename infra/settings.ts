@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { chosenProvider, configSchema, loadConfig, ConfigError, type Config } from '#shared/config.ts';
+import { chosenProvider, configSchema, loadConfig, ConfigError, type Config } from '#shared/config/all.ts';
 import { identityProviderSettings } from '#shared/auth/identity-provider.ts';
 import { asError } from '#shared/errors.ts';
 import { manifestFunctions, pipelineStageList, type PipelineStageName } from './routes.ts';
 
 // What the CDK app reads at synth time. Two kinds of settings:
 // - stack settings (camelCase context keys: `-c retainData=false`, or cdk.json "context");
-// - function settings: any variable of shared/config.ts except the wiring the stack sets
+// - function settings: any variable of shared/config/all.ts except the wiring the stack sets
 //   itself, under its own name (`-c ADMIN_EMAILS=a@b.c`, or exported in the shell when
 //   synthesizing). Context wins over the environment. Secrets never travel this way: the
 //   OpenAI key is read from Secrets Manager (`openAiKeySecret`), the JWT secret is generated.
@@ -131,7 +131,7 @@ const corsOrigin = z.string().refine((v) => {
 }, 'must be an origin such as https://app.example.com (scheme, host and port only) or *');
 
 export type StackSettings = z.infer<typeof stackSettingsSchema> & {
-  /** Function settings passed through to every function (validated with shared/config.ts). */
+  /** Function settings passed through to every function (validated with shared/config/all.ts). */
   functionEnv: Record<string, string>;
   /** CORS origin for the API and presigned uploads (CORS_ALLOW_ORIGIN, required). */
   corsAllowOrigin: string;

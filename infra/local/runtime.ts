@@ -1,7 +1,7 @@
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { loadConfig, type Config } from '#shared/config.ts';
+import { loadConfig, type Config } from '#shared/config/all.ts';
 import {
   deadLetterConsumerList,
   scheduledTaskList,

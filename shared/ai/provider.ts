@@ -1,6 +1,7 @@
 import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import { secretsClient } from '../clients.ts';
-import { chosenProvider, config, type Config } from '../config.ts';
+import { config, type Config } from '../config.ts';
+import { chosenProvider } from '../config/ai.ts';
 import type { BedrockSettings } from './bedrock-provider.ts';
 import type { AiProvider } from './types.ts';
 import { withReplyMetrics } from './reply-metrics.ts';

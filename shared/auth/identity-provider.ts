@@ -1,3 +1,4 @@
+import '../config/auth.ts';
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
 import type { Clock } from '../clock.ts';
 import * as z from '../zod.ts';

@@ -1,3 +1,4 @@
+import '../config/auth.ts';
 import { SignJWT, decodeJwt, decodeProtectedHeader, jwtVerify, type CryptoKey } from 'jose';
 import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import { secretsClient } from '../clients.ts';

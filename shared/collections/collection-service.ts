@@ -1,3 +1,4 @@
+import '../config/collections.ts';
 import { isoNow, type Clock } from '../clock.ts';
 import type { Page } from '../dynamo.ts';
 import type { FileRepository } from '../files/file-repository.ts';

@@ -1,3 +1,4 @@
+import '../config/collections.ts';
 import * as z from '../zod.ts';
 import { config } from '../config.ts';
 import { idParam, pageQuerySchema } from '../schemas.ts';

@@ -6,7 +6,7 @@ import { CitationStream, checkCitations, citableSources } from '../chats/replies
 import { replyCostBound } from '../chats/replies/reply-cost.ts';
 import { ReplyLength } from '../chats/replies/reply-length.ts';
 import { addUsage, retrievalQuery } from '../chats/replies/retrieval-query.ts';
-import { DEFAULT_SYSTEM_MESSAGE } from '../chats/schemas.ts';
+import { DEFAULT_SYSTEM_MESSAGE } from '../chats/requests.ts';
 import { releaseReplySlot, settle, takeReplySlot, type Spent } from '../chats/replies/reply-budget.ts';
 import {
   DEFAULT_CHUNK_TOKENS,

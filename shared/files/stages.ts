@@ -1,3 +1,4 @@
+import '../config/queues.ts';
 import type { Config } from '../config.ts';
 
 // The pipeline's stages: one vocabulary. A run's record says which stage it is at (`fetch` …

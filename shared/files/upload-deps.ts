@@ -1,3 +1,5 @@
+import '../config/pdf.ts';
+import '../config/uploads.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { bucketName, dynamo } from '../clients.ts';

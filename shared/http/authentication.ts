@@ -1,3 +1,4 @@
+import '../config/auth.ts';
 import type { MiddlewareObj } from '@middy/core';
 import { systemClock, type Clock } from '../clock.ts';
 import { config, type Config } from '../config.ts';

@@ -1,3 +1,4 @@
+import '../config/chunking.ts';
 import { logger } from '../observability/logger.ts';
 import { metrics } from '../observability/metrics.ts';
 import type { FileRecord, ProcessingFile } from '../files/file-record.ts';

@@ -1,3 +1,4 @@
+import '../config/chunking.ts';
 import { AiProviderError } from '../ai/errors.ts';
 import { logger } from '../observability/logger.ts';
 import type { AiProvider } from '../ai/types.ts';

@@ -1,3 +1,4 @@
+import '../config/pdf.ts';
 import { extractTextBounded, type ExtractLimits } from '../pdf/bounded-extract.ts';
 import { planRanges, type PageRange } from '../pdf/page-ranges.ts';
 import { everyRangeCounted } from '../files/file-runs.ts';

@@ -1,3 +1,4 @@
+import '../config/chunking.ts';
 import { isoNow } from '../clock.ts';
 import type { Chunk } from '../files/chunk-repository.ts';
 import type { ProcessingFile } from '../files/file-record.ts';

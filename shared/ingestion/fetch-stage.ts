@@ -1,3 +1,4 @@
+import '../config/pdf.ts';
 import { createHash } from 'node:crypto';
 import { HEAD_BYTES, READ_FORMATS, sniffHead, type HeadKind } from '../readers/sniff.ts';
 import { sourceKey } from '../files/storage.ts';

@@ -1,3 +1,5 @@
+import '../config/limits.ts';
+import '../config/pdf.ts';
 import { addFileToCollection, type CollectionDeps } from '../collections/collection-service.ts';
 import { attachableChat, attachFile } from '../chats/conversations/attach-file.ts';
 import type { z } from 'zod/mini';

@@ -1,3 +1,4 @@
+import '../config/pdf.ts';
 import { logger } from '../observability/logger.ts';
 import { everyRangeCounted } from '../files/file-runs.ts';
 import type { ProcessingFile } from '../files/file-record.ts';

@@ -1,3 +1,5 @@
+import '../config/pdf.ts';
+import '../config/uploads.ts';
 import { bucketName, dynamo } from '../clients.ts';
 import type { Config } from '../config.ts';
 import { FileRepository } from '../files/file-repository.ts';

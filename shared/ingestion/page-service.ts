@@ -1,3 +1,4 @@
+import '../config/pdf.ts';
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import * as z from '../zod.ts';

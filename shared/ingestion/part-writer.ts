@@ -1,3 +1,5 @@
+import '../config/ai.ts';
+import '../config/chunking.ts';
 import { estimateTokens } from '../ai/tokens.ts';
 import type { Chunk, ChunkPlace } from '../files/chunk-repository.ts';
 import type { PartLocation } from '../readers/reader.ts';

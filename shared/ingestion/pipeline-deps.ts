@@ -1,3 +1,4 @@
+import '../config/webhooks.ts';
 import { bucketName, dynamo, sqsClient } from '../clients.ts';
 import { s3Client } from '../s3-client.ts';
 import type { Clock } from '../clock.ts';

@@ -1,3 +1,4 @@
+import '../config/pdf.ts';
 import { PermanentFailure } from '../files/failures.ts';
 import type { FileRecord, ProcessingFile } from '../files/file-record.ts';
 import { readDocumentBounded, type ReadOutcome } from '../pdf/bounded-read.ts';

@@ -1,3 +1,4 @@
+import '../config/limits.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { LimitExceededError } from '../errors.ts';

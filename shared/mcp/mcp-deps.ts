@@ -1,3 +1,5 @@
+import '../config/chat.ts';
+import '../config/chunking.ts';
 import { bucketName, dynamo, tableName } from '../clients.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';

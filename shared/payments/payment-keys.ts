@@ -1,3 +1,4 @@
+import '../config/payments.ts';
 import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import * as z from '../zod.ts';
 import { secretsClient } from '../clients.ts';

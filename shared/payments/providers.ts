@@ -1,3 +1,4 @@
+import '../config/payments.ts';
 import type { Config } from '../config.ts';
 import { paymentKeysOf } from './payment-keys.ts';
 import type { PaymentProvider } from './payment-provider.ts';

@@ -1,3 +1,4 @@
+import '../config/retrieval.ts';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ConfigError, type Config } from '../config.ts';

@@ -1,3 +1,4 @@
+import '../config/retrieval.ts';
 import {
   CreateIndexCommand,
   DeleteVectorsCommand,

@@ -1,3 +1,4 @@
+import '../config/retrieval.ts';
 import { createHash } from 'node:crypto';
 import type { Config } from '../config.ts';
 import { bucketName } from '../clients.ts';

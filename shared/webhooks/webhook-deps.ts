@@ -1,3 +1,4 @@
+import '../config/webhooks.ts';
 import { dynamo, sqsClient } from '../clients.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';

@@ -1,5 +1,5 @@
 import { jest } from '@jest/globals';
-import { loadConfig } from '#shared/config.ts';
+import { loadConfig } from '#shared/config/all.ts';
 import { extractTextBounded, type ExtractLimits } from '#shared/pdf/bounded-extract.ts';
 import { extractLimits } from '#shared/ingestion/extract-stage.ts';
 import { PermanentFailure } from '#shared/files/failures.ts';

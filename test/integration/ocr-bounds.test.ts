@@ -1,5 +1,5 @@
 import { jest } from '@jest/globals';
-import { loadConfig } from '#shared/config.ts';
+import { loadConfig } from '#shared/config/all.ts';
 import { PermanentFailure } from '#shared/files/failures.ts';
 import { OcrEngine } from '#shared/pdf/ocr/engine.ts';
 import { ocrPages } from '#shared/pdf/ocr/ocr-pages.ts';

@@ -6,7 +6,7 @@ import { FileRepository } from '#shared/files/file-repository.ts';
 import type { CompletedFile } from '#shared/files/file-record.ts';
 import { FileStorage, sourceKey } from '#shared/files/storage.ts';
 import { createId } from '@paralleldrive/cuid2';
-import { loadConfig } from '#shared/config.ts';
+import { loadConfig } from '#shared/config/all.ts';
 import { runExtract } from '#shared/ingestion/extract-stage.ts';
 import { pipelineDeps, type PipelineDeps } from '#shared/ingestion/pipeline-deps.ts';
 import { resumeStuckIngestions } from '#shared/ingestion/recovery.ts';

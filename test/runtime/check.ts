@@ -289,7 +289,7 @@ async function main() {
       const { UserRepository } = await import('../../shared/users/user-repository.ts');
       const { ChatRepository } = await import('../../shared/chats/conversations/chat-repository.ts');
       const { ServiceTokens, serviceTokenSettings } = await import('../../shared/auth/service-token.ts');
-      const { loadConfig } = await import('../../shared/config.ts');
+      const { loadConfig } = await import('../../shared/config/all.ts');
       const functionConfig = loadConfig(env);
       const credentials = { accessKeyId: env.AWS_ACCESS_KEY_ID!, secretAccessKey: env.AWS_SECRET_ACCESS_KEY! };
       const db = DynamoDBDocumentClient.from(

@@ -1,7 +1,7 @@
 import { createAiProvider, describeAiProvider } from '#shared/ai/provider.ts';
 import { createOfflineProvider, splitIntoParts } from '#shared/ai/offline-provider.ts';
 import { LEXICAL_EMBEDDING_DIMENSIONS, lexicalEmbedding } from '#shared/ai/lexical-embedding.ts';
-import { loadConfig } from '#shared/config.ts';
+import { loadConfig } from '#shared/config/all.ts';
 import type { ChatInput, Source, StreamPart } from '#shared/ai/types.ts';
 
 // The offline provider: never an invented answer; lexical embeddings.

@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig } from '#shared/config.ts';
+import { ConfigError, loadConfig } from '#shared/config/all.ts';
 import { identityProviderSettings } from '#shared/auth/identity-provider.ts';
 import { paymentProviderOf } from '#shared/payments/providers.ts';
 

@@ -1,5 +1,5 @@
 import { createAiProvider } from '#shared/ai/provider.ts';
-import { loadConfig } from '#shared/config.ts';
+import { loadConfig } from '#shared/config/all.ts';
 import { type OpenAiTestServer, startOpenAiTestServer } from '#test/helpers/openai-server.ts';
 import { judgeScore, makeJudge } from '../../bench/lib/eval-judge.ts';
 import { evalFigures, firstHit, markersOf, quantile, type ScoredQuestion } from '../../bench/lib/eval-metrics.ts';

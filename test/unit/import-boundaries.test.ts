@@ -66,12 +66,12 @@ test('no import between the domain folders of shared/ runs back up (their graph 
 
 // The layers, top to bottom (docs/ARCHITECTURE.md, The map): functions/ → shared/http (the HTTP
 // layer, built on the auth, users and limits domains) → the domain folders of shared/ → the base
-// (shared/*.ts, shared/observability, shared/openapi). An import only points down a layer (or
+// (shared/*.ts, shared/config, shared/observability, shared/openapi). An import only points down a layer (or
 // sideways between domains, which the test above keeps acyclic). infra/ stands above them all and
 // the local runtime (infra/local) apart: infra/ reads shared/ and never the functions' code, and only
 // the local runtime imports infra/local. The OpenAPI contracts (shared/<domain>/contracts.ts) are
 // the generator's alone (infra/openapi.ts), so no function bundle builds them.
-const BASE_ROOMS = ['observability', 'openapi'];
+const BASE_ROOMS = ['config', 'observability', 'openapi'];
 type Layer = 'functions' | 'http' | 'domain' | 'base' | 'infra' | 'local' | 'test' | 'contracts';
 
 function layerOf(file: string): Layer | undefined {

@@ -1,5 +1,5 @@
 import { writeFile } from 'node:fs/promises';
-import { loadConfig } from '#shared/config.ts';
+import { loadConfig } from '#shared/config/all.ts';
 import { runExtract } from '#shared/ingestion/extract-stage.ts';
 import { PermanentFailure } from '#shared/files/failures.ts';
 import type { PipelineDeps } from '#shared/ingestion/pipeline-deps.ts';

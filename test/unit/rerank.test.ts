@@ -1,5 +1,5 @@
 import { jest } from '@jest/globals';
-import { loadConfig } from '#shared/config.ts';
+import { loadConfig } from '#shared/config/all.ts';
 import { createBedrockReranker, rerankModelArn } from '#shared/retrieval/rerank/bedrock-reranker.ts';
 import { createCohereReranker, rerankEndpoint } from '#shared/retrieval/rerank/cohere-reranker.ts';
 import { createOfflineReranker, offlineScores } from '#shared/retrieval/rerank/offline-reranker.ts';

@@ -1,4 +1,4 @@
-import { loadConfig } from '#shared/config.ts';
+import { loadConfig } from '#shared/config/all.ts';
 import { extractTextBounded } from '#shared/pdf/bounded-extract.ts';
 import { extractLimits } from '#shared/ingestion/extract-stage.ts';
 import { patchPdfjsWorker } from '#shared/pdf/pdfjs-worker-patch.ts';

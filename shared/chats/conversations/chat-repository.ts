@@ -15,7 +15,8 @@ import { createdKeys } from '../../created-index.ts';
 import { userListKeys, userListPage } from '../../user-index.ts';
 import { chatKey, chatPk } from '../keys.ts';
 import { SearchIndex } from '../search/search-index.ts';
-import { DEFAULT_CHAT_NAME, DEFAULT_SYSTEM_MESSAGE, type Chat, type ChatStatus, type ChatType } from '../schemas.ts';
+import { DEFAULT_CHAT_NAME, DEFAULT_SYSTEM_MESSAGE, type ChatStatus, type ChatType } from '../requests.ts';
+import type { Chat } from '../schemas.ts';
 
 // Chats: CHAT#<id> / META, listed per owner through GSI1 (USER#<userId> / CHAT#<createdAt>#<id>,
 // newest first). A chat being deleted carries `deleting` and is invisible to every read; the

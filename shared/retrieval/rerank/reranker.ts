@@ -1,3 +1,5 @@
+import '../../config/ai.ts';
+import '../../config/retrieval.ts';
 import type { Config } from '../../config.ts';
 import { asError } from '../../errors.ts';
 import { logger } from '../../observability/logger.ts';
