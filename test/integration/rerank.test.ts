@@ -55,7 +55,7 @@ beforeAll(async () => {
     async () => (await app.request('GET', `/message/pdf/${fileId}`, { token })).body.data?.embeddingsData?.status,
     (status) => status === 'completed',
   );
-});
+}, 180_000); // an ingestion, which a loaded machine can stretch past the default minute
 afterEach(() => app.reranker.reset());
 afterAll(() => app?.stop());
 
