@@ -52,7 +52,6 @@ export class NotFoundError extends DomainError {
   }
 }
 
-/** The thing is not in a state that allows this (an order's status, a file still processing). */
 /**
  * `found` when it is `userId`'s. A missing one and anyone else's answer alike (`notFound()`), so
  * an id tells a stranger nothing of what it names.
@@ -62,6 +61,7 @@ export function ownedBy<T extends { userId: string }>(found: T | undefined, user
   return found;
 }
 
+/** The thing is not in a state that allows this (an order's status, a file still processing). */
 export class ConflictError extends DomainError {
   constructor(message: string, code?: string) {
     super(message, { code });
