@@ -162,13 +162,14 @@ export class WebhookRepository extends Repository {
     }
     const names = Object.fromEntries([...Object.keys(set), ...remove].map((k) => [`#${k}`, k]));
     const values = Object.fromEntries(Object.entries(set).map(([k, v]) => [`:${k}`, v]));
+    const setClause = `SET ${Object.keys(set)
+      .map((k) => `#${k} = :${k}`)
+      .join(', ')}`;
+    const removeClause = remove.length ? ` REMOVE ${remove.map((k) => `#${k}`).join(', ')}` : '';
     return applyIf(this.db, {
       TableName: this.table,
       Key: deliveryKey(key),
-      UpdateExpression:
-        `SET ${Object.keys(set)
-          .map((k) => `#${k} = :${k}`)
-          .join(', ')}` + (remove.length ? ` REMOVE ${remove.map((k) => `#${k}`).join(', ')}` : ''),
+      UpdateExpression: setClause + removeClause,
       ConditionExpression: 'attribute_exists(PK) AND #attempts = :previous',
       ExpressionAttributeNames: names,
       ExpressionAttributeValues: { ...values, ':previous': attempt - 1 },

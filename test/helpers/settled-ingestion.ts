@@ -4,7 +4,6 @@ import { until } from './until.ts';
 /** An answer of POST /message/pdf as a test reads it: its status and body. */
 interface IngestAnswer {
   status: number;
-  // biome-ignore lint/suspicious/noExplicitAny: a response body, read loosely like every test's
   body: any;
 }
 
