@@ -77,7 +77,8 @@ test('a book whose cover is one 93 M pixel photograph completes, and its cover i
   expect(cover.body.data).toMatchObject({ page: 1, width: 432, height: 648 });
   const png = Buffer.from(await (await fetch(cover.body.data.imageUrl)).arrayBuffer());
   expect(png.subarray(1, 4).toString('latin1')).toBe('PNG');
-}, 300_000);
+  // OCR of the cover and its drawing each take seconds alone, minutes beside a full suite at load ~8.
+}, 600_000);
 
 test('a cover too large for the drawing function leaves that page unreadable, never the book; its page answers 409, remembered', async () => {
   const { data, chatId, fileId } = await ingest('poster-cover.pdf');
