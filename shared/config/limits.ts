@@ -5,7 +5,6 @@ import { int } from './fields.ts';
 // Per-user limits (shared/limits/), across all instances; 0 turns one off.
 
 export const limitSettings = settingsPiece({
-  // Per-user limits (shared/limits/), across all instances; 0 turns one off.
   RATE_LIMIT_MESSAGES_PER_MINUTE: z._default(int(0, 100_000), 20),
   RATE_LIMIT_INGESTIONS_PER_MINUTE: z._default(int(0, 100_000), 10),
   RATE_LIMIT_UPLOADS_PER_MINUTE: z._default(int(0, 100_000), 20),
