@@ -2,7 +2,7 @@ import '../config/pdf.ts';
 import { logger } from '../observability/logger.ts';
 import { everyRangeCounted } from '../files/file-runs.ts';
 import type { ProcessingFile } from '../files/file-record.ts';
-import { ocrResultKey } from '../files/storage.ts';
+import { ocrResultKey, pageImageKey, pageTextKey } from '../files/storage.ts';
 import { RetryableFailure } from '../files/failures.ts';
 import { ocrResultSchema, type OcrMessage, type OcrResult } from './queue-messages.ts';
 import type { OcrEngine } from '../pdf/ocr/engine.ts';
@@ -35,6 +35,13 @@ interface OcrContext {
 const OCR_CHILD_RSS_SHARE = 0.7;
 /** Time kept in reserve to record a failure before the function is stopped. */
 const RESERVE_MS = 30_000;
+/**
+ * A page holding an image this large (a book's cover, a poster; twice a 300 dpi scan of a letter
+ * page) is also kept as the page route's image while it is drawn for OCR: drawing it again on a
+ * reader's request would decode the image again, seconds of it (docs/DECISIONS.md, Bounds where
+ * the cost is).
+ */
+export const KEEP_DRAWN_IMAGE_PIXELS = 16_000_000;
 /** Used when the function's memory is not known (outside Lambda and the local runtime). */
 const DEFAULT_MEMORY_MB = 3008;
 /** Longest one range may take to draw when the invocation's time left is not known. */
@@ -78,6 +85,19 @@ export const runOcr = runStage(async (deps, msg: OcrMessage, record, ctx: OcrCon
       ocrPages(pdf.path, msg.pages, engine, {
         dpi: deps.config.OCR_DPI,
         limits: ocrRenderLimits(deps.config, ctx),
+        keep: {
+          dpi: deps.config.PAGE_IMAGE_DPI,
+          minImagePixels: KEEP_DRAWN_IMAGE_PIXELS,
+          // The image, and the page's size for a page whose OCR finds no text (its block lists only pages with text).
+          put: async ({ page, png, widthPt, heightPt }) => {
+            const { fileId, runId } = msg;
+            const size = { page, width: widthPt, height: heightPt, text: '' };
+            await Promise.all([
+              deps.storage.put(pageImageKey(fileId, runId, page), png, 'image/png'),
+              deps.storage.put(pageTextKey(fileId, runId, page), JSON.stringify(size), 'application/json'),
+            ]);
+          },
+        },
         shouldStop: () =>
           ctx.remainingMs && ctx.remainingMs() < RESERVE_MS
             ? new RetryableFailure('PROCESSING_FAILED', 'Recognising the text took too long')

@@ -44,6 +44,7 @@ interface RenderJob {
   /** What one image may cost: a page holding a costlier one is unreadable. */
   imageBudget: ImageBudget;
   format?: 'pgm' | 'png';
+  keep?: { dpi: number; minImagePixels: number };
 }
 
 /** A document of another format (or not yet known to be a PDF): detected and read whole. */
@@ -65,7 +66,16 @@ export type ChildMessage =
   | { type: 'done'; result: ExtractResult }
   /** A read job's answer: the format its bytes are, and its parts (none for a PDF: read as one). */
   | { type: 'document'; format: DocumentFormat; parts: DocumentPart[] }
-  | { type: 'image'; page: number; width: number; height: number; pgm: Uint8Array; widthPt?: number; heightPt?: number }
+  | {
+      type: 'image';
+      page: number;
+      width: number;
+      height: number;
+      pgm: Uint8Array;
+      widthPt?: number;
+      heightPt?: number;
+      png?: Uint8Array;
+    }
   /** The page draws nothing (no text, path, shading or image): nothing to recognise. */
   | { type: 'empty'; page: number }
   /** The page could not be drawn (damaged): the others still are. */
@@ -100,7 +110,12 @@ async function extract(job: ExtractJob): Promise<void> {
 async function render(job: RenderJob): Promise<void> {
   textOnly(false);
   const source = typeof job.source === 'string' ? job.source : plain(job.source);
-  const doc = await openForDrawing(source, { dpi: job.dpi, imageBudget: job.imageBudget, format: job.format });
+  const doc = await openForDrawing(source, {
+    dpi: job.dpi,
+    imageBudget: job.imageBudget,
+    format: job.format,
+    keep: job.keep,
+  });
   await send({ type: 'ready', pages: doc.pages });
   // Requests are served one at a time, in order: the parent asks for a page once it can take it.
   let queue = Promise.resolve();
@@ -125,6 +140,7 @@ async function render(job: RenderJob): Promise<void> {
                   pgm: image.pgm,
                   widthPt: image.widthPt,
                   heightPt: image.heightPt,
+                  png: image.png,
                 }
               : { type: 'empty', page: request.page },
           );

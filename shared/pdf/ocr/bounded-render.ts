@@ -25,6 +25,8 @@ interface BoundedRenderOptions {
   dpi: number;
   /** pgm for OCR (the default); png for a page shown to a reader. */
   format?: 'pgm' | 'png';
+  /** Pages holding a large image also drawn as PNG for readers (render.ts). */
+  keep?: { dpi: number; minImagePixels: number };
   limits: RenderLimits;
   /** Called with each page in turn (awaited before the next is asked for). */
   onPage: (page: DrawnPage) => void | Promise<void>;
@@ -51,6 +53,7 @@ export async function renderPagesBounded(
       dpi: options.dpi,
       imageBudget: imageBudgetFor(limits.rssMb, limits.maxImagePixels),
       format: options.format,
+      keep: options.keep,
     },
     {
       limits,
@@ -92,6 +95,7 @@ export async function renderPagesBounded(
                 pgm: m.pgm,
                 widthPt: m.widthPt,
                 heightPt: m.heightPt,
+                png: m.png,
               },
             });
             break;

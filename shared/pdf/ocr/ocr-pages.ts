@@ -29,6 +29,15 @@ interface OcrPagesOptions {
   limits: RenderLimits;
   /** Checked before each page is drawn: OCR stops with this error when it returns one. */
   shouldStop?: () => Error | undefined;
+  /**
+   * Pages holding an image of at least `minImagePixels` are also drawn as a PNG at `dpi` and
+   * handed to `put` (awaited before the next page is drawn), for the page a reader opens.
+   */
+  keep?: {
+    dpi: number;
+    minImagePixels: number;
+    put: (page: { page: number; png: Uint8Array; widthPt: number; heightPt: number }) => Promise<void>;
+  };
   /** Called once the drawing child is gone, with its peak resident size. */
   onStats?: (stats: { childPeakRssMb?: number }) => void;
 }
@@ -48,8 +57,17 @@ export async function ocrPages(
       dpi: options.dpi,
       limits: options.limits,
       onStats: options.onStats,
+      keep: options.keep && { dpi: options.keep.dpi, minImagePixels: options.keep.minImagePixels },
       onPage: async (drawn) => {
         if (failure) throw failure;
+        const png = drawn.image?.png;
+        if (png && options.keep)
+          await options.keep.put({
+            page: drawn.page,
+            png,
+            widthPt: drawn.image!.widthPt ?? 0,
+            heightPt: drawn.image!.heightPt ?? 0,
+          });
         if (!drawn.image) {
           if (drawn.skipped === 'unreadable') logger.warn('page not drawn', { page: drawn.page, reason: drawn.reason });
           const verdict: TextVerdict =

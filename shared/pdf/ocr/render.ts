@@ -39,6 +39,8 @@ export interface RenderedPage {
   /** The page's size in PDF points as displayed (rotation applied). */
   widthPt?: number;
   heightPt?: number;
+  /** The page also drawn as a colour PNG for readers (RenderOptions.keep): it holds an image costly to decode. */
+  png?: Uint8Array;
 }
 
 /** Pixels on the longer side are capped, so a poster-sized page cannot exhaust memory. */
@@ -68,6 +70,12 @@ interface RenderOptions {
   imageBudget?: ImageBudget;
   /** pgm (OCR, the default) or png (a page shown to a reader: drawn even when blank). */
   format?: 'pgm' | 'png';
+  /**
+   * A page holding an image of at least `minImagePixels` is drawn a second time, as a colour PNG
+   * at `dpi`, from the image already decoded: drawing it again on a reader's request would decode
+   * it again, seconds for a book's cover (docs/DECISIONS.md, Bounds where the cost is).
+   */
+  keep?: { dpi: number; minImagePixels: number };
 }
 
 /** A page that cannot be drawn within the drawing child's bounds: the others still are. */
@@ -81,6 +89,35 @@ const filterNames = (filter: unknown): string[] =>
 
 type RefuseImage = (width: number, height: number, filter: unknown, bitsPerComponent: unknown) => boolean;
 
+type PdfPage = Awaited<
+  ReturnType<Awaited<ReturnType<typeof import('pdfjs-dist/legacy/build/pdf.mjs').getDocument>['promise']>['getPage']>
+>;
+
+/** One drawing of a page at a resolution (its longer side capped), on white, as PGM or PNG. */
+async function drawAt(page: PdfPage, base: { width: number; height: number }, dpi: number, format: 'pgm' | 'png') {
+  const canvas = await loadCanvas();
+  const scale = Math.min(dpi / 72, MAX_SIDE_PX / Math.max(base.width, base.height, 1));
+  const viewport = page.getViewport({ scale });
+  const width = Math.max(1, Math.floor(viewport.width));
+  const height = Math.max(1, Math.floor(viewport.height));
+  const target = canvas.createCanvas(width, height);
+  const ctx = target.getContext('2d');
+  ctx.fillStyle = '#ffffff';
+  ctx.fillRect(0, 0, width, height);
+  type RenderParameters = Parameters<typeof page.render>[0];
+  await page.render({
+    canvas: target as unknown as RenderParameters['canvas'],
+    canvasContext: ctx as unknown as RenderParameters['canvasContext'],
+    viewport,
+    background: '#ffffff',
+  }).promise;
+  const pgm =
+    format === 'png'
+      ? await target.encode('png')
+      : rgbaToPgm(ctx.getImageData(0, 0, width, height).data, width, height);
+  return { width, height, pgm };
+}
+
 interface OpenDocument {
   pages: number;
   /** Draws one page (1-based); undefined when the page draws nothing (nothing to recognise). */
@@ -93,7 +130,7 @@ interface OpenDocument {
  * WebAssembly decoders (wasmUrl: JBIG2, CCITT fax, JPX), so black-and-white scans are drawn.
  */
 export async function openForDrawing(source: Uint8Array | string, options: RenderOptions): Promise<OpenDocument> {
-  const canvas = await loadCanvas();
+  await loadCanvas(); // its DOM classes, before pdf.js opens the document
   const pdfjs = await loadPdfjs();
   const drawing = new Set<number>(PAINTING_OPERATORS.map((name) => pdfjs.OPS[name]));
   const task = pdfjs.getDocument({
@@ -114,9 +151,11 @@ export async function openForDrawing(source: Uint8Array | string, options: Rende
   });
   // Images refused while the page's operator list is built (pdfjs-worker-patch.ts), before decoding.
   const refused: string[] = [];
+  let largestImage = 0;
   const { imageBudget } = options;
   (globalThis as { pdfjsRefuseImage?: RefuseImage }).pdfjsRefuseImage = imageBudget
     ? (width, height, filter, bitsPerComponent) => {
+        largestImage = Math.max(largestImage, width * height);
         const why = refusal(
           {
             width,
@@ -136,6 +175,7 @@ export async function openForDrawing(source: Uint8Array | string, options: Rende
       const page = await doc.getPage(n);
       try {
         refused.length = 0;
+        largestImage = 0;
         const operators = await page.getOperatorList();
         if (refused.length) throw new UnreadablePage(refused[0]);
         if (options.format !== 'png' && !operators.fnArray.some((fn) => drawing.has(fn))) return undefined;
@@ -146,25 +186,14 @@ export async function openForDrawing(source: Uint8Array | string, options: Rende
             `The PDF is too complex to process: page ${n} draws more than ${MAX_GROUPS_PER_PAGE} transparency groups`,
           );
         const base = page.getViewport({ scale: 1 });
-        const scale = Math.min(options.dpi / 72, MAX_SIDE_PX / Math.max(base.width, base.height, 1));
-        const viewport = page.getViewport({ scale });
-        const width = Math.max(1, Math.floor(viewport.width));
-        const height = Math.max(1, Math.floor(viewport.height));
-        const target = canvas.createCanvas(width, height);
-        const ctx = target.getContext('2d');
-        ctx.fillStyle = '#ffffff';
-        ctx.fillRect(0, 0, width, height);
-        type RenderParameters = Parameters<typeof page.render>[0];
-        await page.render({
-          canvas: target as unknown as RenderParameters['canvas'],
-          canvasContext: ctx as unknown as RenderParameters['canvasContext'],
-          viewport,
-          background: '#ffffff',
-        }).promise;
         const size = { widthPt: base.width, heightPt: base.height };
-        if (options.format === 'png') return { page: n, width, height, pgm: await target.encode('png'), ...size };
-        const pixels = ctx.getImageData(0, 0, width, height).data;
-        return { page: n, width, height, pgm: rgbaToPgm(pixels, width, height), ...size };
+        if (options.format === 'png') return { page: n, ...(await drawAt(page, base, options.dpi, 'png')), ...size };
+        const grey = await drawAt(page, base, options.dpi, 'pgm');
+        const kept =
+          options.keep && largestImage >= options.keep.minImagePixels
+            ? (await drawAt(page, base, options.keep.dpi, 'png')).pgm
+            : undefined;
+        return { page: n, ...grey, ...size, ...(kept && { png: kept }) };
       } finally {
         page.cleanup();
       }
