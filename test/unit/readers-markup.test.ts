@@ -80,6 +80,25 @@ describe('decoding text', () => {
     }
   });
 
+  test('control bytes throughout are binary data past a tenth of the bytes, wherever the bytes start in memory', () => {
+    // Counted four bytes at a time: every alignment, controls in every byte position, whitespace and ESC not counted.
+    const text = (controls: number) => {
+      const bytes = new Uint8Array(1003).fill(0x61);
+      for (let k = 0; k < 1003; k += 7) bytes[k] = [0x09, 0x0a, 0x0c, 0x0d, 0x1b][k % 5]!;
+      for (let k = 0; k < controls; k++) bytes[(k * 13) % 1003 === 0 ? 1 : (k * 13) % 1003] = 0x01 + (k % 8);
+      return bytes;
+    };
+    for (let offset = 0; offset < 4; offset++) {
+      const at = (bytes: Uint8Array) => {
+        const moved = new Uint8Array(bytes.length + offset);
+        moved.set(bytes, offset);
+        return moved.subarray(offset);
+      };
+      expect(decodeText(at(text(100)))).toHaveLength(1003);
+      expect(refusalOf(() => decodeText(at(text(101)))).message).toMatch(/control bytes throughout/);
+    }
+  });
+
   test('bytes that are not text are refused as UNSUPPORTED_TYPE, saying what they look like', () => {
     const cases: [Uint8Array, RegExp][] = [
       [new Uint8Array([0x25, 0x50, 0x44, 0x46, 0x2d, 0x31, 0x2e, 0x37, 0x0a]), /a PDF/],

@@ -50,10 +50,10 @@ function checkText(bytes: Uint8Array, complete: boolean): { why: string } | { te
   }
   const signature = SIGNATURES.find(([sig]) => startsWith(body, sig));
   if (signature) return { why: signature[1] };
-  // One pass over the bytes finds a NUL and counts the controls other than tab, line and page
-  // breaks (rare in text, common in binary formats). In UTF-8 a byte below 0x20 is always that
-  // character, never part of another, so the bytes are counted rather than the decoded text.
-  const { nul, controls } = scanControls(body);
+  // A NUL, then the controls other than tab, line and page breaks (rare in text, common in binary
+  // formats), counted in the bytes: in UTF-8 a byte below 0x20 is always that character, never
+  // part of another. (Buffer's indexOf is memchr; a Uint8Array's is a loop.)
+  const nul = Buffer.from(body.buffer, body.byteOffset, body.byteLength).indexOf(0);
   if (nul >= 0) {
     // Text in UTF-16 without a BOM has a NUL in every other byte; anything else is binary data.
     const pairs = Math.min(body.length >> 1, 512);
@@ -78,20 +78,45 @@ function checkText(bytes: Uint8Array, complete: boolean): { why: string } | { te
       why: 'text that is not valid UTF-8 (perhaps a legacy code page such as Windows-1252): save it as UTF-8',
     };
   }
-  if (controls > 0.1 * body.length) return { why: 'binary data (control bytes throughout), not text' };
+  if (countControls(body) > 0.1 * body.length) return { why: 'binary data (control bytes throughout), not text' };
   return { text };
 }
 
-/** The first NUL byte's offset (-1: none), and how many control bytes other than whitespace and ESC. */
-function scanControls(bytes: Uint8Array): { nul: number; controls: number } {
+// Controls are counted four bytes at a time: a 32-bit word per step, its bytes looked at one by one
+// only where the word holds one below 0x20. Over a whole file that is several times faster than a
+// byte loop or a regular expression's character class over the decoded text, either of which cost
+// more than decoding it.
+const ONES = 0x01010101;
+const HIGHS = 0x80808080;
+
+/** Whether a word holds a byte below `n` (n ≤ 128): exact for "any" (Bit Twiddling Hacks' hasless). */
+const hasLess = (word: number, n: number) => ((word - ONES * n) & ~word & HIGHS) !== 0;
+
+/** The bytes as whole 32-bit words (where their offset allows), and the bytes before and after them. */
+function words(bytes: Uint8Array): { head: number; words: Uint32Array; tail: number } {
+  const head = Math.min(bytes.length, (4 - (bytes.byteOffset % 4)) % 4);
+  const count = (bytes.length - head) >> 2;
+  return {
+    head,
+    words: new Uint32Array(bytes.buffer, bytes.byteOffset + head, count),
+    tail: head + count * 4,
+  };
+}
+
+/** A control character other than tab, line feed, page break, carriage return and ESC. */
+const isControl = (b: number) => b < 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0c && b !== 0x0d && b !== 0x1b;
+
+/** How many bytes are controls other than whitespace and ESC (rare in text, common in binary data). */
+function countControls(bytes: Uint8Array): number {
+  const { head, words: body, tail } = words(bytes);
   let controls = 0;
-  for (let k = 0; k < bytes.length; k++) {
-    const b = bytes[k]!;
-    if (b >= 0x20) continue;
-    if (b === 0) return { nul: k, controls };
-    if (b !== 0x09 && b !== 0x0a && b !== 0x0d && b !== 0x0c && b !== 0x1b) controls++;
+  for (let k = 0; k < head; k++) if (isControl(bytes[k]!)) controls++;
+  for (let k = 0; k < body.length; k++) {
+    if (!hasLess(body[k]!, 0x20)) continue;
+    for (let b = head + 4 * k, end = b + 4; b < end; b++) if (isControl(bytes[b]!)) controls++;
   }
-  return { nul: -1, controls };
+  for (let k = tail; k < bytes.length; k++) if (isControl(bytes[k]!)) controls++;
+  return controls;
 }
 
 /** How much of a file `looksLikeText` reads. */
