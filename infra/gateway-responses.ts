@@ -60,6 +60,33 @@ export function renderGatewayResponse(
   };
 }
 
+/**
+ * Methods API Gateway answers itself on a route's path (a mock integration in the stack, the same
+ * answer from the local gateway): Streamable HTTP asks a server that offers no event stream (GET)
+ * and no sessions (DELETE) to answer 405, and a MCP client then goes on with POST alone.
+ */
+export interface GatewayMethod {
+  method: 'GET' | 'DELETE';
+  /** A manifest route's path (under the stage's /v1). */
+  path: string;
+  statusCode: 405;
+  /** The Allow header: the path's own methods. */
+  allow: string;
+  /** The body's message, in the route's error shape (`{ message }`, the MCP route's). */
+  message: string;
+}
+
+const mcpStateless =
+  'The MCP endpoint is stateless Streamable HTTP: POST each JSON-RPC message; it offers no event stream (GET) and no session to end (DELETE)';
+
+export const gatewayMethods: readonly GatewayMethod[] = [
+  { method: 'GET', path: '/mcp', statusCode: 405, allow: 'POST', message: mcpStateless },
+  { method: 'DELETE', path: '/mcp', statusCode: 405, allow: 'POST', message: mcpStateless },
+];
+
+/** A gateway method's body as API Gateway sends it. */
+export const gatewayMethodBody = (m: GatewayMethod) => JSON.stringify({ message: m.message });
+
 /** The CORS preflight every resource answers (OPTIONS, a mock integration in the stack). */
 export const corsPreflight = {
   allowMethods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],

@@ -3,7 +3,13 @@ import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { createId } from '@paralleldrive/cuid2';
 import { errorBody, type BodyShape } from '#shared/http/envelope.ts';
-import { corsPreflight, renderGatewayResponse, type GatewayResponseType } from '../gateway-responses.ts';
+import {
+  corsPreflight,
+  gatewayMethodBody,
+  gatewayMethods,
+  renderGatewayResponse,
+  type GatewayResponseType,
+} from '../gateway-responses.ts';
 import { DEFAULT_HTTP_MEMORY_MB, DEFAULT_HTTP_TIMEOUT_SECONDS, httpRouteList, type HttpMethod } from '../routes.ts';
 import { responseStreamReader, type StreamSink } from './lambda-runtime.ts';
 import { FunctionFailure, inProcessInvoker, type Invoker } from './invoker.ts';
@@ -309,6 +315,17 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     }
     const path = url.pathname.slice(API_PREFIX.length) || '/';
     if (req.method === 'OPTIONS' && isResource(path)) return preflight(res);
+    const own = gatewayMethods.find((m) => m.method === req.method && m.path === path);
+    if (own && routes.some((r) => r.path === own.path)) {
+      req.resume();
+      res.writeHead(own.statusCode, {
+        'content-type': 'application/json',
+        allow: own.allow,
+        'access-control-allow-origin': corsOrigin,
+      });
+      res.end(gatewayMethodBody(own));
+      return own.statusCode;
+    }
     const hit = routes
       .filter((route) => route.method === req.method)
       .map((route) => ({ route, match: route.pattern.exec(path) }))

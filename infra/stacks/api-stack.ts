@@ -4,7 +4,13 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { httpRouteList, manifestFunctions } from '../routes.ts';
-import { corsPreflight, gatewayResponses, gatewayResponseTemplate } from '../gateway-responses.ts';
+import {
+  corsPreflight,
+  gatewayMethodBody,
+  gatewayMethods,
+  gatewayResponses,
+  gatewayResponseTemplate,
+} from '../gateway-responses.ts';
 import { serviceFunctionName, type StackSettings } from '../settings.ts';
 import { pascal } from './stateful-stack.ts';
 
@@ -160,6 +166,35 @@ export class ApiStack extends Stack {
           })
         : new apigateway.LambdaIntegration(fn, { allowTestInvoke: false });
       resourceFor(root, route.path).addMethod(route.method, integration);
+    }
+    // Answers of the gateway's own on a route's path: a mock integration, no function.
+    for (const m of gatewayMethods) {
+      const headers = { Allow: `'${m.allow}'`, ...corsHeader };
+      resourceFor(root, m.path).addMethod(
+        m.method,
+        new apigateway.MockIntegration({
+          requestTemplates: { 'application/json': `{"statusCode": ${m.statusCode}}` },
+          integrationResponses: [
+            {
+              statusCode: String(m.statusCode),
+              responseParameters: Object.fromEntries(
+                Object.entries(headers).map(([h, v]) => [`method.response.header.${h}`, v]),
+              ),
+              responseTemplates: { 'application/json': gatewayMethodBody(m) },
+            },
+          ],
+        }),
+        {
+          methodResponses: [
+            {
+              statusCode: String(m.statusCode),
+              responseParameters: Object.fromEntries(
+                Object.keys(headers).map((h) => [`method.response.header.${h}`, true]),
+              ),
+            },
+          ],
+        },
+      );
     }
     return api;
   }

@@ -38,7 +38,8 @@ export const contracts: RouteContracts = {
       '{ fileId, part }; each answers text content and structuredContent (its outputSchema in tools/list). Another ' +
       "user's collection or file gives a result with isError: true. No session is kept: no Mcp-Session-Id is issued, " +
       'any instance answers. A notification alone is answered 202 without a body. The Accept header must name both ' +
-      'application/json and text/event-stream (406 otherwise), the answer is always JSON.',
+      'application/json and text/event-stream (406 otherwise), the answer is always JSON. GET (an event stream) and ' +
+      'DELETE (ending a session) on this path are 405 with Allow: POST, answered by the gateway.',
     body: mcpRequestBody,
     responses: { 200: jsonRpcAnswer, 202: null },
     errors: [400, 401, 406, 413, 415, 429],

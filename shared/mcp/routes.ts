@@ -4,7 +4,7 @@
 
 export const mcpRoutes = {
   // Streamable HTTP, stateless (a server per request, nothing kept: any instance answers). JSON-RPC
-  // bodies, hence `bare`. There is no GET (a stateless server offers no event stream: docs/DECISIONS.md).
+  // bodies, hence `bare`. GET and DELETE are the gateway's 405 (infra/gateway-responses.ts, docs/DECISIONS.md).
   mcp: {
     method: 'POST',
     path: '/mcp',

@@ -29,6 +29,7 @@ import {
   stageConcurrencyKey,
 } from '#infra/settings.ts';
 import { resourceFor, API_STAGE, MAX_BUFFERED_INTEGRATION_SECONDS } from '#infra/stacks/api-stack.ts';
+import { gatewayMethodBody, gatewayMethods } from '#infra/gateway-responses.ts';
 import type { FunctionsStack } from '#infra/stacks/functions-stack.ts';
 import { UPLOADS_PREFIX, VISIBILITY_TIMEOUT_FACTOR, WORK_PREFIX } from '#infra/stacks/stateful-stack.ts';
 import { VECTORS_PREFIX } from '#shared/files/storage.ts';
@@ -548,7 +549,7 @@ describe('REST API', () => {
       return `${parent.Ref ? pathOf(parent.Ref) : ''}/${r.Properties.PathPart}`;
     };
     const methods = byType(resources, 'AWS::ApiGateway::Method').filter(
-      ([, m]) => m.Properties.HttpMethod !== 'OPTIONS',
+      ([, m]) => m.Properties.HttpMethod !== 'OPTIONS' && m.Properties.Integration.Type !== 'MOCK',
     );
     expect(methods).toHaveLength(httpRouteList.length);
     const permissions = byType(resources, 'AWS::Lambda::Permission');
@@ -574,6 +575,36 @@ describe('REST API', () => {
         Principal: 'apigateway.amazonaws.com',
       });
       expect(JSON.stringify(granted[0]![1].Properties.SourceArn)).toContain(`/${route.method}/v1`);
+    }
+  });
+
+  test("the gateway's own answers (GET and DELETE /mcp: 405, Allow: POST) are mock integrations: no function, the body the local gateway sends", () => {
+    const pathOf = (id: string): string => {
+      const r = apiResources[id]!;
+      const parent = r.Properties.ParentId;
+      return `${parent.Ref ? pathOf(parent.Ref) : ''}/${r.Properties.PathPart}`;
+    };
+    const mocks = byType(apiResources, 'AWS::ApiGateway::Method').filter(
+      ([, m]) => m.Properties.HttpMethod !== 'OPTIONS' && m.Properties.Integration.Type === 'MOCK',
+    );
+    expect(mocks.map(([, m]) => `${m.Properties.HttpMethod} ${pathOf(m.Properties.ResourceId.Ref)}`).sort()).toEqual(
+      gatewayMethods.map((g) => `${g.method} /v1${g.path}`).sort(),
+    );
+    for (const g of gatewayMethods) {
+      const [, method] = mocks.find(
+        ([, m]) => m.Properties.HttpMethod === g.method && pathOf(m.Properties.ResourceId.Ref) === `/v1${g.path}`,
+      )!;
+      expect(method.Properties.Integration.IntegrationResponses).toEqual([
+        {
+          StatusCode: '405',
+          ResponseParameters: {
+            'method.response.header.Allow': `'${g.allow}'`,
+            'method.response.header.Access-Control-Allow-Origin': `'${ORIGIN}'`,
+          },
+          ResponseTemplates: { 'application/json': gatewayMethodBody(g) },
+        },
+      ]);
+      expect(method.Properties.MethodResponses).toEqual([expect.objectContaining({ StatusCode: '405' })]);
     }
   });
 

@@ -162,8 +162,12 @@ test('no token or a made-up one is 401 before any tool; protocol refusals are 4x
   expect(refused.body).toEqual({ message: expect.stringContaining('Not Acceptable') });
   // Not JSON-RPC at all: 400 from the route's schema.
   expect((await app.request('POST', '/mcp', { token: alice, body: { hello: 'world' } })).status).toBe(400);
-  // No event stream is offered: GET is no route (the SDK's client goes on with POST alone).
-  expect((await app.request('GET', '/mcp', { token: alice, headers: { accept: 'text/event-stream' } })).status).toBe(
-    404,
-  );
+  // No event stream and no session: GET and DELETE are 405 with Allow (answered by the gateway,
+  // as Streamable HTTP asks; the SDK's client goes on with POST alone).
+  for (const method of ['GET', 'DELETE'] as const) {
+    const notAllowed = await app.request(method, '/mcp', { token: alice, headers: { accept: 'text/event-stream' } });
+    expect(notAllowed.status).toBe(405);
+    expect(notAllowed.headers.get('allow')).toBe('POST');
+    expect(notAllowed.body).toEqual({ message: expect.stringContaining('stateless') });
+  }
 });
