@@ -33,7 +33,7 @@ export const BASELINE: ManifestFunction = {
 export const LAYERS: { fn: ManifestFunction; adds: string; alternative?: boolean }[] = [
   ['1-zod', 'zod/mini (shared/zod.ts, English locale), one schema'],
   ['2-config', "the configuration: the HTTP layer's pieces of shared/config/ built and parsed"],
-  ['3-libraries', 'middy, jose, Powertools logger, cuid2'],
+  ['3-libraries', 'middy, jose, Powertools logger, the id generator'],
   ['3b-metrics', 'Powertools Metrics (shared/observability/metrics.ts, a namespace set)'],
   ['4-http-layer', 'the shared HTTP layer (shared/http/handler.ts) around a no-op route'],
   ['alt-zod-classic', 'for comparison, instead of layer 1: the same schema with zod classic (before)', true],

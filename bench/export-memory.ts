@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { createId } from '@paralleldrive/cuid2';
+import { createId } from '../shared/ids.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../infra/local/emulators.ts';
 import { createTableInput } from '../infra/table.ts';
 import { accountExportDepsOf } from '../shared/account-export/account-export-deps.ts';

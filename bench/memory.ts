@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { createHash, randomBytes } from 'node:crypto';
-import { createId } from '@paralleldrive/cuid2';
+import { createId } from '../shared/ids.ts';
 import { projectRoot } from '../infra/local/runtime.ts';
 import { makeTextPdf } from '../test/helpers/make-pdf.ts';
 import type { Benchmark } from './lib/context.ts';

@@ -1,7 +1,7 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { createId } from '@paralleldrive/cuid2';
+import { createId } from '#shared/ids.ts';
 import { errorBody, type BodyShape } from '#shared/http/envelope.ts';
 import {
   corsPreflight,

@@ -1,5 +1,5 @@
 import type { ServiceEvents } from '../events/service-events.ts';
-import { createId } from '@paralleldrive/cuid2';
+import { createId } from '../ids.ts';
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { createId } from '@paralleldrive/cuid2';
+import { createId } from '../ids.ts';
 import type { Clock } from '../clock.ts';
 import { ConflictError, NotFoundError, UnauthenticatedError } from '../errors.ts';
 import type { Page } from '../dynamo.ts';

@@ -1,4 +1,4 @@
-import { createId } from '@paralleldrive/cuid2';
+import { createId } from '../ids.ts';
 import { unreportedUsage } from '../ai/prompt.ts';
 import { estimateMessageTokens } from '../ai/tokens.ts';
 import type { AiProvider, ChatInput, ChatTurn, Source, Usage } from '../ai/types.ts';

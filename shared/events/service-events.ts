@@ -1,5 +1,5 @@
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { createId } from '@paralleldrive/cuid2';
+import { createId } from '../ids.ts';
 import * as z from '../zod.ts';
 import { asError } from '../errors.ts';
 import { logger } from '../observability/logger.ts';

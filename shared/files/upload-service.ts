@@ -1,6 +1,6 @@
 import { AbortMultipartUploadCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { createId } from '@paralleldrive/cuid2';
+import { createId } from '../ids.ts';
 import type { z } from 'zod/mini';
 import { isoNow, type Clock } from '../clock.ts';
 import { asError, InvalidInputError, ownedBy } from '../errors.ts';

@@ -1,7 +1,7 @@
 import middy, { type MiddlewareObj } from '@middy/core';
 import { executionModeStreamifyResponse } from '@middy/core/StreamifyResponse';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { createId } from '@paralleldrive/cuid2';
+import { createId } from '../ids.ts';
 import { finished, Readable } from 'node:stream';
 import * as z from '../zod.ts';
 import { logger } from '../observability/logger.ts';

@@ -1,4 +1,4 @@
-import { createId } from '@paralleldrive/cuid2';
+import { createId } from '../ids.ts';
 import { isoNow } from '../clock.ts';
 import { asError } from '../errors.ts';
 import { logger } from '../observability/logger.ts';

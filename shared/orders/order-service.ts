@@ -1,4 +1,4 @@
-import { createId } from '@paralleldrive/cuid2';
+import { createId } from '../ids.ts';
 import type { AuthUser } from '../users/authenticate.ts';
 import { isoNow, type Clock } from '../clock.ts';
 import {

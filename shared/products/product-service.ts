@@ -1,4 +1,4 @@
-import { createId } from '@paralleldrive/cuid2';
+import { createId } from '../ids.ts';
 import { isoNow, type Clock } from '../clock.ts';
 import { NotFoundError } from '../errors.ts';
 import type { Page, ProductRepository } from './product-repository.ts';

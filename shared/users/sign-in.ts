@@ -1,4 +1,4 @@
-import { createId } from '@paralleldrive/cuid2';
+import { createId } from '../ids.ts';
 import type { IdentityClaims } from '../auth/identity-provider.ts';
 import type { Role, ServiceTokens } from '../auth/service-token.ts';
 import { isoNow, type Clock } from '../clock.ts';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createId } from '@paralleldrive/cuid2';
+import { createId } from '../ids.ts';
 import { isoNow, type Clock } from '../clock.ts';
 import { ConflictError } from '../errors.ts';
 import type { QueuedEvent } from '../events/service-events.ts';

@@ -1,4 +1,4 @@
-import { createId } from '@paralleldrive/cuid2';
+import { createId } from '#shared/ids.ts';
 import type { FileRepository } from '#shared/files/file-repository.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { createId } from '@paralleldrive/cuid2';
+import { createId } from '#shared/ids.ts';
 import { eventually, kinds, useReplyTestApp } from '#test/helpers/chat-calls.ts';
 import { lastUserMessage } from '#test/helpers/openai-server.ts';
 import { readSse } from '#test/helpers/sse.ts';

@@ -1,5 +1,5 @@
 import { CreateQueueCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { createId } from '@paralleldrive/cuid2';
+import { createId } from '#shared/ids.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
 import { startPoller, type Poller } from '#infra/local/poller.ts';

@@ -5,7 +5,7 @@ import { ChunkRepository, type ChunkItem } from '#shared/files/chunk-repository.
 import { FileRepository } from '#shared/files/file-repository.ts';
 import type { CompletedFile } from '#shared/files/file-record.ts';
 import { FileStorage, sourceKey } from '#shared/files/storage.ts';
-import { createId } from '@paralleldrive/cuid2';
+import { createId } from '#shared/ids.ts';
 import { loadConfig } from '#shared/config/all.ts';
 import { runExtract } from '#shared/ingestion/extract-stage.ts';
 import { pipelineDeps, type PipelineDeps } from '#shared/ingestion/pipeline-deps.ts';

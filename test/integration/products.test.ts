@@ -1,4 +1,4 @@
-import { createId } from '@paralleldrive/cuid2';
+import { createId } from '#shared/ids.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { until } from '#test/helpers/until.ts';
 

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { createId } from '@paralleldrive/cuid2';
+import { createId } from '#shared/ids.ts';
 import { isCuidSchema, unwrap, type JsonSchema } from './routes-under-test.ts';
 
 // Building blocks of the hostile-input suite: valid seeds derived from a route's JSON Schema,

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { createId } from '@paralleldrive/cuid2';
+import { createId } from '#shared/ids.ts';
 import { isIP } from 'node:net';
 import type { z } from 'zod/mini';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';

@@ -1,5 +1,5 @@
 import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { createId } from '@paralleldrive/cuid2';
+import { createId } from '../../ids.ts';
 import {
   applyIf,
   deleteAll,

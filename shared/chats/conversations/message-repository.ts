@@ -6,7 +6,7 @@ import {
   UpdateCommand,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
-import { createId } from '@paralleldrive/cuid2';
+import { createId } from '../../ids.ts';
 import type { Usage } from '../../ai/types.ts';
 import {
   batchGetAll,

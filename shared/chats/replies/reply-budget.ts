@@ -1,4 +1,4 @@
-import { createId } from '@paralleldrive/cuid2';
+import { createId } from '../../ids.ts';
 import type { TokenReservation } from '../../limits/user-limits.ts';
 import type { HeldSlot } from '../../limits/in-flight-slots.ts';
 import type { ChatTurn } from '../../ai/types.ts';

@@ -1,4 +1,4 @@
-import { createId } from '@paralleldrive/cuid2';
+import { createId } from '../../ids.ts';
 import { sleep, type Clock } from '../../clock.ts';
 import { asError, InvalidInputError, NotFoundError } from '../../errors.ts';
 import type { HeldSlot } from '../../limits/in-flight-slots.ts';

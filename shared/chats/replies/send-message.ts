@@ -1,4 +1,4 @@
-import { createId } from '@paralleldrive/cuid2';
+import { createId } from '../../ids.ts';
 import { unreportedUsage } from '../../ai/prompt.ts';
 import { isoNow } from '../../clock.ts';
 import type { TokenReservation } from '../../limits/user-limits.ts';
