@@ -156,7 +156,9 @@ export type CellSpec =
   | null
   | { formula: string; cached?: string | number }
   | { error: string }
-  | { inline: string };
+  | { inline: string }
+  /** A serial number in a cell styled with a built-in date format (numFmtId 14). */
+  | { dateSerial: number };
 
 export interface SheetSpec {
   name: string;
@@ -173,7 +175,10 @@ const letters = (column: number): string =>
   column <= 0 ? '' : letters(Math.floor((column - 1) / 26)) + String.fromCharCode(65 + ((column - 1) % 26));
 
 /** A .xlsx of these sheets (strings shared, rows from 1, columns from A). */
-export function makeXlsx(sheets: SheetSpec[], options: { externalLink?: string } = {}): Uint8Array {
+export function makeXlsx(
+  sheets: SheetSpec[],
+  options: { externalLink?: string /** workbookPr date1904: serials count from 1904-01-01 */; date1904?: boolean } = {},
+): Uint8Array {
   const shared: string[] = [];
   const sharedIndex = (text: string) => {
     const at = shared.indexOf(text);
@@ -186,6 +191,7 @@ export function makeXlsx(sheets: SheetSpec[], options: { externalLink?: string }
     if (typeof cell === 'boolean') return `<c r="${ref}" t="b"><v>${cell ? 1 : 0}</v></c>`;
     if ('error' in cell) return `<c r="${ref}" t="e"><v>${escapeXml(cell.error)}</v></c>`;
     if ('inline' in cell) return `<c r="${ref}" t="inlineStr"><is><t>${escapeXml(cell.inline)}</t></is></c>`;
+    if ('dateSerial' in cell) return `<c r="${ref}" s="1"><v>${cell.dateSerial}</v></c>`;
     const type = typeof cell.cached === 'string' ? ' t="str"' : '';
     const cached = cell.cached === undefined ? '' : `<v>${escapeXml(String(cell.cached))}</v>`;
     return `<c r="${ref}"${type}><f>${escapeXml(cell.formula)}</f>${cached}</c>`;
@@ -215,6 +221,11 @@ export function makeXlsx(sheets: SheetSpec[], options: { externalLink?: string }
     target: `worksheets/sheet${k + 1}.xml`,
   }));
   workbookRels.push({ id: 'rIdS', type: 'sharedStrings', target: 'sharedStrings.xml' });
+  // Styles: 0 the default, 1 a built-in date format (what a { dateSerial } cell uses).
+  workbookRels.push({ id: 'rIdT', type: 'styles', target: 'styles.xml' });
+  parts['xl/styles.xml'] =
+    `${XML}<styleSheet xmlns="${S}"><cellXfs count="2"><xf numFmtId="0"/><xf numFmtId="14" applyNumberFormat="1"/></cellXfs></styleSheet>`;
+  overrides['xl/styles.xml'] = 'application/vnd.openxmlformats-officedocument.spreadsheetml.styles+xml';
   if (options.externalLink) {
     workbookRels.push({ id: 'rIdX', type: 'externalLink', target: 'externalLinks/externalLink1.xml' });
     parts['xl/externalLinks/externalLink1.xml'] =
@@ -223,7 +234,8 @@ export function makeXlsx(sheets: SheetSpec[], options: { externalLink?: string }
       { id: 'rId1', type: 'externalLinkPath', target: options.externalLink, external: true },
     ]);
   }
-  parts['xl/workbook.xml'] = `${XML}<workbook xmlns="${S}" xmlns:r="${REL}"><sheets>${sheets
+  const workbookPr = options.date1904 ? '<workbookPr date1904="1"/>' : '';
+  parts['xl/workbook.xml'] = `${XML}<workbook xmlns="${S}" xmlns:r="${REL}">${workbookPr}<sheets>${sheets
     .map(
       (sheet, k) =>
         `<sheet name="${escapeXml(sheet.name)}" sheetId="${k + 1}"${sheet.state ? ` state="${sheet.state}"` : ''} r:id="rId${k + 1}"/>`,

@@ -153,6 +153,33 @@ describe('xlsx', () => {
     expect(part!.columns).toEqual(['A', 'B']);
   });
 
+  test("date-formatted serials read as dates in the workbook's date system: 1900, or 1904 (workbookPr date1904)", async () => {
+    const rows = [
+      ['What', 'When'],
+      ['new year', { dateSerial: 45292 }],
+      ['noon', { dateSerial: 0.5 }],
+      ['evening', { dateSerial: 45292.75 }],
+      ['plain number', 45292],
+    ];
+    const read = async (date1904: boolean) =>
+      (await xlsxReader.read(makeXlsx([{ name: 'Dates', rows }], { date1904 }), limits))[0]!.text.split('\n');
+    expect(await read(false)).toEqual([
+      '| What | When |',
+      '| new year | 2024-01-01 |',
+      '| noon | 12:00 |',
+      '| evening | 2024-01-01 18:00 |',
+      '| plain number | 45292 |',
+    ]);
+    // The same serials counted from 1904-01-01: 1,462 days later.
+    expect(await read(true)).toEqual([
+      '| What | When |',
+      '| new year | 2028-01-02 |',
+      '| noon | 12:00 |',
+      '| evening | 2028-01-02 18:00 |',
+      '| plain number | 45292 |',
+    ]);
+  });
+
   test('a long sheet splits into parts of 100 rows, each table starting with the header; rows and range follow', async () => {
     const rows = [
       ['Id', 'Name', 'City'],

@@ -1,6 +1,7 @@
 // A workbook's cells: references (A1), shared strings, and a cell's cached value as text. Numbers
-// read as written; a number whose style formats it as a date or time reads as an ISO date (the
-// 1900 date system; the serial as Excel counts it), since a serial (45292) means nothing to a reader.
+// read as written; a number whose style formats it as a date or time reads as an ISO date (in the
+// workbook's date system, 1900 or 1904; the serial as Excel counts it), since a serial (45292)
+// means nothing to a reader.
 
 import { ReadRefused, type ReaderLimits } from '../reader.ts';
 import { normalise } from './opc.ts';
@@ -114,11 +115,18 @@ function isDateFormat(code: string): boolean {
   return /[dmyhs]/i.test(bare.split(';')[0] ?? '');
 }
 
+/** How the workbook's date cells read: the styles that format a date, and its date system. */
+export interface WorkbookDates {
+  styles: Set<number>;
+  /** workbookPr date1904: serials count days from 1904-01-01 (Excel for Mac's old default). */
+  system1904: boolean;
+}
+
 /** A cell's cached value as text ('' when it has none). */
 export function cellText(
   cell: { type: string; style: number; value: string; inline: string },
   shared: string[],
-  dateStyles: Set<number>,
+  dates: WorkbookDates,
 ): string {
   const value = cell.value.trim();
   switch (cell.type) {
@@ -134,18 +142,19 @@ export function cellText(
     case 'd':
       return normalise(cell.value);
     default:
-      if (value !== '' && dateStyles.has(cell.style)) return serialDate(Number(value)) ?? value;
+      if (value !== '' && dates.styles.has(cell.style)) return serialDate(Number(value), dates.system1904) ?? value;
       return normalise(value);
   }
 }
 
-/** Excel's 1900 serial → `YYYY-MM-DD`, `HH:MM[:SS]` or both; undefined when out of range. */
-function serialDate(serial: number): string | undefined {
-  if (!Number.isFinite(serial) || serial < 0 || serial > 2_958_465) return undefined;
+/** An Excel serial → `YYYY-MM-DD`, `HH:MM[:SS]` or both; undefined when out of range (9999-12-31). */
+function serialDate(serial: number, system1904: boolean): string | undefined {
+  if (!Number.isFinite(serial) || serial < 0 || serial > (system1904 ? 2_957_003 : 2_958_465)) return undefined;
   const days = Math.floor(serial);
   const seconds = Math.round((serial - days) * 86_400);
-  // Excel counts 1900-02-29, which never was: serials from 61 on are a day ahead of the calendar.
-  const epoch = Date.UTC(1899, 11, days >= 61 ? 30 : 31);
+  // The 1900 system counts 1900-02-29, which never was: serials from 61 on are a day ahead of the
+  // calendar. The 1904 system counts from 1904-01-01 (day 0) without that day.
+  const epoch = system1904 ? Date.UTC(1904, 0, 1) : Date.UTC(1899, 11, days >= 61 ? 30 : 31);
   const date = new Date(epoch + days * 86_400_000 + seconds * 1000).toISOString();
   const time = seconds % 60 === 0 ? date.slice(11, 16) : date.slice(11, 19);
   if (days === 0) return time;

@@ -12,7 +12,14 @@ import { type OpenedDocument, openAs } from './detect.ts';
 import { firstOfKind, normalise, readRelationships, relationshipIdOf, TextBudget } from './opc.ts';
 import type { OoxmlPackage } from './package.ts';
 import { attr, readXmlPart } from './xml.ts';
-import { cellText, columnLetters, columnOfRef, readNumberFormats, readSharedStrings } from './xlsx-cells.ts';
+import {
+  cellText,
+  columnLetters,
+  columnOfRef,
+  readNumberFormats,
+  readSharedStrings,
+  type WorkbookDates,
+} from './xlsx-cells.ts';
 
 /** Rows below the header in one part. */
 export const ROWS_PER_PART = 100;
@@ -39,30 +46,39 @@ export const xlsxReader: DocumentReader = {
 /** The parts of a package opened as xlsx (format detection opens it once for both). */
 export function readXlsx({ pkg, mainPart }: OpenedDocument, limits: ReaderLimits): DocumentPart[] {
   const rels = readRelationships(pkg, mainPart, limits);
-  const sheets = visibleSheets(pkg, mainPart, limits, rels);
+  const { sheets, system1904 } = readWorkbook(pkg, mainPart, limits, rels);
   const stringsPart = firstOfKind(pkg, rels, 'sharedStrings');
   const shared = stringsPart ? readSharedStrings(pkg, stringsPart, limits) : [];
   const stylesPart = firstOfKind(pkg, rels, 'styles');
-  const dateStyles = stylesPart ? readNumberFormats(pkg, stylesPart, limits) : new Set<number>();
+  const dates: WorkbookDates = {
+    styles: stylesPart ? readNumberFormats(pkg, stylesPart, limits) : new Set<number>(),
+    system1904,
+  };
   const budget = new TextBudget(limits.maxTextChars);
   const cells = { count: 0, padded: 0 };
   const parts = sheets.flatMap((sheet) => {
-    const rows = readSheet(pkg, sheet.part, limits, { shared, dateStyles, cells });
+    const rows = readSheet(pkg, sheet.part, limits, { shared, dates, cells });
     return sheetParts(sheet.name, rows, limits, cells, budget);
   });
   return parts.length > 0 ? parts : [partOf([], { type: 'sheet', sheet: sheets[0]?.name ?? '', range: 'A1:A1' })];
 }
 
-/** xl/workbook.xml's sheets that are visible worksheets, in workbook order. */
-function visibleSheets(
+/** xl/workbook.xml: its sheets that are visible worksheets, in workbook order, and its date system. */
+function readWorkbook(
   pkg: OoxmlPackage,
   mainPart: string,
   limits: ReaderLimits,
   rels: ReturnType<typeof readRelationships>,
-): SheetRef[] {
+): { sheets: SheetRef[]; system1904: boolean } {
   const sheets: SheetRef[] = [];
+  let system1904 = false;
   readXmlPart(pkg, mainPart, limits, {
     open(element) {
+      if (element.local === 'workbookPr') {
+        const value = attr(element, 'date1904');
+        system1904 = value === '1' || value === 'true';
+        return;
+      }
       if (element.local !== 'sheet') return;
       const state = attr(element, 'state') ?? 'visible';
       if (state !== 'visible') return;
@@ -73,12 +89,12 @@ function visibleSheets(
       }
     },
   });
-  return sheets;
+  return { sheets, system1904 };
 }
 
 interface SheetContext {
   shared: string[];
-  dateStyles: Set<number>;
+  dates: WorkbookDates;
   cells: { count: number; padded: number };
 }
 
@@ -149,7 +165,7 @@ function readSheet(pkg: OoxmlPackage, part: string, limits: ReaderLimits, contex
           break;
         case 'c':
           if (inCell && row) {
-            const text = cellText(cell, context.shared, context.dateStyles);
+            const text = cellText(cell, context.shared, context.dates);
             if (text) {
               row.columns.push(cell.column);
               row.texts.push(text);
