@@ -71,16 +71,37 @@ export function docxBody(blocks: DocxBlock[]): string {
 }
 
 /** A .docx of these blocks; `styles` is a raw <w:styles> body (default: none). */
-export function makeDocx(blocks: DocxBlock[], options: { styles?: string; extraParts?: Record<string, string> } = {}) {
+export function makeDocx(
+  blocks: DocxBlock[],
+  options: {
+    styles?: string;
+    extraParts?: Record<string, string>;
+    /** Each note one paragraph, after Word's two separator notes (ids -1 and 0). */
+    footnotes?: string[];
+    endnotes?: string[];
+  } = {},
+) {
   const documentRels = options.styles ? [{ id: 'rId1', type: 'styles', target: 'styles.xml' }] : [];
+  const overrides: Record<string, string> = {
+    'word/document.xml': 'application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml',
+  };
+  const notes: Record<string, string> = {};
+  for (const kind of ['footnote', 'endnote'] as const) {
+    const texts = options[`${kind}s`];
+    if (!texts) continue;
+    const separators = `<w:${kind} w:type="separator" w:id="-1"><w:p><w:r><w:separator/></w:r></w:p></w:${kind}><w:${kind} w:type="continuationSeparator" w:id="0"><w:p><w:r><w:continuationSeparator/></w:r></w:p></w:${kind}>`;
+    notes[`word/${kind}s.xml`] =
+      `${XML}<w:${kind}s xmlns:w="${W}">${separators}${texts.map((text, k) => `<w:${kind} w:id="${k + 1}"><w:p><w:pPr><w:pStyle w:val="${kind === 'footnote' ? 'FootnoteText' : 'EndnoteText'}"/></w:pPr><w:r><w:t xml:space="preserve">${escapeXml(text)}</w:t></w:r></w:p></w:${kind}>`).join('')}</w:${kind}s>`;
+    overrides[`word/${kind}s.xml`] = `application/vnd.openxmlformats-officedocument.wordprocessingml.${kind}s+xml`;
+    documentRels.push({ id: `rId${kind}`, type: `${kind}s`, target: `${kind}s.xml` });
+  }
   return zipParts({
-    '[Content_Types].xml': contentTypes({
-      'word/document.xml': 'application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml',
-    }),
+    '[Content_Types].xml': contentTypes(overrides),
     '_rels/.rels': packageRels('word/document.xml'),
     'word/document.xml': `${XML}<w:document xmlns:w="${W}" xmlns:r="${REL}"><w:body>${docxBody(blocks)}<w:sectPr/></w:body></w:document>`,
     'word/_rels/document.xml.rels': rels(documentRels),
     ...(options.styles ? { 'word/styles.xml': `${XML}<w:styles xmlns:w="${W}">${options.styles}</w:styles>` } : {}),
+    ...notes,
     ...options.extraParts,
   });
 }

@@ -294,6 +294,25 @@ describe('docx', () => {
     ]);
   });
 
+  test('footnotes and endnotes read after the body, each kind under its own heading; the separators hold no text', async () => {
+    const doc = makeDocx([{ heading: 'Method', level: 1 }, { paragraph: 'Samples were taken at dawn.' }], {
+      footnotes: ['Dawn means the hour before sunrise.', 'Two samples were lost.'],
+      endnotes: ['Data are kept by the harbour office.'],
+    });
+    const parts = await docxReader.read(doc, limits);
+    expect(parts.map((part) => [part.location, part.text])).toEqual([
+      [{ type: 'section', path: ['Method'] }, 'Method Samples were taken at dawn.'],
+      [
+        { type: 'section', path: ['Footnotes'] },
+        'Footnotes Dawn means the hour before sunrise. Two samples were lost.',
+      ],
+      [{ type: 'section', path: ['Endnotes'] }, 'Endnotes Data are kept by the harbour office.'],
+    ]);
+    // Notes count against the document's text budget with its body.
+    const tight = { ...limits, maxTextChars: 'Method Samples were taken at dawn.'.length + 10 };
+    await expect(docxReader.read(doc, tight)).rejects.toMatchObject({ reason: 'TOO_COMPLEX' });
+  });
+
   test('localised heading styles are known by their name in styles.xml, and an outline level makes a heading', async () => {
     const styles =
       '<w:style w:type="paragraph" w:styleId="Titre1"><w:name w:val="heading 1"/></w:style>' +
@@ -372,6 +391,10 @@ describe('docx', () => {
     expect(parts[0]!.text).toContain('Lorem ipsum dolor sit amet');
     const tablePart = parts[partWith(parts, '| Petals | Internode | Sepal | Bract |')]!;
     expect(tablePart.location).toEqual({ type: 'section', path: ['Title 2', 'Sub title 2'] });
+    // Its footnotes and endnotes parts hold Word's separators only: no notes heading.
+    expect(parts.flatMap((part) => (part.location.type === 'section' ? part.location.path : []))).not.toContain(
+      'Footnotes',
+    );
   });
 
   test('a real document (mammoth 1.13.0 tables.docx) reads its table between its paragraphs', async () => {

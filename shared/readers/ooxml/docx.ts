@@ -4,6 +4,8 @@
 // ids (Titre1, Überschrift1) read as headings too; lists read as prose; a table's first row is its
 // header, a merged cell's continuation blank. Text boxes read inside their paragraph, once (the
 // compatibility fallback copy is skipped); deleted revisions and field codes are not text.
+// Footnotes and endnotes follow the body, each kind under a heading of its own (where a citation
+// of one says it is); headers, footers and comments are not read (docs/DECISIONS.md).
 // Nothing the document references (images, hyperlinks, templates) is fetched: only its text is read.
 
 import type { DocumentPart, DocumentReader, ReaderLimits } from '../reader.ts';
@@ -45,11 +47,26 @@ export function readDocx({ pkg, mainPart }: OpenedDocument, limits: ReaderLimits
   const rels = readRelationships(pkg, mainPart, limits);
   const stylesPart = firstOfKind(pkg, rels, 'styles');
   const levelOf = headingLevels(stylesPart ? readStyles(pkg, stylesPart, limits) : new Map());
-  return sectionParts(readBody(pkg, mainPart, limits, levelOf));
+  const budget = new TextBudget(limits.maxTextChars);
+  const items = readBody(pkg, mainPart, limits, levelOf, budget);
+  for (const [kind, heading] of NOTES) {
+    const part = firstOfKind(pkg, rels, kind);
+    // A note's paragraphs read as prose whatever their style; the separators hold no text.
+    const notes = part ? readBody(pkg, part, limits, () => undefined, budget) : [];
+    if (notes.length > 0) items.push({ kind: 'heading', text: heading, level: 1 }, ...notes);
+  }
+  return sectionParts(items);
 }
 
+/** The note parts read after the body (by relationship kind), and the heading each kind goes under. */
+const NOTES = [
+  ['footnotes', 'Footnotes'],
+  ['endnotes', 'Endnotes'],
+] as const;
+
 /**
- * The body as headings, prose and tables, in order. Its handlers run for every element of the
+ * A part's paragraphs and tables (the body's, or the notes') as headings, prose and tables, in
+ * order, its text spent from the document's budget. Its handlers run for every element of the
  * part: the innermost open paragraph and table are kept at hand rather than looked up each time.
  */
 function readBody(
@@ -57,9 +74,9 @@ function readBody(
   mainPart: string,
   limits: ReaderLimits,
   levelOf: (paragraph: Paragraph) => number | undefined,
+  budget: TextBudget,
 ): SectionItem[] {
   const items: SectionItem[] = [];
-  const budget = new TextBudget(limits.maxTextChars);
   const paragraphs: Paragraph[] = [];
   const tables: Table[] = [];
   let paragraph: Paragraph | undefined; // paragraphs' last, the innermost open one
