@@ -12,6 +12,7 @@ interface IdentityProviderSettings {
   jwksUrl: string;
   issuer: string | string[];
   audience: string;
+  jwksTimeoutMs: number;
 }
 
 /** Resolves the preset (Firebase, Google, Cognito, local) and explicit IDP_* overrides. */
@@ -58,6 +59,7 @@ export function identityProviderSettings(config: Config): IdentityProviderSettin
     jwksUrl: config.IDP_JWKS_URL ?? defaults.jwksUrl,
     issuer: config.IDP_ISSUER ?? defaults.issuer,
     audience: config.IDP_AUDIENCE ?? defaults.audience,
+    jwksTimeoutMs: config.IDP_JWKS_TIMEOUT_MS,
   };
   const missing = (['jwksUrl', 'issuer', 'audience'] as const)
     .filter((k) => !settings[k])
@@ -125,7 +127,10 @@ function mapClaims(payload: JWTPayload): IdentityClaims {
 
 /** Creates a verifier for one provider; the JWKS is fetched once and cached by jose. */
 export function identityTokenVerifier(settings: IdentityProviderSettings, clock: Clock) {
-  const jwks = createRemoteJWKSet(new URL(settings.jwksUrl), { timeoutDuration: 5_000, cooldownDuration: 30_000 });
+  const jwks = createRemoteJWKSet(new URL(settings.jwksUrl), {
+    timeoutDuration: settings.jwksTimeoutMs,
+    cooldownDuration: 30_000,
+  });
   return async function verifyIdToken(token: string): Promise<IdentityClaims> {
     let payload: JWTPayload;
     try {

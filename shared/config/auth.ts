@@ -11,6 +11,9 @@ export const authSettings = settingsPiece({
   IDP_JWKS_URL: optionalUrl,
   IDP_ISSUER: z.optional(str()),
   IDP_AUDIENCE: z.optional(str()),
+  // How long fetching the provider's keys may take before POST /auth answers 503 (within API
+  // Gateway's 29 s). jose caches the keys per instance; a failed fetch is tried afresh next time.
+  IDP_JWKS_TIMEOUT_MS: z._default(int(500, 20_000), 5_000),
   FIREBASE_PROJECT_ID: z.optional(z.string().check(z.regex(/^[a-z0-9-]+$/))),
   GOOGLE_CLIENT_ID: z.optional(str()),
   COGNITO_USER_POOL_ID: z.optional(z.string().check(z.regex(/^[\w-]+_[0-9a-zA-Z]+$/))),

@@ -188,7 +188,15 @@ async function startWith(options: TestAppOptions, standIns: StandIns): Promise<T
     // Undelivered webhooks are retried at once (the provider's waits are hours).
     ...(options.payments && { paymentProvider: { dataDir, retryDelaysMs: [50, 100, 200, 400, 800] } }),
     // The periodic sweep runs only where a test asks for it (test/integration/retention.test.ts).
-    env: { LOG_LEVEL: 'SILENT', SWEEP_INTERVAL_SECONDS: '0', ...PER_USER_LIMITS_OFF, ...standIns.env, ...options.env },
+    // The keys of the IdP (the local one, or a stand-in) may take seconds to fetch on a loaded machine.
+    env: {
+      LOG_LEVEL: 'SILENT',
+      SWEEP_INTERVAL_SECONDS: '0',
+      IDP_JWKS_TIMEOUT_MS: '20000',
+      ...PER_USER_LIMITS_OFF,
+      ...standIns.env,
+      ...options.env,
+    },
   });
 
   async function request<T = any>(method: string, path: string, o: RequestOptions = {}): Promise<TestResponse<T>> {
@@ -212,11 +220,7 @@ async function startWith(options: TestAppOptions, standIns: StandIns): Promise<T
 
   async function signIn(email: string, name?: string) {
     const idToken = await signLocalIdToken(dataDir, { email, ...(name && { name }) });
-    let res = await request('POST', '/auth', { token: idToken });
-    // 503: the function's fetch of the local IdP's keys timed out (5 s) on a loaded machine; a
-    // client tries again, and the next fetch starts afresh.
-    for (let retry = 0; retry < 3 && res.status === 503; retry++)
-      res = await request('POST', '/auth', { token: idToken });
+    const res = await request('POST', '/auth', { token: idToken });
     if (res.status !== 200 && res.status !== 201) throw new Error(`sign-in failed: ${res.status} ${res.text}`);
     return { token: res.body.data.token as string, user: res.body.data.user, status: res.status };
   }
