@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { ReadRefused, type DocumentFormat, type DocumentPart, type ReaderLimits } from '../readers/reader.ts';
 import { readDocument } from '../readers/documents.ts';
 import { asError } from '../errors.ts';
-import { openForDrawing } from './ocr/render.ts';
+import { openForDrawing, type RenderedPage } from './ocr/render.ts';
 import type { ImageBudget } from './ocr/image-budget.ts';
 
 // The pdf.js child process (see bounded-child.ts): receives a document over IPC (to read its
@@ -66,16 +66,7 @@ export type ChildMessage =
   | { type: 'done'; result: ExtractResult }
   /** A read job's answer: the format its bytes are, and its parts (none for a PDF: read as one). */
   | { type: 'document'; format: DocumentFormat; parts: DocumentPart[] }
-  | {
-      type: 'image';
-      page: number;
-      width: number;
-      height: number;
-      pgm: Uint8Array;
-      widthPt?: number;
-      heightPt?: number;
-      png?: Uint8Array;
-    }
+  | ({ type: 'image' } & RenderedPage)
   /** The page draws nothing (no text, path, shading or image): nothing to recognise. */
   | { type: 'empty'; page: number }
   /** The page could not be drawn (damaged): the others still are. */
@@ -130,20 +121,7 @@ async function render(job: RenderJob): Promise<void> {
             return null;
           });
           if (image === null) return;
-          await send(
-            image
-              ? {
-                  type: 'image',
-                  page: image.page,
-                  width: image.width,
-                  height: image.height,
-                  pgm: image.pgm,
-                  widthPt: image.widthPt,
-                  heightPt: image.heightPt,
-                  png: image.png,
-                }
-              : { type: 'empty', page: request.page },
-          );
+          await send(image ? { type: 'image', ...image } : { type: 'empty', page: request.page });
         })
         .catch(failed);
     });

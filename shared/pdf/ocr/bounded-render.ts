@@ -85,20 +85,11 @@ export async function renderPagesBounded(
             documentPages = m.pages;
             next();
             break;
-          case 'image':
-            deliver({
-              page: m.page,
-              image: {
-                page: m.page,
-                width: m.width,
-                height: m.height,
-                pgm: m.pgm,
-                widthPt: m.widthPt,
-                heightPt: m.heightPt,
-                png: m.png,
-              },
-            });
+          case 'image': {
+            const { type: _, ...image } = m;
+            deliver({ page: m.page, image });
             break;
+          }
           case 'empty':
             deliver({ page: m.page, skipped: 'empty' });
             break;
