@@ -66,16 +66,23 @@ async function ask(chatId: string, prompt: string) {
   return res.body.data as { sources: { page: number; quote: string }[] };
 }
 
-test('a book whose cover is one 93 M pixel photograph completes, and its cover, drawn once for OCR, is kept for the reader', async () => {
-  const { data, chatId, fileId } = await ingest('book.pdf');
+/** Ingests a served book: completed with every text page read, and a sentence of page `asked` found there. */
+async function ingestBook(name: string, expected: { unreadablePages: number; asked: number }) {
+  const { data, chatId, fileId } = await ingest(name);
   expect(data).toMatchObject({
     status: 'completed',
     pages: TEXT_PAGES + 1,
     textPages: TEXT_PAGES,
-    unreadablePages: 0,
+    unreadablePages: expected.unreadablePages,
   });
-  const reply = await ask(chatId, knownSentence(7, 3));
-  expect(reply.sources[0]).toMatchObject({ page: 7, quote: expect.stringContaining(knownSentence(7, 3)) });
+  const sentence = knownSentence(expected.asked, 3);
+  const reply = await ask(chatId, sentence);
+  expect(reply.sources[0]).toMatchObject({ page: expected.asked, quote: expect.stringContaining(sentence) });
+  return fileId;
+}
+
+test('a book whose cover is one 93 M pixel photograph completes, and its cover, drawn once for OCR, is kept for the reader', async () => {
+  const fileId = await ingestBook('book.pdf', { unreadablePages: 0, asked: 7 });
 
   // The cover, drawn for OCR, was kept for the reader then: without the PDF kept for drawing (a
   // page drawn now would say it is missing), its page still answers with the image.
@@ -91,16 +98,8 @@ test('a book whose cover is one 93 M pixel photograph completes, and its cover, 
 }, 600_000);
 
 test('a cover too large for the drawing function leaves that page unreadable, never the book; its page answers 409, remembered', async () => {
-  const { data, chatId, fileId } = await ingest('poster-cover.pdf');
-  expect(data).toMatchObject({
-    status: 'completed',
-    pages: TEXT_PAGES + 1,
-    textPages: TEXT_PAGES,
-    unreadablePages: 1,
-  });
   // Its neighbour is read.
-  const reply = await ask(chatId, knownSentence(2, 5));
-  expect(reply.sources[0]).toMatchObject({ page: 2, quote: expect.stringContaining(knownSentence(2, 5)) });
+  const fileId = await ingestBook('poster-cover.pdf', { unreadablePages: 1, asked: 2 });
 
   const cover = await page(fileId, 1);
   expect(cover.status).toBe(409);
