@@ -4,7 +4,7 @@ import { randomFillSync } from 'node:crypto';
 // of the cuid2 ids the service issued before, which the API's id pattern accepts), drawn from the
 // CSPRNG: about 123 bits, unguessable and, at any volume this service sees, unique. cuid2 hashed
 // its entropy with SHA3-512 in JavaScript and a big-number conversion, which cost every function
-// about 15 ms of CPU at cold start (docs/DECISIONS.md "Cold starts").
+// about 15 ms of CPU at cold start (docs/DECISIONS.md, The API functions' import time).
 
 const LETTERS = 'abcdefghijklmnopqrstuvwxyz';
 const DIGITS = '0123456789abcdefghijklmnopqrstuvwxyz';

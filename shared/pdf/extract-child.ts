@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { ReadRefused, type DocumentFormat, type DocumentPart, type ReaderLimits } from '../readers/reader.ts';
 import { readDocument } from '../readers/documents.ts';
 import { asError } from '../errors.ts';
-import { openForDrawing, type RenderedPage } from './ocr/render.ts';
+import { openForDrawing, type KeptImage, type RenderedPage } from './ocr/render.ts';
 import type { ImageBudget } from './ocr/image-budget.ts';
 
 // The pdf.js child process (see bounded-child.ts): receives a document over IPC (to read its
@@ -44,7 +44,7 @@ interface RenderJob {
   /** What one image may cost: a page holding a costlier one is unreadable. */
   imageBudget: ImageBudget;
   format?: 'pgm' | 'png';
-  keep?: { dpi: number; minImagePixels: number };
+  keep?: KeptImage;
 }
 
 /** A document of another format (or not yet known to be a PDF): detected and read whole. */

@@ -1,7 +1,8 @@
 import { createId } from '#shared/ids.ts';
 import { cuidSchema } from '#shared/schemas.ts';
 
-// Ids from the CSPRNG in the shape the API's id pattern accepts (docs/DECISIONS.md "Cold starts").
+// Ids from the CSPRNG in the shape the API's id pattern accepts (docs/DECISIONS.md, The API
+// functions' import time).
 
 test('an id is a lowercase letter then 23 of [0-9a-z], accepted by the id pattern; 100,000 ids are distinct', () => {
   const ids = Array.from({ length: 100_000 }, createId);

@@ -1,5 +1,5 @@
 import { runBoundedChild, type ChildLimits } from '../bounded-child.ts';
-import type { RenderedPage } from './render.ts';
+import type { KeptImage, RenderedPage } from './render.ts';
 import { imageBudgetFor } from './image-budget.ts';
 
 // Pages drawn for OCR (and any later use of page images) in the bounded pdf.js child
@@ -26,7 +26,7 @@ interface BoundedRenderOptions {
   /** pgm for OCR (the default); png for a page shown to a reader. */
   format?: 'pgm' | 'png';
   /** Pages holding a large image also drawn as PNG for readers (render.ts). */
-  keep?: { dpi: number; minImagePixels: number };
+  keep?: KeptImage;
   limits: RenderLimits;
   /** Called with each page in turn (awaited before the next is asked for). */
   onPage: (page: DrawnPage) => void | Promise<void>;

@@ -1,6 +1,7 @@
 import { normalisePageText } from '../normalise.ts';
 import { judgePageText, type TextVerdict } from '../text-quality.ts';
 import { renderPagesBounded, type RenderLimits } from './bounded-render.ts';
+import type { KeptImage } from './render.ts';
 import type { OcrEngine } from './engine.ts';
 import { layoutOfWords, type PageLayout } from '../positions.ts';
 import { logger } from '../../observability/logger.ts';
@@ -33,9 +34,7 @@ interface OcrPagesOptions {
    * Pages holding an image of at least `minImagePixels` are also drawn as a PNG at `dpi` and
    * handed to `put` (awaited before the next page is drawn), for the page a reader opens.
    */
-  keep?: {
-    dpi: number;
-    minImagePixels: number;
+  keep?: KeptImage & {
     put: (page: { page: number; png: Uint8Array; widthPt: number; heightPt: number }) => Promise<void>;
   };
   /** Called once the drawing child is gone, with its peak resident size. */

@@ -70,12 +70,17 @@ interface RenderOptions {
   imageBudget?: ImageBudget;
   /** pgm (OCR, the default) or png (a page shown to a reader: drawn even when blank). */
   format?: 'pgm' | 'png';
-  /**
-   * A page holding an image of at least `minImagePixels` is drawn a second time, as a colour PNG
-   * at `dpi`, from the image already decoded: drawing it again on a reader's request would decode
-   * it again, seconds for a book's cover (docs/DECISIONS.md, Bounds where the cost is).
-   */
-  keep?: { dpi: number; minImagePixels: number };
+  keep?: KeptImage;
+}
+
+/**
+ * A page holding an image of at least `minImagePixels` is drawn a second time, as a colour PNG at
+ * `dpi`, from the image already decoded: drawing it again on a reader's request would decode it
+ * again, seconds for a book's cover (docs/DECISIONS.md, Bounds where the cost is).
+ */
+export interface KeptImage {
+  dpi: number;
+  minImagePixels: number;
 }
 
 /** A page that cannot be drawn within the drawing child's bounds: the others still are. */
