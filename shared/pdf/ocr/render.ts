@@ -98,11 +98,20 @@ type PdfPage = Awaited<
   ReturnType<Awaited<ReturnType<typeof import('pdfjs-dist/legacy/build/pdf.mjs').getDocument>['promise']>['getPage']>
 >;
 
-/** One drawing of a page at a resolution (its longer side capped), on white, as PGM or PNG. */
-async function drawAt(page: PdfPage, base: { width: number; height: number }, dpi: number, format: 'pgm' | 'png') {
-  const canvas = await loadCanvas();
+/** A page's size in pixels at a resolution, its longer side capped. */
+function pixelsAt(base: { width: number; height: number }, dpi: number) {
   const scale = Math.min(dpi / 72, MAX_SIDE_PX / Math.max(base.width, base.height, 1));
-  const viewport = page.getViewport({ scale });
+  return {
+    scale,
+    width: Math.max(1, Math.floor(base.width * scale)),
+    height: Math.max(1, Math.floor(base.height * scale)),
+  };
+}
+
+/** One drawing of a page at a resolution, on white: its canvas. */
+async function drawAt(page: PdfPage, base: { width: number; height: number }, dpi: number) {
+  const canvas = await loadCanvas();
+  const viewport = page.getViewport({ scale: pixelsAt(base, dpi).scale });
   const width = Math.max(1, Math.floor(viewport.width));
   const height = Math.max(1, Math.floor(viewport.height));
   const target = canvas.createCanvas(width, height);
@@ -116,11 +125,22 @@ async function drawAt(page: PdfPage, base: { width: number; height: number }, dp
     viewport,
     background: '#ffffff',
   }).promise;
-  const pgm =
-    format === 'png'
-      ? await target.encode('png')
-      : rgbaToPgm(ctx.getImageData(0, 0, width, height).data, width, height);
-  return { width, height, pgm };
+  return target;
+}
+
+type DrawnCanvas = Awaited<ReturnType<typeof drawAt>>;
+
+/**
+ * The kept PNG at `dpi`: resampled from the drawing already made when that is as fine or finer
+ * (pdf.js drawing the page again would scale its large image down again, seconds for a book's
+ * cover), else drawn again.
+ */
+async function keptPng(page: PdfPage, base: { width: number; height: number }, drawn: DrawnCanvas, dpi: number) {
+  const { width, height } = pixelsAt(base, dpi);
+  if (width > drawn.width) return (await drawAt(page, base, dpi)).encode('png');
+  const resampled = (await loadCanvas()).createCanvas(width, height);
+  resampled.getContext('2d').drawImage(drawn, 0, 0, width, height);
+  return resampled.encode('png');
 }
 
 interface OpenDocument {
@@ -192,13 +212,15 @@ export async function openForDrawing(source: Uint8Array | string, options: Rende
           );
         const base = page.getViewport({ scale: 1 });
         const size = { widthPt: base.width, heightPt: base.height };
-        if (options.format === 'png') return { page: n, ...(await drawAt(page, base, options.dpi, 'png')), ...size };
-        const grey = await drawAt(page, base, options.dpi, 'pgm');
+        const drawn = await drawAt(page, base, options.dpi);
+        const { width, height } = drawn;
+        if (options.format === 'png') return { page: n, width, height, pgm: await drawn.encode('png'), ...size };
+        const pixels = drawn.getContext('2d').getImageData(0, 0, width, height).data;
         const kept =
           options.keep && largestImage >= options.keep.minImagePixels
-            ? (await drawAt(page, base, options.keep.dpi, 'png')).pgm
+            ? await keptPng(page, base, drawn, options.keep.dpi)
             : undefined;
-        return { page: n, ...grey, ...size, ...(kept && { png: kept }) };
+        return { page: n, width, height, pgm: rgbaToPgm(pixels, width, height), ...size, ...(kept && { png: kept }) };
       } finally {
         page.cleanup();
       }
