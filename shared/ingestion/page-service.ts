@@ -27,6 +27,7 @@ import { localCopy } from './local-copy.ts';
 // ingestion stored (what sources' charStart/charEnd index); its image is drawn from the run's kept
 // PDF on the first request, in the bounded pdf.js child (time, memory, image budget), and kept
 // beside the text, so a second request only signs a URL (docs/DECISIONS.md "Citation positions").
+// A page OCR drew holding a large image has its image kept already (pdf-ocr's `keep`).
 // A page that cannot be drawn within those bounds is remembered as such beside it, so no later
 // request draws it again (docs/DECISIONS.md "Bounds where the cost is").
 
