@@ -198,7 +198,11 @@ const letters = (column: number): string =>
 /** A .xlsx of these sheets (strings shared, rows from 1, columns from A). */
 export function makeXlsx(
   sheets: SheetSpec[],
-  options: { externalLink?: string /** workbookPr date1904: serials count from 1904-01-01 */; date1904?: boolean } = {},
+  options: {
+    externalLink?: string;
+    /** workbookPr date1904: serials count from 1904-01-01. */
+    date1904?: boolean;
+  } = {},
 ): Uint8Array {
   const shared: string[] = [];
   const sharedIndex = (text: string) => {
