@@ -1,3 +1,4 @@
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { type TestApp, useTestApp } from '#test/helpers/app.ts';
 import { uploadFile } from '#test/helpers/files.ts';
 import {
@@ -101,8 +102,14 @@ const askOcr = async (chatId: string, prompt: string, page: number) => {
 };
 
 test('a scanned 5-page PDF is read by OCR, and a question about page 3 cites page 3 with a verbatim quote', async () => {
-  const { data, chatId, seen } = await ingest('scanned.pdf');
+  const { data, chatId, seen, fileId } = await ingest('scanned.pdf');
   expect(data).toMatchObject({ status: 'completed', pages: 5, textPages: 0, ocrPages: 5, unreadablePages: 0 });
+  // Ordinary scans keep no page image at ingestion (only a page holding a photograph of 16 M pixels
+  // or more does): the page route draws them when a reader asks.
+  const kept = await app
+    .clients()
+    .s3.send(new ListObjectsV2Command({ Bucket: app.bucket, Prefix: `vectors/${fileId}/` }));
+  expect((kept.Contents ?? []).map((o) => o.Key!).filter((key) => key.endsWith('.png'))).toEqual([]);
   // GET /me counts the scan's pages, each read by OCR (the user's first ingestion).
   expect((await app.request('GET', '/me', { token: app.token })).body.data.usage.pages).toEqual({
     ingested: 5,
