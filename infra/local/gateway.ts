@@ -1,8 +1,7 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { createId } from '#shared/ids.ts';
-import { errorBody, type BodyShape } from '#shared/http/envelope.ts';
+import type { APIGatewayProxyResult } from 'aws-lambda';
+import { errorBody } from '#shared/http/envelope.ts';
 import {
   corsPreflight,
   gatewayMethodBody,
@@ -10,13 +9,14 @@ import {
   renderGatewayResponse,
   type GatewayResponseType,
 } from '../gateway-responses.ts';
-import { DEFAULT_HTTP_MEMORY_MB, DEFAULT_HTTP_TIMEOUT_SECONDS, httpRouteList, type HttpMethod } from '../routes.ts';
+import { httpRouteList } from '../routes.ts';
+import { byPrecedence, compileRoutes, type CompiledRoute, toEvent } from './proxy-event.ts';
 import { responseStreamReader, type StreamSink } from './lambda-runtime.ts';
 import { FunctionFailure, inProcessInvoker, type Invoker } from './invoker.ts';
 import { requestGuard } from './request-guard.ts';
 
 // The local API Gateway: turns each HTTP request under /api/v1 into a REST API (payload v1)
-// proxy event, invokes the manifest's function and writes its answer as API Gateway would:
+// proxy event (proxy-event.ts), invokes the manifest's function and writes its answer as API Gateway would:
 // streaming functions' bytes reach the socket as the function writes them, and what API
 // Gateway answers on its own (no such route, a function that failed or timed out, a payload
 // too large) is the deployed stack's gateway response (infra/gateway-responses.ts).
@@ -24,8 +24,6 @@ import { requestGuard } from './request-guard.ts';
 /** API Gateway's own limit on a request payload. */
 const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
 export const API_PREFIX = '/api/v1';
-/** The deployed stage is `api` with every resource under `/v1` (see docs/DECISIONS.md). */
-const STAGE = 'api';
 
 type LoadHandler = (entry: string) => Promise<unknown>;
 
@@ -53,58 +51,6 @@ interface GatewayOptions {
   extraRoutes?: Record<string, (req: IncomingMessage, res: ServerResponse) => void>;
 }
 
-interface CompiledRoute {
-  name: string;
-  entry: string;
-  method: HttpMethod;
-  path: string;
-  shape: BodyShape;
-  timeoutSeconds: number;
-  memoryMb: number;
-  pattern: RegExp;
-  params: string[];
-}
-
-/**
- * API Gateway's precedence between routes matching the same path: at the first segment where
- * one has a literal and the other a path variable, the literal wins (/chat/search before
- * /chat/{chatId}), wherever each stands in the manifest.
- */
-function byPrecedence(a: { path: string }, b: { path: string }): number {
-  const [x, y] = [a.path.split('/'), b.path.split('/')];
-  for (let i = 0; i < Math.min(x.length, y.length); i++) {
-    const [vx, vy] = [x[i]!.startsWith('{'), y[i]!.startsWith('{')];
-    if (vx !== vy) return vx ? 1 : -1;
-  }
-  return 0;
-}
-
-function compile(list: typeof httpRouteList): CompiledRoute[] {
-  return list.map((r) => {
-    const params: string[] = [];
-    const source = r.path
-      .split('/')
-      .map((segment) => {
-        const m = /^\{(\w+)\}$/.exec(segment);
-        if (!m) return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-        params.push(m[1]!);
-        return '([^/]+)';
-      })
-      .join('/');
-    return {
-      name: r.name,
-      entry: r.entry,
-      method: r.method,
-      path: r.path,
-      shape: r.shape,
-      timeoutSeconds: r.timeoutSeconds ?? DEFAULT_HTTP_TIMEOUT_SECONDS,
-      memoryMb: r.memoryMb ?? DEFAULT_HTTP_MEMORY_MB,
-      pattern: new RegExp(`^${source}/?$`),
-      params,
-    };
-  });
-}
-
 function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
   if (res.headersSent) return res.end();
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers });
@@ -124,75 +70,6 @@ function readBody(req: IncomingMessage): Promise<Buffer | 'too-large'> {
     req.on('end', () => resolve(tooLarge ? 'too-large' : Buffer.concat(chunks)));
     req.on('error', reject);
   });
-}
-
-const own = <T>(o: Record<string, T>, key: string, value: T) =>
-  Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
-
-function toEvent(
-  req: IncomingMessage,
-  url: URL,
-  route: CompiledRoute,
-  match: RegExpExecArray,
-  body: Buffer,
-): APIGatewayProxyEvent {
-  // Own properties only, as in the JSON event Lambda parses: a header or query key named
-  // `__proto__` or `constructor` is data, not Object.prototype's.
-  const headers: Record<string, string> = {};
-  const multiValueHeaders: Record<string, string[]> = {};
-  for (let i = 0; i < req.rawHeaders.length; i += 2) {
-    const name = req.rawHeaders[i]!;
-    const value = req.rawHeaders[i + 1]!;
-    own(headers, name, value);
-    own(multiValueHeaders, name, [...(Object.hasOwn(multiValueHeaders, name) ? multiValueHeaders[name]! : []), value]);
-  }
-  const query: Record<string, string> = {};
-  const multiQuery: Record<string, string[]> = {};
-  for (const [k, v] of url.searchParams) {
-    own(query, k, v);
-    own(multiQuery, k, [...(Object.hasOwn(multiQuery, k) ? multiQuery[k]! : []), v]);
-  }
-  const pathParameters: Record<string, string> = {};
-  route.params.forEach((name, i) => {
-    const raw = match[i + 1]!;
-    try {
-      pathParameters[name] = decodeURIComponent(raw);
-    } catch {
-      pathParameters[name] = raw;
-    }
-  });
-  const requestId = createId();
-  const resourcePath = `/v1${route.path}`;
-  return {
-    resource: resourcePath,
-    path: url.pathname.slice('/api'.length),
-    httpMethod: req.method!,
-    headers,
-    multiValueHeaders,
-    queryStringParameters: url.searchParams.size ? query : null,
-    multiValueQueryStringParameters: url.searchParams.size ? multiQuery : null,
-    pathParameters: route.params.length ? pathParameters : null,
-    stageVariables: null,
-    body: body.length ? body.toString('utf8') : null,
-    isBase64Encoded: false,
-    requestContext: {
-      accountId: '000000000000',
-      apiId: 'local',
-      authorizer: null,
-      protocol: `HTTP/${req.httpVersion}`,
-      httpMethod: req.method!,
-      identity: {
-        sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
-        userAgent: req.headers['user-agent'] ?? null,
-      } as never,
-      path: url.pathname,
-      stage: STAGE,
-      requestId,
-      requestTimeEpoch: Date.now(),
-      resourceId: route.name,
-      resourcePath,
-    },
-  };
 }
 
 export interface Gateway {
@@ -253,7 +130,7 @@ function isProxyResult(value: unknown): value is APIGatewayProxyResult {
 }
 
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
-  const routes = compile(options.routes ?? httpRouteList);
+  const routes = compileRoutes(options.routes ?? httpRouteList);
   const log = options.log === false ? undefined : (options.log ?? ((line: string) => console.log(line)));
   const corsOrigin = options.corsAllowOrigin ?? '*';
   if (!options.invoker && !options.loadHandler) throw new Error('startGateway needs an invoker or a loadHandler');
