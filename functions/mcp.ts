@@ -16,7 +16,7 @@ export const handler = httpHandler(
   mcpRoutes.mcp,
   { body: mcpRequestBody },
   async ({ body, user, headers, event }) =>
-    await answerMcpRequest(mcpServer(deps, user.id), {
+    await answerMcpRequest(mcpServer(deps, user), {
       url: new URL(event.path, 'http://localhost').href,
       method: 'POST',
       headers,

@@ -9,6 +9,8 @@ export const mcpRoutes = {
     method: 'POST',
     path: '/mcp',
     auth: 'user',
+    // An API key needs `read` to reach the tools; `search` and `ask` check theirs (server.ts).
+    keyScope: 'read',
     shape: 'bare',
   },
 } as const;

@@ -16,6 +16,8 @@ import { getPartText } from '../ingestion/page-service.ts';
 import { searchFiles } from '../retrieval/search.ts';
 import { searchFilesBody, SEARCH_K_MAX } from '../retrieval/schemas.ts';
 import { askFiles, type AskDeps } from './ask.ts';
+import type { ApiKeyScope } from '../auth/api-key-scopes.ts';
+import { assertKeyScope, type AuthUser } from '../users/authenticate.ts';
 
 // The MCP server (docs/DECISIONS.md "MCP server"): the service's documents as tools for an agent,
 // through the official SDK. One server is made per request, for its caller: the Streamable HTTP
@@ -104,22 +106,28 @@ function failure(tool: string, err: unknown): CallToolResult {
   return { isError: true, content: [{ type: 'text', text: known ? err.message : 'Internal error' }] };
 }
 
-const guarded =
-  <A>(tool: string, run: (args: A) => Promise<CallToolResult>) =>
-  async (args: A): Promise<CallToolResult> => {
-    try {
-      return await run(args);
-    } catch (err) {
-      return failure(tool, err);
-    }
-  };
-
 /** A list's page: LIST_LIMIT items after the cursor a previous call returned (a bad cursor is invalid input). */
 const pageOf = (cursor: string | undefined) => ({ limit: LIST_LIMIT, ...(cursor !== undefined && { cursor }) });
 
-/** The MCP server of one request, acting for `userId`. */
-export function mcpServer(deps: McpDeps, userId: string): McpServer {
+/**
+ * The MCP server of one request, acting for its caller. An API key reaches the server with the
+ * route's scope (`read`: listing and reading); `search` and `ask` need the key's `search` and
+ * `chat` scopes too, as POST /search and a chat's message do (docs/DECISIONS.md "API keys").
+ */
+export function mcpServer(deps: McpDeps, caller: Pick<AuthUser, 'id' | 'apiKey'>): McpServer {
   const server = new McpServer(MCP_SERVER_INFO, { capabilities: { tools: {} } });
+  const userId = caller.id;
+  /** A tool's work, within the key's scopes; any failure an error result. */
+  const guarded =
+    <A>(tool: string, run: (args: A) => Promise<CallToolResult>, scope?: ApiKeyScope) =>
+    async (args: A): Promise<CallToolResult> => {
+      try {
+        if (scope) assertKeyScope(caller.apiKey, scope, 'tool');
+        return await run(args);
+      } catch (err) {
+        return failure(tool, err);
+      }
+    };
 
   server.registerTool(
     'search',
@@ -130,14 +138,18 @@ export function mcpServer(deps: McpDeps, userId: string): McpServer {
       outputSchema: outputs.search,
       annotations: { readOnlyHint: true },
     },
-    guarded('search', async (args) => {
-      await deps.limits?.takeRequest(userId, 'messages');
-      const passages = await searchFiles(deps, { userId, ...args });
-      const text = passages.length
-        ? passages.map((p, i) => `[${i + 1}] ${p.fileName}, page ${p.page}: ${p.quote}`).join('\n')
-        : 'No passage found.';
-      return result({ passages }, text);
-    }),
+    guarded(
+      'search',
+      async (args) => {
+        await deps.limits?.takeRequest(userId, 'messages');
+        const passages = await searchFiles(deps, { userId, ...args });
+        const text = passages.length
+          ? passages.map((p, i) => `[${i + 1}] ${p.fileName}, page ${p.page}: ${p.quote}`).join('\n')
+          : 'No passage found.';
+        return result({ passages }, text);
+      },
+      'search',
+    ),
   );
 
   server.registerTool(
@@ -149,15 +161,19 @@ export function mcpServer(deps: McpDeps, userId: string): McpServer {
       inputSchema: questionInput,
       outputSchema: outputs.ask,
     },
-    guarded('ask', async (args) => {
-      await deps.limits?.takeRequest(userId, 'messages');
-      const { answer, citations } = await askFiles(deps, { userId, ...args });
-      const sources = citations.map((c) => `[${c.index}] ${c.fileName}, page ${c.page}: "${c.quote}"`);
-      return result(
-        { answer, citations },
-        [answer, ...(sources.length ? ['', 'Sources:', ...sources] : [])].join('\n'),
-      );
-    }),
+    guarded(
+      'ask',
+      async (args) => {
+        await deps.limits?.takeRequest(userId, 'messages');
+        const { answer, citations } = await askFiles(deps, { userId, ...args });
+        const sources = citations.map((c) => `[${c.index}] ${c.fileName}, page ${c.page}: "${c.quote}"`);
+        return result(
+          { answer, citations },
+          [answer, ...(sources.length ? ['', 'Sources:', ...sources] : [])].join('\n'),
+        );
+      },
+      'chat',
+    ),
   );
 
   server.registerTool(

@@ -33,6 +33,16 @@ const keyClaims = (key: ApiKeyCaller): CallerClaims => ({
   apiKey: { id: key.keyId, scopes: key.scopes },
 });
 
+/**
+ * A caller with an API key may do what needs `scope` only if the key holds it (AccessDeniedError);
+ * a service JWT may do anything its route allows. For a route (its `keyScope`), and for parts of
+ * one that need more than the route does (the MCP server's tools).
+ */
+export function assertKeyScope(key: CallerKey | undefined, scope: ApiKeyScope, what: 'route' | 'tool'): void {
+  if (key && !key.scopes.includes(scope))
+    throw new AccessDeniedError(`This API key lacks the scope "${scope}" this ${what} needs`);
+}
+
 /** Who is calling: the service JWT (or API key) checked, then its user confirmed against the table. */
 export class CallerAuthenticator {
   constructor(
@@ -67,8 +77,7 @@ export class CallerAuthenticator {
     if (!claims.apiKey) return;
     if (!keyScope)
       throw new AccessDeniedError('API keys cannot be used on this route: use a service token from POST /auth');
-    if (!claims.apiKey.scopes.includes(keyScope))
-      throw new AccessDeniedError(`This API key lacks the scope "${keyScope}" this route needs`);
+    assertKeyScope(claims.apiKey, keyScope, 'route');
   }
 
   /**

@@ -116,6 +116,43 @@ test('each tool answers text and structuredContent, over two connections at once
   expect(textOf(ask)).toContain('Sources:');
 });
 
+test('an API key connects as its user: the server needs its read scope, search and ask their own scopes', async () => {
+  const keyWith = async (scopes: string[]) =>
+    (await app.request('POST', '/me/api-keys', { token: alice, body: { name: `mcp ${scopes.join(' ')}`, scopes } }))
+      .body.data.key as string;
+  const [every, readOnly, chatOnly] = await Promise.all([
+    keyWith(['chat', 'search', 'files', 'read']),
+    keyWith(['read']),
+    keyWith(['chat']),
+  ]);
+
+  const full = await connect(every);
+  const part = await call(full, 'read_part', { fileId, part: 2 });
+  expect(part.structuredContent).toMatchObject({ fileId, part: 2, text: expect.stringContaining('side exit') });
+  const ask = await call(full, 'ask', { question: 'When does a trace tree grow a new branch?', fileIds: [fileId] });
+  expect(ask.isError).toBeFalsy();
+  expect((ask.structuredContent as { citations: { fileId: string }[] }).citations[0]).toMatchObject({ fileId });
+
+  // Read only: listing and reading, but not searching or asking (an error result naming the scope).
+  const reader = await connect(readOnly);
+  expect((await call(reader, 'list_files', {})).structuredContent).toMatchObject({ files: [{ fileId }] });
+  const [search, question] = await Promise.all([
+    call(reader, 'search', { query: 'side exit' }),
+    call(reader, 'ask', { question: 'What is a trace tree?' }),
+  ]);
+  expect(search).toMatchObject({
+    isError: true,
+    content: [{ text: 'This API key lacks the scope "search" this tool needs' }],
+  });
+  expect(question).toMatchObject({
+    isError: true,
+    content: [{ text: 'This API key lacks the scope "chat" this tool needs' }],
+  });
+
+  // Without read, the server itself is refused (403 from the route, before any tool).
+  await expect(connect(chatOnly)).rejects.toMatchObject({ code: 403 });
+});
+
 test('bad arguments and a page past the end are error results, not protocol failures', async () => {
   const client = await connect(alice);
   const past = await call(client, 'read_part', { fileId, part: 3 });
