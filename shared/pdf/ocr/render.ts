@@ -111,9 +111,8 @@ function pixelsAt(base: { width: number; height: number }, dpi: number) {
 /** One drawing of a page at a resolution, on white: its canvas. */
 async function drawAt(page: PdfPage, base: { width: number; height: number }, dpi: number) {
   const canvas = await loadCanvas();
-  const viewport = page.getViewport({ scale: pixelsAt(base, dpi).scale });
-  const width = Math.max(1, Math.floor(viewport.width));
-  const height = Math.max(1, Math.floor(viewport.height));
+  const { scale, width, height } = pixelsAt(base, dpi);
+  const viewport = page.getViewport({ scale });
   const target = canvas.createCanvas(width, height);
   const ctx = target.getContext('2d');
   ctx.fillStyle = '#ffffff';
