@@ -20,8 +20,14 @@ import { plainExtraction } from './ingestion.ts';
 // bounded child's, reading the same bytes as the pipeline does.
 
 const RUNS = 15;
-/** Runs before the measured ones, so both sides are compiled by the JIT (a Lambda reads many documents). */
-const WARM_UPS = 5;
+/**
+ * Runs before the measured ones, so both sides are compiled by the JIT (a Lambda reads many
+ * documents). Five were too few for the readers: the plain side's code is one path for the three
+ * OOXML formats, warmed by each format before, while a reader's own code had had six reads, and
+ * the median of 15 fell among runs still in the engine's lower tiers (a Word read's median 2.5 ×
+ * its fastest).
+ */
+const WARM_UPS = 30;
 const RATIO_MIN = 0.7;
 
 const sentence = (n: number, k: number) =>

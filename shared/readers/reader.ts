@@ -94,21 +94,30 @@ export interface DocumentReader {
 /** Heading level 1..6 → size (level 1 ranks highest). */
 export const headingSize = (level: number) => 7 - Math.min(6, Math.max(1, level));
 
-/** `| a | b |`; a pipe inside a cell is escaped, an empty cell is blank. */
+/**
+ * `| a | b |`; a pipe inside a cell is escaped, an empty cell is blank (`| |`), runs of spaces are
+ * one. Built cell by cell: a space run is looked for in each (short) cell, never in the joined row,
+ * whose scan would flatten it first (the most of a table's cost).
+ */
 export function markdownRow(cells: string[]): string {
-  let row = '| ';
+  if (cells.length === 0) return '| |';
+  let row = '|';
   for (let k = 0; k < cells.length; k++) {
-    const cell = cells[k]!;
-    if (k > 0) row += ' | ';
-    row += cell.includes('|') ? cell.replaceAll('|', '\\|') : cell;
+    let cell = cells[k]!;
+    if (cell.includes('|')) cell = cell.replaceAll('|', '\\|');
+    if (cell.includes('  ') || cell.charCodeAt(0) === 0x20 || cell.charCodeAt(cell.length - 1) === 0x20)
+      cell = cell.replace(/ {2,}/g, ' ').replace(/^ | $/g, '');
+    row += cell ? ` ${cell} |` : ' |';
   }
-  row += ' |';
-  return row.includes('  ') ? row.replace(/ {2,}/g, ' ') : row;
+  return row;
 }
 
 /** The text of a block as it stands in the part's text and in chunks. */
 export function blockText(block: PartBlock): string {
-  return block.kind === 'table' ? block.rows.map((r) => r.text).join('\n') : block.text;
+  if (block.kind !== 'table') return block.text;
+  const lines: string[] = new Array(block.rows.length);
+  for (let r = 0; r < lines.length; r++) lines[r] = block.rows[r]!.text;
+  return lines.join('\n');
 }
 
 /** Blocks joined: by a space between prose and headings, by a line break before and after a table. */
@@ -127,8 +136,8 @@ const CONTROLS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\ufffe\uff
 
 /** From this length on, normaliseText tells plain ASCII by native scans rather than a loop. */
 const NATIVE_SCAN_CHARS = 64;
-/** A character other than printable ASCII and the space. */
-const NOT_PRINTABLE_ASCII = /[^\x20-\x7e]/;
+/** A character other than printable ASCII and the space, or two spaces: one scan for both. */
+const NOT_SINGLE_SPACED_ASCII = /[^\x20-\x7e]| {2}/;
 /** A character past ASCII. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the range starts at U+0000 on purpose
 const NOT_ASCII = /[^\x00-\x7f]/;
@@ -151,12 +160,7 @@ export function normaliseText(raw: string): string {
     if (plain) return raw;
   } else {
     // A longer one by scans the engine runs natively, several times faster than a loop.
-    if (
-      !NOT_PRINTABLE_ASCII.test(raw) &&
-      !raw.includes('  ') &&
-      raw.charCodeAt(0) !== 0x20 &&
-      raw.charCodeAt(length - 1) !== 0x20
-    )
+    if (!NOT_SINGLE_SPACED_ASCII.test(raw) && raw.charCodeAt(0) !== 0x20 && raw.charCodeAt(length - 1) !== 0x20)
       return raw;
     if (NOT_ASCII.test(raw)) return normaliseUnicode(raw);
   }
@@ -193,6 +197,11 @@ function normaliseUnicode(raw: string): string {
     .trim();
 }
 
+// The lines and text items of structured formats' blocks: none, one frozen empty array for all
+// (a workbook's tables hold up to millions of cells: an array each is garbage the reader makes).
+const NO_LINES = Object.freeze([]) as unknown as TracedText[];
+const NO_ITEMS = Object.freeze([]) as unknown as number[];
+
 /** Builders for readers of structured formats (no text items behind their text). */
 export const blocks = {
   heading: (text: string, level: number): PartBlock => ({
@@ -200,14 +209,21 @@ export const blocks = {
     text,
     size: headingSize(level),
     styled: false,
-    lines: [],
+    lines: NO_LINES,
   }),
-  prose: (text: string): PartBlock => ({ kind: 'text', text, lines: [] }),
+  prose: (text: string): PartBlock => ({ kind: 'text', text, lines: NO_LINES }),
   /** rows[0] is the header. */
-  table: (rows: string[][]): PartBlock => ({
-    kind: 'table',
-    rows: rows.map((cells) => ({ text: markdownRow(cells), cells: cells.map((text) => ({ text, items: [] })) })),
-  }),
+  table: (rows: string[][]): PartBlock => {
+    // Loops rather than maps: a workbook's part is a table of thousands of rows.
+    const tableRows: { text: string; cells: TracedText[] }[] = new Array(rows.length);
+    for (let r = 0; r < rows.length; r++) {
+      const cells = rows[r]!;
+      const traced: TracedText[] = new Array(cells.length);
+      for (let c = 0; c < cells.length; c++) traced[c] = { text: cells[c]!, items: NO_ITEMS };
+      tableRows[r] = { text: markdownRow(cells), cells: traced };
+    }
+    return { kind: 'table', rows: tableRows };
+  },
 };
 
 /** A part of blocks (text normalised by the reader: single spaces, no control characters). */

@@ -68,6 +68,22 @@ function blockLength(block: PartBlock): number {
   return length;
 }
 
+/** A table's rows with their cells normalised, the rows left without text dropped. */
+function normalisedRows(rows: string[][]): string[][] {
+  const kept: string[][] = [];
+  for (const row of rows) {
+    const cells: string[] = new Array(row.length);
+    let text = false;
+    for (let c = 0; c < row.length; c++) {
+      const cell = normaliseText(row[c]!);
+      cells[c] = cell;
+      if (cell !== '') text = true;
+    }
+    if (text) kept.push(cells);
+  }
+  return kept;
+}
+
 /** The blocks' parts: sections under their heading paths (one empty part for a document without text). */
 export function sectionParts(source: Iterable<SectionBlock>): DocumentPart[] {
   const parts: DocumentPart[] = [];
@@ -114,9 +130,7 @@ export function sectionParts(source: Iterable<SectionBlock>): DocumentPart[] {
     } else if (block.kind === 'prose') {
       for (const piece of splitProse(normaliseText(block.text))) add(blocks.prose(piece));
     } else {
-      const rows = block.rows
-        .map((row) => row.map((cell) => normaliseText(cell)))
-        .filter((row) => row.some((cell) => cell !== ''));
+      const rows = normalisedRows(block.rows);
       if (rows.length > 0) for (const table of splitTable(rows)) add(table);
     }
   }

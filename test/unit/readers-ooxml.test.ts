@@ -313,6 +313,14 @@ describe('docx', () => {
     await expect(docxReader.read(doc, tight)).rejects.toMatchObject({ reason: 'TOO_COMPLEX' });
   });
 
+  test('notes of whitespace only, and blank paragraphs, make no part and no notes heading', async () => {
+    const doc = makeDocx([{ paragraph: 'Samples were taken at dawn.' }, { paragraph: '  \u00a0 ' }], {
+      footnotes: ['   '],
+    });
+    const parts = await docxReader.read(doc, limits);
+    expect(parts.map((part) => part.text)).toEqual(['Samples were taken at dawn.']);
+  });
+
   test('localised heading styles are known by their name in styles.xml, and an outline level makes a heading', async () => {
     const styles =
       '<w:style w:type="paragraph" w:styleId="Titre1"><w:name w:val="heading 1"/></w:style>' +

@@ -14,7 +14,7 @@ import { firstOfKind, normalise, readRelationships, TextBudget } from './opc.ts'
 import type { OoxmlPackage } from './package.ts';
 import { type SectionBlock as SectionItem, sectionParts } from '../sections.ts';
 import { squareTable } from './tables.ts';
-import { attr, readXmlPart, skippingSubtrees, type XmlHandlers } from './xml.ts';
+import { attr, readXmlPart, type XmlHandlers } from './xml.ts';
 
 /** A paragraph being read (every field set at creation, so each has one shape). */
 class Paragraph {
@@ -25,6 +25,9 @@ class Paragraph {
 
 /** Subtrees whose text is not the document's: a compatibility copy, deletions, field codes, control properties. */
 const NOT_THE_DOCUMENTS_TEXT = new Set(['Fallback', 'del', 'moveFrom', 'delText', 'instrText', 'sdtPr']);
+
+/** Whether raw paragraph text holds more than whitespace (most paragraphs start with a letter). */
+const hasText = (text: string) => text.length > 0 && (text.charCodeAt(0) > 0x20 || text.trim() !== '');
 
 /** A table being read: its rows, the row and cell open in it (undefined outside one). */
 class Table {
@@ -85,12 +88,13 @@ function readBody(
   let inProperties = false;
 
   const closeParagraph = (closed: Paragraph) => {
-    const text = normalise(closed.text);
+    // Normalised once, where it becomes a block (sectionParts) or a cell; its raw length is spent.
+    const text = closed.text;
     budget.spend(text.length);
     // A text box's paragraph reads inside the paragraph that holds it.
     if (paragraph) paragraph.text += ` ${text} `;
     else if (table?.cell !== undefined) table.cell = table.cell ? `${table.cell} ${text}` : text;
-    else if (text) {
+    else if (hasText(text)) {
       const level = levelOf(closed);
       items.push(level === undefined ? { kind: 'prose', text } : { kind: 'heading', text, level });
     }
@@ -105,6 +109,7 @@ function readBody(
   };
 
   const handlers: XmlHandlers = {
+    skip: NOT_THE_DOCUMENTS_TEXT,
     open(element) {
       switch (element.local) {
         case 'p':
@@ -187,7 +192,7 @@ function readBody(
       if (inText && paragraph) paragraph.text += text;
     },
   };
-  readXmlPart(pkg, mainPart, limits, skippingSubtrees(NOT_THE_DOCUMENTS_TEXT, handlers));
+  readXmlPart(pkg, mainPart, limits, handlers);
   return items;
 }
 

@@ -17,11 +17,13 @@ import { type OpenedDocument, openAs } from './detect.ts';
 import { firstOfKind, normalise, readRelationships, relationshipIdOf, TextBudget } from './opc.ts';
 import type { OoxmlPackage } from './package.ts';
 import { squareTable } from './tables.ts';
-import { attr, readXmlPart, skippingSubtrees, type XmlHandlers } from './xml.ts';
+import { attr, readXmlPart, type XmlHandlers } from './xml.ts';
 
 const TITLE_PLACEHOLDERS = new Set(['title', 'ctrTitle']);
 /** Notes-page placeholders that are not the notes: the slide image, number, header, footer, date. */
 const NOT_NOTES = new Set(['sldImg', 'sldNum', 'hdr', 'ftr', 'dt']);
+/** A compatibility copy (mc:Fallback): the same content again, for readers without the choice's features. */
+const COMPATIBILITY_COPY = new Set(['Fallback']);
 
 export const pptxReader: DocumentReader = {
   format: 'pptx',
@@ -94,6 +96,7 @@ function readShapes(
   let inText = false;
 
   const handlers: XmlHandlers = {
+    skip: COMPATIBILITY_COPY,
     open(element) {
       switch (element.local) {
         case 'sp':
@@ -167,7 +170,6 @@ function readShapes(
       if (inText && paragraph !== undefined) paragraph += text;
     },
   };
-  // A compatibility copy (mc:Fallback) is not the slide's text.
-  readXmlPart(pkg, part, limits, skippingSubtrees(new Set(['Fallback']), handlers));
+  readXmlPart(pkg, part, limits, handlers);
   return { title, body };
 }

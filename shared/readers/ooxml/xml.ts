@@ -20,28 +20,12 @@ export interface XmlHandlers {
   open?(element: XmlElement, depth: number): void;
   close?(local: string, depth: number): void;
   text?(text: string): void;
-}
-
-/**
- * `handlers` passing over whole subtrees: an element `skipped` names, and everything under it,
- * reach none of them (the subtrees whose text is not the document's).
- */
-export function skippingSubtrees(skipped: ReadonlySet<string>, handlers: XmlHandlers): XmlHandlers {
-  let skipUntil = 0; // the depth of the skipped subtree's root, 0 when none
-  return {
-    open(element, depth) {
-      if (skipUntil) return;
-      if (skipped.has(element.local)) skipUntil = depth;
-      else handlers.open?.(element, depth);
-    },
-    close(local, depth) {
-      if (!skipUntil) handlers.close?.(local, depth);
-      else if (depth === skipUntil) skipUntil = 0;
-    },
-    text(text) {
-      if (!skipUntil) handlers.text?.(text);
-    },
-  };
+  /**
+   * Elements whose whole subtree reaches no handler (the subtrees whose text is not the
+   * document's). The parser passes over them itself: a wrapper around the handlers would cost a
+   * call more on every event of every part.
+   */
+  skip?: ReadonlySet<string>;
 }
 
 /** An attribute by local name, whatever its prefix (`r:id`, `w:val`, `val`). */
@@ -60,6 +44,23 @@ export function attr(element: XmlElement, local: string): string | undefined {
   }
   return undefined;
 }
+
+// Each tag's name is a new string: its local name is looked up rather than cut again, and is the
+// engine's one copy of that name, so the handlers' switches compare it by reference, not by content
+// (on a Word body that cuts the handlers' cost by a third). Kept across parts and documents (a deck
+// is hundreds of parts), emptied when full (OOXML uses a few hundred names; a hostile part, any).
+const localNames = new Map<string, string>();
+const MAX_LOCAL_NAMES = 4096;
+
+function localNameOf(name: string): string {
+  if (localNames.size >= MAX_LOCAL_NAMES) localNames.clear();
+  const local = internalised(localOf(name));
+  localNames.set(name, local);
+  return local;
+}
+
+/** The engine's one copy of a string (a property key's), which compares with literals by reference. */
+const internalised = (name: string): string => Object.keys({ [name]: 0 })[0] ?? name;
 
 const localOf = (name: string) => {
   const colon = name.indexOf(':');
@@ -90,6 +91,8 @@ export function parseXml(
   const locals: string[] = [''];
   // One element object, refilled for each open tag: handlers read it and keep nothing of it.
   const element: XmlElement = { local: '', attributes: {} };
+  const { open, close, text, skip } = handlers;
+  let skipUntil = 0; // the depth of a skipped subtree's root, 0 outside one
   parser.on('opentag', (tag) => {
     depth += 1;
     if (depth > limits.maxDepth) {
@@ -98,23 +101,30 @@ export function parseXml(
         `The document is too complex to read: its part ${partName} nests elements more than ${limits.maxDepth} deep.`,
       );
     }
-    // Cut from the name each time: cheaper than looking the name up (each tag's name is a new string).
-    const local = localOf(tag.name);
+    if (skipUntil) return;
+    const local = localNames.get(tag.name) ?? localNameOf(tag.name);
+    if (skip?.has(local)) {
+      skipUntil = depth;
+      return;
+    }
     locals[depth] = local;
-    if (handlers.open) {
+    if (open) {
       element.local = local;
       element.attributes = tag.attributes as Record<string, string>;
-      handlers.open(element, depth);
+      open(element, depth);
     }
   });
   parser.on('closetag', () => {
-    handlers.close?.(locals[depth]!, depth);
+    if (!skipUntil) close?.(locals[depth]!, depth);
+    else if (depth === skipUntil) skipUntil = 0;
     depth -= 1;
   });
-  if (handlers.text) {
-    const onText = handlers.text;
-    parser.on('text', (text) => onText(text));
-    parser.on('cdata', (text) => onText(text));
+  if (text) {
+    const onText = (piece: string) => {
+      if (!skipUntil) text(piece);
+    };
+    parser.on('text', onText);
+    parser.on('cdata', onText);
   }
   parser.on('error', (error) => {
     throw new ReadRefused(
