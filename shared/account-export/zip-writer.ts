@@ -29,6 +29,14 @@ const VERSION = 20;
 const DOS_TIME = 0;
 const DOS_DATE = (0 << 9) | (1 << 5) | 1;
 
+/** Flags, method, time and date: the fields a local header and its central record share, in this order. */
+function writeEntryFields(record: Buffer, at: number): void {
+  record.writeUInt16LE(FLAGS, at);
+  record.writeUInt16LE(DEFLATE, at + 2);
+  record.writeUInt16LE(DOS_TIME, at + 4);
+  record.writeUInt16LE(DOS_DATE, at + 6);
+}
+
 const toBuffer = (chunk: Uint8Array | string) =>
   typeof chunk === 'string'
     ? Buffer.from(chunk, 'utf8')
@@ -54,10 +62,7 @@ export class ZipWriter {
     const header = Buffer.alloc(30);
     header.writeUInt32LE(0x04034b50, 0);
     header.writeUInt16LE(VERSION, 4);
-    header.writeUInt16LE(FLAGS, 6);
-    header.writeUInt16LE(DEFLATE, 8);
-    header.writeUInt16LE(DOS_TIME, 10);
-    header.writeUInt16LE(DOS_DATE, 12);
+    writeEntryFields(header, 6);
     // CRC and sizes (14..25) stay 0: the data descriptor carries them.
     header.writeUInt16LE(name.byteLength, 26);
     header.writeUInt16LE(0, 28);
@@ -99,10 +104,7 @@ export class ZipWriter {
       record.writeUInt32LE(0x02014b50, 0);
       record.writeUInt16LE(VERSION, 4);
       record.writeUInt16LE(VERSION, 6);
-      record.writeUInt16LE(FLAGS, 8);
-      record.writeUInt16LE(DEFLATE, 10);
-      record.writeUInt16LE(DOS_TIME, 12);
-      record.writeUInt16LE(DOS_DATE, 14);
+      writeEntryFields(record, 8);
       record.writeUInt32LE(e.crc, 16);
       record.writeUInt32LE(e.compressedSize, 20);
       record.writeUInt32LE(e.size, 24);

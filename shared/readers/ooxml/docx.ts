@@ -13,7 +13,7 @@ import { type OpenedDocument, openAs } from './detect.ts';
 import { firstOfKind, normalise, readRelationships, TextBudget } from './opc.ts';
 import type { OoxmlPackage } from './package.ts';
 import { type SectionBlock as SectionItem, sectionParts } from '../sections.ts';
-import { squareTable } from './tables.ts';
+import { squareTable, TableRows } from './tables.ts';
 import { attr, readXmlPart, type XmlHandlers } from './xml.ts';
 
 /** A paragraph being read (every field set at creation, so each has one shape). */
@@ -29,10 +29,8 @@ const NOT_THE_DOCUMENTS_TEXT = new Set(['Fallback', 'del', 'moveFrom', 'delText'
 /** Whether raw paragraph text holds more than whitespace (most paragraphs start with a letter). */
 const hasText = (text: string) => text.length > 0 && (text.charCodeAt(0) > 0x20 || text.trim() !== '');
 
-/** A table being read: its rows, the row and cell open in it (undefined outside one). */
-class Table {
-  rows: string[][] = [];
-  row: string[] | undefined = undefined;
+/** A table being read: its rows, and the cell open in it (undefined outside one). */
+class Table extends TableRows {
   cell: string | undefined = undefined;
   span = 1;
   merged = false;
@@ -138,7 +136,7 @@ function readBody(
           tables.push(table);
           break;
         case 'tr':
-          if (table) table.row = [];
+          table?.openRow();
           break;
         case 'tc':
           if (table) {
@@ -170,15 +168,11 @@ function readBody(
           inText = false;
           break;
         case 'tc':
-          if (table?.row && table.cell !== undefined) {
-            table.row.push(table.merged ? '' : normalise(table.cell));
-            for (let k = 1; k < table.span; k++) table.row.push('');
-          }
+          if (table?.cell !== undefined) table.addCell(table.merged ? '' : normalise(table.cell), table.span);
           if (table) table.cell = undefined;
           break;
         case 'tr':
-          if (table?.row) table.rows.push(table.row);
-          if (table) table.row = undefined;
+          table?.closeRow();
           break;
         case 'tbl': {
           const closed = tables.pop();

@@ -16,7 +16,7 @@ import {
 import { type OpenedDocument, openAs } from './detect.ts';
 import { firstOfKind, normalise, readRelationships, relationshipIdOf, TextBudget } from './opc.ts';
 import type { OoxmlPackage } from './package.ts';
-import { squareTable } from './tables.ts';
+import { squareTable, TableRows } from './tables.ts';
 import { attr, readXmlPart, type XmlHandlers } from './xml.ts';
 
 const TITLE_PLACEHOLDERS = new Set(['title', 'ctrTitle']);
@@ -70,11 +70,10 @@ interface Shape {
   paragraphs: string[];
 }
 
-interface Table {
-  rows: string[][];
-  row?: string[];
-  cell?: string[];
-  blank: boolean;
+/** A table being read: its rows, and the open cell's paragraphs (undefined outside one). */
+class Table extends TableRows {
+  cell: string[] | undefined = undefined;
+  blank = false;
 }
 
 /**
@@ -106,10 +105,10 @@ function readShapes(
           if (shape) shape.placeholder = attr(element, 'type') ?? 'body';
           break;
         case 'tbl':
-          table = { rows: [], blank: false };
+          table = new Table();
           break;
         case 'tr':
-          if (table) table.row = [];
+          table?.openRow();
           break;
         case 'tc':
           if (table) {
@@ -143,12 +142,11 @@ function readShapes(
           break;
         }
         case 'tc':
-          if (table?.row && table.cell) table.row.push(table.blank ? '' : table.cell.join(' '));
+          if (table?.cell) table.addCell(table.blank ? '' : table.cell.join(' '));
           if (table) table.cell = undefined;
           break;
         case 'tr':
-          if (table?.row) table.rows.push(table.row);
-          if (table) table.row = undefined;
+          table?.closeRow();
           break;
         case 'tbl': {
           const rows = squareTable(table?.rows ?? []);
