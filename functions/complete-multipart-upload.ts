@@ -14,8 +14,5 @@ const deps = uploadDeps(config(), systemClock, configuredVectorStore(config()));
 export const handler = httpHandler(
   fileRoutes['complete-multipart-upload'],
   { params: fileIdParams, body: completeMultipartBody },
-  async ({ params, body, user }) => ({
-    message: 'Upload completed',
-    data: await completeMultipartUpload(deps, { userId: user.id, fileId: params.fileId, body }),
-  }),
+  ({ params, body, user }) => completeMultipartUpload(deps, { userId: user.id, fileId: params.fileId, body }),
 );

@@ -16,12 +16,6 @@ const deps = {
   maxPerUser: config().API_KEYS_MAX_PER_USER,
 };
 
-export const handler = httpHandler(
-  apiKeyRoutes['create-api-key'],
-  { body: createApiKeyBody },
-  async ({ body, user }) => ({
-    statusCode: 201,
-    message: 'API key created: it is shown this once',
-    data: await createApiKey(deps, { userId: user.id, ...body }),
-  }),
+export const handler = httpHandler(apiKeyRoutes['create-api-key'], { body: createApiKeyBody }, ({ body, user }) =>
+  createApiKey(deps, { userId: user.id, ...body }),
 );

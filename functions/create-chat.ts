@@ -17,8 +17,6 @@ const deps = {
   clock: systemClock,
 };
 
-export const handler = httpHandler(chatRoutes['create-chat'], { body: createChatBody }, async ({ body, user }) => ({
-  statusCode: 201,
-  message: 'Chat created',
-  data: await createChat(deps, { userId: user.id, chat: body }),
-}));
+export const handler = httpHandler(chatRoutes['create-chat'], { body: createChatBody }, ({ body, user }) =>
+  createChat(deps, { userId: user.id, chat: body }),
+);

@@ -8,8 +8,6 @@ import { requestExport } from '#shared/account-export/account-export.ts';
 
 const deps = accountExportDeps(systemClock);
 
-export const handler = httpHandler(accountExportRoutes['create-export'], {}, async ({ user }) => ({
-  statusCode: 202,
-  message: 'Export accepted',
-  data: await requestExport(deps, user.id),
-}));
+export const handler = httpHandler(accountExportRoutes['create-export'], {}, ({ user }) =>
+  requestExport(deps, user.id),
+);

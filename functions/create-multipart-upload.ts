@@ -14,9 +14,5 @@ const deps = uploadDeps(config(), systemClock, configuredVectorStore(config()));
 export const handler = httpHandler(
   fileRoutes['create-multipart-upload'],
   { body: createUploadBody },
-  async ({ body, user }) => ({
-    statusCode: 201,
-    message: 'Multipart upload created',
-    data: await createMultipartUpload(deps, { userId: user.id, upload: body }),
-  }),
+  ({ body, user }) => createMultipartUpload(deps, { userId: user.id, upload: body }),
 );

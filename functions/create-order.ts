@@ -21,7 +21,6 @@ const deps = {
   credits: new Credits(dynamo(), tableName()),
 };
 
-export const handler = httpHandler(orderRoutes['create-order'], { body: createOrderBody }, async ({ user, body }) => ({
-  statusCode: 201,
-  data: await createOrder(deps, { user, order: body }),
-}));
+export const handler = httpHandler(orderRoutes['create-order'], { body: createOrderBody }, ({ user, body }) =>
+  createOrder(deps, { user, order: body }),
+);

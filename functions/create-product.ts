@@ -9,7 +9,6 @@ import { createProductBody } from '#shared/products/schemas.ts';
 // POST /products (admin): 201 with the bare product.
 const deps = { products: new ProductRepository(dynamo(), tableName()), clock: systemClock };
 
-export const handler = httpHandler(productRoutes['create-product'], { body: createProductBody }, async ({ body }) => ({
-  statusCode: 201,
-  data: await createProduct(deps, { product: body }),
-}));
+export const handler = httpHandler(productRoutes['create-product'], { body: createProductBody }, ({ body }) =>
+  createProduct(deps, { product: body }),
+);

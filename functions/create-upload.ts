@@ -10,8 +10,6 @@ import { systemClock } from '#shared/clock.ts';
 // POST /upload: a file record and presigned PUT/GET URLs for the PDF.
 const deps = uploadDeps(config(), systemClock, configuredVectorStore(config()));
 
-export const handler = httpHandler(fileRoutes['create-upload'], { body: createUploadBody }, async ({ body, user }) => ({
-  statusCode: 201,
-  message: 'Upload created',
-  data: await createUpload(deps, { userId: user.id, upload: body }),
-}));
+export const handler = httpHandler(fileRoutes['create-upload'], { body: createUploadBody }, ({ body, user }) =>
+  createUpload(deps, { userId: user.id, upload: body }),
+);

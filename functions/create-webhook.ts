@@ -10,12 +10,6 @@ import { createWebhookBody } from '#shared/webhooks/schemas.ts';
 
 const deps = webhookDeps(config(), systemClock);
 
-export const handler = httpHandler(
-  webhookRoutes['create-webhook'],
-  { body: createWebhookBody },
-  async ({ body, user }) => ({
-    statusCode: 201,
-    message: 'Webhook endpoint created: keep its secret, it is not shown again',
-    data: await createEndpoint(deps, { userId: user.id, ...body }),
-  }),
+export const handler = httpHandler(webhookRoutes['create-webhook'], { body: createWebhookBody }, ({ body, user }) =>
+  createEndpoint(deps, { userId: user.id, ...body }),
 );

@@ -1,5 +1,6 @@
 import { chatRoutes } from '#shared/chats/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
+import { done } from '#shared/http/done.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { systemClock } from '#shared/clock.ts';
 import { UsageLedger } from '#shared/limits/usage-ledger.ts';
@@ -14,7 +15,6 @@ const deps = {
   usage: new UsageLedger(dynamo(), tableName(), systemClock),
 };
 
-export const handler = httpHandler(chatRoutes['delete-chat'], { params: chatIdParams }, async ({ params, user }) => {
-  await deleteChat(deps, { userId: user.id, chatId: params.chatId });
-  return { message: 'Chat deleted', data: { id: params.chatId, deleted: true } };
-});
+export const handler = httpHandler(chatRoutes['delete-chat'], { params: chatIdParams }, ({ params, user }) =>
+  done(deleteChat(deps, { userId: user.id, chatId: params.chatId }), { id: params.chatId }),
+);

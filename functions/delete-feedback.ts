@@ -9,11 +9,6 @@ import { replyParams } from '#shared/chats/requests.ts';
 
 const deps = feedbackDeps(systemClock);
 
-export const handler = httpHandler(
-  chatRoutes['delete-feedback'],
-  { params: replyParams },
-  async ({ params, user }) => ({
-    message: 'Feedback removed',
-    data: await removeFeedback(deps, { userId: user.id, ...params }),
-  }),
+export const handler = httpHandler(chatRoutes['delete-feedback'], { params: replyParams }, ({ params, user }) =>
+  removeFeedback(deps, { userId: user.id, ...params }),
 );

@@ -14,6 +14,5 @@ const ANSWER_MARGIN_MS = 5_000;
 
 export const handler = httpHandler(erasureRoutes['delete-me'], {}, async ({ user, context }) => {
   const deadline = Date.now() + (context.getRemainingTimeInMillis?.() ?? 30_000) - ANSWER_MARGIN_MS;
-  const status = await requestErasure(deps, { userId: user.id, hasTime: () => Date.now() < deadline });
-  return { statusCode: 202, message: 'Account erasure accepted', data: { status } };
+  return { status: await requestErasure(deps, { userId: user.id, hasTime: () => Date.now() < deadline }) };
 });

@@ -10,5 +10,4 @@ const deps = { products: new ProductRepository(dynamo(), tableName()) };
 
 export const handler = httpHandler(productRoutes['delete-product'], { params: productParams }, async ({ params }) => {
   await deleteProduct(deps, { id: params.id });
-  return { statusCode: 204 };
 });

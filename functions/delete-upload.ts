@@ -1,5 +1,6 @@
 import { fileRoutes } from '#shared/files/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
+import { done } from '#shared/http/done.ts';
 import { fileIdParams } from '#shared/files/schemas.ts';
 import { deleteUpload } from '#shared/files/upload-service.ts';
 import { uploadDeps } from '#shared/files/upload-deps.ts';
@@ -20,7 +21,8 @@ const deps = {
   releaseWaiting: (userId: string) => releaseWaiting(ingestQueues, userId),
 };
 
-export const handler = httpHandler(fileRoutes['delete-upload'], { params: fileIdParams }, async ({ params, user }) => {
-  await deleteUpload(deps, { userId: user.id, fileId: params.fileId });
-  return { message: 'File deleted', data: { fileId: params.fileId, deleted: true } };
-});
+export const handler = httpHandler(
+  fileRoutes['delete-upload'],
+  { params: fileIdParams },
+  ({ params: { fileId }, user }) => done(deleteUpload(deps, { userId: user.id, fileId }), { fileId }),
+);

@@ -1,5 +1,6 @@
 import { webhookRoutes } from '#shared/webhooks/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
+import { done } from '#shared/http/done.ts';
 import { systemClock } from '#shared/clock.ts';
 import { config } from '#shared/config.ts';
 import { webhookDeps } from '#shared/webhooks/webhook-deps.ts';
@@ -13,8 +14,6 @@ const deps = webhookDeps(config(), systemClock);
 export const handler = httpHandler(
   webhookRoutes['delete-webhook'],
   { params: webhookParams },
-  async ({ params, user }) => {
-    await deleteEndpoint(deps, { userId: user.id, endpointId: params.webhookId });
-    return { message: 'Webhook endpoint deleted', data: { id: params.webhookId, deleted: true } };
-  },
+  ({ params: { webhookId }, user }) =>
+    done(deleteEndpoint(deps, { userId: user.id, endpointId: webhookId }), { id: webhookId }),
 );

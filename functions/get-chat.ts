@@ -14,6 +14,6 @@ const deps = {
   files: { ...chatFilesDeps(dynamo(), tableName()), collections: new CollectionRepository(dynamo(), tableName()) },
 };
 
-export const handler = httpHandler(chatRoutes['get-chat'], { params: chatIdParams }, async ({ params, user }) => ({
-  data: await getChat(deps, { userId: user.id, chatId: params.chatId }),
-}));
+export const handler = httpHandler(chatRoutes['get-chat'], { params: chatIdParams }, ({ params, user }) =>
+  getChat(deps, { userId: user.id, chatId: params.chatId }),
+);

@@ -1,18 +1,17 @@
 import { collectionRoutes } from '#shared/collections/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
-import { dynamo, tableName } from '#shared/clients.ts';
-import { CollectionRepository } from '#shared/collections/collection-repository.ts';
+import { systemClock } from '#shared/clock.ts';
+import { config } from '#shared/config.ts';
+import { collectionDeps } from '#shared/collections/collection-deps.ts';
 import { getCollection } from '#shared/collections/collection-service.ts';
 import { collectionParams } from '#shared/collections/schemas.ts';
 
 // GET /collections/{id}: one of the caller's collections.
 
-const deps = { collections: new CollectionRepository(dynamo(), tableName()) };
+const deps = collectionDeps(config(), systemClock);
 
 export const handler = httpHandler(
   collectionRoutes['get-collection'],
   { params: collectionParams },
-  async ({ params, user }) => ({
-    data: await getCollection(deps, { userId: user.id, collectionId: params.id }),
-  }),
+  ({ params, user }) => getCollection(deps, { userId: user.id, collectionId: params.id }),
 );

@@ -9,10 +9,6 @@ import { exportIdParams } from '#shared/account-export/schemas.ts';
 
 const deps = accountExportDeps(systemClock);
 
-export const handler = httpHandler(
-  accountExportRoutes['get-export'],
-  { params: exportIdParams },
-  async ({ params, user }) => ({
-    data: await getExport(deps, { userId: user.id, exportId: params.exportId }),
-  }),
+export const handler = httpHandler(accountExportRoutes['get-export'], { params: exportIdParams }, ({ params, user }) =>
+  getExport(deps, { userId: user.id, exportId: params.exportId }),
 );

@@ -10,6 +10,6 @@ import { getFilePart, PAGE_FUNCTION_MEMORY_MB } from '#shared/ingestion/page-ser
 const route = fileRoutes['get-file-part'];
 const deps = pageServiceDeps(config(), PAGE_FUNCTION_MEMORY_MB);
 
-export const handler = httpHandler(route, { params: filePartParams }, async ({ params, user }) => ({
-  data: await getFilePart(deps, { userId: user.id, fileId: params.fileId, part: Number(params.part) }),
-}));
+export const handler = httpHandler(route, { params: filePartParams }, ({ params, user }) =>
+  getFilePart(deps, { userId: user.id, fileId: params.fileId, part: Number(params.part) }),
+);

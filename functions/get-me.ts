@@ -18,6 +18,4 @@ const deps: MeDeps = {
   settings: { dailyTokens: settings.DAILY_TOKEN_BUDGET, storageMaxBytes: settings.USER_STORAGE_MAX_BYTES },
 };
 
-export const handler = httpHandler(usageRoutes['get-me'], {}, async ({ user }) => ({
-  data: await getMe(deps, user.id),
-}));
+export const handler = httpHandler(usageRoutes['get-me'], {}, ({ user }) => getMe(deps, user.id));

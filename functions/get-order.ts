@@ -8,6 +8,6 @@ import { orderParams } from '#shared/orders/schemas.ts';
 // GET /orders/{id}: the owner or an admin; 404 for anyone else.
 const deps = { orders: new OrderRepository(dynamo(), tableName()) };
 
-export const handler = httpHandler(orderRoutes['get-order'], { params: orderParams }, async ({ user, params }) => ({
-  data: await getOrder(deps, { user, id: params.id }),
-}));
+export const handler = httpHandler(orderRoutes['get-order'], { params: orderParams }, ({ user, params }) =>
+  getOrder(deps, { user, id: params.id }),
+);

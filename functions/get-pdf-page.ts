@@ -10,6 +10,6 @@ import { getPdfPage, PAGE_FUNCTION_MEMORY_MB } from '#shared/ingestion/page-serv
 const route = fileRoutes['get-pdf-page'];
 const deps = pageServiceDeps(config(), PAGE_FUNCTION_MEMORY_MB);
 
-export const handler = httpHandler(route, { params: pdfPageParams }, async ({ params, user }) => ({
-  data: await getPdfPage(deps, { userId: user.id, fileId: params.fileId, page: Number(params.page) }),
-}));
+export const handler = httpHandler(route, { params: pdfPageParams }, ({ params, user }) =>
+  getPdfPage(deps, { userId: user.id, fileId: params.fileId, page: Number(params.page) }),
+);

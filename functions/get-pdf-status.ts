@@ -10,10 +10,6 @@ import { fileIdParams } from '#shared/files/schemas.ts';
 
 const deps = { files: new FileRepository(dynamo(), tableName()), waiting: new WaitingQueue(dynamo(), tableName()) };
 
-export const handler = httpHandler(
-  fileRoutes['get-pdf-status'],
-  { params: fileIdParams },
-  async ({ params, user }) => ({
-    data: await fileStatus(deps, { userId: user.id, fileId: params.fileId }),
-  }),
+export const handler = httpHandler(fileRoutes['get-pdf-status'], { params: fileIdParams }, ({ params, user }) =>
+  fileStatus(deps, { userId: user.id, fileId: params.fileId }),
 );

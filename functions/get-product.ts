@@ -8,6 +8,6 @@ import { productParams } from '#shared/products/schemas.ts';
 // GET /products/{id}: any signed-in user.
 const deps = { products: new ProductRepository(dynamo(), tableName()) };
 
-export const handler = httpHandler(productRoutes['get-product'], { params: productParams }, async ({ params }) => ({
-  data: await getProduct(deps, { id: params.id }),
-}));
+export const handler = httpHandler(productRoutes['get-product'], { params: productParams }, ({ params }) =>
+  getProduct(deps, { id: params.id }),
+);

@@ -10,6 +10,6 @@ import { shareIdParams } from '#shared/sharing/schemas.ts';
 
 const deps = { shares: new ShareRepository(dynamo(), tableName()), files: new FileRepository(dynamo(), tableName()) };
 
-export const handler = httpHandler(sharingRoutes['get-shared-chat'], { params: shareIdParams }, async ({ params }) => ({
-  data: await readSharedChat(deps, { shareId: params.shareId }),
-}));
+export const handler = httpHandler(sharingRoutes['get-shared-chat'], { params: shareIdParams }, ({ params }) =>
+  readSharedChat(deps, { shareId: params.shareId }),
+);

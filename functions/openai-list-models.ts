@@ -15,6 +15,6 @@ const deps = {
   collections: new CollectionRepository(dynamo(), tableName()),
 };
 
-export const handler = httpHandler(completionRoutes['openai-list-models'], {}, async ({ user }) => ({
-  data: await listModels(deps, user.id, systemClock()),
-}));
+export const handler = httpHandler(completionRoutes['openai-list-models'], {}, ({ user }) =>
+  listModels(deps, user.id, systemClock()),
+);

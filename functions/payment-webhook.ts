@@ -28,5 +28,5 @@ export const handler = httpHandler(paymentRoutes['payment-webhook'], {}, async (
   const rawBody = rawBodyOf(event, config().MAX_BODY_BYTES);
   if (!provider) throw new NotFoundError('This service takes no payments');
   const paymentEvent = await provider.verifyAndTranslate({ headers, rawBody }, deps.clock());
-  return { data: await applyPaymentEvent(deps, paymentEvent) };
+  return applyPaymentEvent(deps, paymentEvent);
 });

@@ -12,8 +12,5 @@ const deps = feedbackDeps(systemClock);
 export const handler = httpHandler(
   chatRoutes['put-feedback'],
   { params: replyParams, body: feedbackBody },
-  async ({ params, body, user }) => ({
-    message: 'Feedback saved',
-    data: await setFeedback(deps, { userId: user.id, ...params, ...body }),
-  }),
+  ({ params, body, user }) => setFeedback(deps, { userId: user.id, ...params, ...body }),
 );

@@ -1,23 +1,23 @@
 import { collectionRoutes } from '#shared/collections/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
-import { dynamo, tableName } from '#shared/clients.ts';
-import { CollectionRepository } from '#shared/collections/collection-repository.ts';
+import { done } from '#shared/http/done.ts';
+import { systemClock } from '#shared/clock.ts';
+import { config } from '#shared/config.ts';
+import { collectionDeps } from '#shared/collections/collection-deps.ts';
 import { removeFileFromCollection } from '#shared/collections/collection-service.ts';
 import { collectionFileParams } from '#shared/collections/schemas.ts';
-import { FileRepository } from '#shared/files/file-repository.ts';
 
 // DELETE /collections/{id}/files/{fileId}: takes a file out of one of the caller's collections.
 
-const deps = {
-  collections: new CollectionRepository(dynamo(), tableName()),
-  files: new FileRepository(dynamo(), tableName()),
-};
+const deps = collectionDeps(config(), systemClock);
 
 export const handler = httpHandler(
   collectionRoutes['remove-collection-file'],
   { params: collectionFileParams },
-  async ({ params, user }) => {
-    await removeFileFromCollection(deps, { userId: user.id, collectionId: params.id, fileId: params.fileId });
-    return { message: 'File removed', data: { collectionId: params.id, fileId: params.fileId, removed: true } };
-  },
+  ({ params: { id: collectionId, fileId }, user }) =>
+    done(
+      removeFileFromCollection(deps, { userId: user.id, collectionId, fileId }),
+      { collectionId, fileId },
+      'removed',
+    ),
 );

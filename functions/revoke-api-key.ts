@@ -1,5 +1,6 @@
 import { apiKeyRoutes } from '#shared/auth/routes.ts';
 import { httpHandler } from '#shared/http/handler.ts';
+import { done } from '#shared/http/done.ts';
 import { dynamo, tableName } from '#shared/clients.ts';
 import { ApiKeyRepository } from '#shared/auth/api-key-repository.ts';
 import { revokeApiKey } from '#shared/auth/api-keys.ts';
@@ -12,8 +13,5 @@ const deps = { keys: new ApiKeyRepository(dynamo(), tableName()) };
 export const handler = httpHandler(
   apiKeyRoutes['revoke-api-key'],
   { params: apiKeyParams },
-  async ({ params, user }) => {
-    await revokeApiKey(deps, { userId: user.id, id: params.id });
-    return { message: 'API key revoked', data: { id: params.id, revoked: true } };
-  },
+  ({ params: { id }, user }) => done(revokeApiKey(deps, { userId: user.id, id }), { id }, 'revoked'),
 );

@@ -10,11 +10,6 @@ import { revokeShare } from '#shared/sharing/share-service.ts';
 
 const deps = { chats: new ChatRepository(dynamo(), tableName()), shares: new ShareRepository(dynamo(), tableName()) };
 
-export const handler = httpHandler(
-  sharingRoutes['revoke-share'],
-  { params: chatIdParams },
-  async ({ params, user }) => ({
-    message: 'Share revoked',
-    data: await revokeShare(deps, { userId: user.id, chatId: params.chatId }),
-  }),
+export const handler = httpHandler(sharingRoutes['revoke-share'], { params: chatIdParams }, ({ params, user }) =>
+  revokeShare(deps, { userId: user.id, chatId: params.chatId }),
 );

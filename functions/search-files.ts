@@ -10,11 +10,6 @@ import { searchFilesBody } from '#shared/retrieval/schemas.ts';
 
 const deps = await searchDeps(config(), systemClock);
 
-export const handler = httpHandler(
-  retrievalRoutes['search-files'],
-  { body: searchFilesBody },
-  async ({ body, user }) => ({
-    message: 'Passages found',
-    data: await searchFiles(deps, { userId: user.id, ...body }),
-  }),
+export const handler = httpHandler(retrievalRoutes['search-files'], { body: searchFilesBody }, ({ body, user }) =>
+  searchFiles(deps, { userId: user.id, ...body }),
 );

@@ -25,9 +25,5 @@ const deps = {
 
 export const handler = httpHandler(route, { params: chatIdParams }, async ({ params, user, event }) => {
   const baseUrl = settings.PUBLIC_BASE_URL ?? requestBaseUrl(event, route);
-  return {
-    statusCode: 201,
-    message: 'Chat shared',
-    data: await shareChat(deps, { userId: user.id, chatId: params.chatId, baseUrl }),
-  };
+  return shareChat(deps, { userId: user.id, chatId: params.chatId, baseUrl });
 });

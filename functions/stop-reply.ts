@@ -12,7 +12,6 @@ import { replyParams } from '#shared/chats/requests.ts';
 
 const deps = { ...chatRepositories(dynamo(), tableName()), clock: systemClock, staleMs: config().REPLY_STALE_MS };
 
-export const handler = httpHandler(chatRoutes['stop-reply'], { params: replyParams }, async ({ params, user }) => ({
-  message: 'Reply stopped',
-  data: await stopReply(deps, { userId: user.id, ...params }),
-}));
+export const handler = httpHandler(chatRoutes['stop-reply'], { params: replyParams }, ({ params, user }) =>
+  stopReply(deps, { userId: user.id, ...params }),
+);

@@ -10,12 +10,6 @@ import { webhookParams } from '#shared/webhooks/schemas.ts';
 
 const deps = webhookDeps(config(), systemClock);
 
-export const handler = httpHandler(
-  webhookRoutes['test-webhook'],
-  { params: webhookParams },
-  async ({ params, user }) => ({
-    statusCode: 202,
-    message: 'Ping queued',
-    data: await pingEndpoint(deps, { userId: user.id, endpointId: params.webhookId }),
-  }),
+export const handler = httpHandler(webhookRoutes['test-webhook'], { params: webhookParams }, ({ params, user }) =>
+  pingEndpoint(deps, { userId: user.id, endpointId: params.webhookId }),
 );

@@ -14,8 +14,5 @@ const deps = { ...chatRepositories(dynamo(), tableName()), clock: systemClock };
 export const handler = httpHandler(
   chatRoutes['update-chat'],
   { params: chatIdParams, body: updateChatBody },
-  async ({ params, body, user }) => ({
-    message: 'Chat updated',
-    data: await updateChat(deps, { userId: user.id, chatId: params.chatId, changes: body }),
-  }),
+  ({ params, body, user }) => updateChat(deps, { userId: user.id, chatId: params.chatId, changes: body }),
 );

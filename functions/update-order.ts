@@ -19,7 +19,5 @@ const deps = {
 export const handler = httpHandler(
   orderRoutes['update-order'],
   { params: orderParams, body: updateOrderBody },
-  async ({ params, body, user }) => ({
-    data: await changeOrderStatus(deps, { id: params.id, status: body.status, user }),
-  }),
+  ({ params, body, user }) => changeOrderStatus(deps, { id: params.id, status: body.status, user }),
 );

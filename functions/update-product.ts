@@ -12,5 +12,5 @@ const deps = { products: new ProductRepository(dynamo(), tableName()), clock: sy
 export const handler = httpHandler(
   productRoutes['update-product'],
   { params: productParams, body: updateProductBody },
-  async ({ params, body }) => ({ data: await updateProduct(deps, { id: params.id, changes: body }) }),
+  ({ params, body }) => updateProduct(deps, { id: params.id, changes: body }),
 );

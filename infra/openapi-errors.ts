@@ -10,26 +10,26 @@ type Json = Record<string, unknown>;
 /** Where the document's named schemas are. */
 export const COMPONENTS = '#/components/schemas/';
 
-export const envelopeError = {
+/** Our two error bodies: `message` and the optional field `errors`, after the envelope's own fields (`head`). */
+const errorObject = (description: string, example: string, head: Record<string, Json> = {}) => ({
   type: 'object',
-  description: 'The error body of chat, message, auth, upload and PDF routes',
-  required: ['success', 'statusCode', 'message'],
+  description,
+  required: [...Object.keys(head), 'message'],
   properties: {
+    ...head,
+    message: { type: 'string', examples: [example] },
+    errors: { $ref: `${COMPONENTS}FieldErrors` },
+  },
+});
+export const envelopeError = errorObject(
+  'The error body of chat, message, auth, upload and PDF routes',
+  'Chat not found',
+  {
     success: { const: false },
     statusCode: { type: 'integer', description: 'Always equals the HTTP status', examples: [404] },
-    message: { type: 'string', examples: ['Chat not found'] },
-    errors: { $ref: `${COMPONENTS}FieldErrors` },
   },
-};
-export const bareError = {
-  type: 'object',
-  description: 'The error body of order and product routes',
-  required: ['message'],
-  properties: {
-    message: { type: 'string', examples: ['Order not found'] },
-    errors: { $ref: `${COMPONENTS}FieldErrors` },
-  },
-};
+);
+export const bareError = errorObject('The error body of order and product routes', 'Order not found');
 export const openAiError = {
   type: 'object',
   description: "The error body of the OpenAI-compatible routes: OpenAI's own",

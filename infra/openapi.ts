@@ -4,7 +4,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod/mini';
 import { httpRouteList } from './routes.ts';
 import type { NamedSchemas, RouteContract, RouteContracts } from '#shared/openapi/contract.ts';
-import { errorBody } from '#shared/http/envelope.ts';
+import { errorBody, successMessage } from '#shared/http/envelope.ts';
 import {
   bareError,
   COMPONENTS,
@@ -141,7 +141,7 @@ export async function buildOpenApi(): Promise<Json> {
               properties: {
                 success: { const: true },
                 statusCode: { const: status },
-                message: { type: 'string', examples: [status === 201 ? 'Created' : 'OK'] },
+                message: { type: 'string', examples: [successMessage(status, route.success?.message)] },
                 data,
               },
             };

@@ -8,11 +8,13 @@ export const accountExportRoutes = {
     path: '/me/export',
     auth: 'user',
     shape: 'envelope',
+    success: { status: 202, message: 'Export accepted' },
   },
   'get-export': {
     method: 'GET',
     path: '/me/export/{exportId}',
     auth: 'user',
     shape: 'envelope',
+    success: { status: 200 },
   },
 } as const;

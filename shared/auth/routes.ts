@@ -9,6 +9,7 @@ export const apiKeyRoutes = {
     path: '/me/api-keys',
     auth: 'user',
     shape: 'envelope',
+    success: { status: 201, message: 'API key created: it is shown this once' },
   },
   'list-api-keys': {
     method: 'GET',
@@ -21,5 +22,6 @@ export const apiKeyRoutes = {
     path: '/me/api-keys/{id}',
     auth: 'user',
     shape: 'envelope',
+    success: { status: 200, message: 'API key revoked' },
   },
 } as const;

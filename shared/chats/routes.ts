@@ -9,6 +9,7 @@ export const chatRoutes = {
     auth: 'user',
     shape: 'envelope',
     keyScope: 'chat',
+    success: { status: 201, message: 'Chat created' },
   },
   'list-chats': {
     method: 'GET',
@@ -32,6 +33,7 @@ export const chatRoutes = {
     auth: 'user',
     shape: 'envelope',
     keyScope: 'read',
+    success: { status: 200 },
   },
   'update-chat': {
     method: 'PUT',
@@ -39,6 +41,7 @@ export const chatRoutes = {
     auth: 'user',
     shape: 'envelope',
     keyScope: 'chat',
+    success: { status: 200, message: 'Chat updated' },
   },
   'delete-chat': {
     method: 'DELETE',
@@ -46,6 +49,7 @@ export const chatRoutes = {
     auth: 'user',
     shape: 'envelope',
     keyScope: 'chat',
+    success: { status: 200, message: 'Chat deleted' },
   },
   'list-messages': {
     method: 'GET',
@@ -91,6 +95,7 @@ export const chatRoutes = {
     auth: 'user',
     shape: 'envelope',
     keyScope: 'chat',
+    success: { status: 200, message: 'Reply stopped' },
   },
   // The owner's rating of an ai reply: set (replacing any) or removed.
   'put-feedback': {
@@ -99,6 +104,7 @@ export const chatRoutes = {
     auth: 'user',
     shape: 'envelope',
     keyScope: 'chat',
+    success: { status: 200, message: 'Feedback saved' },
   },
   'delete-feedback': {
     method: 'DELETE',
@@ -106,5 +112,6 @@ export const chatRoutes = {
     auth: 'user',
     shape: 'envelope',
     keyScope: 'chat',
+    success: { status: 200, message: 'Feedback removed' },
   },
 } as const;

@@ -9,6 +9,7 @@ export const collectionRoutes = {
     auth: 'user',
     shape: 'envelope',
     keyScope: 'files',
+    success: { status: 201, message: 'Collection created' },
   },
   'list-collections': {
     method: 'GET',
@@ -23,6 +24,7 @@ export const collectionRoutes = {
     auth: 'user',
     shape: 'envelope',
     keyScope: 'read',
+    success: { status: 200 },
   },
   'update-collection': {
     method: 'PUT',
@@ -30,6 +32,7 @@ export const collectionRoutes = {
     auth: 'user',
     shape: 'envelope',
     keyScope: 'files',
+    success: { status: 200, message: 'Collection updated' },
   },
   'delete-collection': {
     method: 'DELETE',
@@ -37,6 +40,7 @@ export const collectionRoutes = {
     auth: 'user',
     shape: 'envelope',
     keyScope: 'files',
+    success: { status: 200, message: 'Collection deleted' },
   },
   'add-collection-file': {
     method: 'PUT',
@@ -44,6 +48,7 @@ export const collectionRoutes = {
     auth: 'user',
     shape: 'envelope',
     keyScope: 'files',
+    success: { status: 200, message: 'File in collection' },
   },
   'remove-collection-file': {
     method: 'DELETE',
@@ -51,6 +56,7 @@ export const collectionRoutes = {
     auth: 'user',
     shape: 'envelope',
     keyScope: 'files',
+    success: { status: 200, message: 'File removed' },
   },
   'list-collection-files': {
     method: 'GET',

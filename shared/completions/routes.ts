@@ -10,6 +10,7 @@ export const completionRoutes = {
     auth: 'user',
     shape: 'openai',
     keyScope: 'read',
+    success: { status: 200 },
   },
   'openai-chat-completions': {
     method: 'POST',

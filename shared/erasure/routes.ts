@@ -8,5 +8,6 @@ export const erasureRoutes = {
     path: '/me',
     auth: 'user',
     shape: 'envelope',
+    success: { status: 202, message: 'Account erasure accepted' },
   },
 } as const;

@@ -10,6 +10,7 @@ export const fileRoutes = {
     shape: 'envelope',
     keyScope: 'files',
     rateLimit: 'uploads',
+    success: { status: 201, message: 'Upload created' },
   },
   // Large PDFs: an S3 multipart upload, a presigned PUT per part, completed with the parts' ETags.
   'create-multipart-upload': {
@@ -19,6 +20,7 @@ export const fileRoutes = {
     shape: 'envelope',
     keyScope: 'files',
     rateLimit: 'uploads',
+    success: { status: 201, message: 'Multipart upload created' },
   },
   'complete-multipart-upload': {
     method: 'POST',
@@ -26,6 +28,7 @@ export const fileRoutes = {
     auth: 'user',
     shape: 'envelope',
     keyScope: 'files',
+    success: { status: 200, message: 'Upload completed' },
   },
   'list-uploads': {
     method: 'GET',
@@ -40,6 +43,7 @@ export const fileRoutes = {
     auth: 'user',
     shape: 'envelope',
     keyScope: 'files',
+    success: { status: 200, message: 'File deleted' },
   },
   // Checks the URL and its size, starts the pipeline and waits up to PDF_SYNC_WAIT_MS for it.
   'ingest-pdf': {
@@ -56,6 +60,7 @@ export const fileRoutes = {
     auth: 'user',
     shape: 'envelope',
     keyScope: 'read',
+    success: { status: 200 },
   },
   'get-pdf-page': {
     method: 'GET',
@@ -64,6 +69,7 @@ export const fileRoutes = {
     shape: 'envelope',
     keyScope: 'read',
     rateLimit: 'pages',
+    success: { status: 200 },
   },
   'get-file-part': {
     method: 'GET',
@@ -71,5 +77,6 @@ export const fileRoutes = {
     auth: 'user',
     shape: 'envelope',
     rateLimit: 'pages',
+    success: { status: 200 },
   },
 } as const;

@@ -22,14 +22,13 @@ const defaultMessages: Record<number, string> = {
   204: 'No Content',
 };
 
+/** The envelope's message on success: the route's or the handler's, else the status's own. */
+export const successMessage = (statusCode: number, message?: string): string =>
+  message ?? defaultMessages[statusCode] ?? 'OK';
+
 export function successBody(shape: BodyShape, statusCode: number, data: unknown, message?: string): unknown {
   if (shape !== 'envelope') return data;
-  return {
-    success: true,
-    statusCode,
-    message: message ?? defaultMessages[statusCode] ?? 'OK',
-    data,
-  } satisfies Envelope;
+  return { success: true, statusCode, message: successMessage(statusCode, message), data } satisfies Envelope;
 }
 
 /** OpenAI's error object: `type` by status as OpenAI names them, `code` the machine-readable reason. */

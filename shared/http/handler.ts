@@ -29,7 +29,8 @@ export type { HttpLayer };
 // error mapping (the only place an error becomes a response), authentication (with the route's
 // per-user rate limit), JSON body
 // parsing with a size limit, and zod validation of body, path and query. Handlers receive
-// typed input and return data; they never build a response or an error body.
+// typed input and return data; they never build a response or an error body. A route that declares
+// its `success` (status and message) gets them from the route, so its handler returns the payload alone.
 
 // Any zod schema: zod/mini (what the routes use) or classic zod.
 export interface Schemas {
@@ -269,15 +270,18 @@ function validation(schemas: Schemas): MiddlewareObj<Event> {
   };
 }
 
+/** What a route's handler returns: the payload alone where the route declares its success, else the whole result. */
+type HandlerResult<R extends HttpRouteSettings> = R extends { success: object } ? unknown : HttpResult;
+
 /**
  * Builds the Lambda handler of one route of the manifest. Streaming routes are wrapped with
  * Lambda response streaming (middy 7's `executionModeStreamifyResponse`: the old
  * `streamifyResponse: true` option is silently ignored); their handler may return `stream`.
  */
-export function httpHandler<S extends Schemas>(
-  route: HttpRouteSettings,
+export function httpHandler<R extends HttpRouteSettings, S extends Schemas>(
+  route: R,
   schemas: S,
-  fn: (request: HttpRequest<S>) => Promise<HttpResult>,
+  fn: (request: HttpRequest<S>) => Promise<HandlerResult<R>>,
   // A bad setting fails the cold start, not the first request.
   layer: HttpLayer = layerOfThisFunction(),
 ) {
@@ -299,7 +303,7 @@ export function httpHandler<S extends Schemas>(
       .use(validation(schemas))
       .handler(async (event, context) => {
         const { state } = event;
-        return (await fn({
+        const result = await fn({
           body: state.input.body as never,
           params: state.input.params as never,
           query: state.input.query as never,
@@ -308,7 +312,9 @@ export function httpHandler<S extends Schemas>(
           requestId: state.requestId,
           event,
           context,
-        })) as never;
+        });
+        const { success } = route;
+        return (success ? { statusCode: success.status, message: success.message, data: result } : result) as never;
       })
   );
 }

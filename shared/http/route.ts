@@ -8,6 +8,13 @@ import type { ApiKeyScope } from '../auth/api-key-scopes.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
+/** A route's answer when it succeeds, where that does not depend on the request. */
+export interface RouteSuccess {
+  status: 200 | 201 | 202 | 204;
+  /** The envelope's message (envelope routes; absent: the status's default, shared/http/envelope.ts). */
+  message?: string;
+}
+
 /**
  * `idp`: an identity-provider ID token (POST /auth only); `user`: any signed-in caller; `admin`: role admin;
  * `public`: no caller at all (a shared chat): its `rateLimit` counts per source IP instead of per user.
@@ -26,6 +33,12 @@ export interface HttpRouteSettings {
   rateLimit?: RateLimitName;
   /** The scope an API key needs here (shared/auth/api-key-scopes.ts); absent: keys are refused (403). */
   keyScope?: ApiKeyScope;
+  /**
+   * Declared where every success is the same: the handler then returns only the payload. Without
+   * it the handler returns the whole result (status, message, headers, stream: a page, a reply
+   * that may stream, a sign-in that may create). Its OpenAPI contract documents this status alone.
+   */
+  success?: RouteSuccess;
 }
 
 /** A domain's routes, by function name (the entry is functions/<name>.ts). */

@@ -9,6 +9,7 @@ export const orderRoutes = {
     path: '/orders',
     auth: 'user',
     shape: 'bare',
+    success: { status: 201 },
   },
   'list-orders': {
     method: 'GET',
@@ -21,11 +22,13 @@ export const orderRoutes = {
     path: '/orders/{id}',
     auth: 'user',
     shape: 'bare',
+    success: { status: 200 },
   },
   'update-order': {
     method: 'PUT',
     path: '/orders/{id}',
     auth: 'admin',
     shape: 'bare',
+    success: { status: 200 },
   },
 } as const;

@@ -9,5 +9,6 @@ export const paymentRoutes = {
     path: '/payments/webhook',
     auth: 'public',
     shape: 'envelope',
+    success: { status: 200 },
   },
 } as const;

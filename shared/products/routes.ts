@@ -9,6 +9,7 @@ export const productRoutes = {
     path: '/products',
     auth: 'admin',
     shape: 'bare',
+    success: { status: 201 },
   },
   'list-products': {
     method: 'GET',
@@ -21,17 +22,20 @@ export const productRoutes = {
     path: '/products/{id}',
     auth: 'user',
     shape: 'bare',
+    success: { status: 200 },
   },
   'update-product': {
     method: 'PATCH',
     path: '/products/{id}',
     auth: 'admin',
     shape: 'bare',
+    success: { status: 200 },
   },
   'delete-product': {
     method: 'DELETE',
     path: '/products/{id}',
     auth: 'admin',
     shape: 'bare',
+    success: { status: 204 },
   },
 } as const;

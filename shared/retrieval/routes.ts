@@ -10,5 +10,6 @@ export const retrievalRoutes = {
     shape: 'envelope',
     keyScope: 'search',
     rateLimit: 'messages',
+    success: { status: 200, message: 'Passages found' },
   },
 } as const;

@@ -19,12 +19,14 @@ export const sharingRoutes = {
     path: '/chat/{chatId}/share',
     auth: 'user',
     shape: 'envelope',
+    success: { status: 201, message: 'Chat shared' },
   },
   'revoke-share': {
     method: 'DELETE',
     path: '/chat/{chatId}/share',
     auth: 'user',
     shape: 'envelope',
+    success: { status: 200, message: 'Share revoked' },
   },
   'get-shared-chat': {
     method: 'GET',
@@ -32,5 +34,6 @@ export const sharingRoutes = {
     auth: 'public',
     shape: 'envelope',
     rateLimit: 'sharedReads',
+    success: { status: 200 },
   },
 } as const;

@@ -9,5 +9,6 @@ export const usageRoutes = {
     auth: 'user',
     shape: 'envelope',
     keyScope: 'read',
+    success: { status: 200 },
   },
 } as const;

@@ -8,6 +8,7 @@ export const webhookRoutes = {
     path: '/me/webhooks',
     auth: 'user',
     shape: 'envelope',
+    success: { status: 201, message: 'Webhook endpoint created: keep its secret, it is not shown again' },
   },
   'list-webhooks': {
     method: 'GET',
@@ -20,6 +21,7 @@ export const webhookRoutes = {
     path: '/me/webhooks/{webhookId}',
     auth: 'user',
     shape: 'envelope',
+    success: { status: 200, message: 'Webhook endpoint deleted' },
   },
   'list-webhook-deliveries': {
     method: 'GET',
@@ -32,5 +34,6 @@ export const webhookRoutes = {
     path: '/me/webhooks/{webhookId}/test',
     auth: 'user',
     shape: 'envelope',
+    success: { status: 202, message: 'Ping queued' },
   },
 } as const;

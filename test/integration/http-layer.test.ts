@@ -29,6 +29,11 @@ const echoRoute = route({ method: 'POST', path: '/echo/{id}' });
 const bareRoute = route({ method: 'PUT', path: '/bare/{id}', shape: 'bare' });
 const failRoute = route({ method: 'GET', path: '/fail' });
 const streamRoute = route({ method: 'POST', path: '/stream', streaming: true });
+// A route that declares its success: the handler returns the payload alone.
+const madeRoute = {
+  ...route({ method: 'POST', path: '/made' }),
+  success: { status: 201, message: 'Thing made' },
+} as const;
 
 let releaseSecondChunk: () => void = () => undefined;
 
@@ -60,6 +65,8 @@ const handlers: Record<string, unknown> = {
     },
     layer,
   ),
+  // The payload has a result's field names: the declared route must send them as data.
+  made: httpHandler(madeRoute, {}, async () => ({ statusCode: 418, message: 'a field of the payload' }), layer),
   stream: httpHandler(
     streamRoute,
     {},
@@ -80,6 +87,7 @@ const routes = [
   { name: 'bare', entry: 'bare', ...bareRoute },
   { name: 'fail', entry: 'fail', ...failRoute },
   { name: 'stream', entry: 'stream', ...streamRoute },
+  { name: 'made', entry: 'made', ...madeRoute },
 ];
 
 let gateway: Gateway;
@@ -107,6 +115,17 @@ test('valid input reaches the handler, typed and coerced, in the envelope', asyn
   });
   expect(res.headers.get('x-request-id')).toMatch(/^[a-z0-9]+$/);
   expect(res.headers.get('access-control-allow-origin')).toBe('*');
+});
+
+test("a route's declared success gives the status and message; the handler's return is the data", async () => {
+  const res = await post('/made', undefined, {});
+  expect(res.status).toBe(201);
+  expect(await res.json()).toEqual({
+    success: true,
+    statusCode: 201,
+    message: 'Thing made',
+    data: { statusCode: 418, message: 'a field of the payload' },
+  });
 });
 
 test('a client request id is echoed back', async () => {

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { buildOpenApi, OPENAPI_PATH } from '#infra/openapi.ts';
+import { buildOpenApi, loadContracts, OPENAPI_PATH } from '#infra/openapi.ts';
 import { httpRouteList } from '#infra/routes.ts';
 
 // The OpenAPI document is generated from the same zod schemas the handlers validate with.
@@ -34,4 +34,17 @@ test('every manifest route is documented with its method and security', async ()
     expect(op!['x-api-key-scope']).toBe('keyScope' in route ? route.keyScope : undefined);
     if (route.auth !== 'idp') expect(op!.responses['401']).toBeDefined();
   }
+});
+
+test("a route's declared success is the one success status of its contract", async () => {
+  const contracts = await loadContracts();
+  const disagree = httpRouteList.flatMap((route) => {
+    const statuses = Object.keys(contracts[route.name]?.responses ?? {}).map(Number);
+    const declared = route.success?.status;
+    // Without a declaration the handler sets the status itself: the contract's must be 200 or several.
+    const agrees =
+      declared === undefined ? statuses.length > 1 || statuses[0] === 200 : `${statuses}` === `${declared}`;
+    return agrees ? [] : [{ route: route.name, declared, contract: statuses }];
+  });
+  expect(disagree).toEqual([]);
 });
