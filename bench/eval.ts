@@ -1,6 +1,5 @@
 import './lib/env.ts';
-import { execFileSync } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,12 +9,13 @@ import { signLocalIdToken } from '../infra/local/local-idp.ts';
 import { mapLimit } from '#shared/dynamo.ts';
 import { EVAL_DOCUMENTS, EVAL_QUESTIONS, type EvalQuestion } from './eval-questions.ts';
 import { accurate, type Box, coverage, PdfLayout } from './lib/glyph-boxes.ts';
-import { keepAliveAgent, request } from './lib/http.ts';
+import { apiRequest, keepAliveAgent, request } from './lib/http.ts';
 import { evalFigures, type ScoredQuestion } from './lib/eval-metrics.ts';
 import { makeJudge } from './lib/eval-judge.ts';
 import { createAiProvider, describeAiProvider } from '#shared/ai/provider.ts';
 import { chosenProvider } from '#shared/config/all.ts';
 import { renderTable } from './lib/report.ts';
+import { gitCommit, writeResult } from './lib/results.ts';
 import { startEmulatorsProcess } from './lib/service.ts';
 
 // `npm run eval [-- --label <name>]`: answer quality over the fixture PDFs, against the
@@ -128,15 +128,7 @@ async function main() {
   const agent = keepAliveAgent();
   const layouts = new Map<string, PdfLayout>(); // each document's glyphs, for the box ground truth
   const api = async (method: string, path: string, token?: string, body?: unknown) => {
-    const headers: Record<string, string> = {};
-    if (token) headers.authorization = `Bearer ${token}`;
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    const res = await send(`${runtime.url}${path}`, {
-      method,
-      headers,
-      agent,
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-    });
+    const res = await send(`${runtime.url}${path}`, apiRequest(method, token, body, agent));
     const json = res.body ? (JSON.parse(res.body) as any) : undefined;
     if (res.status >= 400) throw new Error(`${method} ${path}: ${res.status} ${res.body}`);
     return json;
@@ -324,18 +316,9 @@ async function main() {
       )}`,
     );
 
-    const git = (() => {
-      try {
-        return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: projectRoot, encoding: 'utf8' }).trim();
-      } catch {
-        return undefined;
-      }
-    })();
-    const dir = join(projectRoot, 'bench/results');
-    await mkdir(dir, { recursive: true });
-    const file = join(dir, `eval-${label.replace(/[^\w.-]/g, '_')}.json`);
-    await writeFile(
-      file,
+    const git = gitCommit();
+    const file = await writeResult(
+      `eval-${label.replace(/[^\w.-]/g, '_')}.json`,
       `${JSON.stringify({ ranAt: new Date().toISOString(), durationMs: Math.round(durationMs), ...(git && { commit: git }), provider, k: K, machine: { node: process.version, cpus: cpus().length }, figures: { all, followUps, byDocument }, outcomes }, null, 2)}\n`,
     );
     console.log(`results: ${file}`);
@@ -397,8 +380,7 @@ async function publish(run: {
   ].join('\n');
   const head = `provider ${run.provider}; reranker ${reranker}; k = ${K}; commit ${run.git ?? 'unknown'}; ${new Date().toISOString().slice(0, 10)}; ${(run.durationMs / 1000).toFixed(0)} s`;
   const md = `# eval: ${run.label}\n\n${head}\n\n${table}\n`;
-  const dir = join(projectRoot, 'bench/results');
-  await writeFile(join(dir, `eval-${run.label.replace(/[^\w.-]/g, '_')}.md`), md);
+  await writeResult(`eval-${run.label.replace(/[^\w.-]/g, '_')}.md`, md);
   console.log(`\n${head}\n${table}`);
   // The README shows the latest run's table between its markers.
   const readme = join(projectRoot, 'bench/README.md');

@@ -158,54 +158,39 @@ export const requestOverhead: Benchmark = {
     const agent = keepAliveAgent(32);
     try {
       const at = (name: string) => () => `${gateway.url}/${name}`;
+      // The same ladder for both routes, each rung adding one thing to the one before.
+      const ladder = (
+        route: Variant['route'],
+        prefix: 'get' | 'post',
+        userId: string,
+        adds: { middy: string; real: string },
+      ): Variant[] => [
+        { name: 'baseline', route, adds: 'the repository call alone', url: at(`${prefix}-baseline`) },
+        {
+          name: 'baseline, isolated',
+          route,
+          adds: 'its own instance (a child process)',
+          url: () => `${at(`${prefix}-baseline-isolated`)()}?user=${userId}`,
+        },
+        { name: 'middy', route, adds: adds.middy, url: at(`${prefix}-middy`) },
+        { name: 'middy + JWT', route, adds: 'service JWT verification', url: at(`${prefix}-middy-jwt`) },
+        { name: 'real', route, adds: adds.real, url: () => `${svc.url}/chat` },
+        {
+          name: 'proposal C',
+          route,
+          adds: `real, user cached ${USER_CACHE_MS / 1000} s (weaker)`,
+          url: at(`${prefix}-proposal-c`),
+        },
+      ];
       const variants: Variant[] = [
-        { name: 'baseline', route: 'GET /chat', adds: 'the repository call alone', url: at('get-baseline') },
-        {
-          name: 'baseline, isolated',
-          route: 'GET /chat',
-          adds: 'its own instance (a child process)',
-          url: () => `${at('get-baseline-isolated')()}?user=${reader.userId}`,
-        },
-        { name: 'middy', route: 'GET /chat', adds: 'middy, validation, envelope', url: at('get-middy') },
-        { name: 'middy + JWT', route: 'GET /chat', adds: 'service JWT verification', url: at('get-middy-jwt') },
-        {
-          name: 'real',
-          route: 'GET /chat',
-          adds: 'user lookup (GetItem) beside the read',
-          url: () => `${svc.url}/chat`,
-        },
-        {
-          name: 'proposal C',
-          route: 'GET /chat',
-          adds: `real, user cached ${USER_CACHE_MS / 1000} s (weaker)`,
-          url: at('get-proposal-c'),
-        },
-        { name: 'baseline', route: 'POST /chat', adds: 'the repository call alone', url: at('post-baseline') },
-        {
-          name: 'baseline, isolated',
-          route: 'POST /chat',
-          adds: 'its own instance (a child process)',
-          url: () => `${at('post-baseline-isolated')()}?user=${writer.userId}`,
-        },
-        {
-          name: 'middy',
-          route: 'POST /chat',
-          adds: 'middy, body parsing, validation, envelope',
-          url: at('post-middy'),
-        },
-        { name: 'middy + JWT', route: 'POST /chat', adds: 'service JWT verification', url: at('post-middy-jwt') },
-        {
-          name: 'real',
-          route: 'POST /chat',
-          adds: 'user lookup (GetItem) before the write',
-          url: () => `${svc.url}/chat`,
-        },
-        {
-          name: 'proposal C',
-          route: 'POST /chat',
-          adds: `real, user cached ${USER_CACHE_MS / 1000} s (weaker)`,
-          url: at('post-proposal-c'),
-        },
+        ...ladder('GET /chat', 'get', reader.userId, {
+          middy: 'middy, validation, envelope',
+          real: 'user lookup (GetItem) beside the read',
+        }),
+        ...ladder('POST /chat', 'post', writer.userId, {
+          middy: 'middy, body parsing, validation, envelope',
+          real: 'user lookup (GetItem) before the write',
+        }),
       ];
       const send = (v: Variant) => {
         const token = v.route === 'GET /chat' ? reader.token : writer.token;

@@ -1,12 +1,11 @@
 import './lib/env.ts';
-import { execFileSync } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { projectRoot } from '../infra/local/runtime.ts';
 import type { Benchmark, BenchContext } from './lib/context.ts';
 import { checksTable, renderResult, type BenchResult, type Check } from './lib/report.ts';
+import { gitCommit, writeResult } from './lib/results.ts';
 import { startBenchService, type BenchService } from './lib/service.ts';
 import { coldStart } from './cold-start.ts';
 import { memory } from './memory.ts';
@@ -119,18 +118,9 @@ console.log(
   `${targeted.length - missed.length} of ${targeted.length} targets met${missed.length ? `; missed: ${missed.map((c) => c.metric).join('; ')}` : ''}`,
 );
 
-const git = (() => {
-  try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: projectRoot, encoding: 'utf8' }).trim();
-  } catch {
-    return undefined;
-  }
-})();
-const resultsDir = join(projectRoot, 'bench/results');
-await mkdir(resultsDir, { recursive: true });
-const file = join(resultsDir, 'latest.json');
-await writeFile(
-  file,
+const git = gitCommit();
+const file = await writeResult(
+  'latest.json',
   `${JSON.stringify(
     {
       ranAt: new Date().toISOString(),

@@ -23,6 +23,14 @@ export function keepAliveAgent(maxSockets = 64): http.Agent {
   return new http.Agent({ keepAlive: true, maxSockets, maxFreeSockets: maxSockets });
 }
 
+/** A call of the service's JSON API: the bearer token when there is one, the body as JSON when there is one. */
+export function apiRequest(method: string, token?: string, body?: unknown, agent?: http.Agent): RequestInit {
+  const headers: Record<string, string> = {};
+  if (token) headers.authorization = `Bearer ${token}`;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  return { method, headers, agent, body: body === undefined ? undefined : JSON.stringify(body) };
+}
+
 export async function request(url: string, init: RequestInit): Promise<Timed> {
   try {
     return await requestOnce(url, init);

@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline';
 import { projectRoot, startLocalRuntime, type LocalRuntime } from '../../infra/local/runtime.ts';
 import { signLocalIdToken } from '../../infra/local/local-idp.ts';
 import { startOpenAiTestServer, type OpenAiTestServer } from '../../test/helpers/openai-server.ts';
-import { keepAliveAgent, request, type Timed } from './http.ts';
+import { apiRequest, keepAliveAgent, request, type Timed } from './http.ts';
 
 // The service as `npm start` runs it (startLocalRuntime: the same gateway, handlers and SQS
 // pollers), against emulators of its own in a child process, with the AI provider pointed at
@@ -100,15 +100,7 @@ export async function startBenchService(env: Record<string, string> = {}): Promi
   }
   const agent = keepAliveAgent();
   const api: BenchService['api'] = async (method, path, token, body) => {
-    const headers: Record<string, string> = {};
-    if (token) headers.authorization = `Bearer ${token}`;
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    const res = await request(`${runtime.url}${path}`, {
-      method,
-      headers,
-      agent,
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-    });
+    const res = await request(`${runtime.url}${path}`, apiRequest(method, token, body, agent));
     let json: unknown;
     try {
       json = res.body ? JSON.parse(res.body) : undefined;

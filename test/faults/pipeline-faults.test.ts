@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '#infra/local/emulators.ts';
@@ -10,6 +10,7 @@ import { lambdaContext } from '#infra/local/lambda-runtime.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { messagesIn, sqsRecord } from '#test/helpers/queues.ts';
 import { makeTextPdf } from '#test/helpers/make-pdf.ts';
+import { chunkIndexes } from '#test/helpers/chunk-items.ts';
 import { partKey, sourceKey } from '#shared/files/storage.ts';
 
 // The ingestion pipeline under faults, each ending in a terminal state with every chunk stored
@@ -151,26 +152,10 @@ const settled = (fileId: string) =>
   );
 
 /** The chunk items of a file: one per index 0..n-1, or the test says which are missing or doubled. */
-async function chunkIndexes(fileId: string): Promise<number[]> {
-  const out: number[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await db.send(
-      new QueryCommand({
-        TableName: app.tableName,
-        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :c)',
-        ExpressionAttributeValues: { ':pk': `FILE#${fileId}`, ':c': 'CHUNK#' },
-        ExclusiveStartKey: start,
-      }),
-    );
-    out.push(...(page.Items ?? []).map((i) => Number(String(i.SK).slice('CHUNK#'.length))));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return out;
-}
+const chunkIndexesOf = (fileId: string) => chunkIndexes(db, app.tableName, fileId);
 async function expectEveryChunkOnce(fileId: string, chunks: number) {
   expect(chunks).toBeGreaterThan(4);
-  expect(await chunkIndexes(fileId)).toEqual(Array.from({ length: chunks }, (_, i) => i));
+  expect(await chunkIndexesOf(fileId)).toEqual(Array.from({ length: chunks }, (_, i) => i));
 }
 /** Each part counted exactly once (the stored counter and set agree); the number of parts. */
 async function expectEveryPartOnce(fileId: string): Promise<number> {

@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, startDynalite } from '#infra/local/emulators.ts';
 import { signLocalIdToken } from '#infra/local/local-idp.ts';
 import { startServerProcess, type ServerProcess } from '#test/helpers/server-process.ts';
@@ -12,6 +12,7 @@ import { startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/open
 import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
 import { startPdfServer } from '#test/helpers/pdf-server.ts';
 import { until } from '#test/helpers/until.ts';
+import { chunkIndexes } from '#test/helpers/chunk-items.ts';
 
 // `npm start` stopped with Ctrl-C in the middle of an ingestion of a large PDF, with a slow
 // embedding server, then started again on the same DATA_DIR: the file reaches `completed`, the
@@ -144,20 +145,7 @@ test('Ctrl-C mid-ingestion, start again: the file completes, nothing embedded tw
     const db = DynamoDBDocumentClient.from(
       new DynamoDBClient({ endpoint: dynalite.endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }),
     );
-    const indexes: number[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await db.send(
-        new QueryCommand({
-          TableName: 'chat-service',
-          KeyConditionExpression: 'PK = :pk AND begins_with(SK, :c)',
-          ExpressionAttributeValues: { ':pk': `FILE#${upload.fileId}`, ':c': 'CHUNK#' },
-          ExclusiveStartKey: start,
-        }),
-      );
-      indexes.push(...(page.Items ?? []).map((item) => Number(String(item.SK).slice('CHUNK#'.length))));
-      start = page.LastEvaluatedKey;
-    } while (start);
+    const indexes = await chunkIndexes(db, 'chat-service', upload.fileId);
     db.destroy();
     expect(indexes).toEqual(Array.from({ length: after.chunks }, (_, k) => k));
   } finally {

@@ -1,5 +1,6 @@
 import { useTestApp, type TestApp } from './app.ts';
 import { postSse, type SseResult } from './sse.ts';
+import { splitIntoDeltas } from './openai-server.ts';
 import { until } from '#test/helpers/until.ts';
 
 // The chat calls the reply tests make as one signed-in user: `who` is read at each call, so the
@@ -7,14 +8,20 @@ import { until } from '#test/helpers/until.ts';
 // so a reply test sees no title call (a chat created without a name is titled from its first exchange).
 
 export function chatCalls(who: () => { app: TestApp; token: string }) {
+  const stream = (chatId: string, prompt: string, options: Parameters<typeof postSse>[3] = {}) => {
+    const { app, token } = who();
+    return postSse(`${app.url}/message/logged-in`, token, { chatId, prompt, stream: true }, options);
+  };
   return {
     newChat: async (body: object = { type: 'text' }) => {
       const { app, token } = who();
       return (await app.request('POST', '/chat', { token, body: { name: 'Reply test', ...body } })).body.data;
     },
-    stream: (chatId: string, prompt: string, options: Parameters<typeof postSse>[3] = {}) => {
-      const { app, token } = who();
-      return postSse(`${app.url}/message/logged-in`, token, { chatId, prompt, stream: true }, options);
+    stream,
+    /** A streamed prompt whose client goes away once `deltas` deltas have come, before the stream ends. */
+    leaveAfter: async (chatId: string, prompt: string, deltas: number) => {
+      const sse = await stream(chatId, prompt, { stopWhen: afterDeltas(deltas) });
+      expect(sse.stoppedEarly).toBe(true);
     },
     history: async (chatId: string) => {
       const { app, token } = who();
@@ -36,6 +43,18 @@ export function useReplyTestApp(user: string, env: Record<string, string> = {}) 
 /** A stream's events by kind: `event:<name>`, `delta` or `[DONE]`. */
 export const kinds = (sse: SseResult) =>
   sse.events.map((e) => (e.event ? `event:${e.event}` : e.data === '[DONE]' ? '[DONE]' : 'delta'));
+
+/**
+ * A whole streamed reply of `reply` as every provider's stream must look on the wire: a 200 event
+ * stream of its deltas in order, then the usage event and [DONE]. The usage event's data.
+ */
+export function expectStreamedReply(sse: SseResult, reply: string) {
+  expect(sse.status).toBe(200);
+  expect(sse.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+  expect(sse.deltas()).toEqual(splitIntoDeltas(reply));
+  expect(kinds(sse).slice(-2)).toEqual(['event:usage', '[DONE]']);
+  return sse.named('usage')[0];
+}
 
 /** A stream's `stopWhen` that leaves once `n` deltas (JSON data events) have come. */
 export const afterDeltas = (n: number) => (events: SseResult['events']) =>

@@ -3,14 +3,19 @@ import type { TestApp } from './app.ts';
 // The file a test needs before it can ask about one: a record made with POST /upload, and the
 // app's PDF server's bytes ingested into it with POST /message/pdf.
 
-/** POST /upload for a PDF (the size is declared, nothing is sent); the new file's id. */
-export async function uploadFile(app: TestApp, token: string, fileName = 'doc.pdf', size = 5000): Promise<string> {
+/** POST /upload for a PDF (the size is declared, nothing is sent); the upload (fileId, downloadUrl, …). */
+export async function declareUpload(app: TestApp, token: string, fileName = 'doc.pdf', size = 5000) {
   const res = await app.request('POST', '/upload', {
     token,
     body: { fileName, contentType: 'application/pdf', size },
   });
   expect(res.status).toBe(201);
-  return res.body.data.fileId;
+  return res.body.data as { fileId: string; downloadUrl: string };
+}
+
+/** POST /upload for a PDF (the size is declared, nothing is sent); the new file's id. */
+export async function uploadFile(app: TestApp, token: string, fileName = 'doc.pdf', size = 5000): Promise<string> {
+  return (await declareUpload(app, token, fileName, size)).fileId;
 }
 
 /** A PDF's bytes sent through POST /upload and its presigned PUT; the upload (fileId, downloadUrl, …). */

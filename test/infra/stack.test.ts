@@ -147,6 +147,15 @@ function roleStatements(t: ReturnType<typeof synth>, name: string): any[] {
 const envOf = (t: ReturnType<typeof synth>, name: string) =>
   t.functionResources[lambdaId(t, name)]!.Properties.Environment.Variables;
 
+/** Every function's environment holds `settings` and none of the variables named in `absent`. */
+function expectEveryEnvironment(t: ReturnType<typeof synth>, settings: Record<string, string>, absent: string[]) {
+  for (const fn of manifestFunctions) {
+    const vars = envOf(t, fn.name);
+    expect(vars).toMatchObject(settings);
+    for (const name of absent) expect(vars[name]).toBeUndefined();
+  }
+}
+
 /** Whether a policy statement grants a Bedrock action. */
 const grantsBedrock = (st: any) => [st.Action].flat().some((a: string) => a.startsWith('bedrock:'));
 
@@ -938,16 +947,13 @@ describe('settings', () => {
       },
     );
     expect(t.settings.warnings).toEqual([]);
-    for (const fn of manifestFunctions) {
-      const vars = envOf(t, fn.name);
-      expect(vars).toMatchObject({
-        ADMIN_EMAILS: 'boss@example.com',
-        IDP_PRESET: 'firebase',
-        OPENAI_CHAT_MODEL: 'gpt-4.1-mini',
-      });
-      expect(vars.OPENAI_API_KEY).toBeUndefined();
-      expect(vars.OPENAI_API_KEY_SECRET_ARN !== undefined).toBe((fn.access.ai ?? []).length > 0);
-    }
+    expectEveryEnvironment(
+      t,
+      { ADMIN_EMAILS: 'boss@example.com', IDP_PRESET: 'firebase', OPENAI_CHAT_MODEL: 'gpt-4.1-mini' },
+      ['OPENAI_API_KEY'],
+    );
+    for (const fn of manifestFunctions)
+      expect(envOf(t, fn.name).OPENAI_API_KEY_SECRET_ARN !== undefined).toBe((fn.access.ai ?? []).length > 0);
     const readers = manifestFunctions.filter((f) => f.access.ai?.length);
     expect(readers.length).toBeGreaterThan(0);
     expect(t.statelessJson).toContain(':secret:prod/openai-??????');
@@ -996,15 +1002,16 @@ describe('settings', () => {
     const chatArn = arn(':bedrock:eu-central-1::foundation-model/anthropic.claude-3-haiku-20240307-v1:0');
     const embedArn = arn(':bedrock:eu-central-1::foundation-model/amazon.titan-embed-text-v2:0');
     const bedrockStatements = (fn: ManifestFunction) => roleStatements(t, fn.name).filter(grantsBedrock);
-    for (const fn of manifestFunctions) {
-      const vars = envOf(t, fn.name);
-      expect(vars).toMatchObject({
+    expectEveryEnvironment(
+      t,
+      {
         AI_PROVIDER: 'bedrock',
         BEDROCK_CHAT_MODEL: 'anthropic.claude-3-haiku-20240307-v1:0',
         BEDROCK_REGION: 'eu-central-1',
-      });
-      expect(vars.OPENAI_API_KEY_SECRET_ARN).toBeUndefined();
-      expect(vars.OPENAI_API_KEY).toBeUndefined();
+      },
+      ['OPENAI_API_KEY_SECRET_ARN', 'OPENAI_API_KEY'],
+    );
+    for (const fn of manifestFunctions) {
       const uses = fn.access.ai ?? [];
       const expected = [
         ...(uses.includes('chat') ? [chatArn] : []),

@@ -2,7 +2,7 @@ import { useTestApp } from '#test/helpers/app.ts';
 import { knownSentence, makeTextPdf } from '#test/helpers/make-pdf.ts';
 import { lastUserText } from '#test/helpers/bedrock-server.ts';
 import { splitIntoDeltas } from '#test/helpers/openai-server.ts';
-import { afterDeltas, chatCalls, eventually, kinds } from '#test/helpers/chat-calls.ts';
+import { chatCalls, eventually, expectStreamedReply, kinds } from '#test/helpers/chat-calls.ts';
 
 // The README's chat and PDF flows end to end with AI_PROVIDER=bedrock: the local gateway and
 // handlers, the real Bedrock SDK pointed at the loopback stand-in (Converse, ConverseStream's
@@ -29,7 +29,7 @@ const app = useTestApp(
 beforeEach(() => app.bedrock.reset());
 
 const REPLY = 'Bedrock says the fox jumps over the lazy dog.';
-const { newChat, stream, history } = chatCalls(() => ({ app, token: app.token }));
+const { newChat, stream, leaveAfter, history } = chatCalls(() => ({ app, token: app.token }));
 
 test('a whole reply through Converse, with the usage Bedrock reported stored beside it', async () => {
   const chat = await newChat({ type: 'text', systemMessage: 'Answer in one line.' });
@@ -67,11 +67,7 @@ test('a streamed reply: one SSE event per contentBlockDelta, the metadata usage,
   const chat = await newChat();
   app.bedrock.setReply(REPLY);
   const sse = await stream(chat.id, 'Tell me about the fox');
-  expect(sse.status).toBe(200);
-  expect(sse.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
-  expect(sse.deltas()).toEqual(splitIntoDeltas(REPLY));
-  expect(kinds(sse).slice(-2)).toEqual(['event:usage', '[DONE]']);
-  const [usage] = sse.named('usage');
+  const usage = expectStreamedReply(sse, REPLY);
   expect(usage.completionTokens).toBe(splitIntoDeltas(REPLY).length);
   expect(app.bedrock.requests[0]!.operation).toBe('converse-stream');
   const stored = await history(chat.id);
@@ -133,8 +129,7 @@ test('when the client goes away the ConverseStream call is aborted and what was 
   const chat = await newChat();
   app.bedrock.setReply(REPLY);
   const release = app.bedrock.holdStreamAfter(2);
-  const sse = await stream(chat.id, 'I will leave', { stopWhen: afterDeltas(2) });
-  expect(sse.stoppedEarly).toBe(true);
+  await leaveAfter(chat.id, 'I will leave', 2);
   const upstream = await eventually(
     async () => app.bedrock.requests.at(-1)!,
     (r) => r.clientClosedEarly,

@@ -1,12 +1,11 @@
-import { Readable } from 'node:stream';
 import { z } from 'zod';
 import { startGateway, type Gateway } from '#infra/local/gateway.ts';
 import { installLambdaGlobals } from '#infra/local/lambda-runtime.ts';
-import type { HttpRoute } from '#infra/routes.ts';
 import { httpHandler, type HttpLayer } from '#shared/http/handler.ts';
 import { logger } from '#shared/observability/logger.ts';
 import { ConflictError } from '#shared/errors.ts';
 import { cuidSchema } from '#shared/schemas.ts';
+import { heldStream, testRoute } from '#test/helpers/http-layer.ts';
 
 // The HTTP layer every route shares, exercised through the local gateway over real HTTP with
 // handlers made for the test: parsing, validation, error mapping, body shapes, headers, routing
@@ -18,24 +17,16 @@ logger.setLogLevel('SILENT');
 /** The HTTP layer of these handlers: a small body limit, and no caller checks (their routes are `idp`). */
 const layer: HttpLayer = { maxBodyBytes: 2048, corsAllowOrigin: '*' };
 
-const route = (over: Partial<HttpRoute> & Pick<HttpRoute, 'method' | 'path'>): HttpRoute => ({
-  auth: 'idp', // no service token needed: these tests are about the HTTP layer
-  shape: 'envelope',
-  access: {},
-  ...over,
-});
+const echoRoute = testRoute({ method: 'POST', path: '/echo/{id}' });
+const bareRoute = testRoute({ method: 'PUT', path: '/bare/{id}', shape: 'bare' });
+const failRoute = testRoute({ method: 'GET', path: '/fail' });
 
-const echoRoute = route({ method: 'POST', path: '/echo/{id}' });
-const bareRoute = route({ method: 'PUT', path: '/bare/{id}', shape: 'bare' });
-const failRoute = route({ method: 'GET', path: '/fail' });
-const streamRoute = route({ method: 'POST', path: '/stream', streaming: true });
 // A route that declares its success: the handler returns the payload alone.
 const madeRoute = {
-  ...route({ method: 'POST', path: '/made' }),
+  ...testRoute({ method: 'POST', path: '/made' }),
   success: { status: 201, message: 'Thing made' },
 } as const;
-
-let releaseSecondChunk: () => void = () => undefined;
+const chunks = heldStream(layer, 'data: first\n\n', 'data: second\n\n');
 
 const handlers: Record<string, unknown> = {
   echo: httpHandler(
@@ -67,26 +58,14 @@ const handlers: Record<string, unknown> = {
   ),
   // The payload has a result's field names: the declared route must send them as data.
   made: httpHandler(madeRoute, {}, async () => ({ statusCode: 418, message: 'a field of the payload' }), layer),
-  stream: httpHandler(
-    streamRoute,
-    {},
-    async () => {
-      async function* events() {
-        yield 'data: first\n\n';
-        await new Promise<void>((resolve) => (releaseSecondChunk = resolve));
-        yield 'data: second\n\n';
-      }
-      return { headers: { 'content-type': 'text/event-stream' }, stream: Readable.from(events()) };
-    },
-    layer,
-  ),
+  stream: chunks.handler,
 };
 
 const routes = [
   { name: 'echo', entry: 'echo', ...echoRoute },
   { name: 'bare', entry: 'bare', ...bareRoute },
   { name: 'fail', entry: 'fail', ...failRoute },
-  { name: 'stream', entry: 'stream', ...streamRoute },
+  { name: 'stream', entry: 'stream', ...chunks.route },
   { name: 'made', entry: 'made', ...madeRoute },
 ];
 
@@ -236,7 +215,7 @@ test('a streaming handler reaches the client chunk by chunk, before it finishes'
   // The second chunk is only produced after the client has read the first one.
   const first = await reader.read();
   expect(decoder.decode(first.value)).toBe('data: first\n\n');
-  releaseSecondChunk();
+  chunks.release();
   let rest = '';
   for (let r = await reader.read(); !r.done; r = await reader.read()) rest += decoder.decode(r.value);
   expect(rest).toBe('data: second\n\n');

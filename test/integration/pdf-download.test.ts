@@ -1,6 +1,7 @@
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import type { Behaviour } from '#test/helpers/pdf-server.ts';
 import { fixturePdf, makeTextPdf } from '#test/helpers/make-pdf.ts';
+import { declareUpload, uploadFile } from '#test/helpers/files.ts';
 import { download, probeSize, type FetchPolicy } from '#shared/net/guarded-fetch.ts';
 import { PermanentFailure, RetryableFailure } from '#shared/files/failures.ts';
 
@@ -21,13 +22,7 @@ beforeAll(async () => {
 afterAll(() => app?.stop());
 beforeEach(() => app.pdfs.reset());
 
-async function newFile(): Promise<string> {
-  const res = await app.request('POST', '/upload', {
-    token,
-    body: { fileName: 'x.pdf', contentType: 'application/pdf', size: 1000 },
-  });
-  return res.body.data.fileId;
-}
+const newFile = () => uploadFile(app, token, 'x.pdf', 1000);
 const ingest = async (path: string) => {
   const fileId = await newFile();
   const res = await app.request('POST', '/message/pdf', { token, body: { url: `${app.pdfs.url}${path}`, fileId } });
@@ -234,11 +229,7 @@ describe('the guarded download itself', () => {
 });
 
 test('the file’s own downloadUrl before anything was PUT to its uploadUrl: a 400 that says to upload first', async () => {
-  const upload = await app.request('POST', '/upload', {
-    token,
-    body: { fileName: 'never-sent.pdf', contentType: 'application/pdf', size: 2000 },
-  });
-  const { fileId, downloadUrl } = upload.body.data;
+  const { fileId, downloadUrl } = await declareUpload(app, token, 'never-sent.pdf', 2000);
   const res = await app.request('POST', '/message/pdf', { token, body: { url: downloadUrl, fileId } });
   expect(res.status).toBe(400);
   expect(res.body).toMatchObject({

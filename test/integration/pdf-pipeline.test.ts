@@ -14,6 +14,7 @@ import { retrieverFor } from '#shared/retrieval/retrieve.ts';
 import { createS3Client } from '#shared/s3-client.ts';
 import { until } from '#test/helpers/until.ts';
 import { runAtEmbed } from '#test/helpers/runs.ts';
+import { chunkIndexes } from '#test/helpers/chunk-items.ts';
 
 // The SQS pipeline under load and faults, with an embedding provider that takes 16 inputs per
 // request: fan-out, the number of embedding requests, 429s, redelivery, a poison message, reuse
@@ -99,25 +100,8 @@ async function ingested(res: { status: number; body: any }, token = alice) {
   return res.status === 200 ? data : finished(data.fileId, token);
 }
 
-/** The chunk items of a file (every page of the query). */
-async function chunkItems(fileId: string) {
-  const items: Record<string, unknown>[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await db.send(
-      new QueryCommand({
-        TableName: app.tableName,
-        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :c)',
-        ExpressionAttributeValues: { ':pk': `FILE#${fileId}`, ':c': 'CHUNK#' },
-        ProjectionExpression: 'PK, SK, runId',
-        ExclusiveStartKey: start,
-      }),
-    );
-    items.push(...(out.Items ?? []));
-    start = out.LastEvaluatedKey;
-  } while (start);
-  return items;
-}
+/** The chunk items of a file, one index each (what the tests count). */
+const chunkItems = (fileId: string) => chunkIndexes(db, app.tableName, fileId);
 
 async function objectsUnder(prefix: string) {
   const out = await s3.send(new ListObjectsV2Command({ Bucket: app.bucket, Prefix: prefix }));

@@ -1,5 +1,6 @@
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { fixturePdf } from '#test/helpers/make-pdf.ts';
+import { declareUpload, uploadFile } from '#test/helpers/files.ts';
 import { installTripwire, type Tripwire } from '#test/helpers/loopback-tripwire.ts';
 
 // With PDF_ALLOW_LOOPBACK=false (the deployed setting), every spelling of a loopback URL is
@@ -37,11 +38,7 @@ test.each([
   'http://user:pass@127.0.0.1:{port}/doc.pdf',
   'ftp://127.0.0.1:{port}/doc.pdf',
 ])('%s is refused (400) and nothing is fetched', async (template) => {
-  const upload = await app.request('POST', '/upload', {
-    token,
-    body: { fileName: 'x.pdf', contentType: 'application/pdf', size: 743 },
-  });
-  const fileId = upload.body.data.fileId;
+  const fileId = await uploadFile(app, token, 'x.pdf', 743);
   const url = template.replace('{port}', String(app.pdfs.port));
   const res = await app.request('POST', '/message/pdf', { token, body: { url, fileId } });
   expect(res.status).toBe(400);
@@ -54,11 +51,7 @@ test.each([
 });
 
 test('the presigned download URL of the local S3 is a loopback URL too, and is refused', async () => {
-  const upload = await app.request('POST', '/upload', {
-    token,
-    body: { fileName: 'x.pdf', contentType: 'application/pdf', size: 743 },
-  });
-  const { fileId, downloadUrl } = upload.body.data;
+  const { fileId, downloadUrl } = await declareUpload(app, token, 'x.pdf', 743);
   const res = await app.request('POST', '/message/pdf', { token, body: { url: downloadUrl, fileId } });
   expect(res.status).toBe(400);
 });

@@ -1,6 +1,7 @@
 import { createId } from '#shared/ids.ts';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
 import { until } from '#test/helpers/until.ts';
+import { fieldError, ISO, justCreated } from '#test/helpers/response-bodies.ts';
 
 // Products over real HTTP: admin writes, reads for any signed-in user, validation, paging.
 // Product routes answer bare bodies and `{ message, errors? }` errors.
@@ -18,9 +19,6 @@ beforeAll(async () => {
 });
 afterAll(() => app?.stop());
 
-const CUID = /^[a-z][a-z0-9]{23}$/;
-const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-
 async function create(body: Record<string, unknown>) {
   const res = await app.request('POST', '/products', { token: admin, body });
   expect(res.status).toBe(201);
@@ -35,13 +33,11 @@ describe('POST /products', () => {
     });
     expect(res.status).toBe(201);
     expect(res.body).toEqual({
-      id: expect.stringMatching(CUID),
+      ...justCreated(res.body),
       name: 'Desk lamp',
       description: 'Brass, 40 cm',
       priceCents: 4999,
       currency: 'EUR',
-      createdAt: expect.stringMatching(ISO),
-      updatedAt: res.body.createdAt,
     });
     expect(res.body.success).toBeUndefined(); // bare, not the envelope
     const read = await app.request('GET', `/products/${res.body.id}`, { token: user });
@@ -90,10 +86,7 @@ describe('POST /products', () => {
   ])('%s is a 400 naming the field', async (_what, body, path) => {
     const res = await app.request('POST', '/products', { token: admin, body });
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({
-      message: expect.any(String),
-      errors: expect.arrayContaining([expect.objectContaining({ path })]),
-    });
+    expect(res.body).toEqual(fieldError(path));
   });
 
   test('malformed JSON is a 400 with { message, errors }', async () => {

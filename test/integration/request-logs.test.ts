@@ -1,12 +1,11 @@
-import { Readable } from 'node:stream';
 import { z } from 'zod';
 import { startGateway, type Gateway } from '#infra/local/gateway.ts';
 import { installLambdaGlobals } from '#infra/local/lambda-runtime.ts';
-import type { HttpRoute } from '#infra/routes.ts';
 import { httpHandler, type HttpLayer } from '#shared/http/handler.ts';
 import { ConflictError } from '#shared/errors.ts';
 import { logger } from '#shared/observability/logger.ts';
 import { until } from '#test/helpers/until.ts';
+import { heldStream, testRoute } from '#test/helpers/http-layer.ts';
 
 // What the HTTP layer logs, read from the JSON lines the Powertools logger writes: the Lambda
 // context in every line, the reason of a rejection (not under the logger's own `message` key),
@@ -17,17 +16,10 @@ installLambdaGlobals();
 /** The HTTP layer of these handlers: no caller checks (their routes are `idp`). */
 const layer: HttpLayer = { maxBodyBytes: 256 * 1024, corsAllowOrigin: '*' };
 
-const route = (over: Partial<HttpRoute> & Pick<HttpRoute, 'method' | 'path'>): HttpRoute => ({
-  auth: 'idp',
-  shape: 'envelope',
-  access: {},
-  ...over,
-});
-const conflictRoute = route({ method: 'POST', path: '/conflict' });
-const invalidRoute = route({ method: 'POST', path: '/invalid' });
-const streamRoute = route({ method: 'POST', path: '/stream', streaming: true });
+const conflictRoute = testRoute({ method: 'POST', path: '/conflict' });
+const invalidRoute = testRoute({ method: 'POST', path: '/invalid' });
 
-let releaseTail: () => void = () => undefined;
+const tail = heldStream(layer, 'data: first\n\n', 'data: last\n\n');
 const handlers: Record<string, unknown> = {
   conflict: httpHandler(
     conflictRoute,
@@ -43,19 +35,7 @@ const handlers: Record<string, unknown> = {
     async () => ({ data: {} }),
     layer,
   ),
-  stream: httpHandler(
-    streamRoute,
-    {},
-    async () => {
-      async function* events() {
-        yield 'data: first\n\n';
-        await new Promise<void>((resolve) => (releaseTail = resolve));
-        yield 'data: last\n\n';
-      }
-      return { headers: { 'content-type': 'text/event-stream' }, stream: Readable.from(events()) };
-    },
-    layer,
-  ),
+  stream: tail.handler,
 };
 
 let gateway: Gateway;
@@ -65,9 +45,11 @@ beforeAll(async () => {
   gateway = await startGateway({
     port: 0,
     log: false,
-    routes: Object.entries({ conflict: conflictRoute, invalid: invalidRoute, stream: streamRoute }).map(
-      ([name, r]) => ({ name, entry: name, ...r }),
-    ),
+    routes: Object.entries({ conflict: conflictRoute, invalid: invalidRoute, stream: tail.route }).map(([name, r]) => ({
+      name,
+      entry: name,
+      ...r,
+    })),
     loadHandler: async (entry) => handlers[entry],
   });
   logger.setLogLevel('INFO');
@@ -131,7 +113,7 @@ test("a streamed response's one log line is written when its body ends, not when
   expect(new TextDecoder().decode(first.value)).toContain('data: first');
   // The handler has returned and the first event is out; the response is not over yet.
   expect(lines.filter((l) => l.message === 'request completed')).toEqual([]);
-  releaseTail();
+  tail.release();
   let rest = '';
   for (let r = await reader.read(); !r.done; r = await reader.read()) rest += new TextDecoder().decode(r.value);
   expect(rest).toContain('data: last');

@@ -1,11 +1,11 @@
 import { splitIntoDeltas } from '#test/helpers/openai-server.ts';
-import { afterDeltas, eventually, kinds, useReplyTestApp } from '#test/helpers/chat-calls.ts';
+import { eventually, expectStreamedReply, kinds, useReplyTestApp } from '#test/helpers/chat-calls.ts';
 import { storedMessages } from '#test/helpers/stored-messages.ts';
 
 // Streamed replies (stream: true) through the local gateway's Lambda response streaming,
 // against the loopback OpenAI-compatible server, read with a real SSE parser.
 
-const { app, newChat, stream, history } = useReplyTestApp('streaming@example.com', {
+const { app, newChat, stream, leaveAfter, history } = useReplyTestApp('streaming@example.com', {
   // Reached on purpose by the model that goes quiet; long enough that no answering call does on a loaded machine.
   OPENAI_TIMEOUT_MS: '5000',
   OPENAI_MAX_RETRIES: '2',
@@ -19,14 +19,10 @@ test('streams one event per delta in order, then usage, then [DONE] and a blank 
   app.ai.setReply(REPLY);
   const sse = await stream(chat.id, 'Tell me about the fox');
 
-  expect(sse.status).toBe(200);
-  expect(sse.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+  const usage = expectStreamedReply(sse, REPLY);
   expect(sse.headers.get('cache-control')).toBe('no-cache');
   expect(sse.headers.get('x-accel-buffering')).toBe('no');
-  expect(sse.deltas()).toEqual(splitIntoDeltas(REPLY));
-  expect(kinds(sse).slice(-2)).toEqual(['event:usage', '[DONE]']);
   expect(sse.raw.endsWith('data: [DONE]\n\n')).toBe(true);
-  const [usage] = sse.named('usage');
   expect(usage).toEqual({
     promptTokens: expect.any(Number),
     completionTokens: splitIntoDeltas(REPLY).length,
@@ -138,8 +134,7 @@ test('when the client goes away the generation goes on to its end and the whole 
   const chat = await newChat();
   app.ai.setReply(REPLY);
   const release = app.ai.holdStreamAfter(2);
-  const sse = await stream(chat.id, 'I will leave', { stopWhen: afterDeltas(2) });
-  expect(sse.stoppedEarly).toBe(true);
+  await leaveAfter(chat.id, 'I will leave', 2);
   release();
   const stored = await eventually(
     () => history(chat.id),

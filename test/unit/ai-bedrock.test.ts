@@ -8,6 +8,7 @@ import { splitIntoDeltas } from '#test/helpers/openai-server.ts';
 import { EventStreamCodec } from '@smithy/core/event-streams';
 import { fromUtf8, toUtf8 } from '@smithy/core/serde';
 import { until } from '#test/helpers/until.ts';
+import { GREETING } from '#test/helpers/chat-input.ts';
 
 // The Bedrock provider through the real SDK (@aws-sdk/client-bedrock-runtime) against the
 // loopback stand-in (test/helpers/bedrock-server.ts): JSON for Converse and InvokeModel, binary
@@ -36,10 +37,7 @@ const settings = (overrides: Partial<BedrockSettings> = {}): BedrockSettings => 
 
 const input = (overrides: Partial<ChatInput> = {}): ChatInput => ({
   system: 'You are terse.',
-  history: [
-    { role: 'user', content: 'Hi' },
-    { role: 'assistant', content: 'Hello.' },
-  ],
+  history: GREETING,
   prompt: 'What is a fox?',
   maxTokens: 256,
   ...overrides,

@@ -5,6 +5,7 @@ import { modelMessages } from '#shared/ai/prompt.ts';
 import type { AiProvider, ChatInput, Source, StreamPart } from '#shared/ai/types.ts';
 import { startOpenAiTestServer, type OpenAiTestServer } from '#test/helpers/openai-server.ts';
 import { until } from '#test/helpers/until.ts';
+import { GREETING } from '#test/helpers/chat-input.ts';
 
 // The OpenAI provider against the loopback OpenAI-compatible server (real SDK, real HTTP).
 
@@ -31,10 +32,7 @@ beforeEach(() => ai.reset());
 
 const input: ChatInput = {
   system: 'Be kind.',
-  history: [
-    { role: 'user', content: 'Hi' },
-    { role: 'assistant', content: 'Hello!' },
-  ],
+  history: GREETING,
   prompt: 'Summarise the contract',
   maxTokens: 64,
 };
@@ -64,7 +62,7 @@ test('reply sends the system message, history and prompt, and returns the text a
   expect(sent!.messages).toEqual([
     { role: 'system', content: 'Be kind.' },
     { role: 'user', content: 'Hi' },
-    { role: 'assistant', content: 'Hello!' },
+    { role: 'assistant', content: 'Hello.' },
     { role: 'user', content: 'Summarise the contract' },
   ]);
 });

@@ -39,10 +39,10 @@ afterAll(async () => {
   await standIn.close();
 });
 
-/** The error the SDK raises for a command: its name and HTTP status. */
 /** `k0`, `k1`, … : `n` vector keys. */
 const keyNames = (n: number) => Array.from({ length: n }, (_, i) => `k${i}`);
 
+/** The error the SDK raises for a command: its name and HTTP status. */
 async function failure(promise: Promise<unknown>): Promise<{ name: string; status: number | undefined }> {
   try {
     await promise;
@@ -52,6 +52,11 @@ async function failure(promise: Promise<unknown>): Promise<{ name: string; statu
   }
   throw new Error('expected the request to fail');
 }
+
+/** The vectors of `keys` an index holds (absent keys left out), with their data and metadata. */
+const vectorsOf = async (c: S3VectorsClient, vectorBucketName: string, indexName: string, keys: string[]) =>
+  (await c.send(new GetVectorsCommand({ vectorBucketName, indexName, keys, returnData: true, returnMetadata: true })))
+    .vectors;
 
 const createIndex = (
   indexName: string,
@@ -248,16 +253,9 @@ test('GetVectors (≤ 100), DeleteVectors (≤ 500, missing keys are no error), 
         })),
       }),
     );
-  const got = await client.send(
-    new GetVectorsCommand({
-      vectorBucketName: bucket,
-      indexName: 'idx-list',
-      keys: ['k1', 'absent'],
-      returnMetadata: true,
-      returnData: true,
-    }),
-  );
-  expect(got.vectors).toEqual([{ key: 'k1', data: { float32: [1] }, metadata: { n: 1 } }]);
+  expect(await vectorsOf(client, bucket, 'idx-list', ['k1', 'absent'])).toEqual([
+    { key: 'k1', data: { float32: [1] }, metadata: { n: 1 } },
+  ]);
   const over101 = new GetVectorsCommand({ vectorBucketName: bucket, indexName: 'idx-list', keys: keyNames(101) });
   expect(await failure(client.send(over101))).toEqual({ name: 'ValidationException', status: 400 });
   const listed: string[] = [];
@@ -319,16 +317,9 @@ test('with a data directory, indexes and vectors are kept across a restart', asy
     await first.close();
     const second = await startS3Vectors({ dataDir });
     const c2 = clientFor(second.url);
-    const got = await c2.send(
-      new GetVectorsCommand({
-        vectorBucketName: 'kept',
-        indexName: 'idx',
-        keys: ['a'],
-        returnData: true,
-        returnMetadata: true,
-      }),
-    );
-    expect(got.vectors).toEqual([{ key: 'a', data: { float32: [0.5, 0.25] }, metadata: { f: 'x' } }]);
+    expect(await vectorsOf(c2, 'kept', 'idx', ['a'])).toEqual([
+      { key: 'a', data: { float32: [0.5, 0.25] }, metadata: { f: 'x' } },
+    ]);
     c2.destroy();
     await second.close();
   } finally {
@@ -360,16 +351,7 @@ test('a deleted vector’s place holds the next one written, and each key keeps 
   await client.send(new DeleteVectorsCommand({ vectorBucketName: bucket, indexName: 'idx-reuse', keys: ['b'] }));
   await put('d', [4, 0]);
   await put('a', [5, 0]); // overwritten in place
-  const got = await client.send(
-    new GetVectorsCommand({
-      vectorBucketName: bucket,
-      indexName: 'idx-reuse',
-      keys: ['a', 'b', 'c', 'd'],
-      returnData: true,
-      returnMetadata: true,
-    }),
-  );
-  expect(got.vectors).toEqual([
+  expect(await vectorsOf(client, bucket, 'idx-reuse', ['a', 'b', 'c', 'd'])).toEqual([
     { key: 'a', data: { float32: [5, 0] }, metadata: { key: 'a' } },
     { key: 'c', data: { float32: [3, 0] }, metadata: { key: 'c' } },
     { key: 'd', data: { float32: [4, 0] }, metadata: { key: 'd' } },
@@ -393,9 +375,7 @@ test('a deleted vector’s place holds the next one written, and each key keeps 
 test('with a data directory, overwrites and deletes are kept across restarts, and the earlier one-file format is read', async () => {
   const dataDir = await mkdtemp(join(tmpdir(), 's3v-'));
   const index = { vectorBucketName: 'kept', indexName: 'idx' };
-  const read = async (c: S3VectorsClient) =>
-    (await c.send(new GetVectorsCommand({ ...index, keys: ['a', 'b', 'c'], returnData: true, returnMetadata: true })))
-      .vectors;
+  const read = (c: S3VectorsClient) => vectorsOf(c, index.vectorBucketName, index.indexName, ['a', 'b', 'c']);
   try {
     const first = await startS3Vectors({ dataDir });
     const c1 = clientFor(first.url);
@@ -441,16 +421,9 @@ test('with a data directory, overwrites and deletes are kept across restarts, an
     );
     const third = await startS3Vectors({ dataDir });
     const c3 = clientFor(third.url);
-    const old = await c3.send(
-      new GetVectorsCommand({
-        vectorBucketName: 'kept',
-        indexName: 'old',
-        keys: ['c'],
-        returnData: true,
-        returnMetadata: true,
-      }),
-    );
-    expect(old.vectors).toEqual([{ key: 'c', data: { float32: [0.5, 0.25] }, metadata: { f: 'x' } }]);
+    expect(await vectorsOf(c3, 'kept', 'old', ['c'])).toEqual([
+      { key: 'c', data: { float32: [0.5, 0.25] }, metadata: { f: 'x' } },
+    ]);
     expect(await read(c3)).toEqual([{ key: 'a', data: { float32: [1, 1] }, metadata: { v: 2 } }]);
     c3.destroy();
     await third.close();
