@@ -108,7 +108,11 @@ export class PackStore implements VectorStore {
     dimensions: number,
     lexical?: LexicalIndex,
   ): Promise<void> {
-    const packed = packVectors(rows, dimensions, lexical);
+    await this.putPack(ref, part, packVectors(rows, dimensions, lexical));
+  }
+
+  /** A part's pack, where its run's parts are gathered from. */
+  protected async putPack(ref: RunRef, part: number, packed: PackedVectors): Promise<void> {
     await this.storage.put(
       partVectorsKey(ref.fileId, ref.runId, part),
       encodePacked(packed),
@@ -184,11 +188,7 @@ export class S3VectorsStore extends PackStore {
     dimensions: number,
     lexical?: LexicalIndex,
   ): Promise<void> {
-    await this.storage.put(
-      partVectorsKey(ref.fileId, ref.runId, part),
-      encodePacked(lexicalPack(rows, lexical)),
-      'application/octet-stream',
-    );
+    await this.putPack(ref, part, lexicalPack(rows, lexical));
     const index = indexName(ref.userId, ref.model, dimensions);
     await this.ensureIndex(index, dimensions);
     for (let i = 0; i < rows.length; i += PUT_BATCH) {

@@ -34,6 +34,12 @@ class Table extends TableRows {
   cell: string | undefined = undefined;
   span = 1;
   merged = false;
+
+  openCell(): void {
+    this.cell = '';
+    this.span = 1;
+    this.merged = false;
+  }
 }
 
 export const docxReader: DocumentReader = {
@@ -139,11 +145,7 @@ function readBody(
           table?.openRow();
           break;
         case 'tc':
-          if (table) {
-            table.cell = '';
-            table.span = 1;
-            table.merged = false;
-          }
+          table?.openCell();
           break;
         case 'gridSpan':
           if (table) table.span = Math.max(1, Math.min(64, Number(attr(element, 'val')) || 1));

@@ -17,7 +17,7 @@ import { type OpenedDocument, openAs } from './detect.ts';
 import { firstOfKind, normalise, readRelationships, relationshipIdOf, TextBudget } from './opc.ts';
 import type { OoxmlPackage } from './package.ts';
 import { squareTable, TableRows } from './tables.ts';
-import { attr, readXmlPart, type XmlHandlers } from './xml.ts';
+import { attr, readXmlPart, type XmlElement, type XmlHandlers } from './xml.ts';
 
 const TITLE_PLACEHOLDERS = new Set(['title', 'ctrTitle']);
 /** Notes-page placeholders that are not the notes: the slide image, number, header, footer, date. */
@@ -74,6 +74,12 @@ interface Shape {
 class Table extends TableRows {
   cell: string[] | undefined = undefined;
   blank = false;
+
+  /** A cell merged into the one before it (across or down) reads blank. */
+  openCell(cell: XmlElement): void {
+    this.cell = [];
+    this.blank = attr(cell, 'hMerge') === '1' || attr(cell, 'vMerge') === '1';
+  }
 }
 
 /**
@@ -111,10 +117,7 @@ function readShapes(
           table?.openRow();
           break;
         case 'tc':
-          if (table) {
-            table.cell = [];
-            table.blank = attr(element, 'hMerge') === '1' || attr(element, 'vMerge') === '1';
-          }
+          table?.openCell(element);
           break;
         case 'p':
           paragraph = '';
