@@ -200,7 +200,9 @@ async function startWith(options: TestAppOptions, standIns: StandIns): Promise<T
   });
 
   async function request<T = any>(method: string, path: string, o: RequestOptions = {}): Promise<TestResponse<T>> {
-    const headers: Record<string, string> = { ...o.headers };
+    // A connection of its own per request: a kept-alive one can be closed by the gateway as it is
+    // reused (docs/DECISIONS.md, "Tests that pass under load").
+    const headers: Record<string, string> = { connection: 'close', ...o.headers };
     if (o.token) headers.authorization = `Bearer ${o.token}`;
     let body: string | undefined = o.rawBody;
     if (o.body !== undefined) {

@@ -110,7 +110,12 @@ export async function postSse(
 ): Promise<SseResult> {
   const response = await fetch(url, {
     method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'text/event-stream' },
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'text/event-stream',
+      connection: 'close', // as app.request: no kept-alive connection to be closed under it
+    },
     body: JSON.stringify(body),
     ...(options.signal && { signal: options.signal }),
   });
