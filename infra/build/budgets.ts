@@ -6,8 +6,6 @@ import { DEFAULT_OUT_DIR } from '../project-paths.ts';
 /** Size budgets for what a cold start reads, index.mjs and its static chunks (decimal MB): small API bundles keep cold starts short. */
 const BUNDLE_BUDGET_BYTES: Record<string, number> = {
   'pdf-extract': 4_000_000,
-  // The MCP SDK's server brings its JSON-RPC types and ajv (the tools' schema validation): about 1.06 MB.
-  mcp: 1_300_000,
 };
 export const HTTP_BUNDLE_BUDGET_BYTES = 1_000_000;
 const QUEUE_BUNDLE_BUDGET_BYTES = 4_000_000;

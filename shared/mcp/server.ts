@@ -10,9 +10,8 @@ import { listCollectionFiles, listCollections } from '../collections/collection-
 import type { FileRepository } from '../files/file-repository.ts';
 import { partLocationSchema } from '../files/schemas.ts';
 import { listFiles } from '../files/file-status.ts';
-import type { FileStorage } from '../files/storage.ts';
 import type { UserLimits } from '../limits/user-limits.ts';
-import { getPartText } from '../ingestion/page-service.ts';
+import type { PartLocation } from '../readers/reader.ts';
 import { searchFiles } from '../retrieval/search.ts';
 import { searchFilesBody, SEARCH_K_MAX } from '../retrieval/schemas.ts';
 import { askFiles, type AskDeps } from './ask.ts';
@@ -30,9 +29,18 @@ import { assertKeyScope, type AuthUser } from '../users/authenticate.ts';
 export interface McpDeps extends AskDeps {
   collections: CollectionRepository;
   files: FileRepository;
-  storage: FileStorage;
+  /** A completed file's part: its text and place (the route GET /files/{fileId}/parts/{part} without the drawing). */
+  readPart: (input: { userId: string; fileId: string; part: number }) => Promise<PartText>;
   /** The per-user request limits: `search` and `ask` count as messages, as POST /search does. */
   limits?: Pick<UserLimits, 'takeRequest'>;
+}
+
+export interface PartText {
+  fileName: string;
+  part: number;
+  parts: number;
+  location: PartLocation;
+  text: string;
 }
 
 export const MCP_SERVER_INFO = { name: 'chat-orders-pdf-service', version: '1.0.0' };
@@ -239,7 +247,7 @@ export function mcpServer(deps: McpDeps, caller: Pick<AuthUser, 'id' | 'apiKey'>
       annotations: { readOnlyHint: true },
     },
     guarded('read_part', async ({ fileId, part }) => {
-      const read = await getPartText(deps, { userId, fileId, part });
+      const read = await deps.readPart({ userId, fileId, part });
       return result(
         { fileId, fileName: read.fileName, part, parts: read.parts, location: read.location, text: read.text },
         `${read.fileName}, part ${part} of ${read.parts}:\n\n${read.text}`,

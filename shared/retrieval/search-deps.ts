@@ -6,19 +6,19 @@ import { CollectionRepository } from '../collections/collection-repository.ts';
 import { FileRepository } from '../files/file-repository.ts';
 import { UsageLedger } from '../limits/usage-ledger.ts';
 import { userLimits } from '../limits/user-limits.ts';
-import { s3Client } from '../s3-client.ts';
-import { retrieverFor } from './retrieve.ts';
+import type { Retriever } from './retrieve.ts';
 import type { SearchDeps } from './search.ts';
 
 /**
  * What searching the caller's files works with, composed once per function instance: POST
- * /search's, and the MCP tools' (which add their own beside it).
+ * /search's, and the MCP tools' (which add their own beside it). The retriever is the caller's:
+ * POST /search composes it at cold start, the MCP server on its first search.
  */
-export async function searchDeps(settings: Config, clock: Clock) {
+export async function searchDeps(settings: Config, clock: Clock, retrieve: Retriever) {
   return {
     db: dynamo(),
     table: tableName(),
-    retrieve: retrieverFor(settings, dynamo(), s3Client()),
+    retrieve,
     provider: await aiProvider(),
     collections: new CollectionRepository(dynamo(), tableName()),
     files: new FileRepository(dynamo(), tableName()),

@@ -292,6 +292,30 @@ test("each AI provider is a chunk beside send-message's bundle: a cold start rea
   expect(await providersRead({ AI_PROVIDER: 'bedrock' })).toEqual(['bedrock-provider']);
 });
 
+test("the MCP server's cold start reads no S3 client: its tools that read stored files import it on first use", async () => {
+  const b = built.find((f) => f.name === 'mcp')!;
+  // The source of every file a fresh process reads while importing the bundle.
+  const out = await node(
+    `${LAMBDA_GLOBALS}
+    import { registerHooks } from 'node:module';
+    import { readFileSync } from 'node:fs';
+    import { fileURLToPath } from 'node:url';
+    const read = [];
+    registerHooks({ load(url, context, next) { if (url.startsWith('file:')) read.push(fileURLToPath(url)); return next(url, context); } });
+    await import(${JSON.stringify(join(b.dir, 'index.mjs'))});
+    console.log(JSON.stringify(read.map((f) => readFileSync(f, 'utf8').includes('GetObjectCommand'))));`,
+    FUNCTION_ENV,
+    tmpdir(),
+  );
+  const readAtStart = JSON.parse(out) as boolean[];
+  expect(readAtStart.length).toBeGreaterThan(0);
+  expect(readAtStart.filter(Boolean)).toEqual([]);
+  // The S3 client is still in the function, among the chunks read later.
+  const chunks = await readdir(join(b.dir, CHUNKS_DIR));
+  const sources = await Promise.all(chunks.map((c) => readFile(join(b.dir, CHUNKS_DIR, c), 'utf8')));
+  expect(sources.some((source) => source.includes('GetObjectCommand'))).toBe(true);
+});
+
 test('the tracer is a package beside every bundle, read at cold start only with tracing on; on, it traces outgoing HTTP', async () => {
   for (const b of built) {
     expect([b.name, b.nodeModules.includes(TRACER_PACKAGE)]).toEqual([b.name, true]);
