@@ -51,6 +51,8 @@ export const pipelineStages = {
     access: {
       table: 'readwrite',
       bucket: { read: ['work/'], write: ['work/', 'vectors/'] },
+      // It embeds the parts it makes (shared/ingestion/inline-embed.ts).
+      ai: ['embeddings'],
       sendTo: ['pdf-extract', 'pdf-ocr', 'pdf-embed', 'pdf-fetch'],
       vectors: ['write'],
       events: true,

@@ -6,7 +6,7 @@ import type { Chunk } from '../files/chunk-repository.ts';
 // and its parts are embedded in parallel. A chunk's cost is the larger of its exact token count
 // and the provider's own estimate, so the provider never has to split a part in two.
 
-interface PartLimits {
+export interface PartLimits {
   maxInputs: number;
   maxTokens: number;
 }
@@ -43,4 +43,23 @@ export class PartPlanner {
   get parts(): number {
     return this.count - this.firstPart;
   }
+}
+
+/**
+ * Limits that split a run known in advance (`total`) into the same number of parts as `limits`
+ * would, of about equal size, instead of full parts and a small remainder: a provider's time
+ * grows with a request's tokens, and the run waits for its largest part. Only the binding limit
+ * is evened out; each part but the last still closes above the run's share of it.
+ */
+export function balancedLimits(
+  limits: PartLimits,
+  total: { chunks: number; weight: number; maxChunkWeight: number },
+): PartLimits {
+  const byTokens = Math.ceil(total.weight / limits.maxTokens);
+  const byInputs = Math.ceil(total.chunks / limits.maxInputs);
+  const parts = Math.max(byTokens, byInputs);
+  if (parts <= 1) return limits;
+  return byTokens >= byInputs
+    ? { ...limits, maxTokens: Math.min(limits.maxTokens, Math.ceil(total.weight / parts) + total.maxChunkWeight) }
+    : { ...limits, maxInputs: Math.min(limits.maxInputs, Math.ceil(total.chunks / parts) + 1) };
 }

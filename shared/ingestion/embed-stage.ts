@@ -4,7 +4,7 @@ import { logger } from '../observability/logger.ts';
 import type { AiProvider } from '../ai/types.ts';
 import type { ChunkItem } from '../files/chunk-repository.ts';
 import { mapLimit } from '../dynamo.ts';
-import type { ProcessingFile } from '../files/file-record.ts';
+import type { FileRecord, ProcessingFile } from '../files/file-record.ts';
 import { binaryToVector, vectorToBinary } from '../retrieval/packed-vectors.ts';
 import { buildLexicalIndexAside, lexicalText } from '../retrieval/lexical-index.ts';
 import { chunkerId } from './chunker.ts';
@@ -33,7 +33,7 @@ function embeddingFailure(err: unknown): Error {
   return new RetryableFailure('EMBEDDING_FAILED', 'Embedding failed', { cause: err });
 }
 
-interface EmbedContext {
+export interface EmbedContext {
   provider: AiProvider;
   /** Concurrent embedding requests within one part. */
   concurrency: number;
@@ -97,17 +97,32 @@ async function reusableVectors(
 
 /**
  * Steps: a part already counted only leaves completion to the runner → read the part (and look
- * for a completed file of the same bytes meanwhile) → the embeddings of the same bytes this user
- * already has, else embed → write chunk items and the
- * part's packed vectors → count the part (once); the runner completes the file when it was the last.
+ * for a completed file of the same bytes meanwhile) → embedPart; the runner completes the file
+ * when it was the last.
  */
 export const runEmbed = runStage(async (deps, msg: EmbedMessage, record, ctx: EmbedContext) => {
   if (record.doneParts?.has(msg.part)) return record;
-  const { provider } = ctx;
   // Looked up while the part is read: neither needs the other.
-  const source = reusableSource(deps, record, provider);
-  source.catch(() => undefined); // awaited below; never an unhandled rejection meanwhile
+  const source = reusableSource(deps, record, ctx.provider);
+  source.catch(() => undefined); // awaited in embedPart; never an unhandled rejection meanwhile
   const part = partFileSchema.parse(JSON.parse(Buffer.from(await deps.storage.get(msg.key)).toString('utf8')));
+  return embedPart(deps, part, record, ctx, source);
+});
+
+/**
+ * One part's chunks, the embed stage's work, also done by pdf-extract for the parts it makes
+ * (inline-embed.ts): the embeddings of the same bytes this user already has, else embed → write
+ * chunk items and the part's packed vectors → count the part (once). The record after the count;
+ * when the count was refused, the record as it is now.
+ */
+export async function embedPart(
+  deps: PipelineDeps,
+  part: PartFile,
+  record: ProcessingFile,
+  ctx: EmbedContext,
+  source: Promise<ReusableSource | undefined> = reusableSource(deps, record, ctx.provider),
+): Promise<FileRecord | undefined> {
+  const { provider } = ctx;
   const reused = await reusableVectors(deps, await source, part, provider);
   const toEmbed = part.chunks.filter((c) => !reused.vectors.has(c.index));
   // Within the provider's limits, by its own token estimate.
@@ -126,7 +141,7 @@ export const runEmbed = runStage(async (deps, msg: EmbedMessage, record, ctx: Em
     }
     // Charged as soon as the provider answers: the tokens are spent whether or not the run still
     // counts the part (the file may have been deleted meanwhile, or the part fail later).
-    await charge(deps, ctx, record.userId, msg.fileId, result.tokens);
+    await charge(deps, ctx, record.userId, part.fileId, result.tokens);
     if (result.vectors.length !== batch.length)
       throw new RetryableFailure('EMBEDDING_FAILED', 'The embedding provider returned too few vectors');
     tokens += result.tokens;
@@ -145,8 +160,8 @@ export const runEmbed = runStage(async (deps, msg: EmbedMessage, record, ctx: Em
     throw new RetryableFailure('EMBEDDING_FAILED', 'Embeddings of different sizes');
 
   const items: ChunkItem[] = part.chunks.map((c, i) => ({
-    fileId: msg.fileId,
-    runId: msg.runId,
+    fileId: part.fileId,
+    runId: part.runId,
     n: c.index,
     text: c.text,
     page: c.page,
@@ -161,19 +176,19 @@ export const runEmbed = runStage(async (deps, msg: EmbedMessage, record, ctx: Em
     ...(c.places && { places: c.places }),
     embedding: vectorToBinary(vectors[i]!),
   }));
-  const ref = { userId: record.userId, fileId: msg.fileId, runId: msg.runId, model: provider.embeddingModel };
+  const ref = { userId: record.userId, fileId: part.fileId, runId: part.runId, model: provider.embeddingModel };
   await Promise.all([
     deps.chunks.putMany(items),
     deps.vectors.writePart(
       ref,
-      msg.part,
+      part.part,
       part.chunks.map((c, i) => ({ chunk: c.index, page: c.page, vector: vectors[i]!, text: lexicalText(c) })),
       dimensions,
       lexical,
     ),
   ]);
 
-  const counted = await deps.files.markPartDone(msg.fileId, msg.runId, msg.part, tokens, isoNow(deps.clock), {
+  const counted = await deps.files.markPartDone(part.fileId, part.runId, part.part, tokens, isoNow(deps.clock), {
     model: provider.embeddingModel,
     dimensions,
     ...(reused.from && { reusedFrom: reused.from }),
@@ -183,14 +198,14 @@ export const runEmbed = runStage(async (deps, msg: EmbedMessage, record, ctx: Em
   // runner cleans up the chunk items and objects just written; the vectors written to an index
   // are removed here, where their keys are known).
   // (A run completed since, by a redelivery's twin, keeps them.)
-  const now = await deps.files.get(msg.fileId);
-  if (!now || now.status === 'failed' || now.status === 'uploaded' || now.runId !== msg.runId) {
+  const now = await deps.files.get(part.fileId);
+  if (!now || now.status === 'failed' || now.status === 'uploaded' || now.runId !== part.runId) {
     await deps.vectors.removePart(
       ref,
-      msg.part,
+      part.part,
       part.chunks.map((c) => c.index),
       dimensions,
     );
   }
   return now;
-});
+}

@@ -10,12 +10,23 @@ import { extractRangeResultSchema, type ExtractMessage, type ExtractRangeResult 
 import type { PipelineDeps } from './pipeline-deps.ts';
 import type { PageLayout } from '../pdf/positions.ts';
 import { orStale, runStage } from './run-stage.ts';
-import { chunkCollector, partWriter, type ChunkCollector, type PartWriter } from './part-writer.ts';
+import {
+  chunkCollector,
+  partCost,
+  partLimits,
+  partWriter,
+  type ChunkCollector,
+  type PartWriter,
+} from './part-writer.ts';
+import { balancedLimits, type PartLimits } from './embed-parts.ts';
+import { mapLimit } from '../dynamo.ts';
 import { reuseExtraction } from './extraction-reuse.ts';
 import { readStoredDocument, writeDocument } from './read-document.ts';
 import { localCopy } from './local-copy.ts';
 import { noUsableText } from '../pdf/text-quality.ts';
 import { isoNow } from '../clock.ts';
+import type { EmbedContext } from './embed-stage.ts';
+import { inlineEmbedSink } from './inline-embed.ts';
 
 // pdf-extract: text per page → quality check → token-aware chunks of the usable pages → parts
 // (one embedding request each). Parts are written and queued while extraction goes on, so
@@ -30,7 +41,22 @@ interface ExtractContext {
   remainingMs?: () => number;
   /** The function's memory (MB). */
   memoryMb?: number;
+  /** Given: the parts made here are embedded here too (inline-embed.ts); absent: each goes to pdf-embed. */
+  embed?: EmbedContext;
 }
+
+/** The parts of a run, embedded in this invocation when it can (inline-embed.ts). */
+const partsOf = (
+  deps: PipelineDeps,
+  msg: ExtractMessage,
+  record: ProcessingFile,
+  ctx: ExtractContext,
+  limits?: PartLimits,
+) =>
+  partWriter(deps, msg, {
+    ...(ctx.embed && { sink: inlineEmbedSink(deps, msg, record, ctx.embed, () => ctx.remainingMs?.()) }),
+    ...(limits && { limits }),
+  });
 
 /** Time kept in reserve to record a failure before the function is stopped. */
 const RESERVE_MS = 15_000;
@@ -85,7 +111,7 @@ interface TextLayers {
 export const runExtract = runStage(async (deps, msg: ExtractMessage, record, ctx: ExtractContext) => {
   const rangeIndex = msg.range?.index ?? 0;
   if (record.doneExtractRanges?.has(rangeIndex)) {
-    if (everyRangeCounted(record, msg.runId, 'extract')) return gatherRanges(deps, msg, record);
+    if (everyRangeCounted(record, msg.runId, 'extract')) return gatherRanges(deps, msg, record, ctx);
     // The first message again (a redelivery, or restart recovery): the ranges not yet counted are
     // sent again, in case theirs were lost with a killed instance (a range read twice counts once).
     if (!msg.range) await sendRanges(deps, msg, record);
@@ -109,7 +135,7 @@ export const runExtract = runStage(async (deps, msg: ExtractMessage, record, ctx
   let progressAt = Date.now();
   const progress = (p: { pagesTotal?: number; pagesDone: number }) =>
     deps.files.recordPageProgress(record.id, msg.runId, p, isoNow(deps.clock));
-  let writer: PartWriter | ChunkCollector = partWriter(deps, msg);
+  let writer: PartWriter | ChunkCollector = partsOf(deps, msg, record, ctx);
   let firstRange: PageRange | undefined;
   const layers = await readTextLayers(
     deps,
@@ -143,7 +169,7 @@ export const runExtract = runStage(async (deps, msg: ExtractMessage, record, ctx
       },
     },
   );
-  if (firstRange && !('chunks' in writer)) return finishRange(deps, msg, 0, firstRange, layers, writer);
+  if (firstRange && !('chunks' in writer)) return finishRange(deps, msg, 0, firstRange, layers, writer, ctx);
   return routeExtraction(deps, msg, layers, await writer.finish());
 });
 
@@ -177,7 +203,7 @@ async function extractRange(
       onPage: (page, text, layout, blocks) => collector.page(page, text, layout, blocks),
     },
   );
-  return finishRange(deps, msg, range.index, range, layers, collector);
+  return finishRange(deps, msg, range.index, range, layers, collector, ctx);
 }
 
 /**
@@ -224,6 +250,7 @@ async function finishRange(
   range: PageRange,
   layers: TextLayers,
   collector: ChunkCollector,
+  ctx: ExtractContext,
 ): Promise<FileRecord | undefined> {
   const result: ExtractRangeResult = {
     range: index,
@@ -243,7 +270,7 @@ async function finishRange(
       { stage: 'extract', range: index, pages },
       isoNow(deps.clock),
     )) ?? (await deps.files.get(msg.fileId));
-  return everyRangeCounted(updated, msg.runId, 'extract') ? gatherRanges(deps, msg, updated) : updated;
+  return everyRangeCounted(updated, msg.runId, 'extract') ? gatherRanges(deps, msg, updated, ctx) : updated;
 }
 
 /**
@@ -256,13 +283,28 @@ async function gatherRanges(
   deps: PipelineDeps,
   msg: ExtractMessage,
   record: ProcessingFile,
+  ctx: ExtractContext,
 ): Promise<ProcessingFile | undefined> {
-  const parts = partWriter(deps, msg);
+  const ranges = Array.from({ length: record.extractRangesTotal ?? 0 }, (_, range) => range);
+  const read = async (range: number) =>
+    extractRangeResultSchema.parse(
+      JSON.parse(Buffer.from(await deps.storage.get(extractRangeKey(record.id, record.runId, range))).toString('utf8')),
+    );
+  // A first pass for the sizes only, so the parts come out of about equal size (balancedLimits).
+  const total = { chunks: 0, weight: 0, maxChunkWeight: 0 };
+  await mapLimit(ranges, 4, async (range) => {
+    for (const chunk of (await read(range)).chunks) {
+      const weight = partCost(chunk);
+      total.chunks++;
+      total.weight += weight;
+      total.maxChunkWeight = Math.max(total.maxChunkWeight, weight);
+    }
+  });
+  const parts = partsOf(deps, msg, record, ctx, balancedLimits(partLimits(deps.config), total));
   const layers: TextLayers = { pages: record.pagesTotal ?? 0, textPages: 0, failedPages: 0, unusable: [], garbled: 0 };
   let chunks = 0;
-  for (let range = 0; range < (record.extractRangesTotal ?? 0); range++) {
-    const stored = await deps.storage.get(extractRangeKey(record.id, record.runId, range));
-    const result = extractRangeResultSchema.parse(JSON.parse(Buffer.from(stored).toString('utf8')));
+  for (const range of ranges) {
+    const result = await read(range);
     parts.chunks(result.chunks.map((chunk) => ({ ...chunk, index: chunks + chunk.index })));
     chunks += result.chunks.length;
     layers.textPages += result.textPages;

@@ -7,7 +7,7 @@ import { pageBlockKey, pageBlockOf, partKey } from '../files/storage.ts';
 import { Chunker } from './chunker.ts';
 import type { PageBlock } from '../pdf/layout/page-layout.ts';
 import type { PartFile } from './queue-messages.ts';
-import { PartPlanner } from './embed-parts.ts';
+import { PartPlanner, type PartLimits } from './embed-parts.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
 import type { RunMessage } from './run-stage.ts';
 import { countTextTokens } from './chunk-tokens.ts';
@@ -137,21 +137,29 @@ const withPlaces = (chunk: Chunk, places: Map<number, ChunkPlace>): Chunk => {
   return covered.length ? { ...chunk, places: covered } : chunk;
 };
 
+/** What one part (one embedding request) may carry. */
+export const partLimits = (config: PipelineDeps['config']): PartLimits => ({
+  maxInputs: Math.min(config.EMBEDDING_BATCH_SIZE, config.CHUNKS_PER_PART),
+  maxTokens: config.EMBEDDING_BATCH_MAX_TOKENS,
+});
+
+/** A chunk's weight in a part: the provider splits requests by its own (conservative) estimate, so the larger. */
+export const partCost = (chunk: Chunk) => Math.max(chunk.tokens, estimateTokens(chunk.text));
+
+/** Where a full part goes: by default its file and a message to pdf-embed (writePart). */
+export type PartSink = (part: number, chunks: Chunk[]) => Promise<void>;
+
 export function partWriter(
   deps: PipelineDeps,
   run: RunMessage,
-  options: PageOptions & { firstPart?: number } = {},
+  options: PageOptions & { firstPart?: number; sink?: PartSink; limits?: PartLimits } = {},
 ): PartWriter {
-  const { config } = deps;
+  const sink = options.sink ?? ((part, chunks) => writePart(deps, run, part, chunks));
   let track: (written: Promise<void>) => void = () => undefined;
   const planner = new PartPlanner(
-    {
-      maxInputs: Math.min(config.EMBEDDING_BATCH_SIZE, config.CHUNKS_PER_PART),
-      maxTokens: config.EMBEDDING_BATCH_MAX_TOKENS,
-    },
-    // The provider splits requests by its own (conservative) estimate: count with it too.
-    (chunk) => Math.max(chunk.tokens, estimateTokens(chunk.text)),
-    (part, chunks) => track(writePart(deps, run, part, chunks)),
+    options.limits ?? partLimits(deps.config),
+    partCost,
+    (part, chunks) => track(sink(part, chunks)),
     options.firstPart ?? 0,
   );
   let chunks = 0;
@@ -194,7 +202,8 @@ export function chunkCollector(deps: PipelineDeps, run: RunMessage): ChunkCollec
   };
 }
 
-async function writePart(deps: PipelineDeps, run: RunMessage, part: number, chunks: Chunk[]): Promise<void> {
+/** A part's file, and its message to pdf-embed. */
+export async function writePart(deps: PipelineDeps, run: RunMessage, part: number, chunks: Chunk[]): Promise<void> {
   const key = partKey(run.fileId, run.runId, part);
   const body: PartFile = { fileId: run.fileId, runId: run.runId, part, chunks };
   await deps.storage.put(key, JSON.stringify(body), 'application/json');

@@ -1034,7 +1034,8 @@ describe('settings', () => {
       ]);
     }
     // The manifest says who calls what: the reply routes (the OpenAI-compatible one too) chat and
-    // embed the prompt, pdf-embed and POST /search embed, the MCP server's `ask` and `search` do both.
+    // embed the prompt, pdf-embed, pdf-extract (the parts it embeds itself) and POST /search embed,
+    // the MCP server's `ask` and `search` do both.
     expect(
       manifestFunctions
         .filter((f) => f.access.ai?.includes('chat'))
@@ -1046,7 +1047,15 @@ describe('settings', () => {
         .filter((f) => f.access.ai?.includes('embeddings'))
         .map((f) => f.name)
         .sort(),
-    ).toEqual(['mcp', 'openai-chat-completions', 'pdf-embed', 'regenerate-reply', 'search-files', 'send-message']);
+    ).toEqual([
+      'mcp',
+      'openai-chat-completions',
+      'pdf-embed',
+      'pdf-extract',
+      'regenerate-reply',
+      'search-files',
+      'send-message',
+    ]);
   });
 
   test('a Bedrock inference profile: the profile in this account and region, and its model anywhere but only through the profile', () => {

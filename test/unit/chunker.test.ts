@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { Chunker, chunkPages, chunkerId } from '#shared/ingestion/chunker.ts';
 import { splitSentences, normalizeText } from '#shared/sentences.ts';
 import { countTextTokens } from '#shared/ingestion/chunk-tokens.ts';
-import { PartPlanner } from '#shared/ingestion/embed-parts.ts';
+import { balancedLimits, PartPlanner, type PartLimits } from '#shared/ingestion/embed-parts.ts';
 import { knownSentence } from '#test/helpers/make-pdf.ts';
 
 // The token-aware chunker: sizes, overlap on sentence boundaries, pages, coverage.
@@ -132,4 +132,45 @@ test('parts fill up to the request limits: inputs and tokens', () => {
   chunks.forEach((c) => tokens.add(c));
   tokens.flush();
   expect(byTokens.every((t) => t <= 1000)).toBe(true);
+});
+
+test('balanced part limits: as many parts as the plain limits, each within them, the largest no larger', () => {
+  const plan = (limits: PartLimits, weights: number[]) => {
+    const parts: { inputs: number; weight: number }[] = [];
+    const planner = new PartPlanner(
+      limits,
+      (c) => c.tokens,
+      (_, list) => parts.push({ inputs: list.length, weight: list.reduce((n, c) => n + c.tokens, 0) }),
+    );
+    for (const [index, tokens] of weights.entries()) planner.add({ index, text: '', page: 1, pageEnd: 1, pageStarts: [[1, 0]], tokens });
+    planner.flush();
+    return parts;
+  };
+  fc.assert(
+    fc.property(
+      fc.record({ maxInputs: fc.integer({ min: 1, max: 40 }), maxTokens: fc.integer({ min: 50, max: 2_000 }) }),
+      fc.array(fc.integer({ min: 1, max: 50 }), { minLength: 1, maxLength: 400 }),
+      (limits, weights) => {
+        const total = {
+          chunks: weights.length,
+          weight: weights.reduce((a, b) => a + b, 0),
+          maxChunkWeight: Math.max(...weights),
+        };
+        const plain = plan(limits, weights);
+        const balanced = plan(balancedLimits(limits, total), weights);
+        expect(balanced.length).toBe(plain.length);
+        for (const p of balanced) {
+          expect(p.inputs).toBeLessThanOrEqual(limits.maxInputs);
+          expect(p.weight).toBeLessThanOrEqual(limits.maxTokens);
+        }
+        const largest = (parts: typeof plain, key: 'inputs' | 'weight') => Math.max(...parts.map((p) => p[key]));
+        const binding =
+          Math.ceil(total.weight / limits.maxTokens) >= Math.ceil(total.chunks / limits.maxInputs)
+            ? 'weight'
+            : 'inputs';
+        expect(largest(balanced, binding)).toBeLessThanOrEqual(largest(plain, binding));
+      },
+    ),
+    { numRuns: 500 },
+  );
 });
