@@ -14,10 +14,12 @@ import { startPdfServer, type Behaviour, type PdfServer } from './pdf-server.ts'
 import { startJwksServer, type JwksServer } from './jwks-server.ts';
 import { startCohereRerankTestServer, type CohereRerankTestServer } from './rerank-servers.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './webhook-receiver.ts';
+import { startS3Recorder, type S3Recorder } from './s3-recorder.ts';
 
 // Starts the service the way `npm start` does (same gateway, handlers, pollers), against the
 // suite's emulators, with its own table, queues and bucket, and the stand-ins a test asks for
-// (model, PDF server, identity provider, reranker, webhook receiver; payments and S3 Vectors are
+// (model, PDF server, identity provider, reranker, webhook receiver, a recorder of S3 requests;
+// payments and S3 Vectors are
 // the local runtime's own). Tests talk to it over real HTTP; stop() closes it all.
 //
 //   app = await startTestApp({ model: 'openai', pdfs: { '/a.pdf': { body } }, user: 'me@example.com' });
@@ -60,6 +62,8 @@ export type TestAppOptions = Partial<
   reranker?: boolean;
   /** A webhook receiver (`app.webhooks`), for a user's backend. */
   webhooks?: boolean;
+  /** The service's S3 requests through a recording pass-through (`app.s3Requests`), to see what it writes when. */
+  recordS3?: boolean;
   /** The vector store (the runtime starts the S3 Vectors stand-in for 's3vectors'). */
   vectorStore?: 'packs' | 's3vectors';
   /** Sign this person in at start: `app.token`, `app.user`. */
@@ -85,6 +89,8 @@ export interface TestApp extends Omit<LocalRuntime, 'stop'> {
   idp: JwksServer;
   reranker: CohereRerankTestServer;
   webhooks: WebhookReceiver;
+  /** With `recordS3`: the service's S3 requests in arrival order (`PUT /bucket/key?partNumber=2&uploadId=…`). */
+  s3Requests: string[];
   /** The service token and user of `options.user`. */
   token: string;
   user: any;
@@ -120,6 +126,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
 }
 
 type StandIns = Partial<Pick<TestApp, 'ai' | 'bedrock' | 'pdfs' | 'idp' | 'reranker' | 'webhooks'>> & {
+  s3?: S3Recorder;
   env: Record<string, string>;
   close(): Promise<void>;
   closeSources(): Promise<void>;
@@ -133,6 +140,7 @@ async function startStandIns(o: TestAppOptions): Promise<StandIns> {
     o.idp ? startJwksServer() : undefined,
     o.reranker ? startCohereRerankTestServer() : undefined,
     o.webhooks ? startWebhookReceiver() : undefined,
+    o.recordS3 ? startS3Recorder(process.env.TEST_FAUXQS_ENDPOINT!) : undefined,
   ] as const);
   const up = started.flatMap((r) => (r.status === 'fulfilled' && r.value ? [r.value] : []));
   const close = async () => void (await Promise.all(up.map((s) => s.close())));
@@ -141,9 +149,17 @@ async function startStandIns(o: TestAppOptions): Promise<StandIns> {
     await close();
     throw failed.reason;
   }
-  const [ai, bedrock, pdfs, idp, reranker, webhooks] = started.map((r) =>
+  const [ai, bedrock, pdfs, idp, reranker, webhooks, s3] = started.map((r) =>
     r.status === 'fulfilled' ? r.value : undefined,
-  ) as [OpenAiTestServer?, BedrockTestServer?, PdfServer?, JwksServer?, CohereRerankTestServer?, WebhookReceiver?];
+  ) as [
+    OpenAiTestServer?,
+    BedrockTestServer?,
+    PdfServer?,
+    JwksServer?,
+    CohereRerankTestServer?,
+    WebhookReceiver?,
+    S3Recorder?,
+  ];
   for (const [path, behaviour] of Object.entries(o.pdfs === true ? {} : (o.pdfs ?? {}))) pdfs!.serve(path, behaviour);
   const env: Record<string, string> = {
     ...(ai && { OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: ai.baseURL }),
@@ -151,6 +167,7 @@ async function startStandIns(o: TestAppOptions): Promise<StandIns> {
     ...(idp && { IDP_PRESET: 'custom', IDP_JWKS_URL: idp.url, IDP_ISSUER: idp.issuer, IDP_AUDIENCE: idp.audience }),
     ...(reranker && { RERANK_PROVIDER: 'cohere', RERANK_URL: reranker.url, RERANK_API_KEY: reranker.apiKey }),
     ...(o.vectorStore && { VECTOR_STORE: o.vectorStore }),
+    ...(s3 && { S3_ENDPOINT: s3.url }),
   };
   // The PDF server first: a download it holds open (a drip) would keep the runtime's stop waiting.
   const closeSources = async () => {
@@ -158,7 +175,7 @@ async function startStandIns(o: TestAppOptions): Promise<StandIns> {
     up.splice(up.indexOf(pdfs), 1);
     await pdfs.close();
   };
-  return { ai, bedrock, pdfs, idp, reranker, webhooks, env, close, closeSources };
+  return { ai, bedrock, pdfs, idp, reranker, webhooks, s3, env, close, closeSources };
 }
 
 /** A stand-in's handle, or an error that says which option starts it. */
@@ -265,6 +282,7 @@ async function startWith(options: TestAppOptions, standIns: StandIns): Promise<T
     idp: () => standIn(standIns.idp, 'idp'),
     reranker: () => standIn(standIns.reranker, 'reranker'),
     webhooks: () => standIn(standIns.webhooks, 'webhooks'),
+    s3Requests: () => standIn(standIns.s3, 'recordS3').requests,
     token: () => standIn(signedIn, 'user').token,
     user: () => standIn(signedIn, 'user').user,
   };

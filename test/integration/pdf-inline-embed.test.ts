@@ -1,6 +1,5 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { startTestApp, type TestApp } from '#test/helpers/app.ts';
-import { startS3Recorder, type S3Recorder } from '#test/helpers/s3-recorder.ts';
+import { useTestApp } from '#test/helpers/app.ts';
 import { uploadFile } from '#test/helpers/files.ts';
 import { makeTextPdf } from '#test/helpers/make-pdf.ts';
 import { chunkIndexes } from '#test/helpers/chunk-items.ts';
@@ -13,25 +12,17 @@ import { until } from '#test/helpers/until.ts';
 // stand-in takes 4 inputs a request, so a 60-page document makes several parts.
 
 const BATCH = 4;
-let app: TestApp;
-let s3: S3Recorder;
-let token: string;
-
-beforeAll(async () => {
-  s3 = await startS3Recorder(process.env.TEST_FAUXQS_ENDPOINT!);
-  app = await startTestApp({
+const app = useTestApp(
+  {
     model: 'openai',
     pdfs: true,
+    recordS3: true,
+    user: 'inline@example.com',
     // No retry inside the client: a failed request is the stage's to handle.
-    env: { S3_ENDPOINT: s3.url, EMBEDDING_BATCH_SIZE: String(BATCH), OPENAI_MAX_RETRIES: '0' },
-  });
-  app.ai.embeddingBatchLimit = BATCH;
-  ({ token } = await app.signIn('inline@example.com'));
-}, 120_000);
-afterAll(async () => {
-  await app?.stop();
-  await s3?.close();
-});
+    env: { EMBEDDING_BATCH_SIZE: String(BATCH), OPENAI_MAX_RETRIES: '0' },
+  },
+  { ready: (started) => void (started.ai.embeddingBatchLimit = BATCH), timeout: 120_000 },
+);
 beforeEach(() => app.ai.reset());
 
 let documents = 0;
@@ -39,12 +30,16 @@ let documents = 0;
 async function ingest(pages: number) {
   const path = `/doc-${++documents}.pdf`;
   app.pdfs.serve(path, { body: await makeTextPdf(pages + documents) });
-  const fileId = await uploadFile(app, token);
-  const res = await app.request('POST', '/message/pdf', { token, body: { url: `${app.pdfs.url}${path}`, fileId } });
+  const fileId = await uploadFile(app, app.token);
+  const res = await app.request('POST', '/message/pdf', {
+    token: app.token,
+    body: { url: `${app.pdfs.url}${path}`, fileId },
+  });
   expect([200, 202]).toContain(res.status);
   await until(
     `file ${fileId} to leave processing`,
-    async () => (await app.request('GET', `/message/pdf/${fileId}`, { token })).body.data.embeddingsData.status,
+    async () =>
+      (await app.request('GET', `/message/pdf/${fileId}`, { token: app.token })).body.data.embeddingsData.status,
     (status) => status !== 'processing',
   );
   const { db } = app.clients();
@@ -56,7 +51,7 @@ async function ingest(pages: number) {
 
 /** The parts whose file was written to S3 for pdf-embed. */
 const partFilesOf = (fileId: string) =>
-  s3.requests
+  app.s3Requests
     .filter((r) => r.startsWith('PUT ') && r.includes(`/${fileId}/`))
     .map((r) => /\/part-(\d+)\.json/.exec(r)?.[1])
     .filter((n): n is string => n !== undefined)

@@ -6,7 +6,6 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { startTestApp, type TestApp } from '#test/helpers/app.ts';
-import { startS3Recorder, type S3Recorder } from '#test/helpers/s3-recorder.ts';
 import { largePdf, largePdfPages } from '#test/helpers/large-pdf.ts';
 import { until } from '#test/helpers/until.ts';
 import { FileRepository } from '#shared/files/file-repository.ts';
@@ -24,17 +23,15 @@ import { extractLimits } from '#shared/ingestion/extract-stage.ts';
 // copies the stored PDF to a temporary file of its own, which the pdf.js child reads in ranges.
 
 let app: TestApp;
-let s3: S3Recorder;
 let token: string;
 let files: FileRepository;
 
 beforeAll(async () => {
-  s3 = await startS3Recorder(process.env.TEST_FAUXQS_ENDPOINT!);
   app = await startTestApp({
     model: 'openai',
     pdfs: true,
+    recordS3: true,
     env: {
-      S3_ENDPOINT: s3.url,
       PDF_MAX_BYTES: String(64 * 1024 * 1024),
       PDF_SYNC_WAIT_MS: '0',
     },
@@ -42,10 +39,7 @@ beforeAll(async () => {
   files = new FileRepository(app.clients().db, app.config.TABLE_NAME);
   ({ token } = await app.signIn('large-download@example.com'));
 });
-afterAll(async () => {
-  await app?.stop();
-  await s3?.close();
-});
+afterAll(() => app?.stop());
 
 test('a PDF of several parts is stored part by part as it downloads; its SHA-256 and size are the whole body’s', async () => {
   const shape = { bytes: 5 * PART_BYTES, imageBytesPerPage: 2 * 1024 * 1024 };
@@ -68,7 +62,7 @@ test('a PDF of several parts is stored part by part as it downloads; its SHA-256
   expect([200, 202]).toContain(ingest.status);
 
   // Three parts' worth sent, the rest held back: parts must reach the bucket before the body ends.
-  const partPuts = () => s3.requests.filter((r) => /^PUT [^?]*\/source\.pdf\?.*partNumber=/.test(r));
+  const partPuts = () => app.s3Requests.filter((r) => /^PUT [^?]*\/source\.pdf\?.*partNumber=/.test(r));
   await until('parts of the download stored while its body is paused', partPuts, (puts) => puts.length >= 2);
   release();
 
@@ -96,7 +90,7 @@ test('a body that is no document read here is refused on its first KiB: the down
     body: { fileName: 'page.pdf', contentType: 'application/pdf', size: 1000 },
   });
   const fileId: string = created.body.data.fileId;
-  const before = s3.requests.length;
+  const before = app.s3Requests.length;
   await app.request('POST', '/message/pdf', { token, body: { url: `${app.pdfs.url}/page.html`, fileId } });
   const failed = await until(
     'the image refused',
@@ -106,7 +100,7 @@ test('a body that is no document read here is refused on its first KiB: the down
   expect(failed).toMatchObject({
     failure: { reason: 'UNSUPPORTED_TYPE', message: expect.stringContaining('a PNG image') },
   });
-  expect(s3.requests.slice(before).filter((r) => r.includes('source.pdf'))).toEqual([]);
+  expect(app.s3Requests.slice(before).filter((r) => r.includes('source.pdf'))).toEqual([]);
   const [get] = app.pdfs.responses('/page.html').filter((r) => r.method === 'GET');
   await get!.finished;
   expect(get!.aborted).toBe(true); // the rest of the body was never read
