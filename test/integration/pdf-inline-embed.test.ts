@@ -21,7 +21,12 @@ const app = useTestApp(
     // No retry inside the client: a failed request is the stage's to handle.
     env: { EMBEDDING_BATCH_SIZE: String(BATCH), OPENAI_MAX_RETRIES: '0' },
   },
-  { ready: (started) => void (started.ai.embeddingBatchLimit = BATCH), timeout: 120_000 },
+  {
+    ready: (started) => {
+      started.ai.embeddingBatchLimit = BATCH;
+    },
+    timeout: 120_000,
+  },
 );
 beforeEach(() => app.ai.reset());
 

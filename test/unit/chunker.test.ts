@@ -142,7 +142,8 @@ test('balanced part limits: as many parts as the plain limits, each within them,
       (c) => c.tokens,
       (_, list) => parts.push({ inputs: list.length, weight: list.reduce((n, c) => n + c.tokens, 0) }),
     );
-    for (const [index, tokens] of weights.entries()) planner.add({ index, text: '', page: 1, pageEnd: 1, pageStarts: [[1, 0]], tokens });
+    for (const [index, tokens] of weights.entries())
+      planner.add({ index, text: '', page: 1, pageEnd: 1, pageStarts: [[1, 0]], tokens });
     planner.flush();
     return parts;
   };
