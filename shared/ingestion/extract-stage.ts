@@ -291,16 +291,11 @@ async function gatherRanges(
       JSON.parse(Buffer.from(await deps.storage.get(extractRangeKey(record.id, record.runId, range))).toString('utf8')),
     );
   // A first pass for the sizes only, so the parts come out of about equal size (balancedLimits).
-  const total = { chunks: 0, weight: 0, maxChunkWeight: 0 };
+  const weights: number[][] = [];
   await mapLimit(ranges, 4, async (range) => {
-    for (const chunk of (await read(range)).chunks) {
-      const weight = partCost(chunk);
-      total.chunks++;
-      total.weight += weight;
-      total.maxChunkWeight = Math.max(total.maxChunkWeight, weight);
-    }
+    weights[range] = (await read(range)).chunks.map(partCost);
   });
-  const parts = partsOf(deps, msg, record, ctx, balancedLimits(partLimits(deps.config), total));
+  const parts = partsOf(deps, msg, record, ctx, balancedLimits(partLimits(deps.config), weights.flat()));
   const layers: TextLayers = { pages: record.pagesTotal ?? 0, textPages: 0, failedPages: 0, unusable: [], garbled: 0 };
   let chunks = 0;
   for (const range of ranges) {
