@@ -49,7 +49,7 @@ export class PartPlanner {
  * Limits that split a run known in advance (its chunks' weights, in order) into parts of about
  * equal size instead of full parts and a small remainder: a provider's time grows with a request's
  * tokens, and the run waits for its largest part. Only the binding limit is evened out (each part
- * but the last still closes above the run's share of it). Packing is greedy, so evened limits can
+ * but the last still closes at or above the run's share of it). Packing is greedy, so evened limits can
  * cut a run into more parts than the plain ones where the other limit also closes parts: both are
  * packed here, and the evened limits are kept only when they make no more parts and no larger
  * largest part than the plain limits.

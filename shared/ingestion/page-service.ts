@@ -251,10 +251,18 @@ async function drawPage(deps: PageServiceDeps, fileId: string, runId: string, pa
  * caller's completed file, the part within its count), then what ingestion stored, without
  * drawing a PDF's page.
  */
+export interface PartText {
+  fileName: string;
+  part: number;
+  parts: number;
+  location: PartLocation;
+  text: string;
+}
+
 export async function getPartText(
   deps: Pick<PageServiceDeps, 'files' | 'storage'>,
   input: { userId: string; fileId: string; part: number },
-): Promise<{ fileName: string; part: number; parts: number; location: PartLocation; text: string }> {
+): Promise<PartText> {
   const record = await completedFile(deps, input, 'parts');
   const parts = record.pages ?? record.pagesTotal ?? 0;
   if (input.part > parts) throw new NotFoundError(`Part not found: the file has ${parts} part(s)`);

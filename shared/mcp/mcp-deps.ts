@@ -3,7 +3,6 @@ import '../config/chunking.ts';
 import { bucketName, dynamo } from '../clients.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
-import type { FileStorage } from '../files/storage.ts';
 import { retrieverOnFirstUse } from '../retrieval/retriever-on-first-use.ts';
 import { searchDeps } from '../retrieval/search-deps.ts';
 import type { McpDeps } from './server.ts';
@@ -16,20 +15,22 @@ import type { McpDeps } from './server.ts';
  */
 export async function mcpDeps(settings: Config, clock: Clock): Promise<McpDeps> {
   const search = await searchDeps(settings, clock, retrieverOnFirstUse(settings, dynamo()));
-  let storage: Promise<FileStorage> | undefined;
-  const storageOnFirstUse = async () => {
-    const [{ FileStorage }, { s3Client }] = await Promise.all([
+  // The page service and a storage on the S3 client, imported and made on the first read_part.
+  let partReader: Promise<McpDeps['readPart']> | undefined;
+  const composePartReader = async (): Promise<McpDeps['readPart']> => {
+    const [{ getPartText }, { FileStorage }, { s3Client }] = await Promise.all([
+      import('../ingestion/page-service.ts'),
       import('../files/storage.ts'),
       import('../s3-client.ts'),
     ]);
-    return new FileStorage(s3Client(), bucketName());
+    const storage = new FileStorage(s3Client(), bucketName());
+    return (input) => getPartText({ files: search.files, storage }, input);
   };
   return {
     ...search,
     readPart: async (input) => {
-      storage ??= storageOnFirstUse();
-      const [{ getPartText }, files] = await Promise.all([import('../ingestion/page-service.ts'), storage]);
-      return getPartText({ files: search.files, storage: files }, input);
+      partReader ??= composePartReader();
+      return (await partReader)(input);
     },
     limits: search.budget,
     settings: {

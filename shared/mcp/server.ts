@@ -11,7 +11,7 @@ import type { FileRepository } from '../files/file-repository.ts';
 import { partLocationSchema } from '../files/schemas.ts';
 import { listFiles } from '../files/file-status.ts';
 import type { UserLimits } from '../limits/user-limits.ts';
-import type { PartLocation } from '../readers/reader.ts';
+import type { PartText } from '../ingestion/page-service.ts';
 import { searchFiles } from '../retrieval/search.ts';
 import { searchFilesBody, SEARCH_K_MAX } from '../retrieval/schemas.ts';
 import { askFiles, type AskDeps } from './ask.ts';
@@ -33,14 +33,6 @@ export interface McpDeps extends AskDeps {
   readPart: (input: { userId: string; fileId: string; part: number }) => Promise<PartText>;
   /** The per-user request limits: `search` and `ask` count as messages, as POST /search does. */
   limits?: Pick<UserLimits, 'takeRequest'>;
-}
-
-export interface PartText {
-  fileName: string;
-  part: number;
-  parts: number;
-  location: PartLocation;
-  text: string;
 }
 
 export const MCP_SERVER_INFO = { name: 'chat-orders-pdf-service', version: '1.0.0' };

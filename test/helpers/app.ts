@@ -19,8 +19,8 @@ import { startS3Recorder, type S3Recorder } from './s3-recorder.ts';
 // Starts the service the way `npm start` does (same gateway, handlers, pollers), against the
 // suite's emulators, with its own table, queues and bucket, and the stand-ins a test asks for
 // (model, PDF server, identity provider, reranker, webhook receiver, a recorder of S3 requests;
-// payments and S3 Vectors are
-// the local runtime's own). Tests talk to it over real HTTP; stop() closes it all.
+// payments and S3 Vectors are the local runtime's own). Tests talk to it over real HTTP; stop()
+// closes it all.
 //
 //   app = await startTestApp({ model: 'openai', pdfs: { '/a.pdf': { body } }, user: 'me@example.com' });
 //   app.ai.setReply('Hi'); app.request('POST', '/chat', { token: app.token, body });
