@@ -9,6 +9,8 @@ import { startingEnv } from './lib/env.ts';
 import { startBenchService, TSX_CLI, type BenchService } from './lib/service.ts';
 import { ingestThroughApi, plainExtraction } from './ingestion.ts';
 import { planRanges } from '#shared/pdf/page-ranges.ts';
+import { localConcurrency } from '../infra/local/runtime.ts';
+import { pipelineStages } from '../infra/routes.ts';
 
 // One long PDF: wall time from POST /upload to `completed` for a 2,000-page PDF read whole by one
 // invocation (a service whose range is longer than the document), in as many ranges at once as
@@ -16,7 +18,8 @@ import { planRanges } from '#shared/pdf/page-ranges.ts';
 // 8 ranges); one range's worth of pages (256) for scale. Plain pdfjs-dist over the 2,000
 // pages in this process is the floor of a reader that reads them one after another.
 // On Lambda each range is its own instance; here the ranges share this machine's cores, so the
-// gain is bounded by them (reported beside the figures).
+// gain is bounded by them (reported beside the figures), and the local runtime runs no more
+// pdf-extract instances at once than there are cores (localConcurrency, infra/local/runtime.ts).
 
 const PAGES = Number(process.env.LONG_PDF_PAGES ?? 2000);
 const RANGE_PAGES = 256;
@@ -130,7 +133,7 @@ export const longPdf: Benchmark = {
       ],
       notes: [
         `${RUNS} runs; in each, every variant in a process of its own, warmed by one ingestion of the long PDF (every instance it needs); median. A new user per ingestion (nothing reused).`,
-        `This machine has ${cores} cores, and a document read whole already keeps two busy (pdf.js in the child, chunking in the function): ranges beyond the cores only add each range's opening of the document. On Lambda each range is an instance of its own (up to pdf-extract's maxConcurrency).`,
+        `This machine has ${cores} cores, and a document read whole already keeps two busy (pdf.js in the child, chunking in the function): ranges beyond the cores only add each range's opening of the document, and the local runtime reads ${localConcurrency(pipelineStages['pdf-extract'])} at once. On Lambda each range is an instance of its own (up to pdf-extract's maxConcurrency).`,
       ],
       data: { ...Object.fromEntries(measured), plainMs: plain, cores },
     };

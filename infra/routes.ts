@@ -34,7 +34,7 @@ import {
   type ScheduledTask,
 } from './deployment/pipeline.ts';
 
-export type { PipelineStageName };
+export type { PipelineStage, PipelineStageName };
 /** The environment variable holding each stage's queue URL, e.g. PDF_FETCH_QUEUE_URL. */
 export { queueUrlSetting, stageSettings };
 export type { AuthMode, HttpMethod };

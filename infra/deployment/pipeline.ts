@@ -17,6 +17,12 @@ export interface PipelineStage {
   tmpMb?: number;
   /** Receives before a message moves to the DLQ. */
   maxReceiveCount: number;
+  /**
+   * Its work is mostly CPU of its own (pdf.js): on Lambda each invocation has its share of a vCPU,
+   * but the local runtime's instances share the machine's cores, so it runs no more of them at
+   * once than the machine has (localConcurrency, infra/local/runtime.ts).
+   */
+  cpuBound?: boolean;
   access: Access;
 }
 
@@ -44,6 +50,7 @@ export const pipelineStages = {
     batchSize: 1,
     // A 2,000-page document is read in 8 ranges at once (PDF_EXTRACT_PAGES_PER_RANGE 256).
     maxConcurrency: 8,
+    cpuBound: true,
     timeoutSeconds: 300,
     memoryMb: 1536,
     tmpMb: PDF_COPY_TMP_MB,

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SQSClient } from '@aws-sdk/client-sqs';
@@ -10,6 +11,7 @@ import {
   queueUrlSetting,
   visibilityTimeoutSeconds,
   webhookDelivery,
+  type PipelineStage,
   type PipelineStageName,
 } from '../routes.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, ensureTable, startEmulators, type Emulators } from './emulators.ts';
@@ -87,6 +89,16 @@ export interface LocalRuntime {
   s3Vectors?: S3VectorsStandIn;
   /** Stops everything; `graceMs` lets requests and pipeline batches in flight finish first (a drain). */
   stop(options?: { graceMs?: number }): Promise<void>;
+}
+
+/**
+ * Batches of a stage run at once here: its Lambda maximum, except for a stage whose work is its own
+ * CPU (`cpuBound`), which runs no more at once than the machine has cores (at least 2, so a
+ * document's ranges still overlap). Eight pdf.js readers on two cores read a 2,000-page document
+ * in 6.5–7.4 s, two in 4.2–5.3 s (docs/DECISIONS.md, Extraction in ranges of pages).
+ */
+export function localConcurrency(stage: PipelineStage, cores = availableParallelism()): number {
+  return stage.cpuBound ? Math.min(stage.maxConcurrency, Math.max(2, cores)) : stage.maxConcurrency;
 }
 
 const loadedFunctions = new Map<string, Promise<unknown>>();
@@ -306,7 +318,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       for (const stage of pipelineStageList) {
         // A warm instance per stage from the start, so an ingestion does not wait on three cold starts.
         functions.prewarm(stage);
-        poll(stage, queues[stage.name], stage.maxConcurrency);
+        poll(stage, queues[stage.name], localConcurrency(stage));
       }
       // The scheduled tasks (the data sweep: erasures, retention), run like EventBridge would, one
       // run at a time, every SWEEP_INTERVAL_SECONDS (0: never).

@@ -132,8 +132,21 @@ let spare: { child: ChildProcess; heapMb: number; documents: number; onExit: () 
 
 /** Documents one child reads before it is replaced (bounds what one child may accumulate). */
 const MAX_DOCUMENTS_PER_CHILD = 20;
-/** Share of the resident-size limit a child may hold after a document and still read the next. */
-const REUSE_RSS_SHARE = 0.25;
+/**
+ * Share of the resident-size limit a child may hold after a document and still read the next.
+ * What it holds then is mostly heap pages V8 keeps committed for reuse, which the next document
+ * fills before asking for more: a reused child's peak is its resting size, not that plus the
+ * document's (docs/DECISIONS.md, A warm extraction child).
+ */
+const REUSE_RSS_SHARE = 0.4;
+
+/**
+ * Whether a child that read `documents` documents (this one included) without a breach, and holds
+ * `residentKb` now, reads the next document.
+ */
+export function mayReadNext(residentKb: number, limits: Pick<ChildLimits, 'rssMb'>, documents: number): boolean {
+  return residentKb <= limits.rssMb * 1024 * REUSE_RSS_SHARE && documents < MAX_DOCUMENTS_PER_CHILD;
+}
 
 function forkChild(script: string, heapMb: number): ChildProcess {
   return fork(script, [], {
@@ -261,10 +274,7 @@ export async function runBoundedChild<T>(job: ChildJob, options: BoundedChildOpt
       child.stderr?.off('data', onStderr);
       // Text read without a breach, by a child still small: it reads the next document too.
       const rss = !err && job.kind === 'extract' && alive(child) ? residentNowKb(child.pid) : undefined;
-      const reusable =
-        rss !== undefined &&
-        rss <= limits.rssMb * 1024 * REUSE_RSS_SHARE &&
-        taken.documents + 1 < MAX_DOCUMENTS_PER_CHILD;
+      const reusable = rss !== undefined && mayReadNext(rss, limits, taken.documents + 1);
       if (reusable) keepWaiting(script, limits.heapMb, { child, documents: taken.documents + 1 });
       else {
         if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
