@@ -10,6 +10,7 @@ import {
   textReader,
 } from '#shared/readers/markup/index.ts';
 import { SECTION_TARGET_CHARS } from '#shared/readers/sections.ts';
+import { readDocument } from '#shared/readers/documents.ts';
 import {
   DEFAULT_READER_LIMITS,
   type DocumentPart,
@@ -450,4 +451,23 @@ describe('real files nobody here wrote', () => {
     expect(allText(parts)).toContain('The fast & forgiving HTML/XML parser.');
     expect(allText(parts)).not.toMatch(/img\.shields\.io|NPM version/); // badges are images, not text
   });
+});
+
+test('a text of a few bytes in a view off a word boundary is read (a pooled Buffer)', async () => {
+  for (const [offset, text] of [
+    [1, 'hi'],
+    [3, ''],
+    [2, 'a'],
+  ] as const) {
+    const padded = new Uint8Array(8);
+    padded.set(utf8(text), offset);
+    const bytes = padded.subarray(offset, offset + text.length);
+    expect(decodeText(bytes)).toBe(text);
+    expect((await textReader.read(bytes, DEFAULT_READER_LIMITS)).map((p) => p.text)).toEqual([text]);
+  }
+  // A file of a UTF-8 byte-order mark alone: text with nothing in it (the pipeline's NO_TEXT_LAYER),
+  // not a reader that throws.
+  expect(decodeText(new Uint8Array([0xef, 0xbb, 0xbf]))).toBe('');
+  const read = await readDocument(new Uint8Array([0xef, 0xbb, 0xbf]), DEFAULT_READER_LIMITS);
+  expect({ format: read.format, texts: read.parts.map((p) => p.text) }).toEqual({ format: 'text', texts: [''] });
 });

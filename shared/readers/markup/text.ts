@@ -98,7 +98,8 @@ function words(bytes: Uint8Array): { head: number; words: Uint32Array; tail: num
   const count = (bytes.length - head) >> 2;
   return {
     head,
-    words: new Uint32Array(bytes.buffer, bytes.byteOffset + head, count),
+    // No words: none made at an offset that may not be a whole word's (a short view off a boundary).
+    words: count > 0 ? new Uint32Array(bytes.buffer, bytes.byteOffset + head, count) : new Uint32Array(0),
     tail: head + count * 4,
   };
 }
