@@ -8,6 +8,7 @@ import { budgetOf, overBudgetReport, sizeTable } from './build/budgets.ts';
 import {
   BANNER,
   lambdaCredentialsOnly,
+  middyLazyWebStreams,
   TRACER_PACKAGE,
   TRACER_SOURCE,
   tracerApart,
@@ -147,7 +148,7 @@ export async function buildFunctions(options: BuildOptions = {}): Promise<BuiltF
     legalComments: 'linked',
     banner: { js: BANNER },
     metafile: true,
-    plugins: [zodEnglishOnly, lambdaCredentialsOnly, tracerApart, pdfjsWorkerPatch],
+    plugins: [zodEnglishOnly, lambdaCredentialsOnly, tracerApart, middyLazyWebStreams, pdfjsWorkerPatch],
     external: OCR_EXTERNALS,
     logLevel: 'silent',
   } as const satisfies BuildOptionsOfEsbuild;

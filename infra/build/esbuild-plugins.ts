@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Plugin } from 'esbuild';
 
@@ -68,5 +69,37 @@ export const tracerApart: Plugin = {
         ? { path: TRACER_PACKAGE, external: true }
         : undefined,
     );
+  },
+};
+
+// middy's response streaming (shared/http/handler.ts gives it to the streaming routes, and every
+// route's bundle holds it) imports node:stream/web at the top of its module, only to ask whether a
+// handler's body that is not a Node stream is a web ReadableStream. Loading Node's web streams is
+// ~6.5 ms of a fresh process's time (measured alone: 6.5–10 ms), paid by every cold start. The
+// bundles ask the global ReadableStream instead, which Node loads only when it is first read:
+// never for the strings and Node streams the handlers answer with (the check comes after
+// `_readableState`). A middy upgrade that moves either line fails the build, not the check.
+const WEB_STREAMS_IMPORT = 'import { ReadableStream } from "node:stream/web";';
+const WEB_STREAM_CHECK = 'handlerBody instanceof ReadableStream';
+
+/** middy's streaming module with the web streams read only when the check needs them. */
+export function lazyWebStreams(source: string): string {
+  for (const anchor of [WEB_STREAMS_IMPORT, WEB_STREAM_CHECK]) {
+    const at = source.indexOf(anchor);
+    if (at < 0 || source.indexOf(anchor, at + 1) >= 0)
+      throw new Error(`@middy/core: expected exactly one "${anchor}" to patch (web streams read lazily)`);
+  }
+  return source
+    .replace(WEB_STREAMS_IMPORT, '')
+    .replace(WEB_STREAM_CHECK, 'handlerBody instanceof globalThis.ReadableStream');
+}
+
+export const middyLazyWebStreams: Plugin = {
+  name: 'middy-lazy-web-streams',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]@middy[\\/]core[\\/]executionModeStreamifyResponse\.js$/ }, async (args) => ({
+      contents: lazyWebStreams(await readFile(args.path, 'utf8')),
+      loader: 'js',
+    }));
   },
 };

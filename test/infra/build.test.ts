@@ -316,6 +316,32 @@ test("the MCP server's cold start reads no S3 client: its tools that read stored
   expect(sources.some((source) => source.includes('GetObjectCommand'))).toBe(true);
 });
 
+test("middy's response streaming loads no web streams at cold start; a web stream body still meets its check", async () => {
+  // A plain route and a streaming one. (send-message, regenerate-reply and the OpenAI route still
+  // load them: @smithy/core's ChecksumStream sits in the chunk they share with their S3 client.)
+  for (const name of ['get-me', 'follow-reply']) {
+    const b = built.find((f) => f.name === name)!;
+    const out = await node(
+      `${LAMBDA_GLOBALS}
+      await import(${JSON.stringify(join(b.dir, 'index.mjs'))});
+      console.log(JSON.stringify(process.moduleLoadList.filter((m) => m.includes('webstreams') || m.includes('stream/web'))));`,
+      FUNCTION_ENV,
+      tmpdir(),
+    );
+    expect({ name, loaded: JSON.parse(out) }).toEqual({ name, loaded: [] });
+  }
+  // The check a web ReadableStream body meets reads the global class, the one node:stream/web exports.
+  const { lazyWebStreams } = await import('#infra/build/esbuild-plugins.ts');
+  const source = await readFile(
+    join(projectRoot, 'node_modules/@middy/core/executionModeStreamifyResponse.js'),
+    'utf8',
+  );
+  const patched = lazyWebStreams(source);
+  expect(patched).not.toContain('node:stream/web');
+  expect(patched).toContain('handlerBody instanceof globalThis.ReadableStream');
+  expect(globalThis.ReadableStream).toBe((await import('node:stream/web')).ReadableStream);
+});
+
 test('the tracer is a package beside every bundle, read at cold start only with tracing on; on, it traces outgoing HTTP', async () => {
   for (const b of built) {
     expect([b.name, b.nodeModules.includes(TRACER_PACKAGE)]).toEqual([b.name, true]);
