@@ -9,6 +9,7 @@ import {
   BANNER,
   lambdaCredentialsOnly,
   middyLazyWebStreams,
+  smithyLazyWebChecksumStream,
   TRACER_PACKAGE,
   TRACER_SOURCE,
   tracerApart,
@@ -148,7 +149,14 @@ export async function buildFunctions(options: BuildOptions = {}): Promise<BuiltF
     legalComments: 'linked',
     banner: { js: BANNER },
     metafile: true,
-    plugins: [zodEnglishOnly, lambdaCredentialsOnly, tracerApart, middyLazyWebStreams, pdfjsWorkerPatch],
+    plugins: [
+      zodEnglishOnly,
+      lambdaCredentialsOnly,
+      tracerApart,
+      middyLazyWebStreams,
+      smithyLazyWebChecksumStream,
+      pdfjsWorkerPatch,
+    ],
     external: OCR_EXTERNALS,
     logLevel: 'silent',
   } as const satisfies BuildOptionsOfEsbuild;

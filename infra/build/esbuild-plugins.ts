@@ -103,3 +103,44 @@ export const middyLazyWebStreams: Plugin = {
     }));
   },
 };
+
+// The same cost from the AWS SDK: @smithy/core's web ChecksumStream (for checksumming a web
+// ReadableStream body) reads the global ReadableStream at module scope to extend it, which loads
+// Node's web streams. A function whose code is split (send-message: its S3 client on first use)
+// has that module in a chunk its entry imports at cold start. In Node only the web checksum path
+// reaches it, through `ChecksumStream.prototype` alone, when the body is a web stream already; the
+// bundles make the class on that first read. Any other shape of the module fails the build.
+const WEB_CHECKSUM_STREAM = [
+  'const ReadableStreamRef = typeof ReadableStream === "function" ? ReadableStream : function () { };',
+  'export class ChecksumStream extends ReadableStreamRef {',
+  '}',
+].join('\n');
+const LAZY_WEB_CHECKSUM_STREAM = [
+  'let checksumStreamClass;',
+  'export const ChecksumStream = {',
+  '  get prototype() {',
+  '    checksumStreamClass ??= class ChecksumStream extends (typeof ReadableStream === "function" ? ReadableStream : function () { }) {};',
+  '    return checksumStreamClass.prototype;',
+  '  },',
+  '};',
+].join('\n');
+
+/** @smithy/core's web ChecksumStream, its class made when its prototype is first read. */
+export function lazyWebChecksumStream(source: string): string {
+  if (source.trim() !== WEB_CHECKSUM_STREAM)
+    throw new Error('@smithy/core: ChecksumStream.browser.js is not the module expected (web streams read lazily)');
+  return LAZY_WEB_CHECKSUM_STREAM;
+}
+
+export const smithyLazyWebChecksumStream: Plugin = {
+  name: 'smithy-lazy-web-checksum-stream',
+  setup(b) {
+    b.onLoad(
+      { filter: /[\\/]@smithy[\\/]core[\\/]dist-es[\\/].*[\\/]checksum[\\/]ChecksumStream\.browser\.js$/ },
+      async (args) => ({
+        contents: lazyWebChecksumStream(await readFile(args.path, 'utf8')),
+        loader: 'js',
+      }),
+    );
+  },
+};

@@ -316,10 +316,9 @@ test("the MCP server's cold start reads no S3 client: its tools that read stored
   expect(sources.some((source) => source.includes('GetObjectCommand'))).toBe(true);
 });
 
-test("middy's response streaming loads no web streams at cold start; a web stream body still meets its check", async () => {
-  // A plain route and a streaming one. (send-message, regenerate-reply and the OpenAI route still
-  // load them: @smithy/core's ChecksumStream sits in the chunk they share with their S3 client.)
-  for (const name of ['get-me', 'follow-reply']) {
+test("no cold start loads Node's web streams (middy's streaming, the SDK's web ChecksumStream); both still work on a web stream", async () => {
+  // A plain route, a streaming one, and one whose code is split (its S3 client on first use).
+  for (const name of ['get-me', 'follow-reply', 'send-message']) {
     const b = built.find((f) => f.name === name)!;
     const out = await node(
       `${LAMBDA_GLOBALS}
@@ -340,6 +339,24 @@ test("middy's response streaming loads no web streams at cold start; a web strea
   expect(patched).not.toContain('node:stream/web');
   expect(patched).toContain('handlerBody instanceof globalThis.ReadableStream');
   expect(globalThis.ReadableStream).toBe((await import('node:stream/web')).ReadableStream);
+  // The web ChecksumStream's class, made on the first read of its prototype, extends ReadableStream
+  // as the SDK's does: the stream its web path returns is a ReadableStream and a ChecksumStream.
+  const { lazyWebChecksumStream } = await import('#infra/build/esbuild-plugins.ts');
+  const checksumSource = await readFile(
+    join(
+      projectRoot,
+      'node_modules/@smithy/core/dist-es/submodules/serde/util-stream/checksum/ChecksumStream.browser.js',
+    ),
+    'utf8',
+  );
+  const lazy = lazyWebChecksumStream(checksumSource);
+  // The module's one export, evaluated as a function body.
+  const ChecksumStream = new Function(`${lazy.replace('export const', 'const')}\nreturn ChecksumStream;`)();
+  const readable = new TransformStream().readable;
+  Object.setPrototypeOf(readable, ChecksumStream.prototype);
+  expect(readable).toBeInstanceOf(ReadableStream);
+  expect(Object.getPrototypeOf(ChecksumStream.prototype)).toBe(ReadableStream.prototype);
+  expect(ChecksumStream.prototype).toBe(ChecksumStream.prototype); // one class, made once
 });
 
 test('the tracer is a package beside every bundle, read at cold start only with tracing on; on, it traces outgoing HTTP', async () => {
