@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Plugin } from 'esbuild';
+import { replaceOnce } from '#shared/source-patch.ts';
 
 // What infra/build.ts changes in esbuild's output beyond its options: the banner every bundle
 // starts with, and the plugins that keep out code a Lambda never runs.
@@ -84,14 +85,15 @@ const WEB_STREAM_CHECK = 'handlerBody instanceof ReadableStream';
 
 /** middy's streaming module with the web streams read only when the check needs them. */
 export function lazyWebStreams(source: string): string {
-  for (const anchor of [WEB_STREAMS_IMPORT, WEB_STREAM_CHECK]) {
-    const at = source.indexOf(anchor);
-    if (at < 0 || source.indexOf(anchor, at + 1) >= 0)
-      throw new Error(`@middy/core: expected exactly one "${anchor}" to patch (web streams read lazily)`);
-  }
-  return source
-    .replace(WEB_STREAMS_IMPORT, '')
-    .replace(WEB_STREAM_CHECK, 'handlerBody instanceof globalThis.ReadableStream');
+  const why = 'web streams read lazily';
+  const withoutImport = replaceOnce(source, WEB_STREAMS_IMPORT, '', '@middy/core', why);
+  return replaceOnce(
+    withoutImport,
+    WEB_STREAM_CHECK,
+    'handlerBody instanceof globalThis.ReadableStream',
+    '@middy/core',
+    why,
+  );
 }
 
 export const middyLazyWebStreams: Plugin = {

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Plugin } from 'esbuild';
+import { replaceOnce as replaceOnceIn } from '../source-patch.ts';
 
 // Right-to-left ligatures in pdf.js's text (docs/DECISIONS.md, "Right-to-left ligatures").
 //
@@ -30,12 +31,8 @@ function ${HELPER}(unicode, vertical) {
 `;
 
 /** Replaces the one occurrence of `find`; fails the build, not the text, when a pdf.js upgrade moves it. */
-function replaceOnce(source: string, find: string, replacement: string, why: string): string {
-  const at = source.indexOf(find);
-  if (at < 0 || source.indexOf(find, at + 1) >= 0)
-    throw new Error(`pdf.js worker: expected exactly one "${find.trim().split('\n')[0]}" to patch (${why})`);
-  return source.slice(0, at) + replacement + source.slice(at + find.length);
-}
+const replaceOnce = (source: string, find: string, replacement: string, why: string) =>
+  replaceOnceIn(source, find, replacement, 'pdf.js worker', why);
 
 // Image data left unread while text is read (docs/DECISIONS.md, Large PDFs: nothing holds the whole
 // file). To read a page's text pdf.js loads every resource the page names, and parsing a stream
